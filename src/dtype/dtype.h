@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT */
+/* Datatypes and reduction operations. A datatype is flattened at creation
+ * into its type map: a list of runs of one basic type at a displacement, in
+ * the order MPI packs them. Copies walk that list; contiguous types take a
+ * single memcpy. */
+#ifndef FY_DTYPE_H
+#define FY_DTYPE_H
+
+#include <mpi.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Basic (predefined, non-derived) types, the leaves of every type map. */
+enum fy_basic {
+    FY_B_CHAR, FY_B_SIGNED_CHAR, FY_B_UNSIGNED_CHAR, FY_B_BYTE, FY_B_WCHAR,
+    FY_B_SHORT, FY_B_UNSIGNED_SHORT, FY_B_INT, FY_B_UNSIGNED, FY_B_LONG,
+    FY_B_UNSIGNED_LONG, FY_B_LONG_LONG, FY_B_UNSIGNED_LONG_LONG, FY_B_FLOAT,
+    FY_B_DOUBLE, FY_B_LONG_DOUBLE, FY_B_C_BOOL, FY_B_INT8, FY_B_INT16,
+    FY_B_INT32, FY_B_INT64, FY_B_UINT8, FY_B_UINT16, FY_B_UINT32, FY_B_UINT64,
+    FY_B_AINT, FY_B_OFFSET, FY_B_COUNT, FY_B_PACKED,
+    FY_B_C_FLOAT_COMPLEX, FY_B_C_DOUBLE_COMPLEX, FY_B_C_LONG_DOUBLE_COMPLEX,
+    FY_B_COUNT_OF /* number of basic types */
+};
+
+/* One run of 'count' consecutive elements of basic type 'basic' starting
+ * 'disp' bytes from the buffer address. */
+struct fy_dtype_seg {
+    MPI_Aint disp;
+    MPI_Count count;
+    uint32_t basic; /* enum fy_basic */
+};
+
+struct fy_dtype {
+    MPI_Datatype handle;
+    int refcount;       /* handles + in-flight operations using it */
+    bool builtin;       /* predefined: never freed */
+    bool committed;
+    bool contig;        /* one run at disp 0 with size == extent: memcpy */
+    MPI_Count size;     /* bytes of data in one element */
+    MPI_Aint lb, ub, extent;
+    MPI_Aint true_lb, true_ub;
+    MPI_Count nbasic;   /* basic elements in one element */
+    uint32_t nsegs;
+    struct fy_dtype_seg *segs; /* the flattened type map of one element */
+    /* Pair types (MPI_FLOAT_INT, ...) are flagged for MINLOC/MAXLOC. */
+    int pair;           /* 0, or an enum fy_pair_kind value */
+    int combiner;       /* MPI_COMBINER_* */
+};
+
+/* The datatype behind a handle, or NULL for an invalid handle. */
+struct fy_dtype *fy_dtype_get(MPI_Datatype h);
+
+/* Set up predefined datatypes and ops; called once from MPI_Init. */
+int fy_dtype_init(void);
+void fy_dtype_finalize(void);
+
+/* Size in bytes of one basic type. */
+size_t fy_basic_size(enum fy_basic b);
+
+/* Pack 'count' elements of 'dt' from 'inbuf' into contiguous 'out'
+ * (count * dt->size bytes). */
+void fy_dtype_pack(const void *inbuf, MPI_Count count,
+                   const struct fy_dtype *dt, void *out);
+/* Unpack at most 'bytes' bytes of packed data from 'in' into 'count'
+ * elements of 'dt' at 'outbuf'. Never writes outside those elements; a
+ * partial last element is unpacked as far as its bytes go. */
+void fy_dtype_unpack(const void *in, MPI_Count bytes, void *outbuf,
+                     MPI_Count count, const struct fy_dtype *dt);
+/* Number of basic elements covered by 'bytes' bytes of packed data of dt
+ * (MPI_Get_elements), or MPI_UNDEFINED-style -1 if 'bytes' ends inside a
+ * basic element. */
+MPI_Count fy_dtype_elements(const struct fy_dtype *dt, MPI_Count bytes);
+
+/* Constructors: output parameter last; return 0 or -ENOMEM/-EINVAL. */
+int fy_dtype_contiguous(MPI_Count count, struct fy_dtype *old, struct fy_dtype **out);
+int fy_dtype_vector(MPI_Count count, MPI_Count blocklen, MPI_Aint stride_bytes,
+                    struct fy_dtype *old, int combiner, struct fy_dtype **out);
+int fy_dtype_indexed(MPI_Count count, const MPI_Count *blocklens,
+                     const MPI_Aint *disps_bytes, struct fy_dtype *old,
+                     int combiner, struct fy_dtype **out);
+int fy_dtype_struct(MPI_Count count, const MPI_Count *blocklens,
+                    const MPI_Aint *disps, struct fy_dtype *const *types,
+                    struct fy_dtype **out);
+int fy_dtype_resized(struct fy_dtype *old, MPI_Aint lb, MPI_Aint extent,
+                     struct fy_dtype **out);
+int fy_dtype_dup(struct fy_dtype *old, struct fy_dtype **out);
+/* Give the new type a handle (MPI layer calls this). */
+int fy_dtype_register(struct fy_dtype *dt);
+void fy_dtype_release(struct fy_dtype *dt); /* drop one reference */
+
+/* ---- reduction operations -------------------------------------------- */
+
+struct fy_op {
+    MPI_Op handle;
+    bool builtin;
+    bool commute;
+    MPI_User_function *user_fn; /* NULL for predefined ops */
+    int refcount;
+};
+
+struct fy_op *fy_op_get(MPI_Op h);
+/* inout[i] = in[i] op inout[i] for 'count' elements of dt. Returns 0, or
+ * -EINVAL when the op is not defined on that datatype (the MPI layer maps
+ * it to MPI_ERR_OP). */
+int fy_op_apply(struct fy_op *op, const void *in, void *inout,
+                MPI_Count count, struct fy_dtype *dt);
+/* Whether op is defined for dt (checked before any communication). */
+bool fy_op_valid_for(const struct fy_op *op, const struct fy_dtype *dt);
+int fy_op_create(MPI_User_function *fn, bool commute, struct fy_op **out);
+void fy_op_release(struct fy_op *op);
+
+#endif /* FY_DTYPE_H */

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/* Shared by the MPI entry points: export macros, argument checks and the
+ * one place where internal errors become MPI error classes. */
+#ifndef FY_MPI_IMPL_H
+#define FY_MPI_IMPL_H
+
+#include <mpi.h>
+
+#include "comm/comm.h"
+#include "dtype/dtype.h"
+#include "p2p/p2p.h"
+#include "util/util.h"
+
+/* Define PMPI_x with default visibility; FY_ALIAS(MPI_x) after it makes
+ * MPI_x a weak alias so tools can interpose. */
+#define FY_API __attribute__((visibility("default")))
+#define FY_ALIAS(name)                                                        \
+    extern __typeof__(name) name                                              \
+        __attribute__((weak, alias("P" #name), visibility("default")));
+
+/* Library state, set by MPI_Init/Finalize. */
+extern int fy_mpi_state; /* 0 before init, 1 initialized, 2 finalized */
+
+/* Report an error raised by the MPI call 'fn' (pass __func__: a leading 'P'
+ * is dropped) on 'comm' (NULL means MPI_COMM_WORLD's handler applies).
+ * Under MPI_ERRORS_RETURN returns 'errclass'; under MPI_ERRORS_ARE_FATAL
+ * prints "Ferry: rank R: MPI_Send: <message> (MPI_ERR_RANK)" and takes the
+ * job down; a user handler is called, then errclass is returned. */
+int fy_mpi_err(struct fy_comm *comm, int errclass, const char *fn,
+               const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* Map an internal negative errno to an MPI error class. */
+int fy_errno_to_class(int err);
+
+/* Name of an error class ("MPI_ERR_RANK"). */
+const char *fy_errclass_name(int errclass);
+
+/* Fill an MPI_Status (unless MPI_STATUS_IGNORE) from raw fields. */
+void fy_status_set(MPI_Status *st, int source, int tag, int err,
+                   MPI_Count bytes, bool cancelled);
+
+/* Every entry point that needs an initialised library starts with this. */
+#define FY_CHECK_INIT(fn)                                                     \
+    do {                                                                      \
+        if (FY_UNLIKELY(fy_mpi_state != 1))                                   \
+            return fy_mpi_err(NULL, MPI_ERR_OTHER, fn,                        \
+                              fy_mpi_state == 0                               \
+                                  ? "called before MPI_Init"                  \
+                                  : "called after MPI_Finalize");             \
+    } while (0)
+
+/* Resolve a communicator handle or report MPI_ERR_COMM. */
+#define FY_GET_COMM(var, h, fn)                                               \
+    struct fy_comm *var = fy_comm_get(h);                                     \
+    if (FY_UNLIKELY(!var))                                                    \
+        return fy_mpi_err(NULL, MPI_ERR_COMM, fn,                             \
+                          "invalid communicator 0x%x", (unsigned)(h));
+
+/* Check 'cond' or report 'cls' with a message. */
+#define FY_CHECK(cond, comm, cls, fn, ...)                                    \
+    do {                                                                      \
+        if (FY_UNLIKELY(!(cond)))                                             \
+            return fy_mpi_err(comm, cls, fn, __VA_ARGS__);                    \
+    } while (0)
+
+#endif /* FY_MPI_IMPL_H */

@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: MIT */
+/* Point-to-point messaging: requests, MPI matching (posted and unexpected
+ * queues, wildcards, non-overtaking per sender and context whatever the
+ * protocol), and the progress engine that drives every transport.
+ * Single-threaded: the MPI layer serialises calls. */
+#ifndef FY_P2P_H
+#define FY_P2P_H
+
+#include <mpi.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "comm/comm.h"
+#include "dtype/dtype.h"
+
+enum fy_req_kind { FY_REQ_SEND, FY_REQ_RECV, FY_REQ_DONE };
+
+enum fy_send_mode {
+    FY_SEND_STANDARD,
+    FY_SEND_SYNC,   /* completes only once matched */
+    FY_SEND_READY,  /* like standard (a matching receive must be posted) */
+};
+
+struct fy_req {
+    MPI_Request handle; /* MPI_REQUEST_NULL until the MPI layer names it */
+    uint8_t kind;       /* enum fy_req_kind */
+    bool complete;      /* set by progress; read by wait/test */
+    bool cancelled;
+    bool on_list;       /* linked on the posted-receive list */
+    int err;            /* 0, or -EMSGSIZE (truncated), -ECANCELED, ... */
+    /* What MPI_Status reports once complete. */
+    int st_source;      /* comm rank of the sender */
+    int st_tag;
+    MPI_Count st_bytes; /* bytes delivered into the buffer */
+
+    /* The operation. */
+    void *buf;
+    MPI_Count count;
+    struct fy_dtype *dt;
+    struct fy_comm *comm;
+    uint32_t ctx;
+    int peer;           /* comm rank, or MPI_ANY_SOURCE */
+    int tag;            /* or MPI_ANY_TAG */
+    int wpeer;          /* world rank of peer (-1 for any) */
+    uint8_t mode;       /* enum fy_send_mode */
+
+    /* Protocol state, owned by src/p2p and src/xfer. */
+    void *pack;         /* packed copy of a non-contiguous buffer, or NULL */
+    MPI_Count bytes;    /* packed size of the operation */
+    MPI_Count done;     /* bytes moved so far (pipelined protocols) */
+    uint32_t seq;       /* per-pair sequence number of the envelope */
+    uint32_t proto;     /* protocol/state word */
+    uint64_t cookie;    /* identifies a rendezvous across processes */
+    struct fy_req *next, *prev;
+};
+
+/* World state every module may read. */
+extern int fy_world_rank;
+extern int fy_world_size;
+
+/* Bring up / tear down transports after bootstrap. */
+int fy_p2p_init(void);
+void fy_p2p_finalize(void);
+
+/* Start a send of count elements of dt to comm rank 'dest' (or
+ * MPI_PROC_NULL) with 'tag' on context 'ctx' (comm->ctx for user traffic,
+ * comm->ctx + 1 for collectives). The request is owned by the caller until
+ * fy_req_free. Returns 0 or a negative errno. */
+int fy_p2p_isend(const void *buf, MPI_Count count, struct fy_dtype *dt,
+                 int dest, int tag, struct fy_comm *comm, uint32_t ctx,
+                 enum fy_send_mode mode, struct fy_req **req_out);
+/* Start a receive; 'src' may be MPI_ANY_SOURCE or MPI_PROC_NULL, 'tag'
+ * MPI_ANY_TAG. */
+int fy_p2p_irecv(void *buf, MPI_Count count, struct fy_dtype *dt, int src,
+                 int tag, struct fy_comm *comm, uint32_t ctx,
+                 struct fy_req **req_out);
+
+/* Blocking forms with a fast path for small messages. On return the
+ * operation is complete; *req-style results go to the out parameters.
+ * Return 0, -EMSGSIZE on truncation, or another negative errno. */
+int fy_p2p_send(const void *buf, MPI_Count count, struct fy_dtype *dt,
+                int dest, int tag, struct fy_comm *comm, uint32_t ctx,
+                enum fy_send_mode mode);
+int fy_p2p_recv(void *buf, MPI_Count count, struct fy_dtype *dt, int src,
+                int tag, struct fy_comm *comm, uint32_t ctx, int *source_out,
+                int *tag_out, MPI_Count *bytes_out);
+
+/* Look for a matching message without receiving it. *flag_out tells
+ * whether one is there; if so its source/tag/size are returned. */
+int fy_p2p_iprobe(int src, int tag, struct fy_comm *comm, uint32_t ctx,
+                  bool *flag_out, int *source_out, int *tag_out,
+                  MPI_Count *bytes_out);
+int fy_p2p_probe(int src, int tag, struct fy_comm *comm, uint32_t ctx,
+                 int *source_out, int *tag_out, MPI_Count *bytes_out);
+
+/* Cancel a receive that has not matched yet (sets r->cancelled and
+ * completes it); a matched one is left alone. */
+void fy_p2p_cancel_recv(struct fy_req *r);
+
+/* Drive all transports once. Returns how many events completed. */
+int fy_progress(void);
+/* Progress until r->complete, waiting politely when oversubscribed.
+ * Returns r->err. */
+int fy_req_wait(struct fy_req *r);
+/* One progress pass, then whether r is complete. */
+bool fy_req_test(struct fy_req *r);
+/* Return a (complete or never started) request to the pool. */
+void fy_req_free(struct fy_req *r);
+
+/* Waiting helper for loops that wait on several requests: call once per
+ * idle iteration; spins, then yields, then sleeps on this rank's doorbell
+ * when ranks outnumber cores. */
+void fy_progress_idle(unsigned *spins);
+
+#endif /* FY_P2P_H */
