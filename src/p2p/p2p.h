@@ -51,6 +51,8 @@ struct fy_req {
     uint32_t seq;       /* per-pair sequence number of the envelope */
     uint32_t proto;     /* protocol/state word */
     uint64_t cookie;    /* identifies a rendezvous across processes */
+    uint64_t peer_cookie; /* the other side's cookie (pipelined paths) */
+    MPI_Count total;    /* rendezvous: bytes that will really move */
     struct fy_req *next, *prev;
 };
 

@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: MIT */
+/* MPI_Init/Finalize and the environment queries. Initialisation order:
+ * environment table, bootstrap, datatypes, transports, communicators. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "boot/boot.h"
+#include "mpi/mpi_impl.h"
+#include "mpi/request.h"
+
+int fy_mpi_state;
+
+static int init_common(const char *fn)
+{
+    if (fy_mpi_state != 0) {
+        fprintf(stderr, "Ferry: %s: MPI is already %s (MPI_ERR_OTHER)\n", fn,
+                fy_mpi_state == 1 ? "initialized" : "finalized");
+        return MPI_ERR_OTHER;
+    }
+    const char *step = "the FERRY_* environment";
+    int rc = fy_env_load();
+    if (!rc) {
+        step = "bootstrap";
+        rc = fy_boot_init();
+    }
+    if (!rc) {
+        step = "datatypes";
+        rc = fy_dtype_init();
+    }
+    if (!rc) {
+        step = "shared-memory transports";
+        rc = fy_p2p_init();
+    }
+    if (!rc) {
+        step = "communicators";
+        rc = fy_comm_init(fy_boot.rank, fy_boot.size);
+    }
+    if (rc) {
+        /* No communicator exists yet, so no handler: MPI_ERRORS_ARE_FATAL
+         * is the default anyway. */
+        fy_fatal(1, "%s failed while setting up %s: %s", fn, step, strerror(-rc));
+    }
+    fy_mpi_state = 1;
+    return MPI_SUCCESS;
+}
+
+FY_API int PMPI_Init(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    return init_common("MPI_Init");
+}
+FY_ALIAS(MPI_Init)
+
+FY_API int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    (void)argc;
+    (void)argv;
+    if (!provided)
+        return fy_mpi_err(NULL, MPI_ERR_ARG, __func__, "provided is NULL");
+    if (required < MPI_THREAD_SINGLE || required > MPI_THREAD_MULTIPLE)
+        return fy_mpi_err(NULL, MPI_ERR_ARG, __func__,
+                          "required level %d is not a thread level", required);
+    int rc = init_common("MPI_Init_thread");
+    /* The progress engine is single-threaded and unlocked: calls from one
+     * thread at a time are safe, so SERIALIZED is what we honestly give. */
+    *provided = required < MPI_THREAD_SERIALIZED ? required : MPI_THREAD_SERIALIZED;
+    return rc;
+}
+FY_ALIAS(MPI_Init_thread)
+
+FY_API int PMPI_Query_thread(int *provided)
+{
+    FY_CHECK_INIT(__func__);
+    FY_CHECK(provided, NULL, MPI_ERR_ARG, __func__, "provided is NULL");
+    *provided = MPI_THREAD_SERIALIZED;
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Query_thread)
+
+FY_API int PMPI_Is_thread_main(int *flag)
+{
+    FY_CHECK_INIT(__func__);
+    FY_CHECK(flag, NULL, MPI_ERR_ARG, __func__, "flag is NULL");
+    *flag = 1;
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Is_thread_main)
+
+FY_API int PMPI_Initialized(int *flag)
+{
+    FY_CHECK(flag, NULL, MPI_ERR_ARG, __func__, "flag is NULL");
+    *flag = fy_mpi_state != 0;
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Initialized)
+
+FY_API int PMPI_Finalized(int *flag)
+{
+    FY_CHECK(flag, NULL, MPI_ERR_ARG, __func__, "flag is NULL");
+    *flag = fy_mpi_state == 2;
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Finalized)
+
+FY_API int PMPI_Finalize(void)
+{
+    FY_CHECK_INIT(__func__);
+    fy_mpi_requests_finalize();
+    fy_p2p_finalize();
+    fy_comm_finalize();
+    fy_dtype_finalize();
+    fy_mpi_state = 2;
+    fflush(stdout);
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Finalize)
+
+FY_API int PMPI_Abort(MPI_Comm comm, int errorcode)
+{
+    (void)comm;
+    fflush(stdout);
+    fprintf(stderr, "Ferry: rank %d called MPI_Abort with error code %d\n",
+            fy_log_rank < 0 ? 0 : fy_log_rank, errorcode);
+    /* Exit statuses are 8 bits; 0 would hide the abort. */
+    int code = errorcode & 0xff;
+    _exit(code ? code : 1);
+}
+FY_ALIAS(MPI_Abort)
+
+FY_API int PMPI_Get_version(int *version, int *subversion)
+{
+    FY_CHECK(version && subversion, NULL, MPI_ERR_ARG, __func__,
+             "version or subversion is NULL");
+    *version = MPI_VERSION;
+    *subversion = MPI_SUBVERSION;
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Get_version)
+
+FY_API int PMPI_Get_library_version(char *version, int *resultlen)
+{
+    FY_CHECK(version && resultlen, NULL, MPI_ERR_ARG, __func__,
+             "version or resultlen is NULL");
+    int n = snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
+                     "Ferry %s (MPICH ABI, MPI %d.%d)", FERRY_VERSION_STRING,
+                     MPI_VERSION, MPI_SUBVERSION);
+    *resultlen = n < MPI_MAX_LIBRARY_VERSION_STRING ? n : MPI_MAX_LIBRARY_VERSION_STRING - 1;
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Get_library_version)
+
+FY_API int PMPI_Get_processor_name(char *name, int *resultlen)
+{
+    FY_CHECK(name && resultlen, NULL, MPI_ERR_ARG, __func__,
+             "name or resultlen is NULL");
+    if (gethostname(name, MPI_MAX_PROCESSOR_NAME) != 0)
+        snprintf(name, MPI_MAX_PROCESSOR_NAME, "localhost");
+    name[MPI_MAX_PROCESSOR_NAME - 1] = '\0';
+    *resultlen = (int)strlen(name);
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Get_processor_name)
+
+FY_API double PMPI_Wtime(void) { return fy_wtime(); }
+FY_ALIAS(MPI_Wtime)
+
+FY_API double PMPI_Wtick(void)
+{
+    struct timespec ts;
+    clock_getres(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+FY_ALIAS(MPI_Wtick)

@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: MIT */
+/* Internals shared by the point-to-point files: packet types, per-peer
+ * state, matching queues, the rendezvous cookie table and wake-ups. */
+#ifndef FY_P2P_IMPL_H
+#define FY_P2P_IMPL_H
+
+#include <stdatomic.h>
+
+#include "p2p/p2p.h"
+#include "shm/shm.h"
+#include "xfer/xfer.h"
+
+/* Packet types, in fastbox slots and cells alike. */
+enum fy_pkt_type {
+    FY_PKT_EAGER = 1,  /* whole message in the packet */
+    FY_PKT_EAGER_SYNC, /* same, and the sender waits for FIN (Ssend) */
+    FY_PKT_RTS,        /* large message: size, address, sender cookie */
+    FY_PKT_CTS,        /* receiver matched an RTS; pipelined path go */
+    FY_PKT_DATA,       /* pipelined chunk through queue cells */
+    FY_PKT_FIN,        /* receiver is done with the sender's buffer */
+    FY_PKT_MAX
+};
+
+/* Control fields of RTS/CTS/FIN/EAGER_SYNC carried in a fastbox payload
+ * (a cell has them in its header). */
+struct fy_ctl {
+    uint64_t total;
+    uint64_t addr;
+    uint64_t cookie;
+    uint64_t offset;
+};
+
+/* An incoming packet, wherever it sits (fastbox slot or cell). */
+struct fy_pkt {
+    int src; /* world rank */
+    uint32_t type;
+    int32_t tag;
+    uint32_t ctx;
+    const uint8_t *data; /* payload in place */
+    uint64_t len;
+    struct fy_ctl ctl;
+};
+
+/* A packet that could not leave yet (no slot, no cell, or others ahead). */
+struct fy_outpkt {
+    struct fy_outpkt *next;
+    uint32_t type;
+    int32_t tag;
+    uint32_t ctx;
+    struct fy_ctl ctl;
+    struct fy_req *req; /* EAGER*: the send whose data this is */
+};
+
+/* Process-local state for one peer (world rank). */
+struct fy_peer {
+    uint64_t sseq;      /* last pair sequence number sent to it */
+    uint64_t rseq;      /* next pair sequence number expected from it */
+    uint64_t fb_sent;   /* slots written into its ring for us */
+    uint64_t fb_acked;  /* cached copy of its consumed count */
+    uint64_t fb_next;   /* slots of our ring for it consumed */
+    struct fy_fbox_slot *ring_out; /* the peer's ring of slots from us */
+    struct fy_fbox_slot *ring_in;  /* our ring of slots from the peer */
+    struct fy_fbox_ack *ack_out;   /* peer's count of our slots consumed */
+    struct fy_fbox_ack *ack_in;    /* our count of its slots consumed */
+    struct fy_outpkt *out_head, *out_tail;
+    /* Pipelined sends to this peer waiting for or using a channel, FIFO. */
+    struct fy_req *tx_head, *tx_tail;
+    uint32_t tx_half;  /* next double-buffer half we fill */
+    /* Pipelined receives from this peer, in the order we sent CTS. */
+    struct fy_req *rx_head, *rx_tail;
+    uint32_t rx_half;  /* next double-buffer half we drain */
+};
+
+/* Unexpected message (arrived before its receive was posted). */
+struct fy_unexp {
+    struct fy_unexp *next, *prev;
+    int src; /* world rank */
+    uint32_t type;
+    int32_t tag;
+    uint32_t ctx;
+    struct fy_ctl ctl;
+    struct fy_req *self_sync; /* self-send Ssend waiting for the match */
+    uint64_t len;             /* bytes in data[] */
+    uint8_t data[];
+};
+
+/* Request protocol states (fy_req.proto). */
+enum {
+    FY_RP_NONE,
+    FY_RP_RTS_SENT,   /* sender: waiting for FIN (cma) or CTS (pipelined) */
+    FY_RP_TX,         /* sender: pushing through shmbuf/queue */
+    FY_RP_RX,         /* receiver: CTS sent, data arriving */
+    FY_RP_SYNC_WAIT,  /* sender: eager-sync sent, waiting for FIN */
+    FY_RP_DEFERRED,   /* sender: packet waits in the peer's out queue */
+};
+
+struct fy_p2p_state {
+    int me, P;
+    int xfer;          /* enum fy_xfer_kind for large messages */
+    bool cma_ok;
+    bool wait_block;   /* ranks may sleep on futexes: senders must wake */
+    uint32_t slots;    /* fastbox ring length */
+    uint32_t fbox_max; /* largest fastbox payload */
+    uint64_t eager_max;
+    uint64_t cell_payload;
+    uint64_t shmbuf_size;
+    long spin_limit;
+    struct fy_peer *peers;
+    struct fy_shm_rank *my;
+    uint64_t recv_tail; /* consumer cursor of my receive queue */
+    uint64_t free_tail; /* consumer cursor of my free-cell queue */
+    /* Matching queues (posted receives, unexpected messages), in order. */
+    struct fy_req *posted_head, *posted_tail;
+    struct fy_unexp *unexp_head, *unexp_tail;
+    /* Work that needs progress besides polling. */
+    int nout;   /* peers with deferred packets */
+    int ntx;    /* pipelined sends in flight */
+    int nrx;    /* pipelined receives in flight */
+};
+
+extern struct fy_p2p_state fy_p2p;
+
+/* Rendezvous cookies: index + generation, validated on every lookup so a
+ * malformed peer header cannot steer us to a wrong request. */
+uint64_t fy_cookie_new(struct fy_req *r);
+struct fy_req *fy_cookie_find(uint64_t cookie, int kind);
+void fy_cookie_drop(uint64_t cookie);
+
+/* Wake 'peer' if it may be asleep (only when ranks can sleep). */
+void fy_wake_slow(int peer);
+static inline void fy_wake(int peer)
+{
+    if (FY_UNLIKELY(fy_p2p.wait_block))
+        fy_wake_slow(peer);
+}
+
+/* Packets out: returns 0 (sent or queued) or -ENOMEM. */
+int fy_pkt_send(int peer, uint32_t type, int32_t tag, uint32_t ctx,
+                const struct fy_ctl *ctl, struct fy_req *req);
+/* Try to take a free cell of ours; 0 if none. */
+uint64_t fy_cell_get(void);
+/* Publish a filled cell to peer's receive queue. */
+void fy_cell_post(int peer, uint64_t off);
+
+/* Rendezvous (rndv.c). */
+void fy_rndv_on_rts(struct fy_req *r, const struct fy_pkt *p);
+void fy_rndv_on_cts(const struct fy_pkt *p);
+void fy_rndv_on_data(const struct fy_pkt *p);
+void fy_rndv_on_fin(const struct fy_pkt *p);
+int fy_rndv_progress(void);
+bool fy_rndv_work_visible(void);
+
+/* Completing requests. */
+void fy_req_complete(struct fy_req *r);
+struct fy_req *fy_req_alloc(void);
+
+static inline int fy_comm_rank_of(const struct fy_comm *c, int wrank)
+{
+    if (wrank < c->size && c->group->world[wrank] == wrank)
+        return wrank;
+    for (int i = 0; i < c->size; i++)
+        if (c->group->world[i] == wrank)
+            return i;
+    return MPI_UNDEFINED;
+}
+
+/* Receive capacity of a request in bytes. */
+static inline uint64_t fy_req_capacity(const struct fy_req *r)
+{
+    return (uint64_t)r->count * (uint64_t)r->dt->size;
+}
+
+/* Where received bytes go: the user buffer if contiguous, else r->pack. */
+void fy_recv_finish(struct fy_req *r, uint64_t got, uint64_t total);
+
+#endif /* FY_P2P_IMPL_H */

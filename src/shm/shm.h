@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: MIT */
+/* The job's shared segment: one anonymous memfd created by mpiexec and
+ * inherited by every rank, so nothing ever appears in /dev/shm and a
+ * SIGKILL of anyone leaks nothing. Rank 0 sizes it and writes the header;
+ * every other rank checks the magic and version before trusting it.
+ *
+ * Layout (offsets in the header, every region cache-line aligned):
+ *   header | rank records [P] | fastboxes [P receivers][P senders][slots]
+ *   | fastbox acks [P][P] | cells [P owners][ncells] | shmbufs [P][P]
+ * Memory is O(P) per rank except the bounded per-pair mailboxes and double
+ * buffers, whose pages are only touched when a pair talks. */
+#ifndef FY_SHM_H
+#define FY_SHM_H
+
+#include <assert.h>
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "util/util.h"
+
+#define FY_SHM_MAGIC 0x46657272795f5348ull /* "Ferry_SH" */
+#define FY_SHM_VERSION 1u
+
+/* A node of an intrusive MPSC queue (Vyukov): offsets from the segment
+ * base, 0 is null. The first member of every cell and of each queue's stub. */
+struct fy_qnode {
+    _Atomic uint64_t next;
+};
+
+/* Producers' side of one MPSC queue; the consumer's cursor lives in the
+ * consumer's private memory (see cellq_inl.h). */
+struct fy_cellq {
+    alignas(FY_CACHELINE) _Atomic uint64_t head; /* last node; producers xchg */
+    alignas(FY_CACHELINE) struct fy_qnode stub;  /* always-present dummy */
+};
+
+/* Written by its owner at attach unless noted. */
+struct fy_shm_rank {
+    alignas(FY_CACHELINE) int32_t pid;
+    uint32_t cma_ok;          /* this rank could read its probe peer */
+    uint64_t probe_addr;      /* address of a word others may CMA-read */
+    uint64_t probe_value;     /* what that word holds */
+    struct fy_cellq recvq;    /* cells sent to this rank; many producers */
+    struct fy_cellq freeq;    /* this rank's free cells; receivers return */
+    /* Waiting (see p2p wait): the owner sets 'sleeping' before it sleeps
+     * on 'doorbell'; a sender that sees it set bumps and wakes. */
+    alignas(FY_CACHELINE) _Atomic uint32_t doorbell;
+    alignas(FY_CACHELINE) _Atomic uint32_t sleeping;
+    alignas(FY_CACHELINE) _Atomic uint32_t finalized;
+};
+
+/* One mailbox slot: the sequence number that publishes it sits in the same
+ * cache line as the payload, so a small message is one line transfer. */
+#define FY_FBOX_PAYLOAD 48
+struct fy_fbox_slot {
+    alignas(FY_CACHELINE) _Atomic uint64_t seq; /* pair sequence number */
+    int32_t tag;
+    uint16_t ctx;
+    uint8_t type; /* enum fy_pkt_type */
+    uint8_t len;  /* payload bytes used */
+    uint8_t data[FY_FBOX_PAYLOAD];
+};
+static_assert(sizeof(struct fy_fbox_slot) == FY_CACHELINE, "slot is one line");
+
+/* Receiver-owned counter of consumed slots of one sender's ring. */
+struct fy_fbox_ack {
+    alignas(FY_CACHELINE) _Atomic uint64_t consumed;
+};
+
+/* Header of a queue cell; the payload starts at the next cache line. */
+struct fy_cell {
+    struct fy_qnode q;    /* queue link */
+    uint32_t src;         /* sender world rank */
+    uint32_t type;        /* enum fy_pkt_type */
+    uint64_t seq;         /* pair sequence number (0: not ordered) */
+    int32_t tag;
+    uint32_t ctx;
+    uint64_t len;         /* payload bytes in this cell */
+    uint64_t total;       /* message size (EAGER/RTS) */
+    uint64_t addr;        /* RTS: sender's buffer address */
+    uint64_t cookie;      /* rendezvous: the request this refers to */
+    uint64_t offset;      /* DATA: where this chunk goes */
+};
+#define FY_CELL_HDR 128u
+static_assert(sizeof(struct fy_cell) <= FY_CELL_HDR, "cell header fits");
+
+/* One half of a pair's double buffer. */
+struct fy_shmbuf_ctl {
+    alignas(FY_CACHELINE) _Atomic uint32_t full; /* 1: sender filled it */
+    uint32_t pad;
+    uint64_t len;
+    uint64_t cookie;
+};
+
+struct fy_shm_hdr {
+    uint64_t magic;
+    uint32_t version;
+    _Atomic uint32_t state;    /* 0 fresh, 1 being laid out, 2 ready */
+    uint32_t nranks;
+    uint32_t fbox_slots;
+    uint32_t cell_size;
+    uint32_t ncells;
+    uint64_t shmbuf_size;
+    uint64_t off_ranks, off_fbox, off_fack, off_cells, off_shmbuf;
+    uint64_t total;
+    alignas(FY_CACHELINE) _Atomic uint32_t attached; /* init barrier */
+    alignas(FY_CACHELINE) _Atomic uint32_t probed;   /* CMA probe barrier */
+    alignas(FY_CACHELINE) _Atomic uint32_t fin_count; /* finalize barrier */
+};
+
+struct fy_shm {
+    uint8_t *base;
+    uint64_t size;
+    struct fy_shm_hdr *hdr;
+    struct fy_shm_rank *ranks;
+    int fd;
+};
+
+extern struct fy_shm fy_shm;
+
+/* Layout parameters every rank must agree on (rank 0's win). */
+struct fy_shm_params {
+    uint32_t nranks, fbox_slots, cell_size, ncells;
+    uint64_t shmbuf_size;
+};
+
+/* Attach to (rank 0: create the layout of) the segment behind fd. Returns
+ * 0 or a negative errno after logging why. */
+int fy_shm_attach(int fd, int rank, const struct fy_shm_params *want);
+void fy_shm_detach(void);
+
+/* Wait until 'counter' reaches 'target', yielding: used only at start-up
+ * and shut-down, where latency does not matter. */
+void fy_shm_barrier_wait(_Atomic uint32_t *counter, uint32_t target);
+
+static inline void *fy_shm_ptr(uint64_t off) { return fy_shm.base + off; }
+static inline uint64_t fy_shm_off(const void *p)
+{
+    return (uint64_t)((const uint8_t *)p - fy_shm.base);
+}
+
+static inline struct fy_fbox_slot *fy_fbox_ring(int receiver, int sender)
+{
+    const struct fy_shm_hdr *h = fy_shm.hdr;
+    return (struct fy_fbox_slot *)(fy_shm.base + h->off_fbox +
+           ((uint64_t)receiver * h->nranks + (uint64_t)sender) *
+               h->fbox_slots * sizeof(struct fy_fbox_slot));
+}
+
+static inline struct fy_fbox_ack *fy_fbox_ack(int receiver, int sender)
+{
+    const struct fy_shm_hdr *h = fy_shm.hdr;
+    return (struct fy_fbox_ack *)(fy_shm.base + h->off_fack) +
+           (uint64_t)receiver * h->nranks + (uint64_t)sender;
+}
+
+static inline uint64_t fy_cells_base(int owner)
+{
+    const struct fy_shm_hdr *h = fy_shm.hdr;
+    return h->off_cells + (uint64_t)owner * h->ncells * h->cell_size;
+}
+
+/* The double buffer carrying sender's data to receiver: two control lines
+ * followed by two halves of shmbuf_size bytes. */
+static inline uint8_t *fy_shmbuf_pair(int receiver, int sender)
+{
+    const struct fy_shm_hdr *h = fy_shm.hdr;
+    uint64_t per = 2 * sizeof(struct fy_shmbuf_ctl) + 2 * h->shmbuf_size;
+    return fy_shm.base + h->off_shmbuf +
+           ((uint64_t)receiver * h->nranks + (uint64_t)sender) * per;
+}
+
+#endif /* FY_SHM_H */

@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: MIT */
+/* The one table of FERRY_* environment variables: type, default, help.
+ * ferry-info prints it; fy_env_load() parses it once at MPI_Init. */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util/util.h"
+
+struct fy_env_var fy_env[FY_ENV_COUNT] = {
+    [FY_ENV_LOG] = {"FERRY_LOG", FY_ENV_STRING, "warn",
+                    "log level: error, warn, info or debug"},
+    [FY_ENV_XFER] = {"FERRY_XFER", FY_ENV_STRING, "auto",
+                     "large-message mechanism: auto, cma, shmbuf or queue"},
+    [FY_ENV_EAGER_MAX] = {"FERRY_EAGER_MAX", FY_ENV_SIZE, "16256",
+                          "largest message sent eagerly through a queue cell "
+                          "(at most one cell's payload)"},
+    [FY_ENV_FASTBOX_MAX] = {"FERRY_FASTBOX_MAX", FY_ENV_SIZE, "48",
+                            "largest message sent through the per-peer "
+                            "mailbox (0 disables it, at most 48)"},
+    [FY_ENV_CELL_SIZE] = {"FERRY_CELL_SIZE", FY_ENV_SIZE, "16384",
+                          "queue cell size in bytes, header included "
+                          "(1 KiB to 1 MiB, multiple of 64)"},
+    [FY_ENV_CELLS] = {"FERRY_CELLS", FY_ENV_INT, "64",
+                      "queue cells owned by each rank (8 to 65536)"},
+    [FY_ENV_SHMBUF_SIZE] = {"FERRY_SHMBUF_SIZE", FY_ENV_SIZE, "65536",
+                            "size of each half of a pair's double buffer "
+                            "(4 KiB to 16 MiB, multiple of 64)"},
+    [FY_ENV_SPIN] = {"FERRY_SPIN", FY_ENV_INT, "2000",
+                     "polls before a waiting rank yields the core "
+                     "(when it may sleep)"},
+    [FY_ENV_WAIT] = {"FERRY_WAIT", FY_ENV_STRING, "auto",
+                     "waiting: auto (sleep when ranks outnumber cores), "
+                     "spin, or block"},
+    [FY_ENV_NO_CMA] = {"FERRY_NO_CMA", FY_ENV_BOOL, "0",
+                       "pretend process_vm_readv is forbidden (tests the "
+                       "fallback)"},
+    [FY_ENV_TUNING] = {"FERRY_TUNING", FY_ENV_STRING, "",
+                       "tuning file written by ferry-bench --tune"},
+};
+
+int fy_parse_size(const char *s, long long *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (end == s || errno || v < 0)
+        return -EINVAL;
+    long long mul = 1;
+    switch (tolower((unsigned char)*end)) {
+    case '\0': break;
+    case 'k': mul = 1LL << 10; end++; break;
+    case 'm': mul = 1LL << 20; end++; break;
+    case 'g': mul = 1LL << 30; end++; break;
+    default: return -EINVAL;
+    }
+    if (*end == 'i' || *end == 'I')
+        end++;
+    if (*end == 'b' || *end == 'B')
+        end++;
+    if (*end != '\0' || v > LLONG_MAX / mul)
+        return -EINVAL;
+    *out = v * mul;
+    return 0;
+}
+
+static int parse_one(struct fy_env_var *v, const char *text)
+{
+    char *end;
+    switch (v->type) {
+    case FY_ENV_STRING:
+        v->value.s = text;
+        return 0;
+    case FY_ENV_BOOL:
+        if (!strcmp(text, "1") || !strcasecmp(text, "yes") ||
+            !strcasecmp(text, "true") || !strcasecmp(text, "on"))
+            v->value.i = 1;
+        else if (!strcmp(text, "0") || !strcasecmp(text, "no") ||
+                 !strcasecmp(text, "false") || !strcasecmp(text, "off"))
+            v->value.i = 0;
+        else
+            return -EINVAL;
+        return 0;
+    case FY_ENV_INT:
+        errno = 0;
+        v->value.i = strtoll(text, &end, 10);
+        return (end == text || *end || errno) ? -EINVAL : 0;
+    case FY_ENV_SIZE:
+        return fy_parse_size(text, &v->value.i);
+    }
+    return -EINVAL;
+}
+
+int fy_env_load(void)
+{
+    for (size_t i = 0; i < FY_ARRAY_LEN(fy_env); i++) {
+        struct fy_env_var *v = &fy_env[i];
+        const char *text = getenv(v->name);
+        v->from_env = text != NULL && *text != '\0';
+        if (parse_one(v, v->def) != 0)
+            return -EINVAL; /* a bad default is a bug */
+        if (v->from_env && parse_one(v, text) != 0) {
+            FY_ERROR("%s='%s' is not a valid %s (%s)", v->name, text,
+                     v->type == FY_ENV_BOOL   ? "boolean"
+                     : v->type == FY_ENV_SIZE ? "size"
+                                              : "integer",
+                     v->help);
+            return -EINVAL;
+        }
+    }
+    const char *lvl = fy_env_str(FY_ENV_LOG);
+    static const char *levels[] = {"error", "warn", "info", "debug"};
+    size_t l;
+    for (l = 0; l < FY_ARRAY_LEN(levels); l++)
+        if (!strcasecmp(lvl, levels[l]))
+            break;
+    if (l == FY_ARRAY_LEN(levels)) {
+        FY_ERROR("FERRY_LOG='%s' is not one of error, warn, info, debug", lvl);
+        return -EINVAL;
+    }
+    fy_log_threshold = (enum fy_log_level)l;
+    return 0;
+}
+
+double fy_wtime(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int fy_online_cpus(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof(set), &set) == 0)
+        return CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
