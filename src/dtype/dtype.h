@@ -8,6 +8,7 @@
 
 #include <mpi.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* Basic (predefined, non-derived) types, the leaves of every type map. */
