@@ -1,0 +1,419 @@
+/* SPDX-License-Identifier: MIT */
+/* MPI_Request handle table and the completion steps every Wait/Test flavour
+ * shares: polling, status filling, freeing, orphaned requests (freed by the
+ * user while active) and persistent request objects. */
+#include "mpi/request.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+static struct fy_handle_table req_table = FY_HANDLE_TABLE_INIT(FY_HT_REQUEST);
+
+/* Requests MPI_Request_free'd while active: tagged words (send, receive or
+ * ext). Polled from completion calls; usually empty, so the check is one
+ * predicted branch on a global counter. */
+static uintptr_t *orphans;
+static unsigned orphans_cap;
+unsigned fy_mreq_norphans;
+
+int fy_mreq_register(uintptr_t word, MPI_Request *handle_out)
+{
+    int h;
+    int rc = fy_handle_alloc(&req_table, (void *)word, &h);
+    if (FY_UNLIKELY(rc))
+        return rc;
+    enum fy_mreq_tag tag = fy_mreq_tag(word);
+    if (tag == FY_MREQ_SEND || tag == FY_MREQ_RECV)
+        ((struct fy_req *)fy_mreq_obj(word))->handle = h;
+    *handle_out = h;
+    return 0;
+}
+
+int fy_mreq_ext_register(struct fy_mreq_ext *x, MPI_Request *handle_out)
+{
+    return fy_mreq_register((uintptr_t)x | FY_MREQ_EXT, handle_out);
+}
+
+uintptr_t fy_mreq_lookup(MPI_Request h)
+{
+    return (uintptr_t)fy_handle_get(&req_table, h);
+}
+
+bool fy_mreq_poll(uintptr_t w)
+{
+    void *o = fy_mreq_obj(w);
+    switch (fy_mreq_tag(w)) {
+    case FY_MREQ_SEND:
+    case FY_MREQ_RECV:
+        return ((struct fy_req *)o)->complete;
+    case FY_MREQ_PERSIST: {
+        struct fy_preq *p = o;
+        return !p->active || p->r == NULL || p->r->complete;
+    }
+    case FY_MREQ_EXT: {
+        struct fy_mreq_ext *x = o;
+        if (!x->complete)
+            x->ops->progress(x);
+        return x->complete;
+    }
+    default:
+        return true;
+    }
+}
+
+bool fy_mreq_active(uintptr_t w)
+{
+    if (fy_mreq_tag(w) == FY_MREQ_PERSIST)
+        return ((struct fy_preq *)fy_mreq_obj(w))->active;
+    return true;
+}
+
+void fy_mreq_status_empty(MPI_Status *st)
+{
+    if (st == MPI_STATUS_IGNORE)
+        return;
+    fy_status_set(st, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, false);
+}
+
+void fy_mreq_status_send(MPI_Status *st, bool cancelled, int errclass)
+{
+    if (st == MPI_STATUS_IGNORE)
+        return;
+    /* MPI leaves a send's source and tag undefined; keep whatever the
+     * caller had rather than invent values. */
+    fy_mreq_status_recv(st, st->MPI_SOURCE, st->MPI_TAG, 0, cancelled,
+                        errclass);
+}
+
+/* MPI 3.2.8/3.7.3: a receive from MPI_PROC_NULL completes at once with
+ * source MPI_PROC_NULL, tag MPI_ANY_TAG and count 0. */
+static void status_proc_null(MPI_Status *st)
+{
+    fy_mreq_status_recv(st, MPI_PROC_NULL, MPI_ANY_TAG, 0, false,
+                        MPI_SUCCESS);
+}
+
+static int err_class(int err)
+{
+    if (FY_LIKELY(err == 0 || err == -ECANCELED))
+        return MPI_SUCCESS; /* a cancelled request completes normally */
+    if (err == -EMSGSIZE)
+        return MPI_ERR_TRUNCATE;
+    return fy_errno_to_class(err);
+}
+
+/* Status of a complete core request; returns its error class. */
+static int core_status(const struct fy_req *r, bool is_recv, MPI_Status *st)
+{
+    int cls = err_class(r->err);
+    if (is_recv)
+        fy_mreq_status_recv(st, r->st_source, r->st_tag, r->st_bytes,
+                            r->cancelled, cls);
+    else
+        fy_mreq_status_send(st, r->cancelled, cls);
+    return cls;
+}
+
+int fy_mreq_peek(uintptr_t w, MPI_Status *st)
+{
+    void *o = fy_mreq_obj(w);
+    switch (fy_mreq_tag(w)) {
+    case FY_MREQ_SEND:
+        return core_status(o, false, st);
+    case FY_MREQ_RECV:
+        return core_status(o, true, st);
+    case FY_MREQ_PERSIST: {
+        struct fy_preq *p = o;
+        bool is_recv = p->kind == FY_PREQ_RECV;
+        if (!p->active) {
+            fy_mreq_status_empty(st);
+            return MPI_SUCCESS;
+        }
+        if (p->r)
+            return core_status(p->r, is_recv, st);
+        if (is_recv)
+            status_proc_null(st);
+        else
+            fy_mreq_status_send(st, false, MPI_SUCCESS);
+        return MPI_SUCCESS;
+    }
+    case FY_MREQ_EXT: {
+        struct fy_mreq_ext *x = o;
+        int cls = err_class(x->err);
+        fy_mreq_status_recv(st, x->st_source, x->st_tag, x->st_bytes,
+                            x->cancelled, cls);
+        return cls;
+    }
+    case FY_MREQ_DONE_SEND:
+        fy_mreq_status_send(st, false, MPI_SUCCESS);
+        return MPI_SUCCESS;
+    case FY_MREQ_DONE_NULL:
+    default:
+        status_proc_null(st);
+        return MPI_SUCCESS;
+    }
+}
+
+int fy_mreq_complete(MPI_Request *h, uintptr_t w, MPI_Status *st,
+                     struct fy_comm **comm_out)
+{
+    int cls = fy_mreq_peek(w, st);
+    void *o = fy_mreq_obj(w);
+    struct fy_comm *comm = NULL;
+
+    switch (fy_mreq_tag(w)) {
+    case FY_MREQ_SEND:
+    case FY_MREQ_RECV: {
+        struct fy_req *r = o;
+        comm = r->comm;
+        fy_req_free(r);
+        break;
+    }
+    case FY_MREQ_PERSIST: {
+        /* A persistent request survives completion, inactive. */
+        struct fy_preq *p = o;
+        if (p->r)
+            fy_req_free(p->r);
+        p->r = NULL;
+        p->active = false;
+        *comm_out = p->comm;
+        return cls;
+    }
+    case FY_MREQ_EXT: {
+        struct fy_mreq_ext *x = o;
+        comm = x->comm;
+        x->ops->free(x);
+        break;
+    }
+    default:
+        break;
+    }
+    fy_handle_release(&req_table, *h);
+    *h = MPI_REQUEST_NULL;
+    *comm_out = comm;
+    return cls;
+}
+
+void fy_mreq_wait_done(uintptr_t w)
+{
+    void *o = fy_mreq_obj(w);
+    switch (fy_mreq_tag(w)) {
+    case FY_MREQ_SEND:
+    case FY_MREQ_RECV:
+        (void)fy_req_wait(o); /* the error is read back from r->err */
+        return;
+    case FY_MREQ_PERSIST: {
+        struct fy_preq *p = o;
+        if (p->active && p->r)
+            (void)fy_req_wait(p->r);
+        return;
+    }
+    case FY_MREQ_EXT: {
+        unsigned spins = 0;
+        while (!fy_mreq_poll(w)) {
+            if (fy_progress() == 0)
+                fy_progress_idle(&spins);
+            else
+                spins = 0;
+        }
+        return;
+    }
+    default:
+        return;
+    }
+}
+
+/* ---- orphans --------------------------------------------------------- */
+
+static void orphan_add(uintptr_t w)
+{
+    if (fy_mreq_norphans == orphans_cap) {
+        unsigned ncap = orphans_cap ? orphans_cap * 2 : 16;
+        uintptr_t *n = realloc(orphans, ncap * sizeof(*n));
+        if (!n) {
+            /* Keeping the request alive forever is the only safe choice:
+             * the core may still write into it. Leak it, loudly. */
+            FY_WARN("out of memory tracking a freed active request; "
+                    "its memory will not be reclaimed");
+            return;
+        }
+        orphans = n;
+        orphans_cap = ncap;
+    }
+    orphans[fy_mreq_norphans++] = w;
+}
+
+/* Free an orphan whose work is over. */
+static void orphan_free(uintptr_t w)
+{
+    void *o = fy_mreq_obj(w);
+    if (fy_mreq_tag(w) == FY_MREQ_EXT) {
+        struct fy_mreq_ext *x = o;
+        x->ops->free(x);
+    } else {
+        fy_req_free(o);
+    }
+}
+
+void fy_mreq_orphans_poll(void)
+{
+    unsigned keep = 0;
+    for (unsigned i = 0; i < fy_mreq_norphans; i++) {
+        uintptr_t w = orphans[i];
+        if (fy_mreq_poll(w))
+            orphan_free(w);
+        else
+            orphans[keep++] = w;
+    }
+    fy_mreq_norphans = keep;
+}
+
+void fy_mreq_free(MPI_Request *h, uintptr_t w)
+{
+    void *o = fy_mreq_obj(w);
+    switch (fy_mreq_tag(w)) {
+    case FY_MREQ_SEND:
+    case FY_MREQ_RECV:
+    case FY_MREQ_EXT:
+        if (fy_mreq_poll(w))
+            orphan_free(w);
+        else
+            orphan_add(w);
+        break;
+    case FY_MREQ_PERSIST: {
+        struct fy_preq *p = o;
+        if (p->r) {
+            if (p->r->complete)
+                fy_req_free(p->r);
+            else
+                orphan_add((uintptr_t)p->r |
+                           (p->kind == FY_PREQ_RECV ? FY_MREQ_RECV
+                                                    : FY_MREQ_SEND));
+        }
+        if (!p->dt->builtin)
+            fy_dtype_release(p->dt);
+        if (!p->comm->builtin)
+            fy_comm_release(p->comm);
+        free(p);
+        break;
+    }
+    default:
+        break;
+    }
+    fy_handle_release(&req_table, *h);
+    *h = MPI_REQUEST_NULL;
+}
+
+void fy_mreq_cancel(uintptr_t w)
+{
+    void *o = fy_mreq_obj(w);
+    switch (fy_mreq_tag(w)) {
+    case FY_MREQ_RECV: {
+        struct fy_req *r = o;
+        if (!r->complete)
+            fy_p2p_cancel_recv(r);
+        return;
+    }
+    case FY_MREQ_PERSIST: {
+        struct fy_preq *p = o;
+        if (p->active && p->r && p->kind == FY_PREQ_RECV && !p->r->complete)
+            fy_p2p_cancel_recv(p->r);
+        return;
+    }
+    case FY_MREQ_EXT: {
+        struct fy_mreq_ext *x = o;
+        if (x->ops->cancel && !x->complete)
+            x->ops->cancel(x);
+        return;
+    }
+    default:
+        /* Sends: MPI lets a cancel fail; Ferry sends are never cancelled
+         * (the envelope may already sit in the receiver's queue, and
+         * retracting it would need a round trip with the receiver). The
+         * send completes normally and MPI_Test_cancelled says false. */
+        return;
+    }
+}
+
+/* ---- persistent requests --------------------------------------------- */
+
+int fy_preq_create(enum fy_preq_kind kind, enum fy_send_mode mode,
+                   const void *buf, MPI_Count count, struct fy_dtype *dt,
+                   int peer, int tag, struct fy_comm *comm,
+                   MPI_Request *handle_out)
+{
+    struct fy_preq *p = calloc(1, sizeof(*p));
+    if (!p)
+        return -ENOMEM;
+    p->kind = (uint8_t)kind;
+    p->mode = (uint8_t)mode;
+    p->buf = (void *)buf; /* sends never write through it */
+    p->count = count;
+    p->dt = dt;
+    p->comm = comm;
+    p->peer = peer;
+    p->tag = tag;
+    int rc = fy_mreq_register((uintptr_t)p | FY_MREQ_PERSIST, handle_out);
+    if (rc) {
+        free(p);
+        return rc;
+    }
+    /* The user may free the datatype or communicator while the request
+     * lives; keep both until MPI_Request_free. */
+    if (!dt->builtin)
+        dt->refcount++;
+    if (!comm->builtin)
+        comm->refcount++;
+    return 0;
+}
+
+/* ---- finalize -------------------------------------------------------- */
+
+void fy_mpi_requests_finalize(void)
+{
+    fy_bsend_flush();
+
+    /* Orphaned receives that never matched would wait forever: cancel
+     * them (a matched one completes as usual). */
+    for (unsigned i = 0; i < fy_mreq_norphans; i++) {
+        uintptr_t w = orphans[i];
+        if (fy_mreq_tag(w) == FY_MREQ_RECV) {
+            struct fy_req *r = fy_mreq_obj(w);
+            if (!r->complete)
+                fy_p2p_cancel_recv(r);
+        }
+    }
+    unsigned spins = 0;
+    for (;;) {
+        fy_mreq_orphans_poll();
+        if (fy_mreq_norphans == 0)
+            break;
+        if (fy_progress() == 0)
+            fy_progress_idle(&spins);
+        else
+            spins = 0;
+    }
+    free(orphans);
+    orphans = NULL;
+    orphans_cap = 0;
+
+    /* Persistent requests the user never freed own heap memory and
+     * references; everything else in the table belongs to the core's pool
+     * or to other modules. */
+    for (uint32_t i = 0; i < req_table.used; i++) {
+        uintptr_t w = (uintptr_t)req_table.objs[i];
+        if (w && fy_mreq_tag(w) == FY_MREQ_PERSIST) {
+            struct fy_preq *p = fy_mreq_obj(w);
+            if (p->r && p->r->complete)
+                fy_req_free(p->r);
+            if (!p->dt->builtin)
+                fy_dtype_release(p->dt);
+            if (!p->comm->builtin)
+                fy_comm_release(p->comm);
+            free(p);
+        }
+    }
+    free(req_table.objs);
+    free(req_table.free);
+    req_table = (struct fy_handle_table)FY_HANDLE_TABLE_INIT(FY_HT_REQUEST);
+}
