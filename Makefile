@@ -1,0 +1,68 @@
+# SPDX-License-Identifier: MIT
+# Ferry's front door. `make` builds everything, `make demo` builds and runs
+# the ping-pong/bandwidth demo on 2 ranks, `make test` runs the whole suite
+# (including an ASan+UBSan build). Missing Debian packages are installed
+# when run as root.
+
+BUILD      ?= build
+ASAN_BUILD ?= build-asan
+JOBS       ?= 2
+CMAKE_ARGS ?=
+
+# Debian packages: the toolchain, plus MPICH and Open MPI, which the suite
+# uses for the MPICH-built-binary test and bench/compare for comparisons.
+DEB_PACKAGES = cmake ninja-build gcc make python3 mpich libmpich-dev \
+               openmpi-bin libopenmpi-dev
+
+.PHONY: all deps build demo test test-asan compare install clean
+
+all: build
+
+deps:
+	@missing=""; \
+	for p in $(DEB_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "Installing Debian packages:$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	  else \
+	    echo "Missing Debian packages:$$missing (run as root, or install them)"; \
+	    exit 1; \
+	  fi; \
+	fi
+
+$(BUILD)/build.ninja: | deps
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_ARGS)
+
+build: deps $(BUILD)/build.ninja
+	ninja -C $(BUILD) -j $(JOBS)
+
+demo: build
+	@echo "== ferry-info"
+	@$(BUILD)/bin/ferry-info
+	@echo
+	@echo "== one-way latency, 2 ranks (build/bin/mpiexec -n 2 build/bin/bench_latency)"
+	@$(BUILD)/bin/mpiexec --timeout 120 -n 2 $(BUILD)/bin/bench_latency -m 1048576
+	@echo
+	@echo "== windowed bandwidth, 2 ranks (build/bin/mpiexec -n 2 build/bin/bench_bw)"
+	@$(BUILD)/bin/mpiexec --timeout 120 -n 2 $(BUILD)/bin/bench_bw -m 4194304
+
+test: build test-asan
+	cd $(BUILD) && ctest --output-on-failure --timeout 300
+
+# Unit tests and 2-rank tests again under AddressSanitizer + UBSan.
+test-asan: deps
+	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DFERRY_SANITIZE=ON $(CMAKE_ARGS) >/dev/null
+	ninja -C $(ASAN_BUILD) -j $(JOBS)
+	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=0 ctest --output-on-failure --timeout 300 -L 'unit|np2' -LE 'mpich|xfer'
+
+compare: build
+	bench/compare --build $(BUILD)
+
+install: build
+	cmake --install $(BUILD) $(if $(PREFIX),--prefix $(PREFIX))
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)
