@@ -35,6 +35,7 @@ struct fy_comm {
     MPI_Errhandler errhandler;
     uint32_t coll_seq;     /* collectives issued, for tags */
     char name[MPI_MAX_OBJECT_NAME];
+    struct fy_attr *attrs; /* cached attributes, newest first */
 };
 
 #define FY_CTX_WORLD 0u
@@ -64,5 +65,122 @@ void fy_comm_release(struct fy_comm *c);
 
 int fy_group_create(int size, const int *world_ranks, struct fy_group **out);
 void fy_group_release(struct fy_group *g);
+
+/* ---- additions: groups ----------------------------------------------
+ * The group operations below assume arguments were validated by the MPI
+ * layer (ranks in range, no duplicates). Each returns 0 or -ENOMEM and
+ * hands the caller one reference on *out; an empty result is the builtin
+ * MPI_GROUP_EMPTY object. */
+
+extern struct fy_group fy_group_empty;
+
+static inline void fy_group_retain(struct fy_group *g) { g->refcount++; }
+int fy_group_incl(struct fy_group *g, int n, const int *ranks,
+                  struct fy_group **out);
+int fy_group_excl(struct fy_group *g, int n, const int *ranks,
+                  struct fy_group **out);
+int fy_group_union(struct fy_group *a, struct fy_group *b,
+                   struct fy_group **out);
+int fy_group_intersection(struct fy_group *a, struct fy_group *b,
+                          struct fy_group **out);
+int fy_group_difference(struct fy_group *a, struct fy_group *b,
+                        struct fy_group **out);
+/* ranks_b[i] = rank in b of a's rank ranks_a[i] (MPI_UNDEFINED if absent;
+ * MPI_PROC_NULL maps to itself). Returns 0 or -ENOMEM. */
+int fy_group_translate(struct fy_group *a, int n, const int *ranks_a,
+                       struct fy_group *b, int *ranks_b);
+/* MPI_IDENT, MPI_SIMILAR or MPI_UNEQUAL. */
+int fy_group_compare(const struct fy_group *a, const struct fy_group *b);
+/* Rank in g of world rank w, or MPI_UNDEFINED. */
+int fy_group_rank_of_world(const struct fy_group *g, int w);
+
+/* ---- additions: communicators ----------------------------------------
+ * Every constructor is collective over 'parent' and returns 0 or a negative
+ * errno (-ENOSPC: context ids exhausted, -ENOMEM, or an error from the
+ * collective traffic). A process that ends up outside the new communicator
+ * gets *out == NULL. The new communicator inherits the parent's error
+ * handler. Lifetime: a communicator lives until its reference count drops
+ * to zero; the handle is forgotten as soon as MPI_Comm_free is called, the
+ * object (and its context id) only at the last release. Point-to-point
+ * requests do not take references today, so a communicator freed with
+ * operations pending must not be reused for new ones (MPI forbids it). */
+
+/* The largest tag a user may pass (MPI_TAG_UB): the p2p envelope carries
+ * an int32 tag, and collectives live in their own context, so every
+ * non-negative int is available to users. */
+#define FY_TAG_UB 0x7fffffff
+
+static inline void fy_comm_retain(struct fy_comm *c) { c->refcount++; }
+/* Also runs attribute copy callbacks: if one fails, the new communicator
+ * is dropped and that callback's MPI error code is returned as a POSITIVE
+ * number (negative values are errnos as usual). */
+int fy_comm_dup(struct fy_comm *parent, struct fy_comm **out);
+int fy_comm_split(struct fy_comm *parent, int color, int key,
+                  struct fy_comm **out);
+/* 'group' must be a subset of parent's group (checked by the caller). */
+int fy_comm_create_from_group(struct fy_comm *parent, struct fy_group *group,
+                              struct fy_comm **out);
+/* MPI_Comm_create_group: collective over the members of 'group' only (a
+ * subset of parent's group containing this process); 'tag' tells
+ * concurrent calls apart. */
+int fy_comm_create_group(struct fy_comm *parent, struct fy_group *group,
+                         int tag, struct fy_comm **out);
+/* MPI_Comm_free: run attribute delete callbacks, forget the handle, drop
+ * the user's reference. Returns 0 or the (MPI) error code a delete
+ * callback returned, as a positive number. */
+int fy_comm_free(struct fy_comm *c);
+/* MPI_IDENT, MPI_CONGRUENT, MPI_SIMILAR or MPI_UNEQUAL. */
+int fy_comm_compare(const struct fy_comm *a, const struct fy_comm *b);
+/* Replace c's error handler (takes a reference on the new one). */
+void fy_comm_set_errhandler(struct fy_comm *c, struct fy_errhandler *eh);
+
+/* ---- additions: error handlers ---------------------------------------- */
+
+/* Builtin handlers: MPI_ERRORS_ARE_FATAL, MPI_ERRORS_RETURN and
+ * MPI_ERRORS_ABORT resolve to these. */
+int fy_errhandler_create(MPI_Comm_errhandler_function *fn,
+                         struct fy_errhandler **out);
+static inline void fy_errhandler_retain(struct fy_errhandler *eh)
+{
+    eh->refcount++;
+}
+void fy_errhandler_release(struct fy_errhandler *eh);
+
+/* ---- additions: attributes -------------------------------------------- */
+
+struct fy_keyval {
+    int handle;
+    int refcount; /* the user's handle + one per attribute using it */
+    MPI_Comm_copy_attr_function *copy_fn;  /* NULL: not copied on dup */
+    MPI_Comm_delete_attr_function *delete_fn; /* NULL: nothing to run */
+    void *extra_state;
+};
+
+struct fy_attr {
+    struct fy_keyval *kv;
+    void *val;
+    struct fy_attr *next;
+};
+
+struct fy_keyval *fy_keyval_get(int handle); /* NULL if invalid/freed */
+int fy_keyval_create(MPI_Comm_copy_attr_function *copy_fn,
+                     MPI_Comm_delete_attr_function *delete_fn,
+                     void *extra_state, struct fy_keyval **out);
+/* Drop the user's reference (MPI_Comm_free_keyval); attributes already
+ * set keep the key alive. */
+void fy_keyval_free(struct fy_keyval *kv);
+/* Predefined keyvals (MPI_TAG_UB, ...): a pointer to the static int that
+ * holds the value, or NULL if 'keyval' is not predefined. */
+int *fy_attr_predefined(int keyval);
+/* Set (replacing, after running the old value's delete callback), get and
+ * delete. Unlike the rest of Ferry these return 0 or a POSITIVE MPI error
+ * code: the one a user callback returned, or MPI_ERR_NO_MEM. */
+int fy_attr_set(struct fy_comm *c, struct fy_keyval *kv, void *val);
+bool fy_attr_get(struct fy_comm *c, struct fy_keyval *kv, void **val_out);
+int fy_attr_delete(struct fy_comm *c, struct fy_keyval *kv, bool *found_out);
+/* Run copy callbacks from 'from' onto 'to' (MPI_Comm_dup). */
+int fy_attr_copy_all(struct fy_comm *from, struct fy_comm *to);
+/* Run delete callbacks and drop every attribute of c, newest first. */
+int fy_attr_delete_all(struct fy_comm *c);
 
 #endif /* FY_COMM_H */

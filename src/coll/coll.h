@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: MIT */
+/* Collective operations built on the point-to-point core. All traffic uses
+ * the communicator's collective context (comm->ctx + 1) and tags derived
+ * from comm->coll_seq, so user messages never match collective ones and
+ * back-to-back collectives never confuse theirs. The algorithms are the
+ * simple deadlock-free ones (binomial trees, dissemination, rings,
+ * pairwise exchange); speed is a later concern.
+ *
+ * Conventions for every function here:
+ * - blocking; collective over 'c' (every member calls, in the same order);
+ * - arguments were validated by the MPI layer (valid datatypes, counts,
+ *   root, op defined on the datatype);
+ * - MPI_IN_PLACE is accepted where MPI allows it, as noted;
+ * - returns 0 or a negative errno: -ENOMEM, -EMSGSIZE when a receive (or a
+ *   local copy) would be truncated, or what the p2p layer returned. After
+ *   an error the call still runs to the end of its communication pattern
+ *   where it can, so that the other members are not left hanging;
+ * - integer count/displacement arrays are in elements of the datatype
+ *   (displacements in multiples of its extent), as in the MPI bindings;
+ * - derived datatypes are fine everywhere; reductions combine values in
+ *   the datatype's own layout, in temporaries of extent-sized elements, as
+ *   user-defined ops expect. Datatypes with a negative extent are not
+ *   supported by the reduction temporaries.
+ * Not thread safe (the MPI layer serialises calls). */
+#ifndef FY_COLL_H
+#define FY_COLL_H
+
+#include <mpi.h>
+
+#include "comm/comm.h"
+#include "dtype/dtype.h"
+
+int fy_coll_barrier(struct fy_comm *c);
+int fy_coll_bcast(void *buf, MPI_Count count, struct fy_dtype *dt, int root,
+                  struct fy_comm *c);
+
+/* sbuf may be MPI_IN_PLACE at the root (the input is then in rbuf). A
+ * non-commutative op combines in rank order. */
+int fy_coll_reduce(const void *sbuf, void *rbuf, MPI_Count count,
+                   struct fy_dtype *dt, struct fy_op *op, int root,
+                   struct fy_comm *c);
+/* sbuf may be MPI_IN_PLACE everywhere. Every member gets the same bits. */
+int fy_coll_allreduce(const void *sbuf, void *rbuf, MPI_Count count,
+                      struct fy_dtype *dt, struct fy_op *op,
+                      struct fy_comm *c);
+
+/* sbuf may be MPI_IN_PLACE at the root (its block is already in rbuf).
+ * rbuf/rcount/rdt matter only at the root. */
+int fy_coll_gather(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
+                   void *rbuf, MPI_Count rcount, struct fy_dtype *rdt,
+                   int root, struct fy_comm *c);
+int fy_coll_gatherv(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
+                    void *rbuf, const int *rcounts, const int *displs,
+                    struct fy_dtype *rdt, int root, struct fy_comm *c);
+/* rbuf may be MPI_IN_PLACE at the root (its block stays where it is). */
+int fy_coll_scatter(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
+                    void *rbuf, MPI_Count rcount, struct fy_dtype *rdt,
+                    int root, struct fy_comm *c);
+int fy_coll_scatterv(const void *sbuf, const int *scounts, const int *displs,
+                     struct fy_dtype *sdt, void *rbuf, MPI_Count rcount,
+                     struct fy_dtype *rdt, int root, struct fy_comm *c);
+/* sbuf may be MPI_IN_PLACE (each member's block is already in rbuf). */
+int fy_coll_allgather(const void *sbuf, MPI_Count scount,
+                      struct fy_dtype *sdt, void *rbuf, MPI_Count rcount,
+                      struct fy_dtype *rdt, struct fy_comm *c);
+int fy_coll_allgatherv(const void *sbuf, MPI_Count scount,
+                       struct fy_dtype *sdt, void *rbuf, const int *rcounts,
+                       const int *displs, struct fy_dtype *rdt,
+                       struct fy_comm *c);
+/* sbuf may be MPI_IN_PLACE (data to send is in rbuf, laid out as the
+ * receive arguments describe; send arguments are then ignored). */
+int fy_coll_alltoall(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
+                     void *rbuf, MPI_Count rcount, struct fy_dtype *rdt,
+                     struct fy_comm *c);
+int fy_coll_alltoallv(const void *sbuf, const int *scounts,
+                      const int *sdispls, struct fy_dtype *sdt, void *rbuf,
+                      const int *rcounts, const int *rdispls,
+                      struct fy_dtype *rdt, struct fy_comm *c);
+/* Displacements in bytes, one datatype per peer. */
+int fy_coll_alltoallw(const void *sbuf, const int *scounts,
+                      const int *sdispls, struct fy_dtype *const *sdts,
+                      void *rbuf, const int *rcounts, const int *rdispls,
+                      struct fy_dtype *const *rdts, struct fy_comm *c);
+
+/* sbuf (count * size elements) may be MPI_IN_PLACE: input in rbuf. */
+int fy_coll_reduce_scatter_block(const void *sbuf, void *rbuf,
+                                 MPI_Count count, struct fy_dtype *dt,
+                                 struct fy_op *op, struct fy_comm *c);
+int fy_coll_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
+                           struct fy_dtype *dt, struct fy_op *op,
+                           struct fy_comm *c);
+/* Inclusive and exclusive prefix reductions; sbuf may be MPI_IN_PLACE.
+ * Exscan leaves rank 0's rbuf untouched. */
+int fy_coll_scan(const void *sbuf, void *rbuf, MPI_Count count,
+                 struct fy_dtype *dt, struct fy_op *op, struct fy_comm *c);
+int fy_coll_exscan(const void *sbuf, void *rbuf, MPI_Count count,
+                   struct fy_dtype *dt, struct fy_op *op, struct fy_comm *c);
+
+/* Local helpers shared with other modules. */
+
+/* Copy scount elements of sdt at src into rcount elements of rdt at dst
+ * (type signatures must match as for a message). Returns 0, or -EMSGSIZE
+ * after copying what fits when the source is larger, or -ENOMEM. */
+int fy_coll_copy(const void *src, MPI_Count scount, struct fy_dtype *sdt,
+                 void *dst, MPI_Count rcount, struct fy_dtype *rdt);
+
+#endif /* FY_COLL_H */

@@ -1,0 +1,340 @@
+/* SPDX-License-Identifier: MIT */
+/* Communicators: the builtin MPI_COMM_WORLD and MPI_COMM_SELF, user
+ * communicators with direct handles, context-id agreement, and the
+ * constructors (dup, split, create from a group). */
+#include "comm/comm_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/coll.h"
+#include "util/handle.h"
+
+int fy_comm_wrank = -1;
+int fy_comm_wsize = 0;
+
+static struct fy_comm s_world, s_self;
+static bool s_up; /* between fy_comm_init and fy_comm_finalize */
+static struct fy_handle_table s_comms = FY_HANDLE_TABLE_INIT(FY_HT_COMM);
+
+/* Context ids this process is not using: bit i stands for ctx 2i. A
+ * context is agreed on by AND-ing every member's mask, so an id is picked
+ * only if it is free at all of them; members of the new communicator then
+ * mark it used. Disjoint communicators (split colours) may share an id:
+ * matching is per (context, sender), so they can never see each other's
+ * messages. */
+#define FY_CTX_WORDS (FY_CTX_MAX / 2u / 32u)
+static uint32_t s_ctx_free[FY_CTX_WORDS];
+
+static void fy_ctx_mark(uint32_t ctx, bool free_it)
+{
+    uint32_t bit = ctx / 2u;
+    if (free_it)
+        s_ctx_free[bit / 32u] |= 1u << (bit % 32u);
+    else
+        s_ctx_free[bit / 32u] &= ~(1u << (bit % 32u));
+}
+
+int fy_comm_ctx_alloc(struct fy_comm *parent, uint32_t *ctx_out)
+{
+    uint32_t mask[FY_CTX_WORDS];
+    struct fy_dtype *u32 = fy_dtype_get(MPI_UINT32_T);
+    struct fy_op *band = fy_op_get(MPI_BAND);
+    if (!u32 || !band)
+        return -EINVAL;
+    int rc = fy_coll_allreduce(s_ctx_free, mask, FY_CTX_WORDS, u32, band,
+                               parent);
+    if (rc != 0)
+        return rc;
+    for (uint32_t w = 0; w < FY_CTX_WORDS; w++) {
+        if (mask[w]) {
+            uint32_t bit = w * 32u + (uint32_t)__builtin_ctz(mask[w]);
+            *ctx_out = bit * 2u;
+            return 0;
+        }
+    }
+    FY_ERROR("no free context id left (%u communicators alive)",
+             FY_CTX_MAX / 2u);
+    return -ENOSPC;
+}
+
+static void fy_comm_fill(struct fy_comm *c, struct fy_group *g, uint32_t ctx)
+{
+    c->refcount = 1;
+    c->ctx = ctx;
+    c->group = g;
+    c->rank = g->rank;
+    c->size = g->size;
+    c->errhandler = MPI_ERRORS_ARE_FATAL;
+    c->coll_seq = 0;
+    c->attrs = NULL;
+    fy_ctx_mark(ctx, false);
+}
+
+int fy_comm_create(struct fy_group *group, uint32_t ctx, struct fy_comm **out)
+{
+    struct fy_comm *c = calloc(1, sizeof(*c));
+    if (!c)
+        return -ENOMEM;
+    if (fy_handle_alloc(&s_comms, c, &c->handle) != 0) {
+        free(c);
+        return -ENOMEM;
+    }
+    fy_group_retain(group);
+    fy_comm_fill(c, group, ctx);
+    *out = c;
+    return 0;
+}
+
+void fy_comm_release(struct fy_comm *c)
+{
+    if (!c || --c->refcount > 0)
+        return;
+    /* Only user communicators reach zero: builtins hold one reference
+     * from fy_comm_init until fy_comm_finalize. */
+    fy_ctx_mark(c->ctx, true);
+    fy_group_release(c->group);
+    fy_errhandler_release(fy_errhandler_get(c->errhandler));
+    if (!c->builtin) {
+        fy_handle_release(&s_comms, c->handle);
+        free(c);
+    }
+}
+
+struct fy_comm *fy_comm_get(MPI_Comm h)
+{
+    if (h == MPI_COMM_WORLD)
+        return s_up ? &s_world : NULL;
+    if (h == MPI_COMM_SELF)
+        return s_up ? &s_self : NULL;
+    return fy_handle_get(&s_comms, h);
+}
+
+void fy_comm_set_errhandler(struct fy_comm *c, struct fy_errhandler *eh)
+{
+    fy_errhandler_retain(eh);
+    fy_errhandler_release(fy_errhandler_get(c->errhandler));
+    c->errhandler = eh->handle;
+}
+
+static int fy_comm_builtin_init(struct fy_comm *c, MPI_Comm h, int n,
+                                const int *world, uint32_t ctx,
+                                const char *name)
+{
+    struct fy_group *g;
+    int rc = fy_group_create(n, world, &g);
+    if (rc != 0)
+        return rc;
+    memset(c, 0, sizeof(*c));
+    fy_comm_fill(c, g, ctx);
+    c->handle = h;
+    c->builtin = true;
+    strncpy(c->name, name, sizeof(c->name) - 1);
+    return 0;
+}
+
+int fy_comm_init(int world_rank, int world_size)
+{
+    fy_comm_wrank = world_rank;
+    fy_comm_wsize = world_size;
+    memset(s_ctx_free, 0xff, sizeof(s_ctx_free));
+
+    int *all = malloc((size_t)world_size * sizeof(int));
+    if (!all)
+        return -ENOMEM;
+    for (int i = 0; i < world_size; i++)
+        all[i] = i;
+    int rc = fy_comm_builtin_init(&s_world, MPI_COMM_WORLD, world_size, all,
+                                  FY_CTX_WORLD, "MPI_COMM_WORLD");
+    free(all);
+    if (rc != 0)
+        return rc;
+    rc = fy_comm_builtin_init(&s_self, MPI_COMM_SELF, 1, &world_rank,
+                              FY_CTX_SELF, "MPI_COMM_SELF");
+    if (rc != 0) {
+        fy_group_release(s_world.group);
+        return rc;
+    }
+    s_up = true;
+    return 0;
+}
+
+void fy_comm_finalize(void)
+{
+    if (!s_up)
+        return;
+    /* MPI: MPI_Finalize deletes MPI_COMM_SELF's attributes first, so
+     * libraries can hook their own teardown on it. */
+    fy_attr_delete_all(&s_self);
+    fy_attr_delete_all(&s_world);
+    fy_comm_release(&s_self);
+    fy_comm_release(&s_world);
+    s_up = false;
+}
+
+/* Common tail of every constructor: members build the communicator on
+ * the agreed context, inheriting the parent's error handler. */
+static int fy_comm_make(struct fy_comm *parent, struct fy_group *g,
+                        uint32_t ctx, struct fy_comm **out)
+{
+    struct fy_comm *c;
+    int rc = fy_comm_create(g, ctx, &c);
+    if (rc != 0)
+        return rc;
+    struct fy_errhandler *eh = fy_errhandler_get(parent->errhandler);
+    if (eh)
+        fy_comm_set_errhandler(c, eh);
+    *out = c;
+    return 0;
+}
+
+int fy_comm_dup(struct fy_comm *parent, struct fy_comm **out)
+{
+    uint32_t ctx;
+    int rc = fy_comm_ctx_alloc(parent, &ctx);
+    if (rc != 0)
+        return rc;
+    struct fy_comm *c;
+    rc = fy_comm_make(parent, parent->group, ctx, &c);
+    if (rc != 0)
+        return rc;
+    rc = fy_attr_copy_all(parent, c);
+    if (rc != 0) {
+        fy_attr_delete_all(c);
+        fy_comm_release(c);
+        /* A copy callback failed: its MPI error code, as a positive
+         * number, is what fy_attr_copy_all returned. */
+        return rc;
+    }
+    *out = c;
+    return 0;
+}
+
+int fy_comm_create_from_group(struct fy_comm *parent, struct fy_group *group,
+                              struct fy_comm **out)
+{
+    uint32_t ctx;
+    int rc = fy_comm_ctx_alloc(parent, &ctx);
+    if (rc != 0)
+        return rc;
+    if (group->rank == MPI_UNDEFINED) {
+        *out = NULL;
+        return 0;
+    }
+    return fy_comm_make(parent, group, ctx, out);
+}
+
+int fy_comm_create_group(struct fy_comm *parent, struct fy_group *group,
+                         int tag, struct fy_comm **out)
+{
+    /* Only the group's members take part, so the context agreement runs
+     * on a stand-in communicator made of them. It talks on the parent's
+     * collective context, with sequence numbers from the top half of the
+     * space, picked by the user's tag: the parent's own collectives would
+     * need 2^21 calls to get there, and concurrent calls with different
+     * tags stay apart. */
+    struct fy_comm tmp = {
+        .handle = parent->handle,
+        .refcount = 1,
+        .ctx = parent->ctx,
+        .rank = group->rank,
+        .size = group->size,
+        .group = group,
+        .errhandler = parent->errhandler,
+        .coll_seq = 0x200000u | ((uint32_t)tag & 0x1fffffu),
+    };
+    uint32_t ctx;
+    int rc = fy_comm_ctx_alloc(&tmp, &ctx);
+    if (rc != 0)
+        return rc;
+    return fy_comm_make(parent, group, ctx, out);
+}
+
+struct fy_split_entry {
+    int key;
+    int rank; /* in the parent */
+};
+
+static int fy_split_cmp(const void *a, const void *b)
+{
+    const struct fy_split_entry *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+int fy_comm_split(struct fy_comm *parent, int color, int key,
+                  struct fy_comm **out)
+{
+    int n = parent->size;
+    int mine[2] = {color, key};
+    int *all = malloc((size_t)n * 2 * sizeof(int));
+    struct fy_split_entry *ents = malloc((size_t)n * sizeof(*ents));
+    int *world = malloc((size_t)n * sizeof(int));
+    int rc = -ENOMEM;
+    if (!all || !ents || !world)
+        goto out_free;
+    struct fy_dtype *dint = fy_dtype_get(MPI_INT);
+    rc = fy_coll_allgather(mine, 2, dint, all, 2, dint, parent);
+    if (rc != 0)
+        goto out_free;
+    /* Every member takes part in the agreement, even those leaving with
+     * MPI_UNDEFINED: the allreduce is collective over the parent. */
+    uint32_t ctx;
+    rc = fy_comm_ctx_alloc(parent, &ctx);
+    if (rc != 0)
+        goto out_free;
+    if (color == MPI_UNDEFINED) {
+        *out = NULL;
+        goto out_free;
+    }
+    int m = 0;
+    for (int r = 0; r < n; r++) {
+        if (all[2 * r] == color) {
+            ents[m].key = all[2 * r + 1];
+            ents[m].rank = r;
+            m++;
+        }
+    }
+    /* Ties on key go by parent rank: the comparator includes it, so the
+     * order does not depend on qsort's (in)stability. */
+    qsort(ents, (size_t)m, sizeof(*ents), fy_split_cmp);
+    for (int i = 0; i < m; i++)
+        world[i] = parent->group->world[ents[i].rank];
+    struct fy_group *g;
+    rc = fy_group_create(m, world, &g);
+    if (rc != 0)
+        goto out_free;
+    rc = fy_comm_make(parent, g, ctx, out);
+    fy_group_release(g); /* the communicator holds its own reference */
+out_free:
+    free(all);
+    free(ents);
+    free(world);
+    return rc;
+}
+
+int fy_comm_free(struct fy_comm *c)
+{
+    int rc = fy_attr_delete_all(c);
+    if (rc != 0)
+        return rc;
+    /* The handle dies now (and may be reused at once), the object lives on
+     * while references remain; clearing c->handle keeps the final release
+     * from freeing a slot that belongs to someone else by then. */
+    fy_handle_release(&s_comms, c->handle);
+    c->handle = MPI_COMM_NULL;
+    fy_comm_release(c);
+    return 0;
+}
+
+int fy_comm_compare(const struct fy_comm *a, const struct fy_comm *b)
+{
+    if (a == b)
+        return MPI_IDENT;
+    int g = fy_group_compare(a->group, b->group);
+    if (g == MPI_IDENT)
+        return MPI_CONGRUENT;
+    return g; /* MPI_SIMILAR or MPI_UNEQUAL */
+}

@@ -1,0 +1,711 @@
+/* SPDX-License-Identifier: MIT */
+/* Entry points for communicators, groups and communicator attributes:
+ * argument checks, then src/comm does the work; internal errors become MPI
+ * error classes here. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi/mpi_impl.h"
+
+/* Report a failed constructor: rc < 0 is an errno, rc > 0 the MPI error
+ * code an attribute callback returned. */
+static int report_rc(struct fy_comm *c, int rc, const char *fn)
+    __attribute__((cold, noinline));
+static int report_rc(struct fy_comm *c, int rc, const char *fn)
+{
+    if (rc > 0)
+        return fy_mpi_err(c, rc, fn, "an attribute callback returned %d",
+                          rc);
+    if (rc == -ENOSPC)
+        return fy_mpi_err(c, MPI_ERR_OTHER, fn,
+                          "too many communicators: all %u context ids in "
+                          "use (free some with MPI_Comm_free)",
+                          FY_CTX_MAX / 2u);
+    return fy_mpi_err(c, fy_errno_to_class(rc), fn, "%s", strerror(-rc));
+}
+
+#define FY_CHECK_PTR(p, comm, fn)                                             \
+    FY_CHECK((p) != NULL, comm, MPI_ERR_ARG, fn, "%s is NULL", #p)
+
+#define FY_GET_GROUP(var, h, comm, fn)                                        \
+    struct fy_group *var = fy_group_get(h);                                   \
+    if (FY_UNLIKELY(!var))                                                    \
+        return fy_mpi_err(comm, MPI_ERR_GROUP, fn, "invalid group 0x%x",      \
+                          (unsigned)(h));
+
+static bool is_builtin_comm(MPI_Comm h)
+{
+    return h == MPI_COMM_WORLD || h == MPI_COMM_SELF;
+}
+
+/* ---- communicators --------------------------------------------------- */
+
+FY_API int PMPI_Comm_size(MPI_Comm comm, int *size)
+{
+    FY_CHECK_INIT(__func__);
+    FY_GET_COMM(c, comm, __func__);
+    FY_CHECK_PTR(size, c, __func__);
+    *size = c->size;
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Comm_size)
+
+FY_API int PMPI_Comm_rank(MPI_Comm comm, int *rank)
+{
+    FY_CHECK_INIT(__func__);
+    FY_GET_COMM(c, comm, __func__);
+    FY_CHECK_PTR(rank, c, __func__);
+    *rank = c->rank;
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Comm_rank)
+
+FY_API int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
+{
+    FY_CHECK_INIT(__func__);
+    FY_GET_COMM(c, comm, __func__);
+    FY_CHECK_PTR(newcomm, c, __func__);
+    struct fy_comm *nc;
+    int rc = fy_comm_dup(c, &nc);
+    if (rc != 0)
+        return report_rc(c, rc, __func__);
+    *newcomm = nc->handle;
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Comm_dup)
+
+FY_API int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info,
+                                   MPI_Comm *newcomm)
+{
+    /* Ferry acts on no communicator info key yet. */
+    (void)info;
+    FY_CHECK_INIT(__func__);
+    FY_GET_COMM(c, comm, __func__);
+    FY_CHECK_PTR(newcomm, c, __func__);
+    struct fy_comm *nc;
+    int rc = fy_comm_dup(c, &nc);
+    if (rc != 0)
+        return report_rc(c, rc, __func__);
+    *newcomm = nc->handle;
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Comm_dup_with_info)
+
+FY_API int PMPI_Comm_split(MPI_Comm comm, int color, int key,
+                           MPI_Comm *newcomm)
+{
+    FY_CHECK_INIT(__func__);
+    FY_GET_COMM(c, comm, __func__);
+    FY_CHECK_PTR(newcomm, c, __func__);
+    FY_CHECK(color >= 0 || color == MPI_UNDEFINED, c, MPI_ERR_ARG, __func__,
+             "color %d is negative (and not MPI_UNDEFINED)", color);
+    struct fy_comm *nc;
+    int rc = fy_comm_split(c, color, key, &nc);
+    if (rc != 0)
+        return report_rc(c, rc, __func__);
+    *newcomm = nc ? nc->handle : MPI_COMM_NULL;
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Comm_split)
+
+FY_API int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key,
+                                MPI_Info info, MPI_Comm *newcomm)
+{
+    (void)info;
+    FY_CHECK_INIT(__func__);
+    FY_GET_COMM(c, comm, __func__);
+    FY_CHECK_PTR(newcomm, c, __func__);
+    int color;
+    switch (split_type) {
+    case MPI_COMM_TYPE_SHARED:
+        /* Every process of a Ferry job shares this node's memory today;
+         * when jobs span nodes this must become the node number. */
+        color = 0;
+        break;
+    case MPI_COMM_TYPE_HW_GUIDED:
+    case MPI_COMM_TYPE_HW_UNGUIDED:
+        /* No hardware hierarchy is exposed: MPI allows MPI_COMM_NULL. */
+    case MPI_UNDEFINED:
+        color = MPI_UNDEFINED;
+        break;
+    default:
+        return fy_mpi_err(c, MPI_ERR_ARG, __func__, "invalid split_type %d",
+                          split_type);
+    }
+    struct fy_comm *nc;
+    int rc = fy_comm_split(c, color, key, &nc);
+    if (rc != 0)
+        return report_rc(c, rc, __func__);
+    *newcomm = nc ? nc->handle : MPI_COMM_NULL;
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Comm_split_type)
+
+/* Whether every member of g is in c's group. */
+static bool group_within(struct fy_group *g, struct fy_comm *c)
+{
+    for (int i = 0; i < g->size; i++)
+        if (fy_group_rank_of_world(c->group, g->world[i]) == MPI_UNDEFINED)
+            return false;
+    return true;
+}
+
+FY_API int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
+{
+    FY_CHECK_INIT(__func__);
+    FY_GET_COMM(c, comm, __func__);
+    FY_GET_GROUP(g, group, c, __func__);
+    FY_CHECK_PTR(newcomm, c, __func__);
+    FY_CHECK(group_within(g, c), c, MPI_ERR_GROUP, __func__,
+             "group has processes that are not in the communicator");
+    struct fy_comm *nc;
+    int rc = fy_comm_create_from_group(c, g, &nc);
+    if (rc != 0)
+        return report_rc(c, rc, __func__);
+    *newcomm = nc ? nc->handle : MPI_COMM_NULL;
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Comm_create)
+
+FY_API int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
+                                  MPI_Comm *newcomm)
+{
+    FY_CHECK_INIT(__func__);
+    FY_GET_COMM(c, comm, __func__);
+    FY_GET_GROUP(g, group, c, __func__);
+    FY_CHECK_PTR(newcomm, c, __func__);
+    FY_CHECK(tag >= 0, c, MPI_ERR_TAG, __func__, "invalid tag %d", tag);
+    FY_CHECK(group_within(g, c), c, MPI_ERR_GROUP, __func__,
+             "group has processes that are not in the communicator");
+    if (g->rank == MPI_UNDEFINED) {
+        /* Non-members may call it and get MPI_COMM_NULL, taking no part. */
+        *newcomm = MPI_COMM_NULL;
+        return MPI_SUCCESS;
+    }
+    struct fy_comm *nc;
+    int rc = fy_comm_create_group(c, g, tag, &nc);
+    if (rc != 0)
+        return report_rc(c, rc, __func__);
+    *newcomm = nc->handle;
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Comm_create_group)
+
+static int comm_free(MPI_Comm *comm, const char *fn)
+{
+    FY_CHECK_INIT(fn);
+    FY_CHECK_PTR(comm, NULL, fn);
+    FY_GET_COMM(c, *comm, fn);
+    FY_CHECK(!is_builtin_comm(*comm), c, MPI_ERR_COMM, fn,
+             "cannot free %s", c->name);
+    int rc = fy_comm_free(c);
+    if (rc != 0)
+        return fy_mpi_err(c, rc, fn,
+                          "an attribute delete callback returned %d", rc);
+    *comm = MPI_COMM_NULL;
+    return MPI_SUCCESS;
+}
+
+FY_API int PMPI_Comm_free(MPI_Comm *comm)
+{
+    return comm_free(comm, __func__);
+}
+FY_ALIAS(MPI_Comm_free)
+
+FY_API int PMPI_Comm_disconnect(MPI_Comm *comm)
+{
+    return comm_free(comm, __func__);
+}
+FY_ALIAS(MPI_Comm_disconnect)
+
+FY_API int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
+{
+    FY_CHECK_INIT(__func__);
+    FY_GET_COMM(a, comm1, __func__);
+    FY_GET_COMM(b, comm2, __func__);
+    FY_CHECK_PTR(result, a, __func__);
+    *result = fy_comm_compare(a, b);
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Comm_compare)
+
+FY_API int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group)
+{
+    FY_CHECK_INIT(__func__);
+    FY_GET_COMM(c, comm, __func__);
+    FY_CHECK_PTR(group, c, __func__);
+    /* Handles name objects: the user's handle is one more reference to
+     * the communicator's own group. */
+    fy_group_retain(c->group);
+    *group = c->group->handle;
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Comm_group)
+
+FY_API int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name)
+{
+    FY_CHECK_INIT(__func__);
+    FY_GET_COMM(c, comm, __func__);
+    FY_CHECK_PTR(comm_name, c, __func__);
+    /* MPI: longer names are truncated. */
+    strncpy(c->name, comm_name, sizeof(c->name) - 1);
+    c->name[sizeof(c->name) - 1] = '\0';
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Comm_set_name)
+
+FY_API int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
+{
+    FY_CHECK_INIT(__func__);
+    FY_GET_COMM(c, comm, __func__);
+    FY_CHECK_PTR(comm_name, c, __func__);
+    FY_CHECK_PTR(resultlen, c, __func__);
+    size_t n = strlen(c->name);
+    memcpy(comm_name, c->name, n + 1);
+    *resultlen = (int)n;
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Comm_get_name)
+
+FY_API int PMPI_Comm_test_inter(MPI_Comm comm, int *flag)
+{
+    FY_CHECK_INIT(__func__);
+    FY_GET_COMM(c, comm, __func__);
+    FY_CHECK_PTR(flag, c, __func__);
+    *flag = 0; /* Ferry has no intercommunicators yet */
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Comm_test_inter)
+
+FY_API int PMPI_Comm_remote_size(MPI_Comm comm, int *size)
+{
+    FY_CHECK_INIT(__func__);
+    FY_GET_COMM(c, comm, __func__);
+    (void)size;
+    return fy_mpi_err(c, MPI_ERR_COMM, __func__,
+                      "%s is not an intercommunicator", c->name[0] ? c->name
+                                                                  : "comm");
+}
+FY_ALIAS(MPI_Comm_remote_size)
+
+FY_API int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
+{
+    FY_CHECK_INIT(__func__);
+    FY_GET_COMM(c, comm, __func__);
+    (void)group;
+    return fy_mpi_err(c, MPI_ERR_COMM, __func__,
+                      "%s is not an intercommunicator", c->name[0] ? c->name
+                                                                  : "comm");
+}
+FY_ALIAS(MPI_Comm_remote_group)
+
+/* ---- attributes ------------------------------------------------------ */
+
+static int create_keyval(MPI_Comm_copy_attr_function *copy_fn,
+                         MPI_Comm_delete_attr_function *delete_fn,
+                         int *keyval, void *extra_state, const char *fn)
+{
+    FY_CHECK_INIT(fn);
+    FY_CHECK_PTR(keyval, NULL, fn);
+    struct fy_keyval *kv;
+    if (fy_keyval_create(copy_fn, delete_fn, extra_state, &kv) != 0)
+        return fy_mpi_err(NULL, MPI_ERR_NO_MEM, fn,
+                          "out of memory for a keyval");
+    *keyval = kv->handle;
+    return MPI_SUCCESS;
+}
+
+FY_API int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *copy_fn,
+                                   MPI_Comm_delete_attr_function *delete_fn,
+                                   int *comm_keyval, void *extra_state)
+{
+    return create_keyval(copy_fn, delete_fn, comm_keyval, extra_state,
+                         __func__);
+}
+FY_ALIAS(MPI_Comm_create_keyval)
+
+FY_API int PMPI_Keyval_create(MPI_Copy_function *copy_fn,
+                              MPI_Delete_function *delete_fn, int *keyval,
+                              void *extra_state)
+{
+    /* MPI-1's callback types have the same signatures as MPI-2's. */
+    return create_keyval(copy_fn, delete_fn, keyval, extra_state, __func__);
+}
+FY_ALIAS(MPI_Keyval_create)
+
+static int free_keyval(int *keyval, const char *fn)
+{
+    FY_CHECK_INIT(fn);
+    FY_CHECK_PTR(keyval, NULL, fn);
+    FY_CHECK(!fy_attr_predefined(*keyval), NULL, MPI_ERR_KEYVAL, fn,
+             "cannot free predefined keyval 0x%x", (unsigned)*keyval);
+    struct fy_keyval *kv = fy_keyval_get(*keyval);
+    FY_CHECK(kv != NULL, NULL, MPI_ERR_KEYVAL, fn, "invalid keyval 0x%x",
+             (unsigned)*keyval);
+    fy_keyval_free(kv);
+    *keyval = MPI_KEYVAL_INVALID;
+    return MPI_SUCCESS;
+}
+
+FY_API int PMPI_Comm_free_keyval(int *comm_keyval)
+{
+    return free_keyval(comm_keyval, __func__);
+}
+FY_ALIAS(MPI_Comm_free_keyval)
+
+FY_API int PMPI_Keyval_free(int *keyval)
+{
+    return free_keyval(keyval, __func__);
+}
+FY_ALIAS(MPI_Keyval_free)
+
+static int set_attr(MPI_Comm comm, int keyval, void *val, const char *fn)
+{
+    FY_CHECK_INIT(fn);
+    FY_GET_COMM(c, comm, fn);
+    FY_CHECK(!fy_attr_predefined(keyval), c, MPI_ERR_KEYVAL, fn,
+             "predefined attribute 0x%x is read-only", (unsigned)keyval);
+    struct fy_keyval *kv = fy_keyval_get(keyval);
+    FY_CHECK(kv != NULL, c, MPI_ERR_KEYVAL, fn, "invalid keyval 0x%x",
+             (unsigned)keyval);
+    int rc = fy_attr_set(c, kv, val);
+    if (rc != 0)
+        return fy_mpi_err(c, rc, fn,
+                          rc == MPI_ERR_NO_MEM
+                              ? "out of memory for an attribute"
+                              : "the old value's delete callback failed");
+    return MPI_SUCCESS;
+}
+
+FY_API int PMPI_Comm_set_attr(MPI_Comm comm, int comm_keyval,
+                              void *attribute_val)
+{
+    return set_attr(comm, comm_keyval, attribute_val, __func__);
+}
+FY_ALIAS(MPI_Comm_set_attr)
+
+FY_API int PMPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val)
+{
+    return set_attr(comm, keyval, attribute_val, __func__);
+}
+FY_ALIAS(MPI_Attr_put)
+
+static int get_attr(MPI_Comm comm, int keyval, void *attribute_val,
+                    int *flag, const char *fn)
+{
+    FY_CHECK_INIT(fn);
+    FY_GET_COMM(c, comm, fn);
+    FY_CHECK_PTR(attribute_val, c, fn);
+    FY_CHECK_PTR(flag, c, fn);
+    /* attribute_val is really a void **: MPI's C binding stores the
+     * attribute (a pointer) through it. */
+    int *pre = fy_attr_predefined(keyval);
+    if (pre) {
+        *(void **)attribute_val = pre;
+        *flag = 1;
+        return MPI_SUCCESS;
+    }
+    struct fy_keyval *kv = fy_keyval_get(keyval);
+    FY_CHECK(kv != NULL, c, MPI_ERR_KEYVAL, fn, "invalid keyval 0x%x",
+             (unsigned)keyval);
+    void *val;
+    *flag = fy_attr_get(c, kv, &val);
+    if (*flag)
+        *(void **)attribute_val = val;
+    return MPI_SUCCESS;
+}
+
+FY_API int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval,
+                              void *attribute_val, int *flag)
+{
+    return get_attr(comm, comm_keyval, attribute_val, flag, __func__);
+}
+FY_ALIAS(MPI_Comm_get_attr)
+
+FY_API int PMPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val,
+                         int *flag)
+{
+    return get_attr(comm, keyval, attribute_val, flag, __func__);
+}
+FY_ALIAS(MPI_Attr_get)
+
+static int delete_attr(MPI_Comm comm, int keyval, const char *fn)
+{
+    FY_CHECK_INIT(fn);
+    FY_GET_COMM(c, comm, fn);
+    FY_CHECK(!fy_attr_predefined(keyval), c, MPI_ERR_KEYVAL, fn,
+             "predefined attribute 0x%x cannot be deleted",
+             (unsigned)keyval);
+    struct fy_keyval *kv = fy_keyval_get(keyval);
+    FY_CHECK(kv != NULL, c, MPI_ERR_KEYVAL, fn, "invalid keyval 0x%x",
+             (unsigned)keyval);
+    bool found;
+    int rc = fy_attr_delete(c, kv, &found);
+    if (rc != 0)
+        return fy_mpi_err(c, rc, fn, "the delete callback returned %d", rc);
+    return MPI_SUCCESS;
+}
+
+FY_API int PMPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval)
+{
+    return delete_attr(comm, comm_keyval, __func__);
+}
+FY_ALIAS(MPI_Comm_delete_attr)
+
+FY_API int PMPI_Attr_delete(MPI_Comm comm, int keyval)
+{
+    return delete_attr(comm, keyval, __func__);
+}
+FY_ALIAS(MPI_Attr_delete)
+
+/* ---- groups ---------------------------------------------------------- */
+
+FY_API int PMPI_Group_size(MPI_Group group, int *size)
+{
+    FY_CHECK_INIT(__func__);
+    FY_GET_GROUP(g, group, NULL, __func__);
+    FY_CHECK_PTR(size, NULL, __func__);
+    *size = g->size;
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Group_size)
+
+FY_API int PMPI_Group_rank(MPI_Group group, int *rank)
+{
+    FY_CHECK_INIT(__func__);
+    FY_GET_GROUP(g, group, NULL, __func__);
+    FY_CHECK_PTR(rank, NULL, __func__);
+    *rank = g->rank;
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Group_rank)
+
+FY_API int PMPI_Group_free(MPI_Group *group)
+{
+    FY_CHECK_INIT(__func__);
+    FY_CHECK_PTR(group, NULL, __func__);
+    FY_GET_GROUP(g, *group, NULL, __func__);
+    fy_group_release(g); /* MPI_GROUP_EMPTY: nothing to do */
+    *group = MPI_GROUP_NULL;
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Group_free)
+
+/* Check n ranks of g: in range and (when 'distinct') all different. */
+static int check_ranks(struct fy_group *g, int n, const int *ranks,
+                       const char *fn)
+{
+    FY_CHECK(n >= 0 && n <= g->size, NULL, MPI_ERR_ARG, fn,
+             "n = %d is not in [0, %d]", n, g->size);
+    if (n == 0)
+        return MPI_SUCCESS;
+    FY_CHECK_PTR(ranks, NULL, fn);
+    bool *seen = calloc((size_t)g->size, sizeof(bool));
+    if (!seen)
+        return fy_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
+    for (int i = 0; i < n; i++) {
+        int r = ranks[i];
+        if (r < 0 || r >= g->size || seen[r]) {
+            free(seen);
+            return fy_mpi_err(NULL, MPI_ERR_RANK, fn,
+                              r < 0 || r >= g->size
+                                  ? "ranks[%d] = %d is not in the group"
+                                  : "ranks[%d] = %d appears twice",
+                              i, r);
+        }
+        seen[r] = true;
+    }
+    free(seen);
+    return MPI_SUCCESS;
+}
+
+static int new_group(int rc, struct fy_group *ng, MPI_Group *newgroup,
+                     const char *fn)
+{
+    if (rc != 0)
+        return fy_mpi_err(NULL, fy_errno_to_class(rc), fn,
+                          "out of memory for a group");
+    *newgroup = ng->handle;
+    return MPI_SUCCESS;
+}
+
+FY_API int PMPI_Group_incl(MPI_Group group, int n, const int ranks[],
+                           MPI_Group *newgroup)
+{
+    FY_CHECK_INIT(__func__);
+    FY_GET_GROUP(g, group, NULL, __func__);
+    FY_CHECK_PTR(newgroup, NULL, __func__);
+    int rc = check_ranks(g, n, ranks, __func__);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    struct fy_group *ng = NULL;
+    return new_group(fy_group_incl(g, n, ranks, &ng), ng, newgroup, __func__);
+}
+FY_ALIAS(MPI_Group_incl)
+
+FY_API int PMPI_Group_excl(MPI_Group group, int n, const int ranks[],
+                           MPI_Group *newgroup)
+{
+    FY_CHECK_INIT(__func__);
+    FY_GET_GROUP(g, group, NULL, __func__);
+    FY_CHECK_PTR(newgroup, NULL, __func__);
+    int rc = check_ranks(g, n, ranks, __func__);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    struct fy_group *ng = NULL;
+    return new_group(fy_group_excl(g, n, ranks, &ng), ng, newgroup, __func__);
+}
+FY_ALIAS(MPI_Group_excl)
+
+/* Expand (first, last, stride) triples into a rank list, checking each
+ * triple. *out is malloc'ed; returns MPI_SUCCESS or a reported class. */
+static int expand_ranges(struct fy_group *g, int n, int ranges[][3],
+                         int **out, int *nout, const char *fn)
+{
+    FY_CHECK(n >= 0, NULL, MPI_ERR_ARG, fn, "n = %d is negative", n);
+    FY_CHECK(n == 0 || ranges != NULL, NULL, MPI_ERR_ARG, fn,
+             "ranges is NULL");
+    long long total = 0;
+    for (int i = 0; i < n; i++) {
+        int first = ranges[i][0], last = ranges[i][1], stride = ranges[i][2];
+        FY_CHECK(stride != 0, NULL, MPI_ERR_ARG, fn,
+                 "ranges[%d] has stride 0", i);
+        FY_CHECK(first >= 0 && first < g->size && last >= 0 &&
+                     last < g->size,
+                 NULL, MPI_ERR_RANK, fn,
+                 "ranges[%d] = (%d, %d, %d) leaves the group of size %d", i,
+                 first, last, stride, g->size);
+        FY_CHECK((last - first) / stride >= 0, NULL, MPI_ERR_ARG, fn,
+                 "ranges[%d] = (%d, %d, %d): stride goes the wrong way", i,
+                 first, last, stride);
+        total += (last - first) / stride + 1;
+    }
+    FY_CHECK(total <= g->size, NULL, MPI_ERR_RANK, fn,
+             "ranges name %lld ranks, more than the group's %d", total,
+             g->size);
+    int *r = malloc((size_t)FY_MAX(total, 1) * sizeof(int));
+    if (!r)
+        return fy_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        int first = ranges[i][0], last = ranges[i][1], stride = ranges[i][2];
+        int steps = (last - first) / stride;
+        for (int k = 0; k <= steps; k++)
+            r[m++] = first + k * stride;
+    }
+    int rc = check_ranks(g, m, r, fn); /* catches overlapping triples */
+    if (rc != MPI_SUCCESS) {
+        free(r);
+        return rc;
+    }
+    *out = r;
+    *nout = m;
+    return MPI_SUCCESS;
+}
+
+FY_API int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3],
+                                 MPI_Group *newgroup)
+{
+    FY_CHECK_INIT(__func__);
+    FY_GET_GROUP(g, group, NULL, __func__);
+    FY_CHECK_PTR(newgroup, NULL, __func__);
+    int *r, m;
+    int rc = expand_ranges(g, n, ranges, &r, &m, __func__);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    struct fy_group *ng = NULL;
+    rc = new_group(fy_group_incl(g, m, r, &ng), ng, newgroup, __func__);
+    free(r);
+    return rc;
+}
+FY_ALIAS(MPI_Group_range_incl)
+
+FY_API int PMPI_Group_range_excl(MPI_Group group, int n, int ranges[][3],
+                                 MPI_Group *newgroup)
+{
+    FY_CHECK_INIT(__func__);
+    FY_GET_GROUP(g, group, NULL, __func__);
+    FY_CHECK_PTR(newgroup, NULL, __func__);
+    int *r, m;
+    int rc = expand_ranges(g, n, ranges, &r, &m, __func__);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    struct fy_group *ng = NULL;
+    rc = new_group(fy_group_excl(g, m, r, &ng), ng, newgroup, __func__);
+    free(r);
+    return rc;
+}
+FY_ALIAS(MPI_Group_range_excl)
+
+FY_API int PMPI_Group_translate_ranks(MPI_Group group1, int n,
+                                      const int ranks1[], MPI_Group group2,
+                                      int ranks2[])
+{
+    FY_CHECK_INIT(__func__);
+    FY_GET_GROUP(a, group1, NULL, __func__);
+    FY_GET_GROUP(b, group2, NULL, __func__);
+    FY_CHECK(n >= 0, NULL, MPI_ERR_ARG, __func__, "n = %d is negative", n);
+    if (n == 0)
+        return MPI_SUCCESS;
+    FY_CHECK_PTR(ranks1, NULL, __func__);
+    FY_CHECK_PTR(ranks2, NULL, __func__);
+    for (int i = 0; i < n; i++)
+        FY_CHECK((ranks1[i] >= 0 && ranks1[i] < a->size) ||
+                     ranks1[i] == MPI_PROC_NULL,
+                 NULL, MPI_ERR_RANK, __func__,
+                 "ranks1[%d] = %d is not in group1 (size %d)", i, ranks1[i],
+                 a->size);
+    if (fy_group_translate(a, n, ranks1, b, ranks2) != 0)
+        return fy_mpi_err(NULL, MPI_ERR_NO_MEM, __func__, "out of memory");
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Group_translate_ranks)
+
+FY_API int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result)
+{
+    FY_CHECK_INIT(__func__);
+    FY_GET_GROUP(a, group1, NULL, __func__);
+    FY_GET_GROUP(b, group2, NULL, __func__);
+    FY_CHECK_PTR(result, NULL, __func__);
+    *result = fy_group_compare(a, b);
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Group_compare)
+
+typedef int (*group_setop_fn)(struct fy_group *, struct fy_group *,
+                              struct fy_group **);
+
+static int group_setop(MPI_Group group1, MPI_Group group2,
+                       MPI_Group *newgroup, group_setop_fn op, const char *fn)
+{
+    FY_CHECK_INIT(fn);
+    FY_GET_GROUP(a, group1, NULL, fn);
+    FY_GET_GROUP(b, group2, NULL, fn);
+    FY_CHECK_PTR(newgroup, NULL, fn);
+    struct fy_group *ng = NULL;
+    return new_group(op(a, b, &ng), ng, newgroup, fn);
+}
+
+FY_API int PMPI_Group_union(MPI_Group group1, MPI_Group group2,
+                            MPI_Group *newgroup)
+{
+    return group_setop(group1, group2, newgroup, fy_group_union, __func__);
+}
+FY_ALIAS(MPI_Group_union)
+
+FY_API int PMPI_Group_intersection(MPI_Group group1, MPI_Group group2,
+                                   MPI_Group *newgroup)
+{
+    return group_setop(group1, group2, newgroup, fy_group_intersection,
+                       __func__);
+}
+FY_ALIAS(MPI_Group_intersection)
+
+FY_API int PMPI_Group_difference(MPI_Group group1, MPI_Group group2,
+                                 MPI_Group *newgroup)
+{
+    return group_setop(group1, group2, newgroup, fy_group_difference,
+                       __func__);
+}
+FY_ALIAS(MPI_Group_difference)
