@@ -584,9 +584,9 @@ static char **fy_launch_env_build(const struct fy_launch_job *job,
 
 /* ---- the job ------------------------------------------------------------ */
 
-/* Send sig to every rank: to their process group, which also reaches the
- * processes ranks started themselves, and to each pid, in case a rank left
- * the group. Only while some rank is unreaped: then the group surely still
+/* Send sig to every rank, once: to their process group, which also reaches
+ * the processes ranks started themselves, and by pid to a rank that left the
+ * group. Only while some rank is unreaped: then the group surely still
  * exists (a zombie keeps it), so its id cannot have been reused. */
 static void fy_launch_job_signal(struct fy_launch_job *job, int sig)
 {
@@ -595,7 +595,7 @@ static void fy_launch_job_signal(struct fy_launch_job *job, int sig)
     if (job->pgid > 0)
         (void)kill(-job->pgid, sig);
     for (int i = 0; i < job->opts.nranks; i++)
-        if (job->ranks[i].running)
+        if (job->ranks[i].running && getpgid(job->ranks[i].pid) != job->pgid)
             (void)kill(job->ranks[i].pid, sig);
 }
 
@@ -1004,8 +1004,9 @@ static void fy_launch_signal_handle(struct fy_launch_job *job, int sig)
             break;
         }
         /* Asked twice: the ranks ignore or are slow to honour it. */
-        fy_launch_msg("received signal %d (%s) again; killing the job", sig,
-                      strsignal(sig));
+        fy_launch_msg("received signal %d (%s) after forwarding one; "
+                      "killing the job",
+                      sig, strsignal(sig));
         fy_launch_job_fail(job, 128 + sig);
         fy_launch_job_kill_hard(job);
         break;
@@ -1275,9 +1276,10 @@ int main(int argc, char **argv)
     /* stdin goes to rank 0. A file or pipe is simply inherited. A terminal
      * cannot be: rank 0 is not in the terminal's foreground process group,
      * so reading it would stop the rank with SIGTTIN. We relay it instead,
-     * reading only while we are the foreground job. */
+     * reading only while we are the foreground job. (A terminal that is not
+     * our controlling one has no job control: it is inherited too.) */
     int relay_rd = -1;
-    job->relay = isatty(STDIN_FILENO);
+    job->relay = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) >= 0;
     if (job->relay) {
         int rp[2];
         if (pipe2(rp, O_CLOEXEC) < 0) {

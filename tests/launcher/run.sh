@@ -135,7 +135,7 @@ p1=$(cat "$T/pid.1" 2>/dev/null); p2=$(cat "$T/pid.2" 2>/dev/null)
 gone=0
 for p in $p1 $p2; do alive "$p" && gone=1; done
 [ $rc = 4 ] && [ $dt -lt 500 ] && [ $gone = 0 ] && [ -n "$p1" ] && [ -n "$p2" ]
-check "on failure others are gone within 0.5 s (TERM, then KILL)" $? \
+check "on failure others are gone within 0.5 s (TERM, then KILL; took ${dt} ms)" $? \
     "rc=$rc teardown=${dt}ms pids=$p1,$p2 alive=$gone"
 
 # Processes a rank started itself are in the job's process group too.
@@ -185,6 +185,19 @@ if wait_files 3000 "$T/pid.0" "$T/pid.1"; then
     check "SIGHUP forwarded; ranks that handle it and exit 0 -> 0" "$([ $? = 0 ]; echo $?)"
 else
     not_ok "SIGHUP forwarded" "ranks did not start"
+fi
+
+rm -f "$T"/pid.*
+"$MPIEXEC" -n 2 sh -c 'c=0; trap "c=\$((c + 1))" USR1; echo $$ > "$0/pid.$FERRY_RANK"
+    sleep 5 & while kill -0 $! 2>/dev/null; do wait; done; echo "$c"' "$T" > "$T/usr1" &
+mp=$!; bgpids+=("$mp")
+if wait_files 3000 "$T/pid.0" "$T/pid.1"; then
+    kill -USR1 "$mp"
+    wait "$mp"; rc=$?
+    [ $rc = 0 ] && [ "$(tr '\n' ' ' < "$T/usr1")" = "1 1 " ]
+    check "SIGUSR1 forwarded exactly once to each rank" $? "rc=$rc got '$(cat "$T/usr1")'"
+else
+    not_ok "SIGUSR1 forwarded" "ranks did not start"
 fi
 
 rm -f "$T"/pid.*
@@ -266,9 +279,13 @@ check "--tag-output: whole lines, [rank] prefix, order kept, stderr too" $? \
     "rc=$rc stdout-check=$r1 stderr-lines=$(cat "$T/tag.errn")/$(wc -l < "$T/tag.err")" \
     "$(grep -vE '^\[[0-2]\] rank [0-2] (line [0-9]+ x+|tail)$' "$T/tag.out" | head -3)"
 
-"$MPIEXEC" -n 2 --tag-output sh -c 'echo before; exit 7' > "$T/tag7" 2>/dev/null
+script='
+if [ "$FERRY_RANK" = 0 ]; then echo before; : > "$0/r0done"; exit 0; fi
+while [ ! -e "$0/r0done" ]; do sleep 0.01; done
+echo before; printf partial; exit 7'
+"$MPIEXEC" -n 2 --tag-output sh -c "$script" "$T" > "$T/tag7" 2>/dev/null
 rc=$?
-[ $rc = 7 ] && [ "$(sort "$T/tag7" | tr '\n' ' ')" = "[0] before [1] before " ]
+[ $rc = 7 ] && [ "$(sort "$T/tag7" | tr '\n' ' ')" = "[0] before [1] before [1] partial " ]
 check "--tag-output flushes a failing rank's output" $? "rc=$rc $(cat "$T/tag7")"
 
 # ---- binding -----------------------------------------------------------------
