@@ -23,6 +23,21 @@ enum fy_basic {
     FY_B_COUNT_OF /* number of basic types */
 };
 
+/* Value-index pair types for MPI_MINLOC/MPI_MAXLOC (struct fy_dtype.pair).
+ * A derived type built only from one pair type inherits its kind, so a
+ * contiguous or vector of MPI_DOUBLE_INT reduces pairwise too. */
+enum fy_pair_kind {
+    FY_PAIR_NONE,
+    FY_PAIR_FLOAT_INT,
+    FY_PAIR_DOUBLE_INT,
+    FY_PAIR_LONG_INT,
+    FY_PAIR_SHORT_INT,
+    FY_PAIR_2INT,             /* also MPI_2INTEGER */
+    FY_PAIR_LONG_DOUBLE_INT,
+    FY_PAIR_2FLOAT,           /* MPI_2REAL: the index is a float too */
+    FY_PAIR_2DOUBLE,          /* MPI_2DOUBLE_PRECISION */
+};
+
 /* One run of 'count' consecutive elements of basic type 'basic' starting
  * 'disp' bytes from the buffer address. */
 struct fy_dtype_seg {
@@ -46,6 +61,16 @@ struct fy_dtype {
     /* Pair types (MPI_FLOAT_INT, ...) are flagged for MINLOC/MAXLOC. */
     int pair;           /* 0, or an enum fy_pair_kind value */
     int combiner;       /* MPI_COMBINER_* */
+    /* The type map is 'segs' repeated 'rep' times, the r-th copy shifted
+     * by r * rep_stride bytes. Keeps MPI_Type_vector(10M, ...) at one
+     * block's worth of segments. rep is 1 when there is no repetition. */
+    MPI_Count rep;
+    MPI_Aint rep_stride;
+    int align;            /* alignment for MPI's struct extent padding */
+    bool explicit_bounds; /* lb/ub set by resized or MPI_LB/MPI_UB */
+    bool marker;          /* MPI_LB or MPI_UB themselves (no data) */
+    bool freed;           /* MPI_Type_free'd: handle no longer resolves */
+    char name[MPI_MAX_OBJECT_NAME]; /* MPI_Type_set_name, "" if unset */
 };
 
 /* The datatype behind a handle, or NULL for an invalid handle. */
@@ -88,6 +113,30 @@ int fy_dtype_dup(struct fy_dtype *old, struct fy_dtype **out);
 /* Give the new type a handle (MPI layer calls this). */
 int fy_dtype_register(struct fy_dtype *dt);
 void fy_dtype_release(struct fy_dtype *dt); /* drop one reference */
+/* Take a reference (a pending operation that uses dt). */
+void fy_dtype_retain(struct fy_dtype *dt);
+/* MPI_Type_free: the handle stops resolving at once; the type itself lives
+ * until the last pending operation releases it. */
+void fy_dtype_free_handle(struct fy_dtype *dt);
+
+/* Copy packed bytes [offset, offset + len) of 'count' elements of dt at
+ * 'buf' to/from contiguous 'packed' (for protocols that move a message in
+ * pieces). The range must lie inside count * dt->size. */
+void fy_dtype_pack_range(const void *buf, MPI_Count count,
+                         const struct fy_dtype *dt, MPI_Count offset,
+                         MPI_Count len, void *packed);
+void fy_dtype_unpack_range(const void *packed, MPI_Count offset,
+                           MPI_Count len, void *buf, MPI_Count count,
+                           const struct fy_dtype *dt);
+
+/* Describe packed bytes [offset, ...) of 'count' elements of dt at 'buf'
+ * as at most 'max' (address, length) pieces, in packed order, adjacent
+ * pieces merged (for scatter/gather single-copy transfers). Returns the
+ * number of pieces filled; *bytes_out gets the packed bytes they cover. */
+struct iovec;
+int fy_dtype_iov(const void *buf, MPI_Count count, const struct fy_dtype *dt,
+                 MPI_Count offset, struct iovec *iov, int max,
+                 MPI_Count *bytes_out);
 
 /* ---- reduction operations -------------------------------------------- */
 
@@ -97,6 +146,8 @@ struct fy_op {
     bool commute;
     MPI_User_function *user_fn; /* NULL for predefined ops */
     int refcount;
+    MPI_User_function_c *user_fn_c; /* MPI_Op_create_c; else NULL */
+    bool freed;                     /* MPI_Op_free'd */
 };
 
 struct fy_op *fy_op_get(MPI_Op h);
@@ -107,7 +158,16 @@ int fy_op_apply(struct fy_op *op, const void *in, void *inout,
                 MPI_Count count, struct fy_dtype *dt);
 /* Whether op is defined for dt (checked before any communication). */
 bool fy_op_valid_for(const struct fy_op *op, const struct fy_dtype *dt);
+/* Create a user op and give it a handle. Returns 0 or -ENOMEM. */
 int fy_op_create(MPI_User_function *fn, bool commute, struct fy_op **out);
+int fy_op_create_c(MPI_User_function_c *fn, bool commute, struct fy_op **out);
 void fy_op_release(struct fy_op *op);
+void fy_op_retain(struct fy_op *op);
+/* MPI_Op_free: the handle stops resolving; pending operations keep it. */
+void fy_op_free_handle(struct fy_op *op);
+/* Like fy_op_valid_for, for one-sided accumulates: predefined ops only,
+ * MPI_REPLACE and MPI_NO_OP allowed too. */
+bool fy_op_valid_for_accumulate(const struct fy_op *op,
+                                const struct fy_dtype *dt);
 
 #endif /* FY_DTYPE_H */

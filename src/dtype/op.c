@@ -1,0 +1,490 @@
+/* SPDX-License-Identifier: MIT */
+/* Reduction operations: the predefined ops on the basic types MPI allows
+ * them for, applied run by run across a datatype's type map, MINLOC and
+ * MAXLOC on value-index pairs, and user functions from MPI_Op_create.
+ * Elements are loaded with memcpy because a derived type may place them
+ * at any byte offset. */
+#include <complex.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <wchar.h>
+
+#include "dtype/dtype.h"
+#include "dtype/dtype_int.h"
+#include "util/handle.h"
+#include "util/util.h"
+
+/* Predefined op codes: the low byte of their MPICH handles. */
+enum {
+    OP_MAX = 1, OP_MIN, OP_SUM, OP_PROD, OP_LAND, OP_BAND, OP_LOR, OP_BOR,
+    OP_LXOR, OP_BXOR, OP_MINLOC, OP_MAXLOC, OP_REPLACE, OP_NO_OP,
+    OP_LAST = OP_NO_OP
+};
+
+static struct fy_op builtin_ops[OP_LAST + 1];
+static struct fy_handle_table op_table = FY_HANDLE_TABLE_INIT(FY_HT_OP);
+
+static inline int op_code(const struct fy_op *op)
+{
+    return op->builtin ? (int)((uint32_t)op->handle & 0xff) : 0;
+}
+
+/* ---- which basic types each op accepts ------------------------------- */
+
+enum {
+    CL_INT = 1,     /* C integers (MPICH counts MPI_CHAR among them) */
+    CL_FLOAT = 2,   /* floating point */
+    CL_COMPLEX = 4, /* C complex */
+    CL_LOGICAL = 8, /* C _Bool */
+    CL_BYTE = 16,   /* MPI_BYTE */
+};
+
+static unsigned basic_class(uint32_t b)
+{
+    switch (b) {
+    case FY_B_CHAR: case FY_B_SIGNED_CHAR: case FY_B_UNSIGNED_CHAR:
+    case FY_B_SHORT: case FY_B_UNSIGNED_SHORT: case FY_B_INT:
+    case FY_B_UNSIGNED: case FY_B_LONG: case FY_B_UNSIGNED_LONG:
+    case FY_B_LONG_LONG: case FY_B_UNSIGNED_LONG_LONG: case FY_B_INT8:
+    case FY_B_INT16: case FY_B_INT32: case FY_B_INT64: case FY_B_UINT8:
+    case FY_B_UINT16: case FY_B_UINT32: case FY_B_UINT64: case FY_B_AINT:
+    case FY_B_OFFSET: case FY_B_COUNT:
+        return CL_INT;
+    case FY_B_FLOAT: case FY_B_DOUBLE: case FY_B_LONG_DOUBLE:
+        return CL_FLOAT;
+    case FY_B_C_FLOAT_COMPLEX: case FY_B_C_DOUBLE_COMPLEX:
+    case FY_B_C_LONG_DOUBLE_COMPLEX:
+        return CL_COMPLEX;
+    case FY_B_C_BOOL:
+        return CL_LOGICAL;
+    case FY_B_BYTE:
+        return CL_BYTE;
+    default: /* MPI_WCHAR, MPI_PACKED: no predefined reduction */
+        return 0;
+    }
+}
+
+static unsigned op_classes(int code)
+{
+    switch (code) {
+    case OP_MAX: case OP_MIN:
+        return CL_INT | CL_FLOAT;
+    case OP_SUM: case OP_PROD:
+        return CL_INT | CL_FLOAT | CL_COMPLEX;
+    case OP_LAND: case OP_LOR: case OP_LXOR:
+        return CL_INT | CL_LOGICAL;
+    case OP_BAND: case OP_BOR: case OP_BXOR:
+        return CL_INT | CL_BYTE;
+    default:
+        return 0;
+    }
+}
+
+bool fy_op_valid_for(const struct fy_op *op, const struct fy_dtype *dt)
+{
+    if (!op || !dt)
+        return false;
+    if (!op->builtin)
+        return true; /* user ops take any type */
+    int code = op_code(op);
+    if (code == OP_MINLOC || code == OP_MAXLOC)
+        return dt->pair != 0;
+    if (code == OP_REPLACE || code == OP_NO_OP)
+        return false; /* one-sided only */
+    if (dt->pair != 0)
+        return false;
+    unsigned ok = op_classes(code);
+    for (uint32_t s = 0; s < dt->nsegs; s++)
+        if (!(basic_class(dt->segs[s].basic) & ok))
+            return false;
+    return true;
+}
+
+bool fy_op_valid_for_accumulate(const struct fy_op *op,
+                                const struct fy_dtype *dt)
+{
+    if (!op || !dt || !op->builtin)
+        return false;
+    int code = op_code(op);
+    if (code == OP_REPLACE || code == OP_NO_OP)
+        return true;
+    return fy_op_valid_for(op, dt);
+}
+
+/* ---- element kernels ---------------------------------------------------
+ * Each kernel computes io[i] = in[i] op io[i] for n elements of one basic
+ * type. Integer sums and products wrap in unsigned arithmetic (signed
+ * overflow would be undefined in C). */
+
+#define LOOP(T, EXPR)                                                         \
+    for (MPI_Count i = 0; i < n; i++) {                                       \
+        T a, b, r;                                                            \
+        memcpy(&a, in + i * (MPI_Count)sizeof(T), sizeof(T));                 \
+        memcpy(&b, io + i * (MPI_Count)sizeof(T), sizeof(T));                 \
+        r = (T)(EXPR);                                                        \
+        memcpy(io + i * (MPI_Count)sizeof(T), &r, sizeof(T));                 \
+    }                                                                         \
+    break
+
+#define INT_KERNEL(NAME, T)                                                   \
+    static void NAME(int op, const char *in, char *io, MPI_Count n)           \
+    {                                                                         \
+        switch (op) {                                                         \
+        case OP_MAX: LOOP(T, a > b ? a : b);                                  \
+        case OP_MIN: LOOP(T, a < b ? a : b);                                  \
+        case OP_SUM:                                                          \
+            LOOP(T, (unsigned long long)a + (unsigned long long)b);           \
+        case OP_PROD:                                                         \
+            LOOP(T, (unsigned long long)a * (unsigned long long)b);           \
+        case OP_LAND: LOOP(T, a && b);                                        \
+        case OP_LOR: LOOP(T, a || b);                                         \
+        case OP_LXOR: LOOP(T, !a != !b);                                      \
+        case OP_BAND: LOOP(T, a & b);                                         \
+        case OP_BOR: LOOP(T, a | b);                                          \
+        case OP_BXOR: LOOP(T, a ^ b);                                         \
+        default: break;                                                       \
+        }                                                                     \
+    }
+
+#define FLOAT_KERNEL(NAME, T)                                                 \
+    static void NAME(int op, const char *in, char *io, MPI_Count n)           \
+    {                                                                         \
+        switch (op) {                                                         \
+        case OP_MAX: LOOP(T, a > b ? a : b);                                  \
+        case OP_MIN: LOOP(T, a < b ? a : b);                                  \
+        case OP_SUM: LOOP(T, a + b);                                          \
+        case OP_PROD: LOOP(T, a * b);                                         \
+        default: break;                                                       \
+        }                                                                     \
+    }
+
+#define COMPLEX_KERNEL(NAME, T)                                               \
+    static void NAME(int op, const char *in, char *io, MPI_Count n)           \
+    {                                                                         \
+        switch (op) {                                                         \
+        case OP_SUM: LOOP(T, a + b);                                          \
+        case OP_PROD: LOOP(T, a * b);                                         \
+        default: break;                                                       \
+        }                                                                     \
+    }
+
+INT_KERNEL(k_char, char)
+INT_KERNEL(k_schar, signed char)
+INT_KERNEL(k_uchar, unsigned char)
+INT_KERNEL(k_short, short)
+INT_KERNEL(k_ushort, unsigned short)
+INT_KERNEL(k_int, int)
+INT_KERNEL(k_uint, unsigned)
+INT_KERNEL(k_long, long)
+INT_KERNEL(k_ulong, unsigned long)
+INT_KERNEL(k_llong, long long)
+INT_KERNEL(k_ullong, unsigned long long)
+INT_KERNEL(k_i8, int8_t)
+INT_KERNEL(k_i16, int16_t)
+INT_KERNEL(k_i32, int32_t)
+INT_KERNEL(k_i64, int64_t)
+INT_KERNEL(k_u8, uint8_t)
+INT_KERNEL(k_u16, uint16_t)
+INT_KERNEL(k_u32, uint32_t)
+INT_KERNEL(k_u64, uint64_t)
+FLOAT_KERNEL(k_float, float)
+FLOAT_KERNEL(k_double, double)
+FLOAT_KERNEL(k_ldouble, long double)
+COMPLEX_KERNEL(k_fcomplex, float _Complex)
+COMPLEX_KERNEL(k_dcomplex, double _Complex)
+COMPLEX_KERNEL(k_ldcomplex, long double _Complex)
+
+static void k_bool(int op, const char *in, char *io, MPI_Count n)
+{
+    switch (op) {
+    case OP_LAND: LOOP(_Bool, a && b);
+    case OP_LOR: LOOP(_Bool, a || b);
+    case OP_LXOR: LOOP(_Bool, a != b);
+    default: break;
+    }
+}
+
+static void k_byte(int op, const char *in, char *io, MPI_Count n)
+{
+    switch (op) {
+    case OP_BAND: LOOP(unsigned char, a & b);
+    case OP_BOR: LOOP(unsigned char, a | b);
+    case OP_BXOR: LOOP(unsigned char, a ^ b);
+    default: break;
+    }
+}
+
+typedef void (*kernel_fn)(int op, const char *in, char *io, MPI_Count n);
+
+static const kernel_fn kernels[FY_B_COUNT_OF] = {
+    [FY_B_CHAR] = k_char,
+    [FY_B_SIGNED_CHAR] = k_schar,
+    [FY_B_UNSIGNED_CHAR] = k_uchar,
+    [FY_B_BYTE] = k_byte,
+    [FY_B_SHORT] = k_short,
+    [FY_B_UNSIGNED_SHORT] = k_ushort,
+    [FY_B_INT] = k_int,
+    [FY_B_UNSIGNED] = k_uint,
+    [FY_B_LONG] = k_long,
+    [FY_B_UNSIGNED_LONG] = k_ulong,
+    [FY_B_LONG_LONG] = k_llong,
+    [FY_B_UNSIGNED_LONG_LONG] = k_ullong,
+    [FY_B_FLOAT] = k_float,
+    [FY_B_DOUBLE] = k_double,
+    [FY_B_LONG_DOUBLE] = k_ldouble,
+    [FY_B_C_BOOL] = k_bool,
+    [FY_B_INT8] = k_i8,
+    [FY_B_INT16] = k_i16,
+    [FY_B_INT32] = k_i32,
+    [FY_B_INT64] = k_i64,
+    [FY_B_UINT8] = k_u8,
+    [FY_B_UINT16] = k_u16,
+    [FY_B_UINT32] = k_u32,
+    [FY_B_UINT64] = k_u64,
+    [FY_B_AINT] = k_long,
+    [FY_B_OFFSET] = k_long,
+    [FY_B_COUNT] = k_long,
+    [FY_B_C_FLOAT_COMPLEX] = k_fcomplex,
+    [FY_B_C_DOUBLE_COMPLEX] = k_dcomplex,
+    [FY_B_C_LONG_DOUBLE_COMPLEX] = k_ldcomplex,
+};
+_Static_assert(sizeof(MPI_Aint) == sizeof(long) &&
+                   sizeof(MPI_Offset) == sizeof(long) &&
+                   sizeof(MPI_Count) == sizeof(long),
+               "MPI_AINT/OFFSET/COUNT reduce as long");
+
+/* ---- MINLOC / MAXLOC -----------------------------------------------------
+ * The type map of a pair type (or of a type built only from one pair type)
+ * lists value, index, value, index, ... in order, so walking its basic
+ * elements two at a time yields the pairs. */
+
+struct pair_walk {
+    const struct fy_dtype *dt;
+    MPI_Count i, r, k;
+    uint32_t s;
+};
+
+/* Byte offset of the next basic element. */
+static MPI_Aint pair_next(struct pair_walk *w)
+{
+    const struct fy_dtype *dt = w->dt;
+    const struct fy_dtype_seg *g = &dt->segs[w->s];
+    MPI_Aint off = (MPI_Aint)w->i * dt->extent +
+                   (MPI_Aint)w->r * dt->rep_stride + g->disp +
+                   (MPI_Aint)(w->k * (MPI_Count)fy_basic_tab[g->basic].size);
+    if (++w->k == g->count) {
+        w->k = 0;
+        if (++w->s == dt->nsegs) {
+            w->s = 0;
+            if (++w->r == dt->rep) {
+                w->r = 0;
+                w->i++;
+            }
+        }
+    }
+    return off;
+}
+
+#define LOC_LOOP(VT, IT)                                                      \
+    for (MPI_Count p = 0; p < npairs; p++) {                                  \
+        MPI_Aint vo = pair_next(&w), io_ = pair_next(&w);                     \
+        VT av, bv;                                                            \
+        IT ai, bi;                                                            \
+        memcpy(&av, in + vo, sizeof(VT));                                     \
+        memcpy(&bv, io + vo, sizeof(VT));                                     \
+        memcpy(&ai, in + io_, sizeof(IT));                                    \
+        memcpy(&bi, io + io_, sizeof(IT));                                    \
+        bool take = is_min ? av < bv : av > bv;                               \
+        if (take) {                                                           \
+            memcpy(io + vo, &av, sizeof(VT));                                 \
+            memcpy(io + io_, &ai, sizeof(IT));                                \
+        } else if (av == bv && ai < bi) {                                     \
+            memcpy(io + io_, &ai, sizeof(IT));                                \
+        }                                                                     \
+    }                                                                         \
+    break
+
+static void apply_loc(bool is_min, const char *in, char *io, MPI_Count count,
+                      const struct fy_dtype *dt)
+{
+    struct pair_walk w = {dt, 0, 0, 0, 0};
+    MPI_Count npairs = count * dt->nbasic / 2;
+    switch (dt->pair) {
+    case FY_PAIR_FLOAT_INT: LOC_LOOP(float, int);
+    case FY_PAIR_DOUBLE_INT: LOC_LOOP(double, int);
+    case FY_PAIR_LONG_INT: LOC_LOOP(long, int);
+    case FY_PAIR_SHORT_INT: LOC_LOOP(short, int);
+    case FY_PAIR_2INT: LOC_LOOP(int, int);
+    case FY_PAIR_LONG_DOUBLE_INT: LOC_LOOP(long double, int);
+    case FY_PAIR_2FLOAT: LOC_LOOP(float, float);
+    case FY_PAIR_2DOUBLE: LOC_LOOP(double, double);
+    default: break;
+    }
+}
+
+/* ---- applying an op -------------------------------------------------- */
+
+/* Call a user function on at most INT_MAX elements at a time (its count
+ * argument is an int). */
+static void apply_user(struct fy_op *op, const char *in, char *io,
+                       MPI_Count count, struct fy_dtype *dt)
+{
+    MPI_Datatype h = dt->handle;
+    if (op->user_fn_c) {
+        MPI_Count len = count;
+        op->user_fn_c((void *)in, io, &len, &h);
+        return;
+    }
+    while (count > 0) {
+        int len = count > INT_MAX ? INT_MAX : (int)count;
+        op->user_fn((void *)in, io, &len, &h);
+        in += (MPI_Aint)len * dt->extent;
+        io += (MPI_Aint)len * dt->extent;
+        count -= len;
+    }
+}
+
+int fy_op_apply(struct fy_op *op, const void *inv, void *inoutv,
+                MPI_Count count, struct fy_dtype *dt)
+{
+    const char *in = inv;
+    char *io = inoutv;
+    if (count <= 0 || dt->size == 0)
+        return 0;
+    if (!op->builtin) {
+        apply_user(op, in, io, count, dt);
+        return 0;
+    }
+    int code = op_code(op);
+    if (code == OP_NO_OP)
+        return 0;
+    if (code == OP_REPLACE) {
+        /* Copy the data, leaving the holes of io alone. */
+        for (MPI_Count i = 0; i < count; i++)
+            for (MPI_Count r = 0; r < dt->rep; r++)
+                for (uint32_t s = 0; s < dt->nsegs; s++) {
+                    const struct fy_dtype_seg *g = &dt->segs[s];
+                    MPI_Aint off = (MPI_Aint)i * dt->extent +
+                                   (MPI_Aint)r * dt->rep_stride + g->disp;
+                    memcpy(io + off, in + off,
+                           (size_t)(g->count * (MPI_Count)fy_basic_tab[g->basic].size));
+                }
+        return 0;
+    }
+    if (!fy_op_valid_for(op, dt))
+        return -EINVAL;
+    if (code == OP_MINLOC || code == OP_MAXLOC) {
+        apply_loc(code == OP_MINLOC, in, io, count, dt);
+        return 0;
+    }
+    if (dt->contig && dt->nsegs == 1 && dt->rep == 1) {
+        kernels[dt->segs[0].basic](code, in, io, count * dt->segs[0].count);
+        return 0;
+    }
+    for (MPI_Count i = 0; i < count; i++)
+        for (MPI_Count r = 0; r < dt->rep; r++)
+            for (uint32_t s = 0; s < dt->nsegs; s++) {
+                const struct fy_dtype_seg *g = &dt->segs[s];
+                MPI_Aint off = (MPI_Aint)i * dt->extent +
+                               (MPI_Aint)r * dt->rep_stride + g->disp;
+                kernels[g->basic](code, in + off, io + off, g->count);
+            }
+    return 0;
+}
+
+/* ---- op objects ------------------------------------------------------ */
+
+int fy_op_init(void)
+{
+    for (int c = 1; c <= OP_LAST; c++) {
+        struct fy_op *op = &builtin_ops[c];
+        memset(op, 0, sizeof(*op));
+        op->handle = (MPI_Op)(FY_HANDLE_KIND_BUILTIN |
+                              ((uint32_t)FY_HT_OP << 26) | (uint32_t)c);
+        op->builtin = true;
+        op->commute = true;
+        op->refcount = 1;
+    }
+    return 0;
+}
+
+void fy_op_finalize(void)
+{
+    for (uint32_t i = 0; i < op_table.used; i++)
+        free(op_table.objs[i]);
+    free(op_table.objs);
+    free(op_table.free);
+    op_table = (struct fy_handle_table)FY_HANDLE_TABLE_INIT(FY_HT_OP);
+}
+
+struct fy_op *fy_op_get(MPI_Op h)
+{
+    if (fy_handle_type(h) != FY_HT_OP)
+        return NULL;
+    if (fy_handle_kind(h) == FY_HANDLE_KIND_BUILTIN) {
+        uint32_t c = (uint32_t)h & FY_HANDLE_INDEX_MASK;
+        if (c < 1 || c > OP_LAST)
+            return NULL;
+        if (!builtin_ops[c].builtin)
+            fy_op_init(); /* before MPI_Init (unit tests) */
+        return &builtin_ops[c];
+    }
+    struct fy_op *op = fy_handle_get(&op_table, h);
+    return op && !op->freed ? op : NULL;
+}
+
+static int op_new(MPI_User_function *fn, MPI_User_function_c *fn_c,
+                  bool commute, struct fy_op **out)
+{
+    struct fy_op *op = calloc(1, sizeof(*op));
+    if (!op)
+        return -ENOMEM;
+    op->user_fn = fn;
+    op->user_fn_c = fn_c;
+    op->commute = commute;
+    op->refcount = 1;
+    int h;
+    int rc = fy_handle_alloc(&op_table, op, &h);
+    if (rc) {
+        free(op);
+        return rc;
+    }
+    op->handle = h;
+    *out = op;
+    return 0;
+}
+
+int fy_op_create(MPI_User_function *fn, bool commute, struct fy_op **out)
+{
+    return op_new(fn, NULL, commute, out);
+}
+
+int fy_op_create_c(MPI_User_function_c *fn, bool commute, struct fy_op **out)
+{
+    return op_new(NULL, fn, commute, out);
+}
+
+void fy_op_retain(struct fy_op *op)
+{
+    op->refcount++;
+}
+
+void fy_op_release(struct fy_op *op)
+{
+    if (!op || op->builtin)
+        return;
+    if (--op->refcount > 0)
+        return;
+    fy_handle_release(&op_table, op->handle);
+    free(op);
+}
+
+void fy_op_free_handle(struct fy_op *op)
+{
+    if (op->builtin || op->freed)
+        return;
+    op->freed = true;
+    fy_op_release(op);
+}
