@@ -320,6 +320,65 @@ wait "$mp"
 [ -n "$ticks" ] && [ "$ticks" -le 5 ]
 check "launcher uses ~0 CPU while the job runs" $? "cpu ticks=$ticks"
 
+# ---- mpicc -------------------------------------------------------------------
+MPICC=$(dirname "$MPIEXEC")/mpicc
+B=$(cd "$build" && pwd)
+show=$("$MPICC" -show)
+[[ $show == *"-I$B/include"* && $show == *"-Wl,-rpath,"* && $show == *" -lmpi" ]]
+check "mpicc -show: our include dir, rpath, -lmpi" $? "$show"
+
+cshow=$("$MPICC" -show -c x.c) && lshow=$("$MPICC" -showme:link) && cinfo=$("$MPICC" -showme:compile)
+[[ $cshow != *-lmpi* && $cshow == *"-c x.c"* && $lshow == *-lmpi && $cinfo == "-I$B/include" ]]
+check "mpicc: no link flags when compiling only; -showme:compile/-showme:link" $? \
+    "$cshow | $lshow | $cinfo"
+
+cat > "$T/hello.c" <<'EOF_C'
+#include <mpi.h>
+#include <stdio.h>
+int main(int argc, char **argv)
+{
+    int rank, size;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    printf("rank %d of %d\n", rank, size);
+    MPI_Finalize();
+    return 0;
+}
+EOF_C
+"$MPICC" -Wall -c "$T/hello.c" -o "$T/hello.o" 2> "$T/cc.err"
+check "mpicc -c compiles an MPI program against build/include/mpi.h" $? "$(head -5 "$T/cc.err")"
+
+if [ -e "$B/lib/libmpi.so" ] || [ -e "$B/lib/libmpi.so.12" ]; then
+    if "$MPICC" "$T/hello.o" -o "$T/hello" 2> "$T/ld.err"; then
+        "$MPIEXEC" --timeout 20 -n 2 "$T/hello" > "$T/hello.out" 2>&1
+        rc=$?
+        [ $rc = 0 ] && [ "$(sort "$T/hello.out" | tr '\n' ' ')" = "rank 0 of 2 rank 1 of 2 " ]
+        check "mpicc links; mpiexec -n 2 runs the program" $? "rc=$rc $(head -5 "$T/hello.out")"
+    else
+        not_ok "mpicc links an MPI program" "$(head -5 "$T/ld.err")"
+    fi
+    if command -v cmake > /dev/null; then
+        mkdir -p "$T/fm"
+        cat > "$T/fm/CMakeLists.txt" <<'EOF_CM'
+cmake_minimum_required(VERSION 3.16)
+project(fm C)
+find_package(MPI REQUIRED COMPONENTS C)
+message(STATUS "FM inc=${MPI_C_INCLUDE_DIRS} lib=${MPI_C_LIBRARIES}")
+EOF_CM
+        cmake -S "$T/fm" -B "$T/fm/b" -DMPI_C_COMPILER="$MPICC" > "$T/fm.log" 2>&1
+        rc=$?
+        [ $rc = 0 ] && grep -q "FM inc=$B/include lib=$B/lib/libmpi" "$T/fm.log"
+        check "CMake FindMPI with MPI_C_COMPILER=mpicc finds Ferry" $? \
+            "rc=$rc $(grep -E 'FM |Error|Could' "$T/fm.log" | head -3)"
+    else
+        skip "CMake FindMPI" "no cmake"
+    fi
+else
+    skip "mpicc link and run" "library not built in $B/lib"
+    skip "CMake FindMPI" "library not built in $B/lib"
+fi
+
 echo "1..$n"
 echo "# $((n - failed)) passed, $failed failed"
 [ $failed = 0 ]
