@@ -14,6 +14,7 @@
 #include "boot/boot.h"
 #include "harness.h"
 #include "p2p/p2p.h"
+#include "util/util.h"
 
 static const size_t sizes[] = {0, 1, 8, 47, 48, 49, 100, 4096, 16256,
                                16257, 65536, 100003, 1 << 20, 4 << 20};
