@@ -96,6 +96,9 @@ void fy_dtype_unpack(const void *in, MPI_Count bytes, void *outbuf,
  * (MPI_Get_elements), or MPI_UNDEFINED-style -1 if 'bytes' ends inside a
  * basic element. */
 MPI_Count fy_dtype_elements(const struct fy_dtype *dt, MPI_Count bytes);
+/* The inverse: packed bytes taken by the first 'n' basic elements of a
+ * message of dt (MPI_Status_set_elements). */
+MPI_Count fy_dtype_element_bytes(const struct fy_dtype *dt, MPI_Count n);
 
 /* Constructors: output parameter last; return 0 or -ENOMEM/-EINVAL. */
 int fy_dtype_contiguous(MPI_Count count, struct fy_dtype *old, struct fy_dtype **out);

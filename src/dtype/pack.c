@@ -170,8 +170,10 @@ void fy_dtype_unpack(const void *in, MPI_Count bytes, void *outbuf,
 
 MPI_Count fy_dtype_elements(const struct fy_dtype *dt, MPI_Count bytes)
 {
-    if (bytes <= 0 || dt->size == 0)
+    if (bytes <= 0)
         return 0;
+    if (dt->size == 0)
+        return -1; /* data cannot be made of elements that hold none */
     MPI_Count n = (bytes / dt->size) * dt->nbasic;
     MPI_Count rem = bytes % dt->size;
     if (rem == 0)
@@ -193,6 +195,24 @@ MPI_Count fy_dtype_elements(const struct fy_dtype *dt, MPI_Count bytes)
         }
     }
     return n;
+}
+
+MPI_Count fy_dtype_element_bytes(const struct fy_dtype *dt, MPI_Count n)
+{
+    if (n <= 0 || dt->nbasic == 0)
+        return 0;
+    MPI_Count bytes = (n / dt->nbasic) * dt->size;
+    MPI_Count rem = n % dt->nbasic;
+    MPI_Count per_rep = dt->nbasic / dt->rep;
+    bytes += (rem / per_rep) * (dt->size / dt->rep);
+    rem %= per_rep;
+    for (uint32_t s = 0; s < dt->nsegs && rem > 0; s++) {
+        const struct fy_dtype_seg *g = &dt->segs[s];
+        MPI_Count k = FY_MIN(rem, g->count);
+        bytes += k * (MPI_Count)fy_basic_tab[g->basic].size;
+        rem -= k;
+    }
+    return bytes;
 }
 
 struct iov_ctx {

@@ -1,0 +1,919 @@
+/* SPDX-License-Identifier: MIT */
+/* Entry points for datatypes (constructors, queries, commit/free, names),
+ * packing, addresses, status counts (MPI_Get_count and friends) and user
+ * reduction ops. Arguments are checked here and translated into
+ * src/dtype's byte-based calls. */
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi/mpi_impl.h"
+#include "mpi/status.h"
+
+/* ---- shared checks -------------------------------------------------- */
+
+/* Resolve a datatype argument or report MPI_ERR_TYPE. */
+#define GET_TYPE(var, h, fn)                                                  \
+    struct fy_dtype *var = fy_dtype_get(h);                                   \
+    if (FY_UNLIKELY(!var))                                                    \
+        return fy_mpi_err(NULL, MPI_ERR_TYPE, fn,                             \
+                          "invalid datatype 0x%x", (unsigned)(h));
+
+#define CHECK_PTR(p, fn)                                                      \
+    FY_CHECK((p) != NULL, NULL, MPI_ERR_ARG, fn, "%s is NULL", #p)
+
+#define CHECK_COUNT(n, fn)                                                    \
+    FY_CHECK((n) >= 0, NULL, MPI_ERR_COUNT, fn, "%s %lld is negative", #n,   \
+             (long long)(n))
+
+#define CHECK_STATUS(st, fn)                                                  \
+    FY_CHECK((st) != NULL && (st) != MPI_STATUS_IGNORE, NULL, MPI_ERR_ARG,   \
+             fn, "status is NULL or MPI_STATUS_IGNORE")
+
+/* Report a constructor's internal error. */
+static int ctor_err(int rc, const char *fn)
+{
+    switch (rc) {
+    case -EOVERFLOW:
+        return fy_mpi_err(NULL, MPI_ERR_COUNT, fn,
+                          "the new datatype's size overflows MPI_Count");
+    case -EINVAL:
+        return fy_mpi_err(NULL, MPI_ERR_ARG, fn, "invalid argument");
+    default:
+        return fy_mpi_err(NULL, fy_errno_to_class(rc), fn,
+                          "cannot build the datatype (out of memory?)");
+    }
+}
+
+/* Give a freshly built type a handle and store it in *out. */
+static int publish(struct fy_dtype *dt, MPI_Datatype *out, const char *fn)
+{
+    int rc = fy_dtype_register(dt);
+    if (rc) {
+        fy_dtype_release(dt);
+        return ctor_err(rc, fn);
+    }
+    *out = dt->handle;
+    return MPI_SUCCESS;
+}
+
+/* The common tail of every constructor. */
+static int finish(int rc, struct fy_dtype *dt, MPI_Datatype *out,
+                  const char *fn)
+{
+    if (rc)
+        return ctor_err(rc, fn);
+    return publish(dt, out, fn);
+}
+
+/* ---- constructors ---------------------------------------------------- */
+
+static int contiguous(MPI_Count count, MPI_Datatype oldtype,
+                      MPI_Datatype *newtype, const char *fn)
+{
+    FY_CHECK_INIT(fn);
+    CHECK_COUNT(count, fn);
+    CHECK_PTR(newtype, fn);
+    GET_TYPE(old, oldtype, fn);
+    struct fy_dtype *dt = NULL;
+    int rc = fy_dtype_contiguous(count, old, &dt);
+    return finish(rc, dt, newtype, fn);
+}
+
+FY_API int PMPI_Type_contiguous(int count, MPI_Datatype oldtype,
+                                MPI_Datatype *newtype)
+{
+    return contiguous(count, oldtype, newtype, __func__);
+}
+FY_ALIAS(MPI_Type_contiguous)
+
+FY_API int PMPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype,
+                                  MPI_Datatype *newtype)
+{
+    return contiguous(count, oldtype, newtype, __func__);
+}
+FY_ALIAS(MPI_Type_contiguous_c)
+
+/* stride_in_bytes: hvector; otherwise the stride counts old extents. */
+static int vector(int count, int blocklength, MPI_Aint stride,
+                  bool stride_in_bytes, MPI_Datatype oldtype,
+                  MPI_Datatype *newtype, const char *fn)
+{
+    FY_CHECK_INIT(fn);
+    CHECK_COUNT(count, fn);
+    FY_CHECK(blocklength >= 0, NULL, MPI_ERR_ARG, fn,
+             "blocklength %d is negative", blocklength);
+    CHECK_PTR(newtype, fn);
+    GET_TYPE(old, oldtype, fn);
+    MPI_Aint bytes = stride_in_bytes ? stride : stride * old->extent;
+    struct fy_dtype *dt = NULL;
+    int rc = fy_dtype_vector(count, blocklength, bytes, old,
+                             stride_in_bytes ? MPI_COMBINER_HVECTOR
+                                             : MPI_COMBINER_VECTOR,
+                             &dt);
+    return finish(rc, dt, newtype, fn);
+}
+
+FY_API int PMPI_Type_vector(int count, int blocklength, int stride,
+                            MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    return vector(count, blocklength, stride, false, oldtype, newtype,
+                  __func__);
+}
+FY_ALIAS(MPI_Type_vector)
+
+FY_API int PMPI_Type_create_hvector(int count, int blocklength,
+                                    MPI_Aint stride, MPI_Datatype oldtype,
+                                    MPI_Datatype *newtype)
+{
+    return vector(count, blocklength, stride, true, oldtype, newtype,
+                  __func__);
+}
+FY_ALIAS(MPI_Type_create_hvector)
+
+FY_API int PMPI_Type_hvector(int count, int blocklength, MPI_Aint stride,
+                             MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    return vector(count, blocklength, stride, true, oldtype, newtype,
+                  __func__);
+}
+FY_ALIAS(MPI_Type_hvector)
+
+/* The indexed family: per-block lengths (or one shared 'blocklen' when
+ * blocklens is NULL) and displacements in elements (idisps, scaled by the
+ * old extent) or bytes (adisps). */
+static int indexed(int count, const int *blocklens, int blocklen,
+                   const int *idisps, const MPI_Aint *adisps,
+                   MPI_Datatype oldtype, MPI_Datatype *newtype, int combiner,
+                   const char *fn)
+{
+    FY_CHECK_INIT(fn);
+    CHECK_COUNT(count, fn);
+    CHECK_PTR(newtype, fn);
+    FY_CHECK(count == 0 || idisps || adisps, NULL, MPI_ERR_ARG, fn,
+             "array_of_displacements is NULL");
+    GET_TYPE(old, oldtype, fn);
+    FY_CHECK(blocklens || blocklen >= 0, NULL, MPI_ERR_ARG, fn,
+             "blocklength %d is negative", blocklen);
+    MPI_Count *bl = malloc(((size_t)count + 1) * sizeof(*bl));
+    MPI_Aint *d = malloc(((size_t)count + 1) * sizeof(*d));
+    if (!bl || !d) {
+        free(bl);
+        free(d);
+        return fy_mpi_err(NULL, MPI_ERR_OTHER, fn, "out of memory");
+    }
+    for (int i = 0; i < count; i++) {
+        int b = blocklens ? blocklens[i] : blocklen;
+        if (b < 0) {
+            free(bl);
+            free(d);
+            return fy_mpi_err(NULL, MPI_ERR_ARG, fn,
+                              "blocklength %d of block %d is negative", b, i);
+        }
+        bl[i] = b;
+        d[i] = idisps ? (MPI_Aint)idisps[i] * old->extent : adisps[i];
+    }
+    struct fy_dtype *dt = NULL;
+    int rc = fy_dtype_indexed(count, bl, d, old, combiner, &dt);
+    free(bl);
+    free(d);
+    return finish(rc, dt, newtype, fn);
+}
+
+FY_API int PMPI_Type_indexed(int count, const int array_of_blocklengths[],
+                             const int array_of_displacements[],
+                             MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    FY_CHECK(count <= 0 || array_of_blocklengths, NULL, MPI_ERR_ARG,
+             __func__, "array_of_blocklengths is NULL");
+    return indexed(count, array_of_blocklengths, 0, array_of_displacements,
+                   NULL, oldtype, newtype, MPI_COMBINER_INDEXED, __func__);
+}
+FY_ALIAS(MPI_Type_indexed)
+
+FY_API int PMPI_Type_create_hindexed(int count,
+                                     const int array_of_blocklengths[],
+                                     const MPI_Aint array_of_displacements[],
+                                     MPI_Datatype oldtype,
+                                     MPI_Datatype *newtype)
+{
+    FY_CHECK(count <= 0 || array_of_blocklengths, NULL, MPI_ERR_ARG,
+             __func__, "array_of_blocklengths is NULL");
+    return indexed(count, array_of_blocklengths, 0, NULL,
+                   array_of_displacements, oldtype, newtype,
+                   MPI_COMBINER_HINDEXED, __func__);
+}
+FY_ALIAS(MPI_Type_create_hindexed)
+
+FY_API int PMPI_Type_hindexed(int count, int array_of_blocklengths[],
+                              MPI_Aint array_of_displacements[],
+                              MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    FY_CHECK(count <= 0 || array_of_blocklengths, NULL, MPI_ERR_ARG,
+             __func__, "array_of_blocklengths is NULL");
+    return indexed(count, array_of_blocklengths, 0, NULL,
+                   array_of_displacements, oldtype, newtype,
+                   MPI_COMBINER_HINDEXED, __func__);
+}
+FY_ALIAS(MPI_Type_hindexed)
+
+FY_API int PMPI_Type_create_indexed_block(int count, int blocklength,
+                                          const int array_of_displacements[],
+                                          MPI_Datatype oldtype,
+                                          MPI_Datatype *newtype)
+{
+    return indexed(count, NULL, blocklength, array_of_displacements, NULL,
+                   oldtype, newtype, MPI_COMBINER_INDEXED_BLOCK, __func__);
+}
+FY_ALIAS(MPI_Type_create_indexed_block)
+
+FY_API int PMPI_Type_create_hindexed_block(
+    int count, int blocklength, const MPI_Aint array_of_displacements[],
+    MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    return indexed(count, NULL, blocklength, NULL, array_of_displacements,
+                   oldtype, newtype, MPI_COMBINER_HINDEXED_BLOCK, __func__);
+}
+FY_ALIAS(MPI_Type_create_hindexed_block)
+
+static int create_struct(int count, const int *blocklens,
+                         const MPI_Aint *disps, const MPI_Datatype *types,
+                         MPI_Datatype *newtype, const char *fn)
+{
+    FY_CHECK_INIT(fn);
+    CHECK_COUNT(count, fn);
+    CHECK_PTR(newtype, fn);
+    FY_CHECK(count == 0 || (blocklens && disps && types), NULL, MPI_ERR_ARG,
+             fn, "an array argument is NULL");
+    MPI_Count *bl = malloc(((size_t)count + 1) * sizeof(*bl));
+    struct fy_dtype **ts = malloc(((size_t)count + 1) * sizeof(*ts));
+    if (!bl || !ts) {
+        free(bl);
+        free(ts);
+        return fy_mpi_err(NULL, MPI_ERR_OTHER, fn, "out of memory");
+    }
+    int err = MPI_SUCCESS;
+    for (int i = 0; i < count && err == MPI_SUCCESS; i++) {
+        ts[i] = fy_dtype_get(types[i]);
+        bl[i] = blocklens[i];
+        if (!ts[i])
+            err = fy_mpi_err(NULL, MPI_ERR_TYPE, fn,
+                             "array_of_types[%d] 0x%x is not a datatype", i,
+                             (unsigned)types[i]);
+        else if (blocklens[i] < 0)
+            err = fy_mpi_err(NULL, MPI_ERR_ARG, fn,
+                             "blocklength %d of block %d is negative",
+                             blocklens[i], i);
+    }
+    struct fy_dtype *dt = NULL;
+    if (err == MPI_SUCCESS) {
+        int rc = fy_dtype_struct(count, bl, disps, ts, &dt);
+        err = finish(rc, dt, newtype, fn);
+    }
+    free(bl);
+    free(ts);
+    return err;
+}
+
+FY_API int PMPI_Type_create_struct(int count,
+                                   const int array_of_blocklengths[],
+                                   const MPI_Aint array_of_displacements[],
+                                   const MPI_Datatype array_of_types[],
+                                   MPI_Datatype *newtype)
+{
+    return create_struct(count, array_of_blocklengths,
+                         array_of_displacements, array_of_types, newtype,
+                         __func__);
+}
+FY_ALIAS(MPI_Type_create_struct)
+
+FY_API int PMPI_Type_struct(int count, int array_of_blocklengths[],
+                            MPI_Aint array_of_displacements[],
+                            MPI_Datatype array_of_types[],
+                            MPI_Datatype *newtype)
+{
+    return create_struct(count, array_of_blocklengths,
+                         array_of_displacements, array_of_types, newtype,
+                         __func__);
+}
+FY_ALIAS(MPI_Type_struct)
+
+FY_API int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb,
+                                    MPI_Aint extent, MPI_Datatype *newtype)
+{
+    const char *fn = __func__;
+    FY_CHECK_INIT(fn);
+    CHECK_PTR(newtype, fn);
+    GET_TYPE(old, oldtype, fn);
+    struct fy_dtype *dt = NULL;
+    int rc = fy_dtype_resized(old, lb, extent, &dt);
+    return finish(rc, dt, newtype, fn);
+}
+FY_ALIAS(MPI_Type_create_resized)
+
+FY_API int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    const char *fn = __func__;
+    FY_CHECK_INIT(fn);
+    CHECK_PTR(newtype, fn);
+    GET_TYPE(old, oldtype, fn);
+    struct fy_dtype *dt = NULL;
+    int rc = fy_dtype_dup(old, &dt);
+    return finish(rc, dt, newtype, fn);
+}
+FY_ALIAS(MPI_Type_dup)
+
+FY_API int PMPI_Type_commit(MPI_Datatype *datatype)
+{
+    const char *fn = __func__;
+    FY_CHECK_INIT(fn);
+    CHECK_PTR(datatype, fn);
+    GET_TYPE(dt, *datatype, fn);
+    dt->committed = true; /* the type map is final from construction on */
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Type_commit)
+
+FY_API int PMPI_Type_free(MPI_Datatype *datatype)
+{
+    const char *fn = __func__;
+    FY_CHECK_INIT(fn);
+    CHECK_PTR(datatype, fn);
+    GET_TYPE(dt, *datatype, fn);
+    FY_CHECK(!dt->builtin, NULL, MPI_ERR_TYPE, fn,
+             "cannot free the predefined datatype %s", dt->name);
+    /* Pending operations hold their own references: they finish with the
+     * type intact even though the handle dies now. */
+    fy_dtype_free_handle(dt);
+    *datatype = MPI_DATATYPE_NULL;
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Type_free)
+
+/* ---- queries --------------------------------------------------------- */
+
+FY_API int PMPI_Type_size(MPI_Datatype datatype, int *size)
+{
+    const char *fn = __func__;
+    FY_CHECK_INIT(fn);
+    CHECK_PTR(size, fn);
+    GET_TYPE(dt, datatype, fn);
+    *size = dt->size > INT_MAX ? MPI_UNDEFINED : (int)dt->size;
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Type_size)
+
+static int size_count(MPI_Datatype datatype, MPI_Count *size, const char *fn)
+{
+    FY_CHECK_INIT(fn);
+    CHECK_PTR(size, fn);
+    GET_TYPE(dt, datatype, fn);
+    *size = dt->size;
+    return MPI_SUCCESS;
+}
+
+FY_API int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
+{
+    return size_count(datatype, size, __func__);
+}
+FY_ALIAS(MPI_Type_size_x)
+
+FY_API int PMPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size)
+{
+    return size_count(datatype, size, __func__);
+}
+FY_ALIAS(MPI_Type_size_c)
+
+FY_API int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb,
+                                MPI_Aint *extent)
+{
+    const char *fn = __func__;
+    FY_CHECK_INIT(fn);
+    CHECK_PTR(lb, fn);
+    CHECK_PTR(extent, fn);
+    GET_TYPE(dt, datatype, fn);
+    *lb = dt->lb;
+    *extent = dt->extent;
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Type_get_extent)
+
+static int extent_count(MPI_Datatype datatype, MPI_Count *lb,
+                        MPI_Count *extent, bool true_extent, const char *fn)
+{
+    FY_CHECK_INIT(fn);
+    CHECK_PTR(lb, fn);
+    CHECK_PTR(extent, fn);
+    GET_TYPE(dt, datatype, fn);
+    if (true_extent) {
+        *lb = dt->true_lb;
+        *extent = dt->true_ub - dt->true_lb;
+    } else {
+        *lb = dt->lb;
+        *extent = dt->extent;
+    }
+    return MPI_SUCCESS;
+}
+
+FY_API int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb,
+                                  MPI_Count *extent)
+{
+    return extent_count(datatype, lb, extent, false, __func__);
+}
+FY_ALIAS(MPI_Type_get_extent_x)
+
+FY_API int PMPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb,
+                                  MPI_Count *extent)
+{
+    return extent_count(datatype, lb, extent, false, __func__);
+}
+FY_ALIAS(MPI_Type_get_extent_c)
+
+FY_API int PMPI_Type_get_true_extent(MPI_Datatype datatype,
+                                     MPI_Aint *true_lb, MPI_Aint *true_extent)
+{
+    const char *fn = __func__;
+    FY_CHECK_INIT(fn);
+    CHECK_PTR(true_lb, fn);
+    CHECK_PTR(true_extent, fn);
+    GET_TYPE(dt, datatype, fn);
+    *true_lb = dt->true_lb;
+    *true_extent = dt->true_ub - dt->true_lb;
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Type_get_true_extent)
+
+FY_API int PMPI_Type_get_true_extent_x(MPI_Datatype datatype,
+                                       MPI_Count *true_lb,
+                                       MPI_Count *true_extent)
+{
+    return extent_count(datatype, true_lb, true_extent, true, __func__);
+}
+FY_ALIAS(MPI_Type_get_true_extent_x)
+
+FY_API int PMPI_Type_get_true_extent_c(MPI_Datatype datatype,
+                                       MPI_Count *true_lb,
+                                       MPI_Count *true_extent)
+{
+    return extent_count(datatype, true_lb, true_extent, true, __func__);
+}
+FY_ALIAS(MPI_Type_get_true_extent_c)
+
+/* MPI-1 forms, removed from the standard but still in MPICH's ABI. */
+FY_API int PMPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent)
+{
+    const char *fn = __func__;
+    FY_CHECK_INIT(fn);
+    CHECK_PTR(extent, fn);
+    GET_TYPE(dt, datatype, fn);
+    *extent = dt->extent;
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Type_extent)
+
+FY_API int PMPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement)
+{
+    const char *fn = __func__;
+    FY_CHECK_INIT(fn);
+    CHECK_PTR(displacement, fn);
+    GET_TYPE(dt, datatype, fn);
+    *displacement = dt->lb;
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Type_lb)
+
+FY_API int PMPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement)
+{
+    const char *fn = __func__;
+    FY_CHECK_INIT(fn);
+    CHECK_PTR(displacement, fn);
+    GET_TYPE(dt, datatype, fn);
+    *displacement = dt->ub;
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Type_ub)
+
+FY_API int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name,
+                              int *resultlen)
+{
+    const char *fn = __func__;
+    FY_CHECK_INIT(fn);
+    CHECK_PTR(type_name, fn);
+    CHECK_PTR(resultlen, fn);
+    GET_TYPE(dt, datatype, fn);
+    size_t n = strnlen(dt->name, MPI_MAX_OBJECT_NAME - 1);
+    memcpy(type_name, dt->name, n);
+    type_name[n] = '\0';
+    *resultlen = (int)n;
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Type_get_name)
+
+FY_API int PMPI_Type_set_name(MPI_Datatype datatype, const char *type_name)
+{
+    const char *fn = __func__;
+    FY_CHECK_INIT(fn);
+    CHECK_PTR(type_name, fn);
+    GET_TYPE(dt, datatype, fn);
+    /* Longer names are truncated, as MPI allows. */
+    size_t n = strnlen(type_name, MPI_MAX_OBJECT_NAME - 1);
+    memcpy(dt->name, type_name, n);
+    dt->name[n] = '\0';
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Type_set_name)
+
+FY_API int PMPI_Type_match_size(int typeclass, int size,
+                                MPI_Datatype *datatype)
+{
+    const char *fn = __func__;
+    FY_CHECK_INIT(fn);
+    CHECK_PTR(datatype, fn);
+    MPI_Datatype t = MPI_DATATYPE_NULL;
+    switch (typeclass) {
+    case MPI_TYPECLASS_INTEGER:
+        t = size == 1 ? MPI_SIGNED_CHAR
+            : size == 2 ? MPI_SHORT
+            : size == 4 ? MPI_INT
+            : size == 8 ? MPI_LONG : MPI_DATATYPE_NULL;
+        break;
+    case MPI_TYPECLASS_REAL:
+        t = size == 4 ? MPI_FLOAT
+            : size == 8 ? MPI_DOUBLE
+            : size == (int)sizeof(long double) ? MPI_LONG_DOUBLE
+                                               : MPI_DATATYPE_NULL;
+        break;
+    case MPI_TYPECLASS_COMPLEX:
+        t = size == 8 ? MPI_C_FLOAT_COMPLEX
+            : size == 16 ? MPI_C_DOUBLE_COMPLEX
+            : size == (int)sizeof(long double _Complex)
+                ? MPI_C_LONG_DOUBLE_COMPLEX
+                : MPI_DATATYPE_NULL;
+        break;
+    default:
+        return fy_mpi_err(NULL, MPI_ERR_ARG, fn, "invalid typeclass %d",
+                          typeclass);
+    }
+    FY_CHECK(t != MPI_DATATYPE_NULL, NULL, MPI_ERR_ARG, fn,
+             "no datatype of typeclass %d has size %d", typeclass, size);
+    *datatype = t;
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Type_match_size)
+
+/* ---- addresses --------------------------------------------------------- */
+
+FY_API int PMPI_Get_address(const void *location, MPI_Aint *address)
+{
+    const char *fn = __func__;
+    CHECK_PTR(address, fn);
+    *address = (MPI_Aint)(uintptr_t)location;
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Get_address)
+
+FY_API int PMPI_Address(void *location, MPI_Aint *address)
+{
+    return PMPI_Get_address(location, address);
+}
+FY_ALIAS(MPI_Address)
+
+FY_API MPI_Aint PMPI_Aint_add(MPI_Aint base, MPI_Aint disp)
+{
+    return (MPI_Aint)((uintptr_t)base + (uintptr_t)disp);
+}
+FY_ALIAS(MPI_Aint_add)
+
+FY_API MPI_Aint PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2)
+{
+    return (MPI_Aint)((uintptr_t)addr1 - (uintptr_t)addr2);
+}
+FY_ALIAS(MPI_Aint_diff)
+
+/* ---- packing ------------------------------------------------------------ */
+
+static int pack(const void *inbuf, MPI_Count incount, MPI_Datatype datatype,
+                void *outbuf, MPI_Count outsize, MPI_Count *position,
+                MPI_Comm comm, const char *fn)
+{
+    FY_CHECK_INIT(fn);
+    FY_GET_COMM(c, comm, fn);
+    FY_CHECK(incount >= 0, c, MPI_ERR_COUNT, fn, "incount %lld is negative",
+             (long long)incount);
+    FY_CHECK(outsize >= 0, c, MPI_ERR_ARG, fn, "outsize %lld is negative",
+             (long long)outsize);
+    GET_TYPE(dt, datatype, fn);
+    FY_CHECK(dt->committed, c, MPI_ERR_TYPE, fn,
+             "datatype 0x%x has not been committed", (unsigned)datatype);
+    FY_CHECK(position != NULL, c, MPI_ERR_ARG, fn, "position is NULL");
+    FY_CHECK(*position >= 0 && *position <= outsize, c, MPI_ERR_ARG, fn,
+             "position %lld is outside [0, %lld]", (long long)*position,
+             (long long)outsize);
+    MPI_Count need = incount * dt->size;
+    FY_CHECK(need <= outsize - *position, c, MPI_ERR_TRUNCATE, fn,
+             "%lld bytes do not fit in the %lld left in outbuf",
+             (long long)need, (long long)(outsize - *position));
+    FY_CHECK(need == 0 || outbuf != NULL, c, MPI_ERR_BUFFER, fn,
+             "outbuf is NULL");
+    if (need > 0)
+        fy_dtype_pack(inbuf, incount, dt, (char *)outbuf + *position);
+    *position += need;
+    return MPI_SUCCESS;
+}
+
+static int unpack(const void *inbuf, MPI_Count insize, MPI_Count *position,
+                  void *outbuf, MPI_Count outcount, MPI_Datatype datatype,
+                  MPI_Comm comm, const char *fn)
+{
+    FY_CHECK_INIT(fn);
+    FY_GET_COMM(c, comm, fn);
+    FY_CHECK(outcount >= 0, c, MPI_ERR_COUNT, fn,
+             "outcount %lld is negative", (long long)outcount);
+    FY_CHECK(insize >= 0, c, MPI_ERR_ARG, fn, "insize %lld is negative",
+             (long long)insize);
+    GET_TYPE(dt, datatype, fn);
+    FY_CHECK(dt->committed, c, MPI_ERR_TYPE, fn,
+             "datatype 0x%x has not been committed", (unsigned)datatype);
+    FY_CHECK(position != NULL, c, MPI_ERR_ARG, fn, "position is NULL");
+    FY_CHECK(*position >= 0 && *position <= insize, c, MPI_ERR_ARG, fn,
+             "position %lld is outside [0, %lld]", (long long)*position,
+             (long long)insize);
+    MPI_Count need = outcount * dt->size;
+    FY_CHECK(need <= insize - *position, c, MPI_ERR_TRUNCATE, fn,
+             "%lld bytes wanted but only %lld left in inbuf",
+             (long long)need, (long long)(insize - *position));
+    FY_CHECK(need == 0 || inbuf != NULL, c, MPI_ERR_BUFFER, fn,
+             "inbuf is NULL");
+    if (need > 0)
+        fy_dtype_unpack((const char *)inbuf + *position, need, outbuf,
+                        outcount, dt);
+    *position += need;
+    return MPI_SUCCESS;
+}
+
+FY_API int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype,
+                     void *outbuf, int outsize, int *position, MPI_Comm comm)
+{
+    FY_CHECK(position != NULL, NULL, MPI_ERR_ARG, __func__,
+             "position is NULL");
+    MPI_Count pos = *position;
+    int rc = pack(inbuf, incount, datatype, outbuf, outsize, &pos, comm,
+                  __func__);
+    if (rc == MPI_SUCCESS)
+        *position = (int)pos; /* <= outsize, so it fits */
+    return rc;
+}
+FY_ALIAS(MPI_Pack)
+
+FY_API int PMPI_Pack_c(const void *inbuf, MPI_Count incount,
+                       MPI_Datatype datatype, void *outbuf, MPI_Count outsize,
+                       MPI_Count *position, MPI_Comm comm)
+{
+    return pack(inbuf, incount, datatype, outbuf, outsize, position, comm,
+                __func__);
+}
+FY_ALIAS(MPI_Pack_c)
+
+FY_API int PMPI_Unpack(const void *inbuf, int insize, int *position,
+                       void *outbuf, int outcount, MPI_Datatype datatype,
+                       MPI_Comm comm)
+{
+    FY_CHECK(position != NULL, NULL, MPI_ERR_ARG, __func__,
+             "position is NULL");
+    MPI_Count pos = *position;
+    int rc = unpack(inbuf, insize, &pos, outbuf, outcount, datatype, comm,
+                    __func__);
+    if (rc == MPI_SUCCESS)
+        *position = (int)pos;
+    return rc;
+}
+FY_ALIAS(MPI_Unpack)
+
+FY_API int PMPI_Unpack_c(const void *inbuf, MPI_Count insize,
+                         MPI_Count *position, void *outbuf,
+                         MPI_Count outcount, MPI_Datatype datatype,
+                         MPI_Comm comm)
+{
+    return unpack(inbuf, insize, position, outbuf, outcount, datatype, comm,
+                  __func__);
+}
+FY_ALIAS(MPI_Unpack_c)
+
+static int pack_size(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm,
+                     MPI_Count *size, const char *fn)
+{
+    FY_CHECK_INIT(fn);
+    FY_GET_COMM(c, comm, fn);
+    FY_CHECK(incount >= 0, c, MPI_ERR_COUNT, fn, "incount %lld is negative",
+             (long long)incount);
+    FY_CHECK(size != NULL, c, MPI_ERR_ARG, fn, "size is NULL");
+    GET_TYPE(dt, datatype, fn);
+    FY_CHECK(dt->committed, c, MPI_ERR_TYPE, fn,
+             "datatype 0x%x has not been committed", (unsigned)datatype);
+    /* Ferry packs raw bytes with no header, so this is exact. */
+    FY_CHECK(!__builtin_mul_overflow(incount, dt->size, size), c,
+             MPI_ERR_VALUE_TOO_LARGE, fn, "packed size overflows");
+    return MPI_SUCCESS;
+}
+
+FY_API int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm,
+                          int *size)
+{
+    MPI_Count n = 0;
+    FY_CHECK(size != NULL, NULL, MPI_ERR_ARG, __func__, "size is NULL");
+    int rc = pack_size(incount, datatype, comm, &n, __func__);
+    if (rc)
+        return rc;
+    FY_CHECK(n <= INT_MAX, NULL, MPI_ERR_VALUE_TOO_LARGE, __func__,
+             "packed size %lld does not fit in an int (use MPI_Pack_size_c)",
+             (long long)n);
+    *size = (int)n;
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Pack_size)
+
+FY_API int PMPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype,
+                            MPI_Comm comm, MPI_Count *size)
+{
+    return pack_size(incount, datatype, comm, size, __func__);
+}
+FY_ALIAS(MPI_Pack_size_c)
+
+/* ---- counts in a status --------------------------------------------------- */
+
+/* Whole elements of dt in 'bytes', or MPI_UNDEFINED. */
+static MPI_Count count_of(const struct fy_dtype *dt, MPI_Count bytes)
+{
+    if (dt->size == 0)
+        return bytes == 0 ? 0 : MPI_UNDEFINED;
+    if (bytes % dt->size != 0)
+        return MPI_UNDEFINED;
+    return bytes / dt->size;
+}
+
+static int get_count(const MPI_Status *status, MPI_Datatype datatype,
+                     MPI_Count *count, bool elements, const char *fn)
+{
+    FY_CHECK_INIT(fn);
+    CHECK_STATUS(status, fn);
+    CHECK_PTR(count, fn);
+    GET_TYPE(dt, datatype, fn);
+    MPI_Count bytes = fy_status_bytes(status);
+    if (elements) {
+        MPI_Count n = fy_dtype_elements(dt, bytes);
+        *count = n < 0 ? MPI_UNDEFINED : n;
+    } else {
+        *count = count_of(dt, bytes);
+    }
+    return MPI_SUCCESS;
+}
+
+/* The int forms report MPI_UNDEFINED when the value does not fit. */
+static int get_count_int(const MPI_Status *status, MPI_Datatype datatype,
+                         int *count, bool elements, const char *fn)
+{
+    MPI_Count n = 0;
+    FY_CHECK(count != NULL, NULL, MPI_ERR_ARG, fn, "count is NULL");
+    int rc = get_count(status, datatype, &n, elements, fn);
+    if (rc == MPI_SUCCESS)
+        *count = n > INT_MAX ? MPI_UNDEFINED : (int)n;
+    return rc;
+}
+
+FY_API int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype,
+                          int *count)
+{
+    return get_count_int(status, datatype, count, false, __func__);
+}
+FY_ALIAS(MPI_Get_count)
+
+FY_API int PMPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype,
+                            MPI_Count *count)
+{
+    return get_count(status, datatype, count, false, __func__);
+}
+FY_ALIAS(MPI_Get_count_c)
+
+FY_API int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype,
+                             int *count)
+{
+    return get_count_int(status, datatype, count, true, __func__);
+}
+FY_ALIAS(MPI_Get_elements)
+
+FY_API int PMPI_Get_elements_x(const MPI_Status *status,
+                               MPI_Datatype datatype, MPI_Count *count)
+{
+    return get_count(status, datatype, count, true, __func__);
+}
+FY_ALIAS(MPI_Get_elements_x)
+
+FY_API int PMPI_Get_elements_c(const MPI_Status *status,
+                               MPI_Datatype datatype, MPI_Count *count)
+{
+    return get_count(status, datatype, count, true, __func__);
+}
+FY_ALIAS(MPI_Get_elements_c)
+
+static int set_elements(MPI_Status *status, MPI_Datatype datatype,
+                        MPI_Count count, const char *fn)
+{
+    FY_CHECK_INIT(fn);
+    CHECK_STATUS(status, fn);
+    CHECK_COUNT(count, fn);
+    GET_TYPE(dt, datatype, fn);
+    /* 'count' counts basic elements: record the bytes they occupy. */
+    MPI_Count bytes = fy_dtype_element_bytes(dt, count);
+    fy_status_set_bytes(status, bytes);
+    return MPI_SUCCESS;
+}
+
+FY_API int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype,
+                                    int count)
+{
+    return set_elements(status, datatype, count, __func__);
+}
+FY_ALIAS(MPI_Status_set_elements)
+
+FY_API int PMPI_Status_set_elements_x(MPI_Status *status,
+                                      MPI_Datatype datatype, MPI_Count count)
+{
+    return set_elements(status, datatype, count, __func__);
+}
+FY_ALIAS(MPI_Status_set_elements_x)
+
+FY_API int PMPI_Status_set_cancelled(MPI_Status *status, int flag)
+{
+    const char *fn = __func__;
+    FY_CHECK_INIT(fn);
+    CHECK_STATUS(status, fn);
+    fy_status_set_cancelled_flag(status, flag != 0);
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Status_set_cancelled)
+
+/* ---- user reduction ops ---------------------------------------------------- */
+
+FY_API int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
+{
+    const char *fn = __func__;
+    FY_CHECK_INIT(fn);
+    CHECK_PTR(user_fn, fn);
+    CHECK_PTR(op, fn);
+    struct fy_op *o;
+    int rc = fy_op_create(user_fn, commute != 0, &o);
+    if (rc)
+        return fy_mpi_err(NULL, fy_errno_to_class(rc), fn,
+                          "cannot create the op");
+    *op = o->handle;
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Op_create)
+
+FY_API int PMPI_Op_create_c(MPI_User_function_c *user_fn, int commute,
+                            MPI_Op *op)
+{
+    const char *fn = __func__;
+    FY_CHECK_INIT(fn);
+    CHECK_PTR(user_fn, fn);
+    CHECK_PTR(op, fn);
+    struct fy_op *o;
+    int rc = fy_op_create_c(user_fn, commute != 0, &o);
+    if (rc)
+        return fy_mpi_err(NULL, fy_errno_to_class(rc), fn,
+                          "cannot create the op");
+    *op = o->handle;
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Op_create_c)
+
+FY_API int PMPI_Op_free(MPI_Op *op)
+{
+    const char *fn = __func__;
+    FY_CHECK_INIT(fn);
+    CHECK_PTR(op, fn);
+    struct fy_op *o = fy_op_get(*op);
+    FY_CHECK(o != NULL, NULL, MPI_ERR_OP, fn, "invalid op 0x%x",
+             (unsigned)*op);
+    FY_CHECK(!o->builtin, NULL, MPI_ERR_OP, fn,
+             "cannot free a predefined op");
+    fy_op_free_handle(o);
+    *op = MPI_OP_NULL;
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Op_free)
+
+FY_API int PMPI_Op_commutative(MPI_Op op, int *commute)
+{
+    const char *fn = __func__;
+    FY_CHECK_INIT(fn);
+    CHECK_PTR(commute, fn);
+    struct fy_op *o = fy_op_get(op);
+    FY_CHECK(o != NULL, NULL, MPI_ERR_OP, fn, "invalid op 0x%x",
+             (unsigned)op);
+    *commute = o->commute ? 1 : 0;
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Op_commutative)
