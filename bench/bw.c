@@ -89,8 +89,7 @@ static int bw_parse(int argc, char **argv, struct bw_opts *o)
         else if (strcmp(a, "-w") == 0)
             bad = bench_parse_int(v, &o->warmup);
         else if (strcmp(a, "-W") == 0)
-            bad = bench_parse_int(v, &o->window) ||
-                  o->window > BW_WINDOW_MAX;
+            bad = bench_parse_int(v, &o->window) || o->window > BW_WINDOW_MAX;
         else if (strcmp(a, "-r") == 0)
             bad = bench_parse_int(v, &o->repeats);
         else {
@@ -114,8 +113,8 @@ static int bw_parse(int argc, char **argv, struct bw_opts *o)
             if (o->sizes[k] > o->max_size)
                 o->max_size = o->sizes[k];
     } else {
-        o->nsizes = bench_default_sizes(1, o->max_size, o->sizes,
-                                        BENCH_MAX_SIZES);
+        o->nsizes =
+            bench_default_sizes(1, o->max_size, o->sizes, BENCH_MAX_SIZES);
     }
     return 0;
 }
@@ -137,9 +136,9 @@ static int bw_iters_for(const struct bw_opts *o, size_t size)
 
 /* n windows of 'size' bytes from 0 to 1; returns elapsed seconds as seen
  * by rank 0 (from the first send to the last ack). */
-static double bw_run(int rank, const struct bw_opts *o, char *sbuf,
-                     char *rbuf, size_t rstride, MPI_Request *reqs,
-                     MPI_Status *stats, size_t size, int n)
+static double bw_run(int rank, const struct bw_opts *o, char *sbuf, char *rbuf,
+                     size_t rstride, MPI_Request *reqs, MPI_Status *stats,
+                     size_t size, int n)
 {
     int count = (int)size;
     char ack = 0;
@@ -230,8 +229,8 @@ int main(int argc, char **argv)
             int w = o.warmup ? o.warmup : (n / 10 > 2 ? n / 10 : 2);
             bw_run(rank, &o, sbuf, rbuf, rstride, reqs, stats, size, w);
             for (int r = 0; r < o.repeats; r++) {
-                double t = bw_run(rank, &o, sbuf, rbuf, rstride, reqs, stats,
-                                  size, n);
+                double t =
+                    bw_run(rank, &o, sbuf, rbuf, rstride, reqs, stats, size, n);
                 samples[r] =
                     (double)size * o.window * n / (t > 0 ? t : 1e-9) / 1e6;
             }

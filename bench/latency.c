@@ -20,9 +20,9 @@
 
 struct lat_opts {
     size_t max_size;
-    int iters;   /* for sizes <= LAT_LARGE_FROM; scaled down above */
-    int warmup;  /* 0 = iters / 10 */
-    int repeats; /* per size; the median is printed */
+    int iters;       /* for sizes <= LAT_LARGE_FROM; scaled down above */
+    int warmup;      /* 0 = iters / 10 */
+    int repeats;     /* per size; the median is printed */
     double min_time; /* seconds; > 0 repeats batches of iters until then */
     int bind;
     int nsizes;
@@ -110,8 +110,8 @@ static int lat_parse(int argc, char **argv, struct lat_opts *o)
             if (o->sizes[k] > o->max_size)
                 o->max_size = o->sizes[k];
     } else {
-        o->nsizes = bench_default_sizes(0, o->max_size, o->sizes,
-                                        BENCH_MAX_SIZES);
+        o->nsizes =
+            bench_default_sizes(0, o->max_size, o->sizes, BENCH_MAX_SIZES);
     }
     return 0;
 }
@@ -130,22 +130,19 @@ static int lat_iters_for(const struct lat_opts *o, size_t size)
 
 /* Runs n round trips of 'size' bytes; returns the elapsed seconds (on
  * rank 0, meaningful; rank 1 returns its own, unused). */
-static double lat_pingpong(int rank, char *sbuf, char *rbuf, size_t size,
-                           int n)
+static double lat_pingpong(int rank, char *sbuf, char *rbuf, size_t size, int n)
 {
     int count = (int)size;
     double t0 = MPI_Wtime();
     for (int i = 0; i < n; i++) {
         if (rank == 0) {
-            MPI_Send(sbuf, count, MPI_CHAR, 1, BENCH_TAG_DATA,
-                     MPI_COMM_WORLD);
-            MPI_Recv(rbuf, count, MPI_CHAR, 1, BENCH_TAG_DATA,
-                     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(sbuf, count, MPI_CHAR, 1, BENCH_TAG_DATA, MPI_COMM_WORLD);
+            MPI_Recv(rbuf, count, MPI_CHAR, 1, BENCH_TAG_DATA, MPI_COMM_WORLD,
+                     MPI_STATUS_IGNORE);
         } else {
-            MPI_Recv(rbuf, count, MPI_CHAR, 0, BENCH_TAG_DATA,
-                     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            MPI_Send(sbuf, count, MPI_CHAR, 0, BENCH_TAG_DATA,
-                     MPI_COMM_WORLD);
+            MPI_Recv(rbuf, count, MPI_CHAR, 0, BENCH_TAG_DATA, MPI_COMM_WORLD,
+                     MPI_STATUS_IGNORE);
+            MPI_Send(sbuf, count, MPI_CHAR, 0, BENCH_TAG_DATA, MPI_COMM_WORLD);
         }
     }
     return MPI_Wtime() - t0;
@@ -168,11 +165,10 @@ static double lat_measure(int rank, const struct lat_opts *o, char *sbuf,
         if (o->min_time > 0) {
             if (rank == 0) {
                 more = t < o->min_time;
-                MPI_Send(&more, 1, MPI_INT, 1, BENCH_TAG_ACK,
-                         MPI_COMM_WORLD);
+                MPI_Send(&more, 1, MPI_INT, 1, BENCH_TAG_ACK, MPI_COMM_WORLD);
             } else {
-                MPI_Recv(&more, 1, MPI_INT, 0, BENCH_TAG_ACK,
-                         MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                MPI_Recv(&more, 1, MPI_INT, 0, BENCH_TAG_ACK, MPI_COMM_WORLD,
+                         MPI_STATUS_IGNORE);
             }
         }
     } while (more);
