@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: MIT */
+/* Helpers shared by the multi-process tests in tests/mpi: fatal checks that
+ * name the rank and line and abort the whole job, and a byte pattern that
+ * depends on a per-message seed and the offset, so a misplaced, shifted,
+ * reordered or torn message is detected byte for byte. Only standard MPI is
+ * used, so every program also builds with Debian's mpicc.mpich. */
+#ifndef FY_MPITEST_H
+#define FY_MPITEST_H
+
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MT_KIB 1024
+#define MT_MIB (1024 * 1024)
+
+static int mt_rank = -1, mt_size = 0;
+
+/* Abort the job: MPI_Abort when MPI is up, plain exit otherwise. The code
+ * 1 is what the launcher reports; the reason goes to stderr. */
+__attribute__((noreturn)) static inline void mt_die(void)
+{
+    int up = 0, down = 0;
+    fflush(stdout);
+    fflush(stderr);
+    MPI_Initialized(&up);
+    MPI_Finalized(&down);
+    if (up && !down)
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    exit(1);
+}
+
+#define MT_FAIL(...)                                                          \
+    do {                                                                      \
+        fprintf(stderr, "rank %d: FAIL %s:%d: ", mt_rank, __FILE__,           \
+                __LINE__);                                                    \
+        fprintf(stderr, __VA_ARGS__);                                         \
+        fputc('\n', stderr);                                                  \
+        mt_die();                                                             \
+    } while (0)
+
+/* Check a condition; the message (printf-style) says what was expected. */
+#define MT_CHECK(cond, ...)                                                   \
+    do {                                                                      \
+        if (!(cond)) {                                                        \
+            fprintf(stderr, "rank %d: FAIL %s:%d: (%s) ", mt_rank, __FILE__,  \
+                    __LINE__, #cond);                                         \
+            fprintf(stderr, __VA_ARGS__);                                     \
+            fputc('\n', stderr);                                              \
+            mt_die();                                                         \
+        }                                                                     \
+    } while (0)
+
+/* Compare two integers and print both on a mismatch. */
+#define MT_EQ(got, want, what)                                                \
+    do {                                                                      \
+        long long mt_g_ = (long long)(got), mt_w_ = (long long)(want);        \
+        if (mt_g_ != mt_w_)                                                   \
+            MT_FAIL("%s: got %lld, expected %lld", (what), mt_g_, mt_w_);     \
+    } while (0)
+
+/* A call that must succeed (the world handler may be MPI_ERRORS_RETURN). */
+#define MT_MPI(call)                                                          \
+    do {                                                                      \
+        int mt_rc_ = (call);                                                  \
+        if (mt_rc_ != MPI_SUCCESS) {                                          \
+            char mt_s_[MPI_MAX_ERROR_STRING];                                 \
+            int mt_l_ = 0;                                                    \
+            MPI_Error_string(mt_rc_, mt_s_, &mt_l_);                          \
+            MT_FAIL("%s returned %d: %s", #call, mt_rc_, mt_s_);              \
+        }                                                                     \
+    } while (0)
+
+/* Expect 'rc' to carry error class 'cls'. */
+#define MT_ERRCLASS(rc, cls, what)                                            \
+    do {                                                                      \
+        int mt_c_ = -1, mt_r_ = (rc);                                         \
+        if (mt_r_ == MPI_SUCCESS)                                             \
+            MT_FAIL("%s: returned MPI_SUCCESS, expected %s", (what), #cls);   \
+        MPI_Error_class(mt_r_, &mt_c_);                                       \
+        if (mt_c_ != (cls))                                                   \
+            MT_FAIL("%s: error class %d, expected %s (%d)", (what), mt_c_,    \
+                    #cls, (cls));                                             \
+    } while (0)
+
+/* Byte 'off' of the message with seed 'seed'. A multiplicative hash keeps
+ * neighbouring bytes and neighbouring seeds distinct, so shifted copies and
+ * swapped messages both show up. */
+static inline uint8_t mt_byte(uint32_t seed, size_t off)
+{
+    uint32_t x = (uint32_t)off * 2654435761u + seed * 40503u + 0x9e37u;
+    return (uint8_t)(x >> 24 ^ x >> 11 ^ (uint32_t)(off >> 16));
+}
+
+static inline void mt_fill(void *buf, size_t n, uint32_t seed)
+{
+    uint8_t *b = buf;
+    for (size_t i = 0; i < n; i++)
+        b[i] = mt_byte(seed, i);
+}
+
+/* Returns the first bad offset, or n when the whole buffer matches. */
+static inline size_t mt_find_bad(const void *buf, size_t n, uint32_t seed)
+{
+    const uint8_t *b = buf;
+    for (size_t i = 0; i < n; i++)
+        if (b[i] != mt_byte(seed, i))
+            return i;
+    return n;
+}
+
+#define MT_VERIFY(buf, n, seed, what)                                         \
+    do {                                                                      \
+        size_t mt_n_ = (n), mt_o_ = mt_find_bad((buf), mt_n_, (seed));        \
+        if (mt_o_ != mt_n_)                                                   \
+            MT_FAIL("%s: %zu bytes seed %u: first bad byte at offset %zu "   \
+                    "(got 0x%02x, expected 0x%02x)",                          \
+                    (what), mt_n_, (unsigned)(seed), mt_o_,                   \
+                    ((const uint8_t *)(buf))[mt_o_],                          \
+                    mt_byte((seed), mt_o_));                                  \
+    } while (0)
+
+/* Every byte of buf[0..n) must equal 'v' (guard zones, untouched buffers). */
+#define MT_ALL(buf, n, v, what)                                               \
+    do {                                                                      \
+        const uint8_t *mt_b_ = (const void *)(buf);                           \
+        for (size_t mt_i_ = 0; mt_i_ < (size_t)(n); mt_i_++)                  \
+            if (mt_b_[mt_i_] != (uint8_t)(v))                                 \
+                MT_FAIL("%s: byte %zu is 0x%02x, expected 0x%02x", (what),   \
+                        mt_i_, mt_b_[mt_i_], (unsigned)(uint8_t)(v));         \
+    } while (0)
+
+static inline void *mt_malloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p)
+        MT_FAIL("malloc(%zu) failed", n);
+    return p;
+}
+
+/* MPI_Init plus rank/size. */
+static inline void mt_init(int *argc, char ***argv)
+{
+    MT_MPI(MPI_Init(argc, argv));
+    MPI_Comm_rank(MPI_COMM_WORLD, &mt_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &mt_size);
+}
+
+/* The one success line, from rank 0 once every rank has passed. */
+static inline int mt_finish(const char *name)
+{
+    MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    if (mt_rank == 0) {
+        printf("%s: OK (%d ranks)\n", name, mt_size);
+        fflush(stdout);
+    }
+    MT_MPI(MPI_Finalize());
+    return 0;
+}
+
+#endif /* FY_MPITEST_H */
