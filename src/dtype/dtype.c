@@ -63,6 +63,7 @@ size_t fy_basic_size(enum fy_basic b)
 
 /* ---- the predefined datatypes ------------------------------------------ */
 
+/* clang-format off */
 /* Pair layouts, taken from the C compiler so padding is the ABI's. */
 struct pair_fi { float v; int i; };
 struct pair_di { double v; int i; };
@@ -159,13 +160,15 @@ static const struct builtin_desc builtin_descs[] = {
     {MPI_2DOUBLE_PRECISION, "MPI_2DOUBLE_PRECISION", NONE, FY_PAIR_2DOUBLE, PAIR(pair_dd, FY_B_DOUBLE, FY_B_DOUBLE)},
 };
 #define NBUILTIN FY_ARRAY_LEN(builtin_descs)
+/* clang-format on */
 
 static struct fy_dtype builtin_objs[NBUILTIN];
 static struct fy_dtype_seg builtin_segs[NBUILTIN][2];
 /* Builtin-kind handles (0x4c00ssii) by their low byte 'ii'. */
 static struct fy_dtype *builtin_by_index[256];
 
-static struct fy_handle_table dtype_table = FY_HANDLE_TABLE_INIT(FY_HT_DATATYPE);
+static struct fy_handle_table dtype_table =
+    FY_HANDLE_TABLE_INIT(FY_HT_DATATYPE);
 static bool dtype_ready;
 
 /* Fill the derived fields of a type whose segs, rep, bounds are set. */
@@ -368,8 +371,9 @@ static int b_push(struct builder *b, MPI_Aint disp, MPI_Count count,
         return 0;
     if (b->n > 0) {
         struct fy_dtype_seg *last = &b->segs[b->n - 1];
-        MPI_Aint end = last->disp +
-                       (MPI_Aint)(last->count * (MPI_Count)fy_basic_tab[basic].size);
+        MPI_Aint end =
+            last->disp +
+            (MPI_Aint)(last->count * (MPI_Count)fy_basic_tab[basic].size);
         if (last->basic == basic && end == disp) {
             last->count += count;
             return 0;

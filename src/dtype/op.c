@@ -16,12 +16,14 @@
 #include "util/handle.h"
 #include "util/util.h"
 
+/* clang-format off */
 /* Predefined op codes: the low byte of their MPICH handles. */
 enum {
     OP_MAX = 1, OP_MIN, OP_SUM, OP_PROD, OP_LAND, OP_BAND, OP_LOR, OP_BOR,
     OP_LXOR, OP_BXOR, OP_MINLOC, OP_MAXLOC, OP_REPLACE, OP_NO_OP,
     OP_LAST = OP_NO_OP
 };
+/* clang-format on */
 
 static struct fy_op builtin_ops[OP_LAST + 1];
 static struct fy_handle_table op_table = FY_HANDLE_TABLE_INIT(FY_HT_OP);
@@ -41,6 +43,7 @@ enum {
     CL_BYTE = 16,   /* MPI_BYTE */
 };
 
+/* clang-format off */
 static unsigned basic_class(uint32_t b)
 {
     switch (b) {
@@ -81,6 +84,7 @@ static unsigned op_classes(int code)
         return 0;
     }
 }
+/* clang-format on */
 
 bool fy_op_valid_for(const struct fy_op *op, const struct fy_dtype *dt)
 {
@@ -118,6 +122,7 @@ bool fy_op_valid_for_accumulate(const struct fy_op *op,
  * type. Integer sums and products wrap in unsigned arithmetic (signed
  * overflow would be undefined in C). */
 
+/* clang-format off */
 #define LOOP(T, EXPR)                                                         \
     for (MPI_Count i = 0; i < n; i++) {                                       \
         T a, b, r;                                                            \
@@ -216,6 +221,7 @@ static void k_byte(int op, const char *in, char *io, MPI_Count n)
     }
 }
 
+/* clang-format on */
 typedef void (*kernel_fn)(int op, const char *in, char *io, MPI_Count n);
 
 static const kernel_fn kernels[FY_B_COUNT_OF] = {
@@ -287,6 +293,7 @@ static MPI_Aint pair_next(struct pair_walk *w)
     return off;
 }
 
+/* clang-format off */
 #define LOC_LOOP(VT, IT)                                                      \
     for (MPI_Count p = 0; p < npairs; p++) {                                  \
         MPI_Aint vo = pair_next(&w), io_ = pair_next(&w);                     \
@@ -323,6 +330,7 @@ static void apply_loc(bool is_min, const char *in, char *io, MPI_Count count,
     default: break;
     }
 }
+/* clang-format on */
 
 /* ---- applying an op -------------------------------------------------- */
 
@@ -369,7 +377,8 @@ int fy_op_apply(struct fy_op *op, const void *inv, void *inoutv,
                     MPI_Aint off = (MPI_Aint)i * dt->extent +
                                    (MPI_Aint)r * dt->rep_stride + g->disp;
                     memcpy(io + off, in + off,
-                           (size_t)(g->count * (MPI_Count)fy_basic_tab[g->basic].size));
+                           (size_t)(g->count *
+                                    (MPI_Count)fy_basic_tab[g->basic].size));
                 }
         return 0;
     }

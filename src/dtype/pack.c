@@ -14,12 +14,24 @@
 static inline void copy_bytes(char *dst, const char *src, size_t n)
 {
     switch (n) {
-    case 1: memcpy(dst, src, 1); break;
-    case 2: memcpy(dst, src, 2); break;
-    case 4: memcpy(dst, src, 4); break;
-    case 8: memcpy(dst, src, 8); break;
-    case 16: memcpy(dst, src, 16); break;
-    default: memcpy(dst, src, n); break;
+    case 1:
+        memcpy(dst, src, 1);
+        break;
+    case 2:
+        memcpy(dst, src, 2);
+        break;
+    case 4:
+        memcpy(dst, src, 4);
+        break;
+    case 8:
+        memcpy(dst, src, 8);
+        break;
+    case 16:
+        memcpy(dst, src, 16);
+        break;
+    default:
+        memcpy(dst, src, n);
+        break;
     }
 }
 
@@ -57,8 +69,8 @@ void fy_dtype_pack(const void *inbuf, MPI_Count count,
  * return stops the walk. The range must lie inside the message. */
 typedef int (*piece_fn)(void *arg, MPI_Aint boff, MPI_Count n);
 
-static void walk_range(const struct fy_dtype *dt, MPI_Count off,
-                       MPI_Count len, piece_fn fn, void *arg)
+static void walk_range(const struct fy_dtype *dt, MPI_Count off, MPI_Count len,
+                       piece_fn fn, void *arg)
 {
     if (len <= 0 || dt->size == 0)
         return;
@@ -125,8 +137,8 @@ void fy_dtype_pack_range(const void *buf, MPI_Count count,
     walk_range(dt, offset, len, piece_pack, &c);
 }
 
-void fy_dtype_unpack_range(const void *packed, MPI_Count offset,
-                           MPI_Count len, void *buf, MPI_Count count,
+void fy_dtype_unpack_range(const void *packed, MPI_Count offset, MPI_Count len,
+                           void *buf, MPI_Count count,
                            const struct fy_dtype *dt)
 {
     (void)count;

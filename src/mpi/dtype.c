@@ -15,22 +15,22 @@
 /* ---- shared checks -------------------------------------------------- */
 
 /* Resolve a datatype argument or report MPI_ERR_TYPE. */
-#define GET_TYPE(var, h, fn)                                                  \
-    struct fy_dtype *var = fy_dtype_get(h);                                   \
-    if (FY_UNLIKELY(!var))                                                    \
-        return fy_mpi_err(NULL, MPI_ERR_TYPE, fn,                             \
-                          "invalid datatype 0x%x", (unsigned)(h));
+#define GET_TYPE(var, h, fn)                                                   \
+    struct fy_dtype *var = fy_dtype_get(h);                                    \
+    if (FY_UNLIKELY(!var))                                                     \
+        return fy_mpi_err(NULL, MPI_ERR_TYPE, fn, "invalid datatype 0x%x",     \
+                          (unsigned)(h));
 
-#define CHECK_PTR(p, fn)                                                      \
+#define CHECK_PTR(p, fn)                                                       \
     FY_CHECK((p) != NULL, NULL, MPI_ERR_ARG, fn, "%s is NULL", #p)
 
-#define CHECK_COUNT(n, fn)                                                    \
-    FY_CHECK((n) >= 0, NULL, MPI_ERR_COUNT, fn, "%s %lld is negative", #n,   \
+#define CHECK_COUNT(n, fn)                                                     \
+    FY_CHECK((n) >= 0, NULL, MPI_ERR_COUNT, fn, "%s %lld is negative", #n,     \
              (long long)(n))
 
-#define CHECK_STATUS(st, fn)                                                  \
-    FY_CHECK((st) != NULL && (st) != MPI_STATUS_IGNORE, NULL, MPI_ERR_ARG,   \
-             fn, "status is NULL or MPI_STATUS_IGNORE")
+#define CHECK_STATUS(st, fn)                                                   \
+    FY_CHECK((st) != NULL && (st) != MPI_STATUS_IGNORE, NULL, MPI_ERR_ARG, fn, \
+             "status is NULL or MPI_STATUS_IGNORE")
 
 /* Report a constructor's internal error. */
 static int ctor_err(int rc, const char *fn)
@@ -109,10 +109,9 @@ static int vector(int count, int blocklength, MPI_Aint stride,
     GET_TYPE(old, oldtype, fn);
     MPI_Aint bytes = stride_in_bytes ? stride : stride * old->extent;
     struct fy_dtype *dt = NULL;
-    int rc = fy_dtype_vector(count, blocklength, bytes, old,
-                             stride_in_bytes ? MPI_COMBINER_HVECTOR
-                                             : MPI_COMBINER_VECTOR,
-                             &dt);
+    int rc = fy_dtype_vector(
+        count, blocklength, bytes, old,
+        stride_in_bytes ? MPI_COMBINER_HVECTOR : MPI_COMBINER_VECTOR, &dt);
     return finish(rc, dt, newtype, fn);
 }
 
@@ -124,20 +123,17 @@ FY_API int PMPI_Type_vector(int count, int blocklength, int stride,
 }
 FY_ALIAS(MPI_Type_vector)
 
-FY_API int PMPI_Type_create_hvector(int count, int blocklength,
-                                    MPI_Aint stride, MPI_Datatype oldtype,
-                                    MPI_Datatype *newtype)
+FY_API int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride,
+                                    MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    return vector(count, blocklength, stride, true, oldtype, newtype,
-                  __func__);
+    return vector(count, blocklength, stride, true, oldtype, newtype, __func__);
 }
 FY_ALIAS(MPI_Type_create_hvector)
 
 FY_API int PMPI_Type_hvector(int count, int blocklength, MPI_Aint stride,
                              MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    return vector(count, blocklength, stride, true, oldtype, newtype,
-                  __func__);
+    return vector(count, blocklength, stride, true, oldtype, newtype, __func__);
 }
 FY_ALIAS(MPI_Type_hvector)
 
@@ -186,8 +182,8 @@ FY_API int PMPI_Type_indexed(int count, const int array_of_blocklengths[],
                              const int array_of_displacements[],
                              MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    FY_CHECK(count <= 0 || array_of_blocklengths, NULL, MPI_ERR_ARG,
-             __func__, "array_of_blocklengths is NULL");
+    FY_CHECK(count <= 0 || array_of_blocklengths, NULL, MPI_ERR_ARG, __func__,
+             "array_of_blocklengths is NULL");
     return indexed(count, array_of_blocklengths, 0, array_of_displacements,
                    NULL, oldtype, newtype, MPI_COMBINER_INDEXED, __func__);
 }
@@ -199,8 +195,8 @@ FY_API int PMPI_Type_create_hindexed(int count,
                                      MPI_Datatype oldtype,
                                      MPI_Datatype *newtype)
 {
-    FY_CHECK(count <= 0 || array_of_blocklengths, NULL, MPI_ERR_ARG,
-             __func__, "array_of_blocklengths is NULL");
+    FY_CHECK(count <= 0 || array_of_blocklengths, NULL, MPI_ERR_ARG, __func__,
+             "array_of_blocklengths is NULL");
     return indexed(count, array_of_blocklengths, 0, NULL,
                    array_of_displacements, oldtype, newtype,
                    MPI_COMBINER_HINDEXED, __func__);
@@ -211,8 +207,8 @@ FY_API int PMPI_Type_hindexed(int count, int array_of_blocklengths[],
                               MPI_Aint array_of_displacements[],
                               MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    FY_CHECK(count <= 0 || array_of_blocklengths, NULL, MPI_ERR_ARG,
-             __func__, "array_of_blocklengths is NULL");
+    FY_CHECK(count <= 0 || array_of_blocklengths, NULL, MPI_ERR_ARG, __func__,
+             "array_of_blocklengths is NULL");
     return indexed(count, array_of_blocklengths, 0, NULL,
                    array_of_displacements, oldtype, newtype,
                    MPI_COMBINER_HINDEXED, __func__);
@@ -229,24 +225,25 @@ FY_API int PMPI_Type_create_indexed_block(int count, int blocklength,
 }
 FY_ALIAS(MPI_Type_create_indexed_block)
 
-FY_API int PMPI_Type_create_hindexed_block(
-    int count, int blocklength, const MPI_Aint array_of_displacements[],
-    MPI_Datatype oldtype, MPI_Datatype *newtype)
+FY_API int
+PMPI_Type_create_hindexed_block(int count, int blocklength,
+                                const MPI_Aint array_of_displacements[],
+                                MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     return indexed(count, NULL, blocklength, NULL, array_of_displacements,
                    oldtype, newtype, MPI_COMBINER_HINDEXED_BLOCK, __func__);
 }
 FY_ALIAS(MPI_Type_create_hindexed_block)
 
-static int create_struct(int count, const int *blocklens,
-                         const MPI_Aint *disps, const MPI_Datatype *types,
-                         MPI_Datatype *newtype, const char *fn)
+static int create_struct(int count, const int *blocklens, const MPI_Aint *disps,
+                         const MPI_Datatype *types, MPI_Datatype *newtype,
+                         const char *fn)
 {
     FY_CHECK_INIT(fn);
     CHECK_COUNT(count, fn);
     CHECK_PTR(newtype, fn);
-    FY_CHECK(count == 0 || (blocklens && disps && types), NULL, MPI_ERR_ARG,
-             fn, "an array argument is NULL");
+    FY_CHECK(count == 0 || (blocklens && disps && types), NULL, MPI_ERR_ARG, fn,
+             "an array argument is NULL");
     MPI_Count *bl = malloc(((size_t)count + 1) * sizeof(*bl));
     struct fy_dtype **ts = malloc(((size_t)count + 1) * sizeof(*ts));
     if (!bl || !ts) {
@@ -277,15 +274,13 @@ static int create_struct(int count, const int *blocklens,
     return err;
 }
 
-FY_API int PMPI_Type_create_struct(int count,
-                                   const int array_of_blocklengths[],
+FY_API int PMPI_Type_create_struct(int count, const int array_of_blocklengths[],
                                    const MPI_Aint array_of_displacements[],
                                    const MPI_Datatype array_of_types[],
                                    MPI_Datatype *newtype)
 {
-    return create_struct(count, array_of_blocklengths,
-                         array_of_displacements, array_of_types, newtype,
-                         __func__);
+    return create_struct(count, array_of_blocklengths, array_of_displacements,
+                         array_of_types, newtype, __func__);
 }
 FY_ALIAS(MPI_Type_create_struct)
 
@@ -294,9 +289,8 @@ FY_API int PMPI_Type_struct(int count, int array_of_blocklengths[],
                             MPI_Datatype array_of_types[],
                             MPI_Datatype *newtype)
 {
-    return create_struct(count, array_of_blocklengths,
-                         array_of_displacements, array_of_types, newtype,
-                         __func__);
+    return create_struct(count, array_of_blocklengths, array_of_displacements,
+                         array_of_types, newtype, __func__);
 }
 FY_ALIAS(MPI_Type_struct)
 
@@ -400,8 +394,8 @@ FY_API int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb,
 }
 FY_ALIAS(MPI_Type_get_extent)
 
-static int extent_count(MPI_Datatype datatype, MPI_Count *lb,
-                        MPI_Count *extent, bool true_extent, const char *fn)
+static int extent_count(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent,
+                        bool true_extent, const char *fn)
 {
     FY_CHECK_INIT(fn);
     CHECK_PTR(lb, fn);
@@ -431,8 +425,8 @@ FY_API int PMPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb,
 }
 FY_ALIAS(MPI_Type_get_extent_c)
 
-FY_API int PMPI_Type_get_true_extent(MPI_Datatype datatype,
-                                     MPI_Aint *true_lb, MPI_Aint *true_extent)
+FY_API int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb,
+                                     MPI_Aint *true_extent)
 {
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
@@ -525,8 +519,7 @@ FY_API int PMPI_Type_set_name(MPI_Datatype datatype, const char *type_name)
 }
 FY_ALIAS(MPI_Type_set_name)
 
-FY_API int PMPI_Type_match_size(int typeclass, int size,
-                                MPI_Datatype *datatype)
+FY_API int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
 {
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
@@ -534,19 +527,20 @@ FY_API int PMPI_Type_match_size(int typeclass, int size,
     MPI_Datatype t = MPI_DATATYPE_NULL;
     switch (typeclass) {
     case MPI_TYPECLASS_INTEGER:
-        t = size == 1 ? MPI_SIGNED_CHAR
+        t = size == 1   ? MPI_SIGNED_CHAR
             : size == 2 ? MPI_SHORT
             : size == 4 ? MPI_INT
-            : size == 8 ? MPI_LONG : MPI_DATATYPE_NULL;
+            : size == 8 ? MPI_LONG
+                        : MPI_DATATYPE_NULL;
         break;
     case MPI_TYPECLASS_REAL:
-        t = size == 4 ? MPI_FLOAT
-            : size == 8 ? MPI_DOUBLE
+        t = size == 4                          ? MPI_FLOAT
+            : size == 8                        ? MPI_DOUBLE
             : size == (int)sizeof(long double) ? MPI_LONG_DOUBLE
                                                : MPI_DATATYPE_NULL;
         break;
     case MPI_TYPECLASS_COMPLEX:
-        t = size == 8 ? MPI_C_FLOAT_COMPLEX
+        t = size == 8    ? MPI_C_FLOAT_COMPLEX
             : size == 16 ? MPI_C_DOUBLE_COMPLEX
             : size == (int)sizeof(long double _Complex)
                 ? MPI_C_LONG_DOUBLE_COMPLEX
@@ -629,8 +623,8 @@ static int unpack(const void *inbuf, MPI_Count insize, MPI_Count *position,
 {
     FY_CHECK_INIT(fn);
     FY_GET_COMM(c, comm, fn);
-    FY_CHECK(outcount >= 0, c, MPI_ERR_COUNT, fn,
-             "outcount %lld is negative", (long long)outcount);
+    FY_CHECK(outcount >= 0, c, MPI_ERR_COUNT, fn, "outcount %lld is negative",
+             (long long)outcount);
     FY_CHECK(insize >= 0, c, MPI_ERR_ARG, fn, "insize %lld is negative",
              (long long)insize);
     GET_TYPE(dt, datatype, fn);
@@ -642,13 +636,13 @@ static int unpack(const void *inbuf, MPI_Count insize, MPI_Count *position,
              (long long)insize);
     MPI_Count need = outcount * dt->size;
     FY_CHECK(need <= insize - *position, c, MPI_ERR_TRUNCATE, fn,
-             "%lld bytes wanted but only %lld left in inbuf",
-             (long long)need, (long long)(insize - *position));
+             "%lld bytes wanted but only %lld left in inbuf", (long long)need,
+             (long long)(insize - *position));
     FY_CHECK(need == 0 || inbuf != NULL, c, MPI_ERR_BUFFER, fn,
              "inbuf is NULL");
     if (need > 0)
-        fy_dtype_unpack((const char *)inbuf + *position, need, outbuf,
-                        outcount, dt);
+        fy_dtype_unpack((const char *)inbuf + *position, need, outbuf, outcount,
+                        dt);
     *position += need;
     return MPI_SUCCESS;
 }
@@ -656,11 +650,10 @@ static int unpack(const void *inbuf, MPI_Count insize, MPI_Count *position,
 FY_API int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype,
                      void *outbuf, int outsize, int *position, MPI_Comm comm)
 {
-    FY_CHECK(position != NULL, NULL, MPI_ERR_ARG, __func__,
-             "position is NULL");
+    FY_CHECK(position != NULL, NULL, MPI_ERR_ARG, __func__, "position is NULL");
     MPI_Count pos = *position;
-    int rc = pack(inbuf, incount, datatype, outbuf, outsize, &pos, comm,
-                  __func__);
+    int rc =
+        pack(inbuf, incount, datatype, outbuf, outsize, &pos, comm, __func__);
     if (rc == MPI_SUCCESS)
         *position = (int)pos; /* <= outsize, so it fits */
     return rc;
@@ -680,11 +673,10 @@ FY_API int PMPI_Unpack(const void *inbuf, int insize, int *position,
                        void *outbuf, int outcount, MPI_Datatype datatype,
                        MPI_Comm comm)
 {
-    FY_CHECK(position != NULL, NULL, MPI_ERR_ARG, __func__,
-             "position is NULL");
+    FY_CHECK(position != NULL, NULL, MPI_ERR_ARG, __func__, "position is NULL");
     MPI_Count pos = *position;
-    int rc = unpack(inbuf, insize, &pos, outbuf, outcount, datatype, comm,
-                    __func__);
+    int rc =
+        unpack(inbuf, insize, &pos, outbuf, outcount, datatype, comm, __func__);
     if (rc == MPI_SUCCESS)
         *position = (int)pos;
     return rc;
@@ -692,9 +684,8 @@ FY_API int PMPI_Unpack(const void *inbuf, int insize, int *position,
 FY_ALIAS(MPI_Unpack)
 
 FY_API int PMPI_Unpack_c(const void *inbuf, MPI_Count insize,
-                         MPI_Count *position, void *outbuf,
-                         MPI_Count outcount, MPI_Datatype datatype,
-                         MPI_Comm comm)
+                         MPI_Count *position, void *outbuf, MPI_Count outcount,
+                         MPI_Datatype datatype, MPI_Comm comm)
 {
     return unpack(inbuf, insize, position, outbuf, outcount, datatype, comm,
                   __func__);
@@ -741,7 +732,8 @@ FY_API int PMPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype,
 }
 FY_ALIAS(MPI_Pack_size_c)
 
-/* ---- counts in a status --------------------------------------------------- */
+/* ---- counts in a status ---------------------------------------------------
+ */
 
 /* Whole elements of dt in 'bytes', or MPI_UNDEFINED. */
 static MPI_Count count_of(const struct fy_dtype *dt, MPI_Count bytes)
@@ -803,15 +795,15 @@ FY_API int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype,
 }
 FY_ALIAS(MPI_Get_elements)
 
-FY_API int PMPI_Get_elements_x(const MPI_Status *status,
-                               MPI_Datatype datatype, MPI_Count *count)
+FY_API int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype,
+                               MPI_Count *count)
 {
     return get_count(status, datatype, count, true, __func__);
 }
 FY_ALIAS(MPI_Get_elements_x)
 
-FY_API int PMPI_Get_elements_c(const MPI_Status *status,
-                               MPI_Datatype datatype, MPI_Count *count)
+FY_API int PMPI_Get_elements_c(const MPI_Status *status, MPI_Datatype datatype,
+                               MPI_Count *count)
 {
     return get_count(status, datatype, count, true, __func__);
 }
@@ -837,8 +829,8 @@ FY_API int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype,
 }
 FY_ALIAS(MPI_Status_set_elements)
 
-FY_API int PMPI_Status_set_elements_x(MPI_Status *status,
-                                      MPI_Datatype datatype, MPI_Count count)
+FY_API int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype,
+                                      MPI_Count count)
 {
     return set_elements(status, datatype, count, __func__);
 }
@@ -854,7 +846,8 @@ FY_API int PMPI_Status_set_cancelled(MPI_Status *status, int flag)
 }
 FY_ALIAS(MPI_Status_set_cancelled)
 
-/* ---- user reduction ops ---------------------------------------------------- */
+/* ---- user reduction ops ----------------------------------------------------
+ */
 
 FY_API int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
 {
@@ -895,10 +888,8 @@ FY_API int PMPI_Op_free(MPI_Op *op)
     FY_CHECK_INIT(fn);
     CHECK_PTR(op, fn);
     struct fy_op *o = fy_op_get(*op);
-    FY_CHECK(o != NULL, NULL, MPI_ERR_OP, fn, "invalid op 0x%x",
-             (unsigned)*op);
-    FY_CHECK(!o->builtin, NULL, MPI_ERR_OP, fn,
-             "cannot free a predefined op");
+    FY_CHECK(o != NULL, NULL, MPI_ERR_OP, fn, "invalid op 0x%x", (unsigned)*op);
+    FY_CHECK(!o->builtin, NULL, MPI_ERR_OP, fn, "cannot free a predefined op");
     fy_op_free_handle(o);
     *op = MPI_OP_NULL;
     return MPI_SUCCESS;
@@ -911,8 +902,7 @@ FY_API int PMPI_Op_commutative(MPI_Op op, int *commute)
     FY_CHECK_INIT(fn);
     CHECK_PTR(commute, fn);
     struct fy_op *o = fy_op_get(op);
-    FY_CHECK(o != NULL, NULL, MPI_ERR_OP, fn, "invalid op 0x%x",
-             (unsigned)op);
+    FY_CHECK(o != NULL, NULL, MPI_ERR_OP, fn, "invalid op 0x%x", (unsigned)op);
     *commute = o->commute ? 1 : 0;
     return MPI_SUCCESS;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Filling MPI_Status from the core's results (encoding in status.h). */
-#include "mpi/mpi_impl.h"
 #include "mpi/status.h"
+#include "mpi/mpi_impl.h"
 
 void fy_status_set(MPI_Status *st, int source, int tag, int err,
                    MPI_Count bytes, bool cancelled)
