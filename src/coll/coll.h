@@ -6,8 +6,13 @@
  * simple deadlock-free ones (binomial trees, dissemination, rings,
  * pairwise exchange); speed is a later concern.
  *
- * Conventions for every function here:
- * - blocking; collective over 'c' (every member calls, in the same order);
+ * Conventions for every collective here:
+ * - collective over 'c': every member calls, in the same order (blocking
+ *   and nonblocking ones alike);
+ * - the last argument 'nb': NULL runs the collective to completion before
+ *   returning; otherwise the collective is started, *nb receives it, and
+ *   the caller drives it with fy_sched_test() and releases it with
+ *   fy_sched_free() (the buffers must stay untouched until it is done);
  * - arguments were validated by the MPI layer (valid datatypes, counts,
  *   root, op defined on the datatype);
  * - MPI_IN_PLACE is accepted where MPI allows it, as noted;
@@ -30,71 +35,91 @@
 #include "comm/comm.h"
 #include "dtype/dtype.h"
 
-int fy_coll_barrier(struct fy_comm *c);
+/* A started nonblocking collective (src/coll/sched.c). */
+struct fy_sched;
+
+int fy_coll_barrier(struct fy_comm *c, struct fy_sched **nb);
 int fy_coll_bcast(void *buf, MPI_Count count, struct fy_dtype *dt, int root,
-                  struct fy_comm *c);
+                  struct fy_comm *c, struct fy_sched **nb);
 
 /* sbuf may be MPI_IN_PLACE at the root (the input is then in rbuf). A
  * non-commutative op combines in rank order. */
 int fy_coll_reduce(const void *sbuf, void *rbuf, MPI_Count count,
                    struct fy_dtype *dt, struct fy_op *op, int root,
-                   struct fy_comm *c);
+                   struct fy_comm *c, struct fy_sched **nb);
 /* sbuf may be MPI_IN_PLACE everywhere. Every member gets the same bits. */
 int fy_coll_allreduce(const void *sbuf, void *rbuf, MPI_Count count,
-                      struct fy_dtype *dt, struct fy_op *op,
-                      struct fy_comm *c);
+                      struct fy_dtype *dt, struct fy_op *op, struct fy_comm *c,
+                      struct fy_sched **nb);
 
 /* sbuf may be MPI_IN_PLACE at the root (its block is already in rbuf).
  * rbuf/rcount/rdt matter only at the root. */
 int fy_coll_gather(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
-                   void *rbuf, MPI_Count rcount, struct fy_dtype *rdt,
-                   int root, struct fy_comm *c);
+                   void *rbuf, MPI_Count rcount, struct fy_dtype *rdt, int root,
+                   struct fy_comm *c, struct fy_sched **nb);
 int fy_coll_gatherv(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
                     void *rbuf, const int *rcounts, const int *displs,
-                    struct fy_dtype *rdt, int root, struct fy_comm *c);
+                    struct fy_dtype *rdt, int root, struct fy_comm *c,
+                    struct fy_sched **nb);
 /* rbuf may be MPI_IN_PLACE at the root (its block stays where it is). */
 int fy_coll_scatter(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
                     void *rbuf, MPI_Count rcount, struct fy_dtype *rdt,
-                    int root, struct fy_comm *c);
+                    int root, struct fy_comm *c, struct fy_sched **nb);
 int fy_coll_scatterv(const void *sbuf, const int *scounts, const int *displs,
                      struct fy_dtype *sdt, void *rbuf, MPI_Count rcount,
-                     struct fy_dtype *rdt, int root, struct fy_comm *c);
+                     struct fy_dtype *rdt, int root, struct fy_comm *c,
+                     struct fy_sched **nb);
 /* sbuf may be MPI_IN_PLACE (each member's block is already in rbuf). */
-int fy_coll_allgather(const void *sbuf, MPI_Count scount,
-                      struct fy_dtype *sdt, void *rbuf, MPI_Count rcount,
-                      struct fy_dtype *rdt, struct fy_comm *c);
-int fy_coll_allgatherv(const void *sbuf, MPI_Count scount,
-                       struct fy_dtype *sdt, void *rbuf, const int *rcounts,
-                       const int *displs, struct fy_dtype *rdt,
-                       struct fy_comm *c);
+int fy_coll_allgather(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
+                      void *rbuf, MPI_Count rcount, struct fy_dtype *rdt,
+                      struct fy_comm *c, struct fy_sched **nb);
+int fy_coll_allgatherv(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
+                       void *rbuf, const int *rcounts, const int *displs,
+                       struct fy_dtype *rdt, struct fy_comm *c,
+                       struct fy_sched **nb);
 /* sbuf may be MPI_IN_PLACE (data to send is in rbuf, laid out as the
  * receive arguments describe; send arguments are then ignored). */
 int fy_coll_alltoall(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
                      void *rbuf, MPI_Count rcount, struct fy_dtype *rdt,
-                     struct fy_comm *c);
-int fy_coll_alltoallv(const void *sbuf, const int *scounts,
-                      const int *sdispls, struct fy_dtype *sdt, void *rbuf,
-                      const int *rcounts, const int *rdispls,
-                      struct fy_dtype *rdt, struct fy_comm *c);
+                     struct fy_comm *c, struct fy_sched **nb);
+int fy_coll_alltoallv(const void *sbuf, const int *scounts, const int *sdispls,
+                      struct fy_dtype *sdt, void *rbuf, const int *rcounts,
+                      const int *rdispls, struct fy_dtype *rdt,
+                      struct fy_comm *c, struct fy_sched **nb);
 /* Displacements in bytes, one datatype per peer. */
-int fy_coll_alltoallw(const void *sbuf, const int *scounts,
-                      const int *sdispls, struct fy_dtype *const *sdts,
-                      void *rbuf, const int *rcounts, const int *rdispls,
-                      struct fy_dtype *const *rdts, struct fy_comm *c);
+int fy_coll_alltoallw(const void *sbuf, const int *scounts, const int *sdispls,
+                      struct fy_dtype *const *sdts, void *rbuf,
+                      const int *rcounts, const int *rdispls,
+                      struct fy_dtype *const *rdts, struct fy_comm *c,
+                      struct fy_sched **nb);
 
 /* sbuf (count * size elements) may be MPI_IN_PLACE: input in rbuf. */
-int fy_coll_reduce_scatter_block(const void *sbuf, void *rbuf,
-                                 MPI_Count count, struct fy_dtype *dt,
-                                 struct fy_op *op, struct fy_comm *c);
+int fy_coll_reduce_scatter_block(const void *sbuf, void *rbuf, MPI_Count count,
+                                 struct fy_dtype *dt, struct fy_op *op,
+                                 struct fy_comm *c, struct fy_sched **nb);
 int fy_coll_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
                            struct fy_dtype *dt, struct fy_op *op,
-                           struct fy_comm *c);
+                           struct fy_comm *c, struct fy_sched **nb);
 /* Inclusive and exclusive prefix reductions; sbuf may be MPI_IN_PLACE.
  * Exscan leaves rank 0's rbuf untouched. */
 int fy_coll_scan(const void *sbuf, void *rbuf, MPI_Count count,
-                 struct fy_dtype *dt, struct fy_op *op, struct fy_comm *c);
+                 struct fy_dtype *dt, struct fy_op *op, struct fy_comm *c,
+                 struct fy_sched **nb);
 int fy_coll_exscan(const void *sbuf, void *rbuf, MPI_Count count,
-                   struct fy_dtype *dt, struct fy_op *op, struct fy_comm *c);
+                   struct fy_dtype *dt, struct fy_op *op, struct fy_comm *c,
+                   struct fy_sched **nb);
+
+/* Advance a started nonblocking collective; true once it is done, with
+ * its result (0 or a negative errno) in *err_out. */
+bool fy_sched_test(struct fy_sched *s, int *err_out);
+/* Release a collective (one still running is first waited for). */
+void fy_sched_free(struct fy_sched *s);
+/* Advance every started nonblocking collective: meant to be called by the
+ * progress engine after each pass when fy_coll_nactive != 0, so that
+ * nonblocking collectives move on while the program blocks in some other
+ * call. Not re-entrant (it guards itself). */
+extern unsigned fy_coll_nactive;
+void fy_coll_progress(void);
 
 /* Local helpers shared with other modules. */
 

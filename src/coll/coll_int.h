@@ -12,7 +12,7 @@
  * earlier ones are long complete (each is blocking), and matching is
  * non-overtaking anyway: the number only makes a mismatch loud instead of
  * silent should an algorithm ever get its pairing wrong. */
-#define FY_COLL_TAG(seq, step)                                                \
+#define FY_COLL_TAG(seq, step)                                                 \
     ((int)((((uint32_t)(seq)&0x3fffffu) << 8) | ((uint32_t)(step)&0xffu)))
 
 /* Start a collective on c: its sequence number. Every member calls the
@@ -23,28 +23,60 @@ static inline uint32_t fy_coll_begin(struct fy_comm *c)
 }
 
 /* Keep the first error seen. */
-static inline int fy_coll_keep(int err, int rc) { return err ? err : rc; }
+static inline int fy_coll_keep(int err, int rc)
+{
+    return err ? err : rc;
+}
 
 static inline char *fy_coll_at(const void *buf, MPI_Aint off)
 {
     return (char *)buf + off;
 }
 
-/* Blocking point-to-point on the collective context. Return 0 or a
- * negative errno (-EMSGSIZE if the incoming message was longer). */
-int fy_coll_send(const void *buf, MPI_Count count, struct fy_dtype *dt,
-                 int dest, int tag, struct fy_comm *c);
-int fy_coll_recv(void *buf, MPI_Count count, struct fy_dtype *dt, int src,
-                 int tag, struct fy_comm *c);
-/* Send to dest and receive from src concurrently (either may be
- * MPI_PROC_NULL), so rings and exchanges cannot deadlock whatever the
- * protocol the p2p layer picks. */
-int fy_coll_sendrecv(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
-                     int dest, void *rbuf, MPI_Count rcount,
-                     struct fy_dtype *rdt, int src, int tag,
-                     struct fy_comm *c);
-/* Wait for and free n requests (NULL entries are skipped); first error. */
-int fy_coll_waitall(struct fy_req **reqs, int n);
+/* ---- schedules (sched.c) ---------------------------------------------
+ * Builders append steps; nothing moves until the schedule runs. Builder
+ * calls never fail: the first allocation failure is remembered and makes
+ * fy_sched_finish return -ENOMEM without running anything, so builders
+ * need no error checks (a NULL temporary is never dereferenced at build
+ * time). */
+
+/* Start building collective number fy_coll_begin(c) on c; nb says whether
+ * it will be nonblocking (then it holds references on c, datatypes and
+ * ops). Returns 0 or -ENOMEM. */
+int fy_sched_create(struct fy_comm *c, bool nb, struct fy_sched **out);
+uint32_t fy_sched_seq(const struct fy_sched *s);
+struct fy_comm *fy_sched_comm(const struct fy_sched *s);
+/* Tag of step 'step' of the collective s. */
+#define FY_SCHED_TAG(s, step) FY_COLL_TAG(fy_sched_seq(s), step)
+void fy_sched_send(struct fy_sched *s, const void *buf, MPI_Count count,
+                   struct fy_dtype *dt, int peer, int tag);
+void fy_sched_recv(struct fy_sched *s, void *buf, MPI_Count count,
+                   struct fy_dtype *dt, int peer, int tag);
+void fy_sched_copy(struct fy_sched *s, const void *src, MPI_Count scount,
+                   struct fy_dtype *sdt, void *dst, MPI_Count rcount,
+                   struct fy_dtype *rdt);
+/* inout = in op inout, when the step runs. */
+void fy_sched_reduce(struct fy_sched *s, const void *in, void *inout,
+                     MPI_Count count, struct fy_dtype *dt, struct fy_op *op);
+/* Later steps start only once every request started so far completed. */
+void fy_sched_wait(struct fy_sched *s);
+/* A temporary laid out like count elements of dt, freed with s. */
+void *fy_sched_tmp(struct fy_sched *s, MPI_Count count,
+                   const struct fy_dtype *dt);
+/* nb_out NULL: run s to the end, free it, return its result. Otherwise
+ * start it and hand it over in *nb_out (0), or free it and return the
+ * build error. */
+int fy_sched_finish(struct fy_sched *s, struct fy_sched **nb_out);
+
+/* Create a schedule for a collective on c or return -ENOMEM from the
+ * calling function. */
+#define FY_SCHED_BEGIN(s, c, nb)                                               \
+    struct fy_sched *s;                                                        \
+    do {                                                                       \
+        int rc_ = fy_sched_create(c, (nb) != NULL, &s);                        \
+        if (rc_ != 0)                                                          \
+            return rc_;                                                        \
+    } while (0)
 
 /* A buffer for count elements of dt laid out as in a user buffer (holes
  * included): returns the address to use as the buffer and the allocation
@@ -74,20 +106,23 @@ struct fy_coll_block {
 struct fy_coll_block fy_coll_layout_block(const struct fy_coll_layout *l,
                                           int i);
 
+/* Shared building blocks (reduce.c, gather.c). */
+
 /* Reduction to 'root' of count elements at 'in' (not MPI_IN_PLACE); the
  * result lands in rbuf at the root only. Commutative ops use a binomial
  * tree rooted at 'root'; others a tree rooted at rank 0 that combines in
- * rank order, whose result is then sent to the root. */
-int fy_coll_reduce_tree(const void *in, void *rbuf, MPI_Count count,
-                        struct fy_dtype *dt, struct fy_op *op, int root,
-                        struct fy_comm *c, uint32_t seq);
-int fy_coll_bcast_tree(void *buf, MPI_Count count, struct fy_dtype *dt,
-                       int root, struct fy_comm *c, int tag);
-/* Linear scatter(v) from root, on tag; layout of sbuf at the root, each
- * member receives rcount elements of rdt (rbuf MPI_IN_PLACE at the root:
- * its block stays in place). */
-int fy_coll_scatter_lin(const struct fy_coll_layout *src, void *rbuf,
-                        MPI_Count rcount, struct fy_dtype *rdt, int root,
-                        struct fy_comm *c, int tag);
+ * rank order, whose result is then sent to the root. Uses tag steps 0-1. */
+void fy_coll_build_reduce(struct fy_sched *s, const void *in, void *rbuf,
+                          MPI_Count count, struct fy_dtype *dt,
+                          struct fy_op *op, int root);
+/* Binomial broadcast from root on tag step 'step'. */
+void fy_coll_build_bcast(struct fy_sched *s, void *buf, MPI_Count count,
+                         struct fy_dtype *dt, int root, int step);
+/* Linear scatter(v) from root on tag step 'step': layout of the source at
+ * the root; each member receives rcount elements of rdt (rbuf
+ * MPI_IN_PLACE at the root: its block stays in place). */
+void fy_coll_build_scatter(struct fy_sched *s, const struct fy_coll_layout *src,
+                           void *rbuf, MPI_Count rcount, struct fy_dtype *rdt,
+                           int root, int step);
 
 #endif /* FY_COLL_INT_H */

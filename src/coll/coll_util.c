@@ -1,65 +1,19 @@
 /* SPDX-License-Identifier: MIT */
-/* Building blocks of the collectives: point-to-point on the collective
- * context, temporaries laid out like user buffers, local typed copies and
- * block addressing for the gather/scatter/all-to-all shapes. */
+/* Building blocks of the collectives: temporaries laid out like user
+ * buffers, local typed copies and block addressing for the
+ * gather/scatter/all-to-all shapes. */
 #include "coll/coll_int.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-int fy_coll_send(const void *buf, MPI_Count count, struct fy_dtype *dt,
-                 int dest, int tag, struct fy_comm *c)
-{
-    return fy_p2p_send(buf, count, dt, dest, tag, c, c->ctx + 1,
-                       FY_SEND_STANDARD);
-}
-
-int fy_coll_recv(void *buf, MPI_Count count, struct fy_dtype *dt, int src,
-                 int tag, struct fy_comm *c)
-{
-    int source, rtag;
-    MPI_Count bytes;
-    return fy_p2p_recv(buf, count, dt, src, tag, c, c->ctx + 1, &source,
-                       &rtag, &bytes);
-}
-
-int fy_coll_waitall(struct fy_req **reqs, int n)
-{
-    int err = 0;
-    for (int i = 0; i < n; i++) {
-        if (!reqs[i])
-            continue;
-        err = fy_coll_keep(err, fy_req_wait(reqs[i]));
-        fy_req_free(reqs[i]);
-        reqs[i] = NULL;
-    }
-    return err;
-}
-
-int fy_coll_sendrecv(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
-                     int dest, void *rbuf, MPI_Count rcount,
-                     struct fy_dtype *rdt, int src, int tag,
-                     struct fy_comm *c)
-{
-    struct fy_req *reqs[2] = {NULL, NULL};
-    /* Receive posted first: an early sender then finds it (and a
-     * receiver-initiated protocol can start at once). */
-    int err = fy_p2p_irecv(rbuf, rcount, rdt, src, tag, c, c->ctx + 1,
-                           &reqs[0]);
-    err = fy_coll_keep(err, fy_p2p_isend(sbuf, scount, sdt, dest, tag, c,
-                                         c->ctx + 1, FY_SEND_STANDARD,
-                                         &reqs[1]));
-    return fy_coll_keep(err, fy_coll_waitall(reqs, 2));
-}
-
 void *fy_coll_tmp_alloc(MPI_Count count, const struct fy_dtype *dt,
                         void **base_out)
 {
     MPI_Aint span = 0;
     if (count > 0)
-        span = (MPI_Aint)(count - 1) * dt->extent +
-               (dt->true_ub - dt->true_lb);
+        span = (MPI_Aint)(count - 1) * dt->extent + (dt->true_ub - dt->true_lb);
     char *base = malloc((size_t)FY_MAX(span, (MPI_Aint)1));
     if (!base)
         return NULL;
@@ -94,8 +48,7 @@ int fy_coll_copy(const void *src, MPI_Count scount, struct fy_dtype *sdt,
     return rc;
 }
 
-struct fy_coll_block fy_coll_layout_block(const struct fy_coll_layout *l,
-                                          int i)
+struct fy_coll_block fy_coll_layout_block(const struct fy_coll_layout *l, int i)
 {
     struct fy_coll_block b;
     if (!l->counts) {

@@ -15,9 +15,9 @@ static struct fy_handle_table s_keyvals = FY_HANDLE_TABLE_INIT(FY_HT_KEYVAL);
 /* Predefined attribute values. MPI hands out pointers to them, so they
  * must be objects with static storage. */
 static int s_tag_ub = FY_TAG_UB;
-static int s_host = MPI_PROC_NULL;      /* no host process */
-static int s_io = MPI_ANY_SOURCE;       /* every process can do I/O */
-static int s_wtime_is_global = 0;       /* not promised across nodes */
+static int s_host = MPI_PROC_NULL; /* no host process */
+static int s_io = MPI_ANY_SOURCE;  /* every process can do I/O */
+static int s_wtime_is_global = 0;  /* not promised across nodes */
 static int s_universe_size;
 static int s_lastusedcode = MPI_T_ERR_NOT_SUPPORTED; /* last class Ferry has */
 static int s_appnum = 0;
@@ -25,24 +25,32 @@ static int s_appnum = 0;
 int *fy_attr_predefined(int keyval)
 {
     switch (keyval) {
-    case MPI_TAG_UB: return &s_tag_ub;
-    case MPI_HOST: return &s_host;
-    case MPI_IO: return &s_io;
-    case MPI_WTIME_IS_GLOBAL: return &s_wtime_is_global;
+    case MPI_TAG_UB:
+        return &s_tag_ub;
+    case MPI_HOST:
+        return &s_host;
+    case MPI_IO:
+        return &s_io;
+    case MPI_WTIME_IS_GLOBAL:
+        return &s_wtime_is_global;
     case MPI_UNIVERSE_SIZE:
         s_universe_size = fy_comm_wsize;
         return &s_universe_size;
-    case MPI_LASTUSEDCODE: return &s_lastusedcode;
-    case MPI_APPNUM: return &s_appnum;
-    default: return NULL;
+    case MPI_LASTUSEDCODE:
+        return &s_lastusedcode;
+    case MPI_APPNUM:
+        return &s_appnum;
+    default:
+        return NULL;
     }
 }
 
 /* MPI_COMM_DUP_FN / MPI_DUP_FN in MPICH's header name this symbol, so
  * MPICH-built binaries call it through our library: copy the value.
  * (Exported: it must also be listed in libmpi.map.) */
-__attribute__((visibility("default"))) int MPIR_Dup_fn(MPI_Comm oldcomm, int keyval, void *extra_state,
-                void *attr_in, void *attr_out, int *flag)
+__attribute__((visibility("default"))) int
+MPIR_Dup_fn(MPI_Comm oldcomm, int keyval, void *extra_state, void *attr_in,
+            void *attr_out, int *flag)
 {
     (void)oldcomm;
     (void)keyval;
@@ -190,8 +198,8 @@ int fy_attr_copy_all(struct fy_comm *from, struct fy_comm *to)
             continue;
         void *nval = NULL;
         int flag = 0;
-        rc = kv->copy_fn(from->handle, kv->handle, kv->extra_state,
-                         v[i]->val, &nval, &flag);
+        rc = kv->copy_fn(from->handle, kv->handle, kv->extra_state, v[i]->val,
+                         &nval, &flag);
         if (rc == MPI_SUCCESS && flag)
             rc = fy_attr_set(to, kv, nval);
     }

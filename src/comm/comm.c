@@ -44,7 +44,7 @@ int fy_comm_ctx_alloc(struct fy_comm *parent, uint32_t *ctx_out)
     if (!u32 || !band)
         return -EINVAL;
     int rc = fy_coll_allreduce(s_ctx_free, mask, FY_CTX_WORDS, u32, band,
-                               parent);
+                               parent, NULL);
     if (rc != 0)
         return rc;
     for (uint32_t w = 0; w < FY_CTX_WORDS; w++) {
@@ -276,7 +276,7 @@ int fy_comm_split(struct fy_comm *parent, int color, int key,
     if (!all || !ents || !world)
         goto out_free;
     struct fy_dtype *dint = fy_dtype_get(MPI_INT);
-    rc = fy_coll_allgather(mine, 2, dint, all, 2, dint, parent);
+    rc = fy_coll_allgather(mine, 2, dint, all, 2, dint, parent, NULL);
     if (rc != 0)
         goto out_free;
     /* Every member takes part in the agreement, even those leaving with

@@ -14,8 +14,8 @@ struct fy_group {
     int refcount;
     bool builtin;
     int size;
-    int rank;     /* this process's rank in the group, or MPI_UNDEFINED */
-    int *world;   /* group rank -> world rank */
+    int rank;   /* this process's rank in the group, or MPI_UNDEFINED */
+    int *world; /* group rank -> world rank */
 };
 
 struct fy_errhandler {
@@ -29,11 +29,11 @@ struct fy_comm {
     MPI_Comm handle;
     int refcount;
     bool builtin;
-    uint32_t ctx;          /* point-to-point context; ctx+1 collectives */
+    uint32_t ctx; /* point-to-point context; ctx+1 collectives */
     int rank, size;
     struct fy_group *group;
     MPI_Errhandler errhandler;
-    uint32_t coll_seq;     /* collectives issued, for tags */
+    uint32_t coll_seq; /* collectives issued, for tags */
     char name[MPI_MAX_OBJECT_NAME];
     struct fy_attr *attrs; /* cached attributes, newest first */
 };
@@ -46,8 +46,8 @@ struct fy_comm {
 int fy_comm_init(int world_rank, int world_size);
 void fy_comm_finalize(void);
 
-struct fy_comm *fy_comm_get(MPI_Comm h);     /* NULL if invalid/freed */
-struct fy_group *fy_group_get(MPI_Group h);  /* NULL if invalid/freed */
+struct fy_comm *fy_comm_get(MPI_Comm h);    /* NULL if invalid/freed */
+struct fy_group *fy_group_get(MPI_Group h); /* NULL if invalid/freed */
 struct fy_errhandler *fy_errhandler_get(MPI_Errhandler h);
 
 static inline int fy_comm_world_rank(const struct fy_comm *c, int r)
@@ -74,7 +74,10 @@ void fy_group_release(struct fy_group *g);
 
 extern struct fy_group fy_group_empty;
 
-static inline void fy_group_retain(struct fy_group *g) { g->refcount++; }
+static inline void fy_group_retain(struct fy_group *g)
+{
+    g->refcount++;
+}
 int fy_group_incl(struct fy_group *g, int n, const int *ranks,
                   struct fy_group **out);
 int fy_group_excl(struct fy_group *g, int n, const int *ranks,
@@ -110,7 +113,10 @@ int fy_group_rank_of_world(const struct fy_group *g, int w);
  * non-negative int is available to users. */
 #define FY_TAG_UB 0x7fffffff
 
-static inline void fy_comm_retain(struct fy_comm *c) { c->refcount++; }
+static inline void fy_comm_retain(struct fy_comm *c)
+{
+    c->refcount++;
+}
 /* Also runs attribute copy callbacks: if one fails, the new communicator
  * is dropped and that callback's MPI error code is returned as a POSITIVE
  * number (negative values are errnos as usual). */
@@ -151,7 +157,7 @@ void fy_errhandler_release(struct fy_errhandler *eh);
 struct fy_keyval {
     int handle;
     int refcount; /* the user's handle + one per attribute using it */
-    MPI_Comm_copy_attr_function *copy_fn;  /* NULL: not copied on dup */
+    MPI_Comm_copy_attr_function *copy_fn;     /* NULL: not copied on dup */
     MPI_Comm_delete_attr_function *delete_fn; /* NULL: nothing to run */
     void *extra_state;
 };

@@ -1,53 +1,55 @@
 /* SPDX-License-Identifier: MIT */
-/* Entry points of the blocking collectives: argument checks (naming the
- * argument), MPI_IN_PLACE rules, then src/coll; internal errors become MPI
- * error classes here. */
+/* Entry points of the collectives, blocking and nonblocking: argument
+ * checks (naming the argument), MPI_IN_PLACE rules, then src/coll; internal
+ * errors become MPI error classes here. Each collective has one coll_x()
+ * that checks and runs it; request == NULL means blocking. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "coll/coll.h"
 #include "mpi/mpi_impl.h"
+#include "mpi/request.h"
 
 /* Resolve a datatype argument: valid and committed. */
-#define GET_DT(var, h, c, fn, what)                                           \
-    struct fy_dtype *var = fy_dtype_get(h);                                   \
-    FY_CHECK(var != NULL, c, MPI_ERR_TYPE, fn, "invalid %s 0x%x", what,       \
-             (unsigned)(h));                                                  \
-    FY_CHECK(var->committed, c, MPI_ERR_TYPE, fn,                             \
-             "%s 0x%x is not committed", what, (unsigned)(h))
+#define GET_DT(var, h, c, fn, what)                                            \
+    struct fy_dtype *var = fy_dtype_get(h);                                    \
+    FY_CHECK(var != NULL, c, MPI_ERR_TYPE, fn, "invalid %s 0x%x", what,        \
+             (unsigned)(h));                                                   \
+    FY_CHECK(var->committed, c, MPI_ERR_TYPE, fn, "%s 0x%x is not committed",  \
+             what, (unsigned)(h))
 
-#define GET_OP(var, h, dt, c, fn)                                             \
-    struct fy_op *var = fy_op_get(h);                                         \
-    FY_CHECK(var != NULL, c, MPI_ERR_OP, fn, "invalid op 0x%x",               \
-             (unsigned)(h));                                                  \
-    FY_CHECK(fy_op_valid_for(var, dt), c, MPI_ERR_OP, fn,                     \
-             "op 0x%x is not defined for datatype 0x%x", (unsigned)(h),       \
+#define GET_OP(var, h, dt, c, fn)                                              \
+    struct fy_op *var = fy_op_get(h);                                          \
+    FY_CHECK(var != NULL, c, MPI_ERR_OP, fn, "invalid op 0x%x",                \
+             (unsigned)(h));                                                   \
+    FY_CHECK(fy_op_valid_for(var, dt), c, MPI_ERR_OP, fn,                      \
+             "op 0x%x is not defined for datatype 0x%x", (unsigned)(h),        \
              (unsigned)(dt)->handle)
 
-#define CHECK_COUNT(n, c, fn, what)                                           \
-    FY_CHECK((n) >= 0, c, MPI_ERR_COUNT, fn, "%s %d is negative", what,       \
+#define CHECK_COUNT(n, c, fn, what)                                            \
+    FY_CHECK((n) >= 0, c, MPI_ERR_COUNT, fn, "%s %d is negative", what,        \
              (int)(n))
 
-#define CHECK_ROOT(root, c, fn)                                               \
-    FY_CHECK((root) >= 0 && (root) < (c)->size, c, MPI_ERR_ROOT, fn,          \
+#define CHECK_ROOT(root, c, fn)                                                \
+    FY_CHECK((root) >= 0 && (root) < (c)->size, c, MPI_ERR_ROOT, fn,           \
              "root %d is not in [0, %d)", root, (c)->size)
 
 /* NULL with elements to move is an error, unless the datatype is derived:
  * then NULL is MPI_BOTTOM and the type's displacements are addresses. */
-#define CHECK_BUF(buf, n, dt, c, fn, what)                                    \
-    FY_CHECK((buf) != NULL || (n) == 0 || !(dt)->builtin, c, MPI_ERR_BUFFER,  \
+#define CHECK_BUF(buf, n, dt, c, fn, what)                                     \
+    FY_CHECK((buf) != NULL || (n) == 0 || !(dt)->builtin, c, MPI_ERR_BUFFER,   \
              fn, "%s is NULL but its count is %lld", what, (long long)(n))
 
-#define CHECK_NOT_IN_PLACE(buf, c, fn, what)                                  \
-    FY_CHECK((buf) != MPI_IN_PLACE, c, MPI_ERR_BUFFER, fn,                    \
+#define CHECK_NOT_IN_PLACE(buf, c, fn, what)                                   \
+    FY_CHECK((buf) != MPI_IN_PLACE, c, MPI_ERR_BUFFER, fn,                     \
              "MPI_IN_PLACE is not allowed as %s here", what)
 
-#define CHECK_NO_ALIAS(sbuf, rbuf, n, c, fn)                                  \
-    FY_CHECK((sbuf) != (rbuf) || (n) == 0, c, MPI_ERR_BUFFER, fn,             \
+#define CHECK_NO_ALIAS(sbuf, rbuf, n, c, fn)                                   \
+    FY_CHECK((sbuf) != (rbuf) || (n) == 0, c, MPI_ERR_BUFFER, fn,              \
              "sendbuf and recvbuf are the same buffer (use MPI_IN_PLACE)")
 
-#define CHECK_PTR(p, c, fn)                                                   \
+#define CHECK_PTR(p, c, fn)                                                    \
     FY_CHECK((p) != NULL, c, MPI_ERR_ARG, fn, "%s is NULL", #p)
 
 static int report(struct fy_comm *c, int rc, const char *fn)
@@ -61,10 +63,70 @@ static int report(struct fy_comm *c, int rc, const char *fn)
     return fy_mpi_err(c, fy_errno_to_class(rc), fn, "%s", strerror(-rc));
 }
 
-#define RUN(call, c, fn)                                                      \
-    do {                                                                      \
-        int rc_ = (call);                                                     \
-        return rc_ == 0 ? MPI_SUCCESS : report(c, rc_, fn);                   \
+/* A nonblocking collective's MPI request: the schedule behind an "ext"
+ * request of the request layer, which advances it from MPI_Test/Wait. */
+struct nbc_req {
+    struct fy_mreq_ext ext;
+    struct fy_sched *s;
+};
+
+static void nbc_progress(struct fy_mreq_ext *x)
+{
+    struct nbc_req *n = (struct nbc_req *)x;
+    int err;
+    if (fy_sched_test(n->s, &err)) {
+        x->err = err;
+        x->complete = true;
+    }
+}
+
+static void nbc_free(struct fy_mreq_ext *x)
+{
+    struct nbc_req *n = (struct nbc_req *)x;
+    fy_sched_free(n->s);
+    free(n);
+}
+
+static const struct fy_mreq_ext_ops nbc_ops = {
+    .progress = nbc_progress,
+    .free = nbc_free,
+    .cancel = NULL, /* MPI: collectives cannot be cancelled */
+};
+
+/* Finish an entry point: rc is the collective's result; for a
+ * nonblocking call (request != NULL) s is the started schedule, named
+ * here by a new request. */
+static int coll_finish(struct fy_comm *c, int rc, struct fy_sched *s,
+                       MPI_Request *request, const char *fn)
+{
+    if (rc != 0)
+        return report(c, rc, fn);
+    if (!request)
+        return MPI_SUCCESS;
+    struct nbc_req *n = calloc(1, sizeof(*n));
+    if (n) {
+        n->ext.ops = &nbc_ops;
+        n->ext.comm = c;
+        n->ext.st_source = MPI_ANY_SOURCE; /* the empty status */
+        n->ext.st_tag = MPI_ANY_TAG;
+        n->s = s;
+        if (fy_mreq_ext_register(&n->ext, request) == 0)
+            return MPI_SUCCESS;
+        free(n);
+    }
+    /* The collective is under way and the others count on us: see it
+     * through (freeing waits for it), then report. */
+    fy_sched_free(s);
+    return fy_mpi_err(c, MPI_ERR_NO_MEM, fn, "out of memory for a request");
+}
+
+/* In a coll_x() body: the nonblocking output argument of fy_coll_x. */
+#define NB(request) ((request) ? &s_ : NULL)
+#define RUN_NB(c, fn, request, call)                                           \
+    do {                                                                       \
+        struct fy_sched *s_ = NULL;                                            \
+        int rc_ = (call);                                                      \
+        return coll_finish(c, rc_, s_, request, fn);                           \
     } while (0)
 
 /* Check a counts array of c->size entries. */
@@ -78,76 +140,149 @@ static int check_counts(const int *counts, struct fy_comm *c, const char *fn,
     return MPI_SUCCESS;
 }
 
-#define CHECK_COUNTS(counts, c, fn, what)                                     \
-    do {                                                                      \
-        int rc_ = check_counts(counts, c, fn, what);                          \
-        if (rc_ != MPI_SUCCESS)                                               \
-            return rc_;                                                       \
+#define CHECK_COUNTS(counts, c, fn, what)                                      \
+    do {                                                                       \
+        int rc_ = check_counts(counts, c, fn, what);                           \
+        if (rc_ != MPI_SUCCESS)                                                \
+            return rc_;                                                        \
     } while (0)
+
+static int coll_barrier(MPI_Comm comm, MPI_Request *request, const char *fn)
+{
+    FY_CHECK_INIT(fn);
+    FY_GET_COMM(c, comm, fn);
+    RUN_NB(c, fn, request, fy_coll_barrier(c, NB(request)));
+}
 
 FY_API int PMPI_Barrier(MPI_Comm comm)
 {
-    FY_CHECK_INIT(__func__);
-    FY_GET_COMM(c, comm, __func__);
-    RUN(fy_coll_barrier(c), c, __func__);
+    return coll_barrier(comm, NULL, __func__);
 }
 FY_ALIAS(MPI_Barrier)
 
-FY_API int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype,
-                      int root, MPI_Comm comm)
+FY_API int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 {
     FY_CHECK_INIT(__func__);
-    FY_GET_COMM(c, comm, __func__);
-    CHECK_COUNT(count, c, __func__, "count");
-    GET_DT(dt, datatype, c, __func__, "datatype");
-    CHECK_ROOT(root, c, __func__);
-    CHECK_BUF(buffer, count, dt, c, __func__, "buffer");
-    CHECK_NOT_IN_PLACE(buffer, c, __func__, "buffer");
-    RUN(fy_coll_bcast(buffer, count, dt, root, c), c, __func__);
+    FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
+             "request is NULL");
+    return coll_barrier(comm, request, __func__);
+}
+FY_ALIAS(MPI_Ibarrier)
+
+static int coll_bcast(void *buffer, int count, MPI_Datatype datatype, int root,
+                      MPI_Comm comm, MPI_Request *request, const char *fn)
+{
+    FY_CHECK_INIT(fn);
+    FY_GET_COMM(c, comm, fn);
+    CHECK_COUNT(count, c, fn, "count");
+    GET_DT(dt, datatype, c, fn, "datatype");
+    CHECK_ROOT(root, c, fn);
+    CHECK_BUF(buffer, count, dt, c, fn, "buffer");
+    CHECK_NOT_IN_PLACE(buffer, c, fn, "buffer");
+    RUN_NB(c, fn, request,
+           fy_coll_bcast(buffer, count, dt, root, c, NB(request)));
+}
+
+FY_API int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root,
+                      MPI_Comm comm)
+{
+    return coll_bcast(buffer, count, datatype, root, comm, NULL, __func__);
 }
 FY_ALIAS(MPI_Bcast)
+
+FY_API int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root,
+                       MPI_Comm comm, MPI_Request *request)
+{
+    FY_CHECK_INIT(__func__);
+    FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
+             "request is NULL");
+    return coll_bcast(buffer, count, datatype, root, comm, request, __func__);
+}
+FY_ALIAS(MPI_Ibcast)
+
+static int coll_reduce(const void *sendbuf, void *recvbuf, int count,
+                       MPI_Datatype datatype, MPI_Op op, int root,
+                       MPI_Comm comm, MPI_Request *request, const char *fn)
+{
+    FY_CHECK_INIT(fn);
+    FY_GET_COMM(c, comm, fn);
+    CHECK_COUNT(count, c, fn, "count");
+    GET_DT(dt, datatype, c, fn, "datatype");
+    GET_OP(o, op, dt, c, fn);
+    CHECK_ROOT(root, c, fn);
+    if (c->rank == root) {
+        CHECK_BUF(recvbuf, count, dt, c, fn, "recvbuf");
+        CHECK_NOT_IN_PLACE(recvbuf, c, fn, "recvbuf");
+        CHECK_NO_ALIAS(sendbuf, recvbuf, count, c, fn);
+    } else {
+        CHECK_NOT_IN_PLACE(sendbuf, c, fn,
+                           "sendbuf (only the root may pass it)");
+    }
+    if (sendbuf != MPI_IN_PLACE)
+        CHECK_BUF(sendbuf, count, dt, c, fn, "sendbuf");
+    RUN_NB(
+        c, fn, request,
+        fy_coll_reduce(sendbuf, recvbuf, count, dt, o, root, c, NB(request)));
+}
 
 FY_API int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count,
                        MPI_Datatype datatype, MPI_Op op, int root,
                        MPI_Comm comm)
 {
-    FY_CHECK_INIT(__func__);
-    FY_GET_COMM(c, comm, __func__);
-    CHECK_COUNT(count, c, __func__, "count");
-    GET_DT(dt, datatype, c, __func__, "datatype");
-    GET_OP(o, op, dt, c, __func__);
-    CHECK_ROOT(root, c, __func__);
-    if (c->rank == root) {
-        CHECK_BUF(recvbuf, count, dt, c, __func__, "recvbuf");
-        CHECK_NOT_IN_PLACE(recvbuf, c, __func__, "recvbuf");
-        CHECK_NO_ALIAS(sendbuf, recvbuf, count, c, __func__);
-    } else {
-        CHECK_NOT_IN_PLACE(sendbuf, c, __func__,
-                           "sendbuf (only the root may pass it)");
-    }
-    if (sendbuf != MPI_IN_PLACE)
-        CHECK_BUF(sendbuf, count, dt, c, __func__, "sendbuf");
-    RUN(fy_coll_reduce(sendbuf, recvbuf, count, dt, o, root, c), c,
-        __func__);
+    return coll_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, NULL,
+                       __func__);
 }
 FY_ALIAS(MPI_Reduce)
+
+FY_API int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count,
+                        MPI_Datatype datatype, MPI_Op op, int root,
+                        MPI_Comm comm, MPI_Request *request)
+{
+    FY_CHECK_INIT(__func__);
+    FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
+             "request is NULL");
+    return coll_reduce(sendbuf, recvbuf, count, datatype, op, root, comm,
+                       request, __func__);
+}
+FY_ALIAS(MPI_Ireduce)
+
+static int coll_allreduce(const void *sendbuf, void *recvbuf, int count,
+                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                          MPI_Request *request, const char *fn)
+{
+    FY_CHECK_INIT(fn);
+    FY_GET_COMM(c, comm, fn);
+    CHECK_COUNT(count, c, fn, "count");
+    GET_DT(dt, datatype, c, fn, "datatype");
+    GET_OP(o, op, dt, c, fn);
+    CHECK_BUF(recvbuf, count, dt, c, fn, "recvbuf");
+    CHECK_NOT_IN_PLACE(recvbuf, c, fn, "recvbuf");
+    CHECK_NO_ALIAS(sendbuf, recvbuf, count, c, fn);
+    if (sendbuf != MPI_IN_PLACE)
+        CHECK_BUF(sendbuf, count, dt, c, fn, "sendbuf");
+    RUN_NB(c, fn, request,
+           fy_coll_allreduce(sendbuf, recvbuf, count, dt, o, c, NB(request)));
+}
 
 FY_API int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count,
                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    FY_CHECK_INIT(__func__);
-    FY_GET_COMM(c, comm, __func__);
-    CHECK_COUNT(count, c, __func__, "count");
-    GET_DT(dt, datatype, c, __func__, "datatype");
-    GET_OP(o, op, dt, c, __func__);
-    CHECK_BUF(recvbuf, count, dt, c, __func__, "recvbuf");
-    CHECK_NOT_IN_PLACE(recvbuf, c, __func__, "recvbuf");
-    CHECK_NO_ALIAS(sendbuf, recvbuf, count, c, __func__);
-    if (sendbuf != MPI_IN_PLACE)
-        CHECK_BUF(sendbuf, count, dt, c, __func__, "sendbuf");
-    RUN(fy_coll_allreduce(sendbuf, recvbuf, count, dt, o, c), c, __func__);
+    return coll_allreduce(sendbuf, recvbuf, count, datatype, op, comm, NULL,
+                          __func__);
 }
 FY_ALIAS(MPI_Allreduce)
+
+FY_API int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count,
+                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                           MPI_Request *request)
+{
+    FY_CHECK_INIT(__func__);
+    FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
+             "request is NULL");
+    return coll_allreduce(sendbuf, recvbuf, count, datatype, op, comm, request,
+                          __func__);
+}
+FY_ALIAS(MPI_Iallreduce)
 
 FY_API int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count,
                              MPI_Datatype datatype, MPI_Op op)
@@ -169,282 +304,553 @@ FY_API int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count,
 }
 FY_ALIAS(MPI_Reduce_local)
 
+static int coll_reduce_scatter_block(const void *sendbuf, void *recvbuf,
+                                     int recvcount, MPI_Datatype datatype,
+                                     MPI_Op op, MPI_Comm comm,
+                                     MPI_Request *request, const char *fn)
+{
+    FY_CHECK_INIT(fn);
+    FY_GET_COMM(c, comm, fn);
+    CHECK_COUNT(recvcount, c, fn, "recvcount");
+    GET_DT(dt, datatype, c, fn, "datatype");
+    GET_OP(o, op, dt, c, fn);
+    CHECK_BUF(recvbuf, recvcount, dt, c, fn, "recvbuf");
+    CHECK_NOT_IN_PLACE(recvbuf, c, fn, "recvbuf");
+    CHECK_NO_ALIAS(sendbuf, recvbuf, recvcount, c, fn);
+    if (sendbuf != MPI_IN_PLACE)
+        CHECK_BUF(sendbuf, recvcount, dt, c, fn, "sendbuf");
+    RUN_NB(c, fn, request,
+           fy_coll_reduce_scatter_block(sendbuf, recvbuf, recvcount, dt, o, c,
+                                        NB(request)));
+}
+
 FY_API int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf,
                                      int recvcount, MPI_Datatype datatype,
                                      MPI_Op op, MPI_Comm comm)
 {
-    FY_CHECK_INIT(__func__);
-    FY_GET_COMM(c, comm, __func__);
-    CHECK_COUNT(recvcount, c, __func__, "recvcount");
-    GET_DT(dt, datatype, c, __func__, "datatype");
-    GET_OP(o, op, dt, c, __func__);
-    CHECK_BUF(recvbuf, recvcount, dt, c, __func__, "recvbuf");
-    CHECK_NOT_IN_PLACE(recvbuf, c, __func__, "recvbuf");
-    CHECK_NO_ALIAS(sendbuf, recvbuf, recvcount, c, __func__);
-    if (sendbuf != MPI_IN_PLACE)
-        CHECK_BUF(sendbuf, recvcount, dt, c, __func__, "sendbuf");
-    RUN(fy_coll_reduce_scatter_block(sendbuf, recvbuf, recvcount, dt, o, c),
-        c, __func__);
+    return coll_reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op,
+                                     comm, NULL, __func__);
 }
 FY_ALIAS(MPI_Reduce_scatter_block)
+
+FY_API int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf,
+                                      int recvcount, MPI_Datatype datatype,
+                                      MPI_Op op, MPI_Comm comm,
+                                      MPI_Request *request)
+{
+    FY_CHECK_INIT(__func__);
+    FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
+             "request is NULL");
+    return coll_reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op,
+                                     comm, request, __func__);
+}
+FY_ALIAS(MPI_Ireduce_scatter_block)
+
+static int coll_reduce_scatter(const void *sendbuf, void *recvbuf,
+                               const int recvcounts[], MPI_Datatype datatype,
+                               MPI_Op op, MPI_Comm comm, MPI_Request *request,
+                               const char *fn)
+{
+    FY_CHECK_INIT(fn);
+    FY_GET_COMM(c, comm, fn);
+    CHECK_COUNTS(recvcounts, c, fn, "recvcounts");
+    GET_DT(dt, datatype, c, fn, "datatype");
+    GET_OP(o, op, dt, c, fn);
+    long long total = 0;
+    for (int i = 0; i < c->size; i++)
+        total += recvcounts[i];
+    FY_CHECK(total <= 0x7fffffff, c, MPI_ERR_COUNT, fn,
+             "recvcounts add up to %lld, more than an int", total);
+    int mine = recvcounts[c->rank];
+    CHECK_BUF(recvbuf, mine, dt, c, fn, "recvbuf");
+    CHECK_NOT_IN_PLACE(recvbuf, c, fn, "recvbuf");
+    CHECK_NO_ALIAS(sendbuf, recvbuf, total, c, fn);
+    if (sendbuf != MPI_IN_PLACE)
+        CHECK_BUF(sendbuf, total, dt, c, fn, "sendbuf");
+    RUN_NB(c, fn, request,
+           fy_coll_reduce_scatter(sendbuf, recvbuf, recvcounts, dt, o, c,
+                                  NB(request)));
+}
 
 FY_API int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf,
                                const int recvcounts[], MPI_Datatype datatype,
                                MPI_Op op, MPI_Comm comm)
 {
-    FY_CHECK_INIT(__func__);
-    FY_GET_COMM(c, comm, __func__);
-    CHECK_COUNTS(recvcounts, c, __func__, "recvcounts");
-    GET_DT(dt, datatype, c, __func__, "datatype");
-    GET_OP(o, op, dt, c, __func__);
-    long long total = 0;
-    for (int i = 0; i < c->size; i++)
-        total += recvcounts[i];
-    FY_CHECK(total <= 0x7fffffff, c, MPI_ERR_COUNT, __func__,
-             "recvcounts add up to %lld, more than an int", total);
-    int mine = recvcounts[c->rank];
-    CHECK_BUF(recvbuf, mine, dt, c, __func__, "recvbuf");
-    CHECK_NOT_IN_PLACE(recvbuf, c, __func__, "recvbuf");
-    CHECK_NO_ALIAS(sendbuf, recvbuf, total, c, __func__);
-    if (sendbuf != MPI_IN_PLACE)
-        CHECK_BUF(sendbuf, total, dt, c, __func__, "sendbuf");
-    RUN(fy_coll_reduce_scatter(sendbuf, recvbuf, recvcounts, dt, o, c), c,
-        __func__);
+    return coll_reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm,
+                               NULL, __func__);
 }
 FY_ALIAS(MPI_Reduce_scatter)
+
+FY_API int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf,
+                                const int recvcounts[], MPI_Datatype datatype,
+                                MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    FY_CHECK_INIT(__func__);
+    FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
+             "request is NULL");
+    return coll_reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm,
+                               request, __func__);
+}
+FY_ALIAS(MPI_Ireduce_scatter)
+
+static int coll_scan(const void *sendbuf, void *recvbuf, int count,
+                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                     MPI_Request *request, const char *fn)
+{
+    FY_CHECK_INIT(fn);
+    FY_GET_COMM(c, comm, fn);
+    CHECK_COUNT(count, c, fn, "count");
+    GET_DT(dt, datatype, c, fn, "datatype");
+    GET_OP(o, op, dt, c, fn);
+    CHECK_BUF(recvbuf, count, dt, c, fn, "recvbuf");
+    CHECK_NOT_IN_PLACE(recvbuf, c, fn, "recvbuf");
+    CHECK_NO_ALIAS(sendbuf, recvbuf, count, c, fn);
+    if (sendbuf != MPI_IN_PLACE)
+        CHECK_BUF(sendbuf, count, dt, c, fn, "sendbuf");
+    RUN_NB(c, fn, request,
+           fy_coll_scan(sendbuf, recvbuf, count, dt, o, c, NB(request)));
+}
 
 FY_API int PMPI_Scan(const void *sendbuf, void *recvbuf, int count,
                      MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    FY_CHECK_INIT(__func__);
-    FY_GET_COMM(c, comm, __func__);
-    CHECK_COUNT(count, c, __func__, "count");
-    GET_DT(dt, datatype, c, __func__, "datatype");
-    GET_OP(o, op, dt, c, __func__);
-    CHECK_BUF(recvbuf, count, dt, c, __func__, "recvbuf");
-    CHECK_NOT_IN_PLACE(recvbuf, c, __func__, "recvbuf");
-    CHECK_NO_ALIAS(sendbuf, recvbuf, count, c, __func__);
-    if (sendbuf != MPI_IN_PLACE)
-        CHECK_BUF(sendbuf, count, dt, c, __func__, "sendbuf");
-    RUN(fy_coll_scan(sendbuf, recvbuf, count, dt, o, c), c, __func__);
+    return coll_scan(sendbuf, recvbuf, count, datatype, op, comm, NULL,
+                     __func__);
 }
 FY_ALIAS(MPI_Scan)
+
+FY_API int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count,
+                      MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                      MPI_Request *request)
+{
+    FY_CHECK_INIT(__func__);
+    FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
+             "request is NULL");
+    return coll_scan(sendbuf, recvbuf, count, datatype, op, comm, request,
+                     __func__);
+}
+FY_ALIAS(MPI_Iscan)
+
+static int coll_exscan(const void *sendbuf, void *recvbuf, int count,
+                       MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                       MPI_Request *request, const char *fn)
+{
+    FY_CHECK_INIT(fn);
+    FY_GET_COMM(c, comm, fn);
+    CHECK_COUNT(count, c, fn, "count");
+    GET_DT(dt, datatype, c, fn, "datatype");
+    GET_OP(o, op, dt, c, fn);
+    CHECK_BUF(recvbuf, count, dt, c, fn, "recvbuf");
+    CHECK_NOT_IN_PLACE(recvbuf, c, fn, "recvbuf");
+    CHECK_NO_ALIAS(sendbuf, recvbuf, count, c, fn);
+    if (sendbuf != MPI_IN_PLACE)
+        CHECK_BUF(sendbuf, count, dt, c, fn, "sendbuf");
+    RUN_NB(c, fn, request,
+           fy_coll_exscan(sendbuf, recvbuf, count, dt, o, c, NB(request)));
+}
 
 FY_API int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count,
                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    FY_CHECK_INIT(__func__);
-    FY_GET_COMM(c, comm, __func__);
-    CHECK_COUNT(count, c, __func__, "count");
-    GET_DT(dt, datatype, c, __func__, "datatype");
-    GET_OP(o, op, dt, c, __func__);
-    CHECK_BUF(recvbuf, count, dt, c, __func__, "recvbuf");
-    CHECK_NOT_IN_PLACE(recvbuf, c, __func__, "recvbuf");
-    CHECK_NO_ALIAS(sendbuf, recvbuf, count, c, __func__);
-    if (sendbuf != MPI_IN_PLACE)
-        CHECK_BUF(sendbuf, count, dt, c, __func__, "sendbuf");
-    RUN(fy_coll_exscan(sendbuf, recvbuf, count, dt, o, c), c, __func__);
+    return coll_exscan(sendbuf, recvbuf, count, datatype, op, comm, NULL,
+                       __func__);
 }
 FY_ALIAS(MPI_Exscan)
 
+FY_API int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count,
+                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                        MPI_Request *request)
+{
+    FY_CHECK_INIT(__func__);
+    FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
+             "request is NULL");
+    return coll_exscan(sendbuf, recvbuf, count, datatype, op, comm, request,
+                       __func__);
+}
+FY_ALIAS(MPI_Iexscan)
+
 /* ---- gather / scatter ------------------------------------------------ */
+
+static int coll_gather(const void *sendbuf, int sendcount,
+                       MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                       MPI_Datatype recvtype, int root, MPI_Comm comm,
+                       MPI_Request *request, const char *fn)
+{
+    FY_CHECK_INIT(fn);
+    FY_GET_COMM(c, comm, fn);
+    CHECK_ROOT(root, c, fn);
+    struct fy_dtype *sdt = NULL, *rdt = NULL;
+    bool is_root = c->rank == root;
+    if (sendbuf != MPI_IN_PLACE || !is_root) {
+        CHECK_NOT_IN_PLACE(sendbuf, c, fn,
+                           "sendbuf (only the root may pass it)");
+        CHECK_COUNT(sendcount, c, fn, "sendcount");
+        GET_DT(s, sendtype, c, fn, "sendtype");
+        CHECK_BUF(sendbuf, sendcount, s, c, fn, "sendbuf");
+        sdt = s;
+    }
+    if (is_root) {
+        CHECK_COUNT(recvcount, c, fn, "recvcount");
+        GET_DT(r, recvtype, c, fn, "recvtype");
+        CHECK_BUF(recvbuf, recvcount, r, c, fn, "recvbuf");
+        CHECK_NOT_IN_PLACE(recvbuf, c, fn, "recvbuf");
+        CHECK_NO_ALIAS(sendbuf, recvbuf, recvcount, c, fn);
+        rdt = r;
+    }
+    RUN_NB(c, fn, request,
+           fy_coll_gather(sendbuf, sendcount, sdt, recvbuf, recvcount, rdt,
+                          root, c, NB(request)));
+}
 
 FY_API int PMPI_Gather(const void *sendbuf, int sendcount,
                        MPI_Datatype sendtype, void *recvbuf, int recvcount,
                        MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    return coll_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                       recvtype, root, comm, NULL, __func__);
+}
+FY_ALIAS(MPI_Gather)
+
+FY_API int PMPI_Igather(const void *sendbuf, int sendcount,
+                        MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                        MPI_Datatype recvtype, int root, MPI_Comm comm,
+                        MPI_Request *request)
+{
     FY_CHECK_INIT(__func__);
-    FY_GET_COMM(c, comm, __func__);
-    CHECK_ROOT(root, c, __func__);
+    FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
+             "request is NULL");
+    return coll_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                       recvtype, root, comm, request, __func__);
+}
+FY_ALIAS(MPI_Igather)
+
+static int coll_gatherv(const void *sendbuf, int sendcount,
+                        MPI_Datatype sendtype, void *recvbuf,
+                        const int recvcounts[], const int displs[],
+                        MPI_Datatype recvtype, int root, MPI_Comm comm,
+                        MPI_Request *request, const char *fn)
+{
+    FY_CHECK_INIT(fn);
+    FY_GET_COMM(c, comm, fn);
+    CHECK_ROOT(root, c, fn);
     struct fy_dtype *sdt = NULL, *rdt = NULL;
     bool is_root = c->rank == root;
     if (sendbuf != MPI_IN_PLACE || !is_root) {
-        CHECK_NOT_IN_PLACE(sendbuf, c, __func__,
+        CHECK_NOT_IN_PLACE(sendbuf, c, fn,
                            "sendbuf (only the root may pass it)");
-        CHECK_COUNT(sendcount, c, __func__, "sendcount");
-        GET_DT(s, sendtype, c, __func__, "sendtype");
-        CHECK_BUF(sendbuf, sendcount, s, c, __func__, "sendbuf");
+        CHECK_COUNT(sendcount, c, fn, "sendcount");
+        GET_DT(s, sendtype, c, fn, "sendtype");
+        CHECK_BUF(sendbuf, sendcount, s, c, fn, "sendbuf");
         sdt = s;
     }
     if (is_root) {
-        CHECK_COUNT(recvcount, c, __func__, "recvcount");
-        GET_DT(r, recvtype, c, __func__, "recvtype");
-        CHECK_BUF(recvbuf, recvcount, r, c, __func__, "recvbuf");
-        CHECK_NOT_IN_PLACE(recvbuf, c, __func__, "recvbuf");
-        CHECK_NO_ALIAS(sendbuf, recvbuf, recvcount, c, __func__);
+        CHECK_COUNTS(recvcounts, c, fn, "recvcounts");
+        CHECK_PTR(displs, c, fn);
+        GET_DT(r, recvtype, c, fn, "recvtype");
+        CHECK_NOT_IN_PLACE(recvbuf, c, fn, "recvbuf");
         rdt = r;
     }
-    RUN(fy_coll_gather(sendbuf, sendcount, sdt, recvbuf, recvcount, rdt,
-                       root, c),
-        c, __func__);
+    RUN_NB(c, fn, request,
+           fy_coll_gatherv(sendbuf, sendcount, sdt, recvbuf, recvcounts, displs,
+                           rdt, root, c, NB(request)));
 }
-FY_ALIAS(MPI_Gather)
 
 FY_API int PMPI_Gatherv(const void *sendbuf, int sendcount,
                         MPI_Datatype sendtype, void *recvbuf,
                         const int recvcounts[], const int displs[],
                         MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    FY_CHECK_INIT(__func__);
-    FY_GET_COMM(c, comm, __func__);
-    CHECK_ROOT(root, c, __func__);
-    struct fy_dtype *sdt = NULL, *rdt = NULL;
-    bool is_root = c->rank == root;
-    if (sendbuf != MPI_IN_PLACE || !is_root) {
-        CHECK_NOT_IN_PLACE(sendbuf, c, __func__,
-                           "sendbuf (only the root may pass it)");
-        CHECK_COUNT(sendcount, c, __func__, "sendcount");
-        GET_DT(s, sendtype, c, __func__, "sendtype");
-        CHECK_BUF(sendbuf, sendcount, s, c, __func__, "sendbuf");
-        sdt = s;
-    }
-    if (is_root) {
-        CHECK_COUNTS(recvcounts, c, __func__, "recvcounts");
-        CHECK_PTR(displs, c, __func__);
-        GET_DT(r, recvtype, c, __func__, "recvtype");
-        CHECK_NOT_IN_PLACE(recvbuf, c, __func__, "recvbuf");
-        rdt = r;
-    }
-    RUN(fy_coll_gatherv(sendbuf, sendcount, sdt, recvbuf, recvcounts, displs,
-                        rdt, root, c),
-        c, __func__);
+    return coll_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                        displs, recvtype, root, comm, NULL, __func__);
 }
 FY_ALIAS(MPI_Gatherv)
+
+FY_API int PMPI_Igatherv(const void *sendbuf, int sendcount,
+                         MPI_Datatype sendtype, void *recvbuf,
+                         const int recvcounts[], const int displs[],
+                         MPI_Datatype recvtype, int root, MPI_Comm comm,
+                         MPI_Request *request)
+{
+    FY_CHECK_INIT(__func__);
+    FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
+             "request is NULL");
+    return coll_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                        displs, recvtype, root, comm, request, __func__);
+}
+FY_ALIAS(MPI_Igatherv)
+
+static int coll_scatter(const void *sendbuf, int sendcount,
+                        MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                        MPI_Datatype recvtype, int root, MPI_Comm comm,
+                        MPI_Request *request, const char *fn)
+{
+    FY_CHECK_INIT(fn);
+    FY_GET_COMM(c, comm, fn);
+    CHECK_ROOT(root, c, fn);
+    struct fy_dtype *sdt = NULL, *rdt = NULL;
+    bool is_root = c->rank == root;
+    if (is_root) {
+        CHECK_COUNT(sendcount, c, fn, "sendcount");
+        GET_DT(s, sendtype, c, fn, "sendtype");
+        CHECK_BUF(sendbuf, sendcount, s, c, fn, "sendbuf");
+        CHECK_NOT_IN_PLACE(sendbuf, c, fn, "sendbuf");
+        CHECK_NO_ALIAS(sendbuf, recvbuf, sendcount, c, fn);
+        sdt = s;
+    }
+    if (recvbuf != MPI_IN_PLACE || !is_root) {
+        CHECK_NOT_IN_PLACE(recvbuf, c, fn,
+                           "recvbuf (only the root may pass it)");
+        CHECK_COUNT(recvcount, c, fn, "recvcount");
+        GET_DT(r, recvtype, c, fn, "recvtype");
+        CHECK_BUF(recvbuf, recvcount, r, c, fn, "recvbuf");
+        rdt = r;
+    }
+    RUN_NB(c, fn, request,
+           fy_coll_scatter(sendbuf, sendcount, sdt, recvbuf, recvcount, rdt,
+                           root, c, NB(request)));
+}
 
 FY_API int PMPI_Scatter(const void *sendbuf, int sendcount,
                         MPI_Datatype sendtype, void *recvbuf, int recvcount,
                         MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    return coll_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                        recvtype, root, comm, NULL, __func__);
+}
+FY_ALIAS(MPI_Scatter)
+
+FY_API int PMPI_Iscatter(const void *sendbuf, int sendcount,
+                         MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                         MPI_Datatype recvtype, int root, MPI_Comm comm,
+                         MPI_Request *request)
+{
     FY_CHECK_INIT(__func__);
-    FY_GET_COMM(c, comm, __func__);
-    CHECK_ROOT(root, c, __func__);
+    FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
+             "request is NULL");
+    return coll_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                        recvtype, root, comm, request, __func__);
+}
+FY_ALIAS(MPI_Iscatter)
+
+static int coll_scatterv(const void *sendbuf, const int sendcounts[],
+                         const int displs[], MPI_Datatype sendtype,
+                         void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                         int root, MPI_Comm comm, MPI_Request *request,
+                         const char *fn)
+{
+    FY_CHECK_INIT(fn);
+    FY_GET_COMM(c, comm, fn);
+    CHECK_ROOT(root, c, fn);
     struct fy_dtype *sdt = NULL, *rdt = NULL;
     bool is_root = c->rank == root;
     if (is_root) {
-        CHECK_COUNT(sendcount, c, __func__, "sendcount");
-        GET_DT(s, sendtype, c, __func__, "sendtype");
-        CHECK_BUF(sendbuf, sendcount, s, c, __func__, "sendbuf");
-        CHECK_NOT_IN_PLACE(sendbuf, c, __func__, "sendbuf");
-        CHECK_NO_ALIAS(sendbuf, recvbuf, sendcount, c, __func__);
+        CHECK_COUNTS(sendcounts, c, fn, "sendcounts");
+        CHECK_PTR(displs, c, fn);
+        GET_DT(s, sendtype, c, fn, "sendtype");
+        CHECK_NOT_IN_PLACE(sendbuf, c, fn, "sendbuf");
         sdt = s;
     }
     if (recvbuf != MPI_IN_PLACE || !is_root) {
-        CHECK_NOT_IN_PLACE(recvbuf, c, __func__,
+        CHECK_NOT_IN_PLACE(recvbuf, c, fn,
                            "recvbuf (only the root may pass it)");
-        CHECK_COUNT(recvcount, c, __func__, "recvcount");
-        GET_DT(r, recvtype, c, __func__, "recvtype");
-        CHECK_BUF(recvbuf, recvcount, r, c, __func__, "recvbuf");
+        CHECK_COUNT(recvcount, c, fn, "recvcount");
+        GET_DT(r, recvtype, c, fn, "recvtype");
+        CHECK_BUF(recvbuf, recvcount, r, c, fn, "recvbuf");
         rdt = r;
     }
-    RUN(fy_coll_scatter(sendbuf, sendcount, sdt, recvbuf, recvcount, rdt,
-                        root, c),
-        c, __func__);
+    RUN_NB(c, fn, request,
+           fy_coll_scatterv(sendbuf, sendcounts, displs, sdt, recvbuf,
+                            recvcount, rdt, root, c, NB(request)));
 }
-FY_ALIAS(MPI_Scatter)
 
 FY_API int PMPI_Scatterv(const void *sendbuf, const int sendcounts[],
                          const int displs[], MPI_Datatype sendtype,
                          void *recvbuf, int recvcount, MPI_Datatype recvtype,
                          int root, MPI_Comm comm)
 {
-    FY_CHECK_INIT(__func__);
-    FY_GET_COMM(c, comm, __func__);
-    CHECK_ROOT(root, c, __func__);
-    struct fy_dtype *sdt = NULL, *rdt = NULL;
-    bool is_root = c->rank == root;
-    if (is_root) {
-        CHECK_COUNTS(sendcounts, c, __func__, "sendcounts");
-        CHECK_PTR(displs, c, __func__);
-        GET_DT(s, sendtype, c, __func__, "sendtype");
-        CHECK_NOT_IN_PLACE(sendbuf, c, __func__, "sendbuf");
-        sdt = s;
-    }
-    if (recvbuf != MPI_IN_PLACE || !is_root) {
-        CHECK_NOT_IN_PLACE(recvbuf, c, __func__,
-                           "recvbuf (only the root may pass it)");
-        CHECK_COUNT(recvcount, c, __func__, "recvcount");
-        GET_DT(r, recvtype, c, __func__, "recvtype");
-        CHECK_BUF(recvbuf, recvcount, r, c, __func__, "recvbuf");
-        rdt = r;
-    }
-    RUN(fy_coll_scatterv(sendbuf, sendcounts, displs, sdt, recvbuf,
-                         recvcount, rdt, root, c),
-        c, __func__);
+    return coll_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf,
+                         recvcount, recvtype, root, comm, NULL, __func__);
 }
 FY_ALIAS(MPI_Scatterv)
 
+FY_API int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[],
+                          const int displs[], MPI_Datatype sendtype,
+                          void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                          int root, MPI_Comm comm, MPI_Request *request)
+{
+    FY_CHECK_INIT(__func__);
+    FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
+             "request is NULL");
+    return coll_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf,
+                         recvcount, recvtype, root, comm, request, __func__);
+}
+FY_ALIAS(MPI_Iscatterv)
+
 /* ---- allgather / alltoall -------------------------------------------- */
+
+static int coll_allgather(const void *sendbuf, int sendcount,
+                          MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                          MPI_Datatype recvtype, MPI_Comm comm,
+                          MPI_Request *request, const char *fn)
+{
+    FY_CHECK_INIT(fn);
+    FY_GET_COMM(c, comm, fn);
+    struct fy_dtype *sdt = NULL;
+    if (sendbuf != MPI_IN_PLACE) {
+        CHECK_COUNT(sendcount, c, fn, "sendcount");
+        GET_DT(s, sendtype, c, fn, "sendtype");
+        CHECK_BUF(sendbuf, sendcount, s, c, fn, "sendbuf");
+        sdt = s;
+    }
+    CHECK_COUNT(recvcount, c, fn, "recvcount");
+    GET_DT(rdt, recvtype, c, fn, "recvtype");
+    CHECK_BUF(recvbuf, recvcount, rdt, c, fn, "recvbuf");
+    CHECK_NOT_IN_PLACE(recvbuf, c, fn, "recvbuf");
+    CHECK_NO_ALIAS(sendbuf, recvbuf, recvcount, c, fn);
+    RUN_NB(c, fn, request,
+           fy_coll_allgather(sendbuf, sendcount, sdt, recvbuf, recvcount, rdt,
+                             c, NB(request)));
+}
 
 FY_API int PMPI_Allgather(const void *sendbuf, int sendcount,
                           MPI_Datatype sendtype, void *recvbuf, int recvcount,
                           MPI_Datatype recvtype, MPI_Comm comm)
 {
-    FY_CHECK_INIT(__func__);
-    FY_GET_COMM(c, comm, __func__);
-    struct fy_dtype *sdt = NULL;
-    if (sendbuf != MPI_IN_PLACE) {
-        CHECK_COUNT(sendcount, c, __func__, "sendcount");
-        GET_DT(s, sendtype, c, __func__, "sendtype");
-        CHECK_BUF(sendbuf, sendcount, s, c, __func__, "sendbuf");
-        sdt = s;
-    }
-    CHECK_COUNT(recvcount, c, __func__, "recvcount");
-    GET_DT(rdt, recvtype, c, __func__, "recvtype");
-    CHECK_BUF(recvbuf, recvcount, rdt, c, __func__, "recvbuf");
-    CHECK_NOT_IN_PLACE(recvbuf, c, __func__, "recvbuf");
-    CHECK_NO_ALIAS(sendbuf, recvbuf, recvcount, c, __func__);
-    RUN(fy_coll_allgather(sendbuf, sendcount, sdt, recvbuf, recvcount, rdt,
-                          c),
-        c, __func__);
+    return coll_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                          recvtype, comm, NULL, __func__);
 }
 FY_ALIAS(MPI_Allgather)
+
+FY_API int PMPI_Iallgather(const void *sendbuf, int sendcount,
+                           MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                           MPI_Datatype recvtype, MPI_Comm comm,
+                           MPI_Request *request)
+{
+    FY_CHECK_INIT(__func__);
+    FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
+             "request is NULL");
+    return coll_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                          recvtype, comm, request, __func__);
+}
+FY_ALIAS(MPI_Iallgather)
+
+static int coll_allgatherv(const void *sendbuf, int sendcount,
+                           MPI_Datatype sendtype, void *recvbuf,
+                           const int recvcounts[], const int displs[],
+                           MPI_Datatype recvtype, MPI_Comm comm,
+                           MPI_Request *request, const char *fn)
+{
+    FY_CHECK_INIT(fn);
+    FY_GET_COMM(c, comm, fn);
+    struct fy_dtype *sdt = NULL;
+    if (sendbuf != MPI_IN_PLACE) {
+        CHECK_COUNT(sendcount, c, fn, "sendcount");
+        GET_DT(s, sendtype, c, fn, "sendtype");
+        CHECK_BUF(sendbuf, sendcount, s, c, fn, "sendbuf");
+        sdt = s;
+    }
+    CHECK_COUNTS(recvcounts, c, fn, "recvcounts");
+    CHECK_PTR(displs, c, fn);
+    GET_DT(rdt, recvtype, c, fn, "recvtype");
+    CHECK_NOT_IN_PLACE(recvbuf, c, fn, "recvbuf");
+    RUN_NB(c, fn, request,
+           fy_coll_allgatherv(sendbuf, sendcount, sdt, recvbuf, recvcounts,
+                              displs, rdt, c, NB(request)));
+}
 
 FY_API int PMPI_Allgatherv(const void *sendbuf, int sendcount,
                            MPI_Datatype sendtype, void *recvbuf,
                            const int recvcounts[], const int displs[],
                            MPI_Datatype recvtype, MPI_Comm comm)
 {
-    FY_CHECK_INIT(__func__);
-    FY_GET_COMM(c, comm, __func__);
-    struct fy_dtype *sdt = NULL;
-    if (sendbuf != MPI_IN_PLACE) {
-        CHECK_COUNT(sendcount, c, __func__, "sendcount");
-        GET_DT(s, sendtype, c, __func__, "sendtype");
-        CHECK_BUF(sendbuf, sendcount, s, c, __func__, "sendbuf");
-        sdt = s;
-    }
-    CHECK_COUNTS(recvcounts, c, __func__, "recvcounts");
-    CHECK_PTR(displs, c, __func__);
-    GET_DT(rdt, recvtype, c, __func__, "recvtype");
-    CHECK_NOT_IN_PLACE(recvbuf, c, __func__, "recvbuf");
-    RUN(fy_coll_allgatherv(sendbuf, sendcount, sdt, recvbuf, recvcounts,
-                           displs, rdt, c),
-        c, __func__);
+    return coll_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                           displs, recvtype, comm, NULL, __func__);
 }
 FY_ALIAS(MPI_Allgatherv)
+
+FY_API int PMPI_Iallgatherv(const void *sendbuf, int sendcount,
+                            MPI_Datatype sendtype, void *recvbuf,
+                            const int recvcounts[], const int displs[],
+                            MPI_Datatype recvtype, MPI_Comm comm,
+                            MPI_Request *request)
+{
+    FY_CHECK_INIT(__func__);
+    FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
+             "request is NULL");
+    return coll_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                           displs, recvtype, comm, request, __func__);
+}
+FY_ALIAS(MPI_Iallgatherv)
+
+static int coll_alltoall(const void *sendbuf, int sendcount,
+                         MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                         MPI_Datatype recvtype, MPI_Comm comm,
+                         MPI_Request *request, const char *fn)
+{
+    FY_CHECK_INIT(fn);
+    FY_GET_COMM(c, comm, fn);
+    struct fy_dtype *sdt = NULL;
+    if (sendbuf != MPI_IN_PLACE) {
+        CHECK_COUNT(sendcount, c, fn, "sendcount");
+        GET_DT(s, sendtype, c, fn, "sendtype");
+        CHECK_BUF(sendbuf, sendcount, s, c, fn, "sendbuf");
+        sdt = s;
+    }
+    CHECK_COUNT(recvcount, c, fn, "recvcount");
+    GET_DT(rdt, recvtype, c, fn, "recvtype");
+    CHECK_BUF(recvbuf, recvcount, rdt, c, fn, "recvbuf");
+    CHECK_NOT_IN_PLACE(recvbuf, c, fn, "recvbuf");
+    CHECK_NO_ALIAS(sendbuf, recvbuf, recvcount, c, fn);
+    RUN_NB(c, fn, request,
+           fy_coll_alltoall(sendbuf, sendcount, sdt, recvbuf, recvcount, rdt, c,
+                            NB(request)));
+}
 
 FY_API int PMPI_Alltoall(const void *sendbuf, int sendcount,
                          MPI_Datatype sendtype, void *recvbuf, int recvcount,
                          MPI_Datatype recvtype, MPI_Comm comm)
 {
-    FY_CHECK_INIT(__func__);
-    FY_GET_COMM(c, comm, __func__);
-    struct fy_dtype *sdt = NULL;
-    if (sendbuf != MPI_IN_PLACE) {
-        CHECK_COUNT(sendcount, c, __func__, "sendcount");
-        GET_DT(s, sendtype, c, __func__, "sendtype");
-        CHECK_BUF(sendbuf, sendcount, s, c, __func__, "sendbuf");
-        sdt = s;
-    }
-    CHECK_COUNT(recvcount, c, __func__, "recvcount");
-    GET_DT(rdt, recvtype, c, __func__, "recvtype");
-    CHECK_BUF(recvbuf, recvcount, rdt, c, __func__, "recvbuf");
-    CHECK_NOT_IN_PLACE(recvbuf, c, __func__, "recvbuf");
-    CHECK_NO_ALIAS(sendbuf, recvbuf, recvcount, c, __func__);
-    RUN(fy_coll_alltoall(sendbuf, sendcount, sdt, recvbuf, recvcount, rdt, c),
-        c, __func__);
+    return coll_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                         recvtype, comm, NULL, __func__);
 }
 FY_ALIAS(MPI_Alltoall)
+
+FY_API int PMPI_Ialltoall(const void *sendbuf, int sendcount,
+                          MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                          MPI_Datatype recvtype, MPI_Comm comm,
+                          MPI_Request *request)
+{
+    FY_CHECK_INIT(__func__);
+    FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
+             "request is NULL");
+    return coll_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                         recvtype, comm, request, __func__);
+}
+FY_ALIAS(MPI_Ialltoall)
+
+static int coll_alltoallv(const void *sendbuf, const int sendcounts[],
+                          const int sdispls[], MPI_Datatype sendtype,
+                          void *recvbuf, const int recvcounts[],
+                          const int rdispls[], MPI_Datatype recvtype,
+                          MPI_Comm comm, MPI_Request *request, const char *fn)
+{
+    FY_CHECK_INIT(fn);
+    FY_GET_COMM(c, comm, fn);
+    struct fy_dtype *sdt = NULL;
+    if (sendbuf != MPI_IN_PLACE) {
+        CHECK_COUNTS(sendcounts, c, fn, "sendcounts");
+        CHECK_PTR(sdispls, c, fn);
+        GET_DT(s, sendtype, c, fn, "sendtype");
+        sdt = s;
+    }
+    CHECK_COUNTS(recvcounts, c, fn, "recvcounts");
+    CHECK_PTR(rdispls, c, fn);
+    GET_DT(rdt, recvtype, c, fn, "recvtype");
+    CHECK_NOT_IN_PLACE(recvbuf, c, fn, "recvbuf");
+    RUN_NB(c, fn, request,
+           fy_coll_alltoallv(sendbuf, sendcounts, sdispls, sdt, recvbuf,
+                             recvcounts, rdispls, rdt, c, NB(request)));
+}
 
 FY_API int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[],
                           const int sdispls[], MPI_Datatype sendtype,
@@ -452,24 +858,25 @@ FY_API int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[],
                           const int rdispls[], MPI_Datatype recvtype,
                           MPI_Comm comm)
 {
-    FY_CHECK_INIT(__func__);
-    FY_GET_COMM(c, comm, __func__);
-    struct fy_dtype *sdt = NULL;
-    if (sendbuf != MPI_IN_PLACE) {
-        CHECK_COUNTS(sendcounts, c, __func__, "sendcounts");
-        CHECK_PTR(sdispls, c, __func__);
-        GET_DT(s, sendtype, c, __func__, "sendtype");
-        sdt = s;
-    }
-    CHECK_COUNTS(recvcounts, c, __func__, "recvcounts");
-    CHECK_PTR(rdispls, c, __func__);
-    GET_DT(rdt, recvtype, c, __func__, "recvtype");
-    CHECK_NOT_IN_PLACE(recvbuf, c, __func__, "recvbuf");
-    RUN(fy_coll_alltoallv(sendbuf, sendcounts, sdispls, sdt, recvbuf,
-                          recvcounts, rdispls, rdt, c),
-        c, __func__);
+    return coll_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                          recvcounts, rdispls, recvtype, comm, NULL, __func__);
 }
 FY_ALIAS(MPI_Alltoallv)
+
+FY_API int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[],
+                           const int sdispls[], MPI_Datatype sendtype,
+                           void *recvbuf, const int recvcounts[],
+                           const int rdispls[], MPI_Datatype recvtype,
+                           MPI_Comm comm, MPI_Request *request)
+{
+    FY_CHECK_INIT(__func__);
+    FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
+             "request is NULL");
+    return coll_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                          recvcounts, rdispls, recvtype, comm, request,
+                          __func__);
+}
+FY_ALIAS(MPI_Ialltoallv)
 
 /* Resolve an alltoallw type array; entries with a zero count may be any
  * handle (even MPI_DATATYPE_NULL) and are replaced by MPI_BYTE. */
@@ -488,11 +895,43 @@ static int get_types(const MPI_Datatype *types, const int *counts,
         FY_CHECK(dt != NULL, c, MPI_ERR_TYPE, fn, "invalid %s[%d] 0x%x", what,
                  i, (unsigned)types[i]);
         FY_CHECK(dt->committed, c, MPI_ERR_TYPE, fn,
-                 "%s[%d] 0x%x is not committed", what, i,
-                 (unsigned)types[i]);
+                 "%s[%d] 0x%x is not committed", what, i, (unsigned)types[i]);
         out[i] = dt;
     }
     return MPI_SUCCESS;
+}
+
+static int coll_alltoallw(const void *sendbuf, const int sendcounts[],
+                          const int sdispls[], const MPI_Datatype sendtypes[],
+                          void *recvbuf, const int recvcounts[],
+                          const int rdispls[], const MPI_Datatype recvtypes[],
+                          MPI_Comm comm, MPI_Request *request, const char *fn)
+{
+    FY_CHECK_INIT(fn);
+    FY_GET_COMM(c, comm, fn);
+    CHECK_COUNTS(recvcounts, c, fn, "recvcounts");
+    CHECK_PTR(rdispls, c, fn);
+    CHECK_NOT_IN_PLACE(recvbuf, c, fn, "recvbuf");
+    if (sendbuf != MPI_IN_PLACE) {
+        CHECK_COUNTS(sendcounts, c, fn, "sendcounts");
+        CHECK_PTR(sdispls, c, fn);
+    }
+    struct fy_dtype **dts = malloc(2 * (size_t)c->size * sizeof(*dts));
+    if (!dts)
+        return fy_mpi_err(c, MPI_ERR_NO_MEM, fn, "out of memory");
+    struct fy_dtype **sdts = dts, **rdts = dts + c->size;
+    int rc = get_types(recvtypes, recvcounts, c, fn, "recvtypes", rdts);
+    if (rc == MPI_SUCCESS && sendbuf != MPI_IN_PLACE)
+        rc = get_types(sendtypes, sendcounts, c, fn, "sendtypes", sdts);
+    if (rc == MPI_SUCCESS) {
+        struct fy_sched *s_ = NULL;
+        int err = fy_coll_alltoallw(sendbuf, sendcounts, sdispls, sdts, recvbuf,
+                                    recvcounts, rdispls, rdts, c,
+                                    request ? &s_ : NULL);
+        rc = coll_finish(c, err, s_, request, fn);
+    }
+    free(dts);
+    return rc;
 }
 
 FY_API int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[],
@@ -501,28 +940,22 @@ FY_API int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[],
                           const int rdispls[], const MPI_Datatype recvtypes[],
                           MPI_Comm comm)
 {
-    FY_CHECK_INIT(__func__);
-    FY_GET_COMM(c, comm, __func__);
-    CHECK_COUNTS(recvcounts, c, __func__, "recvcounts");
-    CHECK_PTR(rdispls, c, __func__);
-    CHECK_NOT_IN_PLACE(recvbuf, c, __func__, "recvbuf");
-    if (sendbuf != MPI_IN_PLACE) {
-        CHECK_COUNTS(sendcounts, c, __func__, "sendcounts");
-        CHECK_PTR(sdispls, c, __func__);
-    }
-    struct fy_dtype **dts = malloc(2 * (size_t)c->size * sizeof(*dts));
-    if (!dts)
-        return fy_mpi_err(c, MPI_ERR_NO_MEM, __func__, "out of memory");
-    struct fy_dtype **sdts = dts, **rdts = dts + c->size;
-    int rc = get_types(recvtypes, recvcounts, c, __func__, "recvtypes", rdts);
-    if (rc == MPI_SUCCESS && sendbuf != MPI_IN_PLACE)
-        rc = get_types(sendtypes, sendcounts, c, __func__, "sendtypes", sdts);
-    if (rc == MPI_SUCCESS) {
-        int err = fy_coll_alltoallw(sendbuf, sendcounts, sdispls, sdts,
-                                    recvbuf, recvcounts, rdispls, rdts, c);
-        rc = err == 0 ? MPI_SUCCESS : report(c, err, __func__);
-    }
-    free(dts);
-    return rc;
+    return coll_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                          recvcounts, rdispls, recvtypes, comm, NULL, __func__);
 }
 FY_ALIAS(MPI_Alltoallw)
+
+FY_API int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[],
+                           const int sdispls[], const MPI_Datatype sendtypes[],
+                           void *recvbuf, const int recvcounts[],
+                           const int rdispls[], const MPI_Datatype recvtypes[],
+                           MPI_Comm comm, MPI_Request *request)
+{
+    FY_CHECK_INIT(__func__);
+    FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
+             "request is NULL");
+    return coll_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                          recvcounts, rdispls, recvtypes, comm, request,
+                          __func__);
+}
+FY_ALIAS(MPI_Ialltoallw)

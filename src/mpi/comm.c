@@ -15,8 +15,7 @@ static int report_rc(struct fy_comm *c, int rc, const char *fn)
 static int report_rc(struct fy_comm *c, int rc, const char *fn)
 {
     if (rc > 0)
-        return fy_mpi_err(c, rc, fn, "an attribute callback returned %d",
-                          rc);
+        return fy_mpi_err(c, rc, fn, "an attribute callback returned %d", rc);
     if (rc == -ENOSPC)
         return fy_mpi_err(c, MPI_ERR_OTHER, fn,
                           "too many communicators: all %u context ids in "
@@ -25,13 +24,13 @@ static int report_rc(struct fy_comm *c, int rc, const char *fn)
     return fy_mpi_err(c, fy_errno_to_class(rc), fn, "%s", strerror(-rc));
 }
 
-#define FY_CHECK_PTR(p, comm, fn)                                             \
+#define FY_CHECK_PTR(p, comm, fn)                                              \
     FY_CHECK((p) != NULL, comm, MPI_ERR_ARG, fn, "%s is NULL", #p)
 
-#define FY_GET_GROUP(var, h, comm, fn)                                        \
-    struct fy_group *var = fy_group_get(h);                                   \
-    if (FY_UNLIKELY(!var))                                                    \
-        return fy_mpi_err(comm, MPI_ERR_GROUP, fn, "invalid group 0x%x",      \
+#define FY_GET_GROUP(var, h, comm, fn)                                         \
+    struct fy_group *var = fy_group_get(h);                                    \
+    if (FY_UNLIKELY(!var))                                                     \
+        return fy_mpi_err(comm, MPI_ERR_GROUP, fn, "invalid group 0x%x",       \
                           (unsigned)(h));
 
 static bool is_builtin_comm(MPI_Comm h)
@@ -92,8 +91,7 @@ FY_API int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info,
 }
 FY_ALIAS(MPI_Comm_dup_with_info)
 
-FY_API int PMPI_Comm_split(MPI_Comm comm, int color, int key,
-                           MPI_Comm *newcomm)
+FY_API int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
     FY_CHECK_INIT(__func__);
     FY_GET_COMM(c, comm, __func__);
@@ -197,12 +195,12 @@ static int comm_free(MPI_Comm *comm, const char *fn)
     FY_CHECK_INIT(fn);
     FY_CHECK_PTR(comm, NULL, fn);
     FY_GET_COMM(c, *comm, fn);
-    FY_CHECK(!is_builtin_comm(*comm), c, MPI_ERR_COMM, fn,
-             "cannot free %s", c->name);
+    FY_CHECK(!is_builtin_comm(*comm), c, MPI_ERR_COMM, fn, "cannot free %s",
+             c->name);
     int rc = fy_comm_free(c);
     if (rc != 0)
-        return fy_mpi_err(c, rc, fn,
-                          "an attribute delete callback returned %d", rc);
+        return fy_mpi_err(c, rc, fn, "an attribute delete callback returned %d",
+                          rc);
     *comm = MPI_COMM_NULL;
     return MPI_SUCCESS;
 }
@@ -284,8 +282,8 @@ FY_API int PMPI_Comm_remote_size(MPI_Comm comm, int *size)
     FY_GET_COMM(c, comm, __func__);
     (void)size;
     return fy_mpi_err(c, MPI_ERR_COMM, __func__,
-                      "%s is not an intercommunicator", c->name[0] ? c->name
-                                                                  : "comm");
+                      "%s is not an intercommunicator",
+                      c->name[0] ? c->name : "comm");
 }
 FY_ALIAS(MPI_Comm_remote_size)
 
@@ -295,16 +293,16 @@ FY_API int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
     FY_GET_COMM(c, comm, __func__);
     (void)group;
     return fy_mpi_err(c, MPI_ERR_COMM, __func__,
-                      "%s is not an intercommunicator", c->name[0] ? c->name
-                                                                  : "comm");
+                      "%s is not an intercommunicator",
+                      c->name[0] ? c->name : "comm");
 }
 FY_ALIAS(MPI_Comm_remote_group)
 
 /* ---- attributes ------------------------------------------------------ */
 
 static int create_keyval(MPI_Comm_copy_attr_function *copy_fn,
-                         MPI_Comm_delete_attr_function *delete_fn,
-                         int *keyval, void *extra_state, const char *fn)
+                         MPI_Comm_delete_attr_function *delete_fn, int *keyval,
+                         void *extra_state, const char *fn)
 {
     FY_CHECK_INIT(fn);
     FY_CHECK_PTR(keyval, NULL, fn);
@@ -391,8 +389,8 @@ FY_API int PMPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val)
 }
 FY_ALIAS(MPI_Attr_put)
 
-static int get_attr(MPI_Comm comm, int keyval, void *attribute_val,
-                    int *flag, const char *fn)
+static int get_attr(MPI_Comm comm, int keyval, void *attribute_val, int *flag,
+                    const char *fn)
 {
     FY_CHECK_INIT(fn);
     FY_GET_COMM(c, comm, fn);
@@ -435,8 +433,7 @@ static int delete_attr(MPI_Comm comm, int keyval, const char *fn)
     FY_CHECK_INIT(fn);
     FY_GET_COMM(c, comm, fn);
     FY_CHECK(!fy_attr_predefined(keyval), c, MPI_ERR_KEYVAL, fn,
-             "predefined attribute 0x%x cannot be deleted",
-             (unsigned)keyval);
+             "predefined attribute 0x%x cannot be deleted", (unsigned)keyval);
     struct fy_keyval *kv = fy_keyval_get(keyval);
     FY_CHECK(kv != NULL, c, MPI_ERR_KEYVAL, fn, "invalid keyval 0x%x",
              (unsigned)keyval);
@@ -520,13 +517,14 @@ static int check_ranks(struct fy_group *g, int n, const int *ranks,
     return MPI_SUCCESS;
 }
 
-static int new_group(int rc, struct fy_group *ng, MPI_Group *newgroup,
+/* Finish a group constructor: 'rc' is its result, *ng its output. */
+static int new_group(int rc, struct fy_group **ng, MPI_Group *newgroup,
                      const char *fn)
 {
     if (rc != 0)
         return fy_mpi_err(NULL, fy_errno_to_class(rc), fn,
                           "out of memory for a group");
-    *newgroup = ng->handle;
+    *newgroup = (*ng)->handle;
     return MPI_SUCCESS;
 }
 
@@ -540,7 +538,8 @@ FY_API int PMPI_Group_incl(MPI_Group group, int n, const int ranks[],
     if (rc != MPI_SUCCESS)
         return rc;
     struct fy_group *ng = NULL;
-    return new_group(fy_group_incl(g, n, ranks, &ng), ng, newgroup, __func__);
+    rc = fy_group_incl(g, n, ranks, &ng);
+    return new_group(rc, &ng, newgroup, __func__);
 }
 FY_ALIAS(MPI_Group_incl)
 
@@ -554,25 +553,24 @@ FY_API int PMPI_Group_excl(MPI_Group group, int n, const int ranks[],
     if (rc != MPI_SUCCESS)
         return rc;
     struct fy_group *ng = NULL;
-    return new_group(fy_group_excl(g, n, ranks, &ng), ng, newgroup, __func__);
+    rc = fy_group_excl(g, n, ranks, &ng);
+    return new_group(rc, &ng, newgroup, __func__);
 }
 FY_ALIAS(MPI_Group_excl)
 
 /* Expand (first, last, stride) triples into a rank list, checking each
  * triple. *out is malloc'ed; returns MPI_SUCCESS or a reported class. */
-static int expand_ranges(struct fy_group *g, int n, int ranges[][3],
-                         int **out, int *nout, const char *fn)
+static int expand_ranges(struct fy_group *g, int n, int ranges[][3], int **out,
+                         int *nout, const char *fn)
 {
     FY_CHECK(n >= 0, NULL, MPI_ERR_ARG, fn, "n = %d is negative", n);
-    FY_CHECK(n == 0 || ranges != NULL, NULL, MPI_ERR_ARG, fn,
-             "ranges is NULL");
+    FY_CHECK(n == 0 || ranges != NULL, NULL, MPI_ERR_ARG, fn, "ranges is NULL");
     long long total = 0;
     for (int i = 0; i < n; i++) {
         int first = ranges[i][0], last = ranges[i][1], stride = ranges[i][2];
-        FY_CHECK(stride != 0, NULL, MPI_ERR_ARG, fn,
-                 "ranges[%d] has stride 0", i);
-        FY_CHECK(first >= 0 && first < g->size && last >= 0 &&
-                     last < g->size,
+        FY_CHECK(stride != 0, NULL, MPI_ERR_ARG, fn, "ranges[%d] has stride 0",
+                 i);
+        FY_CHECK(first >= 0 && first < g->size && last >= 0 && last < g->size,
                  NULL, MPI_ERR_RANK, fn,
                  "ranges[%d] = (%d, %d, %d) leaves the group of size %d", i,
                  first, last, stride, g->size);
@@ -615,7 +613,8 @@ FY_API int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3],
     if (rc != MPI_SUCCESS)
         return rc;
     struct fy_group *ng = NULL;
-    rc = new_group(fy_group_incl(g, m, r, &ng), ng, newgroup, __func__);
+    rc = fy_group_incl(g, m, r, &ng);
+    rc = new_group(rc, &ng, newgroup, __func__);
     free(r);
     return rc;
 }
@@ -632,7 +631,8 @@ FY_API int PMPI_Group_range_excl(MPI_Group group, int n, int ranges[][3],
     if (rc != MPI_SUCCESS)
         return rc;
     struct fy_group *ng = NULL;
-    rc = new_group(fy_group_excl(g, m, r, &ng), ng, newgroup, __func__);
+    rc = fy_group_excl(g, m, r, &ng);
+    rc = new_group(rc, &ng, newgroup, __func__);
     free(r);
     return rc;
 }
@@ -676,15 +676,16 @@ FY_ALIAS(MPI_Group_compare)
 typedef int (*group_setop_fn)(struct fy_group *, struct fy_group *,
                               struct fy_group **);
 
-static int group_setop(MPI_Group group1, MPI_Group group2,
-                       MPI_Group *newgroup, group_setop_fn op, const char *fn)
+static int group_setop(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup,
+                       group_setop_fn op, const char *fn)
 {
     FY_CHECK_INIT(fn);
     FY_GET_GROUP(a, group1, NULL, fn);
     FY_GET_GROUP(b, group2, NULL, fn);
     FY_CHECK_PTR(newgroup, NULL, fn);
     struct fy_group *ng = NULL;
-    return new_group(op(a, b, &ng), ng, newgroup, fn);
+    int rc = op(a, b, &ng);
+    return new_group(rc, &ng, newgroup, fn);
 }
 
 FY_API int PMPI_Group_union(MPI_Group group1, MPI_Group group2,
@@ -705,7 +706,6 @@ FY_ALIAS(MPI_Group_intersection)
 FY_API int PMPI_Group_difference(MPI_Group group1, MPI_Group group2,
                                  MPI_Group *newgroup)
 {
-    return group_setop(group1, group2, newgroup, fy_group_difference,
-                       __func__);
+    return group_setop(group1, group2, newgroup, fy_group_difference, __func__);
 }
 FY_ALIAS(MPI_Group_difference)

@@ -150,11 +150,16 @@ int fy_errno_to_class(int err)
     case 0:
     case -ECANCELED: /* a cancelled request is a status, not an error */
         return MPI_SUCCESS;
-    case -EMSGSIZE: return MPI_ERR_TRUNCATE;
-    case -ENOMEM: return MPI_ERR_NO_MEM;
-    case -EINVAL: return MPI_ERR_ARG;
-    case -ENOTSUP: return MPI_ERR_UNSUPPORTED_OPERATION;
-    case -EOVERFLOW: return MPI_ERR_COUNT;
+    case -EMSGSIZE:
+        return MPI_ERR_TRUNCATE;
+    case -ENOMEM:
+        return MPI_ERR_NO_MEM;
+    case -EINVAL:
+        return MPI_ERR_ARG;
+    case -ENOTSUP:
+        return MPI_ERR_UNSUPPORTED_OPERATION;
+    case -EOVERFLOW:
+        return MPI_ERR_COUNT;
     case -ENOSPC: /* context ids exhausted: MPICH says "other" too */
     case -EPIPE:  /* a peer went away */
     case -EIO:
@@ -211,8 +216,8 @@ int fy_mpi_err(struct fy_comm *comm, int errclass, const char *fn,
         (void)w;
     }
     fflush(NULL);
-    fy_fatal(1, "%s: the error handler is MPI_ERRORS_%s; aborting the job",
-             fn, h == MPI_ERRORS_ABORT ? "ABORT" : "ARE_FATAL");
+    fy_fatal(1, "%s: the error handler is MPI_ERRORS_%s; aborting the job", fn,
+             h == MPI_ERRORS_ABORT ? "ABORT" : "ARE_FATAL");
 }
 
 /* ---- error strings and classes --------------------------------------- */
@@ -221,8 +226,8 @@ FY_API int PMPI_Error_class(int errorcode, int *errorclass)
 {
     /* Allowed before MPI_Init and after MPI_Finalize. */
     if (!fy_errclass_valid(errorcode))
-        return fy_mpi_err(NULL, MPI_ERR_ARG, __func__,
-                          "invalid error code %d", errorcode);
+        return fy_mpi_err(NULL, MPI_ERR_ARG, __func__, "invalid error code %d",
+                          errorcode);
     if (!errorclass)
         return fy_mpi_err(NULL, MPI_ERR_ARG, __func__, "errorclass is NULL");
     *errorclass = errorcode; /* Ferry's codes are its classes */
@@ -236,8 +241,8 @@ FY_API int PMPI_Error_string(int errorcode, char *string, int *resultlen)
         return fy_mpi_err(NULL, MPI_ERR_ARG, __func__, "%s is NULL",
                           !string ? "string" : "resultlen");
     if (!fy_errclass_valid(errorcode))
-        return fy_mpi_err(NULL, MPI_ERR_ARG, __func__,
-                          "invalid error code %d", errorcode);
+        return fy_mpi_err(NULL, MPI_ERR_ARG, __func__, "invalid error code %d",
+                          errorcode);
     const struct fy_errclass_info *ci = &s_classes[errorcode];
     int n;
     if (errorcode != MPI_SUCCESS && errorcode == s_last_class)
@@ -275,8 +280,8 @@ FY_API int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
     FY_CHECK_INIT(__func__);
     FY_GET_COMM(c, comm, __func__);
     struct fy_errhandler *eh = fy_errhandler_get(errhandler);
-    FY_CHECK(eh != NULL, c, MPI_ERR_ARG, __func__,
-             "invalid error handler 0x%x", (unsigned)errhandler);
+    FY_CHECK(eh != NULL, c, MPI_ERR_ARG, __func__, "invalid error handler 0x%x",
+             (unsigned)errhandler);
     fy_comm_set_errhandler(c, eh);
     return MPI_SUCCESS;
 }
@@ -325,7 +330,7 @@ FY_API int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
         return MPI_SUCCESS;
     }
     /* Fatal: report through the common path, which does not return. */
-    return fy_mpi_err(c, errorcode, __func__,
-                      "called with error code %d", errorcode);
+    return fy_mpi_err(c, errorcode, __func__, "called with error code %d",
+                      errorcode);
 }
 FY_ALIAS(MPI_Comm_call_errhandler)

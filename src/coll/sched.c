@@ -1,0 +1,377 @@
+/* SPDX-License-Identifier: MIT */
+/* Collective schedules: every collective algorithm is written once as a
+ * list of steps (start a send, start a receive, copy, combine, wait for
+ * the requests started so far). A blocking collective runs its schedule
+ * to the end at once; a nonblocking one is advanced whenever the program
+ * tests or waits on it, or from the progress hook, until it is done. */
+#include "coll/coll_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum fy_step_kind {
+    FY_STEP_SEND,   /* isend(src, scount, sdt) to peer */
+    FY_STEP_RECV,   /* irecv(dst, rcount, rdt) from peer */
+    FY_STEP_COPY,   /* local typed copy src -> dst */
+    FY_STEP_REDUCE, /* dst = src op dst, rcount elements of rdt */
+    FY_STEP_WAIT,   /* every request started so far must complete */
+};
+
+struct fy_sched_step {
+    uint8_t kind;
+    int peer, tag;
+    const void *src;
+    void *dst;
+    MPI_Count scount, rcount;
+    struct fy_dtype *sdt, *rdt;
+    struct fy_op *op;
+};
+
+struct fy_sched {
+    struct fy_comm *comm;
+    uint32_t seq; /* this collective's sequence number on comm */
+    bool nb;      /* nonblocking: holds references, sits on the list */
+    bool done;
+    bool busy; /* being advanced (re-entrance guard) */
+    int err;   /* first error, from building or running */
+    uint32_t nsteps, cap, cur;
+    struct fy_sched_step *steps;
+    struct fy_req **reqs; /* started since the last WAIT */
+    uint32_t nreqs, reqcap;
+    void **tmps; /* allocations to free with the schedule */
+    uint32_t ntmps, tmpcap;
+    bool listed;                  /* on the active list */
+    struct fy_sched *prev, *next; /* active nonblocking schedules */
+};
+
+/* Nonblocking schedules not yet done, so the progress hook can advance
+ * them while the program blocks somewhere else. */
+static struct fy_sched *s_active;
+unsigned fy_coll_nactive;
+
+static void fy_sched_unlink(struct fy_sched *s)
+{
+    if (!s->listed)
+        return;
+    if (s->prev)
+        s->prev->next = s->next;
+    else
+        s_active = s->next;
+    if (s->next)
+        s->next->prev = s->prev;
+    s->prev = s->next = NULL;
+    s->listed = false;
+    fy_coll_nactive--;
+}
+
+static bool fy_sched_grow(void **arr, uint32_t *cap, size_t elem)
+{
+    uint32_t ncap = *cap ? *cap * 2 : 8;
+    void *n = realloc(*arr, ncap * elem);
+    if (!n)
+        return false;
+    *arr = n;
+    *cap = ncap;
+    return true;
+}
+
+int fy_sched_create(struct fy_comm *c, bool nb, struct fy_sched **out)
+{
+    /* The sequence number is taken even if we fail below, so this member
+     * stays in step with the others on later collectives. */
+    uint32_t seq = fy_coll_begin(c);
+    struct fy_sched *s = calloc(1, sizeof(*s));
+    if (!s)
+        return -ENOMEM;
+    s->comm = c;
+    s->seq = seq;
+    s->nb = nb;
+    if (nb)
+        fy_comm_retain(c);
+    *out = s;
+    return 0;
+}
+
+uint32_t fy_sched_seq(const struct fy_sched *s)
+{
+    return s->seq;
+}
+struct fy_comm *fy_sched_comm(const struct fy_sched *s)
+{
+    return s->comm;
+}
+
+static struct fy_sched_step *fy_sched_push(struct fy_sched *s, uint8_t kind)
+{
+    if (s->err)
+        return NULL;
+    if (s->nsteps == s->cap &&
+        !fy_sched_grow((void **)&s->steps, &s->cap, sizeof(*s->steps))) {
+        s->err = -ENOMEM;
+        return NULL;
+    }
+    struct fy_sched_step *st = &s->steps[s->nsteps++];
+    memset(st, 0, sizeof(*st));
+    st->kind = kind;
+    return st;
+}
+
+/* A nonblocking collective keeps its datatypes and op alive: MPI lets the
+ * program free them before the operation completes. */
+static void fy_sched_hold(struct fy_sched *s, struct fy_sched_step *st)
+{
+    if (!s->nb)
+        return;
+    if (st->sdt && !st->sdt->builtin)
+        fy_dtype_retain(st->sdt);
+    if (st->rdt && !st->rdt->builtin)
+        fy_dtype_retain(st->rdt);
+    if (st->op && !st->op->builtin)
+        fy_op_retain(st->op);
+}
+
+void fy_sched_send(struct fy_sched *s, const void *buf, MPI_Count count,
+                   struct fy_dtype *dt, int peer, int tag)
+{
+    struct fy_sched_step *st = fy_sched_push(s, FY_STEP_SEND);
+    if (!st)
+        return;
+    st->src = buf;
+    st->scount = count;
+    st->sdt = dt;
+    st->peer = peer;
+    st->tag = tag;
+    fy_sched_hold(s, st);
+}
+
+void fy_sched_recv(struct fy_sched *s, void *buf, MPI_Count count,
+                   struct fy_dtype *dt, int peer, int tag)
+{
+    struct fy_sched_step *st = fy_sched_push(s, FY_STEP_RECV);
+    if (!st)
+        return;
+    st->dst = buf;
+    st->rcount = count;
+    st->rdt = dt;
+    st->peer = peer;
+    st->tag = tag;
+    fy_sched_hold(s, st);
+}
+
+void fy_sched_copy(struct fy_sched *s, const void *src, MPI_Count scount,
+                   struct fy_dtype *sdt, void *dst, MPI_Count rcount,
+                   struct fy_dtype *rdt)
+{
+    struct fy_sched_step *st = fy_sched_push(s, FY_STEP_COPY);
+    if (!st)
+        return;
+    st->src = src;
+    st->scount = scount;
+    st->sdt = sdt;
+    st->dst = dst;
+    st->rcount = rcount;
+    st->rdt = rdt;
+    fy_sched_hold(s, st);
+}
+
+void fy_sched_reduce(struct fy_sched *s, const void *in, void *inout,
+                     MPI_Count count, struct fy_dtype *dt, struct fy_op *op)
+{
+    struct fy_sched_step *st = fy_sched_push(s, FY_STEP_REDUCE);
+    if (!st)
+        return;
+    st->src = in;
+    st->dst = inout;
+    st->rcount = count;
+    st->rdt = dt;
+    st->op = op;
+    fy_sched_hold(s, st);
+}
+
+void fy_sched_wait(struct fy_sched *s)
+{
+    /* Two WAITs in a row, or one first, would be no-ops: skip them. */
+    if (s->nsteps == 0 || s->steps[s->nsteps - 1].kind == FY_STEP_WAIT)
+        return;
+    fy_sched_push(s, FY_STEP_WAIT);
+}
+
+void *fy_sched_tmp(struct fy_sched *s, MPI_Count count,
+                   const struct fy_dtype *dt)
+{
+    if (s->err)
+        return NULL;
+    if (s->ntmps == s->tmpcap &&
+        !fy_sched_grow((void **)&s->tmps, &s->tmpcap, sizeof(*s->tmps))) {
+        s->err = -ENOMEM;
+        return NULL;
+    }
+    void *base;
+    void *buf = fy_coll_tmp_alloc(count, dt, &base);
+    if (!buf) {
+        s->err = -ENOMEM;
+        return NULL;
+    }
+    s->tmps[s->ntmps++] = base;
+    return buf;
+}
+
+static void fy_sched_start_req(struct fy_sched *s,
+                               const struct fy_sched_step *st)
+{
+    struct fy_comm *c = s->comm;
+    struct fy_req *r = NULL;
+    int rc;
+    if (s->nreqs == s->reqcap &&
+        !fy_sched_grow((void **)&s->reqs, &s->reqcap, sizeof(*s->reqs))) {
+        s->err = fy_coll_keep(s->err, -ENOMEM);
+        return;
+    }
+    if (st->kind == FY_STEP_SEND)
+        rc = fy_p2p_isend(st->src, st->scount, st->sdt, st->peer, st->tag, c,
+                          c->ctx + 1, FY_SEND_STANDARD, &r);
+    else
+        rc = fy_p2p_irecv(st->dst, st->rcount, st->rdt, st->peer, st->tag, c,
+                          c->ctx + 1, &r);
+    if (rc != 0) {
+        s->err = fy_coll_keep(s->err, rc);
+        return;
+    }
+    s->reqs[s->nreqs++] = r;
+}
+
+/* Finish the requests started since the last WAIT. Without 'block',
+ * returns false (keeping them) as soon as one is still running. */
+static bool fy_sched_reap(struct fy_sched *s, bool block)
+{
+    if (!block)
+        for (uint32_t i = 0; i < s->nreqs; i++)
+            if (!s->reqs[i]->complete)
+                return false;
+    for (uint32_t i = 0; i < s->nreqs; i++) {
+        struct fy_req *r = s->reqs[i];
+        int rc = block ? fy_req_wait(r) : r->err;
+        s->err = fy_coll_keep(s->err, rc);
+        fy_req_free(r);
+    }
+    s->nreqs = 0;
+    return true;
+}
+
+/* Run steps until the schedule ends or (without 'block') must wait.
+ * After an error the remaining steps still run, so that the other
+ * members are not left waiting for our messages. */
+static void fy_sched_advance(struct fy_sched *s, bool block)
+{
+    if (s->done || s->busy)
+        return;
+    s->busy = true;
+    while (!s->done) {
+        if (s->cur == s->nsteps) {
+            if (fy_sched_reap(s, block))
+                s->done = true;
+            break;
+        }
+        const struct fy_sched_step *st = &s->steps[s->cur];
+        switch (st->kind) {
+        case FY_STEP_SEND:
+        case FY_STEP_RECV:
+            fy_sched_start_req(s, st);
+            break;
+        case FY_STEP_COPY:
+            s->err = fy_coll_keep(s->err,
+                                  fy_coll_copy(st->src, st->scount, st->sdt,
+                                               st->dst, st->rcount, st->rdt));
+            break;
+        case FY_STEP_REDUCE:
+            s->err = fy_coll_keep(s->err, fy_op_apply(st->op, st->src, st->dst,
+                                                      st->rcount, st->rdt));
+            break;
+        case FY_STEP_WAIT:
+            if (!fy_sched_reap(s, block))
+                goto out;
+            break;
+        }
+        s->cur++;
+    }
+out:
+    if (s->done)
+        fy_sched_unlink(s); /* nothing left for the progress hook */
+    s->busy = false;
+}
+
+void fy_sched_free(struct fy_sched *s)
+{
+    if (!s)
+        return;
+    fy_sched_unlink(s);
+    if (s->nb) {
+        for (uint32_t i = 0; i < s->nsteps; i++) {
+            struct fy_sched_step *st = &s->steps[i];
+            if (st->sdt && !st->sdt->builtin)
+                fy_dtype_release(st->sdt);
+            if (st->rdt && !st->rdt->builtin)
+                fy_dtype_release(st->rdt);
+            if (st->op && !st->op->builtin)
+                fy_op_release(st->op);
+        }
+        fy_comm_release(s->comm);
+    }
+    /* Requests still running (the program freed an incomplete nonblocking
+     * collective) must finish before their buffers go away. */
+    fy_sched_reap(s, true);
+    for (uint32_t i = 0; i < s->ntmps; i++)
+        free(s->tmps[i]);
+    free(s->tmps);
+    free(s->reqs);
+    free(s->steps);
+    free(s);
+}
+
+int fy_sched_finish(struct fy_sched *s, struct fy_sched **nb_out)
+{
+    if (!nb_out) {
+        if (!s->err)
+            fy_sched_advance(s, true);
+        int err = s->err;
+        fy_sched_free(s);
+        return err;
+    }
+    if (s->err) {
+        int err = s->err;
+        fy_sched_free(s);
+        return err;
+    }
+    s->next = s_active;
+    if (s_active)
+        s_active->prev = s;
+    s_active = s;
+    s->listed = true;
+    fy_coll_nactive++;
+    fy_sched_advance(s, false); /* start the first round now */
+    *nb_out = s;
+    return 0;
+}
+
+bool fy_sched_test(struct fy_sched *s, int *err_out)
+{
+    fy_sched_advance(s, false);
+    if (!s->done)
+        return false;
+    *err_out = s->err;
+    return true;
+}
+
+void fy_coll_progress(void)
+{
+    static bool in_progress;
+    if (in_progress)
+        return;
+    in_progress = true;
+    for (struct fy_sched *s = s_active, *next; s; s = next) {
+        next = s->next; /* s may leave the list when it finishes */
+        fy_sched_advance(s, false);
+    }
+    in_progress = false;
+}
