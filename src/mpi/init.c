@@ -15,6 +15,18 @@
 
 int fy_mpi_state;
 
+/* A rank that leaves after MPI_Init without MPI_Finalize would leave its
+ * peers waiting forever: fail loudly instead, so mpiexec ends the job. */
+static void exit_without_finalize(void)
+{
+    if (fy_mpi_state == 1) {
+        fflush(stdout);
+        fprintf(stderr, "Ferry: rank %d exited without calling MPI_Finalize; "
+                        "ending the job\n", fy_log_rank < 0 ? 0 : fy_log_rank);
+        _exit(1);
+    }
+}
+
 static int init_common(const char *fn)
 {
     if (fy_mpi_state != 0) {
@@ -46,6 +58,7 @@ static int init_common(const char *fn)
         fy_fatal(1, "%s failed while setting up %s: %s", fn, step, strerror(-rc));
     }
     fy_mpi_state = 1;
+    atexit(exit_without_finalize);
     return MPI_SUCCESS;
 }
 
