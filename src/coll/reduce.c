@@ -12,6 +12,9 @@ int fy_coll_barrier(struct fy_comm *c, struct fy_sched **nb)
 {
     FY_SCHED_BEGIN(s, c, nb);
     struct fy_dtype *byte = fy_dtype_get(MPI_BYTE);
+    /* Empty messages, but from a real address: transports may memcpy
+     * zero bytes from it, and memcpy(NULL) is undefined even then. */
+    static char dummy;
     /* Dissemination: after round k every rank has (transitively) heard
      * from the 2^(k+1) ranks before it, so after ceil(log2 P) rounds from
      * all of them. */
@@ -19,8 +22,8 @@ int fy_coll_barrier(struct fy_comm *c, struct fy_sched **nb)
     for (int k = 1; k < c->size; k <<= 1, step++) {
         int to = (c->rank + k) % c->size;
         int from = (c->rank - k + c->size) % c->size;
-        fy_sched_recv(s, NULL, 0, byte, from, FY_SCHED_TAG(s, step));
-        fy_sched_send(s, NULL, 0, byte, to, FY_SCHED_TAG(s, step));
+        fy_sched_recv(s, &dummy, 0, byte, from, FY_SCHED_TAG(s, step));
+        fy_sched_send(s, &dummy, 0, byte, to, FY_SCHED_TAG(s, step));
         fy_sched_wait(s);
     }
     return fy_sched_finish(s, nb);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "mpi/mpi_impl.h"
+#include "mpi/request.h"
 
 /* Report a failed constructor: rc < 0 is an errno, rc > 0 the MPI error
  * code an attribute callback returned. */
@@ -90,6 +91,57 @@ FY_API int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info,
     return MPI_SUCCESS;
 }
 FY_ALIAS(MPI_Comm_dup_with_info)
+
+/* MPI_Comm_idup's request: the duplicate is made at once (a blocking
+ * collective over comm), so the request is born complete. */
+static void done_progress(struct fy_mreq_ext *x)
+{
+    (void)x;
+}
+static void done_free(struct fy_mreq_ext *x)
+{
+    free(x);
+}
+static const struct fy_mreq_ext_ops done_ops = {
+    .progress = done_progress,
+    .free = done_free,
+};
+
+FY_API int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm,
+                          MPI_Request *request)
+{
+    FY_CHECK_INIT(__func__);
+    FY_GET_COMM(c, comm, __func__);
+    FY_CHECK_PTR(newcomm, c, __func__);
+    FY_CHECK_PTR(request, c, __func__);
+    struct fy_mreq_ext *x = calloc(1, sizeof(*x));
+    if (!x)
+        return fy_mpi_err(c, MPI_ERR_NO_MEM, __func__,
+                          "out of memory for a request");
+    /* Until the nonblocking context agreement exists, the duplicate is
+     * made here: correct whenever every member reaches MPI_Comm_idup
+     * without first waiting on another member's later traffic. */
+    struct fy_comm *nc;
+    int rc = fy_comm_dup(c, &nc);
+    if (rc != 0) {
+        free(x);
+        return report_rc(c, rc, __func__);
+    }
+    x->ops = &done_ops;
+    x->comm = c;
+    x->complete = true;
+    x->st_source = MPI_ANY_SOURCE;
+    x->st_tag = MPI_ANY_TAG;
+    if (fy_mreq_ext_register(x, request) != 0) {
+        free(x);
+        fy_comm_free(nc);
+        return fy_mpi_err(c, MPI_ERR_NO_MEM, __func__,
+                          "out of memory for a request");
+    }
+    *newcomm = nc->handle;
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Comm_idup)
 
 FY_API int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {

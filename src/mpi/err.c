@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -138,10 +139,17 @@ static bool fy_errclass_valid(int cls)
            s_classes[cls].name != NULL;
 }
 
+static struct fy_user_code *fy_user_code(int code);
+
 const char *fy_errclass_name(int errclass)
 {
-    return fy_errclass_valid(errclass) ? s_classes[errclass].name
-                                       : "MPI_ERR_UNKNOWN";
+    if (fy_errclass_valid(errclass))
+        return s_classes[errclass].name;
+    /* Only for messages printed at once (one buffer, not thread safe). */
+    static char buf[48];
+    snprintf(buf, sizeof(buf), "%s error code %d",
+             fy_user_code(errclass) ? "user-defined" : "unknown", errclass);
+    return buf;
 }
 
 int fy_errno_to_class(int err)
@@ -220,17 +228,107 @@ int fy_mpi_err(struct fy_comm *comm, int errclass, const char *fn,
              h == MPI_ERRORS_ABORT ? "ABORT" : "ARE_FATAL");
 }
 
+/* ---- user-defined classes and codes ----------------------------------
+ * MPI_Add_error_class/code hand out numbers after the predefined ones;
+ * each remembers its class (a class is its own) and an optional string. */
+
+#define FY_FIRST_USER_CODE (MPI_T_ERR_NOT_SUPPORTED + 1)
+
+struct fy_user_code {
+    int cls;
+    char *text; /* MPI_Add_error_string, or NULL */
+};
+
+static struct fy_user_code *s_user;
+static int s_nuser, s_user_cap;
+
+static struct fy_user_code *fy_user_code(int code)
+{
+    int i = code - FY_FIRST_USER_CODE;
+    return i >= 0 && i < s_nuser ? &s_user[i] : NULL;
+}
+
+/* The class of any valid code, or -1. */
+static int fy_code_class(int code)
+{
+    if (fy_errclass_valid(code))
+        return code; /* predefined codes are their own classes */
+    struct fy_user_code *u = fy_user_code(code);
+    return u ? u->cls : -1;
+}
+
+static int fy_user_code_add(int cls, int *code_out)
+{
+    if (s_nuser == s_user_cap) {
+        int ncap = s_user_cap ? s_user_cap * 2 : 16;
+        struct fy_user_code *n = realloc(s_user, (size_t)ncap * sizeof(*n));
+        if (!n)
+            return -ENOMEM;
+        s_user = n;
+        s_user_cap = ncap;
+    }
+    int code = FY_FIRST_USER_CODE + s_nuser;
+    s_user[s_nuser++] =
+        (struct fy_user_code){.cls = cls < 0 ? code : cls, .text = NULL};
+    /* MPI_LASTUSEDCODE follows what we hand out. */
+    *fy_attr_predefined(MPI_LASTUSEDCODE) = code;
+    *code_out = code;
+    return 0;
+}
+
+FY_API int PMPI_Add_error_class(int *errorclass)
+{
+    FY_CHECK_INIT(__func__);
+    FY_CHECK(errorclass != NULL, NULL, MPI_ERR_ARG, __func__,
+             "errorclass is NULL");
+    if (fy_user_code_add(-1, errorclass) != 0)
+        return fy_mpi_err(NULL, MPI_ERR_NO_MEM, __func__, "out of memory");
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Add_error_class)
+
+FY_API int PMPI_Add_error_code(int errorclass, int *errorcode)
+{
+    FY_CHECK_INIT(__func__);
+    FY_CHECK(errorcode != NULL, NULL, MPI_ERR_ARG, __func__,
+             "errorcode is NULL");
+    FY_CHECK(fy_code_class(errorclass) == errorclass, NULL, MPI_ERR_ARG,
+             __func__, "%d is not an error class", errorclass);
+    if (fy_user_code_add(errorclass, errorcode) != 0)
+        return fy_mpi_err(NULL, MPI_ERR_NO_MEM, __func__, "out of memory");
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Add_error_code)
+
+FY_API int PMPI_Add_error_string(int errorcode, const char *string)
+{
+    FY_CHECK_INIT(__func__);
+    FY_CHECK(string != NULL, NULL, MPI_ERR_ARG, __func__, "string is NULL");
+    struct fy_user_code *u = fy_user_code(errorcode);
+    FY_CHECK(u != NULL, NULL, MPI_ERR_ARG, __func__,
+             "%d is not a code or class added by MPI_Add_error_class/code",
+             errorcode);
+    char *t = strndup(string, MPI_MAX_ERROR_STRING - 1);
+    if (!t)
+        return fy_mpi_err(NULL, MPI_ERR_NO_MEM, __func__, "out of memory");
+    free(u->text);
+    u->text = t;
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Add_error_string)
+
 /* ---- error strings and classes --------------------------------------- */
 
 FY_API int PMPI_Error_class(int errorcode, int *errorclass)
 {
     /* Allowed before MPI_Init and after MPI_Finalize. */
-    if (!fy_errclass_valid(errorcode))
+    int cls = fy_code_class(errorcode);
+    if (cls < 0)
         return fy_mpi_err(NULL, MPI_ERR_ARG, __func__, "invalid error code %d",
                           errorcode);
     if (!errorclass)
         return fy_mpi_err(NULL, MPI_ERR_ARG, __func__, "errorclass is NULL");
-    *errorclass = errorcode; /* Ferry's codes are its classes */
+    *errorclass = cls;
     return MPI_SUCCESS;
 }
 FY_ALIAS(MPI_Error_class)
@@ -240,17 +338,23 @@ FY_API int PMPI_Error_string(int errorcode, char *string, int *resultlen)
     if (!string || !resultlen)
         return fy_mpi_err(NULL, MPI_ERR_ARG, __func__, "%s is NULL",
                           !string ? "string" : "resultlen");
-    if (!fy_errclass_valid(errorcode))
+    struct fy_user_code *u = fy_user_code(errorcode);
+    if (!u && !fy_errclass_valid(errorcode))
         return fy_mpi_err(NULL, MPI_ERR_ARG, __func__, "invalid error code %d",
                           errorcode);
-    const struct fy_errclass_info *ci = &s_classes[errorcode];
     int n;
-    if (errorcode != MPI_SUCCESS && errorcode == s_last_class)
-        n = snprintf(string, MPI_MAX_ERROR_STRING, "%s (%s); last: %s",
-                     ci->text, ci->name, s_last_msg);
-    else
-        n = snprintf(string, MPI_MAX_ERROR_STRING, "%s (%s)", ci->text,
-                     ci->name);
+    if (u) {
+        n = snprintf(string, MPI_MAX_ERROR_STRING, "%s",
+                     u->text ? u->text : "");
+    } else {
+        const struct fy_errclass_info *ci = &s_classes[errorcode];
+        if (errorcode != MPI_SUCCESS && errorcode == s_last_class)
+            n = snprintf(string, MPI_MAX_ERROR_STRING, "%s (%s); last: %s",
+                         ci->text, ci->name, s_last_msg);
+        else
+            n = snprintf(string, MPI_MAX_ERROR_STRING, "%s (%s)", ci->text,
+                         ci->name);
+    }
     *resultlen = FY_MIN(n, MPI_MAX_ERROR_STRING - 1);
     return MPI_SUCCESS;
 }
