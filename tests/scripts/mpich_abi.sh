@@ -1,0 +1,31 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# A binary built with Debian's mpicc.mpich must run on Ferry's library by
+# changing LD_LIBRARY_PATH only: check that the dynamic loader resolves its
+# libmpich.so.12 inside LIBDIR, then run it under the launcher.
+# Usage: mpich_abi.sh LIBDIR NP PROGRAM [ARGS...]   (launcher: MT_MPIEXEC)
+. "$(dirname "$0")/lib.sh"
+libdir=$1 np=$2
+shift 2
+prog=$1
+[[ -d $libdir && -x $prog ]] || mt_fail "usage: mpich_abi.sh LIBDIR NP PROGRAM"
+libdir=$(cd "$libdir" && pwd -P)
+export LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+
+resolved=$(ldd "$prog" | awk '$1 ~ /^libmpi(ch)?\.so/ { print $3 }')
+echo "mpich_abi: $prog -> $resolved"
+[[ -n $resolved ]] || mt_fail "$prog does not link libmpich.so.12"
+for lib in $resolved; do
+    real=$(readlink -f "$lib")
+    [[ $real == "$libdir"/* ]] ||
+        mt_fail "libmpich resolved to $real, not inside $libdir"
+done
+tag="ferrytest-mpichabi-$$-$RANDOM"
+FERRY_TEST_TAG=$tag "${MT_LAUNCHER[@]}" -n "$np" "$@"
+rc=$?
+if ! left=$(mt_wait_gone mt_pids_tag 3 "$tag"); then
+    echo "FAIL: processes outlived the job:" >&2
+    mt_kill_strays "$left"
+    exit 1
+fi
+exit $rc
