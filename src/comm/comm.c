@@ -69,6 +69,7 @@ static void fy_comm_fill(struct fy_comm *c, struct fy_group *g, uint32_t ctx)
     c->errhandler = MPI_ERRORS_ARE_FATAL;
     c->coll_seq = 0;
     c->attrs = NULL;
+    c->topo = NULL;
     fy_ctx_mark(ctx, false);
 }
 
@@ -94,6 +95,8 @@ void fy_comm_release(struct fy_comm *c)
     /* Only user communicators reach zero: builtins hold one reference
      * from fy_comm_init until fy_comm_finalize. */
     fy_ctx_mark(c->ctx, true);
+    fy_topo_free(c->topo);
+    c->topo = NULL;
     fy_group_release(c->group);
     fy_errhandler_release(fy_errhandler_get(c->errhandler));
     if (!c->builtin) {
@@ -199,12 +202,16 @@ int fy_comm_dup(struct fy_comm *parent, struct fy_comm **out)
     rc = fy_comm_make(parent, parent->group, ctx, &c);
     if (rc != 0)
         return rc;
-    rc = fy_attr_copy_all(parent, c);
+    /* A duplicate keeps the topology (MPI 7.4). */
+    if (parent->topo && !(c->topo = fy_topo_dup(parent->topo)))
+        rc = -ENOMEM;
+    else
+        rc = fy_attr_copy_all(parent, c);
     if (rc != 0) {
         fy_attr_delete_all(c);
         fy_comm_release(c);
-        /* A copy callback failed: its MPI error code, as a positive
-         * number, is what fy_attr_copy_all returned. */
+        /* -ENOMEM, or a copy callback failed: its MPI error code, as a
+         * positive number, is what fy_attr_copy_all returned. */
         return rc;
     }
     *out = c;

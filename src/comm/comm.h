@@ -36,6 +36,7 @@ struct fy_comm {
     uint32_t coll_seq; /* collectives issued, for tags */
     char name[MPI_MAX_OBJECT_NAME];
     struct fy_attr *attrs; /* cached attributes, newest first */
+    struct fy_topo *topo;  /* Cartesian topology, or NULL */
 };
 
 #define FY_CTX_WORLD 0u
@@ -151,6 +152,29 @@ static inline void fy_errhandler_retain(struct fy_errhandler *eh)
     eh->refcount++;
 }
 void fy_errhandler_release(struct fy_errhandler *eh);
+
+/* ---- additions: Cartesian topologies ---------------------------------- */
+
+struct fy_topo {
+    int ndims;
+    int *dims; /* processes along each dimension */
+    bool *periods;
+};
+
+/* MPI_Cart_create: the first prod(dims) members of parent, in rank order
+ * (no reordering), get a communicator with this topology; the others get
+ * NULL. Collective over parent; 0 or a negative errno. */
+int fy_cart_create(struct fy_comm *parent, int ndims, const int *dims,
+                   const int *periods, struct fy_comm **out);
+/* MPI_Cart_sub: collective over c (which has a topology). */
+int fy_cart_sub(struct fy_comm *c, const int *remain_dims,
+                struct fy_comm **out);
+/* Row-major rank <-> coordinates (coordinates already wrapped/valid). */
+void fy_cart_coords(const struct fy_topo *t, int rank, int *coords);
+int fy_cart_rank(const struct fy_topo *t, const int *coords);
+/* MPI_Dims_create's balanced factorisation; -EINVAL if nnodes is not a
+ * multiple of the fixed (non-zero) dims. */
+int fy_dims_create(int nnodes, int ndims, int *dims);
 
 /* ---- additions: attributes -------------------------------------------- */
 

@@ -10,4 +10,8 @@
 extern int fy_comm_wrank;
 extern int fy_comm_wsize;
 
+/* Topology helpers for comm.c (topo.c). */
+struct fy_topo *fy_topo_dup(const struct fy_topo *t); /* NULL: no memory */
+void fy_topo_free(struct fy_topo *t);
+
 #endif /* FY_COMM_INT_H */

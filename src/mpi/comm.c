@@ -761,3 +761,211 @@ FY_API int PMPI_Group_difference(MPI_Group group1, MPI_Group group2,
     return group_setop(group1, group2, newgroup, fy_group_difference, __func__);
 }
 FY_ALIAS(MPI_Group_difference)
+
+/* ---- Cartesian topologies -------------------------------------------- */
+
+/* Resolve a communicator that must carry a Cartesian topology. */
+#define GET_CART(var, h, fn)                                                   \
+    FY_GET_COMM(var, h, fn);                                                   \
+    FY_CHECK(var->topo != NULL, var, MPI_ERR_TOPOLOGY, fn,                     \
+             "communicator has no Cartesian topology")
+
+FY_API int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[],
+                            const int periods[], int reorder,
+                            MPI_Comm *comm_cart)
+{
+    (void)reorder; /* one node: no placement is better than another */
+    FY_CHECK_INIT(__func__);
+    FY_GET_COMM(c, comm_old, __func__);
+    FY_CHECK_PTR(comm_cart, c, __func__);
+    FY_CHECK(ndims >= 0, c, MPI_ERR_DIMS, __func__, "ndims %d is negative",
+             ndims);
+    FY_CHECK(ndims == 0 || (dims && periods), c, MPI_ERR_ARG, __func__,
+             "%s is NULL", dims ? "periods" : "dims");
+    long long n = 1;
+    for (int d = 0; d < ndims; d++) {
+        FY_CHECK(dims[d] > 0, c, MPI_ERR_DIMS, __func__,
+                 "dims[%d] = %d is not positive", d, dims[d]);
+        n *= dims[d];
+        FY_CHECK(n <= c->size, c, MPI_ERR_DIMS, __func__,
+                 "the grid needs more than the %d processes of comm_old",
+                 c->size);
+    }
+    struct fy_comm *nc = NULL;
+    int rc = fy_cart_create(c, ndims, dims, periods, &nc);
+    if (rc != 0)
+        return report_rc(c, rc, __func__);
+    *comm_cart = nc ? nc->handle : MPI_COMM_NULL;
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Cart_create)
+
+FY_API int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[],
+                         MPI_Comm *newcomm)
+{
+    FY_CHECK_INIT(__func__);
+    GET_CART(c, comm, __func__);
+    FY_CHECK_PTR(newcomm, c, __func__);
+    FY_CHECK(c->topo->ndims == 0 || remain_dims, c, MPI_ERR_ARG, __func__,
+             "remain_dims is NULL");
+    struct fy_comm *nc;
+    int rc = fy_cart_sub(c, remain_dims, &nc);
+    if (rc != 0)
+        return report_rc(c, rc, __func__);
+    *newcomm = nc->handle;
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Cart_sub)
+
+FY_API int PMPI_Cartdim_get(MPI_Comm comm, int *ndims)
+{
+    FY_CHECK_INIT(__func__);
+    GET_CART(c, comm, __func__);
+    FY_CHECK_PTR(ndims, c, __func__);
+    *ndims = c->topo->ndims;
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Cartdim_get)
+
+FY_API int PMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[],
+                         int coords[])
+{
+    FY_CHECK_INIT(__func__);
+    GET_CART(c, comm, __func__);
+    const struct fy_topo *t = c->topo;
+    FY_CHECK(maxdims >= 0, c, MPI_ERR_ARG, __func__, "maxdims %d is negative",
+             maxdims);
+    int n = FY_MIN(maxdims, t->ndims);
+    FY_CHECK(n == 0 || (dims && periods && coords), c, MPI_ERR_ARG, __func__,
+             "an output array is NULL");
+    int *all = malloc((size_t)FY_MAX(t->ndims, 1) * sizeof(int));
+    if (!all)
+        return fy_mpi_err(c, MPI_ERR_NO_MEM, __func__, "out of memory");
+    fy_cart_coords(t, c->rank, all);
+    for (int d = 0; d < n; d++) {
+        dims[d] = t->dims[d];
+        periods[d] = t->periods[d];
+        coords[d] = all[d];
+    }
+    free(all);
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Cart_get)
+
+FY_API int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[])
+{
+    FY_CHECK_INIT(__func__);
+    GET_CART(c, comm, __func__);
+    const struct fy_topo *t = c->topo;
+    FY_CHECK(rank >= 0 && rank < c->size, c, MPI_ERR_RANK, __func__,
+             "rank %d is not in [0, %d)", rank, c->size);
+    FY_CHECK(maxdims >= t->ndims, c, MPI_ERR_ARG, __func__,
+             "maxdims %d is less than the %d dimensions", maxdims, t->ndims);
+    FY_CHECK(t->ndims == 0 || coords, c, MPI_ERR_ARG, __func__,
+             "coords is NULL");
+    fy_cart_coords(t, rank, coords);
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Cart_coords)
+
+FY_API int PMPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank)
+{
+    FY_CHECK_INIT(__func__);
+    GET_CART(c, comm, __func__);
+    FY_CHECK_PTR(rank, c, __func__);
+    const struct fy_topo *t = c->topo;
+    FY_CHECK(t->ndims == 0 || coords, c, MPI_ERR_ARG, __func__,
+             "coords is NULL");
+    int *w = malloc((size_t)FY_MAX(t->ndims, 1) * sizeof(int));
+    if (!w)
+        return fy_mpi_err(c, MPI_ERR_NO_MEM, __func__, "out of memory");
+    for (int d = 0; d < t->ndims; d++) {
+        int x = coords[d], n = t->dims[d];
+        if (t->periods[d]) {
+            x %= n;
+            if (x < 0)
+                x += n;
+        } else if (x < 0 || x >= n) {
+            free(w);
+            return fy_mpi_err(c, MPI_ERR_RANK, __func__,
+                              "coords[%d] = %d is outside the non-periodic "
+                              "dimension of size %d",
+                              d, coords[d], n);
+        }
+        w[d] = x;
+    }
+    *rank = fy_cart_rank(t, w);
+    free(w);
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Cart_rank)
+
+FY_API int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp,
+                           int *rank_source, int *rank_dest)
+{
+    FY_CHECK_INIT(__func__);
+    GET_CART(c, comm, __func__);
+    FY_CHECK_PTR(rank_source, c, __func__);
+    FY_CHECK_PTR(rank_dest, c, __func__);
+    const struct fy_topo *t = c->topo;
+    FY_CHECK(direction >= 0 && direction < t->ndims, c, MPI_ERR_ARG, __func__,
+             "direction %d is not in [0, %d)", direction, t->ndims);
+    int *w = malloc((size_t)t->ndims * sizeof(int));
+    if (!w)
+        return fy_mpi_err(c, MPI_ERR_NO_MEM, __func__, "out of memory");
+    int n = t->dims[direction];
+    fy_cart_coords(t, c->rank, w);
+    int me = w[direction];
+    int out[2];
+    const int shift[2] = {-disp, disp}; /* source, destination */
+    for (int k = 0; k < 2; k++) {
+        long long x = (long long)me + shift[k];
+        if (t->periods[direction]) {
+            x %= n;
+            if (x < 0)
+                x += n;
+        } else if (x < 0 || x >= n) {
+            out[k] = MPI_PROC_NULL;
+            continue;
+        }
+        w[direction] = (int)x;
+        out[k] = fy_cart_rank(t, w);
+    }
+    free(w);
+    *rank_source = out[0];
+    *rank_dest = out[1];
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Cart_shift)
+
+FY_API int PMPI_Topo_test(MPI_Comm comm, int *status)
+{
+    FY_CHECK_INIT(__func__);
+    FY_GET_COMM(c, comm, __func__);
+    FY_CHECK_PTR(status, c, __func__);
+    *status = c->topo ? MPI_CART : MPI_UNDEFINED;
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Topo_test)
+
+FY_API int PMPI_Dims_create(int nnodes, int ndims, int dims[])
+{
+    FY_CHECK_INIT(__func__);
+    FY_CHECK(nnodes > 0, NULL, MPI_ERR_ARG, __func__,
+             "nnodes %d is not positive", nnodes);
+    FY_CHECK(ndims >= 0, NULL, MPI_ERR_DIMS, __func__, "ndims %d is negative",
+             ndims);
+    FY_CHECK(ndims == 0 || dims, NULL, MPI_ERR_ARG, __func__, "dims is NULL");
+    for (int d = 0; d < ndims; d++)
+        FY_CHECK(dims[d] >= 0, NULL, MPI_ERR_DIMS, __func__,
+                 "dims[%d] = %d is negative", d, dims[d]);
+    int rc = fy_dims_create(nnodes, ndims, dims);
+    if (rc == -EINVAL)
+        return fy_mpi_err(NULL, MPI_ERR_DIMS, __func__,
+                          "%d processes cannot fill the fixed dims given",
+                          nnodes);
+    if (rc != 0)
+        return report_rc(NULL, rc, __func__);
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Dims_create)
