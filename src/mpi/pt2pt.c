@@ -757,8 +757,10 @@ static void slots_release(struct slot *s, struct slot *stack)
 
 static MPI_Status *status_at(MPI_Status *statuses, int i)
 {
-    return statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE
-                                           : &statuses[i];
+    /* A NULL array is taken as MPI_STATUSES_IGNORE, not dereferenced. */
+    if ((uintptr_t)statuses <= (uintptr_t)MPI_STATUSES_IGNORE)
+        return MPI_STATUS_IGNORE;
+    return &statuses[i];
 }
 
 /* One wait-loop pass found nothing: drive the engine, and if it did
@@ -829,7 +831,7 @@ FY_API int PMPI_Waitall(int count, MPI_Request array_of_requests[],
         return MPI_SUCCESS;
     }
     int first_cls = s[first_bad].cls;
-    if (array_of_statuses != MPI_STATUSES_IGNORE)
+    if ((uintptr_t)array_of_statuses > (uintptr_t)MPI_STATUSES_IGNORE)
         for (int i = 0; i < count; i++)
             array_of_statuses[i].MPI_ERROR = s[i].cls;
     slots_release(s, stack);
@@ -883,7 +885,7 @@ FY_API int PMPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
         return MPI_SUCCESS;
     }
     int first_cls = s[first_bad].cls;
-    if (array_of_statuses != MPI_STATUSES_IGNORE)
+    if ((uintptr_t)array_of_statuses > (uintptr_t)MPI_STATUSES_IGNORE)
         for (int i = 0; i < count; i++)
             array_of_statuses[i].MPI_ERROR = s[i].cls;
     slots_release(s, stack);
@@ -1010,7 +1012,7 @@ static int some_collect(const char *fn, int count, MPI_Request reqs[],
     }
     *rc_out = MPI_SUCCESS;
     if (first_bad >= 0) {
-        if (statuses != MPI_STATUSES_IGNORE)
+        if ((uintptr_t)statuses > (uintptr_t)MPI_STATUSES_IGNORE)
             for (int k = 0; k < n; k++)
                 statuses[k].MPI_ERROR = s[k].cls;
         *rc_out = report_in_status(fn, bad_comm, first_bad, first_cls);
