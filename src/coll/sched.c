@@ -349,6 +349,9 @@ int fy_sched_finish(struct fy_sched *s, struct fy_sched **nb_out)
     s_active = s;
     s->listed = true;
     fy_coll_nactive++;
+    /* The p2p progress engine drives active schedules through this hook
+     * (p2p sits below coll and does not call it by name). */
+    fy_p2p_progress_hook = fy_coll_progress;
     fy_sched_advance(s, false); /* start the first round now */
     *nb_out = s;
     return 0;

@@ -125,8 +125,9 @@ FY_API int PMPI_Finalize(void)
 {
     FY_CHECK_INIT(__func__);
     fy_mpi_requests_finalize();
-    fy_p2p_finalize();
+    /* MPI_COMM_SELF's attribute callbacks run first, and may communicate. */
     fy_comm_finalize();
+    fy_p2p_finalize();
     fy_dtype_finalize();
     fy_mpi_state = 2;
     fflush(stdout);

@@ -232,7 +232,8 @@ static bool pkt_try(int peer, uint32_t type, int32_t tag, uint32_t ctx,
             sl->type = (uint8_t)type;
             if (type == FY_PKT_EAGER) {
                 sl->len = (uint8_t)len;
-                memcpy(sl->data, send_data(req), len);
+                if (len)
+                    memcpy(sl->data, send_data(req), len);
             } else {
                 sl->len = sizeof(*ctl);
                 memcpy(sl->data, ctl, sizeof(*ctl));
@@ -256,7 +257,8 @@ static bool pkt_try(int peer, uint32_t type, int32_t tag, uint32_t ctx,
     c->seq = ++pe->sseq;
     if (is_eager(type)) {
         c->len = len;
-        memcpy((uint8_t *)c + FY_CELL_HDR, send_data(req), len);
+        if (len)
+            memcpy((uint8_t *)c + FY_CELL_HDR, send_data(req), len);
     } else {
         c->len = 0;
     }
@@ -601,6 +603,8 @@ static int poll_all(void)
     return n;
 }
 
+void (*fy_p2p_progress_hook)(void);
+
 int fy_progress(void)
 {
     int n = poll_all();
@@ -608,6 +612,8 @@ int fy_progress(void)
         n += flush_out();
     if (fy_p2p.ntx || fy_p2p.nrx)
         n += fy_rndv_progress();
+    if (FY_UNLIKELY(fy_p2p_progress_hook != NULL))
+        fy_p2p_progress_hook();
     return n;
 }
 
@@ -648,7 +654,8 @@ static int self_send(struct fy_req *sr)
     *u = (struct fy_unexp){.src = fy_p2p.me, .type = FY_PKT_EAGER,
                            .tag = sr->tag, .ctx = sr->ctx,
                            .len = (uint64_t)sr->bytes};
-    memcpy(u->data, data, (size_t)sr->bytes);
+    if (sr->bytes)
+        memcpy(u->data, data, (size_t)sr->bytes);
     if (sr->mode == FY_SEND_SYNC)
         u->self_sync = sr; /* completes when matched */
     else
@@ -757,7 +764,8 @@ int fy_p2p_send(const void *buf, MPI_Count count, struct fy_dtype *dt,
                 sl->ctx = (uint16_t)ctx;
                 sl->type = FY_PKT_EAGER;
                 sl->len = (uint8_t)len;
-                memcpy(sl->data, buf, len);
+                if (len)
+                    memcpy(sl->data, buf, len);
                 pe->fb_sent++;
                 /* R6 (as in pkt_try). */
                 atomic_store_explicit(&sl->seq, ++pe->sseq, memory_order_release);
@@ -845,7 +853,8 @@ int fy_p2p_recv(void *buf, MPI_Count count, struct fy_dtype *dt, int src,
                         sl->len <= cap && sl->len <= FY_FBOX_PAYLOAD) {
                         uint8_t len = sl->len;
                         int32_t t = sl->tag;
-                        memcpy(buf, sl->data, len);
+                        if (len)
+                            memcpy(buf, sl->data, len);
                         consume_slot(pe);
                         *source_out = src;
                         *tag_out = t;

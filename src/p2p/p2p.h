@@ -99,6 +99,10 @@ int fy_p2p_probe(int src, int tag, struct fy_comm *comm, uint32_t ctx,
  * completes it); a matched one is left alone. */
 void fy_p2p_cancel_recv(struct fy_req *r);
 
+/* Called at the end of every progress pass when set: the layers above
+ * (nonblocking collectives) advance their own state machines here. */
+extern void (*fy_p2p_progress_hook)(void);
+
 /* Drive all transports once. Returns how many events completed. */
 int fy_progress(void);
 /* Progress until r->complete, waiting politely when oversubscribed.
