@@ -31,7 +31,10 @@ int fy_mreq_register(uintptr_t word, MPI_Request *handle_out)
 
 int fy_mreq_ext_register(struct fy_mreq_ext *x, MPI_Request *handle_out)
 {
-    return fy_mreq_register((uintptr_t)x | FY_MREQ_EXT, handle_out);
+    int rc = fy_mreq_register((uintptr_t)x | FY_MREQ_EXT, handle_out);
+    if (rc == 0)
+        x->handle = *handle_out;
+    return rc;
 }
 
 uintptr_t fy_mreq_lookup(MPI_Request h)
@@ -139,6 +142,11 @@ int fy_mreq_peek(uintptr_t w, MPI_Status *st)
     }
     case FY_MREQ_EXT: {
         struct fy_mreq_ext *x = o;
+        if (x->ops->query) {
+            MPI_Status tmp;
+            bool ign = (uintptr_t)st <= (uintptr_t)MPI_STATUS_IGNORE;
+            return x->ops->query(x, ign ? &tmp : st);
+        }
         int cls = err_class(x->err);
         fy_mreq_status_recv(st, x->st_source, x->st_tag, x->st_bytes,
                             x->cancelled, cls);
@@ -249,6 +257,8 @@ static void orphan_free(uintptr_t w)
     void *o = fy_mreq_obj(w);
     if (fy_mreq_tag(w) == FY_MREQ_EXT) {
         struct fy_mreq_ext *x = o;
+        if (x->handle != MPI_REQUEST_NULL)
+            fy_handle_release(&req_table, x->handle);
         x->ops->free(x);
     } else {
         fy_req_free(o);
@@ -274,12 +284,21 @@ void fy_mreq_free(MPI_Request *h, uintptr_t w)
     switch (fy_mreq_tag(w)) {
     case FY_MREQ_SEND:
     case FY_MREQ_RECV:
-    case FY_MREQ_EXT:
         if (fy_mreq_poll(w))
             orphan_free(w);
         else
             orphan_add(w);
         break;
+    case FY_MREQ_EXT:
+        /* An ext request keeps its handle until it completes: a freed
+         * generalized request is still named in MPI_Grequest_complete.
+         * orphan_free() releases it. */
+        *h = MPI_REQUEST_NULL;
+        if (fy_mreq_poll(w))
+            orphan_free(w);
+        else
+            orphan_add(w);
+        return;
     case FY_MREQ_PERSIST: {
         struct fy_preq *p = o;
         if (p->r) {
@@ -322,8 +341,9 @@ void fy_mreq_cancel(uintptr_t w)
     }
     case FY_MREQ_EXT: {
         struct fy_mreq_ext *x = o;
-        if (x->ops->cancel && !x->complete)
-            x->ops->cancel(x);
+        if (x->ops->cancel)
+            x->ops->cancel(x); /* generalized requests want it even when
+                                  complete (cancel_fn's 'complete' arg) */
         return;
     }
     default:
@@ -417,3 +437,91 @@ void fy_mpi_requests_finalize(void)
     free(req_table.free);
     req_table = (struct fy_handle_table)FY_HANDLE_TABLE_INIT(FY_HT_REQUEST);
 }
+
+/* ---- generalized requests (MPI 13.2) ---------------------------------- */
+
+/* The user's callbacks behind an ext request. Completion is the user's
+ * MPI_Grequest_complete; status and error come from query_fn when the
+ * request is waited for, tested or inspected. free_fn's return value has
+ * nowhere to go when the request is freed as part of a completion; it is
+ * logged. */
+struct fy_greq {
+    struct fy_mreq_ext ext;
+    MPI_Grequest_query_function *query_fn;
+    MPI_Grequest_free_function *free_fn;
+    MPI_Grequest_cancel_function *cancel_fn;
+    void *extra_state;
+};
+
+static void greq_progress(struct fy_mreq_ext *x) { (void)x; }
+
+static void greq_free(struct fy_mreq_ext *x)
+{
+    struct fy_greq *g = (struct fy_greq *)x;
+    int rc = g->free_fn ? g->free_fn(g->extra_state) : MPI_SUCCESS;
+    if (rc != MPI_SUCCESS)
+        FY_WARN("generalized request free_fn returned error %d", rc);
+    free(g);
+}
+
+static void greq_cancel(struct fy_mreq_ext *x)
+{
+    struct fy_greq *g = (struct fy_greq *)x;
+    if (g->cancel_fn)
+        (void)g->cancel_fn(g->extra_state, x->complete);
+}
+
+static int greq_query(struct fy_mreq_ext *x, MPI_Status *st)
+{
+    struct fy_greq *g = (struct fy_greq *)x;
+    if (!g->query_fn) {
+        fy_status_set(st, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, false);
+        return MPI_SUCCESS;
+    }
+    return g->query_fn(g->extra_state, st);
+}
+
+static const struct fy_mreq_ext_ops greq_ops = {
+    .progress = greq_progress,
+    .free = greq_free,
+    .cancel = greq_cancel,
+    .query = greq_query,
+};
+
+FY_API int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn,
+                               MPI_Grequest_free_function *free_fn,
+                               MPI_Grequest_cancel_function *cancel_fn,
+                               void *extra_state, MPI_Request *request)
+{
+    FY_CHECK_INIT(__func__);
+    FY_CHECK_REQ_PTR(request, NULL, __func__);
+    struct fy_greq *g = calloc(1, sizeof(*g));
+    if (!g)
+        return fy_mpi_err(NULL, MPI_ERR_NO_MEM, __func__,
+                          "out of memory for a generalized request");
+    g->ext.ops = &greq_ops;
+    g->query_fn = query_fn;
+    g->free_fn = free_fn;
+    g->cancel_fn = cancel_fn;
+    g->extra_state = extra_state;
+    if (fy_mreq_ext_register(&g->ext, request)) {
+        free(g);
+        return fy_mpi_err(NULL, MPI_ERR_NO_MEM, __func__,
+                          "out of memory for a request handle");
+    }
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Grequest_start)
+
+FY_API int PMPI_Grequest_complete(MPI_Request request)
+{
+    FY_CHECK_INIT(__func__);
+    uintptr_t w = request == MPI_REQUEST_NULL ? 0 : fy_mreq_lookup(request);
+    struct fy_mreq_ext *x = fy_mreq_obj(w);
+    FY_CHECK(w && fy_mreq_tag(w) == FY_MREQ_EXT && x->ops == &greq_ops, NULL,
+             MPI_ERR_REQUEST, __func__,
+             "request 0x%x is not a generalized request", (unsigned)request);
+    x->complete = true;
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Grequest_complete)

@@ -58,12 +58,18 @@ struct fy_preq {
  * schedule). The owner embeds this struct in its object, fills ops and
  * comm, and calls fy_mreq_ext_register(). Completion calls invoke
  * ops->progress after each fy_progress() pass until 'complete' is set; then
- * they read the st_* fields and 'err', and call ops->free. */
+ * they read the st_* fields and 'err' (or call ops->query), and call
+ * ops->free. */
 struct fy_mreq_ext;
 struct fy_mreq_ext_ops {
     void (*progress)(struct fy_mreq_ext *x); /* advance; may set complete */
     void (*free)(struct fy_mreq_ext *x);     /* release the object */
-    void (*cancel)(struct fy_mreq_ext *x);   /* optional (NULL: no cancel) */
+    void (*cancel)(struct fy_mreq_ext *x);   /* optional (NULL: no cancel);
+                                                also called once complete */
+    /* Optional: fill the whole status of a complete request (never
+     * MPI_STATUS_IGNORE) and return an MPI error class, instead of the
+     * st_* fields being used. Generalized requests need it. */
+    int (*query)(struct fy_mreq_ext *x, MPI_Status *st);
 };
 struct fy_mreq_ext {
     const struct fy_mreq_ext_ops *ops;
@@ -73,6 +79,7 @@ struct fy_mreq_ext {
     int err;              /* 0 or a negative errno */
     int st_source, st_tag;
     MPI_Count st_bytes;
+    MPI_Request handle;   /* set by fy_mreq_ext_register */
 };
 
 /* Give a started request a handle. The word is obj | tag (the tag says
