@@ -30,11 +30,11 @@ _Static_assert(sizeof(struct bblock) + 2 * (BS_ALIGN - 1) <= MPI_BSEND_OVERHEAD,
                "header and padding fit in MPI_BSEND_OVERHEAD");
 
 static struct {
-    void *user;         /* what the user attached, returned by detach */
+    void *user; /* what the user attached, returned by detach */
     size_t user_size;
-    char *base;         /* first aligned byte of it */
-    size_t size;        /* usable bytes from base, multiple of BS_ALIGN */
-    size_t used;        /* bytes held by blocks */
+    char *base;  /* first aligned byte of it */
+    size_t size; /* usable bytes from base, multiple of BS_ALIGN */
+    size_t used; /* bytes held by blocks */
     struct bblock *head;
 } bs;
 
@@ -97,8 +97,7 @@ static void block_unlink(struct bblock *nb)
 }
 
 int fy_bsend_start(const char *fn, const void *buf, MPI_Count count,
-                   struct fy_dtype *dt, int dest, int tag,
-                   struct fy_comm *comm)
+                   struct fy_dtype *dt, int dest, int tag, struct fy_comm *comm)
 {
     MPI_Count bytes = count * dt->size;
     if (!bs.base)
@@ -108,8 +107,7 @@ int fy_bsend_start(const char *fn, const void *buf, MPI_Count count,
                           (long long)bytes);
     fy_bsend_poll();
     size_t need = FY_ALIGN_UP(sizeof(struct bblock) + (size_t)bytes, BS_ALIGN);
-    struct bblock *b =
-        (size_t)bytes <= bs.size ? block_alloc(need) : NULL;
+    struct bblock *b = (size_t)bytes <= bs.size ? block_alloc(need) : NULL;
     if (!b && fy_bsend_npending) {
         /* Sends may have finished since the last pass: one progress pass
          * before we give up, as the space may be just about to return. */
@@ -128,8 +126,8 @@ int fy_bsend_start(const char *fn, const void *buf, MPI_Count count,
     void *data = b + 1;
     if (bytes > 0)
         fy_dtype_pack(buf, count, dt, data);
-    int err = fy_p2p_isend(data, bytes, fy_dtype_get(MPI_BYTE), dest, tag,
-                           comm, comm->ctx, FY_SEND_STANDARD, &b->req);
+    int err = fy_p2p_isend(data, bytes, fy_dtype_get(MPI_BYTE), dest, tag, comm,
+                           comm->ctx, FY_SEND_STANDARD, &b->req);
     if (err) {
         block_unlink(b);
         return fy_mpi_err(comm, fy_errno_to_class(err), fn,
@@ -157,8 +155,8 @@ void fy_bsend_flush(void)
 FY_API int PMPI_Buffer_attach(void *buffer, int size)
 {
     FY_CHECK_INIT(__func__);
-    FY_CHECK(size >= 0, NULL, MPI_ERR_ARG, __func__,
-             "size %d is negative", size);
+    FY_CHECK(size >= 0, NULL, MPI_ERR_ARG, __func__, "size %d is negative",
+             size);
     FY_CHECK(buffer != NULL || size == 0, NULL, MPI_ERR_BUFFER, __func__,
              "buffer is NULL with size %d", size);
     FY_CHECK(bs.user == NULL, NULL, MPI_ERR_BUFFER, __func__,

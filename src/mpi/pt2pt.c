@@ -17,8 +17,7 @@
 
 int fy_mpi_pt2pt_check(const char *fn, struct fy_comm *c, const void *buf,
                        MPI_Count count, const struct fy_dtype *dt,
-                       MPI_Datatype dt_handle, int peer, int tag,
-                       bool is_recv)
+                       MPI_Datatype dt_handle, int peer, int tag, bool is_recv)
 {
     if (count < 0)
         return fy_mpi_err(c, MPI_ERR_COUNT, fn, "count %lld is negative",
@@ -100,10 +99,9 @@ static int report_core_err(const char *fn, struct fy_comm *c, int err,
 }
 
 /* A request that completed with error class 'cls'. */
-static int report_req_err(const char *fn, struct fy_comm *c, int cls,
-                          int index) __attribute__((cold, noinline));
-static int report_req_err(const char *fn, struct fy_comm *c, int cls,
-                          int index)
+static int report_req_err(const char *fn, struct fy_comm *c, int cls, int index)
+    __attribute__((cold, noinline));
+static int report_req_err(const char *fn, struct fy_comm *c, int cls, int index)
 {
     const char *why = cls == MPI_ERR_TRUNCATE
                           ? "the message was larger than the receive buffer"
@@ -129,8 +127,8 @@ FY_INLINE int send_common(const char *fn, const void *buf, MPI_Count count,
     FY_GET_COMM(c, comm, fn);
     struct fy_dtype *dt = fy_dtype_get(datatype);
     if (FY_UNLIKELY(!fy_pt2pt_send_ok(c, buf, count, dt, dest, tag))) {
-        int rc = fy_mpi_pt2pt_check(fn, c, buf, count, dt, datatype, dest,
-                                    tag, false);
+        int rc = fy_mpi_pt2pt_check(fn, c, buf, count, dt, datatype, dest, tag,
+                                    false);
         if (rc)
             return rc == FY_PT2PT_PROC_NULL ? MPI_SUCCESS : rc;
     }
@@ -148,9 +146,8 @@ FY_API int PMPI_Send(const void *buf, int count, MPI_Datatype datatype,
 }
 FY_ALIAS(MPI_Send)
 
-FY_API int PMPI_Send_c(const void *buf, MPI_Count count,
-                       MPI_Datatype datatype, int dest, int tag,
-                       MPI_Comm comm)
+FY_API int PMPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype,
+                       int dest, int tag, MPI_Comm comm)
 {
     return send_common(__func__, buf, count, datatype, dest, tag, comm,
                        FY_SEND_STANDARD);
@@ -180,8 +177,8 @@ FY_API int PMPI_Bsend(const void *buf, int count, MPI_Datatype datatype,
     FY_GET_COMM(c, comm, __func__);
     struct fy_dtype *dt = fy_dtype_get(datatype);
     if (!fy_pt2pt_send_ok(c, buf, count, dt, dest, tag)) {
-        int rc = fy_mpi_pt2pt_check(__func__, c, buf, count, dt, datatype,
-                                    dest, tag, false);
+        int rc = fy_mpi_pt2pt_check(__func__, c, buf, count, dt, datatype, dest,
+                                    tag, false);
         if (rc)
             return rc == FY_PT2PT_PROC_NULL ? MPI_SUCCESS : rc;
     }
@@ -230,8 +227,7 @@ FY_API int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source,
 FY_ALIAS(MPI_Recv)
 
 FY_API int PMPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype,
-                       int source, int tag, MPI_Comm comm,
-                       MPI_Status *status)
+                       int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
     return recv_common(__func__, buf, count, datatype, source, tag, comm,
                        status);
@@ -250,8 +246,8 @@ FY_INLINE int isend_common(const char *fn, const void *buf, MPI_Count count,
     FY_CHECK_REQ_PTR(request, c, fn);
     struct fy_dtype *dt = fy_dtype_get(datatype);
     if (FY_UNLIKELY(!fy_pt2pt_send_ok(c, buf, count, dt, dest, tag))) {
-        int rc = fy_mpi_pt2pt_check(fn, c, buf, count, dt, datatype, dest,
-                                    tag, false);
+        int rc = fy_mpi_pt2pt_check(fn, c, buf, count, dt, datatype, dest, tag,
+                                    false);
         if (rc == FY_PT2PT_PROC_NULL) {
             if (fy_mreq_register(FY_MREQ_DONE_SEND, request))
                 return report_nomem(fn, c);
@@ -282,9 +278,8 @@ FY_API int PMPI_Isend(const void *buf, int count, MPI_Datatype datatype,
 }
 FY_ALIAS(MPI_Isend)
 
-FY_API int PMPI_Isend_c(const void *buf, MPI_Count count,
-                        MPI_Datatype datatype, int dest, int tag,
-                        MPI_Comm comm, MPI_Request *request)
+FY_API int PMPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype datatype,
+                        int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
     return isend_common(__func__, buf, count, datatype, dest, tag, comm,
                         FY_SEND_STANDARD, request);
@@ -292,8 +287,7 @@ FY_API int PMPI_Isend_c(const void *buf, MPI_Count count,
 FY_ALIAS(MPI_Isend_c)
 
 FY_API int PMPI_Issend(const void *buf, int count, MPI_Datatype datatype,
-                       int dest, int tag, MPI_Comm comm,
-                       MPI_Request *request)
+                       int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
     return isend_common(__func__, buf, count, datatype, dest, tag, comm,
                         FY_SEND_SYNC, request);
@@ -301,8 +295,7 @@ FY_API int PMPI_Issend(const void *buf, int count, MPI_Datatype datatype,
 FY_ALIAS(MPI_Issend)
 
 FY_API int PMPI_Irsend(const void *buf, int count, MPI_Datatype datatype,
-                       int dest, int tag, MPI_Comm comm,
-                       MPI_Request *request)
+                       int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
     return isend_common(__func__, buf, count, datatype, dest, tag, comm,
                         FY_SEND_READY, request);
@@ -312,8 +305,7 @@ FY_ALIAS(MPI_Irsend)
 /* MPI_Ibsend completes as soon as the message sits in the attached buffer,
  * which happens before we return: the request is born complete. */
 FY_API int PMPI_Ibsend(const void *buf, int count, MPI_Datatype datatype,
-                       int dest, int tag, MPI_Comm comm,
-                       MPI_Request *request)
+                       int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
     FY_CHECK_INIT(__func__);
     FY_GET_COMM(c, comm, __func__);
@@ -367,9 +359,8 @@ FY_INLINE int irecv_common(const char *fn, void *buf, MPI_Count count,
     return MPI_SUCCESS;
 }
 
-FY_API int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype,
-                      int source, int tag, MPI_Comm comm,
-                      MPI_Request *request)
+FY_API int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source,
+                      int tag, MPI_Comm comm, MPI_Request *request)
 {
     return irecv_common(__func__, buf, count, datatype, source, tag, comm,
                         request);
@@ -423,8 +414,8 @@ static int sendrecv_run(const char *fn, struct fy_comm *c, const void *sbuf,
     err = fy_req_wait(rr);
     int cls = err ? core_class(err) : MPI_SUCCESS;
     int src_out = rr->st_source, tag_out = rr->st_tag;
-    fy_mreq_status_recv(status, src_out, tag_out, rr->st_bytes,
-                        rr->cancelled, cls);
+    fy_mreq_status_recv(status, src_out, tag_out, rr->st_bytes, rr->cancelled,
+                        cls);
     fy_req_free(rr);
     if (err)
         return report_core_err(fn, c, err, "receive from", src_out, tag_out);
@@ -461,16 +452,15 @@ FY_ALIAS(MPI_Sendrecv)
 /* The outgoing message is packed into a temporary first, so the incoming
  * one may land in 'buf' while ours is still in flight. */
 FY_API int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype,
-                                 int dest, int sendtag, int source,
-                                 int recvtag, MPI_Comm comm,
-                                 MPI_Status *status)
+                                 int dest, int sendtag, int source, int recvtag,
+                                 MPI_Comm comm, MPI_Status *status)
 {
     FY_CHECK_INIT(__func__);
     FY_GET_COMM(c, comm, __func__);
     struct fy_dtype *dt = fy_dtype_get(datatype);
     if (!fy_pt2pt_send_ok(c, buf, count, dt, dest, sendtag)) {
-        int rc = fy_mpi_pt2pt_check(__func__, c, buf, count, dt, datatype,
-                                    dest, sendtag, false);
+        int rc = fy_mpi_pt2pt_check(__func__, c, buf, count, dt, datatype, dest,
+                                    sendtag, false);
         if (rc > 0)
             return rc;
     }
@@ -522,8 +512,8 @@ FY_API int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag,
     bool found = false;
     int src_out, tag_out;
     MPI_Count bytes;
-    int err = fy_p2p_iprobe(source, tag, c, c->ctx, &found, &src_out,
-                            &tag_out, &bytes);
+    int err = fy_p2p_iprobe(source, tag, c, c->ctx, &found, &src_out, &tag_out,
+                            &bytes);
     if (err)
         return report_core_err(__func__, c, err, "probe for", source, tag);
     *flag = found;
@@ -548,8 +538,7 @@ FY_API int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
     }
     int src_out, tag_out;
     MPI_Count bytes;
-    int err = fy_p2p_probe(source, tag, c, c->ctx, &src_out, &tag_out,
-                           &bytes);
+    int err = fy_p2p_probe(source, tag, c, c->ctx, &src_out, &tag_out, &bytes);
     if (err)
         return report_core_err(__func__, c, err, "probe for", source, tag);
     fy_mreq_status_recv(status, src_out, tag_out, bytes, false, MPI_SUCCESS);
@@ -563,8 +552,7 @@ FY_ALIAS(MPI_Probe)
 FY_INLINE int req_resolve(const char *fn, const MPI_Request *request,
                           uintptr_t *w_out)
 {
-    FY_CHECK(request != NULL, NULL, MPI_ERR_ARG, fn,
-             "request pointer is NULL");
+    FY_CHECK(request != NULL, NULL, MPI_ERR_ARG, fn, "request pointer is NULL");
     MPI_Request h = *request;
     if (h == MPI_REQUEST_NULL) {
         *w_out = 0;
@@ -693,8 +681,8 @@ FY_ALIAS(MPI_Cancel)
 FY_API int PMPI_Test_cancelled(const MPI_Status *status, int *flag)
 {
     FY_CHECK_INIT(__func__);
-    FY_CHECK(status != NULL && status != MPI_STATUS_IGNORE, NULL,
-             MPI_ERR_ARG, __func__, "status is NULL or MPI_STATUS_IGNORE");
+    FY_CHECK(status != NULL && status != MPI_STATUS_IGNORE, NULL, MPI_ERR_ARG,
+             __func__, "status is NULL or MPI_STATUS_IGNORE");
     FY_CHECK(flag != NULL, NULL, MPI_ERR_ARG, __func__, "flag is NULL");
     /* MPICH's layout: the cancelled flag is bit 0 of count_hi_and_cancelled. */
     *flag = status->count_hi_and_cancelled & 1;
@@ -776,8 +764,7 @@ static void idle_pass(unsigned *spins)
 /* MPI_ERR_IN_STATUS for the array calls: every status of the set gets its
  * own MPI_ERROR (MPI_SUCCESS or the failure's class). */
 static int report_in_status(const char *fn, struct fy_comm *c, int first_bad,
-                            int first_cls)
-    __attribute__((cold, noinline));
+                            int first_cls) __attribute__((cold, noinline));
 static int report_in_status(const char *fn, struct fy_comm *c, int first_bad,
                             int first_cls)
 {
@@ -923,8 +910,8 @@ static int any_complete(const char *fn, MPI_Request reqs[], struct slot *s,
     return MPI_SUCCESS;
 }
 
-FY_API int PMPI_Waitany(int count, MPI_Request array_of_requests[],
-                        int *index, MPI_Status *status)
+FY_API int PMPI_Waitany(int count, MPI_Request array_of_requests[], int *index,
+                        MPI_Status *status)
 {
     FY_CHECK_INIT(__func__);
     FY_CHECK(index != NULL, NULL, MPI_ERR_ARG, __func__, "index is NULL");
@@ -937,8 +924,8 @@ FY_API int PMPI_Waitany(int count, MPI_Request array_of_requests[],
     for (;;) {
         int i = any_scan(count, s);
         if (i >= 0)
-            return any_complete(__func__, array_of_requests, s, stack, i,
-                                index, status);
+            return any_complete(__func__, array_of_requests, s, stack, i, index,
+                                status);
         if (i == -2) {
             slots_release(s, stack);
             *index = MPI_UNDEFINED;
@@ -950,8 +937,8 @@ FY_API int PMPI_Waitany(int count, MPI_Request array_of_requests[],
 }
 FY_ALIAS(MPI_Waitany)
 
-FY_API int PMPI_Testany(int count, MPI_Request array_of_requests[],
-                        int *index, int *flag, MPI_Status *status)
+FY_API int PMPI_Testany(int count, MPI_Request array_of_requests[], int *index,
+                        int *flag, MPI_Status *status)
 {
     FY_CHECK_INIT(__func__);
     FY_CHECK(index != NULL, NULL, MPI_ERR_ARG, __func__, "index is NULL");
@@ -999,8 +986,8 @@ static int some_collect(const char *fn, int count, MPI_Request reqs[],
         if (!fy_mreq_poll(s[i].w))
             continue;
         struct fy_comm *c;
-        int cls = fy_mreq_complete(&reqs[i], s[i].w, status_at(statuses, n),
-                                   &c);
+        int cls =
+            fy_mreq_complete(&reqs[i], s[i].w, status_at(statuses, n), &c);
         s[i].w = 0;
         s[n].cls = cls; /* slots below i are no longer read */
         if (cls && first_bad < 0) {
@@ -1020,8 +1007,7 @@ static int some_collect(const char *fn, int count, MPI_Request reqs[],
     return any_active ? n : -1;
 }
 
-static int some_check(const char *fn, int *outcount, int indices[],
-                      int incount)
+static int some_check(const char *fn, int *outcount, int indices[], int incount)
 {
     FY_CHECK(outcount != NULL, NULL, MPI_ERR_ARG, fn, "outcount is NULL");
     FY_CHECK(incount <= 0 || indices != NULL, NULL, MPI_ERR_ARG, fn,
@@ -1099,8 +1085,8 @@ int fy_preq_start(const char *fn, struct fy_preq *p)
                            p->comm->ctx, &p->r);
         break;
     case FY_PREQ_BSEND: {
-        int cls = fy_bsend_start(fn, p->buf, p->count, p->dt, p->peer,
-                                 p->tag, p->comm);
+        int cls = fy_bsend_start(fn, p->buf, p->count, p->dt, p->peer, p->tag,
+                                 p->comm);
         if (cls)
             return cls;
         break;
@@ -1132,8 +1118,8 @@ static int preq_init(const char *fn, enum fy_preq_kind kind,
     bool ok = is_recv ? fy_pt2pt_recv_ok(c, buf, count, dt, peer, tag)
                       : fy_pt2pt_send_ok(c, buf, count, dt, peer, tag);
     if (!ok) {
-        int rc = fy_mpi_pt2pt_check(fn, c, buf, count, dt, datatype, peer,
-                                    tag, is_recv);
+        int rc = fy_mpi_pt2pt_check(fn, c, buf, count, dt, datatype, peer, tag,
+                                    is_recv);
         if (rc > 0)
             return rc;
     }
@@ -1155,8 +1141,8 @@ FY_API int PMPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype,
                            int dest, int tag, MPI_Comm comm,
                            MPI_Request *request)
 {
-    return preq_init(__func__, FY_PREQ_SEND, FY_SEND_SYNC, buf, count,
-                     datatype, dest, tag, comm, request);
+    return preq_init(__func__, FY_PREQ_SEND, FY_SEND_SYNC, buf, count, datatype,
+                     dest, tag, comm, request);
 }
 FY_ALIAS(MPI_Ssend_init)
 
@@ -1226,8 +1212,8 @@ FY_ALIAS(MPI_Start)
 FY_API int PMPI_Startall(int count, MPI_Request array_of_requests[])
 {
     FY_CHECK_INIT(__func__);
-    FY_CHECK(count >= 0, NULL, MPI_ERR_COUNT, __func__,
-             "count %d is negative", count);
+    FY_CHECK(count >= 0, NULL, MPI_ERR_COUNT, __func__, "count %d is negative",
+             count);
     FY_CHECK(count == 0 || array_of_requests != NULL, NULL, MPI_ERR_ARG,
              __func__, "array_of_requests is NULL");
     /* Check all before starting any, so an error leaves none started. */

@@ -92,8 +92,7 @@ void fy_mreq_status_send(MPI_Status *st, bool cancelled, int errclass)
  * source MPI_PROC_NULL, tag MPI_ANY_TAG and count 0. */
 static void status_proc_null(MPI_Status *st)
 {
-    fy_mreq_status_recv(st, MPI_PROC_NULL, MPI_ANY_TAG, 0, false,
-                        MPI_SUCCESS);
+    fy_mreq_status_recv(st, MPI_PROC_NULL, MPI_ANY_TAG, 0, false, MPI_SUCCESS);
 }
 
 static int err_class(int err)
@@ -305,9 +304,9 @@ void fy_mreq_free(MPI_Request *h, uintptr_t w)
             if (p->r->complete)
                 fy_req_free(p->r);
             else
-                orphan_add((uintptr_t)p->r |
-                           (p->kind == FY_PREQ_RECV ? FY_MREQ_RECV
-                                                    : FY_MREQ_SEND));
+                orphan_add(
+                    (uintptr_t)p->r |
+                    (p->kind == FY_PREQ_RECV ? FY_MREQ_RECV : FY_MREQ_SEND));
         }
         if (!p->dt->builtin)
             fy_dtype_release(p->dt);
@@ -453,7 +452,10 @@ struct fy_greq {
     void *extra_state;
 };
 
-static void greq_progress(struct fy_mreq_ext *x) { (void)x; }
+static void greq_progress(struct fy_mreq_ext *x)
+{
+    (void)x;
+}
 
 static void greq_free(struct fy_mreq_ext *x)
 {

@@ -42,11 +42,11 @@ static inline void *fy_mreq_obj(uintptr_t w)
 enum fy_preq_kind { FY_PREQ_SEND, FY_PREQ_BSEND, FY_PREQ_RECV };
 
 struct fy_preq {
-    uint8_t kind;      /* enum fy_preq_kind */
-    uint8_t mode;      /* enum fy_send_mode for FY_PREQ_SEND */
-    bool active;       /* started and not yet completed by Wait/Test */
-    struct fy_req *r;  /* the activation's core request; NULL when active
-                          means it completed at once (MPI_PROC_NULL, bsend) */
+    uint8_t kind;     /* enum fy_preq_kind */
+    uint8_t mode;     /* enum fy_send_mode for FY_PREQ_SEND */
+    bool active;      /* started and not yet completed by Wait/Test */
+    struct fy_req *r; /* the activation's core request; NULL when active
+                         means it completed at once (MPI_PROC_NULL, bsend) */
     void *buf;
     MPI_Count count;
     struct fy_dtype *dt; /* referenced while the request exists */
@@ -76,10 +76,10 @@ struct fy_mreq_ext {
     struct fy_comm *comm; /* whose error handler reports its errors */
     bool complete;
     bool cancelled;
-    int err;              /* 0 or a negative errno */
+    int err; /* 0 or a negative errno */
     int st_source, st_tag;
     MPI_Count st_bytes;
-    MPI_Request handle;   /* set by fy_mreq_ext_register */
+    MPI_Request handle; /* set by fy_mreq_ext_register */
 };
 
 /* Give a started request a handle. The word is obj | tag (the tag says
@@ -186,13 +186,12 @@ void fy_mreq_status_send(MPI_Status *st, bool cancelled, int errclass);
  * rest is valid), or the error class after reporting it via fy_mpi_err. */
 int fy_mpi_pt2pt_check(const char *fn, struct fy_comm *c, const void *buf,
                        MPI_Count count, const struct fy_dtype *dt,
-                       MPI_Datatype dt_handle, int peer, int tag,
-                       bool is_recv) __attribute__((cold, noinline));
+                       MPI_Datatype dt_handle, int peer, int tag, bool is_recv)
+    __attribute__((cold, noinline));
 
 static inline bool fy_pt2pt_send_ok(const struct fy_comm *c, const void *buf,
-                                    MPI_Count count,
-                                    const struct fy_dtype *dt, int dest,
-                                    int tag)
+                                    MPI_Count count, const struct fy_dtype *dt,
+                                    int dest, int tag)
 {
     if (FY_UNLIKELY(dt == NULL))
         return false;
@@ -204,26 +203,24 @@ static inline bool fy_pt2pt_send_ok(const struct fy_comm *c, const void *buf,
 }
 
 static inline bool fy_pt2pt_recv_ok(const struct fy_comm *c, const void *buf,
-                                    MPI_Count count,
-                                    const struct fy_dtype *dt, int src,
-                                    int tag)
+                                    MPI_Count count, const struct fy_dtype *dt,
+                                    int src, int tag)
 {
     if (FY_UNLIKELY(dt == NULL))
         return false;
     /* Valid sources are [0,size) and MPI_ANY_SOURCE (-2); MPI_PROC_NULL
      * (-1) is valid but takes the slow path, which handles it. Valid tags
      * are >= 0 and MPI_ANY_TAG (-1). */
-    bool bad_src = ((unsigned)src >= (unsigned)c->size) &
-                   (src != MPI_ANY_SOURCE);
+    bool bad_src =
+        ((unsigned)src >= (unsigned)c->size) & (src != MPI_ANY_SOURCE);
     bool bad = (count < 0) | !dt->committed | bad_src | (tag < MPI_ANY_TAG) |
                ((buf == NULL) & (count != 0));
     return !bad;
 }
 
 /* Whether a request pointer argument is usable. */
-#define FY_CHECK_REQ_PTR(p, comm, fn)                                         \
-    FY_CHECK((p) != NULL, comm, MPI_ERR_ARG, fn,                              \
-             "request pointer is NULL")
+#define FY_CHECK_REQ_PTR(p, comm, fn)                                          \
+    FY_CHECK((p) != NULL, comm, MPI_ERR_ARG, fn, "request pointer is NULL")
 
 /* ---- buffered sends (bsend.c) ---------------------------------------- */
 
