@@ -14,6 +14,7 @@
 #include "mpi/request.h"
 
 int fy_mpi_state;
+static int thread_level = MPI_THREAD_SINGLE; /* what Init/Init_thread gave */
 
 /* A rank that leaves after MPI_Init without MPI_Finalize would leave its
  * peers waiting forever: fail loudly instead, so mpiexec ends the job. */
@@ -82,7 +83,8 @@ FY_API int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided
     int rc = init_common("MPI_Init_thread");
     /* The progress engine is single-threaded and unlocked: calls from one
      * thread at a time are safe, so SERIALIZED is what we honestly give. */
-    *provided = required < MPI_THREAD_SERIALIZED ? required : MPI_THREAD_SERIALIZED;
+    thread_level = required < MPI_THREAD_SERIALIZED ? required : MPI_THREAD_SERIALIZED;
+    *provided = thread_level;
     return rc;
 }
 FY_ALIAS(MPI_Init_thread)
@@ -91,7 +93,7 @@ FY_API int PMPI_Query_thread(int *provided)
 {
     FY_CHECK_INIT(__func__);
     FY_CHECK(provided, NULL, MPI_ERR_ARG, __func__, "provided is NULL");
-    *provided = MPI_THREAD_SERIALIZED;
+    *provided = thread_level;
     return MPI_SUCCESS;
 }
 FY_ALIAS(MPI_Query_thread)
