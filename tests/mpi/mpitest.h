@@ -8,6 +8,7 @@
 #define FY_MPITEST_H
 
 #include <mpi.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,25 +33,32 @@ __attribute__((noreturn)) static inline void mt_die(void)
     exit(1);
 }
 
-#define MT_FAIL(...)                                                          \
-    do {                                                                      \
-        fprintf(stderr, "rank %d: FAIL %s:%d: ", mt_rank, __FILE__,           \
-                __LINE__);                                                    \
-        fprintf(stderr, __VA_ARGS__);                                         \
-        fputc('\n', stderr);                                                  \
-        mt_die();                                                             \
-    } while (0)
+/* Report a failure as one write, so lines from several ranks do not
+ * interleave, then abort the job. 'expr' (may be NULL) is the failed
+ * condition's source text. */
+__attribute__((noreturn, format(printf, 4, 5))) static inline void
+mt_fail_at(const char *file, int line, const char *expr, const char *fmt, ...)
+{
+    char msg[1024];
+    int off = snprintf(msg, sizeof msg, "rank %d: FAIL %s:%d: %s%s%s",
+                       mt_rank, file, line, expr ? "(" : "", expr ? expr : "",
+                       expr ? ") " : "");
+    va_list ap;
+    va_start(ap, fmt);
+    if (off > 0 && (size_t)off < sizeof msg)
+        vsnprintf(msg + off, sizeof msg - (size_t)off, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "%s\n", msg);
+    mt_die();
+}
+
+#define MT_FAIL(...) mt_fail_at(__FILE__, __LINE__, NULL, __VA_ARGS__)
 
 /* Check a condition; the message (printf-style) says what was expected. */
 #define MT_CHECK(cond, ...)                                                   \
     do {                                                                      \
-        if (!(cond)) {                                                        \
-            fprintf(stderr, "rank %d: FAIL %s:%d: (%s) ", mt_rank, __FILE__,  \
-                    __LINE__, #cond);                                         \
-            fprintf(stderr, __VA_ARGS__);                                     \
-            fputc('\n', stderr);                                              \
-            mt_die();                                                         \
-        }                                                                     \
+        if (!(cond))                                                          \
+            mt_fail_at(__FILE__, __LINE__, #cond, __VA_ARGS__);               \
     } while (0)
 
 /* Compare two integers and print both on a mismatch. */

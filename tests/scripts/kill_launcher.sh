@@ -16,6 +16,8 @@ shm_before=$(mt_shm_snapshot)
 FERRY_TEST_TAG=$marker "${MT_LAUNCHER[@]}" -n "$np" "$prog" hang "$marker" \
     >"$out" 2>&1 &
 launcher=$!
+# Out of the job table: bash would otherwise report "Killed" on stderr.
+disown "$launcher"
 
 # Wait (bounded) for the event "all ranks are up", not for a fixed time.
 deadline=$(($(mt_now_ms) + 60000))
@@ -34,7 +36,6 @@ done
 ranks=$(mt_pids_argv "$marker")
 echo "kill_launcher: np=$np, launcher pid $launcher, job pids: $ranks"
 kill -9 "$launcher"
-wait "$launcher" 2>/dev/null
 t0=$(mt_now_ms)
 
 status=0

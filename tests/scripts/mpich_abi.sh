@@ -3,8 +3,14 @@
 # A binary built with Debian's mpicc.mpich must run on Ferry's library by
 # changing LD_LIBRARY_PATH only: check that the dynamic loader resolves its
 # libmpich.so.12 inside LIBDIR, then run it under the launcher.
-# Usage: mpich_abi.sh LIBDIR NP PROGRAM [ARGS...]   (launcher: MT_MPIEXEC)
+# Usage: mpich_abi.sh [--expect REGEX] LIBDIR NP PROGRAM [ARGS...]
+# (launcher: MT_MPIEXEC); with --expect, the output must match REGEX.
 . "$(dirname "$0")/lib.sh"
+expect=
+if [[ $1 == --expect ]]; then
+    expect=$2
+    shift 2
+fi
 libdir=$1 np=$2
 shift 2
 prog=$1
@@ -21,11 +27,18 @@ for lib in $resolved; do
         mt_fail "libmpich resolved to $real, not inside $libdir"
 done
 tag="ferrytest-mpichabi-$$-$RANDOM"
-FERRY_TEST_TAG=$tag "${MT_LAUNCHER[@]}" -n "$np" "$@"
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+FERRY_TEST_TAG=$tag "${MT_LAUNCHER[@]}" -n "$np" "$@" >"$out"
 rc=$?
+cat "$out"
 if ! left=$(mt_wait_gone mt_pids_tag 3 "$tag"); then
     echo "FAIL: processes outlived the job:" >&2
     mt_kill_strays "$left"
+    exit 1
+fi
+if [[ $rc -eq 0 && -n $expect ]] && ! grep -Eq -- "$expect" "$out"; then
+    echo "FAIL: exit 0 but no line matching '$expect' in the output" >&2
     exit 1
 fi
 exit $rc

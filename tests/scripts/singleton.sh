@@ -10,8 +10,8 @@ tag="ferrytest-singleton-$$-$RANDOM"
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 # Drop launcher/PMI state (keep tuning variables such as FERRY_XFER).
-unset $(env | sed -n 's/^\(FERRY_\(RANK\|SIZE\|BOOT\|JOB\|LAUNCH\|FD\|PMI\)[A-Z_]*\)=.*/\1/p') \
-    PMI_FD PMI_RANK PMI_SIZE PMI_PORT PMI_ID 2>/dev/null
+unset FERRY_RANK FERRY_SIZE FERRY_JOBID FERRY_NCPUS FERRY_SHM_FD \
+    PMI_FD PMI_RANK PMI_SIZE PMI_PORT PMI_ID
 FERRY_TEST_TAG=$tag "$@" >"$out"
 rc=$?
 cat "$out"
