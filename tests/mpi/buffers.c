@@ -17,9 +17,9 @@ static const char *const kind_name[NKIND] = {"stack", "static", "heap", "mmap",
 #define STACK_MAX (MT_MIB)     /* larger messages skip the stack */
 #define DATA_MAX (64 * MT_KIB) /* the initialised .data arrays */
 
-static const int sizes[] = {0,    8,          47,          48,
-                            64,   1000,       4096,        16 * MT_KIB,
-                            64 * MT_KIB, 256 * MT_KIB, MT_MIB, 4 * MT_MIB};
+static const int sizes[] = {
+    0,    8,           47,          48,           64,     1000,
+    4096, 16 * MT_KIB, 64 * MT_KIB, 256 * MT_KIB, MT_MIB, 4 * MT_MIB};
 #define NS ((int)(sizeof(sizes) / sizeof(sizes[0])))
 static const int offsets[] = {0, 1, 3, 7, 8, 13, 31, 63};
 

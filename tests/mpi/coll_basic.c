@@ -55,27 +55,37 @@ static int ival(int op_idx, int r, int k)
 static int icombine(int op_idx, int a, int b)
 {
     switch (op_idx) {
-    case 0: return a > b ? a : b;
-    case 1: return a < b ? a : b;
-    case 2: return a + b;
-    case 3: return a * b;
-    case 4: return (a != 0) && (b != 0);
-    case 5: return a & b;
-    case 6: return (a != 0) || (b != 0);
-    case 7: return a | b;
-    case 8: return (a != 0) != (b != 0);
-    case 9: return a ^ b;
-    default: return 0;
+    case 0:
+        return a > b ? a : b;
+    case 1:
+        return a < b ? a : b;
+    case 2:
+        return a + b;
+    case 3:
+        return a * b;
+    case 4:
+        return (a != 0) && (b != 0);
+    case 5:
+        return a & b;
+    case 6:
+        return (a != 0) || (b != 0);
+    case 7:
+        return a | b;
+    case 8:
+        return (a != 0) != (b != 0);
+    case 9:
+        return a ^ b;
+    default:
+        return 0;
     }
 }
 
 static void test_int_ops(int count)
 {
-    const MPI_Op ops[10] = {MPI_MAX,  MPI_MIN, MPI_SUM,  MPI_PROD, MPI_LAND,
-                            MPI_BAND, MPI_LOR, MPI_BOR,  MPI_LXOR, MPI_BXOR};
-    static const char *const names[10] = {"MAX",  "MIN", "SUM",  "PROD",
-                                          "LAND", "BAND", "LOR", "BOR",
-                                          "LXOR", "BXOR"};
+    const MPI_Op ops[10] = {MPI_MAX,  MPI_MIN, MPI_SUM, MPI_PROD, MPI_LAND,
+                            MPI_BAND, MPI_LOR, MPI_BOR, MPI_LXOR, MPI_BXOR};
+    static const char *const names[10] = {"MAX",  "MIN", "SUM", "PROD", "LAND",
+                                          "BAND", "LOR", "BOR", "LXOR", "BXOR"};
     int *in = mt_malloc((size_t)count * sizeof(int));
     int *out = mt_malloc((size_t)count * sizeof(int));
     int *want = mt_malloc((size_t)count * sizeof(int));
@@ -112,8 +122,8 @@ static void test_int_ops(int count)
                              MPI_COMM_WORLD));
         for (int k = 0; k < count; k++)
             if (out[k] != want[k])
-                MT_FAIL("Allreduce IN_PLACE %s [%d]: got %d want %d",
-                        names[o], k, out[k], want[k]);
+                MT_FAIL("Allreduce IN_PLACE %s [%d]: got %d want %d", names[o],
+                        k, out[k], want[k]);
         int root = (o + 1) % n;
         /* MPICH 4.0.2 crashes on an in-place Reduce of a large count to a
          * nonzero root (it dereferences MPI_IN_PLACE); spare it. */
@@ -121,13 +131,13 @@ static void test_int_ops(int count)
             root = 0;
         memcpy(out, in, (size_t)count * sizeof(int));
         MT_MPI(MPI_Reduce(me == root ? MPI_IN_PLACE : out,
-                          me == root ? out : NULL, count, MPI_INT, ops[o],
-                          root, MPI_COMM_WORLD));
+                          me == root ? out : NULL, count, MPI_INT, ops[o], root,
+                          MPI_COMM_WORLD));
         if (me == root)
             for (int k = 0; k < count; k++)
                 if (out[k] != want[k])
-                    MT_FAIL("Reduce IN_PLACE %s [%d]: got %d want %d",
-                            names[o], k, out[k], want[k]);
+                    MT_FAIL("Reduce IN_PLACE %s [%d]: got %d want %d", names[o],
+                            k, out[k], want[k]);
     }
     free(in);
     free(out);
@@ -143,8 +153,8 @@ static void test_double_ops(int count)
         for (int k = 0; k < count; k++)
             in[k] = o == 3 ? (double)((me + k) % 2 + 1) * 0.5
                            : (double)((me * 13 + k) % 17) * 0.25 - 2.0;
-        MT_MPI(MPI_Allreduce(in, out, count, MPI_DOUBLE, ops[o],
-                             MPI_COMM_WORLD));
+        MT_MPI(
+            MPI_Allreduce(in, out, count, MPI_DOUBLE, ops[o], MPI_COMM_WORLD));
         for (int k = 0; k < count; k++) {
             double w = 0;
             for (int r = 0; r < n; r++) {
@@ -200,8 +210,10 @@ static void test_loc(void)
                     bi = r;
                 }
             }
-            MT_EQ(io[k].v, bv, pass ? "MAXLOC 2INT value" : "MINLOC 2INT value");
-            MT_EQ(io[k].i, bi, pass ? "MAXLOC 2INT index" : "MINLOC 2INT index");
+            MT_EQ(io[k].v, bv,
+                  pass ? "MAXLOC 2INT value" : "MINLOC 2INT value");
+            MT_EQ(io[k].i, bi,
+                  pass ? "MAXLOC 2INT index" : "MINLOC 2INT index");
             MT_CHECK(dout[k].v == (k == 2 ? 1.5 : bv * 0.5),
                      "LOC DOUBLE_INT value %g", dout[k].v);
             MT_EQ(dout[k].i, bi * 10, "LOC DOUBLE_INT index");

@@ -156,8 +156,8 @@ int main(int argc, char **argv)
 
     /* MPI_UNDEFINED colour gives MPI_COMM_NULL. */
     MPI_Comm none;
-    MT_MPI(MPI_Comm_split(MPI_COMM_WORLD, me == 0 ? MPI_UNDEFINED : 1, 0,
-                          &none));
+    MT_MPI(
+        MPI_Comm_split(MPI_COMM_WORLD, me == 0 ? MPI_UNDEFINED : 1, 0, &none));
     if (me == 0)
         MT_CHECK(none == MPI_COMM_NULL, "MPI_UNDEFINED colour gave a comm");
     else

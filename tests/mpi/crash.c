@@ -42,8 +42,7 @@ int main(int argc, char **argv)
         MPI_Recv(&v, 1, MPI_INT, MPI_ANY_SOURCE, 6, MPI_COMM_WORLD,
                  MPI_STATUS_IGNORE);
     }
-    fprintf(stderr, "crash: rank %d was never supposed to get here\n",
-            mt_rank);
+    fprintf(stderr, "crash: rank %d was never supposed to get here\n", mt_rank);
     MPI_Finalize();
     return 0;
 }

@@ -10,7 +10,10 @@
 
 static int dest, src;
 
-static int val(int r, int i) { return r * 1000003 + i * 7 + 1; }
+static int val(int r, int i)
+{
+    return r * 1000003 + i * 7 + 1;
+}
 
 /* vector(count, 3, 5) of MPI_INT: 3 of every 5 ints. */
 static void vector_case(int count)

@@ -61,9 +61,9 @@ static void check_p2p_args(MPI_Comm comm, const char *which)
     /* Null and uncommitted datatypes. */
     MT_ERRCLASS(MPI_Send(buf, 1, MPI_DATATYPE_NULL, 0, 0, comm), MPI_ERR_TYPE,
                 WHAT("Send MPI_DATATYPE_NULL"));
-    MT_ERRCLASS(MPI_Recv(buf, 1, MPI_DATATYPE_NULL, 0, 0, comm,
-                         MPI_STATUS_IGNORE),
-                MPI_ERR_TYPE, WHAT("Recv MPI_DATATYPE_NULL"));
+    MT_ERRCLASS(
+        MPI_Recv(buf, 1, MPI_DATATYPE_NULL, 0, 0, comm, MPI_STATUS_IGNORE),
+        MPI_ERR_TYPE, WHAT("Recv MPI_DATATYPE_NULL"));
     MT_MPI(MPI_Type_contiguous(2, MPI_INT, &uncommitted));
     MT_ERRCLASS(MPI_Send(buf, 1, uncommitted, 0, 0, comm), MPI_ERR_TYPE,
                 WHAT("Send with an uncommitted datatype"));
@@ -82,9 +82,9 @@ static void check_null_comm(void)
     int buf = 0, v = -1;
     MT_ERRCLASS(MPI_Send(&buf, 1, MPI_INT, 0, 0, MPI_COMM_NULL), MPI_ERR_COMM,
                 "Send on MPI_COMM_NULL");
-    MT_ERRCLASS(MPI_Recv(&buf, 1, MPI_INT, 0, 0, MPI_COMM_NULL,
-                         MPI_STATUS_IGNORE),
-                MPI_ERR_COMM, "Recv on MPI_COMM_NULL");
+    MT_ERRCLASS(
+        MPI_Recv(&buf, 1, MPI_INT, 0, 0, MPI_COMM_NULL, MPI_STATUS_IGNORE),
+        MPI_ERR_COMM, "Recv on MPI_COMM_NULL");
     MT_ERRCLASS(MPI_Comm_size(MPI_COMM_NULL, &v), MPI_ERR_COMM,
                 "Comm_size(MPI_COMM_NULL)");
     MT_ERRCLASS(MPI_Comm_rank(MPI_COMM_NULL, &v), MPI_ERR_COMM,
@@ -112,12 +112,18 @@ static void check_strings(void)
         int cls;
         const char *name;
     } classes[] = {
-        {MPI_SUCCESS, "MPI_SUCCESS"},     {MPI_ERR_BUFFER, "MPI_ERR_BUFFER"},
-        {MPI_ERR_COUNT, "MPI_ERR_COUNT"}, {MPI_ERR_TYPE, "MPI_ERR_TYPE"},
-        {MPI_ERR_TAG, "MPI_ERR_TAG"},     {MPI_ERR_COMM, "MPI_ERR_COMM"},
-        {MPI_ERR_RANK, "MPI_ERR_RANK"},   {MPI_ERR_ROOT, "MPI_ERR_ROOT"},
-        {MPI_ERR_OP, "MPI_ERR_OP"},       {MPI_ERR_TRUNCATE, "MPI_ERR_TRUNCATE"},
-        {MPI_ERR_ARG, "MPI_ERR_ARG"},     {MPI_ERR_OTHER, "MPI_ERR_OTHER"},
+        {MPI_SUCCESS, "MPI_SUCCESS"},
+        {MPI_ERR_BUFFER, "MPI_ERR_BUFFER"},
+        {MPI_ERR_COUNT, "MPI_ERR_COUNT"},
+        {MPI_ERR_TYPE, "MPI_ERR_TYPE"},
+        {MPI_ERR_TAG, "MPI_ERR_TAG"},
+        {MPI_ERR_COMM, "MPI_ERR_COMM"},
+        {MPI_ERR_RANK, "MPI_ERR_RANK"},
+        {MPI_ERR_ROOT, "MPI_ERR_ROOT"},
+        {MPI_ERR_OP, "MPI_ERR_OP"},
+        {MPI_ERR_TRUNCATE, "MPI_ERR_TRUNCATE"},
+        {MPI_ERR_ARG, "MPI_ERR_ARG"},
+        {MPI_ERR_OTHER, "MPI_ERR_OTHER"},
         {MPI_ERR_INTERN, "MPI_ERR_INTERN"},
         {MPI_ERR_IN_STATUS, "MPI_ERR_IN_STATUS"},
         {MPI_ERR_PENDING, "MPI_ERR_PENDING"},

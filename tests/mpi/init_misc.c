@@ -20,11 +20,16 @@ static double mono_now(void)
 static const char *level_name(int l)
 {
     switch (l) {
-    case MPI_THREAD_SINGLE: return "MPI_THREAD_SINGLE";
-    case MPI_THREAD_FUNNELED: return "MPI_THREAD_FUNNELED";
-    case MPI_THREAD_SERIALIZED: return "MPI_THREAD_SERIALIZED";
-    case MPI_THREAD_MULTIPLE: return "MPI_THREAD_MULTIPLE";
-    default: return "?";
+    case MPI_THREAD_SINGLE:
+        return "MPI_THREAD_SINGLE";
+    case MPI_THREAD_FUNNELED:
+        return "MPI_THREAD_FUNNELED";
+    case MPI_THREAD_SERIALIZED:
+        return "MPI_THREAD_SERIALIZED";
+    case MPI_THREAD_MULTIPLE:
+        return "MPI_THREAD_MULTIPLE";
+    default:
+        return "?";
     }
 }
 
@@ -102,8 +107,8 @@ int main(int argc, char **argv)
 
     /* Everyone agrees on the size; print what this library reports. */
     int maxsz = 0;
-    MT_MPI(MPI_Allreduce(&mt_size, &maxsz, 1, MPI_INT, MPI_MAX,
-                         MPI_COMM_WORLD));
+    MT_MPI(
+        MPI_Allreduce(&mt_size, &maxsz, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
     MT_EQ(maxsz, mt_size, "size agreed");
     if (mt_rank == 0) {
         char *nl = strchr(lib, '\n');

@@ -40,9 +40,9 @@ __attribute__((noreturn, format(printf, 4, 5))) static inline void
 mt_fail_at(const char *file, int line, const char *expr, const char *fmt, ...)
 {
     char msg[1024];
-    int off = snprintf(msg, sizeof msg, "rank %d: FAIL %s:%d: %s%s%s",
-                       mt_rank, file, line, expr ? "(" : "", expr ? expr : "",
-                       expr ? ") " : "");
+    int off =
+        snprintf(msg, sizeof msg, "rank %d: FAIL %s:%d: %s%s%s", mt_rank, file,
+                 line, expr ? "(" : "", expr ? expr : "", expr ? ") " : "");
     va_list ap;
     va_start(ap, fmt);
     if (off > 0 && (size_t)off < sizeof msg)
@@ -55,42 +55,42 @@ mt_fail_at(const char *file, int line, const char *expr, const char *fmt, ...)
 #define MT_FAIL(...) mt_fail_at(__FILE__, __LINE__, NULL, __VA_ARGS__)
 
 /* Check a condition; the message (printf-style) says what was expected. */
-#define MT_CHECK(cond, ...)                                                   \
-    do {                                                                      \
-        if (!(cond))                                                          \
-            mt_fail_at(__FILE__, __LINE__, #cond, __VA_ARGS__);               \
+#define MT_CHECK(cond, ...)                                                    \
+    do {                                                                       \
+        if (!(cond))                                                           \
+            mt_fail_at(__FILE__, __LINE__, #cond, __VA_ARGS__);                \
     } while (0)
 
 /* Compare two integers and print both on a mismatch. */
-#define MT_EQ(got, want, what)                                                \
-    do {                                                                      \
-        long long mt_g_ = (long long)(got), mt_w_ = (long long)(want);        \
-        if (mt_g_ != mt_w_)                                                   \
-            MT_FAIL("%s: got %lld, expected %lld", (what), mt_g_, mt_w_);     \
+#define MT_EQ(got, want, what)                                                 \
+    do {                                                                       \
+        long long mt_g_ = (long long)(got), mt_w_ = (long long)(want);         \
+        if (mt_g_ != mt_w_)                                                    \
+            MT_FAIL("%s: got %lld, expected %lld", (what), mt_g_, mt_w_);      \
     } while (0)
 
 /* A call that must succeed (the world handler may be MPI_ERRORS_RETURN). */
-#define MT_MPI(call)                                                          \
-    do {                                                                      \
-        int mt_rc_ = (call);                                                  \
-        if (mt_rc_ != MPI_SUCCESS) {                                          \
-            char mt_s_[MPI_MAX_ERROR_STRING];                                 \
-            int mt_l_ = 0;                                                    \
-            MPI_Error_string(mt_rc_, mt_s_, &mt_l_);                          \
-            MT_FAIL("%s returned %d: %s", #call, mt_rc_, mt_s_);              \
-        }                                                                     \
+#define MT_MPI(call)                                                           \
+    do {                                                                       \
+        int mt_rc_ = (call);                                                   \
+        if (mt_rc_ != MPI_SUCCESS) {                                           \
+            char mt_s_[MPI_MAX_ERROR_STRING];                                  \
+            int mt_l_ = 0;                                                     \
+            MPI_Error_string(mt_rc_, mt_s_, &mt_l_);                           \
+            MT_FAIL("%s returned %d: %s", #call, mt_rc_, mt_s_);               \
+        }                                                                      \
     } while (0)
 
 /* Expect 'rc' to carry error class 'cls'. */
-#define MT_ERRCLASS(rc, cls, what)                                            \
-    do {                                                                      \
-        int mt_c_ = -1, mt_r_ = (rc);                                         \
-        if (mt_r_ == MPI_SUCCESS)                                             \
-            MT_FAIL("%s: returned MPI_SUCCESS, expected %s", (what), #cls);   \
-        MPI_Error_class(mt_r_, &mt_c_);                                       \
-        if (mt_c_ != (cls))                                                   \
-            MT_FAIL("%s: error class %d, expected %s (%d)", (what), mt_c_,    \
-                    #cls, (cls));                                             \
+#define MT_ERRCLASS(rc, cls, what)                                             \
+    do {                                                                       \
+        int mt_c_ = -1, mt_r_ = (rc);                                          \
+        if (mt_r_ == MPI_SUCCESS)                                              \
+            MT_FAIL("%s: returned MPI_SUCCESS, expected %s", (what), #cls);    \
+        MPI_Error_class(mt_r_, &mt_c_);                                        \
+        if (mt_c_ != (cls))                                                    \
+            MT_FAIL("%s: error class %d, expected %s (%d)", (what), mt_c_,     \
+                    #cls, (cls));                                              \
     } while (0)
 
 /* Byte 'off' of the message with seed 'seed'. A multiplicative hash keeps
@@ -119,25 +119,24 @@ static inline size_t mt_find_bad(const void *buf, size_t n, uint32_t seed)
     return n;
 }
 
-#define MT_VERIFY(buf, n, seed, what)                                         \
-    do {                                                                      \
-        size_t mt_n_ = (n), mt_o_ = mt_find_bad((buf), mt_n_, (seed));        \
-        if (mt_o_ != mt_n_)                                                   \
-            MT_FAIL("%s: %zu bytes seed %u: first bad byte at offset %zu "   \
-                    "(got 0x%02x, expected 0x%02x)",                          \
-                    (what), mt_n_, (unsigned)(seed), mt_o_,                   \
-                    ((const uint8_t *)(buf))[mt_o_],                          \
-                    mt_byte((seed), mt_o_));                                  \
+#define MT_VERIFY(buf, n, seed, what)                                          \
+    do {                                                                       \
+        size_t mt_n_ = (n), mt_o_ = mt_find_bad((buf), mt_n_, (seed));         \
+        if (mt_o_ != mt_n_)                                                    \
+            MT_FAIL("%s: %zu bytes seed %u: first bad byte at offset %zu "     \
+                    "(got 0x%02x, expected 0x%02x)",                           \
+                    (what), mt_n_, (unsigned)(seed), mt_o_,                    \
+                    ((const uint8_t *)(buf))[mt_o_], mt_byte((seed), mt_o_));  \
     } while (0)
 
 /* Every byte of buf[0..n) must equal 'v' (guard zones, untouched buffers). */
-#define MT_ALL(buf, n, v, what)                                               \
-    do {                                                                      \
-        const uint8_t *mt_b_ = (const void *)(buf);                           \
-        for (size_t mt_i_ = 0; mt_i_ < (size_t)(n); mt_i_++)                  \
-            if (mt_b_[mt_i_] != (uint8_t)(v))                                 \
-                MT_FAIL("%s: byte %zu is 0x%02x, expected 0x%02x", (what),   \
-                        mt_i_, mt_b_[mt_i_], (unsigned)(uint8_t)(v));         \
+#define MT_ALL(buf, n, v, what)                                                \
+    do {                                                                       \
+        const uint8_t *mt_b_ = (const void *)(buf);                            \
+        for (size_t mt_i_ = 0; mt_i_ < (size_t)(n); mt_i_++)                   \
+            if (mt_b_[mt_i_] != (uint8_t)(v))                                  \
+                MT_FAIL("%s: byte %zu is 0x%02x, expected 0x%02x", (what),     \
+                        mt_i_, mt_b_[mt_i_], (unsigned)(uint8_t)(v));          \
     } while (0)
 
 static inline void *mt_malloc(size_t n)

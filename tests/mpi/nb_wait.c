@@ -9,8 +9,8 @@
 
 #define NR 8 /* receives (and sends) per round */
 
-static const int sizes[NR] = {0,    8,       1000,   64 * MT_KIB,
-                              4096, MT_MIB,  48,     300 * MT_KIB};
+static const int sizes[NR] = {0,    8,      1000, 64 * MT_KIB,
+                              4096, MT_MIB, 48,   300 * MT_KIB};
 
 static int dest, src;
 static char *sb[NR], *rb[NR];
@@ -35,14 +35,13 @@ static void post(int round, MPI_Request *req, int sync)
             MT_MPI(MPI_Issend(sb[i], sizes[i], MPI_BYTE, dest, i,
                               MPI_COMM_WORLD, &req[NR + i]));
         else
-            MT_MPI(MPI_Isend(sb[i], sizes[i], MPI_BYTE, dest, i,
-                             MPI_COMM_WORLD, &req[NR + i]));
+            MT_MPI(MPI_Isend(sb[i], sizes[i], MPI_BYTE, dest, i, MPI_COMM_WORLD,
+                             &req[NR + i]));
     }
 }
 
 /* Check completion index i (status st) of round 'round'. */
-static void check_done(int round, int i, const MPI_Status *st,
-                       const char *what)
+static void check_done(int round, int i, const MPI_Status *st, const char *what)
 {
     MT_CHECK(i >= 0 && i < 2 * NR, "%s: index %d out of range", what, i);
     if (i >= NR)
@@ -106,8 +105,7 @@ static void round_waitsome(int round)
     post(round, req, 0);
     while (done < 2 * NR) {
         MT_MPI(MPI_Waitsome(2 * NR, req, &out, idx, st));
-        MT_CHECK(out >= 1 && out <= 2 * NR - done, "Waitsome outcount %d",
-                 out);
+        MT_CHECK(out >= 1 && out <= 2 * NR - done, "Waitsome outcount %d", out);
         for (int k = 0; k < out; k++) {
             MT_CHECK(!seen[idx[k]], "Waitsome index %d twice", idx[k]);
             seen[idx[k]] = 1;
@@ -167,8 +165,7 @@ static void round_testsome(int round)
     post(round, req, 0);
     while (done < 2 * NR) {
         MT_MPI(MPI_Testsome(2 * NR, req, &out, idx, st));
-        MT_CHECK(out >= 0 && out <= 2 * NR - done, "Testsome outcount %d",
-                 out);
+        MT_CHECK(out >= 0 && out <= 2 * NR - done, "Testsome outcount %d", out);
         for (int k = 0; k < out; k++) {
             MT_CHECK(!seen[idx[k]], "Testsome index %d twice", idx[k]);
             seen[idx[k]] = 1;
@@ -208,10 +205,10 @@ static void issend_sync(void)
         MT_EQ(flag, 0, "Issend complete before the receive was posted");
     }
     MT_MPI(MPI_Isend(&tok, 1, MPI_INT, dest, 51, MPI_COMM_WORLD, &treq));
-    MT_MPI(MPI_Recv(&t, 1, MPI_INT, src, 51, MPI_COMM_WORLD,
-                    MPI_STATUS_IGNORE));
-    MT_MPI(MPI_Recv(&got, 1, MPI_INT, src, 50, MPI_COMM_WORLD,
-                    MPI_STATUS_IGNORE));
+    MT_MPI(
+        MPI_Recv(&t, 1, MPI_INT, src, 51, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    MT_MPI(
+        MPI_Recv(&got, 1, MPI_INT, src, 50, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
     MT_EQ(got, src + 100, "Issend payload");
     MT_MPI(MPI_Wait(&sreq, MPI_STATUS_IGNORE));
     MT_MPI(MPI_Wait(&treq, MPI_STATUS_IGNORE));
@@ -219,9 +216,8 @@ static void issend_sync(void)
 
 static void null_requests(void)
 {
-    MPI_Request r = MPI_REQUEST_NULL, rs[3] = {MPI_REQUEST_NULL,
-                                               MPI_REQUEST_NULL,
-                                               MPI_REQUEST_NULL};
+    MPI_Request r = MPI_REQUEST_NULL,
+                rs[3] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL};
     MPI_Status st, sts[3];
     int flag = 0;
     st.MPI_SOURCE = st.MPI_TAG = 12345;

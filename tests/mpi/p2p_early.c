@@ -23,8 +23,8 @@ static void early_barrier(int dest, int src)
     for (int k = 0; k < 3; k++) {
         sb[k] = mt_malloc(BIG);
         mt_fill(sb[k], BIG, seed_of(1, mt_rank, k));
-        MT_MPI(MPI_Isend(sb[k], BIG, MPI_BYTE, dest, 7, MPI_COMM_WORLD,
-                         &req[k]));
+        MT_MPI(
+            MPI_Isend(sb[k], BIG, MPI_BYTE, dest, 7, MPI_COMM_WORLD, &req[k]));
     }
     MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
     for (int k = 0; k < 3; k++) {
@@ -52,11 +52,11 @@ static void early_token(int dest, int src)
     mt_fill(sb, BIG, seed_of(2, mt_rank, 0));
     MT_MPI(MPI_Isend(sb, BIG, MPI_BYTE, dest, 1, MPI_COMM_WORLD, &req[0]));
     MT_MPI(MPI_Isend(&tok, 1, MPI_INT, dest, 2, MPI_COMM_WORLD, &req[1]));
-    MT_MPI(MPI_Recv(&got, 1, MPI_INT, src, 2, MPI_COMM_WORLD,
-                    MPI_STATUS_IGNORE));
+    MT_MPI(
+        MPI_Recv(&got, 1, MPI_INT, src, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
     MT_EQ(got, src, "token");
-    MT_MPI(MPI_Recv(rb, BIG, MPI_BYTE, src, 1, MPI_COMM_WORLD,
-                    MPI_STATUS_IGNORE));
+    MT_MPI(
+        MPI_Recv(rb, BIG, MPI_BYTE, src, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
     MT_VERIFY(rb, BIG, seed_of(2, src, 0), "4 MiB received after token");
     MT_MPI(MPI_Waitall(2, req, MPI_STATUSES_IGNORE));
     free(sb);
@@ -76,9 +76,11 @@ static void exchange(int dest, int src)
         mt_fill(sb, (size_t)n, seed_of(3, mt_rank, i));
         if (i % 2 == 0) {
             MT_MPI(MPI_Irecv(rb, n, MPI_BYTE, src, 3, MPI_COMM_WORLD, &req[0]));
-            MT_MPI(MPI_Isend(sb, n, MPI_BYTE, dest, 3, MPI_COMM_WORLD, &req[1]));
+            MT_MPI(
+                MPI_Isend(sb, n, MPI_BYTE, dest, 3, MPI_COMM_WORLD, &req[1]));
         } else {
-            MT_MPI(MPI_Isend(sb, n, MPI_BYTE, dest, 3, MPI_COMM_WORLD, &req[1]));
+            MT_MPI(
+                MPI_Isend(sb, n, MPI_BYTE, dest, 3, MPI_COMM_WORLD, &req[1]));
             MT_MPI(MPI_Irecv(rb, n, MPI_BYTE, src, 3, MPI_COMM_WORLD, &req[0]));
         }
         MT_MPI(MPI_Waitall(2, req, st));

@@ -133,8 +133,8 @@ static void request_free(void)
     MT_MPI(MPI_Recv(rb, MT_MIB, MPI_BYTE, src, 5, MPI_COMM_WORLD,
                     MPI_STATUS_IGNORE));
     MT_VERIFY(rb, MT_MIB, seed_of(5, src, 0), "freed large Isend");
-    MT_MPI(MPI_Recv(rs, 64, MPI_BYTE, src, 5, MPI_COMM_WORLD,
-                    MPI_STATUS_IGNORE));
+    MT_MPI(
+        MPI_Recv(rs, 64, MPI_BYTE, src, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
     MT_VERIFY(rs, 64, seed_of(5, src, 1), "freed small Isend");
     MT_MPI(MPI_Sendrecv(&ack, 1, MPI_INT, src, 6, &ack, 1, MPI_INT, dest, 6,
                         MPI_COMM_WORLD, MPI_STATUS_IGNORE));

@@ -9,9 +9,11 @@
 /* Sizes straddle every plausible threshold (cache line, fastbox, eager,
  * cell, pipeline, single copy); the order alternates large and small. */
 static const int sizes[] = {
-    4 * MT_MIB, 0,   MT_MIB, 8,   256 * MT_KIB, 47,   64 * MT_KIB, 48,
-    16 * MT_KIB, 64, 4096,   1000, 0,           8,    4 * MT_MIB,  47,
-    MT_MIB,      48, 4096,   256 * MT_KIB, 64,  16 * MT_KIB, 1000, 64 * MT_KIB,
+    4 * MT_MIB, 0,           MT_MIB, 8,           256 * MT_KIB,
+    47,         64 * MT_KIB, 48,     16 * MT_KIB, 64,
+    4096,       1000,        0,      8,           4 * MT_MIB,
+    47,         MT_MIB,      48,     4096,        256 * MT_KIB,
+    64,         16 * MT_KIB, 1000,   64 * MT_KIB,
 };
 #define NMSG ((int)(sizeof(sizes) / sizeof(sizes[0])))
 #define MAXMSG (4 * MT_MIB)
@@ -54,15 +56,15 @@ static void phase_late(int phase, int dest, int src, int any_tag)
 
     fill_sends(phase);
     for (int i = 0; i < NMSG; i++)
-        MT_MPI(MPI_Isend(sbuf[i], sizes[i], MPI_BYTE, dest,
-                         any_tag ? i : 5, MPI_COMM_WORLD, &req[i]));
+        MT_MPI(MPI_Isend(sbuf[i], sizes[i], MPI_BYTE, dest, any_tag ? i : 5,
+                         MPI_COMM_WORLD, &req[i]));
     /* Make sure the whole sequence was started before receiving. */
     MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
     for (int i = 0; i < NMSG; i++) {
         MPI_Status st;
         memset(rbuf + sizes[i], 0xA5, GUARD);
-        MT_MPI(MPI_Recv(rbuf, MAXMSG, MPI_BYTE, src,
-                        any_tag ? MPI_ANY_TAG : 5, MPI_COMM_WORLD, &st));
+        MT_MPI(MPI_Recv(rbuf, MAXMSG, MPI_BYTE, src, any_tag ? MPI_ANY_TAG : 5,
+                        MPI_COMM_WORLD, &st));
         check_msg(any_tag ? "late/ANY_TAG" : "late", rbuf, &st, src,
                   any_tag ? i : 5, phase, i);
         MT_ALL(rbuf + sizes[i], GUARD, 0xA5, "guard after message");
@@ -99,8 +101,8 @@ static void phase_early(int phase, int dest, int src, int split)
     } else {
         /* Every receive is posted, so blocking sends cannot deadlock. */
         for (int i = 0; i < NMSG; i++)
-            MT_MPI(MPI_Send(sbuf[i], sizes[i], MPI_BYTE, dest, 9,
-                            MPI_COMM_WORLD));
+            MT_MPI(
+                MPI_Send(sbuf[i], sizes[i], MPI_BYTE, dest, 9, MPI_COMM_WORLD));
     }
     MT_MPI(MPI_Waitall(NMSG, rreq, st));
     for (int i = 0; i < NMSG; i++) {

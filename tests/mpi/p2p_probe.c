@@ -9,7 +9,10 @@
 static const int sizes[] = {0, 47, 4096, 64 * MT_KIB, MT_MIB, 4 * MT_MIB};
 #define NS ((int)(sizeof(sizes) / sizeof(sizes[0])))
 
-static uint32_t seed_of(int src, int tag) { return (uint32_t)(src * 97 + tag); }
+static uint32_t seed_of(int src, int tag)
+{
+    return (uint32_t)(src * 97 + tag);
+}
 
 /* All non-root ranks send every size to root (tag = index); root probes with
  * MPI_ANY_SOURCE/MPI_ANY_TAG, allocates what the probe says, receives. */
@@ -21,8 +24,8 @@ static void probe_any(int root)
         for (int i = 0; i < NS; i++) {
             sb[i] = mt_malloc((size_t)sizes[i]);
             mt_fill(sb[i], (size_t)sizes[i], seed_of(mt_rank, i));
-            MT_MPI(MPI_Isend(sb[i], sizes[i], MPI_BYTE, root, i,
-                             MPI_COMM_WORLD, &req[i]));
+            MT_MPI(MPI_Isend(sb[i], sizes[i], MPI_BYTE, root, i, MPI_COMM_WORLD,
+                             &req[i]));
         }
         MT_MPI(MPI_Waitall(NS, req, MPI_STATUSES_IGNORE));
         for (int i = 0; i < NS; i++)
@@ -46,8 +49,8 @@ static void probe_any(int root)
         MT_EQ(bytes2, bytes, "second probe size");
         char *rb = mt_malloc((size_t)bytes + 16);
         memset(rb + bytes, 0x3C, 16);
-        MT_MPI(MPI_Recv(rb, bytes, MPI_BYTE, s, st.MPI_TAG, MPI_COMM_WORLD,
-                        &rst));
+        MT_MPI(
+            MPI_Recv(rb, bytes, MPI_BYTE, s, st.MPI_TAG, MPI_COMM_WORLD, &rst));
         MPI_Get_count(&rst, MPI_BYTE, &got);
         MT_EQ(got, bytes, "received size equals probed size");
         MT_EQ(rst.MPI_SOURCE, s, "received source");

@@ -17,10 +17,10 @@ struct tcase {
 };
 
 static const struct tcase cases[] = {
-    {100, 64},                   /* small, eager/fastbox */
-    {49, 48},                    /* one byte over a cache line */
+    {100, 64}, /* small, eager/fastbox */
+    {49, 48},  /* one byte over a cache line */
     {64 * MT_KIB, 16 * MT_KIB + 3},
-    {MT_MIB + 5, MT_MIB},        /* large: single-copy / rendezvous */
+    {MT_MIB + 5, MT_MIB}, /* large: single-copy / rendezvous */
     {4 * MT_MIB, MT_MIB + 17},
     {4 * MT_MIB, 1},
 };
@@ -56,8 +56,8 @@ static void one_case(const struct tcase *c, int early, int dest, int src,
     mt_fill(sb, (size_t)c->msg, seed);
     mt_fill(follow, (size_t)c->room, seed + 5000);
     if (early)
-        MT_MPI(MPI_Irecv(a + GUARD, c->room, MPI_BYTE, src, 11,
-                         MPI_COMM_WORLD, &rreq));
+        MT_MPI(MPI_Irecv(a + GUARD, c->room, MPI_BYTE, src, 11, MPI_COMM_WORLD,
+                         &rreq));
     else
         MT_MPI(MPI_Isend(sb, c->msg, MPI_BYTE, dest, 11, MPI_COMM_WORLD,
                          &sreq[0]));
@@ -76,8 +76,8 @@ static void one_case(const struct tcase *c, int early, int dest, int src,
     MT_MPI(MPI_Isend(follow, c->room, MPI_BYTE, dest, 11, MPI_COMM_WORLD,
                      &sreq[1]));
     memset(a, FILL, (size_t)c->room + 2 * GUARD);
-    MT_MPI(MPI_Recv(a + GUARD, c->room, MPI_BYTE, src, 11, MPI_COMM_WORLD,
-                    &st));
+    MT_MPI(
+        MPI_Recv(a + GUARD, c->room, MPI_BYTE, src, 11, MPI_COMM_WORLD, &st));
     /* The truncated message is the receiver's error; the sender's requests
      * complete without one. */
     MT_MPI(MPI_Waitall(2, sreq, MPI_STATUSES_IGNORE));
@@ -104,8 +104,8 @@ static void waitall_case(int dest, int src)
 
     mt_fill(sb, (size_t)big, 77);
     MT_MPI(MPI_Irecv(r0, 32, MPI_BYTE, src, 12, MPI_COMM_WORLD, &rq[0]));
-    MT_MPI(MPI_Irecv(a + GUARD, room, MPI_BYTE, src, 12, MPI_COMM_WORLD,
-                     &rq[1]));
+    MT_MPI(
+        MPI_Irecv(a + GUARD, room, MPI_BYTE, src, 12, MPI_COMM_WORLD, &rq[1]));
     MT_MPI(MPI_Irecv(r2, 32, MPI_BYTE, src, 12, MPI_COMM_WORLD, &rq[2]));
     MT_MPI(MPI_Isend(sb, 32, MPI_BYTE, dest, 12, MPI_COMM_WORLD, &sq[0]));
     MT_MPI(MPI_Isend(sb, big, MPI_BYTE, dest, 12, MPI_COMM_WORLD, &sq[1]));

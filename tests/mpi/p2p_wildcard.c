@@ -95,8 +95,7 @@ static void round_for(int root)
     /* From the highest other rank, any tag: must be its first, tag 21,
      * even though the other senders' messages are also queued. */
     int last = root == n - 1 ? n - 2 : n - 1;
-    MT_MPI(MPI_Recv(rb, maxn, MPI_INT, last, MPI_ANY_TAG, MPI_COMM_WORLD,
-                    &st));
+    MT_MPI(MPI_Recv(rb, maxn, MPI_INT, last, MPI_ANY_TAG, MPI_COMM_WORLD, &st));
     check_msg("source+ANY_TAG", rb, &st, last, 21);
     /* The large tag 33 from everyone, wildcard source. */
     memset(seen, 0, (size_t)n * sizeof(int));

@@ -6,9 +6,9 @@
  * a singleton started without mpiexec. */
 #include "mpitest.h"
 
-static const int sizes[] = {0,    1,           8,       47,     48,
-                            64,   1000,        4096,    16 * MT_KIB,
-                            64 * MT_KIB, 256 * MT_KIB, MT_MIB, 4 * MT_MIB};
+static const int sizes[] = {
+    0,    1,           8,           47,           48,     64,        1000,
+    4096, 16 * MT_KIB, 64 * MT_KIB, 256 * MT_KIB, MT_MIB, 4 * MT_MIB};
 #define NS ((int)(sizeof(sizes) / sizeof(sizes[0])))
 #define MAXS (4 * MT_MIB)
 

@@ -189,19 +189,19 @@ static inline int tap_done(void)
 }
 
 /* The check macros: the trailing arguments are a printf-style test name. */
-#define TAP_OK(cond, ...)                                                     \
+#define TAP_OK(cond, ...)                                                      \
     tap_report(!!(cond), __FILE__, __LINE__, #cond, __VA_ARGS__)
-#define TAP_EQ_INT(got, want, ...)                                            \
-    tap_eq_int((long long)(got), (long long)(want), __FILE__, __LINE__,       \
+#define TAP_EQ_INT(got, want, ...)                                             \
+    tap_eq_int((long long)(got), (long long)(want), __FILE__, __LINE__,        \
                #got " == " #want, __VA_ARGS__)
-#define TAP_EQ_SIZE(got, want, ...)                                           \
-    tap_eq_size((size_t)(got), (size_t)(want), __FILE__, __LINE__,            \
+#define TAP_EQ_SIZE(got, want, ...)                                            \
+    tap_eq_size((size_t)(got), (size_t)(want), __FILE__, __LINE__,             \
                 #got " == " #want, __VA_ARGS__)
-#define TAP_EQ_STR(got, want, ...)                                            \
-    tap_eq_str((got), (want), __FILE__, __LINE__, #got " == " #want,          \
+#define TAP_EQ_STR(got, want, ...)                                             \
+    tap_eq_str((got), (want), __FILE__, __LINE__, #got " == " #want,           \
                __VA_ARGS__)
-#define TAP_EQ_MEM(got, want, n, ...)                                         \
-    tap_eq_mem((got), (want), (n), __FILE__, __LINE__,                        \
+#define TAP_EQ_MEM(got, want, n, ...)                                          \
+    tap_eq_mem((got), (want), (n), __FILE__, __LINE__,                         \
                "memcmp(" #got ", " #want ", " #n ")", __VA_ARGS__)
 
 #endif /* FY_TEST_HARNESS_H */
