@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "p2p/p2p_impl.h"
 #include "shm/cellq_inl.h"
@@ -21,6 +22,17 @@
 static _Noreturn void bad_peer(int src, const char *what)
 {
     fy_fatal(1, "malformed rendezvous packet from rank %d (%s)", src, what);
+}
+
+/* The sender's process is gone: the job is being torn down (mpiexec saw it
+ * die and is killing the rest). Wait to be killed rather than exit with an
+ * error of our own, so the job's status stays the dead rank's. */
+static _Noreturn void fy_peer_gone(int src)
+{
+    FY_INFO("rank %d is gone; waiting for mpiexec to end the job", src);
+    for (int i = 0; i < 100; i++)
+        usleep(50 * 1000);
+    fy_fatal(1, "rank %d died and the job was not ended; exiting", src);
 }
 
 static void fifo_push(struct fy_req **head, struct fy_req **tail, struct fy_req *r)
@@ -73,6 +85,8 @@ void fy_rndv_on_rts(struct fy_req *r, const struct fy_pkt *p)
         if (want) {
             ssize_t n = fy_xfer_cma_ops.copy_remote(fy_shm.ranks[p->src].pid, dest,
                                                     p->ctl.addr, want, true);
+            if (n == -ESRCH)
+                fy_peer_gone(p->src);
             if (n != (ssize_t)want) {
                 FY_ERROR("process_vm_readv of %llu bytes from rank %d failed: %s",
                          (unsigned long long)want, p->src,
