@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,20 @@
 #define BENCH_MAX_SIZE ((size_t)4 << 20)
 /* Enough entries for 0, 1, 2, 4, ... 4 MiB or a long -s list. */
 #define BENCH_MAX_SIZES 64
+
+/* fprintf to stderr when loud (rank 0), so a bad option is explained once
+ * rather than by every rank. */
+static inline void bench_complain(int loud, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static inline void bench_complain(int loud, const char *fmt, ...)
+{
+    if (!loud)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+}
 
 /* Parse "123", "64K", "4M" (binary multiples) into *out. Returns 0 or -1. */
 static inline int bench_parse_size(const char *text, size_t *out)

@@ -56,8 +56,9 @@ static void bw_usage(FILE *f)
             BW_ITERS_DEFAULT, BW_WINDOW_DEFAULT);
 }
 
-/* Returns 0, 1 for --help, or -1 on a bad option (message printed). */
-static int bw_parse(int argc, char **argv, struct bw_opts *o)
+/* Returns 0, 1 for --help, or -1 on a bad option (explained on stderr if
+ * loud: every rank parses the same argv, only rank 0 says why). */
+static int bw_parse(int argc, char **argv, int loud, struct bw_opts *o)
 {
     const char *list = NULL;
     o->max_size = BENCH_MAX_SIZE;
@@ -77,7 +78,7 @@ static int bw_parse(int argc, char **argv, struct bw_opts *o)
             continue;
         }
         if (v == NULL) {
-            fprintf(stderr, "bench_bw: %s needs a value\n", a);
+            bench_complain(loud, "bench_bw: %s needs a value\n", a);
             return -1;
         }
         if (strcmp(a, "-m") == 0)
@@ -93,11 +94,11 @@ static int bw_parse(int argc, char **argv, struct bw_opts *o)
         else if (strcmp(a, "-r") == 0)
             bad = bench_parse_int(v, &o->repeats);
         else {
-            fprintf(stderr, "bench_bw: unknown option %s\n", a);
+            bench_complain(loud, "bench_bw: unknown option %s\n", a);
             return -1;
         }
         if (bad) {
-            fprintf(stderr, "bench_bw: bad value '%s' for %s\n", v, a);
+            bench_complain(loud, "bench_bw: bad value '%s' for %s\n", v, a);
             return -1;
         }
         i++;
@@ -105,7 +106,7 @@ static int bw_parse(int argc, char **argv, struct bw_opts *o)
     if (list != NULL) {
         o->nsizes = bench_parse_size_list(list, o->sizes, BENCH_MAX_SIZES);
         if (o->nsizes < 0) {
-            fprintf(stderr, "bench_bw: bad size list '%s'\n", list);
+            bench_complain(loud, "bench_bw: bad size list '%s'\n", list);
             return -1;
         }
         o->max_size = 0;
@@ -173,7 +174,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
 
-    int pr = bw_parse(argc, argv, &o);
+    int pr = bw_parse(argc, argv, rank == 0, &o);
     if (pr != 0 || nranks < 2) {
         if (rank == 0) {
             if (nranks < 2 && pr == 0)

@@ -53,8 +53,9 @@ static void lat_usage(FILE *f)
             LAT_ITERS_DEFAULT);
 }
 
-/* Returns 0, 1 for --help, or -1 on a bad option (message printed). */
-static int lat_parse(int argc, char **argv, struct lat_opts *o)
+/* Returns 0, 1 for --help, or -1 on a bad option (explained on stderr if
+ * loud: every rank parses the same argv, only rank 0 says why). */
+static int lat_parse(int argc, char **argv, int loud, struct lat_opts *o)
 {
     const char *list = NULL;
     o->max_size = BENCH_MAX_SIZE;
@@ -74,7 +75,7 @@ static int lat_parse(int argc, char **argv, struct lat_opts *o)
             continue;
         }
         if (v == NULL) {
-            fprintf(stderr, "bench_latency: %s needs a value\n", a);
+            bench_complain(loud, "bench_latency: %s needs a value\n", a);
             return -1;
         }
         if (strcmp(a, "-m") == 0)
@@ -90,11 +91,12 @@ static int lat_parse(int argc, char **argv, struct lat_opts *o)
         else if (strcmp(a, "-t") == 0)
             bad = bench_parse_seconds(v, &o->min_time);
         else {
-            fprintf(stderr, "bench_latency: unknown option %s\n", a);
+            bench_complain(loud, "bench_latency: unknown option %s\n", a);
             return -1;
         }
         if (bad) {
-            fprintf(stderr, "bench_latency: bad value '%s' for %s\n", v, a);
+            bench_complain(loud, "bench_latency: bad value '%s' for %s\n", v,
+                           a);
             return -1;
         }
         i++;
@@ -102,7 +104,7 @@ static int lat_parse(int argc, char **argv, struct lat_opts *o)
     if (list != NULL) {
         o->nsizes = bench_parse_size_list(list, o->sizes, BENCH_MAX_SIZES);
         if (o->nsizes < 0) {
-            fprintf(stderr, "bench_latency: bad size list '%s'\n", list);
+            bench_complain(loud, "bench_latency: bad size list '%s'\n", list);
             return -1;
         }
         o->max_size = 0;
@@ -184,7 +186,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
 
-    int pr = lat_parse(argc, argv, &o);
+    int pr = lat_parse(argc, argv, rank == 0, &o);
     if (pr != 0 || nranks < 2) {
         if (rank == 0) {
             if (nranks < 2 && pr == 0)
