@@ -945,24 +945,6 @@ void fy_p2p_cancel_recv(struct fy_req *r)
 
 static uint64_t cma_probe_word;
 
-static int choose_xfer(void)
-{
-    struct fy_p2p_state *s = &fy_p2p;
-    int want = fy_xfer_parse(fy_env_str(FY_ENV_XFER));
-    if (want == -EINVAL) {
-        FY_ERROR("FERRY_XFER='%s' is not one of auto, cma, shmbuf, queue",
-                 fy_env_str(FY_ENV_XFER));
-        return -EINVAL;
-    }
-    if (want == FY_XFER_CMA && !s->cma_ok) {
-        FY_ERROR("FERRY_XFER=cma, but process_vm_readv does not work between "
-                 "the ranks of this job (see ferry-info)");
-        return -EPERM;
-    }
-    s->xfer = want >= 0 ? want : s->cma_ok ? FY_XFER_CMA : FY_XFER_SHMBUF;
-    return 0;
-}
-
 static int check_params(struct fy_shm_params *pp)
 {
     long long cell = fy_env_int(FY_ENV_CELL_SIZE);
@@ -1057,27 +1039,11 @@ int fy_p2p_init(void)
     atomic_fetch_add_explicit(&fy_shm.hdr->attached, 1, memory_order_release);
     fy_shm_barrier_wait(&fy_shm.hdr->attached, (uint32_t)s->P);
 
-    /* Can we read a peer's memory? Everyone probes its right neighbour;
-     * CMA is used only if every probe worked. */
-    int peer = (s->me + 1) % s->P;
-    uint64_t got = 0;
-    char why[256];
-    bool ok = !fy_env_int(FY_ENV_NO_CMA) && fy_xfer_cma_ops.probe(why, sizeof(why)) &&
-              fy_xfer_cma_ops.copy_remote(fy_shm.ranks[peer].pid, &got,
-                                          fy_shm.ranks[peer].probe_addr,
-                                          sizeof(got), true) == (ssize_t)sizeof(got) &&
-              got == fy_shm.ranks[peer].probe_value;
-    s->my->cma_ok = ok;
-    atomic_fetch_add_explicit(&fy_shm.hdr->probed, 1, memory_order_release);
-    fy_shm_barrier_wait(&fy_shm.hdr->probed, (uint32_t)s->P);
-    s->cma_ok = true;
-    for (int p = 0; p < s->P; p++)
-        s->cma_ok = s->cma_ok && fy_shm.ranks[p].cma_ok;
-    rc = choose_xfer();
+    /* Mechanisms: probes, the net listener, the job's rule table. */
+    rc = fy_rndv_init();
     if (rc)
         return rc;
-    FY_INFO("rank %d/%d: large messages by %s, eager up to %llu B, %s waiting",
-            s->me, s->P, fy_xfer_registry[s->xfer]->name,
+    FY_INFO("rank %d/%d: eager up to %llu B, %s waiting", s->me, s->P,
             (unsigned long long)s->eager_max, s->wait_block ? "sleeping" : "spinning");
     return 0;
 }
@@ -1104,6 +1070,7 @@ void fy_p2p_finalize(void)
         if (!fy_progress())
             fy_progress_idle(&spins);
     }
+    fy_rndv_finalize();
     fy_shm_detach();
     free(s->peers);
     s->peers = NULL;

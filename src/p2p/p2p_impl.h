@@ -51,6 +51,13 @@ struct fy_outpkt {
     struct fy_req *req; /* EAGER*: the send whose data this is */
 };
 
+/* Precedes each message on a net stream: the receive it is for and its
+ * length, which must be exactly what that receive's CTS asked for. */
+struct fy_net_hdr {
+    uint64_t cookie; /* the receiver's cookie (CTS offset field) */
+    uint64_t len;
+};
+
 /* Process-local state for one peer (world rank). */
 struct fy_peer {
     uint64_t sseq;      /* last pair sequence number sent to it */
@@ -63,12 +70,24 @@ struct fy_peer {
     struct fy_fbox_ack *ack_out;   /* peer's count of our slots consumed */
     struct fy_fbox_ack *ack_in;    /* our count of its slots consumed */
     struct fy_outpkt *out_head, *out_tail;
-    /* Pipelined sends to this peer waiting for or using a channel, FIFO. */
-    struct fy_req *tx_head, *tx_tail;
+    /* Rendezvous sends to this peer that the receiver's CTS put on a
+     * two-sided mechanism, one FIFO per kind (index enum fy_xfer_kind:
+     * shmbuf, queue, net), in CTS arrival order. */
+    struct fy_req *tx_head[FY_XFER_NKINDS], *tx_tail[FY_XFER_NKINDS];
     uint32_t tx_half;  /* next double-buffer half we fill */
-    /* Pipelined receives from this peer, in the order we sent CTS. */
-    struct fy_req *rx_head, *rx_tail;
+    /* Receives from this peer waiting for shmbuf or net data, in the order
+     * we sent CTS. Incoming data names its receive by cookie, so a CTS
+     * that overtook another (control packets may) does no harm. */
+    struct fy_req *rx_head[FY_XFER_NKINDS], *rx_tail[FY_XFER_NKINDS];
     uint32_t rx_half;  /* next double-buffer half we drain */
+    /* net: our connection to the peer's listener (we send on it) and the
+     * one it opened to ours (we receive on it); -1 until first use. */
+    int net_out, net_in;
+    uint32_t net_hello_sent; /* bytes of our hello written to net_out */
+    uint32_t net_hdr_sent;   /* bytes of tx_head[NET]'s header written */
+    uint32_t net_hdr_got;    /* bytes of the incoming header read */
+    struct fy_net_hdr net_hdr_in;
+    struct fy_req *net_rx_cur; /* receive the incoming stream is filling */
 };
 
 /* Unexpected message (arrived before its receive was posted). */
@@ -87,8 +106,8 @@ struct fy_unexp {
 /* Request protocol states (fy_req.proto). */
 enum {
     FY_RP_NONE,
-    FY_RP_RTS_SENT,   /* sender: waiting for FIN (cma) or CTS (pipelined) */
-    FY_RP_TX,         /* sender: pushing through shmbuf/queue */
+    FY_RP_RTS_SENT,   /* sender: waiting for FIN (one-sided) or CTS */
+    FY_RP_TX,         /* sender: pushing through shmbuf/queue/net */
     FY_RP_RX,         /* receiver: CTS sent, data arriving */
     FY_RP_SYNC_WAIT,  /* sender: eager-sync sent, waiting for FIN */
     FY_RP_DEFERRED,   /* sender: packet waits in the peer's out queue */
@@ -96,8 +115,8 @@ enum {
 
 struct fy_p2p_state {
     int me, P;
-    int xfer;          /* enum fy_xfer_kind for large messages */
-    bool cma_ok;
+    /* The mechanism of each rendezvous is picked per message from
+     * fy_xfer_active (xfer.h) by the receiver; see rndv.c. */
     bool wait_block;   /* ranks may sleep on futexes: senders must wake */
     uint32_t slots;    /* fastbox ring length */
     uint32_t fbox_max; /* largest fastbox payload */
@@ -142,7 +161,12 @@ uint64_t fy_cell_get(void);
 /* Publish a filled cell to peer's receive queue. */
 void fy_cell_post(int peer, uint64_t off);
 
-/* Rendezvous (rndv.c). */
+/* Rendezvous (rndv.c). fy_rndv_init runs once every rank has published
+ * its record (after the attach barrier): probes the mechanisms, opens the
+ * net listener, waits at the probe barrier and installs rank 0's rule
+ * table. Returns 0 or a negative errno after logging why. */
+int fy_rndv_init(void);
+void fy_rndv_finalize(void);
 void fy_rndv_on_rts(struct fy_req *r, const struct fy_pkt *p);
 void fy_rndv_on_cts(const struct fy_pkt *p);
 void fy_rndv_on_data(const struct fy_pkt *p);

@@ -20,7 +20,7 @@
 #include "util/util.h"
 
 #define FY_SHM_MAGIC 0x46657272795f5348ull /* "Ferry_SH" */
-#define FY_SHM_VERSION 1u
+#define FY_SHM_VERSION 2u
 
 /* A node of an intrusive MPSC queue (Vyukov): offsets from the segment
  * base, 0 is null. The first member of every cell and of each queue's stub. */
@@ -35,12 +35,27 @@ struct fy_cellq {
     alignas(FY_CACHELINE) struct fy_qnode stub;  /* always-present dummy */
 };
 
+/* Number of size rules rank 0 publishes (FY_XFER_RULES_MAX in xfer.h). */
+#define FY_SHM_XFER_RULES 8
+
 /* Written by its owner at attach unless noted. */
 struct fy_shm_rank {
     alignas(FY_CACHELINE) int32_t pid;
-    uint32_t cma_ok;          /* this rank could read its probe peer */
-    uint64_t probe_addr;      /* address of a word others may CMA-read */
+    uint32_t xfer_ok;         /* bit 1<<enum fy_xfer_kind: mechanisms that
+                               * worked for this rank (one-sided ones
+                               * against its probe peer), before the
+                               * probe barrier */
+    uint64_t probe_addr;      /* address of a word others may read */
     uint64_t probe_value;     /* what that word holds */
+    uint64_t net_key;         /* a connecting peer must present it (net) */
+    uint32_t net_port;        /* loopback port listening for peers, 0 none */
+    /* Rank 0's only: the rule table it asks for (enum fy_xfer_from, then
+     * rules as in struct fy_xfer_rule); every rank adopts it after the
+     * probe barrier, so the whole job agrees. */
+    uint32_t xfer_from;
+    uint32_t xfer_nrules;
+    int32_t xfer_rule_kind[FY_SHM_XFER_RULES];
+    uint64_t xfer_rule_min[FY_SHM_XFER_RULES];
     struct fy_cellq recvq;    /* cells sent to this rank; many producers */
     struct fy_cellq freeq;    /* this rank's free cells; receivers return */
     /* Waiting (see p2p wait): the owner sets 'sleeping' before it sleeps

@@ -48,9 +48,9 @@ static bool cma_probe(char *why, size_t whylen)
     if (why && whylen)
         snprintf(why, whylen, "process_vm_readv failed: %s%s",
                  strerror(n < 0 ? (int)-n : EIO),
-                 n == -EPERM ? " (ptrace restrictions: see "
-                               "/proc/sys/kernel/yama/ptrace_scope, "
-                               "seccomp or container policy)"
+                 n == -EPERM    ? " (ptrace restrictions: see "
+                                  "/proc/sys/kernel/yama/ptrace_scope, "
+                                  "seccomp or container policy)"
                  : n == -ENOSYS ? " (kernel without CONFIG_CROSS_MEMORY_ATTACH)"
                                 : "");
     return false;
