@@ -628,12 +628,12 @@ FERRY_DECL(int, Imrecv, (void *buf, int count, MPI_Datatype datatype, MPI_Messag
 /* Requests and completion. */
 FERRY_DECL(int, Wait, (MPI_Request *request, MPI_Status *status));
 FERRY_DECL(int, Test, (MPI_Request *request, int *flag, MPI_Status *status));
-FERRY_DECL(int, Waitall, (int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]));
-FERRY_DECL(int, Testall, (int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[]));
+FERRY_DECL(int, Waitall, (int count, MPI_Request array_of_requests[], MPI_Status *array_of_statuses));
+FERRY_DECL(int, Testall, (int count, MPI_Request array_of_requests[], int *flag, MPI_Status *array_of_statuses));
 FERRY_DECL(int, Waitany, (int count, MPI_Request array_of_requests[], int *index, MPI_Status *status));
 FERRY_DECL(int, Testany, (int count, MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status));
-FERRY_DECL(int, Waitsome, (int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[]));
-FERRY_DECL(int, Testsome, (int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[]));
+FERRY_DECL(int, Waitsome, (int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status *array_of_statuses));
+FERRY_DECL(int, Testsome, (int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status *array_of_statuses));
 FERRY_DECL(int, Request_free, (MPI_Request *request));
 FERRY_DECL(int, Request_get_status, (MPI_Request request, int *flag, MPI_Status *status));
 FERRY_DECL(int, Cancel, (MPI_Request *request));

@@ -1235,3 +1235,169 @@ FY_API int PMPI_Startall(int count, MPI_Request array_of_requests[])
     return MPI_SUCCESS;
 }
 FY_ALIAS(MPI_Startall)
+
+/* ---- matched probe and receive (MPI_Mprobe family) -------------------- */
+
+/* A message taken off the unexpected queue by a matched probe; its handle
+ * is a direct handle of this table (MPICH gives messages request-type
+ * handles, so MPI_MESSAGE_NULL == MPI_REQUEST_NULL). */
+struct fy_message {
+    void *msg; /* the core's opaque message */
+    struct fy_comm *comm;
+};
+static struct fy_handle_table messages = FY_HANDLE_TABLE_INIT(FY_HT_REQUEST);
+
+static int improbe_common(const char *fn, int source, int tag, MPI_Comm comm,
+                          bool block, int *flag, MPI_Message *message,
+                          MPI_Status *status)
+{
+    FY_CHECK_INIT(fn);
+    FY_GET_COMM(c, comm, fn);
+    FY_CHECK(message != NULL, c, MPI_ERR_ARG, fn, "message is NULL");
+    FY_CHECK(block || flag != NULL, c, MPI_ERR_ARG, fn, "flag is NULL");
+    int rc = probe_check(fn, c, source, tag);
+    if (rc)
+        return rc;
+    if (source == MPI_PROC_NULL) {
+        if (flag)
+            *flag = 1;
+        *message = MPI_MESSAGE_NO_PROC;
+        fy_mreq_status_recv(status, MPI_PROC_NULL, MPI_ANY_TAG, 0, false,
+                            MPI_SUCCESS);
+        return MPI_SUCCESS;
+    }
+    bool found = false;
+    void *msg = NULL;
+    int src_out = 0, tag_out = 0;
+    MPI_Count bytes = 0;
+    unsigned spins = 0;
+    for (;;) {
+        int err = fy_p2p_improbe(source, tag, c, c->ctx, &found, &msg,
+                                 &src_out, &tag_out, &bytes);
+        if (err)
+            return report_core_err(fn, c, err, "probe for", source, tag);
+        if (found || !block)
+            break;
+        fy_progress_idle(&spins);
+    }
+    if (flag)
+        *flag = found;
+    if (!found) {
+        *message = MPI_MESSAGE_NULL;
+        return MPI_SUCCESS;
+    }
+    struct fy_message *m = malloc(sizeof(*m));
+    int h;
+    if (!m || fy_handle_alloc(&messages, m, &h)) {
+        /* Put nothing back silently: receive it into the void would lose
+         * data, so this is fatal-class out of memory. */
+        free(m);
+        return report_nomem(fn, c);
+    }
+    *m = (struct fy_message){.msg = msg, .comm = c};
+    c->refcount++;
+    *message = h;
+    fy_mreq_status_recv(status, src_out, tag_out, bytes, false, MPI_SUCCESS);
+    return MPI_SUCCESS;
+}
+
+FY_API int PMPI_Improbe(int source, int tag, MPI_Comm comm, int *flag,
+                        MPI_Message *message, MPI_Status *status)
+{
+    return improbe_common(__func__, source, tag, comm, false, flag, message,
+                          status);
+}
+FY_ALIAS(MPI_Improbe)
+
+FY_API int PMPI_Mprobe(int source, int tag, MPI_Comm comm,
+                       MPI_Message *message, MPI_Status *status)
+{
+    return improbe_common(__func__, source, tag, comm, true, NULL, message,
+                          status);
+}
+FY_ALIAS(MPI_Mprobe)
+
+/* Start the receive of a probed message; *r_out is NULL for NO_PROC. */
+static int imrecv_start(const char *fn, void *buf, MPI_Count count,
+                        MPI_Datatype datatype, MPI_Message *message,
+                        struct fy_req **r_out, struct fy_comm **c_out)
+{
+    FY_CHECK_INIT(fn);
+    FY_CHECK(message != NULL, NULL, MPI_ERR_ARG, fn, "message is NULL");
+    *r_out = NULL;
+    *c_out = NULL;
+    if (*message == MPI_MESSAGE_NO_PROC) {
+        *message = MPI_MESSAGE_NULL;
+        return MPI_SUCCESS;
+    }
+    struct fy_message *m = fy_handle_get(&messages, *message);
+    FY_CHECK(m != NULL, NULL, MPI_ERR_REQUEST, fn,
+             "message 0x%x is not a message from MPI_Mprobe/MPI_Improbe",
+             (unsigned)*message);
+    struct fy_comm *c = m->comm;
+    struct fy_dtype *dt = fy_dtype_get(datatype);
+    int rc = fy_mpi_pt2pt_check(fn, c, buf, count, dt, datatype,
+                                MPI_ANY_SOURCE, MPI_ANY_TAG, true);
+    if (rc)
+        return rc;
+    int err = fy_p2p_imrecv(buf, count, dt, m->msg, c, r_out);
+    if (err)
+        return report_core_err(fn, c, err, "matched receive from", -1, -1);
+    fy_handle_release(&messages, *message);
+    free(m);
+    *message = MPI_MESSAGE_NULL;
+    *c_out = c;
+    return MPI_SUCCESS;
+}
+
+FY_API int PMPI_Mrecv(void *buf, int count, MPI_Datatype datatype,
+                      MPI_Message *message, MPI_Status *status)
+{
+    struct fy_req *r;
+    struct fy_comm *c;
+    int rc = imrecv_start(__func__, buf, count, datatype, message, &r, &c);
+    if (rc)
+        return rc;
+    if (!r) {
+        fy_mreq_status_recv(status, MPI_PROC_NULL, MPI_ANY_TAG, 0, false,
+                            MPI_SUCCESS);
+        return MPI_SUCCESS;
+    }
+    int err = fy_req_wait(r);
+    int src = r->st_source, tag = r->st_tag;
+    fy_mreq_status_recv(status, src, tag, r->st_bytes, false,
+                        err ? core_class(err) : MPI_SUCCESS);
+    fy_req_free(r);
+    fy_comm_release(c);
+    if (err)
+        return report_core_err(__func__, c, err, "matched receive from", src,
+                               tag);
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Mrecv)
+
+FY_API int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype,
+                       MPI_Message *message, MPI_Request *request)
+{
+    FY_CHECK(request != NULL, NULL, MPI_ERR_ARG, __func__, "request is NULL");
+    struct fy_req *r;
+    struct fy_comm *c;
+    int rc = imrecv_start(__func__, buf, count, datatype, message, &r, &c);
+    if (rc)
+        return rc;
+    if (!r)
+        return fy_mreq_register(FY_MREQ_DONE_NULL, request)
+                   ? report_nomem(__func__, NULL)
+                   : MPI_SUCCESS;
+    /* The request keeps the communicator alive through r->comm; drop the
+     * message's reference once the request exists. */
+    if (fy_mreq_register((uintptr_t)r | FY_MREQ_RECV, request)) {
+        (void)fy_req_wait(r);
+        fy_req_free(r);
+        fy_comm_release(c);
+        return report_nomem(__func__, c);
+    }
+    fy_comm_release(c);
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Imrecv)

@@ -785,15 +785,9 @@ int fy_p2p_send(const void *buf, MPI_Count count, struct fy_dtype *dt,
 
 /* ---- receives ----------------------------------------------------------- */
 
-/* Take a matching unexpected message for r, if any. Returns true if r was
- * matched (it may still be in progress for a rendezvous). */
-static bool match_unexpected(struct fy_req *r)
+/* Hand an unexpected message to the receive r that matched it. */
+static void deliver_unexp(struct fy_req *r, struct fy_unexp *u)
 {
-    struct fy_unexp *u = unexp_find(r->wpeer, r->peer == MPI_ANY_SOURCE,
-                                    r->tag, r->ctx);
-    if (!u)
-        return false;
-    unexp_unlink(u);
     if (u->type == FY_PKT_RTS) {
         struct fy_pkt p = {.src = u->src, .type = u->type, .tag = u->tag,
                            .ctx = u->ctx, .ctl = u->ctl};
@@ -806,6 +800,18 @@ static bool match_unexpected(struct fy_req *r)
             send_fin(u->src, u->ctl.cookie);
     }
     free(u);
+}
+
+/* Take a matching unexpected message for r, if any. Returns true if r was
+ * matched (it may still be in progress for a rendezvous). */
+static bool match_unexpected(struct fy_req *r)
+{
+    struct fy_unexp *u = unexp_find(r->wpeer, r->peer == MPI_ANY_SOURCE,
+                                    r->tag, r->ctx);
+    if (!u)
+        return false;
+    unexp_unlink(u);
+    deliver_unexp(r, u);
     return true;
 }
 
@@ -904,6 +910,39 @@ int fy_p2p_iprobe(int src, int tag, struct fy_comm *comm, uint32_t ctx,
         *tag_out = u->tag;
         *bytes_out = (MPI_Count)(u->type == FY_PKT_RTS ? u->ctl.total : u->len);
     }
+    return 0;
+}
+
+int fy_p2p_improbe(int src, int tag, struct fy_comm *comm, uint32_t ctx,
+                   bool *flag_out, void **msg_out, int *source_out,
+                   int *tag_out, MPI_Count *bytes_out)
+{
+    *flag_out = false;
+    fy_progress();
+    int w = src >= 0 ? fy_comm_world_rank(comm, src) : -1;
+    struct fy_unexp *u = unexp_find(w, src == MPI_ANY_SOURCE, tag, ctx);
+    if (!u)
+        return 0;
+    unexp_unlink(u);
+    *flag_out = true;
+    *msg_out = u;
+    *source_out = fy_comm_rank_of(comm, u->src);
+    *tag_out = u->tag;
+    *bytes_out = (MPI_Count)(u->type == FY_PKT_RTS ? u->ctl.total : u->len);
+    return 0;
+}
+
+int fy_p2p_imrecv(void *buf, MPI_Count count, struct fy_dtype *dt, void *msg,
+                  struct fy_comm *comm, struct fy_req **req_out)
+{
+    struct fy_unexp *u = msg;
+    struct fy_req *r = req_init(FY_REQ_RECV, buf, count, dt,
+                                fy_comm_rank_of(comm, u->src), u->tag, comm,
+                                u->ctx);
+    if (!r)
+        return -ENOMEM;
+    deliver_unexp(r, u);
+    *req_out = r;
     return 0;
 }
 

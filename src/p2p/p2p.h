@@ -95,6 +95,16 @@ int fy_p2p_iprobe(int src, int tag, struct fy_comm *comm, uint32_t ctx,
 int fy_p2p_probe(int src, int tag, struct fy_comm *comm, uint32_t ctx,
                  int *source_out, int *tag_out, MPI_Count *bytes_out);
 
+/* Matched probe (MPI_Improbe): take the first matching message off the
+ * unexpected queue, so no other receive can match it; *msg_out is an opaque
+ * message for fy_p2p_imrecv, which must eventually receive it. */
+int fy_p2p_improbe(int src, int tag, struct fy_comm *comm, uint32_t ctx,
+                   bool *flag_out, void **msg_out, int *source_out,
+                   int *tag_out, MPI_Count *bytes_out);
+/* Receive a message taken by fy_p2p_improbe into buf (MPI_Imrecv). */
+int fy_p2p_imrecv(void *buf, MPI_Count count, struct fy_dtype *dt, void *msg,
+                  struct fy_comm *comm, struct fy_req **req_out);
+
 /* Cancel a receive that has not matched yet (sets r->cancelled and
  * completes it); a matched one is left alone. */
 void fy_p2p_cancel_recv(struct fy_req *r);
