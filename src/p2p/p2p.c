@@ -207,6 +207,73 @@ static inline bool is_eager(uint32_t type)
     return type == FY_PKT_EAGER || type == FY_PKT_EAGER_SYNC;
 }
 
+/* Put one packet into the peer's mailbox ring if it has room: the first
+ * slot carries the header and FY_FBOX_PAYLOAD bytes, continuation slots
+ * FY_FBOX_CONT bytes each after a zero seq. The first slot's seq is stored
+ * last, with release, so its reader sees the whole message. */
+static inline bool fbox_put(int peer, struct fy_peer *pe, uint32_t type,
+                            int32_t tag, uint32_t ctx, const void *data,
+                            uint64_t len)
+{
+    const uint32_t slots = fy_p2p.slots;
+    uint32_t n = fy_fbox_nslots(len);
+    if (pe->fb_sent + n - pe->fb_acked > slots) {
+        /* A5: pairs with R5 in consume_slots(): slots are free to
+         * overwrite once we see them consumed. */
+        pe->fb_acked = atomic_load_explicit(&pe->ack_out->consumed,
+                                            memory_order_acquire);
+        if (pe->fb_sent + n - pe->fb_acked > slots)
+            return false;
+    }
+    const uint8_t *d = data;
+    uint64_t first = FY_MIN(len, (uint64_t)FY_FBOX_PAYLOAD);
+    struct fy_fbox_slot *sl = &pe->ring_out[pe->fb_sent % slots];
+    if (FY_UNLIKELY(n > 1)) {
+        uint64_t rest = len - first;
+        const uint8_t *c = d + first;
+        for (uint32_t i = 1; i < n; i++) {
+            struct fy_fbox_slot *cs = &pe->ring_out[(pe->fb_sent + i) % slots];
+            uint64_t k = FY_MIN(rest, (uint64_t)FY_FBOX_CONT);
+            atomic_store_explicit(&cs->seq, 0, memory_order_relaxed);
+            memcpy((uint8_t *)cs + sizeof(cs->seq), c, k);
+            c += k;
+            rest -= k;
+        }
+    }
+    sl->tag = tag;
+    sl->ctx_type = (uint16_t)(ctx | type << 12);
+    sl->len = (uint16_t)len;
+    if (first)
+        memcpy(sl->data, d, first);
+    pe->fb_sent += n;
+    /* R6: pairs with A6 in the readers: the payload (continuations
+     * included) is visible to whoever sees the new sequence number. */
+    atomic_store_explicit(&sl->seq, ++pe->sseq, memory_order_release);
+    fy_wake(peer);
+    return true;
+}
+
+/* Copy a mailbox message's payload out of the ring (after its seq was
+ * acquired and its length checked). */
+static inline void fbox_copy_out(const struct fy_peer *pe,
+                                 const struct fy_fbox_slot *sl, void *dst,
+                                 uint64_t len)
+{
+    uint64_t first = FY_MIN(len, (uint64_t)FY_FBOX_PAYLOAD);
+    if (first)
+        memcpy(dst, sl->data, first);
+    uint8_t *c = (uint8_t *)dst + first;
+    uint64_t rest = len - first;
+    for (uint64_t i = 1; rest; i++) {
+        const struct fy_fbox_slot *cs =
+            &pe->ring_in[(pe->fb_next + i) % fy_p2p.slots];
+        uint64_t k = FY_MIN(rest, (uint64_t)FY_FBOX_CONT);
+        memcpy(c, (const uint8_t *)cs + sizeof(cs->seq), k);
+        c += k;
+        rest -= k;
+    }
+}
+
 /* Try to put one packet on the wire now. Returns true if sent. */
 static bool pkt_try(int peer, uint32_t type, int32_t tag, uint32_t ctx,
                     const struct fy_ctl *ctl, struct fy_req *req)
@@ -220,31 +287,9 @@ static bool pkt_try(int peer, uint32_t type, int32_t tag, uint32_t ctx,
                                          : type != FY_PKT_EAGER_SYNC &&
                                                type != FY_PKT_DATA;
     if (fits_box) {
-        if (pe->fb_sent - pe->fb_acked >= s->slots)
-            /* A5: pairs with R5 in consume_slot(): the slot is free to
-             * overwrite once we see it consumed. */
-            pe->fb_acked = atomic_load_explicit(&pe->ack_out->consumed,
-                                                memory_order_acquire);
-        if (pe->fb_sent - pe->fb_acked < s->slots) {
-            struct fy_fbox_slot *sl = &pe->ring_out[pe->fb_sent % s->slots];
-            sl->tag = tag;
-            sl->ctx = (uint16_t)ctx;
-            sl->type = (uint8_t)type;
-            if (type == FY_PKT_EAGER) {
-                sl->len = (uint8_t)len;
-                if (len)
-                    memcpy(sl->data, send_data(req), len);
-            } else {
-                sl->len = sizeof(*ctl);
-                memcpy(sl->data, ctl, sizeof(*ctl));
-            }
-            pe->fb_sent++;
-            /* R6: pairs with A6 in poll: the payload is visible to whoever
-             * sees the new sequence number. */
-            atomic_store_explicit(&sl->seq, ++pe->sseq, memory_order_release);
-            fy_wake(peer);
+        const void *data = type == FY_PKT_EAGER ? send_data(req) : (const void *)ctl;
+        if (fbox_put(peer, pe, type, tag, ctx, data, len))
             return true;
-        }
     }
     uint64_t off = fy_cell_get();
     if (!off)
@@ -513,9 +558,9 @@ static void handle_pkt(const struct fy_pkt *p)
 
 /* ---- incoming: fastboxes and the cell queue ---------------------------- */
 
-static inline void consume_slot(struct fy_peer *pe)
+static inline void consume_slots(struct fy_peer *pe, uint32_t n)
 {
-    pe->fb_next++;
+    pe->fb_next += n;
     pe->rseq++;
     /* R5: pairs with A5: the sender may reuse the slot once it sees this. */
     atomic_store_explicit(&pe->ack_in->consumed, pe->fb_next, memory_order_release);
@@ -530,19 +575,24 @@ static bool poll_fastbox(int src)
     /* A6: pairs with R6. */
     if (atomic_load_explicit(&sl->seq, memory_order_acquire) != pe->rseq)
         return false;
-    struct fy_fbox_slot copy;
-    memcpy(&copy, sl, sizeof(copy)); /* read once: the peer owns the line */
-    struct fy_pkt p = {.src = src, .type = copy.type, .tag = copy.tag,
-                       .ctx = copy.ctx, .data = copy.data, .len = copy.len};
-    if (copy.len > FY_FBOX_PAYLOAD)
+    /* Read the header once: the peer owns the line. */
+    int32_t tag = sl->tag;
+    uint16_t ct = sl->ctx_type;
+    uint64_t len = sl->len;
+    uint32_t type = ct >> 12;
+    if (len > s->fbox_cap)
         bad_packet(src, "mailbox length");
-    if (copy.type != FY_PKT_EAGER) {
-        if (copy.len != sizeof(struct fy_ctl))
+    uint8_t copy[FY_FBOX_MAX_LEN(FY_FBOX_SLOTS)];
+    fbox_copy_out(pe, sl, copy, len);
+    struct fy_pkt p = {.src = src, .type = type, .tag = tag,
+                       .ctx = ct & 0xfffu, .data = copy, .len = len};
+    if (type != FY_PKT_EAGER) {
+        if (len != sizeof(struct fy_ctl))
             bad_packet(src, "mailbox control length");
-        memcpy(&p.ctl, copy.data, sizeof(p.ctl));
+        memcpy(&p.ctl, copy, sizeof(p.ctl));
         p.len = 0;
     }
-    consume_slot(pe);
+    consume_slots(pe, fy_fbox_nslots(len));
     handle_pkt(&p);
     return true;
 }
@@ -750,29 +800,13 @@ int fy_p2p_send(const void *buf, MPI_Count count, struct fy_dtype *dt,
         return 0;
     uint64_t len = (uint64_t)(count * dt->size);
     int w = fy_comm_world_rank(comm, dest);
-    /* Fast path: one cache line into the peer's mailbox, no request. */
+    /* Fast path: straight into the peer's mailbox, no request. */
     if (FY_LIKELY(len <= s->fbox_max && dt->contig && mode != FY_SEND_SYNC &&
                   w != s->me)) {
         struct fy_peer *pe = &s->peers[w];
-        if (FY_LIKELY(!pe->out_head)) {
-            if (pe->fb_sent - pe->fb_acked >= s->slots)
-                pe->fb_acked = atomic_load_explicit(&pe->ack_out->consumed,
-                                                    memory_order_acquire);
-            if (FY_LIKELY(pe->fb_sent - pe->fb_acked < s->slots)) {
-                struct fy_fbox_slot *sl = &pe->ring_out[pe->fb_sent % s->slots];
-                sl->tag = tag;
-                sl->ctx = (uint16_t)ctx;
-                sl->type = FY_PKT_EAGER;
-                sl->len = (uint8_t)len;
-                if (len)
-                    memcpy(sl->data, buf, len);
-                pe->fb_sent++;
-                /* R6 (as in pkt_try). */
-                atomic_store_explicit(&sl->seq, ++pe->sseq, memory_order_release);
-                fy_wake(w);
-                return 0;
-            }
-        }
+        if (FY_LIKELY(!pe->out_head) &&
+            FY_LIKELY(fbox_put(w, pe, FY_PKT_EAGER, tag, ctx, buf, len)))
+            return 0;
     }
     struct fy_req *r;
     int rc = fy_p2p_isend(buf, count, dt, dest, tag, comm, ctx, mode, &r);
@@ -854,17 +888,17 @@ int fy_p2p_recv(void *buf, MPI_Count count, struct fy_dtype *dt, int src,
                 struct fy_fbox_slot *sl = &pe->ring_in[pe->fb_next % s->slots];
                 /* A6 (as in poll_fastbox). */
                 if (atomic_load_explicit(&sl->seq, memory_order_acquire) == pe->rseq) {
-                    if (sl->type == FY_PKT_EAGER && sl->ctx == ctx &&
-                        (sl->tag == tag || tag == MPI_ANY_TAG) &&
-                        sl->len <= cap && sl->len <= FY_FBOX_PAYLOAD) {
-                        uint8_t len = sl->len;
-                        int32_t t = sl->tag;
-                        if (len)
-                            memcpy(buf, sl->data, len);
-                        consume_slot(pe);
+                    uint16_t ct = sl->ctx_type;
+                    uint64_t len = sl->len;
+                    int32_t t = sl->tag;
+                    if (ct == (uint16_t)(ctx | FY_PKT_EAGER << 12) &&
+                        (t == tag || tag == MPI_ANY_TAG) && len <= cap &&
+                        len <= s->fbox_cap) {
+                        fbox_copy_out(pe, sl, buf, len);
+                        consume_slots(pe, fy_fbox_nslots(len));
                         *source_out = src;
                         *tag_out = t;
-                        *bytes_out = len;
+                        *bytes_out = (MPI_Count)len;
                         return 0;
                     }
                     break;
@@ -1004,8 +1038,9 @@ static int check_params(struct fy_shm_params *pp)
         FY_ERROR("FERRY_SHMBUF_SIZE=%lld must be 4 KiB..16 MiB and a multiple of 64", sb);
         return -EINVAL;
     }
-    if (fb < 0 || fb > FY_FBOX_PAYLOAD) {
-        FY_ERROR("FERRY_FASTBOX_MAX=%lld must be in [0, %d]", fb, FY_FBOX_PAYLOAD);
+    if (fb < 0 || fb > FY_FBOX_MAX_LEN(FY_FBOX_SLOTS)) {
+        FY_ERROR("FERRY_FASTBOX_MAX=%lld must be in [0, %d]", fb,
+                 FY_FBOX_MAX_LEN(FY_FBOX_SLOTS));
         return -EINVAL;
     }
     if (eager < 0) {
@@ -1022,7 +1057,7 @@ static int check_params(struct fy_shm_params *pp)
         return -EINVAL;
     }
     *pp = (struct fy_shm_params){.nranks = (uint32_t)fy_boot.size,
-                                 .fbox_slots = 16,
+                                 .fbox_slots = FY_FBOX_SLOTS,
                                  .cell_size = (uint32_t)cell,
                                  .ncells = (uint32_t)ncells,
                                  .shmbuf_size = (uint64_t)sb};
@@ -1045,6 +1080,8 @@ int fy_p2p_init(void)
     s->slots = h->fbox_slots;
     s->cell_payload = h->cell_size - FY_CELL_HDR;
     s->fbox_max = (uint32_t)fy_env_int(FY_ENV_FASTBOX_MAX);
+    /* What a peer may legitimately put in one mailbox message. */
+    s->fbox_cap = FY_FBOX_MAX_LEN(s->slots);
     s->eager_max = FY_MIN((uint64_t)fy_env_int(FY_ENV_EAGER_MAX), s->cell_payload);
     s->shmbuf_size = h->shmbuf_size;
     s->spin_limit = (long)fy_env_int(FY_ENV_SPIN);

@@ -119,7 +119,8 @@ struct fy_p2p_state {
      * fy_xfer_active (xfer.h) by the receiver; see rndv.c. */
     bool wait_block;   /* ranks may sleep on futexes: senders must wake */
     uint32_t slots;    /* fastbox ring length */
-    uint32_t fbox_max; /* largest fastbox payload */
+    uint32_t fbox_max; /* largest payload we put in a mailbox */
+    uint32_t fbox_cap; /* largest a peer may put there (bounds check) */
     uint64_t eager_max;
     uint64_t cell_payload;
     uint64_t shmbuf_size;

@@ -120,7 +120,7 @@ int fy_shm_attach(int fd, int rank, const struct fy_shm_params *want)
         fstat(fd, &st);
         if (check.total != h->total || check.off_cells != h->off_cells ||
             (uint64_t)st.st_size < check.total || h->cell_size < 1024 ||
-            h->fbox_slots == 0) {
+            h->fbox_slots == 0 || h->fbox_slots > FY_FBOX_SLOTS) {
             FY_ERROR("shared segment header is inconsistent; refusing it");
             munmap(hp, (size_t)page);
             return -EPROTO;

@@ -14,6 +14,7 @@
 
 #include <assert.h>
 #include <stdalign.h>
+#include <stddef.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -66,17 +67,33 @@ struct fy_shm_rank {
 };
 
 /* One mailbox slot: the sequence number that publishes it sits in the same
- * cache line as the payload, so a small message is one line transfer. */
+ * cache line as the payload, so a small message is one line transfer. A
+ * longer message continues in the following slots of the ring; those keep
+ * seq 0 (never a valid sequence number) and carry FY_FBOX_CONT bytes. */
 #define FY_FBOX_PAYLOAD 48
+#define FY_FBOX_CONT 56
+#define FY_FBOX_SLOTS 32
 struct fy_fbox_slot {
     alignas(FY_CACHELINE) _Atomic uint64_t seq; /* pair sequence number */
     int32_t tag;
-    uint16_t ctx;
-    uint8_t type; /* enum fy_pkt_type */
-    uint8_t len;  /* payload bytes used */
+    uint16_t ctx_type; /* context (low 12 bits) | packet type << 12 */
+    uint16_t len;      /* payload bytes, this slot and its continuations */
     uint8_t data[FY_FBOX_PAYLOAD];
 };
 static_assert(sizeof(struct fy_fbox_slot) == FY_CACHELINE, "slot is one line");
+static_assert(offsetof(struct fy_fbox_slot, data) + FY_FBOX_PAYLOAD == FY_CACHELINE,
+              "first-slot payload fills the line");
+
+/* Slots a payload of len bytes occupies. */
+static inline uint32_t fy_fbox_nslots(uint64_t len)
+{
+    return len <= FY_FBOX_PAYLOAD
+               ? 1u
+               : 1u + (uint32_t)((len - FY_FBOX_PAYLOAD + FY_FBOX_CONT - 1) /
+                                 FY_FBOX_CONT);
+}
+/* Largest payload a ring of n slots can carry in one message. */
+#define FY_FBOX_MAX_LEN(n) (FY_FBOX_PAYLOAD + ((n)-1) * FY_FBOX_CONT)
 
 /* Receiver-owned counter of consumed slots of one sender's ring. */
 struct fy_fbox_ack {
