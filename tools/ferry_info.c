@@ -16,49 +16,58 @@
 #include "util/util.h"
 #include "xfer/xfer.h"
 
-static volatile uint64_t sibling_word = 0x46657272792d4f4bull;
-
-/* Can one child read a sibling's memory? That is what ranks do (mpiexec
- * forks them as siblings); yama ptrace_scope=1 allows only ancestors. */
-static bool cma_between_siblings(char *why, size_t whylen)
+/* "1 MiB" style sizes for the rule table. */
+static void fmt_size(char *buf, size_t len, uint64_t b)
 {
-    int hold[2];
-    if (pipe(hold) != 0) {
-        snprintf(why, whylen, "pipe: %s", strerror(errno));
-        return false;
+    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int u = 0;
+    while (u < 4 && b >= 1024 && b % 1024 == 0) {
+        b /= 1024;
+        u++;
     }
-    pid_t a = fork();
-    if (a == 0) {
-        char c;
-        close(hold[1]);
-        ssize_t n = read(hold[0], &c, 1); /* wait until the parent says */
-        _exit(n < 0);
+    snprintf(buf, len, "%llu %s", (unsigned long long)b, unit[u]);
+}
+
+/* The rendezvous rule table a job started now would use (rank 0's view is
+ * this process's: same environment, same machine), clipped to the sizes
+ * that go by rendezvous at all (above the eager limit). */
+static void print_rules(unsigned avail, uint64_t eager)
+{
+    struct fy_xfer_table t;
+    if (fy_xfer_table_request(&t)) {
+        printf("  rendezvous             FERRY_XFER is invalid (see above)\n");
+        return;
     }
-    pid_t b = fork();
-    if (b == 0) {
-        close(hold[0]);
-        close(hold[1]);
-        uint64_t got = 0;
-        ssize_t n = fy_xfer_cma_ops.copy_remote(a, &got,
-                                                (uint64_t)(uintptr_t)&sibling_word,
-                                                sizeof(got), true);
-        _exit(n == (ssize_t)sizeof(got) && got == sibling_word ? 0
-              : n == -EPERM                                    ? 2
-                                                               : 3);
+    struct fy_xfer_table asked = t;
+    fy_xfer_table_resolve(&t, avail, false);
+    printf("  rendezvous             > %llu B, mechanism by size (%s",
+           (unsigned long long)eager, fy_xfer_from_name(t.from));
+    if (t.from == FY_XFER_FROM_ENV)
+        printf(" = %s", fy_env_str(FY_ENV_XFER));
+    printf("):\n");
+    for (uint32_t i = 0; i < t.n; i++) {
+        uint64_t lo = t.rule[i].min_bytes;
+        uint64_t hi = i + 1 < t.n ? t.rule[i + 1].min_bytes : 0; /* 0: none */
+        if (hi && hi <= eager + 1)
+            continue; /* all of this range goes eagerly */
+        if (lo <= eager)
+            lo = eager + 1;
+        char a[32], b[40] = "and up";
+        fmt_size(a, sizeof(a), lo);
+        if (hi) {
+            char h[32];
+            fmt_size(h, sizeof(h), hi);
+            snprintf(b, sizeof(b), "below %s", h);
+        }
+        printf("    %10s %-16s %s\n", a, b,
+               fy_xfer_registry[t.rule[i].kind]->name);
     }
-    int st = 0;
-    waitpid(b, &st, 0);
-    close(hold[0]);
-    close(hold[1]);
-    waitpid(a, NULL, 0);
-    if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
-        return true;
-    snprintf(why, whylen, "%s",
-             WIFEXITED(st) && WEXITSTATUS(st) == 2
-                 ? "process_vm_readv between sibling processes: permission "
-                   "denied (ptrace scope, seccomp or container policy)"
-                 : "process_vm_readv between sibling processes failed");
-    return false;
+    for (uint32_t i = 0; i < asked.n; i++) {
+        int k = asked.rule[i].kind;
+        if (k >= 0 && !(avail & (1u << k)))
+            printf("    (%s was asked for but does not work here: replaced, "
+                   "see above)\n", fy_xfer_registry[k]->name);
+    }
 }
 
 static void usage(FILE *f)
@@ -86,20 +95,25 @@ int main(int argc, char **argv)
     int env_rc = fy_env_load();
     printf("Ferry %s (MPICH ABI: libmpi.so.12 / libmpich.so.12)\n\n", FERRY_VERSION_STRING);
 
+    /* Mechanisms, tested the way ranks use them: one-sided ones between
+     * two sibling processes (what mpiexec starts), the rest in-process. */
     printf("Transfer mechanisms for large messages (FERRY_XFER):\n");
-    bool cma_ok = false;
+    unsigned avail = 0;
     for (int k = 0; k < FY_XFER_NKINDS; k++) {
         const struct fy_xfer_ops *ops = fy_xfer_registry[k];
         char why[256] = "";
-        bool ok = ops->probe(why, sizeof(why));
-        if (ok && k == FY_XFER_CMA)
-            ok = cma_between_siblings(why, sizeof(why));
-        if (k == FY_XFER_CMA)
-            cma_ok = ok;
-        printf("  %-7s %-4s %s%s%s\n", ops->name, ok ? "yes" : "NO", ops->summary,
-               ok ? "" : "\n          why not: ", ok ? "" : why);
+        bool ok = fy_xfer_probe_siblings(k, why, sizeof(why));
+        if (ok && k == FY_XFER_CMA && fy_env_int(FY_ENV_NO_CMA)) {
+            ok = false;
+            snprintf(why, sizeof(why), "disabled by FERRY_NO_CMA");
+        }
+        if (ok)
+            avail |= 1u << k;
+        printf("  %-8s %-4s %-10s %s%s%s\n", ops->name, ok ? "yes" : "NO",
+               ops->one_sided ? "one-sided" : "two-sided", ops->summary,
+               ok ? "" : "\n           why not: ", ok ? "" : why);
     }
-    printf("  (net: not built yet)\n\n");
+    printf("\n");
 
     printf("Environment (FERRY_*):\n");
     for (int i = 0; i < FY_ENV_COUNT; i++) {
@@ -117,15 +131,13 @@ int main(int argc, char **argv)
 
     long long cell = fy_env_int(FY_ENV_CELL_SIZE);
     long long eager = FY_MIN(fy_env_int(FY_ENV_EAGER_MAX), cell - (long long)FY_CELL_HDR);
-    const char *xfer = fy_env_str(FY_ENV_XFER);
     const char *src_of[2] = {"default", "environment"};
     printf("Thresholds in force:\n");
     printf("  mailbox (fastbox)      0 .. %lld B            (%s)\n",
            fy_env_int(FY_ENV_FASTBOX_MAX), src_of[fy_env[FY_ENV_FASTBOX_MAX].from_env]);
     printf("  eager through cells    .. %lld B             (%s; cell %lld B x %lld per rank)\n",
            eager, src_of[fy_env[FY_ENV_EAGER_MAX].from_env], cell, fy_env_int(FY_ENV_CELLS));
-    printf("  rendezvous             > %lld B by %s\n", eager,
-           strcmp(xfer, "auto") ? xfer : cma_ok ? "cma (auto)" : "shmbuf (auto: cma unavailable)");
+    print_rules(avail, (uint64_t)eager);
     printf("  double buffer halves   %lld B\n", fy_env_int(FY_ENV_SHMBUF_SIZE));
     printf("  waiting                %s (spin %lld polls, then yield, then futex "
            "sleep when ranks outnumber %d CPUs)\n",

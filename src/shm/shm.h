@@ -37,7 +37,7 @@ struct fy_cellq {
 };
 
 /* Number of size rules rank 0 publishes (FY_XFER_RULES_MAX in xfer.h). */
-#define FY_SHM_XFER_RULES 8
+#define FY_SHM_XFER_RULES 32
 
 /* Written by its owner at attach unless noted. */
 struct fy_shm_rank {

@@ -166,7 +166,9 @@ const char *fy_xfer_from_name(uint32_t from)
 
 static int rules_check(const struct fy_xfer_rule *rules, int n, bool auto_ok)
 {
-    if (n < 1 || n > FY_XFER_RULES_MAX)
+    /* Room for the AUTO rule from 0 that resolving may put in front. */
+    if (n < 1 || n > FY_XFER_RULES_MAX ||
+        (n == FY_XFER_RULES_MAX && rules[0].min_bytes > 0))
         return -EINVAL;
     for (int i = 0; i < n; i++) {
         if (rules[i].kind >= FY_XFER_NKINDS ||
@@ -284,6 +286,12 @@ int fy_xfer_table_request(struct fy_xfer_table *out)
 void fy_xfer_table_resolve(struct fy_xfer_table *t, unsigned avail, bool warn)
 {
     int fallback = avail & (1u << FY_XFER_CMA) ? FY_XFER_CMA : FY_XFER_SHMBUF;
+    if (t->n < FY_XFER_RULES_MAX && t->rule[0].min_bytes > 0) {
+        memmove(&t->rule[1], &t->rule[0], t->n * sizeof(t->rule[0]));
+        t->rule[0] = (struct fy_xfer_rule){0, FY_XFER_AUTO};
+        t->n++;
+    }
+    t->rule[0].min_bytes = 0;
     uint32_t n = 0;
     for (uint32_t i = 0; i < t->n; i++) {
         struct fy_xfer_rule r = t->rule[i];

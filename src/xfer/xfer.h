@@ -144,15 +144,16 @@ int fy_xfer_net_hello_check(const struct fy_xfer_net_hello *h, uint32_t me,
 /* ---- per-size selection --------------------------------------------------
  * A rule table maps a rendezvous message size (the bytes that will really
  * move: min(message, receive buffer)) to a mechanism: rule i covers sizes
- * from rule[i].min_bytes up to rule[i+1].min_bytes - 1; sizes below the
- * first rule's min_bytes use the first rule. The receiver decides when it
- * matches an RTS, so only the receiver's table counts for a message. */
+ * from rule[i].min_bytes up to rule[i+1].min_bytes - 1 (the rule with the
+ * largest min_bytes <= size, as in the tuning file); sizes below the first
+ * rule's min_bytes get FY_XFER_AUTO. The receiver decides when it matches
+ * an RTS, so only the receiver's table counts for a message. */
 struct fy_xfer_rule {
     uint64_t min_bytes;
     int kind; /* enum fy_xfer_kind; FY_XFER_AUTO only in requests */
 };
-#define FY_XFER_AUTO (-1) /* cma when it works here, else shmbuf */
-#define FY_XFER_RULES_MAX 8
+#define FY_XFER_AUTO (-1)    /* cma when it works here, else shmbuf */
+#define FY_XFER_RULES_MAX 32 /* as FY_TUNING_MAX_RULES */
 
 enum fy_xfer_from {
     FY_XFER_FROM_DEFAULT, /* nothing asked: FY_XFER_AUTO for every size */
@@ -167,7 +168,8 @@ struct fy_xfer_table {
 };
 
 /* Install measured rules (sorted by strictly increasing min_bytes, kinds
- * valid, 1..FY_XFER_RULES_MAX of them). FERRY_XFER, when set, still wins.
+ * valid or FY_XFER_AUTO, 1..FY_XFER_RULES_MAX of them, one fewer if the
+ * first does not start at 0). FERRY_XFER, when set, still wins.
  * Call it before the p2p transports come up (fy_p2p_init) so that rank 0's
  * table rules the whole job; called later it changes only this rank's
  * receive decisions (safe, since the receiver decides). A kind that does
@@ -187,8 +189,10 @@ int fy_xfer_rules_parse(const char *text, struct fy_xfer_table *out, char *why,
  * Returns 0 or -EINVAL (FERRY_XFER malformed, logged). */
 int fy_xfer_table_request(struct fy_xfer_table *out);
 /* Make a requested table usable where the kinds in 'avail' (bit 1<<kind)
- * work: AUTO becomes cma or shmbuf, an unavailable kind becomes what AUTO
- * would be (with a warning when warn is set), adjacent equal rules merge. */
+ * work: sizes below the first rule get an explicit AUTO rule from 0, AUTO
+ * becomes cma or shmbuf, an unavailable kind becomes what AUTO would be
+ * (with a warning when warn is set), adjacent equal rules merge. The
+ * result starts at 0 and names only kinds in avail. */
 void fy_xfer_table_resolve(struct fy_xfer_table *t, unsigned avail, bool warn);
 
 /* The table in force in this process and the kinds that work job-wide
