@@ -1,0 +1,251 @@
+/* SPDX-License-Identifier: MIT */
+/* The tuning-file parser (src/util/tuning.c): a good file with every key,
+ * each kind of bad line rejected with file:line in the message, a missing
+ * file reported as -ENOENT, the default location, and save/load round trip. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "util/tuning.h"
+
+static char dir[] = "/tmp/ferry-test-tuning-XXXXXX";
+
+static void write_file(const char *path, const char *text, size_t len)
+{
+    FILE *f = fopen(path, "w");
+    if (!f || fwrite(text, 1, len, f) != len) {
+        perror(path);
+        exit(1);
+    }
+    fclose(f);
+}
+
+/* Parse 'text' as file "t.conf"; expect -EINVAL and an error that starts
+ * with "t.conf:<line>:" and contains 'needle'. */
+static void expect_bad(const char *text, int line, const char *needle,
+                       const char *what)
+{
+    struct fy_tuning t;
+    char err[512] = "";
+    int rc = fy_tuning_parse("t.conf", text, &t, err, sizeof(err));
+    char prefix[32];
+    snprintf(prefix, sizeof(prefix), "t.conf:%d: ", line);
+    TAP_EQ_INT(rc, -EINVAL, "%s: rejected", what);
+    if (!TAP_OK(!strncmp(err, prefix, strlen(prefix)) && strstr(err, needle),
+                "%s: message names %s and says '%s'", what, prefix, needle))
+        tap_diag("message was: %s", err);
+}
+
+int main(void)
+{
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    char path[256], err[512];
+    struct fy_tuning t;
+
+    /* ---- a good file: every key, comments, blank lines, suffixes ---- */
+    const char *good = "# written by hand\n"
+                       "\n"
+                       "eager_max   = 8000   # bytes\n"
+                       "  fastbox_max=40\n"
+                       "cell_size = 16K\r\n"
+                       "shmbuf_size = 64KiB\n"
+                       "xfer.1M = cma\n"
+                       "xfer.0 = queue\n"
+                       "\txfer.65536 = shmbuf  \n"
+                       "xfer.16777216 = procmem";
+    snprintf(path, sizeof(path), "%s/good.conf", dir);
+    write_file(path, good, strlen(good));
+    memset(&t, 0xa5, sizeof(t));
+    TAP_EQ_INT(fy_tuning_load(path, &t), 0, "good file loads");
+    TAP_OK(t.has_eager_max && t.eager_max == 8000, "eager_max = 8000");
+    TAP_OK(t.has_fastbox_max && t.fastbox_max == 40, "fastbox_max = 40");
+    TAP_OK(t.has_cell_size && t.cell_size == 16384, "cell_size = 16K");
+    TAP_OK(t.has_shmbuf_size && t.shmbuf_size == 65536, "shmbuf_size = 64KiB");
+    TAP_EQ_INT(t.nrules, 4, "four xfer rules");
+    TAP_OK(t.rules[0].min_bytes == 0 && !strcmp(t.rules[0].mech, "queue") &&
+               t.rules[1].min_bytes == 65536 &&
+               !strcmp(t.rules[1].mech, "shmbuf") &&
+               t.rules[2].min_bytes == 1048576 &&
+               !strcmp(t.rules[2].mech, "cma") &&
+               t.rules[3].min_bytes == 16777216 &&
+               !strcmp(t.rules[3].mech, "procmem"),
+           "rules sorted by min_bytes");
+    TAP_EQ_STR(fy_tuning_rule_for(&t, 0)->mech, "queue", "0 B -> queue");
+    TAP_EQ_STR(fy_tuning_rule_for(&t, 65535)->mech, "queue", "65535 B -> queue");
+    TAP_EQ_STR(fy_tuning_rule_for(&t, 65536)->mech, "shmbuf", "64 KiB -> shmbuf");
+    TAP_EQ_STR(fy_tuning_rule_for(&t, 5 << 20)->mech, "cma", "5 MiB -> cma");
+    TAP_EQ_STR(fy_tuning_rule_for(&t, 1ull << 40)->mech, "procmem",
+               "1 TiB -> procmem");
+
+    /* Only some keys: the rest stay unset; no rule below the first. */
+    TAP_EQ_INT(fy_tuning_parse("t.conf", "xfer.4096 = cma\n", &t, err,
+                               sizeof(err)),
+               0, "a file with one rule parses");
+    TAP_OK(!t.has_eager_max && !t.has_cell_size && t.nrules == 1,
+           "unset keys are flagged unset");
+    TAP_OK(fy_tuning_rule_for(&t, 4095) == NULL, "no rule below the first");
+    TAP_EQ_INT(fy_tuning_parse("t.conf", "", &t, err, sizeof(err)), 0,
+               "an empty file parses");
+    TAP_EQ_INT(fy_tuning_parse("t.conf", "# only a comment\n\n", &t, err,
+                               sizeof(err)),
+               0, "a comment-only file parses");
+    TAP_EQ_INT(fy_tuning_parse("t.conf", "eager_max = 1048448\n", &t, err,
+                               sizeof(err)),
+               0, "eager_max at its limit (1 MiB cell minus header)");
+
+    /* ---- each kind of bad line ---- */
+    expect_bad("eager_max 100\n", 1, "expected 'key = value'", "no '='");
+    expect_bad("# c\n= 100\n", 2, "missing key", "no key");
+    expect_bad("eager_max =\n", 1, "missing value", "no value");
+    expect_bad("eager_max = # nothing\n", 1, "missing value",
+               "value only a comment");
+    expect_bad("\n\neagre_max = 100\n", 3, "unknown key 'eagre_max'",
+               "misspelt key");
+    expect_bad("eager max = 100\n", 1, "not a valid key", "space in key");
+    expect_bad("eager_max = lots\n", 1, "is not a size", "non-numeric size");
+    expect_bad("eager_max = -5\n", 1, "is not a size", "negative size");
+    expect_bad("eager_max = 12 34\n", 1, "unexpected text", "two values");
+    expect_bad("eager_max = 10x\n", 1, "is not a size", "bad suffix");
+    expect_bad("eager_max = 99999999999999999999999\n", 1, "is not a size",
+               "overflowing number");
+    expect_bad("eager_max = 2M\n", 1, "out of range", "eager_max too big");
+    expect_bad("fastbox_max = 49\n", 1, "out of range", "fastbox_max too big");
+    expect_bad("cell_size = 512\n", 1, "out of range", "cell_size too small");
+    expect_bad("cell_size = 2M\n", 1, "out of range", "cell_size too big");
+    expect_bad("cell_size = 16400\n", 1, "not a multiple of 64",
+               "cell_size not a multiple of 64");
+    expect_bad("shmbuf_size = 1K\n", 1, "out of range", "shmbuf_size too small");
+    expect_bad("shmbuf_size = 32M\n", 1, "out of range", "shmbuf_size too big");
+    expect_bad("eager_max = 100\neager_max = 200\n", 2,
+               "duplicate key 'eager_max' (first set on line 1)",
+               "duplicate key");
+    expect_bad("xfer.1024 = cma\nxfer.1K = shmbuf\n", 2,
+               "duplicate rule for 1024 bytes (first set on line 1)",
+               "duplicate rule (same size spelt two ways)");
+    expect_bad("xfer.big = cma\n", 1, "expected xfer.<min_bytes>",
+               "rule with a non-numeric size");
+    expect_bad("xfer. = cma\n", 1, "expected xfer.<min_bytes>",
+               "rule without a size");
+    expect_bad("xfer.1P = cma\n", 1, "expected xfer.<min_bytes>",
+               "rule with a bad suffix");
+    expect_bad("xfer.1000000G = cma\n", 1, "beyond the limit",
+               "rule size above 2^48");
+    expect_bad("xfer.99999999999999999999 = cma\n", 1,
+               "expected xfer.<min_bytes>", "rule size overflowing");
+    expect_bad("xfer.0 = CMA\n", 1, "is not a mechanism name",
+               "upper-case mechanism");
+    expect_bad("xfer.0 = 9p\n", 1, "is not a mechanism name",
+               "mechanism starting with a digit");
+    expect_bad("xfer.0 = averyveryverylongname\n", 1,
+               "is not a mechanism name", "mechanism name too long");
+    expect_bad("xfer.0 = c/ma\n", 1, "is not a mechanism name",
+               "mechanism with a slash");
+    {
+        char many[4096] = "";
+        for (int i = 0; i <= FY_TUNING_MAX_RULES; i++) {
+            char l[64];
+            snprintf(l, sizeof(l), "xfer.%d = cma\n", i * 100);
+            strcat(many, l);
+        }
+        expect_bad(many, FY_TUNING_MAX_RULES + 1, "too many xfer rules",
+                   "more rules than the limit");
+    }
+    {
+        char longline[FY_TUNING_LINE_MAX + 64];
+        memset(longline, ' ', sizeof(longline));
+        memcpy(longline, "# x", 3);
+        longline[sizeof(longline) - 2] = '\n';
+        longline[sizeof(longline) - 1] = '\0';
+        expect_bad(longline, 1, "line longer than", "over-long line");
+    }
+    expect_bad("eager_max = 10\x01\n", 1, "control character",
+               "control character");
+    expect_bad("cell_size = 4K\neager_max = 8000\n", 2,
+               "does not fit in one cell (cell_size = 4096 on line 1",
+               "eager_max larger than the cell's payload");
+
+    /* A failed parse leaves the output untouched. */
+    memset(&t, 0, sizeof(t));
+    t.eager_max = 777;
+    fy_tuning_parse("t.conf", "eager_max = 5\nbogus\n", &t, err, sizeof(err));
+    TAP_EQ_INT(t.eager_max, 777, "output untouched on error");
+
+    /* The file variant names the real path and line. */
+    snprintf(path, sizeof(path), "%s/bad.conf", dir);
+    write_file(path, "eager_max = 100\nxfer.0 = \n", 26);
+    int rc = fy_tuning_load_msg(path, &t, err, sizeof(err));
+    char want[300];
+    snprintf(want, sizeof(want), "%s:2: missing value for 'xfer.0'", path);
+    TAP_EQ_INT(rc, -EINVAL, "bad file: -EINVAL");
+    TAP_EQ_STR(err, want, "bad file: message names path:line");
+    write_file(path, "eager_max = 1\n\0\n", 16);
+    TAP_EQ_INT(fy_tuning_load_msg(path, &t, err, sizeof(err)), -EINVAL,
+               "file with a NUL byte rejected");
+    TAP_OK(strstr(err, ":2: NUL byte") != NULL, "NUL byte: line named (%s)",
+           err);
+    TAP_EQ_INT(fy_tuning_load(dir, &t), -EINVAL, "a directory is rejected");
+
+    /* ---- missing file: not an error ---- */
+    snprintf(path, sizeof(path), "%s/absent.conf", dir);
+    TAP_EQ_INT(fy_tuning_load(path, &t), -ENOENT, "missing file: -ENOENT");
+    TAP_EQ_INT(fy_tuning_load_msg(path, &t, err, sizeof(err)), -ENOENT,
+               "missing file (msg variant): -ENOENT");
+    TAP_EQ_STR(err, "", "missing file: no message");
+
+    /* ---- default location ---- */
+    char where[256];
+    setenv("FERRY_TUNING", "/etc/x.conf", 1);
+    TAP_OK(!fy_tuning_default_path(where, sizeof(where)) &&
+               !strcmp(where, "/etc/x.conf"),
+           "FERRY_TUNING wins");
+    setenv("FERRY_TUNING", "", 1);
+    setenv("XDG_CONFIG_HOME", "/xdg", 1);
+    setenv("HOME", "/home/u", 1);
+    TAP_OK(!fy_tuning_default_path(where, sizeof(where)) &&
+               !strcmp(where, "/xdg/ferry/tuning.conf"),
+           "then XDG_CONFIG_HOME (%s)", where);
+    unsetenv("XDG_CONFIG_HOME");
+    TAP_OK(!fy_tuning_default_path(where, sizeof(where)) &&
+               !strcmp(where, "/home/u/.config/ferry/tuning.conf"),
+           "then HOME/.config (%s)", where);
+    unsetenv("HOME");
+    unsetenv("FERRY_TUNING");
+    TAP_EQ_INT(fy_tuning_default_path(where, sizeof(where)), -ENOENT,
+               "nothing set: -ENOENT");
+    setenv("FERRY_TUNING", "/a/long/path", 1);
+    TAP_EQ_INT(fy_tuning_default_path(where, 5), -ENAMETOOLONG,
+               "too small a buffer: -ENAMETOOLONG");
+    unsetenv("FERRY_TUNING");
+
+    /* ---- save and load back, creating parent directories ---- */
+    struct fy_tuning w;
+    memset(&w, 0, sizeof(w));
+    w.has_eager_max = true;
+    w.eager_max = 12288;
+    w.nrules = 2;
+    w.rules[0].min_bytes = 0;
+    strcpy(w.rules[0].mech, "shmbuf");
+    w.rules[1].min_bytes = 262144;
+    strcpy(w.rules[1].mech, "cma");
+    snprintf(path, sizeof(path), "%s/sub/dir/tuning.conf", dir);
+    TAP_EQ_INT(fy_tuning_save(path, &w, "written by test_tuning\n\nline 3"), 0,
+               "save creates parents and writes");
+    memset(&t, 0, sizeof(t));
+    TAP_EQ_INT(fy_tuning_load(path, &t), 0, "saved file loads");
+    TAP_OK(t.has_eager_max && t.eager_max == 12288 && t.nrules == 2 &&
+               !strcmp(t.rules[1].mech, "cma") && t.rules[1].min_bytes == 262144,
+           "round trip keeps every value");
+
+    char cmd[600];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        tap_diag("could not remove %s", dir);
+    return tap_done();
+}
