@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "shm/shm.h"
+#include "util/tuning.h"
 #include "util/util.h"
 #include "xfer/xfer.h"
 
@@ -33,6 +34,14 @@ static void fmt_size(char *buf, size_t len, uint64_t b)
  * that go by rendezvous at all (above the eager limit). */
 static void print_rules(unsigned avail, uint64_t eager)
 {
+    /* The tuning file's rules, as fy_p2p_init would install them. */
+    char path[4096], err[512] = "";
+    struct fy_tuning tun;
+    int trc = fy_tuning_default_path(path, sizeof(path));
+    if (trc == 0)
+        trc = fy_tuning_load_msg(path, &tun, err, sizeof(err));
+    if (trc == 0)
+        trc = fy_xfer_rules_from_tuning(&tun);
     struct fy_xfer_table t;
     if (fy_xfer_table_request(&t)) {
         printf("  rendezvous             FERRY_XFER is invalid (see above)\n");
@@ -44,7 +53,14 @@ static void print_rules(unsigned avail, uint64_t eager)
            (unsigned long long)eager, fy_xfer_from_name(t.from));
     if (t.from == FY_XFER_FROM_ENV)
         printf(" = %s", fy_env_str(FY_ENV_XFER));
+    else if (t.from == FY_XFER_FROM_TUNING)
+        printf(" %s", path);
     printf("):\n");
+    if (trc && trc != -ENOENT)
+        printf("    (tuning file %s not used: %s)\n", path,
+               *err ? err : strerror(-trc));
+    else if (trc == 0 && t.from == FY_XFER_FROM_ENV && tun.nrules)
+        printf("    (FERRY_XFER overrides the tuning file's rules)\n");
     for (uint32_t i = 0; i < t.n; i++) {
         uint64_t lo = t.rule[i].min_bytes;
         uint64_t hi = i + 1 < t.n ? t.rule[i + 1].min_bytes : 0; /* 0: none */

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "util/tuning.h"
 #include "util/util.h"
 #include "xfer/xfer.h"
 
@@ -201,6 +202,34 @@ int fy_xfer_rules_set(const struct fy_xfer_rule *rules, int n)
 void fy_xfer_rules_clear(void)
 {
     tuned.n = 0;
+}
+
+int fy_xfer_rules_from_tuning(const struct fy_tuning *t)
+{
+    if (t->nrules == 0)
+        return 0;
+    struct fy_xfer_rule rules[FY_XFER_RULES_MAX];
+    if (t->nrules > FY_XFER_RULES_MAX ||
+        (t->nrules == FY_XFER_RULES_MAX && t->rules[0].min_bytes > 0)) {
+        FY_ERROR("tuning file: %d xfer rules, at most %d are supported",
+                 t->nrules, FY_XFER_RULES_MAX - 1);
+        return -EINVAL;
+    }
+    for (int i = 0; i < t->nrules; i++) {
+        int k = fy_xfer_parse(t->rules[i].mech);
+        if (k == -EINVAL) {
+            FY_WARN("tuning file: mechanism '%s' (from %llu B) is unknown to "
+                    "this Ferry; using auto for that range",
+                    t->rules[i].mech,
+                    (unsigned long long)t->rules[i].min_bytes);
+            k = FY_XFER_AUTO;
+        }
+        rules[i] = (struct fy_xfer_rule){t->rules[i].min_bytes, k};
+    }
+    int rc = fy_xfer_rules_set(rules, t->nrules);
+    if (rc)
+        FY_ERROR("tuning file: xfer rules are not sorted by size");
+    return rc;
 }
 
 int fy_xfer_rules_parse(const char *text, struct fy_xfer_table *out, char *why,

@@ -178,6 +178,14 @@ int fy_xfer_rules_set(const struct fy_xfer_rule *rules, int n);
 /* Forget rules installed by fy_xfer_rules_set. */
 void fy_xfer_rules_clear(void);
 
+/* Install the xfer.* rules of a loaded tuning file (util/tuning.h) with
+ * fy_xfer_rules_set. A mechanism name this Ferry does not know (a file
+ * from a newer version) gets FY_XFER_AUTO for its range, with a warning;
+ * a file without xfer rules changes nothing. Returns 0 or -EINVAL (too
+ * many rules, logged). */
+struct fy_tuning;
+int fy_xfer_rules_from_tuning(const struct fy_tuning *t);
+
 /* Parse "name" or "name,SIZE:name,..." (sizes as fy_parse_size: 64K, 1M)
  * into a table; e.g. "shmbuf,1M:cma" is shmbuf below 1 MiB, cma from it.
  * Returns 0 or -EINVAL (after writing why, if why is not NULL). */
