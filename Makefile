@@ -12,7 +12,7 @@ CMAKE_ARGS ?=
 # Debian packages: the toolchain, plus MPICH and Open MPI, which the suite
 # uses for the MPICH-built-binary test and bench/compare for comparisons.
 DEB_PACKAGES = cmake ninja-build gcc make python3 mpich libmpich-dev \
-               openmpi-bin libopenmpi-dev
+               openmpi-bin libopenmpi-dev python3-matplotlib
 
 .PHONY: all deps build demo test test-asan compare install clean
 
@@ -48,6 +48,15 @@ demo: build
 	@echo
 	@echo "== windowed bandwidth, 2 ranks (build/bin/mpiexec -n 2 build/bin/bench_bw)"
 	@$(BUILD)/bin/mpiexec --timeout 120 -n 2 $(BUILD)/bin/bench_bw -m 4194304
+	@echo
+	@echo "== mechanism laboratory, quick run ($(BUILD)/bin/ferry-bench --quick --out $(BUILD)/lab)"
+	@$(BUILD)/bin/ferry-bench --quick --out $(BUILD)/lab
+	@echo
+	@sed -n '/^## Summary/,/^Set-up is/p' $(BUILD)/lab/report.md | sed '$$d'
+	@echo "Full report: $(BUILD)/lab/report.md (raw figures: $(BUILD)/lab/results.json)"
+	@plots=$$(ls $(BUILD)/lab/*.png 2>/dev/null | tr '\n' ' '); \
+	if [ -n "$$plots" ]; then echo "Plots: $$plots"; \
+	else echo "No plots (install python3-matplotlib; see the report's Plots section)"; fi
 
 test: build test-asan
 	cd $(BUILD) && ctest --output-on-failure --timeout 300
