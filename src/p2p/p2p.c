@@ -551,6 +551,9 @@ static void handle_pkt(const struct fy_pkt *p)
     case FY_PKT_FIN:
         fy_rndv_on_fin(p);
         break;
+    case FY_PKT_SPLIT:
+        fy_split_on_pkt(p);
+        break;
     default:
         bad_packet(p->src, "unknown type");
     }
@@ -1082,6 +1085,7 @@ int fy_p2p_init(void)
     s->fbox_max = (uint32_t)fy_env_int(FY_ENV_FASTBOX_MAX);
     /* What a peer may legitimately put in one mailbox message. */
     s->fbox_cap = FY_FBOX_MAX_LEN(s->slots);
+    s->split_min = (uint64_t)fy_env_int(FY_ENV_SPLIT_MIN);
     s->eager_max = FY_MIN((uint64_t)fy_env_int(FY_ENV_EAGER_MAX), s->cell_payload);
     s->shmbuf_size = h->shmbuf_size;
     s->spin_limit = (long)fy_env_int(FY_ENV_SPIN);

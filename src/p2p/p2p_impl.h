@@ -18,6 +18,7 @@ enum fy_pkt_type {
     FY_PKT_CTS,        /* receiver matched an RTS; pipelined path go */
     FY_PKT_DATA,       /* pipelined chunk through queue cells */
     FY_PKT_FIN,        /* receiver is done with the sender's buffer */
+    FY_PKT_SPLIT,      /* receiver: help copy chunks of a CMA transfer */
     FY_PKT_MAX
 };
 
@@ -121,6 +122,7 @@ struct fy_p2p_state {
     uint32_t slots;    /* fastbox ring length */
     uint32_t fbox_max; /* largest payload we put in a mailbox */
     uint32_t fbox_cap; /* largest a peer may put there (bounds check) */
+    uint64_t split_min; /* CMA transfers from this size are shared; 0 off */
     uint64_t eager_max;
     uint64_t cell_payload;
     uint64_t shmbuf_size;
@@ -161,6 +163,13 @@ int fy_pkt_send(int peer, uint32_t type, int32_t tag, uint32_t ctx,
 uint64_t fy_cell_get(void);
 /* Publish a filled cell to peer's receive queue. */
 void fy_cell_post(int peer, uint64_t off);
+
+/* Shared single copy (split.c): receiver side copies want bytes from the
+ * sender's remote address into dest with the sender's help; returns want or
+ * a negative errno. The sender side handles FY_PKT_SPLIT. */
+ssize_t fy_split_get(int src, uint64_t sender_cookie, uint64_t remote,
+                     void *dest, uint64_t want);
+void fy_split_on_pkt(const struct fy_pkt *p);
 
 /* Rendezvous (rndv.c). fy_rndv_init runs once every rank has published
  * its record (after the attach barrier): probes the mechanisms, opens the

@@ -118,8 +118,13 @@ static void rts_one_sided(struct fy_req *r, const struct fy_pkt *p, int kind,
     const struct fy_xfer_ops *ops = fy_xfer_registry[kind];
     void *dest = recv_dest(r, want);
     if (want) {
-        ssize_t n = ops->copy_remote(fy_shm.ranks[p->src].pid, dest,
-                                     p->ctl.addr, want, true);
+        /* Large CMA reads are shared with the sender when it is in MPI. */
+        ssize_t n = kind == FY_XFER_CMA && fy_p2p.split_min &&
+                            want >= fy_p2p.split_min
+                        ? fy_split_get(p->src, p->ctl.cookie, p->ctl.addr,
+                                       dest, want)
+                        : ops->copy_remote(fy_shm.ranks[p->src].pid, dest,
+                                           p->ctl.addr, want, true);
         if (n == -ESRCH)
             fy_peer_gone(p->src);
         if (n != (ssize_t)want) {

@@ -21,7 +21,7 @@
 #include "util/util.h"
 
 #define FY_SHM_MAGIC 0x46657272795f5348ull /* "Ferry_SH" */
-#define FY_SHM_VERSION 2u
+#define FY_SHM_VERSION 3u
 
 /* A node of an intrusive MPSC queue (Vyukov): offsets from the segment
  * base, 0 is null. The first member of every cell and of each queue's stub. */
@@ -38,6 +38,13 @@ struct fy_cellq {
 
 /* Number of size rules rank 0 publishes (FY_XFER_RULES_MAX in xfer.h). */
 #define FY_SHM_XFER_RULES 32
+
+/* A shared CMA copy in progress towards this rank (see p2p/split.c). */
+struct fy_split_ctl {
+    alignas(FY_CACHELINE) _Atomic uint64_t claim; /* gen << 32 | next chunk */
+    alignas(FY_CACHELINE) _Atomic uint64_t done;  /* chunks finished */
+    _Atomic uint32_t err;                         /* errno of a failed chunk */
+};
 
 /* Written by its owner at attach unless noted. */
 struct fy_shm_rank {
@@ -64,6 +71,7 @@ struct fy_shm_rank {
     alignas(FY_CACHELINE) _Atomic uint32_t doorbell;
     alignas(FY_CACHELINE) _Atomic uint32_t sleeping;
     alignas(FY_CACHELINE) _Atomic uint32_t finalized;
+    struct fy_split_ctl split; /* owner resets; its senders help */
 };
 
 /* One mailbox slot: the sequence number that publishes it sits in the same

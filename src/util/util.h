@@ -85,6 +85,7 @@ enum fy_env_id {
     FY_ENV_WAIT,
     FY_ENV_NO_CMA,
     FY_ENV_TUNING,
+    FY_ENV_SPLIT_MIN,
     FY_ENV_COUNT
 };
 
