@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "shm/shm.h"
-#include "util/tuning.h"
+#include "util/tuned.h"
 #include "util/util.h"
 #include "xfer/xfer.h"
 
@@ -35,13 +35,9 @@ static void fmt_size(char *buf, size_t len, uint64_t b)
 static void print_rules(unsigned avail, uint64_t eager)
 {
     /* The tuning file's rules, as fy_p2p_init would install them. */
-    char path[4096], err[512] = "";
-    struct fy_tuning tun;
-    int trc = fy_tuning_default_path(path, sizeof(path));
-    if (trc == 0)
-        trc = fy_tuning_load_msg(path, &tun, err, sizeof(err));
-    if (trc == 0)
-        trc = fy_xfer_rules_from_tuning(&tun);
+    const char *path = NULL;
+    const struct fy_tuning *tun = fy_tuned_file(&path);
+    int trc = tun ? fy_xfer_rules_from_tuning(tun) : -ENOENT;
     struct fy_xfer_table t;
     if (fy_xfer_table_request(&t)) {
         printf("  rendezvous             FERRY_XFER is invalid (see above)\n");
@@ -57,9 +53,8 @@ static void print_rules(unsigned avail, uint64_t eager)
         printf(" %s", path);
     printf("):\n");
     if (trc && trc != -ENOENT)
-        printf("    (tuning file %s not used: %s)\n", path,
-               *err ? err : strerror(-trc));
-    else if (trc == 0 && t.from == FY_XFER_FROM_ENV && tun.nrules)
+        printf("    (tuning file %s not used: %s)\n", path, strerror(-trc));
+    else if (trc == 0 && t.from == FY_XFER_FROM_ENV && tun->nrules)
         printf("    (FERRY_XFER overrides the tuning file's rules)\n");
     for (uint32_t i = 0; i < t.n; i++) {
         uint64_t lo = t.rule[i].min_bytes;
@@ -145,16 +140,28 @@ int main(int argc, char **argv)
         return 1;
     }
 
-    long long cell = fy_env_int(FY_ENV_CELL_SIZE);
-    long long eager = FY_MIN(fy_env_int(FY_ENV_EAGER_MAX), cell - (long long)FY_CELL_HDR);
-    const char *src_of[2] = {"default", "environment"};
+    if (fy_tuned_load() != 0) {
+        printf("Thresholds: not shown, the tuning file named by FERRY_TUNING "
+               "is missing or invalid (see above).\n");
+        return 1;
+    }
+    const char *src_fb, *src_eager, *src_cell, *src_sb;
+    long long fbox = fy_tuned_value(FY_ENV_FASTBOX_MAX, &src_fb);
+    long long cell = fy_tuned_value(FY_ENV_CELL_SIZE, &src_cell);
+    long long sbuf = fy_tuned_value(FY_ENV_SHMBUF_SIZE, &src_sb);
+    long long eager = FY_MIN(fy_tuned_value(FY_ENV_EAGER_MAX, &src_eager),
+                             cell - (long long)FY_CELL_HDR);
     printf("Thresholds in force:\n");
-    printf("  mailbox (fastbox)      0 .. %lld B            (%s)\n",
-           fy_env_int(FY_ENV_FASTBOX_MAX), src_of[fy_env[FY_ENV_FASTBOX_MAX].from_env]);
-    printf("  eager through cells    .. %lld B             (%s; cell %lld B x %lld per rank)\n",
-           eager, src_of[fy_env[FY_ENV_EAGER_MAX].from_env], cell, fy_env_int(FY_ENV_CELLS));
+    printf("  mailbox (fastbox)      0 .. %lld B (%s)\n", fbox, src_fb);
+    printf("  eager through cells    .. %lld B (%s; cell %lld B (%s) x %lld per rank)\n",
+           eager, src_eager, cell, src_cell, fy_env_int(FY_ENV_CELLS));
     print_rules(avail, (uint64_t)eager);
-    printf("  double buffer halves   %lld B\n", fy_env_int(FY_ENV_SHMBUF_SIZE));
+    printf("  double buffer halves   %lld B (%s)\n", sbuf, src_sb);
+    long long split = fy_env_int(FY_ENV_SPLIT_MIN);
+    if (split)
+        printf("  shared cma copy        from %lld B (sender and receiver copy chunks at once)\n", split);
+    else
+        printf("  shared cma copy        off (FERRY_SPLIT_MIN=0)\n");
     printf("  waiting                %s (spin %lld polls, then yield, then futex "
            "sleep when ranks outnumber %d CPUs)\n",
            fy_env_str(FY_ENV_WAIT), fy_env_int(FY_ENV_SPIN), fy_online_cpus());

@@ -20,6 +20,7 @@
 #include "boot/boot.h"
 #include "p2p/p2p_impl.h"
 #include "shm/cellq_inl.h"
+#include "util/tuned.h"
 
 int fy_world_rank;
 int fy_world_size;
@@ -1023,11 +1024,14 @@ static uint64_t cma_probe_word;
 
 static int check_params(struct fy_shm_params *pp)
 {
-    long long cell = fy_env_int(FY_ENV_CELL_SIZE);
+    int rc = fy_tuned_load();
+    if (rc)
+        return rc;
+    long long cell = fy_tuned_value(FY_ENV_CELL_SIZE, NULL);
     long long ncells = fy_env_int(FY_ENV_CELLS);
-    long long sb = fy_env_int(FY_ENV_SHMBUF_SIZE);
-    long long fb = fy_env_int(FY_ENV_FASTBOX_MAX);
-    long long eager = fy_env_int(FY_ENV_EAGER_MAX);
+    long long sb = fy_tuned_value(FY_ENV_SHMBUF_SIZE, NULL);
+    long long fb = fy_tuned_value(FY_ENV_FASTBOX_MAX, NULL);
+    long long eager = fy_tuned_value(FY_ENV_EAGER_MAX, NULL);
     long long spin = fy_env_int(FY_ENV_SPIN);
     if (cell < 1024 || cell > (1 << 20) || cell % 64) {
         FY_ERROR("FERRY_CELL_SIZE=%lld must be 1 KiB..1 MiB and a multiple of 64", cell);
@@ -1082,11 +1086,12 @@ int fy_p2p_init(void)
     fy_world_size = s->P = fy_boot.size;
     s->slots = h->fbox_slots;
     s->cell_payload = h->cell_size - FY_CELL_HDR;
-    s->fbox_max = (uint32_t)fy_env_int(FY_ENV_FASTBOX_MAX);
+    s->fbox_max = (uint32_t)fy_tuned_value(FY_ENV_FASTBOX_MAX, NULL);
     /* What a peer may legitimately put in one mailbox message. */
     s->fbox_cap = FY_FBOX_MAX_LEN(s->slots);
     s->split_min = (uint64_t)fy_env_int(FY_ENV_SPLIT_MIN);
-    s->eager_max = FY_MIN((uint64_t)fy_env_int(FY_ENV_EAGER_MAX), s->cell_payload);
+    s->eager_max = FY_MIN((uint64_t)fy_tuned_value(FY_ENV_EAGER_MAX, NULL),
+                          s->cell_payload);
     s->shmbuf_size = h->shmbuf_size;
     s->spin_limit = (long)fy_env_int(FY_ENV_SPIN);
     const char *wait = fy_env_str(FY_ENV_WAIT);
@@ -1120,6 +1125,10 @@ int fy_p2p_init(void)
     fy_shm_barrier_wait(&fy_shm.hdr->attached, (uint32_t)s->P);
 
     /* Mechanisms: probes, the net listener, the job's rule table. */
+    /* Rank 0's rules are the job's (fy_rndv_init publishes them). */
+    const struct fy_tuning *tf = fy_tuned_file(NULL);
+    if (tf && s->me == 0 && (rc = fy_xfer_rules_from_tuning(tf)))
+        return rc;
     rc = fy_rndv_init();
     if (rc)
         return rc;

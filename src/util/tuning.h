@@ -32,7 +32,7 @@
 #define FY_TUNING_CELL_MIN 1024u
 #define FY_TUNING_CELL_MAX (1u << 20)
 #define FY_TUNING_CELL_HDR 128u /* a cell's header; eager_max <= cell - hdr */
-#define FY_TUNING_FASTBOX_MAX 48u
+#define FY_TUNING_FASTBOX_MAX 1784u /* FY_FBOX_MAX_LEN(FY_FBOX_SLOTS) */
 #define FY_TUNING_SHMBUF_MIN 4096u
 #define FY_TUNING_SHMBUF_MAX (16u << 20)
 #define FY_TUNING_XFER_MAX_BYTES (1ull << 48) /* largest min_bytes */

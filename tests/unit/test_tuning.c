@@ -116,7 +116,7 @@ int main(void)
     expect_bad("eager_max = 99999999999999999999999\n", 1, "is not a size",
                "overflowing number");
     expect_bad("eager_max = 2M\n", 1, "out of range", "eager_max too big");
-    expect_bad("fastbox_max = 49\n", 1, "out of range", "fastbox_max too big");
+    expect_bad("fastbox_max = 1785\n", 1, "out of range", "fastbox_max too big");
     expect_bad("cell_size = 512\n", 1, "out of range", "cell_size too small");
     expect_bad("cell_size = 2M\n", 1, "out of range", "cell_size too big");
     expect_bad("cell_size = 16400\n", 1, "not a multiple of 64",
