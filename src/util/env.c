@@ -18,7 +18,8 @@ struct fy_env_var fy_env[FY_ENV_COUNT] = {
     [FY_ENV_LOG] = {"FERRY_LOG", FY_ENV_STRING, "warn",
                     "log level: error, warn, info or debug"},
     [FY_ENV_XFER] = {"FERRY_XFER", FY_ENV_STRING, "auto",
-                     "large-message mechanism: auto, cma, shmbuf or queue"},
+                     "large-message mechanism: auto, cma, procmem, shmbuf, "
+                     "queue or net, or by size: name,SIZE:name,..."},
     [FY_ENV_EAGER_MAX] = {"FERRY_EAGER_MAX", FY_ENV_SIZE, "16256",
                           "largest message sent eagerly through a queue cell "
                           "(at most one cell's payload)"},
