@@ -396,22 +396,27 @@ static inline bool envelope_match(const struct fy_req *r, int wsrc, int32_t tag,
            (r->tag == tag || r->tag == MPI_ANY_TAG);
 }
 
+static void posted_unlink(struct fy_req *r)
+{
+    if (r->prev)
+        r->prev->next = r->next;
+    else
+        fy_p2p.posted_head = r->next;
+    if (r->next)
+        r->next->prev = r->prev;
+    else
+        fy_p2p.posted_tail = r->prev;
+    r->on_list = false;
+    r->next = r->prev = NULL;
+}
+
 static struct fy_req *posted_take(int wsrc, int32_t tag, uint32_t ctx)
 {
     for (struct fy_req *r = fy_p2p.posted_head; r; r = r->next) {
-        if (!envelope_match(r, wsrc, tag, ctx))
-            continue;
-        if (r->prev)
-            r->prev->next = r->next;
-        else
-            fy_p2p.posted_head = r->next;
-        if (r->next)
-            r->next->prev = r->prev;
-        else
-            fy_p2p.posted_tail = r->prev;
-        r->on_list = false;
-        r->next = r->prev = NULL;
-        return r;
+        if (envelope_match(r, wsrc, tag, ctx)) {
+            posted_unlink(r);
+            return r;
+        }
     }
     return NULL;
 }
@@ -1001,16 +1006,7 @@ void fy_p2p_cancel_recv(struct fy_req *r)
 {
     if (r->kind != FY_REQ_RECV || r->complete || !r->on_list)
         return;
-    if (r->prev)
-        r->prev->next = r->next;
-    else
-        fy_p2p.posted_head = r->next;
-    if (r->next)
-        r->next->prev = r->prev;
-    else
-        fy_p2p.posted_tail = r->prev;
-    r->on_list = false;
-    r->next = r->prev = NULL;
+    posted_unlink(r);
     r->cancelled = true;
     r->st_source = MPI_ANY_SOURCE;
     r->st_tag = MPI_ANY_TAG;
