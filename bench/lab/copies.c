@@ -32,9 +32,8 @@ static void copy_movsb(void *dst, const void *src, size_t len)
 /* Non-temporal stores need 32-byte aligned destinations: the head up to
  * the first aligned address and the tail go through memcpy. Below 1 KiB
  * the set-up is not worth it and the line-fill avoidance does not matter. */
-__attribute__((target("avx2"))) static void copy_avx2_nt(void *dst,
-                                                         const void *src,
-                                                         size_t len)
+__attribute__((target("avx2"))) static void
+copy_avx2_nt(void *dst, const void *src, size_t len)
 {
     uint8_t *d = dst;
     const uint8_t *s = src;
@@ -100,8 +99,9 @@ void lab_copies_init(void)
     __builtin_cpu_init();
     lab_copies[1].fn = copy_movsb;
     lab_copies[1].ok = true;
-    lab_copies[1].why = cpu_has_erms() ? NULL
-                        : "works, but the CPU lacks ERMS (slow microcode)";
+    lab_copies[1].why = cpu_has_erms()
+                            ? NULL
+                            : "works, but the CPU lacks ERMS (slow microcode)";
     if (__builtin_cpu_supports("avx2")) {
         lab_copies[2].fn = copy_avx2_nt;
         lab_copies[2].ok = true;

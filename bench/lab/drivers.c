@@ -33,8 +33,8 @@ static struct lab_mech *add_mech(struct lab *L, const struct fy_xfer_ops *ops,
         return NULL;
     struct lab_mech *m = &L->mech[L->nmech++];
     memset(m, 0, sizeof(*m));
-    snprintf(m->label, sizeof(m->label), "%s%s%s", ops->name,
-             suffix ? " " : "", suffix ? suffix : "");
+    snprintf(m->label, sizeof(m->label), "%s%s%s", ops->name, suffix ? " " : "",
+             suffix ? suffix : "");
     m->ops = ops;
     m->xkind = xkind;
     m->kind = kind;
@@ -190,7 +190,8 @@ void lab_mechs_verify(struct lab *L)
             char theirs[128];
             memcpy(theirs, &L->h->mbox[64], sizeof(theirs));
             theirs[sizeof(theirs) - 1] = '\0';
-            snprintf(m->why, sizeof(m->why), "fails between the two "
+            snprintf(m->why, sizeof(m->why),
+                     "fails between the two "
                      "processes: %.120s",
                      verify_why[i][0] ? verify_why[i]
                      : theirs[0]      ? theirs
@@ -202,7 +203,8 @@ void lab_mechs_verify(struct lab *L)
     }
 }
 
-/* ---- configuration of the two-sided drivers ------------------------------- */
+/* ---- configuration of the two-sided drivers -------------------------------
+ */
 
 static struct fy_shmbuf_ctl *sb_ctl(struct lab *L, uint32_t half)
 {
@@ -245,8 +247,7 @@ void lab_queue_config(struct lab *L, uint32_t cell_size)
         /* P0 owns the cells that carry data and lays out both queues. */
         fy_cellq_init(&L->q->recvq[1]);
         L->free_tail = fy_cellq_init(&L->q->freeq[0]);
-        memset(L->base + cell_off(L, 0, 0), 0,
-               (size_t)LAB_NCELLS * cell_size);
+        memset(L->base + cell_off(L, 0, 0), 0, (size_t)LAB_NCELLS * cell_size);
         for (uint32_t i = 0; i < LAB_NCELLS; i++)
             fy_cellq_push(&L->q->freeq[0], cell_off(L, 0, i));
     }
@@ -302,7 +303,8 @@ void lab_net_close(struct lab *L)
     }
 }
 
-/* ---- the two-sided drivers -------------------------------------------------- */
+/* ---- the two-sided drivers --------------------------------------------------
+ */
 
 static void sb_send(struct lab *L, const uint8_t *src, size_t len)
 {
@@ -331,7 +333,8 @@ static uint64_t sb_recv(struct lab *L, uint8_t *dst, size_t len)
         lab_wait_u32(L, &c->full, 1);
         size_t chunk = c->len;
         if (chunk > L->sb_size || chunk > len - done)
-            lab_die(L, "double buffer: chunk of %zu bytes out of bounds", chunk);
+            lab_die(L, "double buffer: chunk of %zu bytes out of bounds",
+                    chunk);
         L->copy(dst + done, sb_data(L, L->sb_half), chunk);
         done += chunk;
         if (done == len)
@@ -392,7 +395,8 @@ static uint64_t q_recv(struct lab *L, uint8_t *dst, size_t len)
     return t_end;
 }
 
-/* ---- one transfer -------------------------------------------------------------- */
+/* ---- one transfer
+ * -------------------------------------------------------------- */
 
 void lab_send_go(struct lab *L, uint64_t addr, uint64_t len)
 {
@@ -552,4 +556,7 @@ double lab_xfer_sample(struct lab *L, const struct lab_mech *m, bool rndv,
 }
 
 bool lab_mech_one_sided(const struct lab_mech *m);
-bool lab_mech_one_sided(const struct lab_mech *m) { return one_sided(m); }
+bool lab_mech_one_sided(const struct lab_mech *m)
+{
+    return one_sided(m);
+}

@@ -18,11 +18,11 @@
 #include "shm/shm.h"
 #include "xfer/xfer.h"
 
-#define LAB_MAX_MSG (16u << 20)    /* largest transfer measured */
-#define LAB_MAX_SHMBUF (4u << 20)  /* largest double-buffer half swept */
-#define LAB_MAX_CELL (1u << 20)    /* largest cell swept (header included) */
-#define LAB_NCELLS 64u             /* cells per process, as the library */
-#define LAB_MBOX 4096u             /* P1 -> P0 result slots */
+#define LAB_MAX_MSG (16u << 20)   /* largest transfer measured */
+#define LAB_MAX_SHMBUF (4u << 20) /* largest double-buffer half swept */
+#define LAB_MAX_CELL (1u << 20)   /* largest cell swept (header included) */
+#define LAB_NCELLS 64u            /* cells per process, as the library */
+#define LAB_MBOX 4096u            /* P1 -> P0 result slots */
 #define LAB_MAX_MECHS 16
 #define LAB_MAX_REPEATS 15
 
@@ -49,9 +49,9 @@ struct lab_hdr {
     _Atomic uint32_t state; /* 2: P0 has laid the segment out */
     uint64_t total;
     int32_t pid[2];
-    uint64_t pool[2];      /* each process' buffer pool base address */
+    uint64_t pool[2]; /* each process' buffer pool base address */
     uint64_t off_q, off_sb, off_cells;
-    uint32_t net_port;     /* P1's listening port for the net driver */
+    uint32_t net_port; /* P1's listening port for the net driver */
     alignas(FY_CACHELINE) _Atomic uint64_t ep[2][8]; /* [i][0] only; padded */
     alignas(FY_CACHELINE) _Atomic uint32_t abort_flag;
     alignas(FY_CACHELINE) _Atomic uint32_t mech_ok[LAB_MAX_MECHS];
@@ -86,8 +86,8 @@ struct lab_mech {
     const struct fy_xfer_ops *ops; /* its registry entry */
     int xkind;                     /* enum fy_xfer_kind */
     enum lab_kind kind;
-    bool ok;                       /* works between our two processes */
-    char why[256];                 /* why not, or a note */
+    bool ok;       /* works between our two processes */
+    char why[256]; /* why not, or a note */
 };
 
 /* Copy routines (Fig. 2): libc memcpy, rep movsb, AVX2 non-temporal. */
@@ -103,8 +103,8 @@ void lab_copies_init(void);
 
 struct lab_opts {
     bool quick, tune, no_plots, verbose;
-    const char *out;     /* report directory, or tuning file with --tune */
-    const char *only;    /* comma list of mechanism labels, or NULL */
+    const char *out;  /* report directory, or tuning file with --tune */
+    const char *only; /* comma list of mechanism labels, or NULL */
     const char *plot_script;
     int repeats;
 };
@@ -129,15 +129,15 @@ struct lab {
     size_t rot; /* rotating offset into region 0 (and 1, in step) */
     size_t l1, l2, l3, line;
     /* Two-sided drivers' state. */
-    size_t sb_size;           /* double-buffer half in use */
-    uint32_t sb_half;         /* next half (both sides keep it in step) */
-    uint32_t cell_size;       /* cell size in use, header included */
-    uint64_t recv_tail;       /* P1: cursor of its receive queue */
-    uint64_t free_tail;       /* P0: cursor of its free queue */
-    lab_copy_fn copy;         /* copy routine of the two-sided drivers */
+    size_t sb_size;            /* double-buffer half in use */
+    uint32_t sb_half;          /* next half (both sides keep it in step) */
+    uint32_t cell_size;        /* cell size in use, header included */
+    uint64_t recv_tail;        /* P1: cursor of its receive queue */
+    uint64_t free_tail;        /* P0: cursor of its free queue */
+    lab_copy_fn copy;          /* copy routine of the two-sided drivers */
     lab_copy_fn copy_override; /* experiments: replaces ops->copy_local */
-    size_t rot_local;         /* rotation of process-local experiments */
-    int net_fd;               /* data socket of the net driver, -1 if none */
+    size_t rot_local;          /* rotation of process-local experiments */
+    int net_fd;                /* data socket of the net driver, -1 if none */
     struct lab_opts opt;
     struct lab_mech mech[LAB_MAX_MECHS];
     int nmech;
@@ -190,14 +190,15 @@ size_t lab_rot_local(struct lab *L, size_t len);
 void lab_fill_pattern(uint8_t *p, size_t len, unsigned salt);
 bool lab_check_pattern(const uint8_t *p, size_t len, unsigned salt);
 
-/* ---- stats ---------------------------------------------------------------- */
+/* ---- stats ----------------------------------------------------------------
+ */
 double lab_median(double *v, int n);
 double lab_trimmed_mean(double *v, int n); /* middle 80% (seed 001, sec. 5) */
 
 /* Measured figure: median over repeats of each repeat's trimmed mean. */
 struct lab_fig {
-    double value;  /* us */
-    double min;    /* fastest single sample, us */
+    double value; /* us */
+    double min;   /* fastest single sample, us */
     int nrep;
     double rep[LAB_MAX_REPEATS];
     bool valid;
@@ -217,14 +218,14 @@ int lab_iters_for(const struct lab *L, size_t len);
 #define LAB_MAX_TUNE 48
 
 struct lab_setup_row {
-    char mech[32];      /* mechanism (label) */
-    char what[112];     /* what was timed */
+    char mech[32];  /* mechanism (label) */
+    char what[112]; /* what was timed */
     char note[200];
     double setup_us, teardown_us;
     double setup_touch_us; /* < 0: not applicable */
     bool region_specific;
-    bool measured;         /* figures are measurements */
-    bool nothing;          /* nothing to set up: 0 by construction */
+    bool measured; /* figures are measurements */
+    bool nothing;  /* nothing to set up: 0 by construction */
 };
 
 struct lab_cache_cal {
@@ -306,7 +307,8 @@ struct lab_results {
 
 extern struct lab_results lab_res;
 
-/* ---- experiments.c ---------------------------------------------------------- */
+/* ---- experiments.c ----------------------------------------------------------
+ */
 void lab_exp_clock(struct lab *L);
 void lab_exp_latency(struct lab *L);
 void lab_exp_bandwidth(struct lab *L);
@@ -320,7 +322,8 @@ bool lab_mech_one_sided(const struct lab_mech *m);
 /* The mechanism's figure at 'bytes' from the bandwidth sweep, or NULL. */
 const struct lab_fig *lab_bw_at(const struct lab *L, int mech, size_t bytes);
 
-/* ---- report.c ----------------------------------------------------------------- */
+/* ---- report.c
+ * ----------------------------------------------------------------- */
 void lab_machine_info(struct lab *L, bool at_start);
 int lab_write_json(struct lab *L, const char *path);
 int lab_write_report(struct lab *L, FILE *f, const char *plots_note,

@@ -29,7 +29,8 @@ static const char *const plot_files[] = {
 
 static void usage(FILE *f)
 {
-    fprintf(f,
+    fprintf(
+        f,
         "usage: ferry-bench [--quick] [--out DIR] [--only LIST] [--repeats N]\n"
         "                   [--no-plots]\n"
         "       ferry-bench --tune [--quick] [--out FILE]\n"
@@ -76,10 +77,18 @@ static int parse_opts(struct lab_opts *o, int argc, char **argv)
     int c;
     while ((c = getopt_long(argc, argv, "qo:tO:r:Ph", longopts, NULL)) != -1) {
         switch (c) {
-        case 'q': o->quick = true; break;
-        case 'o': o->out = optarg; break;
-        case 't': o->tune = true; break;
-        case 'O': o->only = optarg; break;
+        case 'q':
+            o->quick = true;
+            break;
+        case 'o':
+            o->out = optarg;
+            break;
+        case 't':
+            o->tune = true;
+            break;
+        case 'O':
+            o->only = optarg;
+            break;
         case 'r': {
             char *end;
             long v = strtol(optarg, &end, 10);
@@ -91,13 +100,20 @@ static int parse_opts(struct lab_opts *o, int argc, char **argv)
             o->repeats = (int)v;
             break;
         }
-        case 'P': o->no_plots = true; break;
-        case 'h': usage(stdout); exit(0);
-        default: usage(stderr); return -1;
+        case 'P':
+            o->no_plots = true;
+            break;
+        case 'h':
+            usage(stdout);
+            exit(0);
+        default:
+            usage(stderr);
+            return -1;
         }
     }
     if (optind < argc) {
-        fprintf(stderr, "ferry-bench: unexpected argument '%s'\n", argv[optind]);
+        fprintf(stderr, "ferry-bench: unexpected argument '%s'\n",
+                argv[optind]);
         usage(stderr);
         return -1;
     }
@@ -134,8 +150,8 @@ static int run_plots(const char *json, const char *dir, char *py_used,
     const char *env_py = getenv("FERRY_PYTHON");
     /* Debian's python3-matplotlib is for /usr/bin/python3; a python3
      * earlier in PATH (pyenv, a venv) may not see it. */
-    const char *cands[] = {env_py && *env_py ? env_py : NULL, "/usr/bin/python3",
-                           "python3"};
+    const char *cands[] = {env_py && *env_py ? env_py : NULL,
+                           "/usr/bin/python3", "python3"};
     int last = -1;
     for (size_t i = 0; i < FY_ARRAY_LEN(cands); i++) {
         if (!cands[i])
@@ -175,13 +191,18 @@ static void load_library_settings(struct lab *L)
     L->lib_eager = (size_t)fy_env_int(FY_ENV_EAGER_MAX);
     if (L->lib_shmbuf < 1024 || L->lib_shmbuf > LAB_MAX_SHMBUF ||
         L->lib_shmbuf % FY_CACHELINE) {
-        fprintf(stderr, "ferry-bench: FERRY_SHMBUF_SIZE=%zu: the laboratory "
-                        "supports 1 KiB to 4 MiB, multiples of 64\n", L->lib_shmbuf);
+        fprintf(stderr,
+                "ferry-bench: FERRY_SHMBUF_SIZE=%zu: the laboratory "
+                "supports 1 KiB to 4 MiB, multiples of 64\n",
+                L->lib_shmbuf);
         exit(2);
     }
-    if (L->lib_cell < 1024 || L->lib_cell > LAB_MAX_CELL || L->lib_cell % FY_CACHELINE) {
-        fprintf(stderr, "ferry-bench: FERRY_CELL_SIZE=%zu: expected 1 KiB to "
-                        "1 MiB, multiple of 64\n", L->lib_cell);
+    if (L->lib_cell < 1024 || L->lib_cell > LAB_MAX_CELL ||
+        L->lib_cell % FY_CACHELINE) {
+        fprintf(stderr,
+                "ferry-bench: FERRY_CELL_SIZE=%zu: expected 1 KiB to "
+                "1 MiB, multiple of 64\n",
+                L->lib_cell);
         exit(2);
     }
     if (L->lib_eager > L->lib_cell - FY_CELL_HDR)
@@ -257,19 +278,23 @@ int main(int argc, char **argv)
         return lab_write_report(L, stdout,
                                 "Run with `--out DIR` to get results.json and "
                                 "the plots.\n",
-                                NULL) ? 1 : 0;
+                                NULL)
+                   ? 1
+                   : 0;
     }
     char json[4096], md[4096];
     snprintf(json, sizeof(json), "%s/results.json", L->opt.out);
     snprintf(md, sizeof(md), "%s/report.md", L->opt.out);
     int rc = lab_write_json(L, json);
     if (rc) {
-        fprintf(stderr, "ferry-bench: cannot write %s: %s\n", json, strerror(-rc));
+        fprintf(stderr, "ferry-bench: cannot write %s: %s\n", json,
+                strerror(-rc));
         return 1;
     }
     /* Plots, then the report that lists them (or says how to get them). */
     char note[4096] = "", py[256] = "";
-    int prc = L->opt.no_plots ? -2 : run_plots(json, L->opt.out, py, sizeof(py));
+    int prc =
+        L->opt.no_plots ? -2 : run_plots(json, L->opt.out, py, sizeof(py));
     if (prc == 0) {
         size_t n = 0;
         for (size_t i = 0; i < FY_ARRAY_LEN(plot_files); i++) {
@@ -285,15 +310,16 @@ int main(int argc, char **argv)
                  "No plots were made (%s). To make them: install matplotlib "
                  "(Debian: `apt-get install python3-matplotlib`) and run "
                  "`/usr/bin/python3 bench/lab/plot.py %.900s %.900s`.\n",
-                 prc == -2 ? "--no-plots"
-                 : prc == 3 ? "matplotlib is not installed"
+                 prc == -2   ? "--no-plots"
+                 : prc == 3  ? "matplotlib is not installed"
                  : prc == -1 ? "no Python 3 found"
                              : "the plot script failed",
                  json, L->opt.out);
     }
     FILE *f = fopen(md, "w");
     if (!f || lab_write_report(L, f, note, L->opt.out) != 0 || fclose(f) != 0) {
-        fprintf(stderr, "ferry-bench: cannot write %s: %s\n", md, strerror(errno));
+        fprintf(stderr, "ferry-bench: cannot write %s: %s\n", md,
+                strerror(errno));
         return 1;
     }
     fprintf(stderr, "ferry-bench: wrote %s, %s%s in %.0f s\n", md, json,

@@ -78,7 +78,9 @@ void lab_machine_info(struct lab *L, bool at_start)
     struct utsname u;
     if (uname(&u) == 0)
         snprintf(r->kernel, sizeof(r->kernel), "%s %s", u.sysname, u.release);
-    f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
+    f = fopen(
+        "/sys/devices/system/clocksource/clocksource0/current_clocksource",
+        "r");
     if (f) {
         if (fgets(r->clocksource, sizeof(r->clocksource), f))
             r->clocksource[strcspn(r->clocksource, "\n")] = '\0';
@@ -105,17 +107,24 @@ void lab_machine_info(struct lab *L, bool at_start)
     strftime(r->date, sizeof(r->date), "%Y-%m-%d %H:%M UTC", &tm);
 }
 
-/* ---- the summary's classifications ------------------------------------------ */
+/* ---- the summary's classifications ------------------------------------------
+ */
 
 static const char *kind_name(enum lab_kind k)
 {
     switch (k) {
-    case LAB_GET: return "one-sided get";
-    case LAB_PUT: return "one-sided put";
-    case LAB_ATTACH: return "one-sided get, peer stopped";
-    case LAB_SHMBUF: return "two-sided double buffer";
-    case LAB_QUEUE: return "two-sided cell queue";
-    case LAB_NET: return "two-sided TCP loopback";
+    case LAB_GET:
+        return "one-sided get";
+    case LAB_PUT:
+        return "one-sided put";
+    case LAB_ATTACH:
+        return "one-sided get, peer stopped";
+    case LAB_SHMBUF:
+        return "two-sided double buffer";
+    case LAB_QUEUE:
+        return "two-sided cell queue";
+    case LAB_NET:
+        return "two-sided TCP loopback";
     }
     return "?";
 }
@@ -139,10 +148,14 @@ static const struct seed_row *seed_for(const struct lab_mech *m)
         {"Ptrace", 20.2, 460.0, 0.0, 0.0, "Medium, High"},
     };
     switch (m->kind) {
-    case LAB_SHMBUF: return &rows[0];
-    case LAB_QUEUE: return &rows[1];
-    case LAB_NET: return &rows[4];
-    case LAB_ATTACH: return &rows[6];
+    case LAB_SHMBUF:
+        return &rows[0];
+    case LAB_QUEUE:
+        return &rows[1];
+    case LAB_NET:
+        return &rows[4];
+    case LAB_ATTACH:
+        return &rows[6];
     case LAB_GET:
     case LAB_PUT:
         if (m->xkind == FY_XFER_CMA)
@@ -297,7 +310,9 @@ static void qualify(const struct lab *L, int i, struct quali *q, char *buf,
     }
 }
 
-/* ---- JSON ---------------------------------------------------------------------------- */
+/* ---- JSON
+ * ----------------------------------------------------------------------------
+ */
 
 static void jstr(FILE *f, const char *s)
 {
@@ -388,8 +403,9 @@ int lab_write_json(struct lab *L, const char *path)
     jstr(f, r->host);
     fputs(", \"cpu\": ", f);
     jstr(f, r->cpu);
-    fprintf(f, ", \"ncpus\": %d, \"l1d\": %zu, \"l2\": %zu, \"l3\": %zu, "
-               "\"line\": %zu, \"kernel\": ",
+    fprintf(f,
+            ", \"ncpus\": %d, \"l1d\": %zu, \"l2\": %zu, \"l3\": %zu, "
+            "\"line\": %zu, \"kernel\": ",
             r->ncpus, L->l1, L->l2, L->l3, L->line);
     jstr(f, r->kernel);
     fputs(", \"virtualization\": ", f);
@@ -398,14 +414,16 @@ int lab_write_json(struct lab *L, const char *path)
     jstr(f, r->clocksource);
     fputs(", \"date\": ", f);
     jstr(f, r->date);
-    fprintf(f, ", \"load_start\": [%.2f, %.2f, %.2f], \"load_end\": [%.2f, "
-               "%.2f, %.2f], \"elapsed_s\": %.1f, \"standalone\": %s},\n",
+    fprintf(f,
+            ", \"load_start\": [%.2f, %.2f, %.2f], \"load_end\": [%.2f, "
+            "%.2f, %.2f], \"elapsed_s\": %.1f, \"standalone\": %s},\n",
             r->load_start[0], r->load_start[1], r->load_start[2],
             r->load_end[0], r->load_end[1], r->load_end[2], r->elapsed_s,
             L->standalone ? "true" : "false");
-    fprintf(f, "\"settings\": {\"quick\": %s, \"repeats\": %d, "
-               "\"region_bytes\": %zu, \"shmbuf_half\": %zu, \"cell_size\": "
-               "%zu, \"ncells\": %u, \"eager_max\": %zu},\n",
+    fprintf(f,
+            "\"settings\": {\"quick\": %s, \"repeats\": %d, "
+            "\"region_bytes\": %zu, \"shmbuf_half\": %zu, \"cell_size\": "
+            "%zu, \"ncells\": %u, \"eager_max\": %zu},\n",
             L->opt.quick ? "true" : "false", L->opt.repeats, L->region_size,
             L->lib_shmbuf, L->lib_cell, LAB_NCELLS, L->lib_eager);
     fputs("\"clock\": {\"line_rtt_us\": ", f);
@@ -425,7 +443,8 @@ int lab_write_json(struct lab *L, const char *path)
         fputs(", \"kind\": ", f);
         jstr(f, kind_name(m->kind));
         fprintf(f, ", \"one_sided\": %s, \"ok\": %s, \"why\": ",
-                lab_mech_one_sided(m) ? "true" : "false", m->ok ? "true" : "false");
+                lab_mech_one_sided(m) ? "true" : "false",
+                m->ok ? "true" : "false");
         jstr(f, m->why);
         fputs(", \"summary\": ", f);
         jstr(f, m->ops->summary);
@@ -468,8 +487,9 @@ int lab_write_json(struct lab *L, const char *path)
         jstr(f, s->mech);
         fputs(", \"what\": ", f);
         jstr(f, s->what);
-        fprintf(f, ", \"measured\": %s, \"nothing_to_set_up\": %s, "
-                   "\"setup_us\": ",
+        fprintf(f,
+                ", \"measured\": %s, \"nothing_to_set_up\": %s, "
+                "\"setup_us\": ",
                 s->measured ? "true" : "false", s->nothing ? "true" : "false");
         if (s->measured || s->nothing)
             jnum(f, s->measured ? s->setup_us : 0);
@@ -591,7 +611,8 @@ int lab_write_json(struct lab *L, const char *path)
         }
         fputs("]", f);
     }
-    fprintf(f, "}},\n\"sweeps\": {\"bytes\": %zu, \"shmbuf\": {\"half_sizes\": [",
+    fprintf(f,
+            "}},\n\"sweeps\": {\"bytes\": %zu, \"shmbuf\": {\"half_sizes\": [",
             r->sweep_bytes);
     for (int s = 0; s < r->nsb; s++)
         fprintf(f, "%s%zu", s ? ", " : "", r->sb_sizes[s]);
@@ -654,9 +675,11 @@ int lab_write_json(struct lab *L, const char *path)
             }
             fputs("]", f);
         }
-        fprintf(f, "}}, \"eager_max\": %llu, \"eager_limited_by_cell\": %s, "
-                   "\"rules\": [",
-                (unsigned long long)t->eager_max, t->eager_limited ? "true" : "false");
+        fprintf(f,
+                "}}, \"eager_max\": %llu, \"eager_limited_by_cell\": %s, "
+                "\"rules\": [",
+                (unsigned long long)t->eager_max,
+                t->eager_limited ? "true" : "false");
         for (int k = 0; k < t->nrules; k++) {
             fprintf(f, "%s{\"min_bytes\": %llu, \"mechanism\": ", k ? ", " : "",
                     (unsigned long long)t->rules[k].min);
@@ -671,7 +694,8 @@ int lab_write_json(struct lab *L, const char *path)
     return rc;
 }
 
-/* ---- report.md ----------------------------------------------------------------------- */
+/* ---- report.md
+ * ----------------------------------------------------------------------- */
 
 static void fmt_us(char *b, size_t n, double v)
 {
@@ -721,7 +745,8 @@ static void print_tune_table(struct lab *L, FILE *f)
         for (int i = 0; i < L->nmech; i++) {
             if (!t->r_used[i])
                 continue;
-            fmt_us(v, sizeof(v), t->rndv_us[i][g] > 1e29 ? -1 : t->rndv_us[i][g]);
+            fmt_us(v, sizeof(v),
+                   t->rndv_us[i][g] > 1e29 ? -1 : t->rndv_us[i][g]);
             fprintf(f, " %s |", v);
             if (t->rndv_us[i][g] < best) {
                 best = t->rndv_us[i][g];
@@ -738,7 +763,8 @@ void lab_print_tune(struct lab *L, FILE *f, bool settings)
     if (!t->done)
         return;
     fputs("Times in us from the sender's first instruction to the last byte "
-          "in the receiver's buffer, rendezvous handshake included.\n\n", f);
+          "in the receiver's buffer, rendezvous handshake included.\n\n",
+          f);
     print_tune_table(L, f);
     if (!settings)
         return;
@@ -763,22 +789,26 @@ int lab_write_report(struct lab *L, FILE *f, const char *plots_note,
     fputs("## Machine\n\n", f);
     fprintf(f, "- CPU: %s, %d online CPUs; %s\n", r->cpu, r->ncpus, r->virt);
     fprintf(f, "- caches (sysfs, cpu0): L1d %s, L2 %s, L3 %s, line %zu B\n",
-            lab_size_str(L->l1, a, sizeof(a)), lab_size_str(L->l2, b, sizeof(b)),
+            lab_size_str(L->l1, a, sizeof(a)),
+            lab_size_str(L->l2, b, sizeof(b)),
             L->l3 ? lab_size_str(L->l3, c, sizeof(c)) : "none", L->line);
     fprintf(f, "- kernel: %s; clocksource: %s\n", r->kernel, r->clocksource);
-    fprintf(f, "- load average at start %.2f %.2f %.2f, at end %.2f %.2f "
-               "%.2f%s\n",
-            r->load_start[0], r->load_start[1], r->load_start[2], r->load_end[0],
-            r->load_end[1], r->load_end[2],
+    fprintf(f,
+            "- load average at start %.2f %.2f %.2f, at end %.2f %.2f "
+            "%.2f%s\n",
+            r->load_start[0], r->load_start[1], r->load_start[2],
+            r->load_end[0], r->load_end[1], r->load_end[2],
             r->load_start[0] > 0.5 ? " (**not idle**: other work shared the "
                                      "2 cores; treat small-message figures "
                                      "with care)"
                                    : "");
-    fprintf(f, "- processes: %s; P0 (source) and P1 (destination) pinned to "
-               "different CPUs\n",
+    fprintf(f,
+            "- processes: %s; P0 (source) and P1 (destination) pinned to "
+            "different CPUs\n",
             L->standalone ? "standalone (P1 forked by P0)" : "mpiexec -n 2");
-    fprintf(f, "- settings: %s, %d repeats; the library's double-buffer half "
-               "%s, cell %s (%u per process), eager limit %zu B\n\n",
+    fprintf(f,
+            "- settings: %s, %d repeats; the library's double-buffer half "
+            "%s, cell %s (%u per process), eager limit %zu B\n\n",
             L->opt.quick ? "quick" : "full", L->opt.repeats,
             lab_size_str(L->lib_shmbuf, a, sizeof(a)),
             lab_size_str(L->lib_cell, b, sizeof(b)), LAB_NCELLS, L->lib_eager);
@@ -833,10 +863,12 @@ int lab_write_report(struct lab *L, FILE *f, const char *plots_note,
         char buf[256];
         qualify(L, i, &q, buf, sizeof(buf));
         char lat[32], thr[32], peak[64], su[32], td[32];
-        fmt_us(lat, sizeof(lat), r->lat[i].nrep && r->lat[i].valid ? r->lat[i].value : -1);
+        fmt_us(lat, sizeof(lat),
+               r->lat[i].nrep && r->lat[i].valid ? r->lat[i].value : -1);
         fmt_mb(thr, sizeof(thr), f4 ? mibps(4u << 20, f4->value) : 0);
         fmt_mb(a, sizeof(a), pk);
-        snprintf(peak, sizeof(peak), "%s at %s", a, lab_size_str(pat, b, sizeof(b)));
+        snprintf(peak, sizeof(peak), "%s at %s", a,
+                 lab_size_str(pat, b, sizeof(b)));
         if (s && s->measured) {
             fmt_us(su, sizeof(su), s->setup_us);
             fmt_us(td, sizeof(td), s->teardown_us);
@@ -845,7 +877,9 @@ int lab_write_report(struct lab *L, FILE *f, const char *plots_note,
             snprintf(su, sizeof(su), "%s", z);
             snprintf(td, sizeof(td), "%s", z);
         }
-        fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | (%s, %s) | %s | %s | %s | %s |\n",
+        fprintf(f,
+                "| %s | %s | %s | %s | %s | %s | %s | (%s, %s) | %s | %s | %s "
+                "| %s |\n",
                 m->label, kind_name(m->kind), lat, thr, peak, su, td,
                 cache_class(i, 0, NULL), cache_class(i, 1, NULL), q.overlap,
                 q.permsg, q.active, q.passive);
@@ -875,14 +909,22 @@ int lab_write_report(struct lab *L, FILE *f, const char *plots_note,
           f);
     fputs("| mechanism (seed) | latency (us) | throughput (MBps) | setup (us) "
           "| tear-down (us) | cache impact (src, dst) | overlap | per msg. "
-          "overhead | active | passive |\n|---|---:|---:|---:|---:|---|---|---|---|---|\n"
-          "| Shared buffer | 1.5 | 513.5 | 10.9 | 5.1 | (High, Low) | No | No | Yes | with thread |\n"
-          "| Message queue | 3.3 | 437.1 | 10.9 | 5.1 | (High, High) | No | No | Yes | with thread |\n"
-          "| Kaput put | 2.1 | 495.5 | 2.8 | 1.4 | (High, Low) | Yes | Yes | Yes | Yes |\n"
-          "| Kaput get | 2.1 | 500.3 | 2.8 | 1.4 | (Low, High) | Yes | Yes | Yes | Yes |\n"
-          "| NIC-copy put | 11.6 | 227.1 | 4.5 | 212.4 | (Low, Low) | Yes | Yes | Yes | Yes |\n"
-          "| NIC-copy get | 14.3 | 171.7 | 4.5 | 212.4 | (Low, Low) | Yes | Yes | Yes | Yes |\n"
-          "| Ptrace | 20.2 | 460.0 | 0.0 | 0.0 | (Medium, High) | No | No | Yes | with thread |\n\n",
+          "overhead | active | passive "
+          "|\n|---|---:|---:|---:|---:|---|---|---|---|---|\n"
+          "| Shared buffer | 1.5 | 513.5 | 10.9 | 5.1 | (High, Low) | No | No "
+          "| Yes | with thread |\n"
+          "| Message queue | 3.3 | 437.1 | 10.9 | 5.1 | (High, High) | No | No "
+          "| Yes | with thread |\n"
+          "| Kaput put | 2.1 | 495.5 | 2.8 | 1.4 | (High, Low) | Yes | Yes | "
+          "Yes | Yes |\n"
+          "| Kaput get | 2.1 | 500.3 | 2.8 | 1.4 | (Low, High) | Yes | Yes | "
+          "Yes | Yes |\n"
+          "| NIC-copy put | 11.6 | 227.1 | 4.5 | 212.4 | (Low, Low) | Yes | "
+          "Yes | Yes | Yes |\n"
+          "| NIC-copy get | 14.3 | 171.7 | 4.5 | 212.4 | (Low, Low) | Yes | "
+          "Yes | Yes | Yes |\n"
+          "| Ptrace | 20.2 | 460.0 | 0.0 | 0.0 | (Medium, High) | No | No | "
+          "Yes | with thread |\n\n",
           f);
 
     /* ---- mechanisms not measured ---- */
@@ -899,8 +941,9 @@ int lab_write_report(struct lab *L, FILE *f, const char *plots_note,
 
     /* ---- Table II ---- */
     fputs("## Table II: one-byte latency\n\n", f);
-    fprintf(f, "Baseline: one cache line between the two processes, one way: "
-               "%.2f us.\n\n",
+    fprintf(f,
+            "Baseline: one cache line between the two processes, one way: "
+            "%.2f us.\n\n",
             r->line_oneway_us);
     fputs("| mechanism | latency (us) | fastest (us) | repeats (us) | seed's "
           "class (us) |\n|---|---:|---:|---|---:|\n",
@@ -912,7 +955,8 @@ int lab_write_report(struct lab *L, FILE *f, const char *plots_note,
         char reps[160] = "";
         for (int k = 0; k < g->nrep; k++) {
             size_t n = strlen(reps);
-            snprintf(reps + n, sizeof(reps) - n, "%s%.2f", k ? " " : "", g->rep[k]);
+            snprintf(reps + n, sizeof(reps) - n, "%s%.2f", k ? " " : "",
+                     g->rep[k]);
         }
         const struct seed_row *sr = seed_for(&L->mech[i]);
         char seed[64] = "";
@@ -920,7 +964,8 @@ int lab_write_report(struct lab *L, FILE *f, const char *plots_note,
             snprintf(seed, sizeof(seed), "%s %.1f", sr->name, sr->lat);
         fmt_us(a, sizeof(a), g->valid ? g->value : -1);
         fmt_us(b, sizeof(b), g->valid ? g->min : -1);
-        fprintf(f, "| %s | %s | %s | %s | %s |\n", L->mech[i].label, a, b, reps, seed);
+        fprintf(f, "| %s | %s | %s | %s | %s |\n", L->mech[i].label, a, b, reps,
+                seed);
     }
 
     /* ---- Fig. 4 ---- */
@@ -974,7 +1019,8 @@ int lab_write_report(struct lab *L, FILE *f, const char *plots_note,
         fprintf(f, "| %s | %s | %s | %s | %s | %s | %s |\n", s->mech, s->what,
                 a, b, c, s->region_specific ? "Yes" : "No", s->note);
     }
-    fputs("\nMedians. The seed's Table III (quoted): Shared buffer and Message "
+    fputs("\nMedians of many set-ups. The seed's Table III (quoted): Shared "
+          "buffer and Message "
           "queue 10.9 / 5.1 us (System V segment), Kaput 2.8 / 1.4 us "
           "(region specific), NIC-copy 4.5 / 212.4 us (region specific), "
           "Ptrace 0.0 / 0.0 us.\n\n",
@@ -994,16 +1040,18 @@ int lab_write_report(struct lab *L, FILE *f, const char *plots_note,
           "t_ref is the re-read after the same two barriers with no "
           "transfer between them; a re-read that takes t after a transfer "
           "means (t - t_ref) / p lines were evicted. TLB misses and a vCPU "
-          "moved by the host would also show up as \"lines\"; medians of "
-          "many repeats keep such accidents out.\n\n",
+          "moved by the host would also show up as \"lines\"; since such "
+          "disturbances only ever add time, every re-read time (calibration "
+          "included) is the lower quartile of its repeats.\n\n",
           f);
-    fprintf(f, "Calibration (re-read of the %d-line buffer): source warm %.1f "
-               "us, L3-cold %.1f us (%.1f ns per evicted line), DRAM-cold "
-               "(clflush) %.1f us; destination warm %.1f us, L3-cold %.1f us "
-               "(%.1f ns per line), DRAM-cold %.1f us. A re-read slower than "
-               "L3-cold means every line was evicted and some even from the "
-               "L3: shown as \"all (N%% DRAM)\", N placing the time between "
-               "the L3-cold and DRAM-cold calibrations.\n\n",
+    fprintf(f,
+            "Calibration (re-read of the %d-line buffer): source warm %.1f "
+            "us, L3-cold %.1f us (%.1f ns per evicted line), DRAM-cold "
+            "(clflush) %.1f us; destination warm %.1f us, L3-cold %.1f us "
+            "(%.1f ns per line), DRAM-cold %.1f us. A re-read slower than "
+            "L3-cold means every line was evicted and some even from the "
+            "L3: shown as \"all (N%% DRAM)\", N placing the time between "
+            "the L3-cold and DRAM-cold calibrations.\n\n",
             r->cal[0].lines, r->cal[0].warm_ns / 1e3, r->cal[0].cold_ns / 1e3,
             r->cal[0].per_line_ns, r->cal[0].dram_ns / 1e3,
             r->cal[1].warm_ns / 1e3, r->cal[1].cold_ns / 1e3,
@@ -1018,8 +1066,9 @@ int lab_write_report(struct lab *L, FILE *f, const char *plots_note,
         fputs("---:|", f);
     fputs("---|\n", f);
     if (r->cache_none.valid) {
-        fprintf(f, "| (no transfer: t_ref = %.1f / %.1f us, i.e. %.0f / %.0f "
-                   "lines above the warm calibration) |",
+        fprintf(f,
+                "| (no transfer: t_ref = %.1f / %.1f us, i.e. %.0f / %.0f "
+                "lines above the warm calibration) |",
                 r->cache_none.ns[0] / 1e3, r->cache_none.ns[1] / 1e3,
                 r->cache_none.lines[0], r->cache_none.lines[1]);
         for (int s = 0; s < r->ncache; s++)
@@ -1046,7 +1095,8 @@ int lab_write_report(struct lab *L, FILE *f, const char *plots_note,
             }
             fprintf(f, " %s / %s |", side[0], side[1]);
         }
-        fprintf(f, " (%s, %s) |\n", cache_class(i, 0, NULL), cache_class(i, 1, NULL));
+        fprintf(f, " (%s, %s) |\n", cache_class(i, 0, NULL),
+                cache_class(i, 1, NULL));
     }
     fputs("\nThe seed (PAPI L2 misses, 256 KB user buffer, quoted): shared "
           "buffer about 2,050 misses at the source and 225 at the "
@@ -1057,7 +1107,9 @@ int lab_write_report(struct lab *L, FILE *f, const char *plots_note,
     fputs("## Overlap: does the passive side keep computing?\n\n", f);
     fputs("The passive process runs a register-only loop lasting about 3x "
           "the transfer while the initiator transfers; lost = its loop time "
-          "with the transfer minus without.\n\n| mechanism | bytes | transfer "
+          "with the transfer minus without, each the fastest of its repeats "
+          "(other programs on the machine only add time).\n\n| mechanism | "
+          "bytes | transfer "
           "(us) | compute alone (us) | with transfer (us) | lost (us) |\n"
           "|---|---:|---:|---:|---:|---:|\n",
           f);
@@ -1101,22 +1153,27 @@ int lab_write_report(struct lab *L, FILE *f, const char *plots_note,
           f);
 
     /* ---- Fig. 3 ---- */
-    fprintf(f, "## Fig. 3: double-buffer half and cell size, %s transfers "
-               "(MiB/s)\n\n",
+    fprintf(f,
+            "## Fig. 3: double-buffer half and cell size, %s transfers "
+            "(MiB/s)\n\n",
             lab_size_str(r->sweep_bytes, a, sizeof(a)));
     fputs("| double-buffer half | shmbuf | | cell (header incl.) | queue |\n"
           "|---:|---:|---|---:|---:|\n",
           f);
     for (int s = 0; s < FY_MAX(r->nsb, r->nq); s++) {
         if (s < r->nsb) {
-            fmt_mb(b, sizeof(b), r->sb_us[s] > 0 ? mibps(r->sweep_bytes, r->sb_us[s]) : 0);
-            fprintf(f, "| %s | %s | |", lab_size_str(r->sb_sizes[s], a, sizeof(a)), b);
+            fmt_mb(b, sizeof(b),
+                   r->sb_us[s] > 0 ? mibps(r->sweep_bytes, r->sb_us[s]) : 0);
+            fprintf(f, "| %s | %s | |",
+                    lab_size_str(r->sb_sizes[s], a, sizeof(a)), b);
         } else {
             fputs("| | | |", f);
         }
         if (s < r->nq) {
-            fmt_mb(b, sizeof(b), r->q_us[s] > 0 ? mibps(r->sweep_bytes, r->q_us[s]) : 0);
-            fprintf(f, " %s | %s |\n", lab_size_str(r->q_sizes[s], a, sizeof(a)), b);
+            fmt_mb(b, sizeof(b),
+                   r->q_us[s] > 0 ? mibps(r->sweep_bytes, r->q_us[s]) : 0);
+            fprintf(f, " %s | %s |\n",
+                    lab_size_str(r->q_sizes[s], a, sizeof(a)), b);
         } else {
             fputs(" | |\n", f);
         }
@@ -1181,12 +1238,14 @@ int lab_write_tuning(struct lab *L, const char *path)
             L->opt.quick ? " --quick" : "");
     fprintf(h, "host %s, %s, %s; load %.2f at start\n", lab_res.host,
             lab_res.cpu, lab_res.date, lab_res.load_start[0]);
-    fprintf(h, "cell %zu B, double-buffer half %zu B (the FERRY_* settings "
-               "in force when measured)\n\n",
+    fprintf(h,
+            "cell %zu B, double-buffer half %zu B (the FERRY_* settings "
+            "in force when measured)\n\n",
             L->lib_cell, L->lib_shmbuf);
     lab_print_tune(L, h, false);
     fputs("\nThe settings (read by the library at start-up; see "
-          "src/util/tuning.h):", h);
+          "src/util/tuning.h):",
+          h);
     fclose(h);
     int rc = fy_tuning_save(path, &out, hdr);
     free(hdr);

@@ -70,18 +70,18 @@ static void spin_check(struct lab *L, uint64_t since, unsigned *rounds)
         lab_die(L, "the peer has not answered for 300 s");
 }
 
-#define LAB_SPIN_UNTIL(L, cond)                                               \
-    do {                                                                      \
-        unsigned spins_ = 0, rounds_ = 0;                                     \
-        uint64_t since_ = 0;                                                  \
-        while (!(cond)) {                                                     \
-            fy_cpu_relax();                                                   \
-            if ((++spins_ & 0x3fff) == 0) {                                   \
-                if (!since_)                                                  \
-                    since_ = lab_now_ns();                                    \
-                spin_check((L), since_, &rounds_);                            \
-            }                                                                 \
-        }                                                                     \
+#define LAB_SPIN_UNTIL(L, cond)                                                \
+    do {                                                                       \
+        unsigned spins_ = 0, rounds_ = 0;                                      \
+        uint64_t since_ = 0;                                                   \
+        while (!(cond)) {                                                      \
+            fy_cpu_relax();                                                    \
+            if ((++spins_ & 0x3fff) == 0) {                                    \
+                if (!since_)                                                   \
+                    since_ = lab_now_ns();                                     \
+                spin_check((L), since_, &rounds_);                             \
+            }                                                                  \
+        }                                                                      \
     } while (0)
 
 void lab_barrier(struct lab *L)
@@ -107,7 +107,6 @@ void lab_health(struct lab *L)
     }
     spin_check(L, since, &rounds);
 }
-
 
 /* Spin until a line's sequence number reaches 'want' (used by drivers). */
 void lab_wait_seq(struct lab *L, _Atomic uint64_t *seq, uint64_t want)
@@ -150,7 +149,8 @@ static size_t read_cache(int index_level, const char *type)
 {
     for (int i = 0; i < 8; i++) {
         char p[128], buf[64];
-        snprintf(p, sizeof(p), "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
+        snprintf(p, sizeof(p),
+                 "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
         FILE *f = fopen(p, "r");
         if (!f)
             break;
@@ -158,7 +158,8 @@ static size_t read_cache(int index_level, const char *type)
         if (fscanf(f, "%d", &lvl) != 1)
             lvl = 0;
         fclose(f);
-        snprintf(p, sizeof(p), "/sys/devices/system/cpu/cpu0/cache/index%d/type", i);
+        snprintf(p, sizeof(p),
+                 "/sys/devices/system/cpu/cpu0/cache/index%d/type", i);
         f = fopen(p, "r");
         if (!f || !fgets(buf, sizeof(buf), f)) {
             if (f)
@@ -168,7 +169,8 @@ static size_t read_cache(int index_level, const char *type)
         fclose(f);
         if (lvl != index_level || strncmp(buf, type, strlen(type)))
             continue;
-        snprintf(p, sizeof(p), "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+        snprintf(p, sizeof(p),
+                 "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
         f = fopen(p, "r");
         if (!f)
             continue;
@@ -226,7 +228,8 @@ static uint64_t seg_layout(struct lab_hdr *h)
     off = FY_ALIGN_UP(off + sizeof(struct lab_queues), 4096ull);
     h->off_sb = off;
     off = FY_ALIGN_UP(off + 2 * sizeof(struct fy_shmbuf_ctl) +
-                          2ull * LAB_MAX_SHMBUF, 4096ull);
+                          2ull * LAB_MAX_SHMBUF,
+                      4096ull);
     h->off_cells = off;
     off += 2ull * LAB_NCELLS * LAB_MAX_CELL;
     return off;
@@ -294,7 +297,8 @@ int lab_setup(struct lab *L, int argc, char **argv)
             if (fstat(fd, &st) == 0 && (uint64_t)st.st_size >= total)
                 break;
             if (i > 200000) {
-                fprintf(stderr, "ferry-bench: rank 0 never sized the segment\n");
+                fprintf(stderr,
+                        "ferry-bench: rank 0 never sized the segment\n");
                 return -ETIMEDOUT;
             }
             usleep(50);
@@ -302,7 +306,8 @@ int lab_setup(struct lab *L, int argc, char **argv)
     }
     void *base = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (base == MAP_FAILED) {
-        fprintf(stderr, "ferry-bench: mmap of the segment: %s\n", strerror(errno));
+        fprintf(stderr, "ferry-bench: mmap of the segment: %s\n",
+                strerror(errno));
         return -errno;
     }
     L->base = base;

@@ -58,12 +58,12 @@ static int parse_size_strict(const char *s, uint64_t *out)
 }
 
 static int check_scalar(struct parse_ctx *c, const char *key, int *seen,
-                        bool *has, uint64_t *slot, const char *val,
-                        uint64_t lo, uint64_t hi, uint64_t multiple)
+                        bool *has, uint64_t *slot, const char *val, uint64_t lo,
+                        uint64_t hi, uint64_t multiple)
 {
     if (*seen)
-        return bad(c, c->line, "duplicate key '%s' (first set on line %d)",
-                   key, *seen);
+        return bad(c, c->line, "duplicate key '%s' (first set on line %d)", key,
+                   *seen);
     uint64_t v;
     if (parse_size_strict(val, &v))
         return bad(c, c->line,
@@ -71,9 +71,8 @@ static int check_scalar(struct parse_ctx *c, const char *key, int *seen,
                    "or G suffix)",
                    key, val);
     if (v < lo || v > hi)
-        return bad(c, c->line,
-                   "%s = %llu is out of range (%llu to %llu bytes)", key,
-                   (unsigned long long)v, (unsigned long long)lo,
+        return bad(c, c->line, "%s = %llu is out of range (%llu to %llu bytes)",
+                   key, (unsigned long long)v, (unsigned long long)lo,
                    (unsigned long long)hi);
     if (multiple > 1 && v % multiple)
         return bad(c, c->line, "%s = %llu is not a multiple of %llu", key,
@@ -96,8 +95,8 @@ static bool valid_mech_name(const char *s)
     return true;
 }
 
-static int parse_rule(struct parse_ctx *c, struct fy_tuning *t,
-                      const char *key, const char *val)
+static int parse_rule(struct parse_ctx *c, struct fy_tuning *t, const char *key,
+                      const char *val)
 {
     uint64_t min;
     if (parse_size_strict(key + 5, &min))
@@ -105,8 +104,8 @@ static int parse_rule(struct parse_ctx *c, struct fy_tuning *t,
                    "'%s': expected xfer.<min_bytes>, e.g. xfer.0 or xfer.64K",
                    key);
     if (min > FY_TUNING_XFER_MAX_BYTES)
-        return bad(c, c->line, "%s: %llu bytes is beyond the limit (%llu)",
-                   key, (unsigned long long)min,
+        return bad(c, c->line, "%s: %llu bytes is beyond the limit (%llu)", key,
+                   (unsigned long long)min,
                    (unsigned long long)FY_TUNING_XFER_MAX_BYTES);
     if (!valid_mech_name(val))
         return bad(c, c->line,
@@ -190,9 +189,8 @@ static int parse_line(struct parse_ctx *c, struct fy_tuning *t, char *s)
 int fy_tuning_parse(const char *name, const char *text, struct fy_tuning *out,
                     char *err, size_t errlen)
 {
-    struct parse_ctx c = {.name = name ? name : "(tuning)",
-                          .err = err,
-                          .errlen = errlen};
+    struct parse_ctx c = {
+        .name = name ? name : "(tuning)", .err = err, .errlen = errlen};
     struct fy_tuning t;
     memset(&t, 0, sizeof(t));
     char line[FY_TUNING_LINE_MAX + 2];
@@ -400,8 +398,8 @@ int fy_tuning_save(const char *path, const struct fy_tuning *t,
     if (t->has_shmbuf_size)
         fprintf(f, "shmbuf_size = %llu\n", (unsigned long long)t->shmbuf_size);
     for (int i = 0; i < t->nrules; i++)
-        fprintf(f, "xfer.%llu = %s\n", (unsigned long long)t->rules[i].min_bytes,
-                t->rules[i].mech);
+        fprintf(f, "xfer.%llu = %s\n",
+                (unsigned long long)t->rules[i].min_bytes, t->rules[i].mech);
     /* A tuning file is configuration, not a secret: readable like a dotfile. */
     fchmod(fd, 0644);
     if (fflush(f) != 0 || fsync(fd) != 0) {

@@ -24,9 +24,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FY_TUNING_MAX_RULES 32   /* xfer.* lines per file */
-#define FY_TUNING_NAME_MAX 16    /* mechanism name incl. the NUL */
-#define FY_TUNING_LINE_MAX 512   /* longest accepted line, newline excluded */
+#define FY_TUNING_MAX_RULES 32 /* xfer.* lines per file */
+#define FY_TUNING_NAME_MAX 16  /* mechanism name incl. the NUL */
+#define FY_TUNING_LINE_MAX 512 /* longest accepted line, newline excluded */
 
 /* Limits, the same as the FERRY_* variables of the same meaning. */
 #define FY_TUNING_CELL_MIN 1024u
@@ -38,8 +38,8 @@
 #define FY_TUNING_XFER_MAX_BYTES (1ull << 48) /* largest min_bytes */
 
 struct fy_tuning_rule {
-    uint64_t min_bytes;             /* rule applies from this size up */
-    char mech[FY_TUNING_NAME_MAX];  /* mechanism name, [a-z0-9_-]+ */
+    uint64_t min_bytes;            /* rule applies from this size up */
+    char mech[FY_TUNING_NAME_MAX]; /* mechanism name, [a-z0-9_-]+ */
 };
 
 struct fy_tuning {
@@ -49,7 +49,7 @@ struct fy_tuning {
     uint64_t fastbox_max;
     uint64_t cell_size;
     uint64_t shmbuf_size;
-    int nrules;                                   /* sorted by min_bytes */
+    int nrules; /* sorted by min_bytes */
     struct fy_tuning_rule rules[FY_TUNING_MAX_RULES];
 };
 
@@ -67,8 +67,8 @@ int fy_tuning_load_msg(const char *path, struct fy_tuning *out, char *err,
 
 /* Parse an in-memory text as if it were the file 'name' (for tests and
  * tools). Same return values as fy_tuning_load_msg, -ENOENT excepted. */
-int fy_tuning_parse(const char *name, const char *text,
-                    struct fy_tuning *out, char *err, size_t errlen);
+int fy_tuning_parse(const char *name, const char *text, struct fy_tuning *out,
+                    char *err, size_t errlen);
 
 /* Where the tuning file lives: $FERRY_TUNING if set and not empty, else
  * ${XDG_CONFIG_HOME:-$HOME/.config}/ferry/tuning.conf. Writes the path to

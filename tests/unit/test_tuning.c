@@ -78,24 +78,26 @@ int main(void)
                !strcmp(t.rules[3].mech, "procmem"),
            "rules sorted by min_bytes");
     TAP_EQ_STR(fy_tuning_rule_for(&t, 0)->mech, "queue", "0 B -> queue");
-    TAP_EQ_STR(fy_tuning_rule_for(&t, 65535)->mech, "queue", "65535 B -> queue");
-    TAP_EQ_STR(fy_tuning_rule_for(&t, 65536)->mech, "shmbuf", "64 KiB -> shmbuf");
+    TAP_EQ_STR(fy_tuning_rule_for(&t, 65535)->mech, "queue",
+               "65535 B -> queue");
+    TAP_EQ_STR(fy_tuning_rule_for(&t, 65536)->mech, "shmbuf",
+               "64 KiB -> shmbuf");
     TAP_EQ_STR(fy_tuning_rule_for(&t, 5 << 20)->mech, "cma", "5 MiB -> cma");
     TAP_EQ_STR(fy_tuning_rule_for(&t, 1ull << 40)->mech, "procmem",
                "1 TiB -> procmem");
 
     /* Only some keys: the rest stay unset; no rule below the first. */
-    TAP_EQ_INT(fy_tuning_parse("t.conf", "xfer.4096 = cma\n", &t, err,
-                               sizeof(err)),
-               0, "a file with one rule parses");
+    TAP_EQ_INT(
+        fy_tuning_parse("t.conf", "xfer.4096 = cma\n", &t, err, sizeof(err)), 0,
+        "a file with one rule parses");
     TAP_OK(!t.has_eager_max && !t.has_cell_size && t.nrules == 1,
            "unset keys are flagged unset");
     TAP_OK(fy_tuning_rule_for(&t, 4095) == NULL, "no rule below the first");
     TAP_EQ_INT(fy_tuning_parse("t.conf", "", &t, err, sizeof(err)), 0,
                "an empty file parses");
-    TAP_EQ_INT(fy_tuning_parse("t.conf", "# only a comment\n\n", &t, err,
-                               sizeof(err)),
-               0, "a comment-only file parses");
+    TAP_EQ_INT(
+        fy_tuning_parse("t.conf", "# only a comment\n\n", &t, err, sizeof(err)),
+        0, "a comment-only file parses");
     TAP_EQ_INT(fy_tuning_parse("t.conf", "eager_max = 1048448\n", &t, err,
                                sizeof(err)),
                0, "eager_max at its limit (1 MiB cell minus header)");
@@ -116,12 +118,14 @@ int main(void)
     expect_bad("eager_max = 99999999999999999999999\n", 1, "is not a size",
                "overflowing number");
     expect_bad("eager_max = 2M\n", 1, "out of range", "eager_max too big");
-    expect_bad("fastbox_max = 1785\n", 1, "out of range", "fastbox_max too big");
+    expect_bad("fastbox_max = 1785\n", 1, "out of range",
+               "fastbox_max too big");
     expect_bad("cell_size = 512\n", 1, "out of range", "cell_size too small");
     expect_bad("cell_size = 2M\n", 1, "out of range", "cell_size too big");
     expect_bad("cell_size = 16400\n", 1, "not a multiple of 64",
                "cell_size not a multiple of 64");
-    expect_bad("shmbuf_size = 1K\n", 1, "out of range", "shmbuf_size too small");
+    expect_bad("shmbuf_size = 1K\n", 1, "out of range",
+               "shmbuf_size too small");
     expect_bad("shmbuf_size = 32M\n", 1, "out of range", "shmbuf_size too big");
     expect_bad("eager_max = 100\neager_max = 200\n", 2,
                "duplicate key 'eager_max' (first set on line 1)",
@@ -143,8 +147,8 @@ int main(void)
                "upper-case mechanism");
     expect_bad("xfer.0 = 9p\n", 1, "is not a mechanism name",
                "mechanism starting with a digit");
-    expect_bad("xfer.0 = averyveryverylongname\n", 1,
-               "is not a mechanism name", "mechanism name too long");
+    expect_bad("xfer.0 = averyveryverylongname\n", 1, "is not a mechanism name",
+               "mechanism name too long");
     expect_bad("xfer.0 = c/ma\n", 1, "is not a mechanism name",
                "mechanism with a slash");
     {
@@ -240,7 +244,8 @@ int main(void)
     memset(&t, 0, sizeof(t));
     TAP_EQ_INT(fy_tuning_load(path, &t), 0, "saved file loads");
     TAP_OK(t.has_eager_max && t.eager_max == 12288 && t.nrules == 2 &&
-               !strcmp(t.rules[1].mech, "cma") && t.rules[1].min_bytes == 262144,
+               !strcmp(t.rules[1].mech, "cma") &&
+               t.rules[1].min_bytes == 262144,
            "round trip keeps every value");
 
     char cmd[600];
