@@ -523,7 +523,9 @@ static void evict(struct lab *L)
     __asm__ volatile("" : : "r"(sum));
 }
 
-void lab_exp_cache(struct lab *L)
+/* One pass of the whole cache experiment; returns, in P0, how disturbed
+ * it was from outside (see lab_exp_cache). */
+static double cache_attempt(struct lab *L)
 {
     static const size_t full[] = {16u << 10, 64u << 10, 256u << 10, 1u << 20,
                                   4u << 20};
@@ -624,6 +626,69 @@ void lab_exp_cache(struct lab *L)
         }
     }
     free(c.buf);
+    if (L->me != 0)
+        return 0;
+    /* Disturbance score, in lines: the no-transfer reference should equal
+     * the warm calibration, and both processes (same buffer, same kind of
+     * core) should re-read equally fast when warm. */
+    const struct lab_cache_cal *k = lab_res.cal;
+    double mismatch =
+        (k[0].warm_ns > k[1].warm_ns ? k[0].warm_ns - k[1].warm_ns
+                                     : k[1].warm_ns - k[0].warm_ns) /
+        ((k[0].per_line_ns + k[1].per_line_ns) / 2);
+    double score = mismatch;
+    for (int side = 0; side < 2; side++) {
+        double x = lab_res.cache_none.lines[side];
+        x = x < 0 ? -x : x;
+        score = x > score ? x : score;
+    }
+    return score;
+}
+
+/* The cache experiment is the one most exposed to the machine's other
+ * users: on a VM, whatever runs on the same physical core (another guest
+ * on the SMT sibling) shares its L2. Each attempt is scored (above); up
+ * to 3 attempts (2 with --quick) are made until one is under 10% of the
+ * buffer, and the least disturbed is kept and reported with its score. */
+void lab_exp_cache(struct lab *L)
+{
+    int max_attempts = L->opt.quick ? 2 : 3;
+    double best = 1e300;
+    struct lab_results *keep = L->me == 0 ? malloc(sizeof(*keep)) : NULL;
+    int attempts = 0;
+    for (;;) {
+        double score = cache_attempt(L);
+        attempts++;
+        if (L->me == 0) {
+            if (score < best) {
+                best = score;
+                memcpy(keep->cal, lab_res.cal, sizeof(lab_res.cal));
+                keep->cache_none = lab_res.cache_none;
+                memcpy(keep->cache, lab_res.cache, sizeof(lab_res.cache));
+            }
+            uint64_t again =
+                attempts < max_attempts && best > 0.10 * lab_res.cal[0].lines;
+            L->h->go.aux = again;
+            if (again)
+                lab_progress(L,
+                             "cache: disturbed from outside (%.0f lines), "
+                             "again",
+                             score);
+        }
+        lab_barrier(L);
+        bool again = L->h->go.aux != 0;
+        lab_barrier(L);
+        if (!again)
+            break;
+    }
+    if (L->me == 0) {
+        memcpy(lab_res.cal, keep->cal, sizeof(lab_res.cal));
+        lab_res.cache_none = keep->cache_none;
+        memcpy(lab_res.cache, keep->cache, sizeof(lab_res.cache));
+        lab_res.cache_attempts = attempts;
+        lab_res.cache_noise = best;
+        free(keep);
+    }
 }
 
 /* ---- Table V "can overlap computation"

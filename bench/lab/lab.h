@@ -290,7 +290,9 @@ struct lab_results {
     int ncache;
     size_t cache_sizes[LAB_MAX_CACHE_SIZES];
     struct lab_cache_res cache[LAB_MAX_MECHS + 1][LAB_MAX_CACHE_SIZES];
-    struct lab_cache_res cache_none; /* barriers only: the noise floor */
+    struct lab_cache_res cache_none; /* barriers only: the reference */
+    int cache_attempts;              /* passes made (the best is kept) */
+    double cache_noise;              /* its disturbance score, lines */
     struct lab_overlap ovl[LAB_MAX_MECHS];
     int nmc;
     size_t mc_sizes[LAB_MAX_SIZES];

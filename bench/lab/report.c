@@ -380,7 +380,11 @@ static const char *json_doc =
     "clflush; per label and transfer size: re-read ns after the transfer, "
     "estimated lines evicted = (ns - warm_ns) / per_line_ns, and "
     "dram_share = (ns - cold_ns) / (dram_ns - cold_ns) in [0, 1] when the "
-    "re-read was slower than L3-cold; none = barriers only\","
+    "re-read was slower than L3-cold; none = barriers only; attempts and "
+    "disturbance_lines: the cache pass is repeated (up to 3 times) while "
+    "the reference strays from the warm calibration, or the two "
+    "processes' warm re-reads differ, by more than 10% of the buffer, and "
+    "the least disturbed pass is kept\","
     " \"overlap\": \"one-sided labels: bytes, xfer_us, the passive side's "
     "compute alone_us and with_us (during the transfer), lost_us\","
     " \"memcpy\": \"sizes and ns per copy for each copy routine (null: not "
@@ -524,7 +528,10 @@ int lab_write_json(struct lab *L, const char *path)
         jnum(f, c->dram_ns);
         fputs("}", f);
     }
-    fputs("}, \"sizes\": [", f);
+    fprintf(f,
+            "}, \"attempts\": %d, \"disturbance_lines\": ", r->cache_attempts);
+    jnum(f, r->cache_noise);
+    fputs(", \"sizes\": [", f);
     for (int s = 0; s < r->ncache; s++)
         fprintf(f, "%s%zu", s ? ", " : "", r->cache_sizes[s]);
     fputs("], \"none\": ", f);
@@ -1056,6 +1063,18 @@ int lab_write_report(struct lab *L, FILE *f, const char *plots_note,
             r->cal[0].per_line_ns, r->cal[0].dram_ns / 1e3,
             r->cal[1].warm_ns / 1e3, r->cal[1].cold_ns / 1e3,
             r->cal[1].per_line_ns, r->cal[1].dram_ns / 1e3);
+    double noisy = r->cal[0].lines ? r->cache_noise / r->cal[0].lines : 0;
+    fprintf(
+        f,
+        "Disturbance from outside this experiment: %.0f lines (the larger "
+        "of the reference's distance from the warm calibration and the "
+        "two processes' warm re-reads' difference), best of %d "
+        "attempt%s.%s\n\n",
+        r->cache_noise, r->cache_attempts, r->cache_attempts == 1 ? "" : "s",
+        noisy > 0.10 ? " **Above 10% of the buffer: something else shares "
+                       "these cores' L2 (on a VM, possibly another guest on "
+                       "the SMT sibling); read these figures as rough.**"
+                     : "");
     fputs("Estimated lines evicted (source / destination) by one transfer of "
           "each size:\n\n| mechanism |",
           f);
