@@ -1002,15 +1002,17 @@ void lab_exp_tune(struct lab *L)
         while (g < t->nr && t->r_sizes[g] != t->e_sizes[e])
             g++;
         double d = best[g] - t->eager_us[e]; /* > 0: eager wins */
-        if (d >= 0 || t->eager_us[e] < 0)
+        /* Eager must lose by more than 3% here and at the next eager size
+         * too (noise on a shared machine easily flips one point; a tie
+         * goes to eager, which needs no handshake and lets the sender
+         * finish before the receiver arrives). */
+        if (best[g] >= 0.97 * t->eager_us[e] || t->eager_us[e] < 0)
             continue;
-        /* Eager must lose here and at the next eager size too (noise on a
-         * shared machine easily flips one point). */
         if (e + 1 < t->ne) {
             int gn = g + 1;
             while (gn < t->nr && t->r_sizes[gn] != t->e_sizes[e + 1])
                 gn++;
-            if (gn < t->nr && best[gn] >= t->eager_us[e + 1])
+            if (gn < t->nr && best[gn] >= 0.97 * t->eager_us[e + 1])
                 continue;
         }
         t->eager_limited = false;

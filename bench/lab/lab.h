@@ -278,6 +278,10 @@ struct lab_results {
     char virt[64];
     int ncpus;
     double load_start[3], load_end[3];
+    /* From /proc/stat: CPU idle share in the second before the run, and
+     * the host's steal share before and during it (-1: unknown). */
+    double idle_before, steal_before, steal_during;
+    unsigned long long stat_start[2]; /* total, steal jiffies at start */
     double elapsed_s;
     double line_oneway_us, line_rtt_us, skew_us;
     struct lab_fig lat[LAB_MAX_MECHS];
@@ -327,6 +331,8 @@ const struct lab_fig *lab_bw_at(const struct lab *L, int mech, size_t bytes);
 /* ---- report.c
  * ----------------------------------------------------------------- */
 void lab_machine_info(struct lab *L, bool at_start);
+/* Sample /proc/stat for a second (call before any process spins). */
+void lab_idle_sample(void);
 int lab_write_json(struct lab *L, const char *path);
 int lab_write_report(struct lab *L, FILE *f, const char *plots_note,
                      const char *dir);

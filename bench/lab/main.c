@@ -235,6 +235,7 @@ int main(int argc, char **argv)
         return 2;
     }
 
+    lab_idle_sample();
     if (lab_setup(L, argc, argv) != 0)
         return 1;
     if (L->me == 0)

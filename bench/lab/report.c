@@ -49,10 +49,51 @@ static void read_load(double out[3])
     }
 }
 
+/* The "cpu" line of /proc/stat: total, idle (+iowait) and steal. */
+static bool read_stat(unsigned long long *total, unsigned long long *idle,
+                      unsigned long long *steal)
+{
+    FILE *f = fopen("/proc/stat", "r");
+    if (!f)
+        return false;
+    unsigned long long v[10] = {0};
+    int n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu",
+                   &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7],
+                   &v[8], &v[9]);
+    fclose(f);
+    if (n < 8)
+        return false;
+    /* guest and guest_nice (8, 9) are already counted in user/nice. */
+    *total = v[0] + v[1] + v[2] + v[3] + v[4] + v[5] + v[6] + v[7];
+    *idle = v[3] + v[4];
+    *steal = v[7];
+    return true;
+}
+
+void lab_idle_sample(void)
+{
+    struct lab_results *r = &lab_res;
+    unsigned long long t0, i0, s0, t1, i1, s1;
+    r->idle_before = r->steal_before = r->steal_during = -1;
+    if (!read_stat(&t0, &i0, &s0))
+        return;
+    usleep(1000000);
+    if (!read_stat(&t1, &i1, &s1) || t1 == t0)
+        return;
+    r->idle_before = 100.0 * (double)(i1 - i0) / (double)(t1 - t0);
+    r->steal_before = 100.0 * (double)(s1 - s0) / (double)(t1 - t0);
+    r->stat_start[0] = t1;
+    r->stat_start[1] = s1;
+}
+
 void lab_machine_info(struct lab *L, bool at_start)
 {
     struct lab_results *r = &lab_res;
     if (!at_start) {
+        unsigned long long t, i, st;
+        if (r->stat_start[0] && read_stat(&t, &i, &st) && t > r->stat_start[0])
+            r->steal_during = 100.0 * (double)(st - r->stat_start[1]) /
+                              (double)(t - r->stat_start[0]);
         read_load(r->load_end);
         r->elapsed_s = (double)lab_now_ns() / 1e9 - L->t_start;
         return;
@@ -356,8 +397,9 @@ static void jfig(FILE *f, const struct lab_fig *g)
 
 static const char *json_doc =
     "{\"machine\": \"host, CPU, caches (bytes, from sysfs), kernel, "
-    "hypervisor, clocksource, load averages at start and end, elapsed "
-    "seconds\","
+    "hypervisor, clocksource, load averages at start and end, CPU "
+    "idle percent in the second before the run and host steal percent "
+    "then and during the run (/proc/stat; -1: unknown), elapsed seconds\","
     " \"settings\": \"quick mode, repeats, pool region bytes (8 x L2 + 16 "
     "MiB), the library's double-buffer half, cell size, cells per process, "
     "eager limit\","
@@ -420,9 +462,12 @@ int lab_write_json(struct lab *L, const char *path)
     jstr(f, r->date);
     fprintf(f,
             ", \"load_start\": [%.2f, %.2f, %.2f], \"load_end\": [%.2f, "
-            "%.2f, %.2f], \"elapsed_s\": %.1f, \"standalone\": %s},\n",
+            "%.2f, %.2f], \"idle_before_pct\": %.1f, \"steal_before_pct\": "
+            "%.2f, \"steal_during_pct\": %.2f, \"elapsed_s\": %.1f, "
+            "\"standalone\": %s},\n",
             r->load_start[0], r->load_start[1], r->load_start[2],
-            r->load_end[0], r->load_end[1], r->load_end[2], r->elapsed_s,
+            r->load_end[0], r->load_end[1], r->load_end[2], r->idle_before,
+            r->steal_before, r->steal_during, r->elapsed_s,
             L->standalone ? "true" : "false");
     fprintf(f,
             "\"settings\": {\"quick\": %s, \"repeats\": %d, "
@@ -801,14 +846,19 @@ int lab_write_report(struct lab *L, FILE *f, const char *plots_note,
             L->l3 ? lab_size_str(L->l3, c, sizeof(c)) : "none", L->line);
     fprintf(f, "- kernel: %s; clocksource: %s\n", r->kernel, r->clocksource);
     fprintf(f,
-            "- load average at start %.2f %.2f %.2f, at end %.2f %.2f "
-            "%.2f%s\n",
+            "- load average (1, 5, 15 min) at start %.2f %.2f %.2f, at "
+            "end %.2f %.2f %.2f; CPUs %.0f%% idle in the second before the "
+            "run, host steal %.1f%% then and %.1f%% during the run%s\n",
             r->load_start[0], r->load_start[1], r->load_start[2],
-            r->load_end[0], r->load_end[1], r->load_end[2],
-            r->load_start[0] > 0.5 ? " (**not idle**: other work shared the "
-                                     "2 cores; treat small-message figures "
-                                     "with care)"
-                                   : "");
+            r->load_end[0], r->load_end[1], r->load_end[2], r->idle_before,
+            r->steal_before, r->steal_during,
+            r->idle_before >= 0 && r->idle_before < 90
+                ? " (**not idle**: other work shared the cores; treat the "
+                  "figures with care)"
+            : r->steal_during > 5 ? " (**the host took the CPUs away** often "
+                                    "during the run; treat the figures with "
+                                    "care)"
+                                  : "");
     fprintf(f,
             "- processes: %s; P0 (source) and P1 (destination) pinned to "
             "different CPUs\n",
