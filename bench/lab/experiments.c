@@ -989,47 +989,59 @@ void lab_exp_tune(struct lab *L)
             }
     }
 
-    /* eager_max: the first size at which eager is slower than the best
-     * rendezvous, interpolated back to the crossing point. */
+    /* eager_max: the threshold k (eager for the first k+1 eager sizes,
+     * the best rendezvous above) that minimises the summed relative
+     * slowdown against the fastest choice at every eager size. Unlike
+     * "the first size where eager loses", one noisy point or a local
+     * blip cannot move it far. Ties go to the larger eager limit (eager
+     * needs no handshake and lets the sender finish before the receiver
+     * arrives). Between the chosen size and the next one, the limit is
+     * put where the two curves cross if they do. */
     t->eager_max = payload;
     t->eager_limited = true;
     if (t->ne == 0) {
         t->eager_limited = false;
         t->eager_max = L->lib_eager;
-    }
-    for (int e = 0; e < t->ne; e++) {
-        int g = 0;
-        while (g < t->nr && t->r_sizes[g] != t->e_sizes[e])
-            g++;
-        double d = best[g] - t->eager_us[e]; /* > 0: eager wins */
-        /* Eager must lose by more than 3% here and at the next eager size
-         * too (noise on a shared machine easily flips one point; a tie
-         * goes to eager, which needs no handshake and lets the sender
-         * finish before the receiver arrives). */
-        if (best[g] >= 0.97 * t->eager_us[e] || t->eager_us[e] < 0)
-            continue;
-        if (e + 1 < t->ne) {
-            int gn = g + 1;
-            while (gn < t->nr && t->r_sizes[gn] != t->e_sizes[e + 1])
-                gn++;
-            if (gn < t->nr && best[gn] >= 0.97 * t->eager_us[e + 1])
-                continue;
+    } else {
+        double bst[LAB_MAX_TUNE];
+        for (int e = 0; e < t->ne; e++) {
+            int g = 0;
+            while (g < t->nr && t->r_sizes[g] != t->e_sizes[e])
+                g++;
+            bst[e] = g < t->nr ? best[g] : 1e30;
         }
-        t->eager_limited = false;
-        if (e == 0) {
-            t->eager_max = 0;
-        } else {
-            int gp = g - 1;
-            while (gp > 0 && t->r_sizes[gp] != t->e_sizes[e - 1])
-                gp--;
-            double dp = best[gp] - t->eager_us[e - 1];
-            t->eager_max = round_to(
-                cross((double)t->e_sizes[e - 1], (double)t->e_sizes[e], dp, d),
-                64);
-            if (t->eager_max > payload)
-                t->eager_max = payload;
+        int pick = -1;
+        double pick_regret = 1e300;
+        for (int k = -1; k < t->ne; k++) {
+            double regret = 0;
+            for (int e = 0; e < t->ne; e++) {
+                double eg = t->eager_us[e] > 0 ? t->eager_us[e] : 1e30;
+                double x = e <= k ? eg / bst[e] - 1 : bst[e] / eg - 1;
+                regret += x > 0 ? x : 0;
+            }
+            if (regret <= pick_regret) {
+                pick_regret = regret;
+                pick = k;
+            }
         }
-        break;
+        if (pick < t->ne - 1) {
+            t->eager_limited = false;
+            if (pick < 0) {
+                t->eager_max = 0;
+            } else {
+                double da = bst[pick] - t->eager_us[pick];
+                double db = bst[pick + 1] - t->eager_us[pick + 1];
+                double at = da > 0 && db < 0
+                                ? cross((double)t->e_sizes[pick],
+                                        (double)t->e_sizes[pick + 1], da, db)
+                                : (double)t->e_sizes[pick];
+                t->eager_max = round_to(at, 64);
+                if (t->eager_max < t->e_sizes[pick])
+                    t->eager_max = t->e_sizes[pick];
+                if (t->eager_max > payload)
+                    t->eager_max = payload;
+            }
+        }
     }
 
     /* Rules above eager_max: the winner per grid point, with hysteresis
