@@ -904,6 +904,10 @@ void lab_exp_sweeps(struct lab *L)
 /* ---- --tune: crossovers
  * ---------------------------------------------------------------- */
 
+/* What one more range in the rule table must save, in summed relative
+ * slowdown over the grid sizes it covers (see lab_exp_tune). */
+#define LAB_RULE_PRICE 0.25
+
 static bool tune_candidate(const struct lab_mech *m)
 {
     /* What the library's rendezvous can use: receiver-get for one-sided
@@ -1044,40 +1048,78 @@ void lab_exp_tune(struct lab *L)
         }
     }
 
-    /* Rules above eager_max: the winner per grid point, with hysteresis
-     * (a challenger must beat the current mechanism by more than 3% to
-     * take over, so noise does not flip-flop the table). */
+    /* Rules above eager_max: split the sizes into ranges, one mechanism
+     * each, minimising the summed relative slowdown against the fastest
+     * mechanism at every size plus a fixed price per extra range
+     * (dynamic programming over the grid). A switch must therefore buy
+     * more than LAB_RULE_PRICE in total, e.g. 5% at five sizes: single
+     * points and near-ties, which change from run to run, do not split
+     * the table. Boundaries sit where the two curves cross between grid
+     * points (if they do). */
     t->nrules = 0;
-    int cur = -1, prev_g = -1;
-    for (int g = 0; g < t->nr; g++) {
-        if (t->r_sizes[g] <= t->eager_max || who[g] < 0)
-            continue;
-        if (cur < 0) {
-            cur = who[g];
-            t->rules[0].min = 0;
-            t->rules[0].mech = cur;
-            t->nrules = 1;
-        } else if (who[g] != cur && best[g] < 0.97 * t->rndv_us[cur][g] &&
-                   (g + 1 == t->nr ||
-                    t->rndv_us[who[g]][g + 1] < t->rndv_us[cur][g + 1])) {
-            /* ... and still be ahead at the next size (one point alone
-             * is too easily noise). */
-            int nw = who[g];
-            double da = t->rndv_us[nw][prev_g] - t->rndv_us[cur][prev_g];
-            double db = t->rndv_us[nw][g] - t->rndv_us[cur][g];
-            uint64_t at = round_to(cross((double)t->r_sizes[prev_g],
-                                         (double)t->r_sizes[g], da, db),
-                                   64);
-            if (at <= t->rules[t->nrules - 1].min)
-                at = t->r_sizes[g];
-            if (t->nrules < FY_XFER_RULES_MAX) {
-                t->rules[t->nrules].min = at;
-                t->rules[t->nrules].mech = nw;
-                t->nrules++;
+    int first = 0;
+    while (first < t->nr &&
+           (t->r_sizes[first] <= t->eager_max || who[first] < 0))
+        first++;
+    int n = t->nr - first;
+    if (n > 0) {
+        int cand[LAB_MAX_MECHS], nc = 0;
+        for (int i = 0; i < L->nmech; i++)
+            if (t->r_used[i])
+                cand[nc++] = i;
+        static double cost[LAB_MAX_TUNE][LAB_MAX_MECHS];
+        static int from[LAB_MAX_TUNE][LAB_MAX_MECHS];
+        for (int g = 0; g < n; g++) {
+            int gg = first + g;
+            for (int c = 0; c < nc; c++) {
+                double here = t->rndv_us[cand[c]][gg] / best[gg] - 1;
+                if (g == 0) {
+                    cost[g][c] = here;
+                    from[g][c] = -1;
+                    continue;
+                }
+                double bc = 1e300;
+                int bf = 0;
+                for (int p = 0; p < nc; p++) {
+                    double x = cost[g - 1][p] + (p == c ? 0 : LAB_RULE_PRICE);
+                    if (x < bc) {
+                        bc = x;
+                        bf = p;
+                    }
+                }
+                cost[g][c] = bc + here;
+                from[g][c] = bf;
             }
-            cur = nw;
         }
-        prev_g = g;
+        int assign[LAB_MAX_TUNE];
+        int bc = 0;
+        for (int c = 1; c < nc; c++)
+            if (cost[n - 1][c] < cost[n - 1][bc])
+                bc = c;
+        for (int g = n - 1; g >= 0; g--) {
+            assign[g] = cand[bc];
+            bc = g ? from[g][bc] : 0;
+        }
+        t->rules[0].min = 0;
+        t->rules[0].mech = assign[0];
+        t->nrules = 1;
+        for (int g = 1; g < n && t->nrules < FY_XFER_RULES_MAX; g++) {
+            if (assign[g] == assign[g - 1])
+                continue;
+            int a0 = assign[g - 1], b0 = assign[g], ga = first + g - 1,
+                gb = first + g;
+            double da = t->rndv_us[b0][ga] - t->rndv_us[a0][ga];
+            double db = t->rndv_us[b0][gb] - t->rndv_us[a0][gb];
+            double x = da > 0 && db < 0 ? cross((double)t->r_sizes[ga],
+                                                (double)t->r_sizes[gb], da, db)
+                                        : (double)t->r_sizes[gb];
+            uint64_t at = round_to(x, 64);
+            if (at <= t->rules[t->nrules - 1].min)
+                at = t->r_sizes[gb];
+            t->rules[t->nrules].min = at;
+            t->rules[t->nrules].mech = b0;
+            t->nrules++;
+        }
     }
     t->done = true;
 }
