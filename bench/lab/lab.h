@@ -241,6 +241,8 @@ struct lab_cache_res {
     /* Re-reads slower than the L3-cold calibration: the share of the
      * buffer that had to come from DRAM (0 when lines <= the buffer). */
     double dram_share[2];
+    double ref_ns[2]; /* the cell's own no-transfer re-read: src, dst */
+    double noise;     /* how far ref strays from the warm calibration, lines */
 };
 
 struct lab_overlap {
@@ -294,9 +296,10 @@ struct lab_results {
     int ncache;
     size_t cache_sizes[LAB_MAX_CACHE_SIZES];
     struct lab_cache_res cache[LAB_MAX_MECHS + 1][LAB_MAX_CACHE_SIZES];
-    struct lab_cache_res cache_none; /* barriers only: the reference */
-    int cache_attempts;              /* passes made (the best is kept) */
-    double cache_noise;              /* its disturbance score, lines */
+    struct lab_cache_res cache_none; /* no transfer in either pass */
+    int cache_attempts;              /* cell measurements made in all */
+    double cache_noise;              /* worst kept cell's disturbance */
+    int cache_noisy_cells;           /* kept cells still above 10% */
     struct lab_overlap ovl[LAB_MAX_MECHS];
     int nmc;
     size_t mc_sizes[LAB_MAX_SIZES];

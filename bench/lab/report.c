@@ -420,13 +420,15 @@ static const char *json_doc =
     "cold_ns re-read times of the user buffer (half the L2, random "
     "pointer chase), per_line_ns = (cold - warm) / lines, dram_ns after "
     "clflush; per label and transfer size: re-read ns after the transfer, "
-    "estimated lines evicted = (ns - warm_ns) / per_line_ns, and "
-    "dram_share = (ns - cold_ns) / (dram_ns - cold_ns) in [0, 1] when the "
-    "re-read was slower than L3-cold; none = barriers only; attempts and "
-    "disturbance_lines: the cache pass is repeated (up to 3 times) while "
-    "the reference strays from the warm calibration, or the two "
-    "processes' warm re-reads differ, by more than 10% of the buffer, and "
-    "the least disturbed pass is kept\","
+    "estimated lines evicted = (ns - ref) / per_line_ns where ref is the "
+    "cell's own no-transfer re-read (src_ref_ns, dst_ref_ns), "
+    "disturbance_lines = how far that reference strays from the warm "
+    "calibration (a cell above 10% of the buffer is measured again, up "
+    "to 3 times, the least disturbed kept), and dram_share = (ns - "
+    "cold_ns) / (dram_ns - cold_ns) in [0, 1] when the re-read was "
+    "slower than L3-cold; none = no transfer in either pass; "
+    "measurements, noisy_cells (kept cells still above 10%), "
+    "worst_disturbance_lines\","
     " \"overlap\": \"one-sided labels: bytes, xfer_us, the passive side's "
     "compute alone_us and with_us (during the transfer), lost_us\","
     " \"memcpy\": \"sizes and ns per copy for each copy routine (null: not "
@@ -574,7 +576,9 @@ int lab_write_json(struct lab *L, const char *path)
         fputs("}", f);
     }
     fprintf(f,
-            "}, \"attempts\": %d, \"disturbance_lines\": ", r->cache_attempts);
+            "}, \"measurements\": %d, \"noisy_cells\": %d, "
+            "\"worst_disturbance_lines\": ",
+            r->cache_attempts, r->cache_noisy_cells);
     jnum(f, r->cache_noise);
     fputs(", \"sizes\": [", f);
     for (int s = 0; s < r->ncache; s++)
@@ -617,6 +621,12 @@ int lab_write_json(struct lab *L, const char *path)
             jnum(f, c->lines[0]);
             fputs(", \"dst_lines\": ", f);
             jnum(f, c->lines[1]);
+            fputs(", \"src_ref_ns\": ", f);
+            jnum(f, c->ref_ns[0]);
+            fputs(", \"dst_ref_ns\": ", f);
+            jnum(f, c->ref_ns[1]);
+            fputs(", \"disturbance_lines\": ", f);
+            jnum(f, c->noise);
             fputs(", \"src_dram_share\": ", f);
             jnum(f, c->dram_share[0]);
             fputs(", \"dst_dram_share\": ", f);
@@ -1093,10 +1103,11 @@ int lab_write_report(struct lab *L, FILE *f, const char *plots_note,
           "misses). Re-reading it costs t_warm when it is all in L2 and "
           "t_cold after 8 x L2 of other data has been streamed through "
           "(every line evicted to L3). Each evicted line is assumed to add "
-          "the same penalty p = (t_cold - t_warm) / lines. The reference "
-          "t_ref is the re-read after the same two barriers with no "
-          "transfer between them; a re-read that takes t after a transfer "
-          "means (t - t_ref) / p lines were evicted. TLB misses and a vCPU "
+          "the same penalty p = (t_cold - t_warm) / lines. Every cell "
+          "alternates rounds without and with the transfer between two "
+          "barriers: a re-read that takes t after the transfer, against "
+          "t_ref without it, means (t - t_ref) / p lines were evicted. "
+          "TLB misses and a vCPU "
           "moved by the host would also show up as \"lines\"; since such "
           "disturbances only ever add time, every re-read time (calibration "
           "included) is the lower quartile of its repeats.\n\n",
@@ -1113,18 +1124,21 @@ int lab_write_report(struct lab *L, FILE *f, const char *plots_note,
             r->cal[0].per_line_ns, r->cal[0].dram_ns / 1e3,
             r->cal[1].warm_ns / 1e3, r->cal[1].cold_ns / 1e3,
             r->cal[1].per_line_ns, r->cal[1].dram_ns / 1e3);
-    double noisy = r->cal[0].lines ? r->cache_noise / r->cal[0].lines : 0;
-    fprintf(
-        f,
-        "Disturbance from outside this experiment: %.0f lines (the larger "
-        "of the reference's distance from the warm calibration and the "
-        "two processes' warm re-reads' difference), best of %d "
-        "attempt%s.%s\n\n",
-        r->cache_noise, r->cache_attempts, r->cache_attempts == 1 ? "" : "s",
-        noisy > 0.10 ? " **Above 10% of the buffer: something else shares "
-                       "these cores' L2 (on a VM, possibly another guest on "
-                       "the SMT sibling); read these figures as rough.**"
-                     : "");
+    int ncells = 1;
+    for (int i = 0; i < L->nmech; i++)
+        ncells += L->mech[i].ok ? r->ncache : 0;
+    fprintf(f,
+            "Disturbance from outside: every cell's own no-transfer "
+            "reference is compared with the warm calibration; %d "
+            "measurements were made for %d cells (a cell more than 10%% of "
+            "the buffer off is measured again, up to 3 times). Worst kept "
+            "cell: %.0f lines off; %d cell%s still above 10%%%s.\n\n",
+            r->cache_attempts, ncells, r->cache_noise, r->cache_noisy_cells,
+            r->cache_noisy_cells == 1 ? "" : "s",
+            r->cache_noisy_cells
+                ? ", marked ? (something else shares these cores' L2: on a "
+                  "VM, possibly another guest on the SMT sibling)"
+                : "");
     fputs("Estimated lines evicted (source / destination) by one transfer of "
           "each size:\n\n| mechanism |",
           f);
@@ -1134,16 +1148,9 @@ int lab_write_report(struct lab *L, FILE *f, const char *plots_note,
     for (int s = 0; s < r->ncache; s++)
         fputs("---:|", f);
     fputs("---|\n", f);
-    if (r->cache_none.valid) {
-        fprintf(f,
-                "| (no transfer: t_ref = %.1f / %.1f us, i.e. %.0f / %.0f "
-                "lines above the warm calibration) |",
-                r->cache_none.ns[0] / 1e3, r->cache_none.ns[1] / 1e3,
+    if (r->cache_none.valid)
+        fprintf(f, "| (no transfer in either pass) | %.0f / %.0f |\n",
                 r->cache_none.lines[0], r->cache_none.lines[1]);
-        for (int s = 0; s < r->ncache; s++)
-            fputs(" 0 / 0 |", f);
-        fputs(" |\n", f);
-    }
     for (int i = 0; i < L->nmech; i++) {
         if (!L->mech[i].ok)
             continue;
@@ -1162,7 +1169,8 @@ int lab_write_report(struct lab *L, FILE *f, const char *plots_note,
                 else
                     snprintf(side[k], sizeof(side[k]), "%.0f", x->lines[k]);
             }
-            fprintf(f, " %s / %s |", side[0], side[1]);
+            fprintf(f, " %s / %s%s |", side[0], side[1],
+                    x->noise > 0.10 * r->cal[0].lines ? " ?" : "");
         }
         fprintf(f, " (%s, %s) |\n", cache_class(i, 0, NULL),
                 cache_class(i, 1, NULL));
