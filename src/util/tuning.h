@@ -7,7 +7,7 @@
  *
  *     # comment; blank lines are ignored
  *     eager_max   = 16256     # bytes, suffixes k/M/G (KiB/MiB/GiB) allowed
- *     fastbox_max = 48
+ *     fastbox_max = 512
  *     cell_size   = 16K
  *     shmbuf_size = 64K
  *     xfer.0      = shmbuf    # from 0 bytes up: mechanism by name
