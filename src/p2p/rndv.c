@@ -278,7 +278,12 @@ static int tx_shmbuf(int peer, struct fy_peer *pe)
         /* A8: pairs with R9: the receiver has finished reading this half. */
         if (atomic_load_explicit(&c->full, memory_order_acquire))
             break;
-        uint64_t chunk = FY_MIN(s->shmbuf_size, (uint64_t)(r->total - r->done));
+        /* At least four chunks per message (down to 4 KiB) so a message
+         * that fits one half still overlaps our copy-in with the
+         * receiver's copy-out. */
+        uint64_t pipe = FY_MAX((uint64_t)r->total / 4, (uint64_t)4096);
+        uint64_t chunk = FY_MIN(FY_MIN(s->shmbuf_size, FY_ALIGN_UP(pipe, (uint64_t)64)),
+                                (uint64_t)(r->total - r->done));
         memcpy(sb_data(pair, pe->tx_half), tx_base(r) + r->done, chunk);
         c->len = chunk;
         c->cookie = r->peer_cookie;
