@@ -43,7 +43,7 @@ struct fy_env_var fy_env[FY_ENV_COUNT] = {
     [FY_ENV_NO_CMA] = {"FERRY_NO_CMA", FY_ENV_BOOL, "0",
                        "pretend process_vm_readv is forbidden (tests the "
                        "fallback)"},
-    [FY_ENV_SPLIT_MIN] = {"FERRY_SPLIT_MIN", FY_ENV_SIZE, "131072",
+    [FY_ENV_SPLIT_MIN] = {"FERRY_SPLIT_MIN", FY_ENV_SIZE, "32768",
                           "cma messages from this size are copied by both "
                           "ranks at once, in chunks (0: receiver only)"},
     [FY_ENV_TUNING] = {"FERRY_TUNING", FY_ENV_STRING, "",
