@@ -261,10 +261,14 @@ static inline void fbox_copy_out(const struct fy_peer *pe,
                                  uint64_t len)
 {
     uint64_t first = FY_MIN(len, (uint64_t)FY_FBOX_PAYLOAD);
+    uint64_t rest = len - first;
+    /* Ask for every continuation line at once: the misses to the other
+     * core's cache then overlap instead of queueing one by one. */
+    for (uint64_t i = 1; i <= (rest + FY_FBOX_CONT - 1) / FY_FBOX_CONT; i++)
+        __builtin_prefetch(&pe->ring_in[(pe->fb_next + i) % fy_p2p.slots]);
     if (first)
         memcpy(dst, sl->data, first);
     uint8_t *c = (uint8_t *)dst + first;
-    uint64_t rest = len - first;
     for (uint64_t i = 1; rest; i++) {
         const struct fy_fbox_slot *cs =
             &pe->ring_in[(pe->fb_next + i) % fy_p2p.slots];
