@@ -20,7 +20,7 @@ struct fy_env_var fy_env[FY_ENV_COUNT] = {
     [FY_ENV_XFER] = {"FERRY_XFER", FY_ENV_STRING, "auto",
                      "large-message mechanism: auto, cma, procmem, shmbuf, "
                      "queue or net, or by size: name,SIZE:name,..."},
-    [FY_ENV_EAGER_MAX] = {"FERRY_EAGER_MAX", FY_ENV_SIZE, "16256",
+    [FY_ENV_EAGER_MAX] = {"FERRY_EAGER_MAX", FY_ENV_SIZE, "4096",
                           "largest message sent eagerly through a queue cell "
                           "(at most one cell's payload)"},
     [FY_ENV_FASTBOX_MAX] = {"FERRY_FASTBOX_MAX", FY_ENV_SIZE, "512",

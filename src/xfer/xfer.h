@@ -156,7 +156,7 @@ struct fy_xfer_rule {
 #define FY_XFER_RULES_MAX 32 /* as FY_TUNING_MAX_RULES */
 
 enum fy_xfer_from {
-    FY_XFER_FROM_DEFAULT, /* nothing asked: FY_XFER_AUTO for every size */
+    FY_XFER_FROM_DEFAULT, /* nothing asked: shmbuf below 256 KiB, then auto */
     FY_XFER_FROM_ENV,     /* FERRY_XFER */
     FY_XFER_FROM_TUNING,  /* fy_xfer_rules_set (the tuning file) */
 };
