@@ -54,6 +54,9 @@ void fy_req_free(struct fy_req *r)
     if (r->dt)
         fy_dtype_release(r->dt);
     r->dt = NULL;
+    if (r->comm)
+        fy_comm_release(r->comm);
+    r->comm = NULL;
     r->kind = FY_REQ_DONE;
     r->next = req_free_list;
     req_free_list = r;
@@ -765,7 +768,10 @@ static struct fy_req *req_init(int kind, void *buf, MPI_Count count,
     r->count = count;
     r->dt = dt;
     dt->refcount++;
+    /* MPI lets a communicator be freed while operations on it are pending:
+     * the request keeps it (and its context id) alive until it is freed. */
     r->comm = comm;
+    comm->refcount++;
     r->ctx = ctx;
     r->peer = peer;
     r->tag = tag;
