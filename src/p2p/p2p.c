@@ -282,6 +282,36 @@ static inline void fbox_copy_out(const struct fy_peer *pe,
     }
 }
 
+/* Put one packet into a free cell of ours and post it to the peer's
+ * receive queue. Returns false when we have no free cell. */
+static bool cell_put(int peer, struct fy_peer *pe, uint32_t type, int32_t tag,
+                     uint32_t ctx, const struct fy_ctl *ctl, const void *data,
+                     uint64_t len)
+{
+    uint64_t off = fy_cell_get();
+    if (!off)
+        return false;
+    struct fy_cell *c = cell_at(off);
+    c->src = (uint32_t)fy_p2p.me;
+    c->type = type;
+    c->tag = tag;
+    c->ctx = ctx;
+    c->seq = ++pe->sseq;
+    c->len = len;
+    if (len)
+        memcpy((uint8_t *)c + FY_CELL_HDR, data, len);
+    if (ctl) {
+        c->total = ctl->total;
+        c->addr = ctl->addr;
+        c->cookie = ctl->cookie;
+        c->offset = ctl->offset;
+    } else {
+        c->total = len;
+    }
+    fy_cell_post(peer, off);
+    return true;
+}
+
 /* Try to put one packet on the wire now. Returns true if sent. */
 static bool pkt_try(int peer, uint32_t type, int32_t tag, uint32_t ctx,
                     const struct fy_ctl *ctl, struct fy_req *req)
@@ -299,32 +329,8 @@ static bool pkt_try(int peer, uint32_t type, int32_t tag, uint32_t ctx,
         if (fbox_put(peer, pe, type, tag, ctx, data, len))
             return true;
     }
-    uint64_t off = fy_cell_get();
-    if (!off)
-        return false;
-    struct fy_cell *c = cell_at(off);
-    c->src = (uint32_t)s->me;
-    c->type = type;
-    c->tag = tag;
-    c->ctx = ctx;
-    c->seq = ++pe->sseq;
-    if (is_eager(type)) {
-        c->len = len;
-        if (len)
-            memcpy((uint8_t *)c + FY_CELL_HDR, send_data(req), len);
-    } else {
-        c->len = 0;
-    }
-    if (ctl) {
-        c->total = ctl->total;
-        c->addr = ctl->addr;
-        c->cookie = ctl->cookie;
-        c->offset = ctl->offset;
-    } else {
-        c->total = len;
-    }
-    fy_cell_post(peer, off);
-    return true;
+    const void *data = is_eager(type) ? send_data(req) : NULL;
+    return cell_put(peer, pe, type, tag, ctx, ctl, data, is_eager(type) ? len : 0);
 }
 
 /* What happens to a send request once its first packet has left. */
@@ -621,12 +627,14 @@ static void return_cell(uint64_t off)
     fy_wake((int)owner);
 }
 
-static bool poll_cells(void)
+/* Pop our next cell and check it names a real cell of its sender; 0 if
+ * the queue is (for now) empty. *src_out is the sender. */
+static uint64_t cell_take(int *src_out)
 {
     struct fy_p2p_state *s = &fy_p2p;
     uint64_t off = fy_cellq_pop(&s->my->recvq, &s->recv_tail);
     if (!off)
-        return false;
+        return 0;
     const struct fy_shm_hdr *h = fy_shm.hdr;
     uint64_t rel = off - h->off_cells;
     if (off < h->off_cells || rel >= (uint64_t)s->P * h->ncells * h->cell_size ||
@@ -647,12 +655,29 @@ static bool poll_cells(void)
             bad_packet(src, "sequence");
     }
     pe->rseq++;
+    *src_out = src;
+    return off;
+}
+
+/* Handle a taken cell and give it back to its owner. */
+static void cell_handle(uint64_t off, int src)
+{
+    struct fy_cell *c = cell_at(off);
     struct fy_pkt p = {.src = src, .type = c->type, .tag = c->tag,
                        .ctx = c->ctx, .data = (uint8_t *)c + FY_CELL_HDR,
                        .len = c->len,
                        .ctl = {c->total, c->addr, c->cookie, c->offset}};
     handle_pkt(&p);
     return_cell(off);
+}
+
+static bool poll_cells(void)
+{
+    int src;
+    uint64_t off = cell_take(&src);
+    if (!off)
+        return false;
+    cell_handle(off, src);
     return true;
 }
 
@@ -826,6 +851,12 @@ int fy_p2p_send(const void *buf, MPI_Count count, struct fy_dtype *dt,
         if (FY_LIKELY(!pe->out_head) &&
             FY_LIKELY(fbox_put(w, pe, FY_PKT_EAGER, tag, ctx, buf, len)))
             return 0;
+    } else if (len <= s->eager_max && dt->contig && mode != FY_SEND_SYNC &&
+               w != s->me) {
+        /* Eager through a cell, still without a request. */
+        struct fy_peer *pe = &s->peers[w];
+        if (!pe->out_head && cell_put(w, pe, FY_PKT_EAGER, tag, ctx, NULL, buf, len))
+            return 0;
     }
     struct fy_req *r;
     int rc = fy_p2p_isend(buf, count, dt, dest, tag, comm, ctx, mode, &r);
@@ -922,8 +953,28 @@ int fy_p2p_recv(void *buf, MPI_Count count, struct fy_dtype *dt, int src,
                     }
                     break;
                 }
-                if (fy_cellq_peek(s->recv_tail))
+                if (fy_cellq_peek(s->recv_tail)) {
+                    /* A cell: if it is our message, copy it straight out;
+                     * anything else goes the general way. */
+                    int csrc;
+                    uint64_t off = cell_take(&csrc);
+                    if (!off)
+                        break;
+                    struct fy_cell *c = cell_at(off);
+                    if (csrc == w && c->type == FY_PKT_EAGER && c->ctx == ctx &&
+                        (c->tag == tag || tag == MPI_ANY_TAG) && c->len <= cap &&
+                        !s->unexp_head && !s->posted_head) {
+                        if (c->len)
+                            memcpy(buf, (uint8_t *)c + FY_CELL_HDR, c->len);
+                        *source_out = src;
+                        *tag_out = c->tag;
+                        *bytes_out = (MPI_Count)c->len;
+                        return_cell(off);
+                        return 0;
+                    }
+                    cell_handle(off, csrc);
                     break;
+                }
                 if (++spins > 1024)
                     break; /* let the general path handle others' traffic */
                 fy_cpu_relax();

@@ -23,7 +23,7 @@ struct fy_env_var fy_env[FY_ENV_COUNT] = {
     [FY_ENV_EAGER_MAX] = {"FERRY_EAGER_MAX", FY_ENV_SIZE, "4096",
                           "largest message sent eagerly through a queue cell "
                           "(at most one cell's payload)"},
-    [FY_ENV_FASTBOX_MAX] = {"FERRY_FASTBOX_MAX", FY_ENV_SIZE, "512",
+    [FY_ENV_FASTBOX_MAX] = {"FERRY_FASTBOX_MAX", FY_ENV_SIZE, "256",
                             "largest message sent through the per-peer "
                             "mailbox ring (0 disables it, at most 1784)"},
     [FY_ENV_CELL_SIZE] = {"FERRY_CELL_SIZE", FY_ENV_SIZE, "16384",
