@@ -77,15 +77,18 @@ static void print_rules(unsigned avail, uint64_t eager)
         int k = asked.rule[i].kind;
         if (k >= 0 && !(avail & (1u << k)))
             printf("    (%s was asked for but does not work here: replaced, "
-                   "see above)\n", fy_xfer_registry[k]->name);
+                   "see above)\n",
+                   fy_xfer_registry[k]->name);
     }
 }
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: ferry-info [--help] [--version]\n"
-               "Shows Ferry's version, transfer mechanisms and whether each "
-               "works here,\nevery FERRY_* variable and the thresholds in force.\n");
+    fprintf(
+        f,
+        "usage: ferry-info [--help] [--version]\n"
+        "Shows Ferry's version, transfer mechanisms and whether each "
+        "works here,\nevery FERRY_* variable and the thresholds in force.\n");
 }
 
 int main(int argc, char **argv)
@@ -104,7 +107,8 @@ int main(int argc, char **argv)
         return 2;
     }
     int env_rc = fy_env_load();
-    printf("Ferry %s (MPICH ABI: libmpi.so.12 / libmpich.so.12)\n\n", FERRY_VERSION_STRING);
+    printf("Ferry %s (MPICH ABI: libmpi.so.12 / libmpich.so.12)\n\n",
+           FERRY_VERSION_STRING);
 
     /* Mechanisms, tested the way ranks use them: one-sided ones between
      * two sibling processes (what mpiexec starts), the rest in-process. */
@@ -153,17 +157,21 @@ int main(int argc, char **argv)
                              cell - (long long)FY_CELL_HDR);
     printf("Thresholds in force:\n");
     printf("  mailbox (fastbox)      0 .. %lld B (%s)\n", fbox, src_fb);
-    printf("  eager through cells    .. %lld B (%s; cell %lld B (%s) x %lld per rank)\n",
+    printf("  eager through cells    .. %lld B (%s; cell %lld B (%s) x %lld "
+           "per rank)\n",
            eager, src_eager, cell, src_cell, fy_env_int(FY_ENV_CELLS));
     print_rules(avail, (uint64_t)eager);
     printf("  double buffer halves   %lld B (%s)\n", sbuf, src_sb);
     long long split = fy_env_int(FY_ENV_SPLIT_MIN);
     if (split)
-        printf("  shared cma copy        from %lld B (sender and receiver copy chunks at once)\n", split);
+        printf("  shared cma copy        from %lld B (sender and receiver copy "
+               "chunks at once)\n",
+               split);
     else
         printf("  shared cma copy        off (FERRY_SPLIT_MIN=0)\n");
-    printf("  waiting                %s (spin %lld polls, then yield, then futex "
-           "sleep when ranks outnumber %d CPUs)\n",
-           fy_env_str(FY_ENV_WAIT), fy_env_int(FY_ENV_SPIN), fy_online_cpus());
+    printf(
+        "  waiting                %s (spin %lld polls, then yield, then futex "
+        "sleep when ranks outnumber %d CPUs)\n",
+        fy_env_str(FY_ENV_WAIT), fy_env_int(FY_ENV_SPIN), fy_online_cpus());
     return 0;
 }

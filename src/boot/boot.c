@@ -25,7 +25,8 @@ static int env_int(const char *name, long lo, long hi, int *out)
     long v = strtol(s, &end, 10);
     if (end == s || *end || errno || v < lo || v > hi) {
         FY_ERROR("%s='%s' is invalid (expected an integer in [%ld, %ld]); "
-                 "was this program started by Ferry's mpiexec?", name, s, lo, hi);
+                 "was this program started by Ferry's mpiexec?",
+                 name, s, lo, hi);
         return -EINVAL;
     }
     *out = (int)v;
@@ -46,19 +47,25 @@ int fy_boot_init(void)
             FY_ERROR("memfd_create failed: %m");
             return -errno;
         }
-        snprintf(fy_boot.jobid, sizeof(fy_boot.jobid), "singleton-%d", getpid());
+        snprintf(fy_boot.jobid, sizeof(fy_boot.jobid), "singleton-%d",
+                 getpid());
         fy_log_rank = 0;
         return 0;
     }
     if (rc)
         return rc;
     if ((rc = env_int("FERRY_RANK", 0, fy_boot.size - 1, &fy_boot.rank)))
-        return rc == -ENOENT ? (FY_ERROR("FERRY_SIZE is set but FERRY_RANK is not"), -EINVAL) : rc;
+        return rc == -ENOENT
+                   ? (FY_ERROR("FERRY_SIZE is set but FERRY_RANK is not"),
+                      -EINVAL)
+                   : rc;
     fy_log_rank = fy_boot.rank;
     if ((rc = env_int("FERRY_SHM_FD", 0, INT_MAX, &fy_boot.shm_fd)))
-        return rc == -ENOENT ? (FY_ERROR("FERRY_SHM_FD is not set"), -EINVAL) : rc;
+        return rc == -ENOENT ? (FY_ERROR("FERRY_SHM_FD is not set"), -EINVAL)
+                             : rc;
     if (fcntl(fy_boot.shm_fd, F_GETFD) < 0) {
-        FY_ERROR("FERRY_SHM_FD=%d is not an open descriptor: %m", fy_boot.shm_fd);
+        FY_ERROR("FERRY_SHM_FD=%d is not an open descriptor: %m",
+                 fy_boot.shm_fd);
         return -EBADF;
     }
     /* Keep it from leaking into programs the rank may exec. */

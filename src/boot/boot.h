@@ -8,8 +8,8 @@
 
 struct fy_boot {
     int rank, size;
-    int shm_fd;   /* the job's memfd */
-    int ncpus;    /* CPUs the job may use (oversubscription test) */
+    int shm_fd; /* the job's memfd */
+    int ncpus;  /* CPUs the job may use (oversubscription test) */
     bool singleton;
     char jobid[64];
 };

@@ -13,13 +13,38 @@
 
 /* Basic (predefined, non-derived) types, the leaves of every type map. */
 enum fy_basic {
-    FY_B_CHAR, FY_B_SIGNED_CHAR, FY_B_UNSIGNED_CHAR, FY_B_BYTE, FY_B_WCHAR,
-    FY_B_SHORT, FY_B_UNSIGNED_SHORT, FY_B_INT, FY_B_UNSIGNED, FY_B_LONG,
-    FY_B_UNSIGNED_LONG, FY_B_LONG_LONG, FY_B_UNSIGNED_LONG_LONG, FY_B_FLOAT,
-    FY_B_DOUBLE, FY_B_LONG_DOUBLE, FY_B_C_BOOL, FY_B_INT8, FY_B_INT16,
-    FY_B_INT32, FY_B_INT64, FY_B_UINT8, FY_B_UINT16, FY_B_UINT32, FY_B_UINT64,
-    FY_B_AINT, FY_B_OFFSET, FY_B_COUNT, FY_B_PACKED,
-    FY_B_C_FLOAT_COMPLEX, FY_B_C_DOUBLE_COMPLEX, FY_B_C_LONG_DOUBLE_COMPLEX,
+    FY_B_CHAR,
+    FY_B_SIGNED_CHAR,
+    FY_B_UNSIGNED_CHAR,
+    FY_B_BYTE,
+    FY_B_WCHAR,
+    FY_B_SHORT,
+    FY_B_UNSIGNED_SHORT,
+    FY_B_INT,
+    FY_B_UNSIGNED,
+    FY_B_LONG,
+    FY_B_UNSIGNED_LONG,
+    FY_B_LONG_LONG,
+    FY_B_UNSIGNED_LONG_LONG,
+    FY_B_FLOAT,
+    FY_B_DOUBLE,
+    FY_B_LONG_DOUBLE,
+    FY_B_C_BOOL,
+    FY_B_INT8,
+    FY_B_INT16,
+    FY_B_INT32,
+    FY_B_INT64,
+    FY_B_UINT8,
+    FY_B_UINT16,
+    FY_B_UINT32,
+    FY_B_UINT64,
+    FY_B_AINT,
+    FY_B_OFFSET,
+    FY_B_COUNT,
+    FY_B_PACKED,
+    FY_B_C_FLOAT_COMPLEX,
+    FY_B_C_DOUBLE_COMPLEX,
+    FY_B_C_LONG_DOUBLE_COMPLEX,
     FY_B_COUNT_OF /* number of basic types */
 };
 
@@ -32,10 +57,10 @@ enum fy_pair_kind {
     FY_PAIR_DOUBLE_INT,
     FY_PAIR_LONG_INT,
     FY_PAIR_SHORT_INT,
-    FY_PAIR_2INT,             /* also MPI_2INTEGER */
+    FY_PAIR_2INT, /* also MPI_2INTEGER */
     FY_PAIR_LONG_DOUBLE_INT,
-    FY_PAIR_2FLOAT,           /* MPI_2REAL: the index is a float too */
-    FY_PAIR_2DOUBLE,          /* MPI_2DOUBLE_PRECISION */
+    FY_PAIR_2FLOAT,  /* MPI_2REAL: the index is a float too */
+    FY_PAIR_2DOUBLE, /* MPI_2DOUBLE_PRECISION */
 };
 
 /* One run of 'count' consecutive elements of basic type 'basic' starting
@@ -48,19 +73,19 @@ struct fy_dtype_seg {
 
 struct fy_dtype {
     MPI_Datatype handle;
-    int refcount;       /* handles + in-flight operations using it */
-    bool builtin;       /* predefined: never freed */
+    int refcount; /* handles + in-flight operations using it */
+    bool builtin; /* predefined: never freed */
     bool committed;
-    bool contig;        /* one run at disp 0 with size == extent: memcpy */
-    MPI_Count size;     /* bytes of data in one element */
+    bool contig;    /* one run at disp 0 with size == extent: memcpy */
+    MPI_Count size; /* bytes of data in one element */
     MPI_Aint lb, ub, extent;
     MPI_Aint true_lb, true_ub;
-    MPI_Count nbasic;   /* basic elements in one element */
+    MPI_Count nbasic; /* basic elements in one element */
     uint32_t nsegs;
     struct fy_dtype_seg *segs; /* the flattened type map of one element */
     /* Pair types (MPI_FLOAT_INT, ...) are flagged for MINLOC/MAXLOC. */
-    int pair;           /* 0, or an enum fy_pair_kind value */
-    int combiner;       /* MPI_COMBINER_* */
+    int pair;     /* 0, or an enum fy_pair_kind value */
+    int combiner; /* MPI_COMBINER_* */
     /* The type map is 'segs' repeated 'rep' times, the r-th copy shifted
      * by r * rep_stride bytes. Keeps MPI_Type_vector(10M, ...) at one
      * block's worth of segments. rep is 1 when there is no repetition. */
@@ -101,7 +126,8 @@ MPI_Count fy_dtype_elements(const struct fy_dtype *dt, MPI_Count bytes);
 MPI_Count fy_dtype_element_bytes(const struct fy_dtype *dt, MPI_Count n);
 
 /* Constructors: output parameter last; return 0 or -ENOMEM/-EINVAL. */
-int fy_dtype_contiguous(MPI_Count count, struct fy_dtype *old, struct fy_dtype **out);
+int fy_dtype_contiguous(MPI_Count count, struct fy_dtype *old,
+                        struct fy_dtype **out);
 int fy_dtype_vector(MPI_Count count, MPI_Count blocklen, MPI_Aint stride_bytes,
                     struct fy_dtype *old, int combiner, struct fy_dtype **out);
 int fy_dtype_indexed(MPI_Count count, const MPI_Count *blocklens,
@@ -128,8 +154,8 @@ void fy_dtype_free_handle(struct fy_dtype *dt);
 void fy_dtype_pack_range(const void *buf, MPI_Count count,
                          const struct fy_dtype *dt, MPI_Count offset,
                          MPI_Count len, void *packed);
-void fy_dtype_unpack_range(const void *packed, MPI_Count offset,
-                           MPI_Count len, void *buf, MPI_Count count,
+void fy_dtype_unpack_range(const void *packed, MPI_Count offset, MPI_Count len,
+                           void *buf, MPI_Count count,
                            const struct fy_dtype *dt);
 
 /* Describe packed bytes [offset, ...) of 'count' elements of dt at 'buf'
@@ -157,8 +183,8 @@ struct fy_op *fy_op_get(MPI_Op h);
 /* inout[i] = in[i] op inout[i] for 'count' elements of dt. Returns 0, or
  * -EINVAL when the op is not defined on that datatype (the MPI layer maps
  * it to MPI_ERR_OP). */
-int fy_op_apply(struct fy_op *op, const void *in, void *inout,
-                MPI_Count count, struct fy_dtype *dt);
+int fy_op_apply(struct fy_op *op, const void *in, void *inout, MPI_Count count,
+                struct fy_dtype *dt);
 /* Whether op is defined for dt (checked before any communication). */
 bool fy_op_valid_for(const struct fy_op *op, const struct fy_dtype *dt);
 /* Create a user op and give it a handle. Returns 0 or -ENOMEM. */

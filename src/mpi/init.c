@@ -22,8 +22,10 @@ static void exit_without_finalize(void)
 {
     if (fy_mpi_state == 1) {
         fflush(stdout);
-        fprintf(stderr, "Ferry: rank %d exited without calling MPI_Finalize; "
-                        "ending the job\n", fy_log_rank < 0 ? 0 : fy_log_rank);
+        fprintf(stderr,
+                "Ferry: rank %d exited without calling MPI_Finalize; "
+                "ending the job\n",
+                fy_log_rank < 0 ? 0 : fy_log_rank);
         _exit(1);
     }
 }
@@ -56,7 +58,8 @@ static int init_common(const char *fn)
     if (rc) {
         /* No communicator exists yet, so no handler: MPI_ERRORS_ARE_FATAL
          * is the default anyway. */
-        fy_fatal(1, "%s failed while setting up %s: %s", fn, step, strerror(-rc));
+        fy_fatal(1, "%s failed while setting up %s: %s", fn, step,
+                 strerror(-rc));
     }
     fy_mpi_state = 1;
     atexit(exit_without_finalize);
@@ -71,7 +74,8 @@ FY_API int PMPI_Init(int *argc, char ***argv)
 }
 FY_ALIAS(MPI_Init)
 
-FY_API int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+FY_API int PMPI_Init_thread(int *argc, char ***argv, int required,
+                            int *provided)
 {
     (void)argc;
     (void)argv;
@@ -83,7 +87,8 @@ FY_API int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided
     int rc = init_common("MPI_Init_thread");
     /* The progress engine is single-threaded and unlocked: calls from one
      * thread at a time are safe, so SERIALIZED is what we honestly give. */
-    thread_level = required < MPI_THREAD_SERIALIZED ? required : MPI_THREAD_SERIALIZED;
+    thread_level =
+        required < MPI_THREAD_SERIALIZED ? required : MPI_THREAD_SERIALIZED;
     *provided = thread_level;
     return rc;
 }
@@ -166,7 +171,9 @@ FY_API int PMPI_Get_library_version(char *version, int *resultlen)
     int n = snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
                      "Ferry %s (MPICH ABI, MPI %d.%d)", FERRY_VERSION_STRING,
                      MPI_VERSION, MPI_SUBVERSION);
-    *resultlen = n < MPI_MAX_LIBRARY_VERSION_STRING ? n : MPI_MAX_LIBRARY_VERSION_STRING - 1;
+    *resultlen = n < MPI_MAX_LIBRARY_VERSION_STRING
+                     ? n
+                     : MPI_MAX_LIBRARY_VERSION_STRING - 1;
     return MPI_SUCCESS;
 }
 FY_ALIAS(MPI_Get_library_version)
@@ -183,7 +190,10 @@ FY_API int PMPI_Get_processor_name(char *name, int *resultlen)
 }
 FY_ALIAS(MPI_Get_processor_name)
 
-FY_API double PMPI_Wtime(void) { return fy_wtime(); }
+FY_API double PMPI_Wtime(void)
+{
+    return fy_wtime();
+}
 FY_ALIAS(MPI_Wtime)
 
 FY_API double PMPI_Wtick(void)

@@ -14,8 +14,8 @@
 /* Define PMPI_x with default visibility; FY_ALIAS(MPI_x) after it makes
  * MPI_x a weak alias so tools can interpose. */
 #define FY_API __attribute__((visibility("default")))
-#define FY_ALIAS(name)                                                        \
-    extern __typeof__(name) name                                              \
+#define FY_ALIAS(name)                                                         \
+    extern __typeof__(name) name                                               \
         __attribute__((weak, alias("P" #name), visibility("default")));
 
 /* Library state, set by MPI_Init/Finalize. */
@@ -40,27 +40,27 @@ void fy_status_set(MPI_Status *st, int source, int tag, int err,
                    MPI_Count bytes, bool cancelled);
 
 /* Every entry point that needs an initialised library starts with this. */
-#define FY_CHECK_INIT(fn)                                                     \
-    do {                                                                      \
-        if (FY_UNLIKELY(fy_mpi_state != 1))                                   \
-            return fy_mpi_err(NULL, MPI_ERR_OTHER, fn,                        \
-                              fy_mpi_state == 0                               \
-                                  ? "called before MPI_Init"                  \
-                                  : "called after MPI_Finalize");             \
+#define FY_CHECK_INIT(fn)                                                      \
+    do {                                                                       \
+        if (FY_UNLIKELY(fy_mpi_state != 1))                                    \
+            return fy_mpi_err(NULL, MPI_ERR_OTHER, fn,                         \
+                              fy_mpi_state == 0                                \
+                                  ? "called before MPI_Init"                   \
+                                  : "called after MPI_Finalize");              \
     } while (0)
 
 /* Resolve a communicator handle or report MPI_ERR_COMM. */
-#define FY_GET_COMM(var, h, fn)                                               \
-    struct fy_comm *var = fy_comm_get(h);                                     \
-    if (FY_UNLIKELY(!var))                                                    \
-        return fy_mpi_err(NULL, MPI_ERR_COMM, fn,                             \
-                          "invalid communicator 0x%x", (unsigned)(h));
+#define FY_GET_COMM(var, h, fn)                                                \
+    struct fy_comm *var = fy_comm_get(h);                                      \
+    if (FY_UNLIKELY(!var))                                                     \
+        return fy_mpi_err(NULL, MPI_ERR_COMM, fn, "invalid communicator 0x%x", \
+                          (unsigned)(h));
 
 /* Check 'cond' or report 'cls' with a message. */
-#define FY_CHECK(cond, comm, cls, fn, ...)                                    \
-    do {                                                                      \
-        if (FY_UNLIKELY(!(cond)))                                             \
-            return fy_mpi_err(comm, cls, fn, __VA_ARGS__);                    \
+#define FY_CHECK(cond, comm, cls, fn, ...)                                     \
+    do {                                                                       \
+        if (FY_UNLIKELY(!(cond)))                                              \
+            return fy_mpi_err(comm, cls, fn, __VA_ARGS__);                     \
     } while (0)
 
 #endif /* FY_MPI_IMPL_H */

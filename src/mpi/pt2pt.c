@@ -1272,8 +1272,8 @@ static int improbe_common(const char *fn, int source, int tag, MPI_Comm comm,
     MPI_Count bytes = 0;
     unsigned spins = 0;
     for (;;) {
-        int err = fy_p2p_improbe(source, tag, c, c->ctx, &found, &msg,
-                                 &src_out, &tag_out, &bytes);
+        int err = fy_p2p_improbe(source, tag, c, c->ctx, &found, &msg, &src_out,
+                                 &tag_out, &bytes);
         if (err)
             return report_core_err(fn, c, err, "probe for", source, tag);
         if (found || !block)
@@ -1309,8 +1309,8 @@ FY_API int PMPI_Improbe(int source, int tag, MPI_Comm comm, int *flag,
 }
 FY_ALIAS(MPI_Improbe)
 
-FY_API int PMPI_Mprobe(int source, int tag, MPI_Comm comm,
-                       MPI_Message *message, MPI_Status *status)
+FY_API int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message,
+                       MPI_Status *status)
 {
     return improbe_common(__func__, source, tag, comm, true, NULL, message,
                           status);
@@ -1336,8 +1336,8 @@ static int imrecv_start(const char *fn, void *buf, MPI_Count count,
              (unsigned)*message);
     struct fy_comm *c = m->comm;
     struct fy_dtype *dt = fy_dtype_get(datatype);
-    int rc = fy_mpi_pt2pt_check(fn, c, buf, count, dt, datatype,
-                                MPI_ANY_SOURCE, MPI_ANY_TAG, true);
+    int rc = fy_mpi_pt2pt_check(fn, c, buf, count, dt, datatype, MPI_ANY_SOURCE,
+                                MPI_ANY_TAG, true);
     if (rc)
         return rc;
     int err = fy_p2p_imrecv(buf, count, dt, m->msg, c, r_out);

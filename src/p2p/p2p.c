@@ -62,7 +62,10 @@ void fy_req_free(struct fy_req *r)
     req_free_list = r;
 }
 
-void fy_req_complete(struct fy_req *r) { r->complete = true; }
+void fy_req_complete(struct fy_req *r)
+{
+    r->complete = true;
+}
 
 /* ---- rendezvous cookies ----------------------------------------------- */
 
@@ -86,7 +89,8 @@ uint64_t fy_cookie_new(struct fy_req *r)
             fy_fatal(1, "out of memory for rendezvous bookkeeping");
         cookies = n;
         for (uint32_t i = ncookies; i < ncookies + 64; i++)
-            cookies[i] = (struct cookie_slot){NULL, 1, i + 1 < ncookies + 64 ? i + 1 : UINT32_MAX};
+            cookies[i] = (struct cookie_slot){
+                NULL, 1, i + 1 < ncookies + 64 ? i + 1 : UINT32_MAX};
         idx = ncookies;
         cookie_free = idx + 1;
         ncookies += 64;
@@ -224,8 +228,8 @@ static inline bool fbox_put(int peer, struct fy_peer *pe, uint32_t type,
     if (pe->fb_sent + n - pe->fb_acked > slots) {
         /* A5: pairs with R5 in consume_slots(): slots are free to
          * overwrite once we see them consumed. */
-        pe->fb_acked = atomic_load_explicit(&pe->ack_out->consumed,
-                                            memory_order_acquire);
+        pe->fb_acked =
+            atomic_load_explicit(&pe->ack_out->consumed, memory_order_acquire);
         if (pe->fb_sent + n - pe->fb_acked > slots)
             return false;
     }
@@ -318,19 +322,21 @@ static bool pkt_try(int peer, uint32_t type, int32_t tag, uint32_t ctx,
 {
     struct fy_p2p_state *s = &fy_p2p;
     struct fy_peer *pe = &s->peers[peer];
-    uint64_t len = type == FY_PKT_EAGER ? (uint64_t)req->bytes
+    uint64_t len = type == FY_PKT_EAGER        ? (uint64_t)req->bytes
                    : type == FY_PKT_EAGER_SYNC ? (uint64_t)req->bytes
                                                : sizeof(struct fy_ctl);
-    bool fits_box = type == FY_PKT_EAGER ? len <= s->fbox_max
-                                         : type != FY_PKT_EAGER_SYNC &&
-                                               type != FY_PKT_DATA;
+    bool fits_box = type == FY_PKT_EAGER
+                        ? len <= s->fbox_max
+                        : type != FY_PKT_EAGER_SYNC && type != FY_PKT_DATA;
     if (fits_box) {
-        const void *data = type == FY_PKT_EAGER ? send_data(req) : (const void *)ctl;
+        const void *data =
+            type == FY_PKT_EAGER ? send_data(req) : (const void *)ctl;
         if (fbox_put(peer, pe, type, tag, ctx, data, len))
             return true;
     }
     const void *data = is_eager(type) ? send_data(req) : NULL;
-    return cell_put(peer, pe, type, tag, ctx, ctl, data, is_eager(type) ? len : 0);
+    return cell_put(peer, pe, type, tag, ctx, ctl, data,
+                    is_eager(type) ? len : 0);
 }
 
 /* What happens to a send request once its first packet has left. */
@@ -351,11 +357,12 @@ int fy_pkt_send(int peer, uint32_t type, int32_t tag, uint32_t ctx,
                 const struct fy_ctl *ctl, struct fy_req *req)
 {
     struct fy_peer *pe = &fy_p2p.peers[peer];
-    bool ordered = type == FY_PKT_EAGER || type == FY_PKT_EAGER_SYNC ||
-                   type == FY_PKT_RTS;
+    bool ordered =
+        type == FY_PKT_EAGER || type == FY_PKT_EAGER_SYNC || type == FY_PKT_RTS;
     /* Matched packets keep their order behind any deferred ones; control
      * packets may overtake (they are not matched). */
-    if ((!ordered || !pe->out_head) && pkt_try(peer, type, tag, ctx, ctl, req)) {
+    if ((!ordered || !pe->out_head) &&
+        pkt_try(peer, type, tag, ctx, ctl, req)) {
         sent_hook(req, type);
         return 0;
     }
@@ -516,7 +523,8 @@ static void send_fin(int peer, uint64_t cookie)
 {
     struct fy_ctl ctl = {.cookie = cookie};
     if (fy_pkt_send(peer, FY_PKT_FIN, 0, 0, &ctl, NULL))
-        fy_fatal(1, "out of memory sending an acknowledgement to rank %d", peer);
+        fy_fatal(1, "out of memory sending an acknowledgement to rank %d",
+                 peer);
 }
 
 /* A matched (or to-be-queued) message packet from a peer. */
@@ -536,10 +544,16 @@ static void on_message(const struct fy_pkt *p)
     uint64_t keep = p->type == FY_PKT_RTS ? 0 : p->len;
     struct fy_unexp *u = malloc(sizeof(*u) + keep);
     if (!u)
-        fy_fatal(1, "out of memory queueing an unexpected message of %llu "
-                    "bytes from rank %d", (unsigned long long)keep, p->src);
-    *u = (struct fy_unexp){.src = p->src, .type = p->type, .tag = p->tag,
-                           .ctx = p->ctx, .ctl = p->ctl, .len = keep};
+        fy_fatal(1,
+                 "out of memory queueing an unexpected message of %llu "
+                 "bytes from rank %d",
+                 (unsigned long long)keep, p->src);
+    *u = (struct fy_unexp){.src = p->src,
+                           .type = p->type,
+                           .tag = p->tag,
+                           .ctx = p->ctx,
+                           .ctl = p->ctl,
+                           .len = keep};
     if (keep)
         memcpy(u->data, p->data, keep);
     unexp_append(u);
@@ -585,7 +599,8 @@ static inline void consume_slots(struct fy_peer *pe, uint32_t n)
     pe->fb_next += n;
     pe->rseq++;
     /* R5: pairs with A5: the sender may reuse the slot once it sees this. */
-    atomic_store_explicit(&pe->ack_in->consumed, pe->fb_next, memory_order_release);
+    atomic_store_explicit(&pe->ack_in->consumed, pe->fb_next,
+                          memory_order_release);
 }
 
 /* Take the next packet of 'src' from its fastbox if it is the one due. */
@@ -606,8 +621,12 @@ static bool poll_fastbox(int src)
         bad_packet(src, "mailbox length");
     uint8_t copy[FY_FBOX_MAX_LEN(FY_FBOX_SLOTS)];
     fbox_copy_out(pe, sl, copy, len);
-    struct fy_pkt p = {.src = src, .type = type, .tag = tag,
-                       .ctx = ct & 0xfffu, .data = copy, .len = len};
+    struct fy_pkt p = {.src = src,
+                       .type = type,
+                       .tag = tag,
+                       .ctx = ct & 0xfffu,
+                       .data = copy,
+                       .len = len};
     if (type != FY_PKT_EAGER) {
         if (len != sizeof(struct fy_ctl))
             bad_packet(src, "mailbox control length");
@@ -622,7 +641,8 @@ static bool poll_fastbox(int src)
 static void return_cell(uint64_t off)
 {
     const struct fy_shm_hdr *h = fy_shm.hdr;
-    uint64_t owner = (off - h->off_cells) / ((uint64_t)h->ncells * h->cell_size);
+    uint64_t owner =
+        (off - h->off_cells) / ((uint64_t)h->ncells * h->cell_size);
     fy_cellq_push(&fy_shm.ranks[owner].freeq, off);
     fy_wake((int)owner);
 }
@@ -637,7 +657,8 @@ static uint64_t cell_take(int *src_out)
         return 0;
     const struct fy_shm_hdr *h = fy_shm.hdr;
     uint64_t rel = off - h->off_cells;
-    if (off < h->off_cells || rel >= (uint64_t)s->P * h->ncells * h->cell_size ||
+    if (off < h->off_cells ||
+        rel >= (uint64_t)s->P * h->ncells * h->cell_size ||
         rel % h->cell_size != 0)
         fy_fatal(1, "malformed cell offset %#llx in receive queue",
                  (unsigned long long)off);
@@ -663,8 +684,11 @@ static uint64_t cell_take(int *src_out)
 static void cell_handle(uint64_t off, int src)
 {
     struct fy_cell *c = cell_at(off);
-    struct fy_pkt p = {.src = src, .type = c->type, .tag = c->tag,
-                       .ctx = c->ctx, .data = (uint8_t *)c + FY_CELL_HDR,
+    struct fy_pkt p = {.src = src,
+                       .type = c->type,
+                       .tag = c->tag,
+                       .ctx = c->ctx,
+                       .data = (uint8_t *)c + FY_CELL_HDR,
                        .len = c->len,
                        .ctl = {c->total, c->addr, c->cookie, c->offset}};
     handle_pkt(&p);
@@ -742,8 +766,10 @@ static int self_send(struct fy_req *sr)
     struct fy_unexp *u = malloc(sizeof(*u) + (size_t)sr->bytes);
     if (!u)
         return -ENOMEM;
-    *u = (struct fy_unexp){.src = fy_p2p.me, .type = FY_PKT_EAGER,
-                           .tag = sr->tag, .ctx = sr->ctx,
+    *u = (struct fy_unexp){.src = fy_p2p.me,
+                           .type = FY_PKT_EAGER,
+                           .tag = sr->tag,
+                           .ctx = sr->ctx,
                            .len = (uint64_t)sr->bytes};
     if (sr->bytes)
         memcpy(u->data, data, (size_t)sr->bytes);
@@ -769,8 +795,10 @@ static int send_start(struct fy_req *r)
     if ((uint64_t)r->bytes <= s->eager_max) {
         if (r->mode == FY_SEND_SYNC) {
             r->cookie = fy_cookie_new(r);
-            struct fy_ctl ctl = {.total = (uint64_t)r->bytes, .cookie = r->cookie};
-            return fy_pkt_send(r->wpeer, FY_PKT_EAGER_SYNC, r->tag, r->ctx, &ctl, r);
+            struct fy_ctl ctl = {.total = (uint64_t)r->bytes,
+                                 .cookie = r->cookie};
+            return fy_pkt_send(r->wpeer, FY_PKT_EAGER_SYNC, r->tag, r->ctx,
+                               &ctl, r);
         }
         return fy_pkt_send(r->wpeer, FY_PKT_EAGER, r->tag, r->ctx, NULL, r);
     }
@@ -817,8 +845,8 @@ int fy_p2p_isend(const void *buf, MPI_Count count, struct fy_dtype *dt,
                  int dest, int tag, struct fy_comm *comm, uint32_t ctx,
                  enum fy_send_mode mode, struct fy_req **req_out)
 {
-    struct fy_req *r = req_init(FY_REQ_SEND, (void *)buf, count, dt, dest,
-                                tag, comm, ctx);
+    struct fy_req *r =
+        req_init(FY_REQ_SEND, (void *)buf, count, dt, dest, tag, comm, ctx);
     if (!r)
         return -ENOMEM;
     r->mode = (uint8_t)mode;
@@ -835,8 +863,8 @@ int fy_p2p_isend(const void *buf, MPI_Count count, struct fy_dtype *dt,
     return 0;
 }
 
-int fy_p2p_send(const void *buf, MPI_Count count, struct fy_dtype *dt,
-                int dest, int tag, struct fy_comm *comm, uint32_t ctx,
+int fy_p2p_send(const void *buf, MPI_Count count, struct fy_dtype *dt, int dest,
+                int tag, struct fy_comm *comm, uint32_t ctx,
                 enum fy_send_mode mode)
 {
     struct fy_p2p_state *s = &fy_p2p;
@@ -855,7 +883,8 @@ int fy_p2p_send(const void *buf, MPI_Count count, struct fy_dtype *dt,
                w != s->me) {
         /* Eager through a cell, still without a request. */
         struct fy_peer *pe = &s->peers[w];
-        if (!pe->out_head && cell_put(w, pe, FY_PKT_EAGER, tag, ctx, NULL, buf, len))
+        if (!pe->out_head &&
+            cell_put(w, pe, FY_PKT_EAGER, tag, ctx, NULL, buf, len))
             return 0;
     }
     struct fy_req *r;
@@ -873,8 +902,11 @@ int fy_p2p_send(const void *buf, MPI_Count count, struct fy_dtype *dt,
 static void deliver_unexp(struct fy_req *r, struct fy_unexp *u)
 {
     if (u->type == FY_PKT_RTS) {
-        struct fy_pkt p = {.src = u->src, .type = u->type, .tag = u->tag,
-                           .ctx = u->ctx, .ctl = u->ctl};
+        struct fy_pkt p = {.src = u->src,
+                           .type = u->type,
+                           .tag = u->tag,
+                           .ctx = u->ctx,
+                           .ctl = u->ctl};
         fy_rndv_on_rts(r, &p);
     } else {
         deliver_bytes(r, u->src, u->tag, u->data, u->len);
@@ -890,8 +922,8 @@ static void deliver_unexp(struct fy_req *r, struct fy_unexp *u)
  * matched (it may still be in progress for a rendezvous). */
 static bool match_unexpected(struct fy_req *r)
 {
-    struct fy_unexp *u = unexp_find(r->wpeer, r->peer == MPI_ANY_SOURCE,
-                                    r->tag, r->ctx);
+    struct fy_unexp *u =
+        unexp_find(r->wpeer, r->peer == MPI_ANY_SOURCE, r->tag, r->ctx);
     if (!u)
         return false;
     unexp_unlink(u);
@@ -903,7 +935,8 @@ int fy_p2p_irecv(void *buf, MPI_Count count, struct fy_dtype *dt, int src,
                  int tag, struct fy_comm *comm, uint32_t ctx,
                  struct fy_req **req_out)
 {
-    struct fy_req *r = req_init(FY_REQ_RECV, buf, count, dt, src, tag, comm, ctx);
+    struct fy_req *r =
+        req_init(FY_REQ_RECV, buf, count, dt, src, tag, comm, ctx);
     if (!r)
         return -ENOMEM;
     *req_out = r;
@@ -937,7 +970,8 @@ int fy_p2p_recv(void *buf, MPI_Count count, struct fy_dtype *dt, int src,
             for (;;) {
                 struct fy_fbox_slot *sl = &pe->ring_in[pe->fb_next % s->slots];
                 /* A6 (as in poll_fastbox). */
-                if (atomic_load_explicit(&sl->seq, memory_order_acquire) == pe->rseq) {
+                if (atomic_load_explicit(&sl->seq, memory_order_acquire) ==
+                    pe->rseq) {
                     uint16_t ct = sl->ctx_type;
                     uint64_t len = sl->len;
                     int32_t t = sl->tag;
@@ -962,8 +996,8 @@ int fy_p2p_recv(void *buf, MPI_Count count, struct fy_dtype *dt, int src,
                         break;
                     struct fy_cell *c = cell_at(off);
                     if (csrc == w && c->type == FY_PKT_EAGER && c->ctx == ctx &&
-                        (c->tag == tag || tag == MPI_ANY_TAG) && c->len <= cap &&
-                        !s->unexp_head && !s->posted_head) {
+                        (c->tag == tag || tag == MPI_ANY_TAG) &&
+                        c->len <= cap && !s->unexp_head && !s->posted_head) {
                         if (c->len)
                             memcpy(buf, (uint8_t *)c + FY_CELL_HDR, c->len);
                         *source_out = src;
@@ -1040,9 +1074,9 @@ int fy_p2p_imrecv(void *buf, MPI_Count count, struct fy_dtype *dt, void *msg,
                   struct fy_comm *comm, struct fy_req **req_out)
 {
     struct fy_unexp *u = msg;
-    struct fy_req *r = req_init(FY_REQ_RECV, buf, count, dt,
-                                fy_comm_rank_of(comm, u->src), u->tag, comm,
-                                u->ctx);
+    struct fy_req *r =
+        req_init(FY_REQ_RECV, buf, count, dt, fy_comm_rank_of(comm, u->src),
+                 u->tag, comm, u->ctx);
     if (!r)
         return -ENOMEM;
     deliver_unexp(r, u);
@@ -1056,7 +1090,8 @@ int fy_p2p_probe(int src, int tag, struct fy_comm *comm, uint32_t ctx,
     unsigned spins = 0;
     for (;;) {
         bool flag;
-        fy_p2p_iprobe(src, tag, comm, ctx, &flag, source_out, tag_out, bytes_out);
+        fy_p2p_iprobe(src, tag, comm, ctx, &flag, source_out, tag_out,
+                      bytes_out);
         if (flag)
             return 0;
         fy_progress_idle(&spins);
@@ -1091,7 +1126,9 @@ static int check_params(struct fy_shm_params *pp)
     long long eager = fy_tuned_value(FY_ENV_EAGER_MAX, NULL);
     long long spin = fy_env_int(FY_ENV_SPIN);
     if (cell < 1024 || cell > (1 << 20) || cell % 64) {
-        FY_ERROR("FERRY_CELL_SIZE=%lld must be 1 KiB..1 MiB and a multiple of 64", cell);
+        FY_ERROR(
+            "FERRY_CELL_SIZE=%lld must be 1 KiB..1 MiB and a multiple of 64",
+            cell);
         return -EINVAL;
     }
     if (ncells < 8 || ncells > 65536) {
@@ -1099,7 +1136,9 @@ static int check_params(struct fy_shm_params *pp)
         return -EINVAL;
     }
     if (sb < 4096 || sb > (16 << 20) || sb % 64) {
-        FY_ERROR("FERRY_SHMBUF_SIZE=%lld must be 4 KiB..16 MiB and a multiple of 64", sb);
+        FY_ERROR(
+            "FERRY_SHMBUF_SIZE=%lld must be 4 KiB..16 MiB and a multiple of 64",
+            sb);
         return -EINVAL;
     }
     if (fb < 0 || fb > FY_FBOX_MAX_LEN(FY_FBOX_SLOTS)) {
@@ -1190,7 +1229,8 @@ int fy_p2p_init(void)
     if (rc)
         return rc;
     FY_INFO("rank %d/%d: eager up to %llu B, %s waiting", s->me, s->P,
-            (unsigned long long)s->eager_max, s->wait_block ? "sleeping" : "spinning");
+            (unsigned long long)s->eager_max,
+            s->wait_block ? "sleeping" : "spinning");
     return 0;
 }
 

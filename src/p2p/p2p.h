@@ -17,8 +17,8 @@ enum fy_req_kind { FY_REQ_SEND, FY_REQ_RECV, FY_REQ_DONE };
 
 enum fy_send_mode {
     FY_SEND_STANDARD,
-    FY_SEND_SYNC,   /* completes only once matched */
-    FY_SEND_READY,  /* like standard (a matching receive must be posted) */
+    FY_SEND_SYNC,  /* completes only once matched */
+    FY_SEND_READY, /* like standard (a matching receive must be posted) */
 };
 
 struct fy_req {
@@ -26,10 +26,10 @@ struct fy_req {
     uint8_t kind;       /* enum fy_req_kind */
     bool complete;      /* set by progress; read by wait/test */
     bool cancelled;
-    bool on_list;       /* linked on the posted-receive list */
-    int err;            /* 0, or -EMSGSIZE (truncated), -ECANCELED, ... */
+    bool on_list; /* linked on the posted-receive list */
+    int err;      /* 0, or -EMSGSIZE (truncated), -ECANCELED, ... */
     /* What MPI_Status reports once complete. */
-    int st_source;      /* comm rank of the sender */
+    int st_source; /* comm rank of the sender */
     int st_tag;
     MPI_Count st_bytes; /* bytes delivered into the buffer */
 
@@ -39,20 +39,20 @@ struct fy_req {
     struct fy_dtype *dt;
     struct fy_comm *comm;
     uint32_t ctx;
-    int peer;           /* comm rank, or MPI_ANY_SOURCE */
-    int tag;            /* or MPI_ANY_TAG */
-    int wpeer;          /* world rank of peer (-1 for any) */
-    uint8_t mode;       /* enum fy_send_mode */
+    int peer;     /* comm rank, or MPI_ANY_SOURCE */
+    int tag;      /* or MPI_ANY_TAG */
+    int wpeer;    /* world rank of peer (-1 for any) */
+    uint8_t mode; /* enum fy_send_mode */
 
     /* Protocol state, owned by src/p2p and src/xfer. */
-    void *pack;         /* packed copy of a non-contiguous buffer, or NULL */
-    MPI_Count bytes;    /* packed size of the operation */
-    MPI_Count done;     /* bytes moved so far (pipelined protocols) */
-    uint32_t seq;       /* per-pair sequence number of the envelope */
-    uint32_t proto;     /* protocol/state word */
-    uint64_t cookie;    /* identifies a rendezvous across processes */
+    void *pack;           /* packed copy of a non-contiguous buffer, or NULL */
+    MPI_Count bytes;      /* packed size of the operation */
+    MPI_Count done;       /* bytes moved so far (pipelined protocols) */
+    uint32_t seq;         /* per-pair sequence number of the envelope */
+    uint32_t proto;       /* protocol/state word */
+    uint64_t cookie;      /* identifies a rendezvous across processes */
     uint64_t peer_cookie; /* the other side's cookie (pipelined paths) */
-    MPI_Count total;    /* rendezvous: bytes that will really move */
+    MPI_Count total;      /* rendezvous: bytes that will really move */
     struct fy_req *next, *prev;
 };
 
@@ -80,8 +80,8 @@ int fy_p2p_irecv(void *buf, MPI_Count count, struct fy_dtype *dt, int src,
 /* Blocking forms with a fast path for small messages. On return the
  * operation is complete; *req-style results go to the out parameters.
  * Return 0, -EMSGSIZE on truncation, or another negative errno. */
-int fy_p2p_send(const void *buf, MPI_Count count, struct fy_dtype *dt,
-                int dest, int tag, struct fy_comm *comm, uint32_t ctx,
+int fy_p2p_send(const void *buf, MPI_Count count, struct fy_dtype *dt, int dest,
+                int tag, struct fy_comm *comm, uint32_t ctx,
                 enum fy_send_mode mode);
 int fy_p2p_recv(void *buf, MPI_Count count, struct fy_dtype *dt, int src,
                 int tag, struct fy_comm *comm, uint32_t ctx, int *source_out,

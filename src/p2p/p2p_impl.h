@@ -61,11 +61,11 @@ struct fy_net_hdr {
 
 /* Process-local state for one peer (world rank). */
 struct fy_peer {
-    uint64_t sseq;      /* last pair sequence number sent to it */
-    uint64_t rseq;      /* next pair sequence number expected from it */
-    uint64_t fb_sent;   /* slots written into its ring for us */
-    uint64_t fb_acked;  /* cached copy of its consumed count */
-    uint64_t fb_next;   /* slots of our ring for it consumed */
+    uint64_t sseq;     /* last pair sequence number sent to it */
+    uint64_t rseq;     /* next pair sequence number expected from it */
+    uint64_t fb_sent;  /* slots written into its ring for us */
+    uint64_t fb_acked; /* cached copy of its consumed count */
+    uint64_t fb_next;  /* slots of our ring for it consumed */
     struct fy_fbox_slot *ring_out; /* the peer's ring of slots from us */
     struct fy_fbox_slot *ring_in;  /* our ring of slots from the peer */
     struct fy_fbox_ack *ack_out;   /* peer's count of our slots consumed */
@@ -75,12 +75,12 @@ struct fy_peer {
      * two-sided mechanism, one FIFO per kind (index enum fy_xfer_kind:
      * shmbuf, queue, net), in CTS arrival order. */
     struct fy_req *tx_head[FY_XFER_NKINDS], *tx_tail[FY_XFER_NKINDS];
-    uint32_t tx_half;  /* next double-buffer half we fill */
+    uint32_t tx_half; /* next double-buffer half we fill */
     /* Receives from this peer waiting for shmbuf or net data, in the order
      * we sent CTS. Incoming data names its receive by cookie, so a CTS
      * that overtook another (control packets may) does no harm. */
     struct fy_req *rx_head[FY_XFER_NKINDS], *rx_tail[FY_XFER_NKINDS];
-    uint32_t rx_half;  /* next double-buffer half we drain */
+    uint32_t rx_half; /* next double-buffer half we drain */
     /* net: our connection to the peer's listener (we send on it) and the
      * one it opened to ours (we receive on it); -1 until first use. */
     int net_out, net_in;
@@ -107,21 +107,21 @@ struct fy_unexp {
 /* Request protocol states (fy_req.proto). */
 enum {
     FY_RP_NONE,
-    FY_RP_RTS_SENT,   /* sender: waiting for FIN (one-sided) or CTS */
-    FY_RP_TX,         /* sender: pushing through shmbuf/queue/net */
-    FY_RP_RX,         /* receiver: CTS sent, data arriving */
-    FY_RP_SYNC_WAIT,  /* sender: eager-sync sent, waiting for FIN */
-    FY_RP_DEFERRED,   /* sender: packet waits in the peer's out queue */
+    FY_RP_RTS_SENT,  /* sender: waiting for FIN (one-sided) or CTS */
+    FY_RP_TX,        /* sender: pushing through shmbuf/queue/net */
+    FY_RP_RX,        /* receiver: CTS sent, data arriving */
+    FY_RP_SYNC_WAIT, /* sender: eager-sync sent, waiting for FIN */
+    FY_RP_DEFERRED,  /* sender: packet waits in the peer's out queue */
 };
 
 struct fy_p2p_state {
     int me, P;
     /* The mechanism of each rendezvous is picked per message from
      * fy_xfer_active (xfer.h) by the receiver; see rndv.c. */
-    bool wait_block;   /* ranks may sleep on futexes: senders must wake */
-    uint32_t slots;    /* fastbox ring length */
-    uint32_t fbox_max; /* largest payload we put in a mailbox */
-    uint32_t fbox_cap; /* largest a peer may put there (bounds check) */
+    bool wait_block;    /* ranks may sleep on futexes: senders must wake */
+    uint32_t slots;     /* fastbox ring length */
+    uint32_t fbox_max;  /* largest payload we put in a mailbox */
+    uint32_t fbox_cap;  /* largest a peer may put there (bounds check) */
     uint64_t split_min; /* CMA transfers from this size are shared; 0 off */
     uint64_t eager_max;
     uint64_t cell_payload;
@@ -135,9 +135,9 @@ struct fy_p2p_state {
     struct fy_req *posted_head, *posted_tail;
     struct fy_unexp *unexp_head, *unexp_tail;
     /* Work that needs progress besides polling. */
-    int nout;   /* peers with deferred packets */
-    int ntx;    /* pipelined sends in flight */
-    int nrx;    /* pipelined receives in flight */
+    int nout; /* peers with deferred packets */
+    int ntx;  /* pipelined sends in flight */
+    int nrx;  /* pipelined receives in flight */
 };
 
 extern struct fy_p2p_state fy_p2p;

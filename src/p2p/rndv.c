@@ -119,12 +119,11 @@ static void rts_one_sided(struct fy_req *r, const struct fy_pkt *p, int kind,
     void *dest = recv_dest(r, want);
     if (want) {
         /* Large CMA reads are shared with the sender when it is in MPI. */
-        ssize_t n = kind == FY_XFER_CMA && fy_p2p.split_min &&
-                            want >= fy_p2p.split_min
-                        ? fy_split_get(p->src, p->ctl.cookie, p->ctl.addr,
-                                       dest, want)
-                        : ops->copy_remote(fy_shm.ranks[p->src].pid, dest,
-                                           p->ctl.addr, want, true);
+        ssize_t n =
+            kind == FY_XFER_CMA && fy_p2p.split_min && want >= fy_p2p.split_min
+                ? fy_split_get(p->src, p->ctl.cookie, p->ctl.addr, dest, want)
+                : ops->copy_remote(fy_shm.ranks[p->src].pid, dest, p->ctl.addr,
+                                   want, true);
         if (n == -ESRCH)
             fy_peer_gone(p->src);
         if (n != (ssize_t)want) {
@@ -282,8 +281,9 @@ static int tx_shmbuf(int peer, struct fy_peer *pe)
          * that fits one half still overlaps our copy-in with the
          * receiver's copy-out. */
         uint64_t pipe = FY_MAX((uint64_t)r->total / 4, (uint64_t)4096);
-        uint64_t chunk = FY_MIN(FY_MIN(s->shmbuf_size, FY_ALIGN_UP(pipe, (uint64_t)64)),
-                                (uint64_t)(r->total - r->done));
+        uint64_t chunk =
+            FY_MIN(FY_MIN(s->shmbuf_size, FY_ALIGN_UP(pipe, (uint64_t)64)),
+                   (uint64_t)(r->total - r->done));
         memcpy(sb_data(pair, pe->tx_half), tx_base(r) + r->done, chunk);
         c->len = chunk;
         c->cookie = r->peer_cookie;

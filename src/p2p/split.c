@@ -61,7 +61,8 @@ ssize_t fy_split_get(int src, uint64_t sender_cookie, uint64_t remote,
     atomic_store_explicit(&sc->done, 0, memory_order_relaxed);
     atomic_store_explicit(&sc->err, 0, memory_order_relaxed);
     /* R10: pairs with C1. */
-    atomic_store_explicit(&sc->claim, (uint64_t)gen << 32, memory_order_release);
+    atomic_store_explicit(&sc->claim, (uint64_t)gen << 32,
+                          memory_order_release);
     struct fy_ctl ctl = {.total = want,
                          .addr = (uint64_t)(uintptr_t)dest,
                          .cookie = sender_cookie,
@@ -83,7 +84,8 @@ ssize_t fy_split_get(int src, uint64_t sender_cookie, uint64_t remote,
     /* Wait for chunks the sender is copying right now (never for chunks it
      * has not claimed). A2': pairs with the helpers' release increments. */
     for (unsigned spin = 0;
-         atomic_load_explicit(&sc->done, memory_order_acquire) < nchunks; spin++) {
+         atomic_load_explicit(&sc->done, memory_order_acquire) < nchunks;
+         spin++) {
         if (spin < 4096)
             fy_cpu_relax();
         else

@@ -39,7 +39,8 @@ static inline void fy_cellq_push(struct fy_cellq *q, uint64_t node)
     /* X1: acq_rel exchange: release orders our cell's contents before it
      * becomes reachable; acquire pairs with the previous producer's X1 so
      * its node is ours to link. */
-    uint64_t prev = atomic_exchange_explicit(&q->head, node, memory_order_acq_rel);
+    uint64_t prev =
+        atomic_exchange_explicit(&q->head, node, memory_order_acq_rel);
     /* R2: pairs with A3 in pop(): the consumer that sees this link sees the
      * whole cell. */
     atomic_store_explicit(&fy_qnode_at(prev)->next, node, memory_order_release);
@@ -48,7 +49,8 @@ static inline void fy_cellq_push(struct fy_cellq *q, uint64_t node)
 /* Whether pop() would (probably) return a node: one load. */
 static inline bool fy_cellq_peek(uint64_t tail)
 {
-    return atomic_load_explicit(&fy_qnode_at(tail)->next, memory_order_relaxed) != 0;
+    return atomic_load_explicit(&fy_qnode_at(tail)->next,
+                                memory_order_relaxed) != 0;
 }
 
 /* Take the first node, or 0 if the queue is (for now) empty. */
@@ -57,12 +59,14 @@ static inline uint64_t fy_cellq_pop(struct fy_cellq *q, uint64_t *tail_io)
     uint64_t stub = fy_shm_off(&q->stub);
     uint64_t tail = *tail_io;
     /* A3: pairs with R2. */
-    uint64_t next = atomic_load_explicit(&fy_qnode_at(tail)->next, memory_order_acquire);
+    uint64_t next =
+        atomic_load_explicit(&fy_qnode_at(tail)->next, memory_order_acquire);
     if (tail == stub) {
         if (next == 0)
             return 0;
         *tail_io = tail = next;
-        next = atomic_load_explicit(&fy_qnode_at(tail)->next, memory_order_acquire);
+        next = atomic_load_explicit(&fy_qnode_at(tail)->next,
+                                    memory_order_acquire);
     }
     if (next != 0) {
         *tail_io = next;

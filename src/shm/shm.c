@@ -12,7 +12,10 @@
 
 struct fy_shm fy_shm = {.fd = -1};
 
-static uint64_t align_line(uint64_t x) { return FY_ALIGN_UP(x, (uint64_t)4096); }
+static uint64_t align_line(uint64_t x)
+{
+    return FY_ALIGN_UP(x, (uint64_t)4096);
+}
 
 static void compute_layout(struct fy_shm_hdr *h, const struct fy_shm_params *p)
 {
@@ -32,8 +35,8 @@ static void compute_layout(struct fy_shm_hdr *h, const struct fy_shm_params *p)
     h->off_cells = off;
     off = align_line(off + P * p->ncells * (uint64_t)p->cell_size);
     h->off_shmbuf = off;
-    off = align_line(off + P * P * (2 * sizeof(struct fy_shmbuf_ctl) +
-                                     2 * p->shmbuf_size));
+    off = align_line(
+        off + P * P * (2 * sizeof(struct fy_shmbuf_ctl) + 2 * p->shmbuf_size));
     h->total = off;
 }
 
@@ -41,7 +44,8 @@ void fy_shm_barrier_wait(_Atomic uint32_t *counter, uint32_t target)
 {
     /* A1: acquire pairs with the release increments of the other ranks:
      * what they initialised before arriving is visible after we leave. */
-    for (unsigned i = 0; atomic_load_explicit(counter, memory_order_acquire) < target; i++) {
+    for (unsigned i = 0;
+         atomic_load_explicit(counter, memory_order_acquire) < target; i++) {
         if (i < 1000)
             fy_cpu_relax();
         else if (i < 100000)
@@ -69,7 +73,8 @@ int fy_shm_attach(int fd, int rank, const struct fy_shm_params *want)
         }
     }
     long page = sysconf(_SC_PAGESIZE);
-    void *hp = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    void *hp =
+        mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (hp == MAP_FAILED) {
         int err = errno;
         FY_ERROR("cannot map the shared segment header: %m");
@@ -110,7 +115,8 @@ int fy_shm_attach(int fd, int rank, const struct fy_shm_params *want)
         }
         if (h->cell_size != want->cell_size || h->ncells != want->ncells ||
             h->shmbuf_size != want->shmbuf_size)
-            FY_WARN("FERRY_* layout settings differ from rank 0's; using rank 0's");
+            FY_WARN(
+                "FERRY_* layout settings differ from rank 0's; using rank 0's");
         /* Never trust a size we did not compute: recompute from the
          * parameters and compare with what the file really is. */
         struct fy_shm_params got = {h->nranks, h->fbox_slots, h->cell_size,
@@ -138,7 +144,8 @@ int fy_shm_attach(int fd, int rank, const struct fy_shm_params *want)
     fy_shm.base = base;
     fy_shm.size = total;
     fy_shm.hdr = base;
-    fy_shm.ranks = (struct fy_shm_rank *)((uint8_t *)base + fy_shm.hdr->off_ranks);
+    fy_shm.ranks =
+        (struct fy_shm_rank *)((uint8_t *)base + fy_shm.hdr->off_ranks);
     fy_shm.fd = fd;
     return 0;
 }

@@ -14,8 +14,8 @@
 
 #include <assert.h>
 #include <stdalign.h>
-#include <stddef.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "util/util.h"
@@ -49,14 +49,14 @@ struct fy_split_ctl {
 /* Written by its owner at attach unless noted. */
 struct fy_shm_rank {
     alignas(FY_CACHELINE) int32_t pid;
-    uint32_t xfer_ok;         /* bit 1<<enum fy_xfer_kind: mechanisms that
-                               * worked for this rank (one-sided ones
-                               * against its probe peer), before the
-                               * probe barrier */
-    uint64_t probe_addr;      /* address of a word others may read */
-    uint64_t probe_value;     /* what that word holds */
-    uint64_t net_key;         /* a connecting peer must present it (net) */
-    uint32_t net_port;        /* loopback port listening for peers, 0 none */
+    uint32_t xfer_ok;     /* bit 1<<enum fy_xfer_kind: mechanisms that
+                           * worked for this rank (one-sided ones
+                           * against its probe peer), before the
+                           * probe barrier */
+    uint64_t probe_addr;  /* address of a word others may read */
+    uint64_t probe_value; /* what that word holds */
+    uint64_t net_key;     /* a connecting peer must present it (net) */
+    uint32_t net_port;    /* loopback port listening for peers, 0 none */
     /* Rank 0's only: the rule table it asks for (enum fy_xfer_from, then
      * rules as in struct fy_xfer_rule); every rank adopts it after the
      * probe barrier, so the whole job agrees. */
@@ -64,8 +64,8 @@ struct fy_shm_rank {
     uint32_t xfer_nrules;
     int32_t xfer_rule_kind[FY_SHM_XFER_RULES];
     uint64_t xfer_rule_min[FY_SHM_XFER_RULES];
-    struct fy_cellq recvq;    /* cells sent to this rank; many producers */
-    struct fy_cellq freeq;    /* this rank's free cells; receivers return */
+    struct fy_cellq recvq; /* cells sent to this rank; many producers */
+    struct fy_cellq freeq; /* this rank's free cells; receivers return */
     /* Waiting (see p2p wait): the owner sets 'sleeping' before it sleeps
      * on 'doorbell'; a sender that sees it set bumps and wakes. */
     alignas(FY_CACHELINE) _Atomic uint32_t doorbell;
@@ -89,7 +89,8 @@ struct fy_fbox_slot {
     uint8_t data[FY_FBOX_PAYLOAD];
 };
 static_assert(sizeof(struct fy_fbox_slot) == FY_CACHELINE, "slot is one line");
-static_assert(offsetof(struct fy_fbox_slot, data) + FY_FBOX_PAYLOAD == FY_CACHELINE,
+static_assert(offsetof(struct fy_fbox_slot, data) + FY_FBOX_PAYLOAD ==
+                  FY_CACHELINE,
               "first-slot payload fills the line");
 
 /* Slots a payload of len bytes occupies. */
@@ -110,17 +111,17 @@ struct fy_fbox_ack {
 
 /* Header of a queue cell; the payload starts at the next cache line. */
 struct fy_cell {
-    struct fy_qnode q;    /* queue link */
-    uint32_t src;         /* sender world rank */
-    uint32_t type;        /* enum fy_pkt_type */
-    uint64_t seq;         /* pair sequence number (0: not ordered) */
+    struct fy_qnode q; /* queue link */
+    uint32_t src;      /* sender world rank */
+    uint32_t type;     /* enum fy_pkt_type */
+    uint64_t seq;      /* pair sequence number (0: not ordered) */
     int32_t tag;
     uint32_t ctx;
-    uint64_t len;         /* payload bytes in this cell */
-    uint64_t total;       /* message size (EAGER/RTS) */
-    uint64_t addr;        /* RTS: sender's buffer address */
-    uint64_t cookie;      /* rendezvous: the request this refers to */
-    uint64_t offset;      /* DATA: where this chunk goes */
+    uint64_t len;    /* payload bytes in this cell */
+    uint64_t total;  /* message size (EAGER/RTS) */
+    uint64_t addr;   /* RTS: sender's buffer address */
+    uint64_t cookie; /* rendezvous: the request this refers to */
+    uint64_t offset; /* DATA: where this chunk goes */
 };
 #define FY_CELL_HDR 128u
 static_assert(sizeof(struct fy_cell) <= FY_CELL_HDR, "cell header fits");
@@ -136,7 +137,7 @@ struct fy_shmbuf_ctl {
 struct fy_shm_hdr {
     uint64_t magic;
     uint32_t version;
-    _Atomic uint32_t state;    /* 0 fresh, 1 being laid out, 2 ready */
+    _Atomic uint32_t state; /* 0 fresh, 1 being laid out, 2 ready */
     uint32_t nranks;
     uint32_t fbox_slots;
     uint32_t cell_size;
@@ -144,8 +145,8 @@ struct fy_shm_hdr {
     uint64_t shmbuf_size;
     uint64_t off_ranks, off_fbox, off_fack, off_cells, off_shmbuf;
     uint64_t total;
-    alignas(FY_CACHELINE) _Atomic uint32_t attached; /* init barrier */
-    alignas(FY_CACHELINE) _Atomic uint32_t probed;   /* CMA probe barrier */
+    alignas(FY_CACHELINE) _Atomic uint32_t attached;  /* init barrier */
+    alignas(FY_CACHELINE) _Atomic uint32_t probed;    /* CMA probe barrier */
     alignas(FY_CACHELINE) _Atomic uint32_t fin_count; /* finalize barrier */
 };
 
@@ -174,7 +175,10 @@ void fy_shm_detach(void);
  * and shut-down, where latency does not matter. */
 void fy_shm_barrier_wait(_Atomic uint32_t *counter, uint32_t target);
 
-static inline void *fy_shm_ptr(uint64_t off) { return fy_shm.base + off; }
+static inline void *fy_shm_ptr(uint64_t off)
+{
+    return fy_shm.base + off;
+}
 static inline uint64_t fy_shm_off(const void *p)
 {
     return (uint64_t)((const uint8_t *)p - fy_shm.base);
@@ -184,8 +188,10 @@ static inline struct fy_fbox_slot *fy_fbox_ring(int receiver, int sender)
 {
     const struct fy_shm_hdr *h = fy_shm.hdr;
     return (struct fy_fbox_slot *)(fy_shm.base + h->off_fbox +
-           ((uint64_t)receiver * h->nranks + (uint64_t)sender) *
-               h->fbox_slots * sizeof(struct fy_fbox_slot));
+                                   ((uint64_t)receiver * h->nranks +
+                                    (uint64_t)sender) *
+                                       h->fbox_slots *
+                                       sizeof(struct fy_fbox_slot));
 }
 
 static inline struct fy_fbox_ack *fy_fbox_ack(int receiver, int sender)

@@ -59,11 +59,22 @@ int fy_parse_size(const char *s, long long *out)
         return -EINVAL;
     long long mul = 1;
     switch (tolower((unsigned char)*end)) {
-    case '\0': break;
-    case 'k': mul = 1LL << 10; end++; break;
-    case 'm': mul = 1LL << 20; end++; break;
-    case 'g': mul = 1LL << 30; end++; break;
-    default: return -EINVAL;
+    case '\0':
+        break;
+    case 'k':
+        mul = 1LL << 10;
+        end++;
+        break;
+    case 'm':
+        mul = 1LL << 20;
+        end++;
+        break;
+    case 'g':
+        mul = 1LL << 30;
+        end++;
+        break;
+    default:
+        return -EINVAL;
     }
     if (*end == 'i' || *end == 'I')
         end++;

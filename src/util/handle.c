@@ -30,7 +30,8 @@ int fy_handle_alloc(struct fy_handle_table *t, void *obj, int *handle_out)
         idx = t->used++;
     }
     t->objs[idx] = obj;
-    *handle_out = (int)(FY_HANDLE_KIND_DIRECT | ((uint32_t)t->type << 26) | idx);
+    *handle_out =
+        (int)(FY_HANDLE_KIND_DIRECT | ((uint32_t)t->type << 26) | idx);
     return 0;
 }
 

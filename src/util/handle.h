@@ -32,12 +32,18 @@ enum fy_handle_type {
     FY_HT_REQUEST = 0xb,
 };
 
-static inline uint32_t fy_handle_kind(int h) { return (uint32_t)h & FY_HANDLE_KIND_MASK; }
+static inline uint32_t fy_handle_kind(int h)
+{
+    return (uint32_t)h & FY_HANDLE_KIND_MASK;
+}
 static inline enum fy_handle_type fy_handle_type(int h)
 {
     return (enum fy_handle_type)(((uint32_t)h & FY_HANDLE_TYPE_MASK) >> 26);
 }
-static inline uint32_t fy_handle_index(int h) { return (uint32_t)h & FY_HANDLE_INDEX_MASK; }
+static inline uint32_t fy_handle_index(int h)
+{
+    return (uint32_t)h & FY_HANDLE_INDEX_MASK;
+}
 
 struct fy_handle_table {
     enum fy_handle_type type;
@@ -48,7 +54,10 @@ struct fy_handle_table {
     uint32_t nfree;
 };
 
-#define FY_HANDLE_TABLE_INIT(t) { .type = (t) }
+#define FY_HANDLE_TABLE_INIT(t)                                                \
+    {                                                                          \
+        .type = (t)                                                            \
+    }
 
 /* Store obj and return its new direct handle in *handle_out. Returns 0 or
  * -ENOMEM. */

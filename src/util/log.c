@@ -12,8 +12,8 @@
 enum fy_log_level fy_log_threshold = FY_LOG_WARN;
 int fy_log_rank = -1;
 
-static void vlog(const char *level, const char *file, int line,
-                 const char *fmt, va_list ap)
+static void vlog(const char *level, const char *file, int line, const char *fmt,
+                 va_list ap)
 {
     char msg[1024];
     int n = snprintf(msg, sizeof(msg), "Ferry[%d] %s: ", fy_log_rank, level);

@@ -51,11 +51,24 @@ long long fy_tuned_value(enum fy_env_id id, const char **source_out)
     bool has = false;
     uint64_t v = 0;
     switch (id) {
-    case FY_ENV_EAGER_MAX: has = tuning.has_eager_max; v = tuning.eager_max; break;
-    case FY_ENV_FASTBOX_MAX: has = tuning.has_fastbox_max; v = tuning.fastbox_max; break;
-    case FY_ENV_CELL_SIZE: has = tuning.has_cell_size; v = tuning.cell_size; break;
-    case FY_ENV_SHMBUF_SIZE: has = tuning.has_shmbuf_size; v = tuning.shmbuf_size; break;
-    default: break;
+    case FY_ENV_EAGER_MAX:
+        has = tuning.has_eager_max;
+        v = tuning.eager_max;
+        break;
+    case FY_ENV_FASTBOX_MAX:
+        has = tuning.has_fastbox_max;
+        v = tuning.fastbox_max;
+        break;
+    case FY_ENV_CELL_SIZE:
+        has = tuning.has_cell_size;
+        v = tuning.cell_size;
+        break;
+    case FY_ENV_SHMBUF_SIZE:
+        has = tuning.has_shmbuf_size;
+        v = tuning.shmbuf_size;
+        break;
+    default:
+        break;
     }
     const char *src = "default";
     long long out = fy_env_int(id);

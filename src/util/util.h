@@ -29,22 +29,23 @@ extern int fy_log_rank;
 void fy_log_write(enum fy_log_level lvl, const char *file, int line,
                   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
-#define FY_ERROR(...) fy_log_write(FY_LOG_ERROR, __FILE__, __LINE__, __VA_ARGS__)
-#define FY_WARN(...)                                                          \
-    do {                                                                      \
-        if (fy_log_threshold >= FY_LOG_WARN)                                  \
-            fy_log_write(FY_LOG_WARN, __FILE__, __LINE__, __VA_ARGS__);       \
+#define FY_ERROR(...)                                                          \
+    fy_log_write(FY_LOG_ERROR, __FILE__, __LINE__, __VA_ARGS__)
+#define FY_WARN(...)                                                           \
+    do {                                                                       \
+        if (fy_log_threshold >= FY_LOG_WARN)                                   \
+            fy_log_write(FY_LOG_WARN, __FILE__, __LINE__, __VA_ARGS__);        \
     } while (0)
-#define FY_INFO(...)                                                          \
-    do {                                                                      \
-        if (fy_log_threshold >= FY_LOG_INFO)                                  \
-            fy_log_write(FY_LOG_INFO, __FILE__, __LINE__, __VA_ARGS__);       \
+#define FY_INFO(...)                                                           \
+    do {                                                                       \
+        if (fy_log_threshold >= FY_LOG_INFO)                                   \
+            fy_log_write(FY_LOG_INFO, __FILE__, __LINE__, __VA_ARGS__);        \
     } while (0)
 #ifdef FERRY_DEBUG
-#define FY_DEBUG(...)                                                         \
-    do {                                                                      \
-        if (fy_log_threshold >= FY_LOG_DEBUG)                                 \
-            fy_log_write(FY_LOG_DEBUG, __FILE__, __LINE__, __VA_ARGS__);      \
+#define FY_DEBUG(...)                                                          \
+    do {                                                                       \
+        if (fy_log_threshold >= FY_LOG_DEBUG)                                  \
+            fy_log_write(FY_LOG_DEBUG, __FILE__, __LINE__, __VA_ARGS__);       \
     } while (0)
 #else
 #define FY_DEBUG(...) ((void)0)
@@ -67,7 +68,7 @@ struct fy_env_var {
     const char *def;  /* default, as text */
     const char *help; /* one line */
     union {
-        long long i;  /* INT, SIZE, BOOL (0/1) */
+        long long i; /* INT, SIZE, BOOL (0/1) */
         const char *s;
     } value;
     bool from_env; /* set by the user rather than defaulted */
@@ -94,8 +95,14 @@ extern struct fy_env_var fy_env[FY_ENV_COUNT];
 /* Parse every FERRY_* variable. Returns 0, or -EINVAL after logging which
  * variable is malformed (the caller fails MPI_Init cleanly). */
 int fy_env_load(void);
-static inline long long fy_env_int(enum fy_env_id id) { return fy_env[id].value.i; }
-static inline const char *fy_env_str(enum fy_env_id id) { return fy_env[id].value.s; }
+static inline long long fy_env_int(enum fy_env_id id)
+{
+    return fy_env[id].value.i;
+}
+static inline const char *fy_env_str(enum fy_env_id id)
+{
+    return fy_env[id].value.s;
+}
 
 /* Parse "123", "64k", "4M", "1G" into bytes. Returns 0 or -EINVAL. */
 int fy_parse_size(const char *s, long long *out);

@@ -314,10 +314,10 @@ int fy_xfer_table_request(struct fy_xfer_table *out)
      * development machine); from 256 KiB the single copy (cma, shared by
      * both ranks) is as fast and leaves the caches alone. ferry-bench
      * --tune replaces this with this machine's own crossovers. */
-    *out = (struct fy_xfer_table){.from = FY_XFER_FROM_DEFAULT,
-                                  .n = 2,
-                                  .rule = {{0, FY_XFER_SHMBUF},
-                                           {256u << 10, FY_XFER_AUTO}}};
+    *out = (struct fy_xfer_table){
+        .from = FY_XFER_FROM_DEFAULT,
+        .n = 2,
+        .rule = {{0, FY_XFER_SHMBUF}, {256u << 10, FY_XFER_AUTO}}};
     return 0;
 }
 

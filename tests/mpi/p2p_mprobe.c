@@ -59,7 +59,8 @@ int main(int argc, char **argv)
         MPI_Status st;
         int v = 0;
         MT_MPI(MPI_Mprobe(0, 5, MPI_COMM_WORLD, &m, &st));
-        MT_MPI(MPI_Recv(&v, 1, MPI_INT, MPI_ANY_SOURCE, 5, MPI_COMM_WORLD, &st));
+        MT_MPI(
+            MPI_Recv(&v, 1, MPI_INT, MPI_ANY_SOURCE, 5, MPI_COMM_WORLD, &st));
         MT_EQ(v, 2, "a wildcard receive after Mprobe gets the next message");
         MT_MPI(MPI_Mrecv(&v, 1, MPI_INT, &m, &st));
         MT_EQ(v, 1, "the probed message stayed reserved");

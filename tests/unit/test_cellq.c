@@ -40,8 +40,10 @@ int main(void)
 {
     alarm(120);
     int fd = memfd_create("ferry-test-cellq", MFD_CLOEXEC);
-    struct fy_shm_params pp = {.nranks = NPROD + 1, .fbox_slots = 4,
-                               .cell_size = 1024, .ncells = 16,
+    struct fy_shm_params pp = {.nranks = NPROD + 1,
+                               .fbox_slots = 4,
+                               .cell_size = 1024,
+                               .ncells = 16,
                                .shmbuf_size = 4096};
     TAP_EQ_INT(fy_shm_attach(fd, 0, &pp), 0, "rank 0 creates the segment");
     const struct fy_shm_hdr *h = fy_shm.hdr;
@@ -52,7 +54,8 @@ int main(void)
             fy_cellq_push(&fy_shm.ranks[r].freeq,
                           fy_cells_base(r) + (uint64_t)i * h->cell_size);
     }
-    TAP_OK(!fy_cellq_pop(&fy_shm.ranks[0].recvq, &recv_tail), "new queue is empty");
+    TAP_OK(!fy_cellq_pop(&fy_shm.ranks[0].recvq, &recv_tail),
+           "new queue is empty");
 
     pid_t pids[NPROD + 1];
     for (int p = 1; p <= NPROD; p++)
@@ -86,10 +89,13 @@ int main(void)
     for (int p = 1; p <= NPROD; p++) {
         int st;
         waitpid(pids[p], &st, 0);
-        TAP_OK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "producer %d exited cleanly", p);
-        TAP_EQ_INT(expect[p], PER_PRODUCER, "all cells of producer %d arrived", p);
+        TAP_OK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+               "producer %d exited cleanly", p);
+        TAP_EQ_INT(expect[p], PER_PRODUCER, "all cells of producer %d arrived",
+                   p);
     }
-    TAP_OK(!fy_cellq_pop(&fy_shm.ranks[0].recvq, &recv_tail), "queue empty at the end");
+    TAP_OK(!fy_cellq_pop(&fy_shm.ranks[0].recvq, &recv_tail),
+           "queue empty at the end");
     fy_shm_detach();
     return tap_done();
 }

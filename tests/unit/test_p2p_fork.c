@@ -16,8 +16,9 @@
 #include "p2p/p2p.h"
 #include "util/util.h"
 
-static const size_t sizes[] = {0, 1, 8, 47, 48, 49, 100, 4096, 16256,
-                               16257, 65536, 100003, 1 << 20, 4 << 20};
+static const size_t sizes[] = {0,     1,      8,       47,     48,
+                               49,    100,    4096,    16256,  16257,
+                               65536, 100003, 1 << 20, 4 << 20};
 #define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
 
 static unsigned char pattern(size_t msg, size_t i)
@@ -38,7 +39,8 @@ static int run_rank(int rank, int fd)
     int world[2] = {0, 1};
     struct fy_group g = {.size = 2, .rank = rank, .world = world};
     /* refcount 1: this frame holds it; requests take and drop more. */
-    struct fy_comm c = {.refcount = 1, .ctx = 0, .rank = rank, .size = 2, .group = &g};
+    struct fy_comm c = {
+        .refcount = 1, .ctx = 0, .rank = rank, .size = 2, .group = &g};
     struct fy_dtype *byte = fy_dtype_get(MPI_BYTE);
     int fails = 0;
     size_t max = 4 << 20;
@@ -61,9 +63,10 @@ static int run_rank(int rank, int fd)
             bufs[m] = malloc(sizes[m] + 1);
             for (size_t i = 0; i < sizes[m]; i++)
                 bufs[m][i] = pattern(m + 100, i);
-            fails += fy_p2p_isend(bufs[m], (MPI_Count)sizes[m], byte, 1, 7, &c,
-                                  0, m % 3 == 2 ? FY_SEND_SYNC : FY_SEND_STANDARD,
-                                  &reqs[m]) != 0;
+            fails +=
+                fy_p2p_isend(bufs[m], (MPI_Count)sizes[m], byte, 1, 7, &c, 0,
+                             m % 3 == 2 ? FY_SEND_SYNC : FY_SEND_STANDARD,
+                             &reqs[m]) != 0;
         }
         for (size_t m = 0; m < NSIZES; m++) {
             fails += fy_req_wait(reqs[m]) != 0;
@@ -72,9 +75,12 @@ static int run_rank(int rank, int fd)
         }
         for (size_t i = 0; i < (1u << 20); i++)
             buf[i] = 0xab;
-        fails += fy_p2p_send(buf, 1 << 20, byte, 1, 99, &c, 0, FY_SEND_STANDARD) != 0;
-        fails += fy_p2p_send(buf, 5000, byte, 1, 98, &c, 0, FY_SEND_STANDARD) != 0;
-        fails += fy_p2p_send(buf, 40, byte, 1, 97, &c, 0, FY_SEND_STANDARD) != 0;
+        fails += fy_p2p_send(buf, 1 << 20, byte, 1, 99, &c, 0,
+                             FY_SEND_STANDARD) != 0;
+        fails +=
+            fy_p2p_send(buf, 5000, byte, 1, 98, &c, 0, FY_SEND_STANDARD) != 0;
+        fails +=
+            fy_p2p_send(buf, 40, byte, 1, 97, &c, 0, FY_SEND_STANDARD) != 0;
         /* Token back: the receiver saw everything. */
         int src, tag;
         MPI_Count n;
@@ -124,9 +130,11 @@ static int run_rank(int rank, int fd)
         const int trunc_tags[] = {99, 98, 97};
         for (int t = 0; t < 3; t++) {
             memset(buf, 0x11, 64);
-            int rc = fy_p2p_recv(buf, 20, byte, 0, trunc_tags[t], &c, 0, &src, &tag, &n);
+            int rc = fy_p2p_recv(buf, 20, byte, 0, trunc_tags[t], &c, 0, &src,
+                                 &tag, &n);
             if (rc != -EMSGSIZE) {
-                fprintf(stderr, "truncation tag %d: rc %d\n", trunc_tags[t], rc);
+                fprintf(stderr, "truncation tag %d: rc %d\n", trunc_tags[t],
+                        rc);
                 fails++;
             }
             for (int i = 0; i < 20; i++)
@@ -167,7 +175,8 @@ int main(void)
             }
             TAP_OK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
                    "FERRY_XFER=%s rank %d: all checks passed (status %d)",
-                   mechs[k], r, WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st));
+                   mechs[k], r,
+                   WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st));
         }
     }
     return tap_done();
