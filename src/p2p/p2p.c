@@ -205,11 +205,6 @@ static inline struct fy_cell *cell_at(uint64_t off)
     return (struct fy_cell *)fy_shm_ptr(off);
 }
 
-static inline const void *send_data(const struct fy_req *r)
-{
-    return r->pack ? r->pack : r->buf;
-}
-
 static inline bool is_eager(uint32_t type)
 {
     return type == FY_PKT_EAGER || type == FY_PKT_EAGER_SYNC;
@@ -330,11 +325,11 @@ static bool pkt_try(int peer, uint32_t type, int32_t tag, uint32_t ctx,
                         : type != FY_PKT_EAGER_SYNC && type != FY_PKT_DATA;
     if (fits_box) {
         const void *data =
-            type == FY_PKT_EAGER ? send_data(req) : (const void *)ctl;
+            type == FY_PKT_EAGER ? fy_req_data(req) : (const void *)ctl;
         if (fbox_put(peer, pe, type, tag, ctx, data, len))
             return true;
     }
-    const void *data = is_eager(type) ? send_data(req) : NULL;
+    const void *data = is_eager(type) ? fy_req_data(req) : NULL;
     return cell_put(peer, pe, type, tag, ctx, ctl, data,
                     is_eager(type) ? len : 0);
 }
@@ -756,7 +751,7 @@ bool fy_req_test(struct fy_req *r)
 /* Deliver a send to ourselves: match now or queue a copy. */
 static int self_send(struct fy_req *sr)
 {
-    const void *data = send_data(sr);
+    const void *data = fy_req_data(sr);
     struct fy_req *r = posted_take(fy_p2p.me, sr->tag, sr->ctx);
     if (r) {
         deliver_bytes(r, fy_p2p.me, sr->tag, data, (uint64_t)sr->bytes);
@@ -804,7 +799,7 @@ static int send_start(struct fy_req *r)
     }
     r->cookie = fy_cookie_new(r);
     struct fy_ctl ctl = {.total = (uint64_t)r->bytes,
-                         .addr = (uint64_t)(uintptr_t)send_data(r),
+                         .addr = (uint64_t)(uintptr_t)fy_req_data(r),
                          .cookie = r->cookie};
     return fy_pkt_send(r->wpeer, FY_PKT_RTS, r->tag, r->ctx, &ctl, r);
 }

@@ -198,6 +198,13 @@ static inline int fy_comm_rank_of(const struct fy_comm *c, int wrank)
     return MPI_UNDEFINED;
 }
 
+/* Where a request's bytes are, packed: its staging copy when the datatype
+ * is not contiguous, else the user's buffer. */
+static inline uint8_t *fy_req_data(const struct fy_req *r)
+{
+    return (uint8_t *)(r->pack ? r->pack : r->buf);
+}
+
 /* Receive capacity of a request in bytes. */
 static inline uint64_t fy_req_capacity(const struct fy_req *r)
 {

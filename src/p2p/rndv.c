@@ -222,16 +222,6 @@ static void rx_done(struct fy_req *r)
     fy_recv_finish(r, (uint64_t)r->done, (uint64_t)r->done);
 }
 
-static inline uint8_t *rx_base(struct fy_req *r)
-{
-    return r->pack ? r->pack : r->buf;
-}
-
-static inline const uint8_t *tx_base(const struct fy_req *r)
-{
-    return (const uint8_t *)(r->pack ? r->pack : r->buf);
-}
-
 void fy_rndv_on_data(const struct fy_pkt *p)
 {
     struct fy_req *r = fy_cookie_find(p->ctl.cookie, FY_REQ_RECV);
@@ -240,7 +230,7 @@ void fy_rndv_on_data(const struct fy_pkt *p)
     if (p->ctl.offset != (uint64_t)r->done ||
         p->len > (uint64_t)(r->total - r->done))
         bad_peer(p->src, "DATA outside the receive");
-    memcpy(rx_base(r) + r->done, p->data, p->len);
+    memcpy(fy_req_data(r) + r->done, p->data, p->len);
     r->done += (MPI_Count)p->len;
     if (r->done == r->total)
         rx_done(r);
@@ -284,7 +274,7 @@ static int tx_shmbuf(int peer, struct fy_peer *pe)
         uint64_t chunk =
             FY_MIN(FY_MIN(s->shmbuf_size, FY_ALIGN_UP(pipe, (uint64_t)64)),
                    (uint64_t)(r->total - r->done));
-        memcpy(sb_data(pair, pe->tx_half), tx_base(r) + r->done, chunk);
+        memcpy(sb_data(pair, pe->tx_half), fy_req_data(r) + r->done, chunk);
         c->len = chunk;
         c->cookie = r->peer_cookie;
         /* R8: pairs with A9: the chunk is visible with the flag. */
@@ -314,7 +304,7 @@ static int rx_shmbuf(int peer, struct fy_peer *pe)
         if (!r || len > s->shmbuf_size ||
             len > (uint64_t)(r->total - r->done) || len == 0)
             bad_peer(peer, "double-buffer chunk");
-        memcpy(rx_base(r) + r->done, sb_data(pair, pe->rx_half), len);
+        memcpy(fy_req_data(r) + r->done, sb_data(pair, pe->rx_half), len);
         /* R9: pairs with A8: the half may be refilled. */
         atomic_store_explicit(&c->full, 0, memory_order_release);
         fy_wake(peer);
@@ -341,7 +331,7 @@ static int tx_queue(int peer, struct fy_peer *pe)
         struct fy_cell *c = fy_shm_ptr(off);
         uint64_t chunk =
             FY_MIN(s->cell_payload, (uint64_t)(r->total - r->done));
-        memcpy((uint8_t *)c + FY_CELL_HDR, tx_base(r) + r->done, chunk);
+        memcpy((uint8_t *)c + FY_CELL_HDR, fy_req_data(r) + r->done, chunk);
         c->src = (uint32_t)s->me;
         c->type = FY_PKT_DATA;
         c->seq = ++pe->sseq;
@@ -433,7 +423,7 @@ static int tx_net(int peer, struct fy_peer *pe)
         if (pe->net_hdr_sent < sizeof(h))
             v[iv++] = (struct iovec){(char *)&h + pe->net_hdr_sent,
                                      sizeof(h) - pe->net_hdr_sent};
-        v[iv++] = (struct iovec){(void *)(tx_base(r) + r->done),
+        v[iv++] = (struct iovec){(void *)(fy_req_data(r) + r->done),
                                  (size_t)(r->total - r->done)};
         ssize_t k = fy_xfer_net_send(pe->net_out, v, iv);
         if (k == -EAGAIN)
@@ -481,7 +471,7 @@ static int rx_net(int peer, struct fy_peer *pe)
                 bad_peer(peer, "net stream header");
             pe->net_rx_cur = r;
         }
-        ssize_t k = fy_xfer_net_recv(pe->net_in, rx_base(r) + r->done,
+        ssize_t k = fy_xfer_net_recv(pe->net_in, fy_req_data(r) + r->done,
                                      (size_t)(r->total - r->done));
         if (k == -EAGAIN)
             break;

@@ -48,6 +48,28 @@ static int64_t claim(struct fy_split_ctl *sc, uint32_t gen, uint64_t nchunks)
     }
 }
 
+/* Claim and copy chunks of generation gen until none is left: the
+ * receiver reads (get) into its buffer, the sender writes (put) from its
+ * own; either way 'local' and 'remote' are the two buffers' starts. */
+static void copy_chunks(struct fy_split_ctl *sc, uint32_t gen, uint64_t chunk,
+                        uint64_t want, pid_t pid, uint8_t *local,
+                        uint64_t remote, bool get)
+{
+    uint64_t nchunks = (want + chunk - 1) / chunk;
+    int64_t i;
+    while ((i = claim(sc, gen, nchunks)) >= 0) {
+        uint64_t off = (uint64_t)i * chunk;
+        uint64_t n = FY_MIN(chunk, want - off);
+        ssize_t moved =
+            fy_xfer_cma_ops.copy_remote(pid, local + off, remote + off, n, get);
+        if (moved != (ssize_t)n)
+            atomic_store_explicit(&sc->err, moved < 0 ? (uint32_t)-moved : EIO,
+                                  memory_order_relaxed);
+        /* R11: pairs with A12 in fy_split_get(): the chunk is in place. */
+        atomic_fetch_add_explicit(&sc->done, 1, memory_order_release);
+    }
+}
+
 ssize_t fy_split_get(int src, uint64_t sender_cookie, uint64_t remote,
                      void *dest, uint64_t want)
 {
@@ -69,20 +91,10 @@ ssize_t fy_split_get(int src, uint64_t sender_cookie, uint64_t remote,
                          .offset = (uint64_t)gen | (chunk >> 12) << 32};
     if (fy_pkt_send(src, FY_PKT_SPLIT, 0, 0, &ctl, NULL))
         fy_fatal(1, "out of memory asking rank %d to share a copy", src);
-    pid_t pid = fy_shm.ranks[src].pid;
-    int64_t i;
-    while ((i = claim(sc, gen, nchunks)) >= 0) {
-        uint64_t off = (uint64_t)i * chunk;
-        uint64_t n = FY_MIN(chunk, want - off);
-        ssize_t got = fy_xfer_cma_ops.copy_remote(pid, (uint8_t *)dest + off,
-                                                  remote + off, n, true);
-        if (got != (ssize_t)n)
-            atomic_store_explicit(&sc->err, got < 0 ? (uint32_t)-got : EIO,
-                                  memory_order_relaxed);
-        atomic_fetch_add_explicit(&sc->done, 1, memory_order_release);
-    }
+    copy_chunks(sc, gen, chunk, want, fy_shm.ranks[src].pid, dest, remote,
+                true);
     /* Wait for chunks the sender is copying right now (never for chunks it
-     * has not claimed). A2': pairs with the helpers' release increments. */
+     * has not claimed). A12: pairs with R11. */
     for (unsigned spin = 0;
          atomic_load_explicit(&sc->done, memory_order_acquire) < nchunks;
          spin++) {
@@ -106,19 +118,6 @@ void fy_split_on_pkt(const struct fy_pkt *p)
     uint32_t gen = (uint32_t)p->ctl.offset;
     if (want > (uint64_t)r->bytes || chunk == 0)
         fy_fatal(1, "malformed shared-copy request from rank %d", p->src);
-    uint64_t nchunks = (want + chunk - 1) / chunk;
-    struct fy_split_ctl *sc = &fy_shm.ranks[p->src].split;
-    const uint8_t *base = r->pack ? r->pack : r->buf;
-    pid_t pid = fy_shm.ranks[p->src].pid;
-    int64_t i;
-    while ((i = claim(sc, gen, nchunks)) >= 0) {
-        uint64_t off = (uint64_t)i * chunk;
-        uint64_t n = FY_MIN(chunk, want - off);
-        ssize_t put = fy_xfer_cma_ops.copy_remote(pid, (void *)(base + off),
-                                                  p->ctl.addr + off, n, false);
-        if (put != (ssize_t)n)
-            atomic_store_explicit(&sc->err, put < 0 ? (uint32_t)-put : EIO,
-                                  memory_order_relaxed);
-        atomic_fetch_add_explicit(&sc->done, 1, memory_order_release);
-    }
+    copy_chunks(&fy_shm.ranks[p->src].split, gen, chunk, want,
+                fy_shm.ranks[p->src].pid, fy_req_data(r), p->ctl.addr, false);
 }
