@@ -188,6 +188,20 @@ static void time_segment(size_t bytes, int n, struct lab_setup_row *r)
     free(st);
 }
 
+/* Record the medians of ok set-up/tear-down samples in r, then free the
+ * sample arrays (shared by every set-up timer below). */
+static void setup_record(struct lab_setup_row *r, double *su, double *td,
+                         int ok)
+{
+    if (ok) {
+        r->setup_us = median_of(su, ok);
+        r->teardown_us = median_of(td, ok);
+        r->measured = true;
+    }
+    free(su);
+    free(td);
+}
+
 /* The seed's own way (Table III): a System V segment created, attached
  * and marked for removal; tear-down is the detach. */
 static void time_sysv(size_t bytes, int n, struct lab_setup_row *r)
@@ -215,13 +229,7 @@ static void time_sysv(size_t bytes, int n, struct lab_setup_row *r)
         td[ok] = (double)(t2 - t1) / 1e3;
         ok++;
     }
-    if (ok) {
-        r->setup_us = median_of(su, ok);
-        r->teardown_us = median_of(td, ok);
-        r->measured = true;
-    }
-    free(su);
-    free(td);
+    setup_record(r, su, td, ok);
 }
 
 /* The seed's Ptrace set-up and tear-down, split: stop the peer (seize +
@@ -254,13 +262,7 @@ static void time_ptrace(struct lab *L, int n, struct lab_setup_row *r)
         td[ok] = (double)(t2 - t1) / 1e3;
         ok++;
     }
-    if (ok) {
-        r->setup_us = median_of(su, ok);
-        r->teardown_us = median_of(td, ok);
-        r->measured = true;
-    }
-    free(su);
-    free(td);
+    setup_record(r, su, td, ok);
 }
 
 static void time_procmem_open(struct lab *L, int n, struct lab_setup_row *r)
@@ -285,13 +287,7 @@ static void time_procmem_open(struct lab *L, int n, struct lab_setup_row *r)
         td[ok] = (double)(t2 - t1) / 1e3;
         ok++;
     }
-    if (ok) {
-        r->setup_us = median_of(su, ok);
-        r->teardown_us = median_of(td, ok);
-        r->measured = true;
-    }
-    free(su);
-    free(td);
+    setup_record(r, su, td, ok);
 }
 
 static void time_net(int n, struct lab_setup_row *r)
@@ -328,13 +324,7 @@ static void time_net(int n, struct lab_setup_row *r)
         td[ok] = (double)(t2 - t1) / 1e3;
         ok++;
     }
-    if (ok) {
-        r->setup_us = median_of(su, ok);
-        r->teardown_us = median_of(td, ok);
-        r->measured = true;
-    }
-    free(su);
-    free(td);
+    setup_record(r, su, td, ok);
 }
 
 static bool mech_usable(const struct lab *L, int xkind)
