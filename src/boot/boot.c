@@ -74,5 +74,12 @@ int fy_boot_init(void)
         fy_boot.ncpus = fy_online_cpus();
     const char *job = getenv("FERRY_JOBID");
     snprintf(fy_boot.jobid, sizeof(fy_boot.jobid), "%s", job ? job : "?");
+    /* A program this rank starts (system(), fork+exec) is not a rank: it
+     * must not find our bootstrap and attach to the job's segment. */
+    static const char *const boot_vars[] = {"FERRY_RANK", "FERRY_SIZE",
+                                            "FERRY_SHM_FD", "FERRY_NCPUS",
+                                            "FERRY_JOBID"};
+    for (size_t i = 0; i < sizeof(boot_vars) / sizeof(boot_vars[0]); i++)
+        unsetenv(boot_vars[i]);
     return 0;
 }

@@ -744,12 +744,24 @@ int fy_rndv_init(void)
     rc = adopt_rank0_table(&t);
     if (rc)
         return rc;
-    /* Say why a mechanism the table names is missing, where it failed. */
+    /* Say why a mechanism the table names is missing, where it failed.
+     * Under FERRY_XFER_REQUIRE a missing one ends the job as a skip (77):
+     * a test forced onto a mechanism must not pass on another one. */
+    bool require = fy_env_int(FY_ENV_XFER_REQUIRE) != 0;
     for (uint32_t i = 0; i < t.n; i++) {
         int k = t.rule[i].kind;
-        if (k >= 0 && !(avail & (1u << k)) && !(ok & (1u << k)))
+        if (k < 0 || (avail & (1u << k)))
+            continue;
+        const char *reason =
+            (ok & (1u << k)) ? "it failed on another rank" : why[k];
+        if (require)
+            fy_fatal(77,
+                     "FERRY_XFER_REQUIRE: %s does not work here (%s); "
+                     "not falling back",
+                     fy_xfer_registry[k]->name, reason);
+        if (!(ok & (1u << k)))
             FY_WARN("%s does not work here: %s", fy_xfer_registry[k]->name,
-                    why[k]);
+                    reason);
     }
     fy_xfer_table_resolve(&t, avail, s->me == 0);
     fy_xfer_active = t;

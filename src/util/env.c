@@ -48,6 +48,10 @@ struct fy_env_var fy_env[FY_ENV_COUNT] = {
                           "ranks at once, in chunks (0: receiver only)"},
     [FY_ENV_TUNING] = {"FERRY_TUNING", FY_ENV_STRING, "",
                        "tuning file written by ferry-bench --tune"},
+    [FY_ENV_XFER_REQUIRE] = {"FERRY_XFER_REQUIRE", FY_ENV_BOOL, "0",
+                             "a mechanism FERRY_XFER names that does not "
+                             "work here ends MPI_Init with exit status 77 "
+                             "(a test skip) instead of falling back"},
 };
 
 int fy_parse_size(const char *s, long long *out)
