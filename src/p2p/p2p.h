@@ -53,6 +53,9 @@ struct fy_req {
     uint64_t cookie;      /* identifies a rendezvous across processes */
     uint64_t peer_cookie; /* the other side's cookie (pipelined paths) */
     MPI_Count total;      /* rendezvous: bytes that will really move */
+    int32_t xsrc;         /* receiver: world rank of the matched sender */
+    uint32_t xpad;        /* shmbuf: the receiver's pad this message uses */
+    uint32_t xhalf;       /* shmbuf: next half of the pad to fill/drain */
     struct fy_req *next, *prev;
 };
 

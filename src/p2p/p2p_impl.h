@@ -75,12 +75,10 @@ struct fy_peer {
      * two-sided mechanism, one FIFO per kind (index enum fy_xfer_kind:
      * shmbuf, queue, net), in CTS arrival order. */
     struct fy_req *tx_head[FY_XFER_NKINDS], *tx_tail[FY_XFER_NKINDS];
-    uint32_t tx_half; /* next double-buffer half we fill */
     /* Receives from this peer waiting for shmbuf or net data, in the order
      * we sent CTS. Incoming data names its receive by cookie, so a CTS
      * that overtook another (control packets may) does no harm. */
     struct fy_req *rx_head[FY_XFER_NKINDS], *rx_tail[FY_XFER_NKINDS];
-    uint32_t rx_half; /* next double-buffer half we drain */
     /* net: our connection to the peer's listener (we send on it) and the
      * one it opened to ours (we receive on it); -1 until first use. */
     int net_out, net_in;
@@ -134,6 +132,12 @@ struct fy_p2p_state {
     /* Matching queues (posted receives, unexpected messages), in order. */
     struct fy_req *posted_head, *posted_tail;
     struct fy_unexp *unexp_head, *unexp_tail;
+    /* Our double-buffer pads (shmbuf): a stack of free ones, and the
+     * receives waiting for one, in match order (their CTS goes out when a
+     * pad frees). */
+    uint32_t *pad_free;
+    uint32_t npad_free;
+    struct fy_req *pad_wait_head, *pad_wait_tail;
     /* Work that needs progress besides polling. */
     int nout; /* peers with deferred packets */
     int ntx;  /* pipelined sends in flight */

@@ -6,7 +6,10 @@
  * - cma, procmem (one-sided): reads the sender's buffer straight into its
  *   own with one process_vm_readv / pread of /proc/<pid>/mem, answers FIN;
  * - shmbuf, queue, net (two-sided): answers CTS naming the mechanism, and
- *   the sender follows: it fills the pair's two shared halves alternately,
+ *   the sender follows: it fills the two halves of the receiver's pad that
+ *   the CTS lends it alternately (a receive waits for a free pad of its
+ *   receiver before its CTS goes out; pads are per receiver, so memory
+ *   stays O(P)),
  *   or streams DATA cells through the receiver's cell queue, or writes the
  *   bytes to its loopback TCP connection to the receiver.
  * The sender never needs the table: it does what the CTS says. The
@@ -76,21 +79,37 @@ static struct fy_req *rx_find(struct fy_peer *pe, int kind, uint64_t cookie)
     return NULL;
 }
 
-static void rx_unlink(struct fy_peer *pe, int kind, struct fy_req *r)
+static void fifo_unlink(struct fy_req **head, struct fy_req **tail,
+                        struct fy_req *r)
 {
     struct fy_req *prev = NULL;
-    for (struct fy_req *q = pe->rx_head[kind]; q; prev = q, q = q->next) {
+    for (struct fy_req *q = *head; q; prev = q, q = q->next) {
         if (q != r)
             continue;
         if (prev)
             prev->next = q->next;
         else
-            pe->rx_head[kind] = q->next;
-        if (pe->rx_tail[kind] == q)
-            pe->rx_tail[kind] = prev;
+            *head = q->next;
+        if (*tail == q)
+            *tail = prev;
         q->next = NULL;
         return;
     }
+}
+
+static void rx_unlink(struct fy_peer *pe, int kind, struct fy_req *r)
+{
+    fifo_unlink(&pe->rx_head[kind], &pe->rx_tail[kind], r);
+}
+
+static struct fy_shmbuf_ctl *sb_ctl(uint8_t *pad, uint32_t half)
+{
+    return (struct fy_shmbuf_ctl *)pad + half;
+}
+
+static uint8_t *sb_data(uint8_t *pad, uint32_t half)
+{
+    return pad + 2 * sizeof(struct fy_shmbuf_ctl) + half * fy_p2p.shmbuf_size;
 }
 
 static void send_ctl(int peer, uint32_t type, const struct fy_ctl *ctl)
@@ -122,8 +141,8 @@ static void rts_one_sided(struct fy_req *r, const struct fy_pkt *p, int kind,
         ssize_t n =
             kind == FY_XFER_CMA && fy_p2p.split_min && want >= fy_p2p.split_min
                 ? fy_split_get(p->src, p->ctl.cookie, p->ctl.addr, dest, want)
-                : ops->copy_remote(fy_shm.ranks[p->src].pid, dest, p->ctl.addr,
-                                   want, true);
+                : ops->copy_remote(fy_shm.pid[p->src], dest, p->ctl.addr, want,
+                                   true);
         if (n == -ESRCH)
             fy_peer_gone(p->src);
         if (n != (ssize_t)want) {
@@ -137,6 +156,35 @@ static void rts_one_sided(struct fy_req *r, const struct fy_pkt *p, int kind,
     struct fy_ctl fin = {.cookie = p->ctl.cookie};
     send_ctl(p->src, FY_PKT_FIN, &fin);
     fy_recv_finish(r, want, r->err ? 0 : total);
+}
+
+/* Lend pad 'pad' to matched receive r and tell its sender (CTS: addr =
+ * mechanism | pad << 8). Both halves of a free pad are empty. */
+static void rx_shmbuf_start(struct fy_req *r, uint32_t pad)
+{
+    struct fy_peer *pe = &fy_p2p.peers[r->xsrc];
+    r->xpad = pad;
+    r->xhalf = 0;
+    fifo_push(&pe->rx_head[FY_XFER_SHMBUF], &pe->rx_tail[FY_XFER_SHMBUF], r);
+    struct fy_ctl cts = {.total = (uint64_t)r->total,
+                         .addr = FY_XFER_SHMBUF | (uint64_t)pad << 8,
+                         .cookie = r->peer_cookie,
+                         .offset = r->cookie};
+    send_ctl(r->xsrc, FY_PKT_CTS, &cts);
+}
+
+/* A shmbuf receive finished with its pad: lend it to the oldest receive
+ * waiting for one, or put it back. */
+static void rx_pad_release(uint32_t pad)
+{
+    struct fy_p2p_state *s = &fy_p2p;
+    struct fy_req *w = s->pad_wait_head;
+    if (w) {
+        fifo_pop(&s->pad_wait_head, &s->pad_wait_tail);
+        rx_shmbuf_start(w, pad);
+        return;
+    }
+    s->pad_free[s->npad_free++] = pad;
 }
 
 void fy_rndv_on_rts(struct fy_req *r, const struct fy_pkt *p)
@@ -168,9 +216,20 @@ void fy_rndv_on_rts(struct fy_req *r, const struct fy_pkt *p)
     if (total > want)
         r->err = -EMSGSIZE; /* reported when the transfer completes */
     r->cookie = fy_cookie_new(r);
-    cts.offset = r->cookie;
+    r->peer_cookie = p->ctl.cookie;
+    r->xsrc = p->src;
     r->proto = FY_RP_RX;
     s->nrx++;
+    if (kind == FY_XFER_SHMBUF) {
+        if (!s->npad_free) {
+            /* Every pad is lent: the CTS waits for one (rx_pad_release). */
+            fifo_push(&s->pad_wait_head, &s->pad_wait_tail, r);
+            return;
+        }
+        rx_shmbuf_start(r, s->pad_free[--s->npad_free]);
+        return;
+    }
+    cts.offset = r->cookie;
     if (kind != FY_XFER_QUEUE) {
         struct fy_peer *pe = &s->peers[p->src];
         fifo_push(&pe->rx_head[kind], &pe->rx_tail[kind], r);
@@ -186,11 +245,15 @@ void fy_rndv_on_cts(const struct fy_pkt *p)
         bad_peer(p->src, "CTS for no pending send");
     if (p->ctl.total > (uint64_t)r->bytes)
         bad_peer(p->src, "CTS asks for more than the message");
-    uint64_t kind = p->ctl.addr;
+    uint64_t kind = p->ctl.addr & 0xff, pad = p->ctl.addr >> 8;
     if ((kind != FY_XFER_SHMBUF && kind != FY_XFER_QUEUE &&
          kind != FY_XFER_NET) ||
         !(fy_xfer_avail & (1u << kind)))
         bad_peer(p->src, "CTS names a mechanism this job does not have");
+    if (kind == FY_XFER_SHMBUF ? pad >= fy_shm.lay.npads : pad != 0)
+        bad_peer(p->src, "CTS names a double buffer the receiver lacks");
+    r->xpad = (uint32_t)pad;
+    r->xhalf = 0;
     r->total = (MPI_Count)p->ctl.total;
     r->peer_cookie = p->ctl.offset;
     r->done = 0;
@@ -238,82 +301,87 @@ void fy_rndv_on_data(const struct fy_pkt *p)
 
 /* ---- pipelined movers ---------------------------------------------------- */
 
-static struct fy_shmbuf_ctl *sb_ctl(uint8_t *pair, uint32_t half)
-{
-    return (struct fy_shmbuf_ctl *)pair + half;
-}
-
-static uint8_t *sb_data(uint8_t *pair, uint32_t half)
-{
-    return pair + 2 * sizeof(struct fy_shmbuf_ctl) + half * fy_p2p.shmbuf_size;
-}
-
 static void tx_done(struct fy_peer *pe, int kind, struct fy_req *r)
 {
-    fifo_pop(&pe->tx_head[kind], &pe->tx_tail[kind]);
+    fifo_unlink(&pe->tx_head[kind], &pe->tx_tail[kind], r);
     fy_p2p.ntx--;
     fy_cookie_drop(r->cookie);
     fy_req_complete(r);
 }
 
+/* Fill the free halves of every pad this peer lent us, one message per
+ * pad, each in its own order. */
 static int tx_shmbuf(int peer, struct fy_peer *pe)
 {
     struct fy_p2p_state *s = &fy_p2p;
-    uint8_t *pair = fy_shmbuf_pair(peer, s->me);
     int n = 0;
-    while (pe->tx_head[FY_XFER_SHMBUF]) {
-        struct fy_req *r = pe->tx_head[FY_XFER_SHMBUF];
-        struct fy_shmbuf_ctl *c = sb_ctl(pair, pe->tx_half);
-        /* A8: pairs with R9: the receiver has finished reading this half. */
-        if (atomic_load_explicit(&c->full, memory_order_acquire))
-            break;
-        /* At least four chunks per message (down to 4 KiB) so a message
-         * that fits one half still overlaps our copy-in with the
-         * receiver's copy-out. */
-        uint64_t pipe = FY_MAX((uint64_t)r->total / 4, (uint64_t)4096);
-        uint64_t chunk =
-            FY_MIN(FY_MIN(s->shmbuf_size, FY_ALIGN_UP(pipe, (uint64_t)64)),
-                   (uint64_t)(r->total - r->done));
-        memcpy(sb_data(pair, pe->tx_half), fy_req_data(r) + r->done, chunk);
-        c->len = chunk;
-        c->cookie = r->peer_cookie;
-        /* R8: pairs with A9: the chunk is visible with the flag. */
-        atomic_store_explicit(&c->full, 1, memory_order_release);
-        fy_wake(peer);
-        pe->tx_half ^= 1;
-        r->done += (MPI_Count)chunk;
-        n++;
-        if (r->done == r->total)
-            tx_done(pe, FY_XFER_SHMBUF, r);
+    struct fy_req *next;
+    for (struct fy_req *r = pe->tx_head[FY_XFER_SHMBUF]; r; r = next) {
+        next = r->next;
+        uint8_t *pad = fy_shmbuf_pad(peer, r->xpad);
+        for (;;) {
+            struct fy_shmbuf_ctl *c = sb_ctl(pad, r->xhalf);
+            /* A8: pairs with R9: the receiver has finished reading this
+             * half. */
+            if (atomic_load_explicit(&c->full, memory_order_acquire))
+                break;
+            /* At least four chunks per message (down to 4 KiB) so a
+             * message that fits one half still overlaps our copy-in with
+             * the receiver's copy-out. */
+            uint64_t pipe = FY_MAX((uint64_t)r->total / 4, (uint64_t)4096);
+            uint64_t chunk =
+                FY_MIN(FY_MIN(s->shmbuf_size, FY_ALIGN_UP(pipe, (uint64_t)64)),
+                       (uint64_t)(r->total - r->done));
+            memcpy(sb_data(pad, r->xhalf), fy_req_data(r) + r->done, chunk);
+            c->len = chunk;
+            c->cookie = r->peer_cookie;
+            /* R8: pairs with A9: the chunk is visible with the flag. */
+            atomic_store_explicit(&c->full, 1, memory_order_release);
+            fy_wake(peer);
+            r->xhalf ^= 1;
+            r->done += (MPI_Count)chunk;
+            n++;
+            if (r->done == r->total) {
+                tx_done(pe, FY_XFER_SHMBUF, r);
+                break;
+            }
+        }
     }
     return n;
 }
 
+/* Drain the full halves of our pads lent to this peer. The pad, the
+ * length and the cookie are checked before a byte is copied. */
 static int rx_shmbuf(int peer, struct fy_peer *pe)
 {
     struct fy_p2p_state *s = &fy_p2p;
-    uint8_t *pair = fy_shmbuf_pair(s->me, peer);
     int n = 0;
-    while (pe->rx_head[FY_XFER_SHMBUF]) {
-        struct fy_shmbuf_ctl *c = sb_ctl(pair, pe->rx_half);
-        /* A9: pairs with R8. */
-        if (!atomic_load_explicit(&c->full, memory_order_acquire))
-            break;
-        uint64_t len = c->len;
-        struct fy_req *r = rx_find(pe, FY_XFER_SHMBUF, c->cookie);
-        if (!r || len > s->shmbuf_size ||
-            len > (uint64_t)(r->total - r->done) || len == 0)
-            bad_peer(peer, "double-buffer chunk");
-        memcpy(fy_req_data(r) + r->done, sb_data(pair, pe->rx_half), len);
-        /* R9: pairs with A8: the half may be refilled. */
-        atomic_store_explicit(&c->full, 0, memory_order_release);
-        fy_wake(peer);
-        pe->rx_half ^= 1;
-        r->done += (MPI_Count)len;
-        n++;
-        if (r->done == r->total) {
-            rx_unlink(pe, FY_XFER_SHMBUF, r);
-            rx_done(r);
+    struct fy_req *next;
+    for (struct fy_req *r = pe->rx_head[FY_XFER_SHMBUF]; r; r = next) {
+        next = r->next;
+        uint8_t *pad = fy_shmbuf_pad(s->me, r->xpad);
+        for (;;) {
+            struct fy_shmbuf_ctl *c = sb_ctl(pad, r->xhalf);
+            /* A9: pairs with R8. */
+            if (!atomic_load_explicit(&c->full, memory_order_acquire))
+                break;
+            uint64_t len = c->len;
+            if (c->cookie != r->cookie || len == 0 || len > s->shmbuf_size ||
+                len > (uint64_t)(r->total - r->done))
+                bad_peer(peer, "double-buffer chunk");
+            memcpy(fy_req_data(r) + r->done, sb_data(pad, r->xhalf), len);
+            /* R9: pairs with A8: the half may be refilled. */
+            atomic_store_explicit(&c->full, 0, memory_order_release);
+            fy_wake(peer);
+            r->xhalf ^= 1;
+            r->done += (MPI_Count)len;
+            n++;
+            if (r->done == r->total) {
+                rx_unlink(pe, FY_XFER_SHMBUF, r);
+                rx_pad_release(r->xpad);
+                rx_done(r);
+                break;
+            }
         }
     }
     return n;
@@ -611,12 +679,14 @@ bool fy_rndv_work_visible(void)
         struct fy_peer *pe = &s->peers[p];
         if (pe->tx_head[FY_XFER_QUEUE] && fy_cellq_peek(s->free_tail))
             return true;
-        if (pe->tx_head[FY_XFER_SHMBUF] &&
-            !atomic_load(&sb_ctl(fy_shmbuf_pair(p, s->me), pe->tx_half)->full))
-            return true;
-        if (pe->rx_head[FY_XFER_SHMBUF] &&
-            atomic_load(&sb_ctl(fy_shmbuf_pair(s->me, p), pe->rx_half)->full))
-            return true;
+        for (struct fy_req *r = pe->tx_head[FY_XFER_SHMBUF]; r; r = r->next)
+            if (!atomic_load(
+                    &sb_ctl(fy_shmbuf_pad(p, r->xpad), r->xhalf)->full))
+                return true;
+        for (struct fy_req *r = pe->rx_head[FY_XFER_SHMBUF]; r; r = r->next)
+            if (atomic_load(
+                    &sb_ctl(fy_shmbuf_pad(s->me, r->xpad), r->xhalf)->full))
+                return true;
     }
     return (fy_xfer_avail & (1u << FY_XFER_NET)) && net_visible();
 }
@@ -632,8 +702,8 @@ static bool probe_one_sided(const struct fy_xfer_ops *ops, int peer, char *why,
         return false;
     uint64_t got = 0;
     const struct fy_shm_rank *pr = &fy_shm.ranks[peer];
-    ssize_t n =
-        ops->copy_remote(pr->pid, &got, pr->probe_addr, sizeof(got), true);
+    ssize_t n = ops->copy_remote(fy_shm.pid[peer], &got, pr->probe_addr,
+                                 sizeof(got), true);
     if (n == (ssize_t)sizeof(got) && got == pr->probe_value)
         return true;
     snprintf(why, whylen, "reading rank %d's memory failed: %s%s", peer,
@@ -691,6 +761,12 @@ int fy_rndv_init(void)
         return rc;
     for (int p = 0; p < s->P; p++)
         s->peers[p].net_in = s->peers[p].net_out = -1;
+    s->pad_free = malloc(fy_shm.lay.npads * sizeof(*s->pad_free));
+    if (!s->pad_free)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < fy_shm.lay.npads; i++)
+        s->pad_free[i] = fy_shm.lay.npads - 1 - i; /* pad 0 lent first */
+    s->npad_free = fy_shm.lay.npads;
     if (s->me == 0) {
         s->my->xfer_from = want.from;
         s->my->xfer_nrules = want.n;
@@ -801,6 +877,8 @@ void fy_rndv_finalize(void)
     net_lfd = -1;
     free(net_pfds);
     net_pfds = NULL;
+    free(s->pad_free);
+    s->pad_free = NULL;
     for (int k = 0; k < FY_XFER_NKINDS; k++)
         if (fy_xfer_registry[k]->finalize)
             fy_xfer_registry[k]->finalize(); /* e.g. procmem's open files */

@@ -91,8 +91,7 @@ ssize_t fy_split_get(int src, uint64_t sender_cookie, uint64_t remote,
                          .offset = (uint64_t)gen | (chunk >> 12) << 32};
     if (fy_pkt_send(src, FY_PKT_SPLIT, 0, 0, &ctl, NULL))
         fy_fatal(1, "out of memory asking rank %d to share a copy", src);
-    copy_chunks(sc, gen, chunk, want, fy_shm.ranks[src].pid, dest, remote,
-                true);
+    copy_chunks(sc, gen, chunk, want, fy_shm.pid[src], dest, remote, true);
     /* Wait for chunks the sender is copying right now (never for chunks it
      * has not claimed). A12: pairs with R11. */
     for (unsigned spin = 0;
@@ -119,5 +118,5 @@ void fy_split_on_pkt(const struct fy_pkt *p)
     if (want > (uint64_t)r->bytes || chunk == 0)
         fy_fatal(1, "malformed shared-copy request from rank %d", p->src);
     copy_chunks(&fy_shm.ranks[p->src].split, gen, chunk, want,
-                fy_shm.ranks[p->src].pid, fy_req_data(r), p->ctl.addr, false);
+                fy_shm.pid[p->src], fy_req_data(r), p->ctl.addr, false);
 }

@@ -52,6 +52,9 @@ struct fy_env_var fy_env[FY_ENV_COUNT] = {
                              "a mechanism FERRY_XFER names that does not "
                              "work here ends MPI_Init with exit status 77 "
                              "(a test skip) instead of falling back"},
+    [FY_ENV_SHMBUF_PADS] = {"FERRY_SHMBUF_PADS", FY_ENV_INT, "4",
+                            "double buffers each rank owns and lends to one "
+                            "sender's message at a time (shmbuf)"},
 };
 
 int fy_parse_size(const char *s, long long *out)
