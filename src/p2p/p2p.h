@@ -56,6 +56,8 @@ struct fy_req {
     int32_t xsrc;         /* receiver: world rank of the matched sender */
     uint32_t xpad;        /* shmbuf: the receiver's pad this message uses */
     uint32_t xhalf;       /* shmbuf: next half of the pad to fill/drain */
+    uint32_t xkind;       /* one-sided pull: the mechanism (xfer kind) */
+    uint64_t xaddr;       /* one-sided pull: the sender's buffer address */
     struct fy_req *next, *prev;
 };
 

@@ -110,6 +110,7 @@ enum {
     FY_RP_RX,        /* receiver: CTS sent, data arriving */
     FY_RP_SYNC_WAIT, /* sender: eager-sync sent, waiting for FIN */
     FY_RP_DEFERRED,  /* sender: packet waits in the peer's out queue */
+    FY_RP_PULL,      /* receiver: reading the sender's buffer piece by piece */
 };
 
 struct fy_p2p_state {
@@ -138,6 +139,9 @@ struct fy_p2p_state {
     uint32_t *pad_free;
     uint32_t npad_free;
     struct fy_req *pad_wait_head, *pad_wait_tail;
+    /* One-sided receives longer than one piece (FY_PULL_PIECE), read a
+     * piece per progress pass so no copy holds other traffic for long. */
+    struct fy_req *pull_head, *pull_tail;
     /* Work that needs progress besides polling. */
     int nout; /* peers with deferred packets */
     int ntx;  /* pipelined sends in flight */
@@ -173,6 +177,14 @@ void fy_cell_post(int peer, uint64_t off);
  * a negative errno. The sender side handles FY_PKT_SPLIT. */
 ssize_t fy_split_get(int src, uint64_t sender_cookie, uint64_t remote,
                      void *dest, uint64_t want);
+/* Pieces of a long one-sided receive: each is read (or split) in one go,
+ * with a whole progress pass between two pieces. A multiple of 4 KiB; the
+ * shared copy names a piece by its index (split.c). */
+#define FY_PULL_PIECE ((uint64_t)4 << 20)
+/* The same for piece 'piece' (offset piece * FY_PULL_PIECE of both
+ * buffers; 'remote' and 'dest' are the buffers' starts). */
+ssize_t fy_split_get_piece(int src, uint64_t sender_cookie, uint64_t remote,
+                           uint8_t *dest, uint64_t piece, uint64_t len);
 void fy_split_on_pkt(const struct fy_pkt *p);
 
 /* Rendezvous (rndv.c). fy_rndv_init runs once every rank has published

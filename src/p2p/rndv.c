@@ -130,32 +130,72 @@ static void *recv_dest(struct fy_req *r, uint64_t want)
     return r->pack;
 }
 
-/* One-sided: read the sender's buffer now, then FIN. */
+/* One-sided: read the next piece of the sender's buffer into r (the
+ * whole message when it is one piece). Returns true when r is finished
+ * (FIN sent, request complete). */
+static bool pull_step(struct fy_req *r)
+{
+    const struct fy_xfer_ops *ops = fy_xfer_registry[r->xkind];
+    uint64_t want = (uint64_t)r->total, off = (uint64_t)r->done;
+    uint64_t n = FY_MIN(want - off, FY_PULL_PIECE);
+    uint8_t *dest = fy_req_data(r);
+    /* Large CMA reads are shared with the sender when it is in MPI. */
+    ssize_t got =
+        r->xkind == FY_XFER_CMA && fy_p2p.split_min && n >= fy_p2p.split_min
+            ? fy_split_get_piece(r->xsrc, r->peer_cookie, r->xaddr, dest,
+                                 off / FY_PULL_PIECE, n)
+            : ops->copy_remote(fy_shm.pid[r->xsrc], dest + off, r->xaddr + off,
+                               n, true);
+    if (got == -ESRCH)
+        fy_peer_gone(r->xsrc);
+    if (got != (ssize_t)n) {
+        FY_ERROR("%s read of %llu bytes from rank %d failed: %s", ops->name,
+                 (unsigned long long)n, r->xsrc,
+                 strerror(got < 0 ? (int)-got : EIO));
+        r->err = -EIO;
+        r->done = r->total = 0;
+    } else {
+        r->done += (MPI_Count)n;
+        if (r->done < r->total)
+            return false;
+    }
+    struct fy_ctl fin = {.cookie = r->peer_cookie};
+    send_ctl(r->xsrc, FY_PKT_FIN, &fin);
+    fy_recv_finish(r, (uint64_t)r->done, (uint64_t)r->done);
+    return true;
+}
+
+/* One-sided: read the sender's buffer, then FIN. A message of more than
+ * one piece is finished by the progress engine, a piece per pass. */
 static void rts_one_sided(struct fy_req *r, const struct fy_pkt *p, int kind,
                           uint64_t want, uint64_t total)
 {
-    const struct fy_xfer_ops *ops = fy_xfer_registry[kind];
-    void *dest = recv_dest(r, want);
-    if (want) {
-        /* Large CMA reads are shared with the sender when it is in MPI. */
-        ssize_t n =
-            kind == FY_XFER_CMA && fy_p2p.split_min && want >= fy_p2p.split_min
-                ? fy_split_get(p->src, p->ctl.cookie, p->ctl.addr, dest, want)
-                : ops->copy_remote(fy_shm.pid[p->src], dest, p->ctl.addr, want,
-                                   true);
-        if (n == -ESRCH)
-            fy_peer_gone(p->src);
-        if (n != (ssize_t)want) {
-            FY_ERROR("%s read of %llu bytes from rank %d failed: %s", ops->name,
-                     (unsigned long long)want, p->src,
-                     strerror(n < 0 ? (int)-n : EIO));
-            r->err = -EIO;
-            want = 0;
-        }
+    recv_dest(r, want);
+    if (total > want)
+        r->err = -EMSGSIZE; /* reported when the transfer completes */
+    r->xkind = (uint32_t)kind;
+    r->xsrc = p->src;
+    r->xaddr = p->ctl.addr;
+    r->peer_cookie = p->ctl.cookie;
+    if (pull_step(r))
+        return;
+    r->proto = FY_RP_PULL;
+    fy_p2p.nrx++;
+    fifo_push(&fy_p2p.pull_head, &fy_p2p.pull_tail, r);
+}
+
+/* The next piece of the oldest long one-sided receive. */
+static int pull_progress(void)
+{
+    struct fy_p2p_state *s = &fy_p2p;
+    struct fy_req *r = s->pull_head;
+    if (!r)
+        return 0;
+    if (pull_step(r)) {
+        fifo_pop(&s->pull_head, &s->pull_tail);
+        s->nrx--;
     }
-    struct fy_ctl fin = {.cookie = p->ctl.cookie};
-    send_ctl(p->src, FY_PKT_FIN, &fin);
-    fy_recv_finish(r, want, r->err ? 0 : total);
+    return 1;
 }
 
 /* Lend pad 'pad' to matched receive r and tell its sender (CTS: addr =
@@ -639,7 +679,7 @@ static bool net_visible(void)
 int fy_rndv_progress(void)
 {
     struct fy_p2p_state *s = &fy_p2p;
-    int n = 0;
+    int n = pull_progress();
     bool need_accept = false;
     for (int p = 0; p < s->P; p++) {
         struct fy_peer *pe = &s->peers[p];
@@ -675,6 +715,8 @@ bool fy_rndv_work_visible(void)
     struct fy_p2p_state *s = &fy_p2p;
     if (!s->ntx && !s->nrx)
         return false;
+    if (s->pull_head)
+        return true;
     for (int p = 0; p < s->P; p++) {
         struct fy_peer *pe = &s->peers[p];
         if (pe->tx_head[FY_XFER_QUEUE] && fy_cellq_peek(s->free_tail))
