@@ -191,7 +191,7 @@ int fy_xfer_rules_set(const struct fy_xfer_rule *rules, int n)
     if (fy_xfer_avail) {
         /* Already up: this rank's own receive decisions change. */
         struct fy_xfer_table t;
-        if (fy_xfer_table_request(&t) == 0) {
+        if (fy_xfer_table_request(false, &t) == 0) {
             fy_xfer_table_resolve(&t, fy_xfer_avail, true);
             fy_xfer_active = t;
         }
@@ -292,7 +292,7 @@ int fy_xfer_rules_parse(const char *text, struct fy_xfer_table *out, char *why,
     return 0;
 }
 
-int fy_xfer_table_request(struct fy_xfer_table *out)
+int fy_xfer_table_request(bool shared_cores, struct fy_xfer_table *out)
 {
     const char *env = fy_env_str(FY_ENV_XFER);
     if (env && *env && strcmp(env, "auto")) {
@@ -313,7 +313,17 @@ int fy_xfer_table_request(struct fy_xfer_table *out)
      * bandwidth 11.0 -> 15.3 GB/s, 16 KiB one-way 3.0 -> 1.5 us on the
      * development machine); from 256 KiB the single copy (cma, shared by
      * both ranks) is as fast and leaves the caches alone. ferry-bench
-     * --tune replaces this with this machine's own crossovers. */
+     * --tune replaces this with this machine's own crossovers.
+     * When ranks outnumber cores the pipelined path needs both ranks on a
+     * core at once and stalls whenever its partner is descheduled; the
+     * single copy needs only the receiver (mixed traffic with 4 ranks on
+     * 2 cores: 5.4-8.9 s with the double buffer, 0.67 s with cma). */
+    if (shared_cores) {
+        *out = (struct fy_xfer_table){.from = FY_XFER_FROM_DEFAULT,
+                                      .n = 1,
+                                      .rule = {{0, FY_XFER_AUTO}}};
+        return 0;
+    }
     *out = (struct fy_xfer_table){
         .from = FY_XFER_FROM_DEFAULT,
         .n = 2,
