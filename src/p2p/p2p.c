@@ -180,7 +180,7 @@ void fy_progress_idle(unsigned *spins)
         fy_cpu_relax();
         return;
     }
-    if (n < (unsigned)fy_p2p.spin_limit + 8) {
+    if (n < (unsigned)fy_p2p.spin_limit + fy_p2p.yield_limit) {
         sched_yield();
         return;
     }
@@ -721,6 +721,14 @@ int fy_progress(void)
     return n;
 }
 
+int fy_progress_poll(void)
+{
+    int n = fy_progress();
+    if (n == 0 && FY_UNLIKELY(fy_p2p.wait_block))
+        sched_yield();
+    return n;
+}
+
 int fy_req_wait(struct fy_req *r)
 {
     unsigned spins = 0;
@@ -736,7 +744,7 @@ int fy_req_wait(struct fy_req *r)
 bool fy_req_test(struct fy_req *r)
 {
     if (!r->complete)
-        fy_progress();
+        fy_progress_poll();
     return r->complete;
 }
 
@@ -1028,7 +1036,7 @@ int fy_p2p_iprobe(int src, int tag, struct fy_comm *comm, uint32_t ctx,
         *bytes_out = 0;
         return 0;
     }
-    fy_progress();
+    fy_progress_poll();
     int w = src >= 0 ? fy_comm_world_rank(comm, src) : -1;
     struct fy_unexp *u = unexp_find(w, src == MPI_ANY_SOURCE, tag, ctx);
     if (u) {
@@ -1045,7 +1053,7 @@ int fy_p2p_improbe(int src, int tag, struct fy_comm *comm, uint32_t ctx,
                    int *tag_out, MPI_Count *bytes_out)
 {
     *flag_out = false;
-    fy_progress();
+    fy_progress_poll();
     int w = src >= 0 ? fy_comm_world_rank(comm, src) : -1;
     struct fy_unexp *u = unexp_find(w, src == MPI_ANY_SOURCE, tag, ctx);
     if (!u)
@@ -1186,6 +1194,7 @@ int fy_p2p_init(void)
                           s->cell_payload);
     s->shmbuf_size = lay->shmbuf_size;
     s->spin_limit = (long)fy_env_int(FY_ENV_SPIN);
+    s->yield_limit = 8;
     const char *wait = fy_env_str(FY_ENV_WAIT);
     s->wait_block = !strcmp(wait, "block") ||
                     (!strcmp(wait, "auto") && fy_boot.size > fy_boot.ncpus);

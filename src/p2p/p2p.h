@@ -120,6 +120,11 @@ extern void (*fy_p2p_progress_hook)(void);
 
 /* Drive all transports once. Returns how many events completed. */
 int fy_progress(void);
+/* One progress pass on behalf of a nonblocking call (Test*, Iprobe): when
+ * ranks outnumber cores and the pass found nothing, give the core away
+ * (sched_yield), so a program polling in a loop lets the rank it waits
+ * for run instead of spinning out its time slice. Returns as fy_progress. */
+int fy_progress_poll(void);
 /* Progress until r->complete, waiting politely when oversubscribed.
  * Returns r->err. */
 int fy_req_wait(struct fy_req *r);

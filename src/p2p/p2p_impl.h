@@ -125,7 +125,8 @@ struct fy_p2p_state {
     uint64_t eager_max;
     uint64_t cell_payload;
     uint64_t shmbuf_size;
-    long spin_limit;
+    long spin_limit;  /* polls before yielding (when ranks share cores) */
+    long yield_limit; /* yields before sleeping on the doorbell */
     struct fy_peer *peers;
     struct fy_shm_rank *my;
     uint64_t recv_tail; /* consumer cursor of my receive queue */

@@ -34,7 +34,7 @@ struct fy_env_var fy_env[FY_ENV_COUNT] = {
     [FY_ENV_SHMBUF_SIZE] = {"FERRY_SHMBUF_SIZE", FY_ENV_SIZE, "65536",
                             "size of each half of a pair's double buffer "
                             "(4 KiB to 16 MiB, multiple of 64)"},
-    [FY_ENV_SPIN] = {"FERRY_SPIN", FY_ENV_INT, "2000",
+    [FY_ENV_SPIN] = {"FERRY_SPIN", FY_ENV_INT, "20",
                      "polls before a waiting rank yields the core "
                      "(when it may sleep)"},
     [FY_ENV_WAIT] = {"FERRY_WAIT", FY_ENV_STRING, "auto",
