@@ -818,23 +818,38 @@ int fy_rndv_init(void)
         }
     }
 
-    /* What works? One-sided mechanisms: everyone reads its right
-     * neighbour's probe word (between sibling processes, as a real
-     * transfer would); a kind is used only if every rank's probe worked.
-     * net: a loopback round trip, then our listener. */
+    /* What works, of what the rule table may use? (No idle machinery: a
+     * mechanism the table never names is not probed, so no /proc/<pid>/mem
+     * is opened and no loopback listener exists for nothing.) One-sided
+     * mechanisms: everyone reads its right neighbour's probe word (between
+     * sibling processes, as a real transfer would); a kind is used only if
+     * every rank's probe worked. net: a loopback round trip, then our
+     * listener. */
+    unsigned needed = 1u << FY_XFER_SHMBUF | 1u << FY_XFER_QUEUE;
+    for (uint32_t i = 0; i < want.n; i++)
+        needed |= want.rule[i].kind == FY_XFER_AUTO
+                      ? 1u << FY_XFER_CMA
+                      : 1u << (unsigned)want.rule[i].kind;
     char why[FY_XFER_NKINDS][256] = {{0}};
+    for (int k = 0; k < FY_XFER_NKINDS; k++)
+        if (!(needed & (1u << k)))
+            snprintf(why[k], sizeof(why[0]), "not in this job's rule table");
     unsigned ok = 1u << FY_XFER_SHMBUF | 1u << FY_XFER_QUEUE;
     int peer = (s->me + 1) % s->P;
-    if (fy_env_int(FY_ENV_NO_CMA))
+    if (!(needed & (1u << FY_XFER_CMA)))
+        ;
+    else if (fy_env_int(FY_ENV_NO_CMA))
         snprintf(why[FY_XFER_CMA], sizeof(why[0]), "disabled by FERRY_NO_CMA");
     else if (probe_one_sided(&fy_xfer_cma_ops, peer, why[FY_XFER_CMA],
                              sizeof(why[0])))
         ok |= 1u << FY_XFER_CMA;
-    if (probe_one_sided(&fy_xfer_procmem_ops, peer, why[FY_XFER_PROCMEM],
+    if ((needed & (1u << FY_XFER_PROCMEM)) &&
+        probe_one_sided(&fy_xfer_procmem_ops, peer, why[FY_XFER_PROCMEM],
                         sizeof(why[0])))
         ok |= 1u << FY_XFER_PROCMEM;
     uint16_t port = 0;
-    if (fy_xfer_net_ops.probe(why[FY_XFER_NET], sizeof(why[0]))) {
+    if ((needed & (1u << FY_XFER_NET)) &&
+        fy_xfer_net_ops.probe(why[FY_XFER_NET], sizeof(why[0]))) {
         net_pfds = malloc(((size_t)2 * (size_t)s->P + NET_PENDING_MAX + 1) *
                           sizeof(*net_pfds));
         rc = net_pfds ? fy_xfer_net_listen(&net_lfd, &port) : -ENOMEM;

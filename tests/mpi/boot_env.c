@@ -3,7 +3,10 @@
  * bootstrap variables are gone from the environment, and a copy of this
  * program started with system() initialises MPI as a singleton of its own
  * (before the fix it attached to the job with a descriptor number that no
- * longer named the segment, and wrote the segment header over that file). */
+ * longer named the segment, and wrote the segment header over that file).
+ * Also: with the default rule table MPI_Init leaves no idle machinery
+ * behind (no loopback socket, no open /proc/<pid>/mem). */
+#include <dirent.h>
 #include <unistd.h>
 
 #include "mpitest.h"
@@ -25,6 +28,25 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof(boot_vars) / sizeof(boot_vars[0]); i++)
         MT_CHECK(getenv(boot_vars[i]) == NULL, "%s is still set after MPI_Init",
                  boot_vars[i]);
+    int idle = 0;
+    DIR *d = opendir("/proc/self/fd");
+    MT_CHECK(d != NULL, "cannot list /proc/self/fd");
+    for (struct dirent *e; (e = readdir(d));) {
+        char p[300], t[256];
+        snprintf(p, sizeof(p), "/proc/self/fd/%s", e->d_name);
+        ssize_t k = readlink(p, t, sizeof(t) - 1);
+        if (k <= 0)
+            continue;
+        t[k] = '\0';
+        if (!strncmp(t, "socket:", 7) || (k >= 4 && !strcmp(t + k - 4, "/mem")))
+            idle++;
+    }
+    closedir(d);
+    if (!getenv("FERRY_XFER") || !*getenv("FERRY_XFER"))
+        MT_CHECK(idle == 0,
+                 "rank %d holds %d sockets or /proc/<pid>/mem "
+                 "files after MPI_Init with the default rule table",
+                 mt_rank, idle);
     char self[4096];
     ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
     MT_CHECK(n > 0, "readlink /proc/self/exe failed");
