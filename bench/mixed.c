@@ -2,8 +2,9 @@
 /* Mixed point-to-point traffic, as an application rather than a ping-pong
  * would produce it: random sizes (0 B - 1 MiB, 70 % <= 256 B), destinations
  * and tags drawn from a fixed seed; blocking, nonblocking, synchronous and
- * persistent sends; ANY_SOURCE receives through Irecv+Testsome, Iprobe+Recv
- * and Improbe+Mrecv next to specific-source receives; every byte checked.
+ * persistent sends; ANY_SOURCE receives through Irecv+Testsome, Iprobe+Recv,
+ * Improbe+Mrecv and (when idle) a blocking Recv or Waitsome, next to
+ * specific-source receives; every byte checked.
  * Plain standard MPI, so it builds with any implementation's mpicc. */
 #define _GNU_SOURCE /* sched_setaffinity for -b; strtok_r */
 
@@ -49,7 +50,7 @@ enum mix_rmethod { RM_IRECV_ANY, RM_IRECV_SRC, RM_IPROBE, RM_IMPROBE };
 
 struct mix_opts {
     enum mix_mode mode;
-    int n;          /* messages per sending rank */
+    int n; /* messages per sending rank */
     uint64_t seed;
     size_t max;     /* largest message */
     double timeout; /* seconds without progress before aborting */
@@ -94,8 +95,8 @@ static size_t mix_size(uint64_t *st, size_t max)
 static struct mix_msg mix_plan(const struct mix_opts *o, int nranks, int src,
                                int index)
 {
-    uint64_t st = o->seed * 0x100000001b3ull ^ ((uint64_t)src << 40) ^
-                  (uint64_t)index;
+    uint64_t st =
+        o->seed * 0x100000001b3ull ^ ((uint64_t)src << 40) ^ (uint64_t)index;
     mix_splitmix(&st);
     struct mix_msg m = {.dest = -1};
     if (o->mode == MIX_FLOOD) {
@@ -170,11 +171,11 @@ struct mix_state {
     int sends_out;
     /* Receive side: per source, which planned messages are for us, which
      * have arrived, and what is still owed. */
-    int **expect;    /* expect[src][k]: k-th index src sends to us */
-    int *nexpect;    /* count of expect[src] */
+    int **expect;        /* expect[src][k]: k-th index src sends to us */
+    int *nexpect;        /* count of expect[src] */
     unsigned char **got; /* got[src][k]: expect[src][k] has arrived */
-    int *first_open; /* expect[src][first_open..] may still arrive */
-    int *left;       /* messages from src not yet received */
+    int *first_open;     /* expect[src][first_open..] may still arrive */
+    int *left;           /* messages from src not yet received */
     int total_left;
     /* Posted receives: ANY_SOURCE ones and per-source ones. Each posted
      * receive will complete (see mix_can_post()). */
@@ -359,8 +360,8 @@ static int mix_send_turn(struct mix_state *s)
             MPI_Isend(b, (int)m.len, MPI_BYTE, m.dest, m.tag, MPI_COMM_WORLD,
                       r);
         else if (kind == KIND_ISSEND)
-            MPI_Issend(b, (int)m.len, MPI_BYTE, m.dest, m.tag,
-                       MPI_COMM_WORLD, r);
+            MPI_Issend(b, (int)m.len, MPI_BYTE, m.dest, m.tag, MPI_COMM_WORLD,
+                       r);
         else {
             MPI_Send_init(b, (int)m.len, MPI_BYTE, m.dest, m.tag,
                           MPI_COMM_WORLD, r);
@@ -509,8 +510,7 @@ static int mix_block(struct mix_state *s)
         mix_accept(s, s->probe_buf, st.MPI_SOURCE, st.MPI_TAG, count);
         return 1;
     }
-    if (s->total_left > 0 && s->posted_any == 0 &&
-        !mix_post(s, MPI_ANY_SOURCE))
+    if (s->total_left > 0 && s->posted_any == 0 && !mix_post(s, MPI_ANY_SOURCE))
         return 0;
     int idx[2 * MIX_SLOTS], done = 0;
     MPI_Status st[2 * MIX_SLOTS];
@@ -534,14 +534,14 @@ static void mix_watchdog(struct mix_state *s, int progress)
     size_t used = 0;
     for (int r = 0; r < s->nranks && used < sizeof(owed) - 16; r++)
         if (s->left[r] > 0)
-            used += (size_t)snprintf(owed + used, sizeof(owed) - used,
-                                     " %d:%d", r, s->left[r]);
+            used += (size_t)snprintf(owed + used, sizeof(owed) - used, " %d:%d",
+                                     r, s->left[r]);
     mix_fail(s,
              "no progress for %.0f s: sent %d of %d, %d sends in flight, "
              "%d messages owed (source:count%s), %d ANY_SOURCE receives "
              "posted",
-             s->o->timeout, s->next_send, s->o->n, s->sends_out,
-             s->total_left, owed, s->posted_any);
+             s->o->timeout, s->next_send, s->o->n, s->sends_out, s->total_left,
+             owed, s->posted_any);
 }
 
 static void mix_run(struct mix_state *s)
@@ -657,9 +657,8 @@ static void mix_usage(FILE *f)
 static int mix_parse(int argc, char **argv, int loud, struct mix_opts *o)
 {
     int n = 0, max_set = 0;
-    *o = (struct mix_opts){.mode = MIX_RANDOM,
-                           .seed = MIX_SEED_DEFAULT,
-                           .timeout = 60};
+    *o = (struct mix_opts){
+        .mode = MIX_RANDOM, .seed = MIX_SEED_DEFAULT, .timeout = 60};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -729,8 +728,7 @@ static void mix_setup(struct mix_state *s)
         return;
     for (int src = 0; src < p; src++) {
         for (int i = 0; i < s->o->n; i++)
-            if (src != s->rank &&
-                mix_plan(s->o, p, src, i).dest == s->rank)
+            if (src != s->rank && mix_plan(s->o, p, src, i).dest == s->rank)
                 s->nexpect[src]++;
         s->expect[src] = calloc((size_t)s->nexpect[src] + 1, sizeof(int));
         s->got[src] = calloc((size_t)s->nexpect[src] + 1, 1);
@@ -738,8 +736,7 @@ static void mix_setup(struct mix_state *s)
             mix_fail(s, "out of memory");
         int k = 0;
         for (int i = 0; i < s->o->n; i++)
-            if (src != s->rank &&
-                mix_plan(s->o, p, src, i).dest == s->rank)
+            if (src != s->rank && mix_plan(s->o, p, src, i).dest == s->rank)
                 s->expect[src][k++] = i;
         s->left[src] = s->nexpect[src];
         s->total_left += s->nexpect[src];
