@@ -39,7 +39,7 @@ static void print_rules(unsigned avail, uint64_t eager)
     const struct fy_tuning *tun = fy_tuned_file(&path);
     int trc = tun ? fy_xfer_rules_from_tuning(tun) : -ENOENT;
     struct fy_xfer_table t;
-    if (fy_xfer_table_request(false, &t)) {
+    if (fy_xfer_table_request(&t)) {
         printf("  rendezvous             FERRY_XFER is invalid (see above)\n");
         return;
     }
@@ -72,13 +72,6 @@ static void print_rules(unsigned avail, uint64_t eager)
         }
         printf("    %10s %-16s %s\n", a, b,
                fy_xfer_registry[t.rule[i].kind]->name);
-    }
-    if (t.from == FY_XFER_FROM_DEFAULT) {
-        struct fy_xfer_table o;
-        fy_xfer_table_request(true, &o);
-        fy_xfer_table_resolve(&o, avail, false);
-        printf("    (when ranks outnumber cores: %s for every rendezvous)\n",
-               fy_xfer_registry[o.rule[0].kind]->name);
     }
     for (uint32_t i = 0; i < asked.n; i++) {
         int k = asked.rule[i].kind;

@@ -798,7 +798,7 @@ int fy_rndv_init(void)
 {
     struct fy_p2p_state *s = &fy_p2p;
     struct fy_xfer_table want;
-    int rc = fy_xfer_table_request(fy_boot.size > fy_boot.ncpus, &want);
+    int rc = fy_xfer_table_request(&want);
     if (rc)
         return rc;
     for (int p = 0; p < s->P; p++)
