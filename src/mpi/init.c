@@ -138,6 +138,7 @@ FY_API int PMPI_Finalize(void)
     /* MPI_COMM_SELF's attribute callbacks run first, and may communicate. */
     fy_comm_finalize();
     fy_p2p_finalize();
+    fy_boot_finalize();
     fy_dtype_finalize();
     fy_mpi_state = 2;
     fflush(stdout);
