@@ -102,16 +102,6 @@ static void rx_unlink(struct fy_peer *pe, int kind, struct fy_req *r)
     fifo_unlink(&pe->rx_head[kind], &pe->rx_tail[kind], r);
 }
 
-static struct fy_shmbuf_ctl *sb_ctl(uint8_t *pad, uint32_t half)
-{
-    return (struct fy_shmbuf_ctl *)pad + half;
-}
-
-static uint8_t *sb_data(uint8_t *pad, uint32_t half)
-{
-    return pad + 2 * sizeof(struct fy_shmbuf_ctl) + half * fy_p2p.shmbuf_size;
-}
-
 static void send_ctl(int peer, uint32_t type, const struct fy_ctl *ctl)
 {
     if (fy_pkt_send(peer, type, 0, 0, ctl, NULL))
@@ -349,79 +339,73 @@ static void tx_done(struct fy_peer *pe, int kind, struct fy_req *r)
     fy_req_complete(r);
 }
 
+static void lib_copy(void *dst, const void *src, size_t len)
+{
+    memcpy(dst, src, len);
+}
+
+/* The double-buffer transfer of rendezvous r through pad r->xpad of
+ * 'receiver' (xfer/shmbuf.c moves the bytes). */
+static struct fy_shmbuf_xfer sb_xfer(const struct fy_req *r, int receiver,
+                                     uint64_t cookie)
+{
+    /* At least four chunks per message (down to 4 KiB) so a message that
+     * fits one half still overlaps the sender's copy-in with the
+     * receiver's copy-out. */
+    uint64_t pipe = FY_MAX((uint64_t)r->total / 4, (uint64_t)4096);
+    return (struct fy_shmbuf_xfer){
+        .pad = fy_shmbuf_pad(receiver, r->xpad),
+        .half_size = fy_p2p.shmbuf_size,
+        .len = (uint64_t)r->total,
+        .chunk = FY_MIN(fy_p2p.shmbuf_size, FY_ALIGN_UP(pipe, (uint64_t)64)),
+        .cookie = cookie,
+        .copy = lib_copy};
+}
+
 /* Fill the free halves of every pad this peer lent us, one message per
  * pad, each in its own order. */
 static int tx_shmbuf(int peer, struct fy_peer *pe)
 {
-    struct fy_p2p_state *s = &fy_p2p;
     int n = 0;
     struct fy_req *next;
     for (struct fy_req *r = pe->tx_head[FY_XFER_SHMBUF]; r; r = next) {
         next = r->next;
-        uint8_t *pad = fy_shmbuf_pad(peer, r->xpad);
-        for (;;) {
-            struct fy_shmbuf_ctl *c = sb_ctl(pad, r->xhalf);
-            /* A8: pairs with R9: the receiver has finished reading this
-             * half. */
-            if (atomic_load_explicit(&c->full, memory_order_acquire))
-                break;
-            /* At least four chunks per message (down to 4 KiB) so a
-             * message that fits one half still overlaps our copy-in with
-             * the receiver's copy-out. */
-            uint64_t pipe = FY_MAX((uint64_t)r->total / 4, (uint64_t)4096);
-            uint64_t chunk =
-                FY_MIN(FY_MIN(s->shmbuf_size, FY_ALIGN_UP(pipe, (uint64_t)64)),
-                       (uint64_t)(r->total - r->done));
-            memcpy(sb_data(pad, r->xhalf), fy_req_data(r) + r->done, chunk);
-            c->len = chunk;
-            c->cookie = r->peer_cookie;
-            /* R8: pairs with A9: the chunk is visible with the flag. */
-            atomic_store_explicit(&c->full, 1, memory_order_release);
+        struct fy_shmbuf_xfer x = sb_xfer(r, peer, r->peer_cookie);
+        uint64_t done = (uint64_t)r->done;
+        int k = fy_xfer_shmbuf_push(&x, &r->xhalf, fy_req_data(r), &done);
+        r->done = (MPI_Count)done;
+        if (k) {
             fy_wake(peer);
-            r->xhalf ^= 1;
-            r->done += (MPI_Count)chunk;
-            n++;
-            if (r->done == r->total) {
-                tx_done(pe, FY_XFER_SHMBUF, r);
-                break;
-            }
+            n += k;
         }
+        if (r->done == r->total)
+            tx_done(pe, FY_XFER_SHMBUF, r);
     }
     return n;
 }
 
-/* Drain the full halves of our pads lent to this peer. The pad, the
- * length and the cookie are checked before a byte is copied. */
+/* Drain the full halves of our pads lent to this peer. The length and the
+ * cookie of each half are checked before a byte is copied. */
 static int rx_shmbuf(int peer, struct fy_peer *pe)
 {
-    struct fy_p2p_state *s = &fy_p2p;
     int n = 0;
     struct fy_req *next;
     for (struct fy_req *r = pe->rx_head[FY_XFER_SHMBUF]; r; r = next) {
         next = r->next;
-        uint8_t *pad = fy_shmbuf_pad(s->me, r->xpad);
-        for (;;) {
-            struct fy_shmbuf_ctl *c = sb_ctl(pad, r->xhalf);
-            /* A9: pairs with R8. */
-            if (!atomic_load_explicit(&c->full, memory_order_acquire))
-                break;
-            uint64_t len = c->len;
-            if (c->cookie != r->cookie || len == 0 || len > s->shmbuf_size ||
-                len > (uint64_t)(r->total - r->done))
-                bad_peer(peer, "double-buffer chunk");
-            memcpy(fy_req_data(r) + r->done, sb_data(pad, r->xhalf), len);
-            /* R9: pairs with A8: the half may be refilled. */
-            atomic_store_explicit(&c->full, 0, memory_order_release);
+        struct fy_shmbuf_xfer x = sb_xfer(r, fy_p2p.me, r->cookie);
+        uint64_t done = (uint64_t)r->done;
+        int k = fy_xfer_shmbuf_pull(&x, &r->xhalf, fy_req_data(r), &done);
+        if (k < 0)
+            bad_peer(peer, "double-buffer chunk");
+        r->done = (MPI_Count)done;
+        if (k) {
             fy_wake(peer);
-            r->xhalf ^= 1;
-            r->done += (MPI_Count)len;
-            n++;
-            if (r->done == r->total) {
-                rx_unlink(pe, FY_XFER_SHMBUF, r);
-                rx_pad_release(r->xpad);
-                rx_done(r);
-                break;
-            }
+            n += k;
+        }
+        if (r->done == r->total) {
+            rx_unlink(pe, FY_XFER_SHMBUF, r);
+            rx_pad_release(r->xpad);
+            rx_done(r);
         }
     }
     return n;
@@ -721,14 +705,16 @@ bool fy_rndv_work_visible(void)
         struct fy_peer *pe = &s->peers[p];
         if (pe->tx_head[FY_XFER_QUEUE] && fy_cellq_peek(s->free_tail))
             return true;
-        for (struct fy_req *r = pe->tx_head[FY_XFER_SHMBUF]; r; r = r->next)
-            if (!atomic_load(
-                    &sb_ctl(fy_shmbuf_pad(p, r->xpad), r->xhalf)->full))
+        for (struct fy_req *r = pe->tx_head[FY_XFER_SHMBUF]; r; r = r->next) {
+            struct fy_shmbuf_xfer x = sb_xfer(r, p, r->peer_cookie);
+            if (fy_xfer_shmbuf_ready(&x, r->xhalf, true))
                 return true;
-        for (struct fy_req *r = pe->rx_head[FY_XFER_SHMBUF]; r; r = r->next)
-            if (atomic_load(
-                    &sb_ctl(fy_shmbuf_pad(s->me, r->xpad), r->xhalf)->full))
+        }
+        for (struct fy_req *r = pe->rx_head[FY_XFER_SHMBUF]; r; r = r->next) {
+            struct fy_shmbuf_xfer x = sb_xfer(r, s->me, r->cookie);
+            if (fy_xfer_shmbuf_ready(&x, r->xhalf, false))
                 return true;
+        }
     }
     return (fy_xfer_avail & (1u << FY_XFER_NET)) && net_visible();
 }

@@ -27,13 +27,6 @@ static void libc_copy(void *dst, const void *src, size_t len)
     memcpy(dst, src, len);
 }
 
-const struct fy_xfer_ops fy_xfer_shmbuf_ops = {
-    .name = "shmbuf",
-    .summary = "pipelined copy through a per-pair shared double buffer",
-    .probe = always_works,
-    .copy_local = libc_copy,
-};
-
 const struct fy_xfer_ops fy_xfer_queue_ops = {
     .name = "queue",
     .summary = "copy through lock-free per-receiver queues of cells",

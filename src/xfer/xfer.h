@@ -89,6 +89,30 @@ int fy_xfer_parse(const char *name);
  * For tools and tests only, never inside an MPI process (it forks). */
 bool fy_xfer_probe_siblings(int kind, char *why, size_t whylen);
 
+/* ---- shmbuf: the double buffer's data path (xfer/shmbuf.c) ----------------
+ * One message through one pad (two control lines, then two halves of
+ * half_size bytes; shm/shm.h). Both functions move what they can now and
+ * return at once: how many halves they filled or drained (0: the other side
+ * has not caught up), or -EPROTO (pull) for a half whose length or cookie
+ * is not this message's. *half_io and *done_io are the caller's cursor
+ * (start at 0). Used by the library's rendezvous and by the laboratory. */
+typedef void (*fy_copy_fn)(void *dst, const void *src, size_t len);
+struct fy_shmbuf_xfer {
+    uint8_t *pad;
+    uint64_t half_size;
+    uint64_t len;    /* bytes of the message */
+    uint64_t chunk;  /* bytes per half the sender fills (<= half_size) */
+    uint64_t cookie; /* names the message in every half */
+    fy_copy_fn copy; /* the copy routine (memcpy, or a lab variant) */
+};
+int fy_xfer_shmbuf_push(const struct fy_shmbuf_xfer *x, uint32_t *half_io,
+                        const uint8_t *src, uint64_t *done_io);
+int fy_xfer_shmbuf_pull(const struct fy_shmbuf_xfer *x, uint32_t *half_io,
+                        uint8_t *dst, uint64_t *done_io);
+/* Whether push (sender) or pull (receiver) could move a half now. */
+bool fy_xfer_shmbuf_ready(const struct fy_shmbuf_xfer *x, uint32_t half,
+                          bool sender);
+
 /* ---- procmem extras ------------------------------------------------------ */
 
 /* The seed's Ptrace mechanism as published, for the laboratory only (the
