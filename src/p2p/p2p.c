@@ -19,6 +19,7 @@
 
 #include "boot/boot.h"
 #include "p2p/p2p_impl.h"
+#include "proto/proto.h"
 #include "shm/cellq_inl.h"
 #include "util/tuned.h"
 
@@ -536,6 +537,7 @@ static void on_message(const struct fy_pkt *p)
             send_fin(p->src, p->ctl.cookie);
         return;
     }
+    fy_proto_stats.unexpected++;
     uint64_t keep = p->type == FY_PKT_RTS ? 0 : p->len;
     struct fy_unexp *u = malloc(sizeof(*u) + keep);
     if (!u)
@@ -627,6 +629,8 @@ static bool poll_fastbox(int src)
             bad_packet(src, "mailbox control length");
         memcpy(&p.ctl, copy, sizeof(p.ctl));
         p.len = 0;
+    } else {
+        fy_proto_count(FY_PROTO_EAGER_MAILBOX, len);
     }
     consume_slots(pe, fy_fbox_nslots(len));
     handle_pkt(&p);
@@ -673,6 +677,8 @@ static uint64_t cell_take(int *src_out)
 static void cell_handle(uint64_t off, int src)
 {
     struct fy_cell *c = cell_at(off);
+    if (c->type == FY_PKT_EAGER || c->type == FY_PKT_EAGER_SYNC)
+        fy_proto_count(FY_PROTO_EAGER_CELLS, c->len);
     struct fy_pkt p = {.src = src,
                        .type = c->type,
                        .tag = c->tag,
@@ -754,6 +760,7 @@ bool fy_req_test(struct fy_req *r)
 static int self_send(struct fy_req *sr)
 {
     const void *data = fy_req_data(sr);
+    fy_proto_count(FY_PROTO_SELF, (uint64_t)sr->bytes);
     struct fy_req *r = posted_take(fy_p2p.me, sr->tag, sr->ctx);
     if (r) {
         deliver_bytes(r, fy_p2p.me, sr->tag, data, (uint64_t)sr->bytes);
@@ -944,8 +951,11 @@ int fy_p2p_irecv(void *buf, MPI_Count count, struct fy_dtype *dt, int src,
     /* Drain what has arrived first, so the unexpected queue is current and
      * order with respect to earlier arrivals is kept. */
     fy_progress();
-    if (!match_unexpected(r))
+    if (!match_unexpected(r)) {
+        if (src >= 0)
+            fy_proto_stats.early_direct++;
         posted_append(r);
+    }
     return 0;
 }
 
@@ -977,6 +987,7 @@ int fy_p2p_recv(void *buf, MPI_Count count, struct fy_dtype *dt, int src,
                         len <= s->fbox_cap) {
                         fbox_copy_out(pe, sl, buf, len);
                         consume_slots(pe, fy_fbox_nslots(len));
+                        fy_proto_count(FY_PROTO_EAGER_MAILBOX, len);
                         *source_out = src;
                         *tag_out = t;
                         *bytes_out = (MPI_Count)len;
@@ -997,6 +1008,7 @@ int fy_p2p_recv(void *buf, MPI_Count count, struct fy_dtype *dt, int src,
                         c->len <= cap && !s->unexp_head && !s->posted_head) {
                         if (c->len)
                             memcpy(buf, (uint8_t *)c + FY_CELL_HDR, c->len);
+                        fy_proto_count(FY_PROTO_EAGER_CELLS, c->len);
                         *source_out = src;
                         *tag_out = c->tag;
                         *bytes_out = (MPI_Count)c->len;
@@ -1263,6 +1275,8 @@ void fy_p2p_finalize(void)
         if (!fy_progress())
             fy_progress_idle(&spins);
     }
+    if (fy_env_int(FY_ENV_STATS))
+        fy_proto_stats_print(s->me);
     fy_rndv_finalize();
     fy_shm_detach();
     free(s->peers);

@@ -30,6 +30,7 @@
 
 #include "boot/boot.h"
 #include "p2p/p2p_impl.h"
+#include "proto/proto.h"
 #include "shm/cellq_inl.h"
 
 static_assert(FY_SHM_XFER_RULES == FY_XFER_RULES_MAX,
@@ -130,12 +131,13 @@ static bool pull_step(struct fy_req *r)
     uint64_t n = FY_MIN(want - off, FY_PULL_PIECE);
     uint8_t *dest = fy_req_data(r);
     /* Large CMA reads are shared with the sender when it is in MPI. */
-    ssize_t got =
-        r->xkind == FY_XFER_CMA && fy_p2p.split_min && n >= fy_p2p.split_min
-            ? fy_split_get_piece(r->xsrc, r->peer_cookie, r->xaddr, dest,
-                                 off / FY_PULL_PIECE, n)
-            : ops->copy_remote(fy_shm.pid[r->xsrc], dest + off, r->xaddr + off,
-                               n, true);
+    bool split =
+        r->xkind == FY_XFER_CMA && fy_p2p.split_min && n >= fy_p2p.split_min;
+    fy_proto_stats.split += split;
+    ssize_t got = split ? fy_split_get_piece(r->xsrc, r->peer_cookie, r->xaddr,
+                                             dest, off / FY_PULL_PIECE, n)
+                        : ops->copy_remote(fy_shm.pid[r->xsrc], dest + off,
+                                           r->xaddr + off, n, true);
     if (got == -ESRCH)
         fy_peer_gone(r->xsrc);
     if (got != (ssize_t)n) {
@@ -229,10 +231,13 @@ void fy_rndv_on_rts(struct fy_req *r, const struct fy_pkt *p)
     if (p->src == s->me)
         bad_peer(p->src, "rendezvous to self");
     int kind = fy_xfer_table_pick(&fy_xfer_active, want);
+    fy_proto_count_xfer(kind, want);
     if (fy_xfer_registry[kind]->one_sided) {
+        fy_proto_count(FY_PROTO_RNDV_GET, want);
         rts_one_sided(r, p, kind, want, total);
         return;
     }
+    fy_proto_count(FY_PROTO_RNDV_PUT, want);
     recv_dest(r, want);
     /* CTS: total = bytes to send, addr = mechanism, cookie = the sender's,
      * offset = ours (data names it). */

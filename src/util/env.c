@@ -55,6 +55,9 @@ struct fy_env_var fy_env[FY_ENV_COUNT] = {
     [FY_ENV_SHMBUF_PADS] = {"FERRY_SHMBUF_PADS", FY_ENV_INT, "4",
                             "double buffers each rank owns and lends to one "
                             "sender's message at a time (shmbuf)"},
+    [FY_ENV_STATS] = {"FERRY_STATS", FY_ENV_BOOL, "0",
+                      "print per-protocol and per-mechanism message counts "
+                      "of each rank at MPI_Finalize (ferry-stats lines)"},
 };
 
 int fy_parse_size(const char *s, long long *out)
