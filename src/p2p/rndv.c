@@ -344,11 +344,6 @@ static void tx_done(struct fy_peer *pe, int kind, struct fy_req *r)
     fy_req_complete(r);
 }
 
-static void lib_copy(void *dst, const void *src, size_t len)
-{
-    memcpy(dst, src, len);
-}
-
 /* The double-buffer transfer of rendezvous r through pad r->xpad of
  * 'receiver' (xfer/shmbuf.c moves the bytes). */
 static struct fy_shmbuf_xfer sb_xfer(const struct fy_req *r, int receiver,
@@ -364,7 +359,7 @@ static struct fy_shmbuf_xfer sb_xfer(const struct fy_req *r, int receiver,
         .len = (uint64_t)r->total,
         .chunk = FY_MIN(fy_p2p.shmbuf_size, FY_ALIGN_UP(pipe, (uint64_t)64)),
         .cookie = cookie,
-        .copy = lib_copy};
+        .copy = fy_xfer_copy_libc};
 }
 
 /* Fill the free halves of every pad this peer lent us, one message per

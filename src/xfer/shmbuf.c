@@ -19,23 +19,11 @@
 #include "shm/shm.h"
 #include "xfer/xfer.h"
 
-static bool always_works(char *why, size_t whylen)
-{
-    if (why && whylen)
-        why[0] = '\0';
-    return true;
-}
-
-static void libc_copy(void *dst, const void *src, size_t len)
-{
-    memcpy(dst, src, len);
-}
-
 const struct fy_xfer_ops fy_xfer_shmbuf_ops = {
     .name = "shmbuf",
     .summary = "pipelined copy through a receiver's shared double buffer",
-    .probe = always_works,
-    .copy_local = libc_copy,
+    .probe = fy_xfer_probe_always,
+    .copy_local = fy_xfer_copy_libc,
 };
 
 static struct fy_shmbuf_ctl *pad_ctl(uint8_t *pad, uint32_t half)

@@ -15,14 +15,14 @@
 #include "util/util.h"
 #include "xfer/xfer.h"
 
-static bool always_works(char *why, size_t whylen)
+bool fy_xfer_probe_always(char *why, size_t whylen)
 {
     if (why && whylen)
         why[0] = '\0';
     return true;
 }
 
-static void libc_copy(void *dst, const void *src, size_t len)
+void fy_xfer_copy_libc(void *dst, const void *src, size_t len)
 {
     memcpy(dst, src, len);
 }
@@ -30,8 +30,8 @@ static void libc_copy(void *dst, const void *src, size_t len)
 const struct fy_xfer_ops fy_xfer_queue_ops = {
     .name = "queue",
     .summary = "copy through lock-free per-receiver queues of cells",
-    .probe = always_works,
-    .copy_local = libc_copy,
+    .probe = fy_xfer_probe_always,
+    .copy_local = fy_xfer_copy_libc,
 };
 
 const struct fy_xfer_ops *const fy_xfer_registry[FY_XFER_NKINDS] = {

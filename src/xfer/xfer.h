@@ -71,6 +71,12 @@ struct fy_xfer_ops {
                            bool get);
 };
 
+/* Shared by the ops tables: the plain libc copy (copy_local of every
+ * mechanism but the laboratory's variants) and the probe of mechanisms
+ * that work wherever shared memory does. */
+void fy_xfer_copy_libc(void *dst, const void *src, size_t len);
+bool fy_xfer_probe_always(char *why, size_t whylen);
+
 extern const struct fy_xfer_ops fy_xfer_cma_ops;
 extern const struct fy_xfer_ops fy_xfer_shmbuf_ops;
 extern const struct fy_xfer_ops fy_xfer_queue_ops;
