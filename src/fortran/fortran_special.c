@@ -450,22 +450,43 @@ FY_F_NAMES(mpi_keyval_create, MPI_KEYVAL_CREATE)
 
 /* ---- attribute values ------------------------------------------------------
  * Fortran stores an integer as the attribute value itself. The predefined
- * attributes are pointers to ints in C: Fortran reads the int. */
+ * attributes have other keys in Fortran (MPICH's: the C key + 1) and are
+ * pointers to ints in C: Fortran reads the int. */
 
-static MPI_Aint fy_f_attr_value(int keyval, void *v)
+/* The C key of a Fortran key; *predef says whether it is predefined. */
+static int fy_f_attr_key(int keyval, int *predef)
 {
     switch (keyval) {
-    case MPI_TAG_UB:
-    case MPI_HOST:
-    case MPI_IO:
-    case MPI_WTIME_IS_GLOBAL:
-    case MPI_UNIVERSE_SIZE:
-    case MPI_LASTUSEDCODE:
-    case MPI_APPNUM:
-        return *(int *)v;
+    case MPI_TAG_UB + 1:
+    case MPI_HOST + 1:
+    case MPI_IO + 1:
+    case MPI_WTIME_IS_GLOBAL + 1:
+    case MPI_UNIVERSE_SIZE + 1:
+    case MPI_LASTUSEDCODE + 1:
+    case MPI_APPNUM + 1:
+        *predef = 1;
+        return keyval - 1;
     default:
-        return (MPI_Aint)v;
+        *predef = 0;
+        return keyval;
     }
+}
+
+/* Comm_get_attr or Attr_get (same C arguments) for Fortran: the value as
+ * an integer in *val_out when found. */
+static int fy_f_comm_get_attr(int (*get)(MPI_Comm, int, void *, int *),
+                              MPI_Comm comm, int keyval, MPI_Aint *val_out,
+                              MPI_Fint *flag)
+{
+    void *v = NULL;
+    int fl = 0, predef;
+    int rc = get(comm, fy_f_attr_key(keyval, &predef), &v, &fl);
+    if (rc == MPI_SUCCESS) {
+        *flag = fl != 0;
+        if (fl)
+            *val_out = predef ? *(int *)v : (MPI_Aint)v;
+    }
+    return rc;
 }
 
 #ifdef FY_F_HAVE_Comm_set_attr
@@ -496,15 +517,8 @@ void mpi_comm_get_attr_(const MPI_Comm *comm, const MPI_Fint *keyval,
 void mpi_comm_get_attr_(const MPI_Comm *comm, const MPI_Fint *keyval,
                         MPI_Aint *val, MPI_Fint *flag, MPI_Fint *ierr)
 {
-    void *v = NULL;
-    int fl = 0;
-    int rc = MPI_Comm_get_attr(*comm, *keyval, &v, &fl);
-    if (rc == MPI_SUCCESS) {
-        *flag = fl != 0;
-        if (fl)
-            *val = fy_f_attr_value(*keyval, v);
-    }
-    fy_f_ierr(ierr, rc);
+    fy_f_ierr(ierr,
+              fy_f_comm_get_attr(MPI_Comm_get_attr, *comm, *keyval, val, flag));
 }
 FY_F_NAMES(mpi_comm_get_attr, MPI_COMM_GET_ATTR)
 #endif
@@ -515,14 +529,10 @@ void mpi_attr_get_(const MPI_Comm *comm, const MPI_Fint *keyval, MPI_Fint *val,
 void mpi_attr_get_(const MPI_Comm *comm, const MPI_Fint *keyval, MPI_Fint *val,
                    MPI_Fint *flag, MPI_Fint *ierr)
 {
-    void *v = NULL;
-    int fl = 0;
-    int rc = MPI_Attr_get(*comm, *keyval, &v, &fl);
-    if (rc == MPI_SUCCESS) {
-        *flag = fl != 0;
-        if (fl)
-            *val = (MPI_Fint)fy_f_attr_value(*keyval, v);
-    }
+    MPI_Aint v = 0;
+    int rc = fy_f_comm_get_attr(MPI_Attr_get, *comm, *keyval, &v, flag);
+    if (rc == MPI_SUCCESS && *flag)
+        *val = (MPI_Fint)v;
     fy_f_ierr(ierr, rc);
 }
 FY_F_NAMES(mpi_attr_get, MPI_ATTR_GET)

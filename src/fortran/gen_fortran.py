@@ -111,6 +111,13 @@ CONST_SKIP = {"MPI_BOTTOM", "MPI_IN_PLACE", "MPI_STATUS_IGNORE",
               "MPI_STATUSES_IGNORE", "MPI_ERRCODES_IGNORE", "MPI_ARGV_NULL",
               "MPI_ARGVS_NULL", "MPI_INCLUDED", "MPI_F_STATUS_SIZE",
               "MPI_F_SOURCE", "MPI_F_TAG", "MPI_F_ERROR"}
+# Predefined attribute keys: MPICH's Fortran values are the C value + 1
+# (fortran_special.c maps them back).
+CONST_FORTRAN_KEYS = {"MPI_TAG_UB", "MPI_HOST", "MPI_IO",
+                      "MPI_WTIME_IS_GLOBAL", "MPI_UNIVERSE_SIZE",
+                      "MPI_LASTUSEDCODE", "MPI_APPNUM", "MPI_WIN_BASE",
+                      "MPI_WIN_SIZE", "MPI_WIN_DISP_UNIT",
+                      "MPI_WIN_CREATE_FLAVOR", "MPI_WIN_MODEL"}
 # Constants that are INTEGER(KIND=MPI_OFFSET_KIND) in Fortran.
 CONST_KIND8 = {"MPI_DISPLACEMENT_CURRENT"}
 
@@ -154,6 +161,8 @@ def parse_constants(text):
         if v >= 2**31:
             v -= 2**32  # a handle with bit 31 set: negative INTEGER
         values[name] = v
+        if name in CONST_FORTRAN_KEYS:
+            values[name] = v + 1
         order.append(name)
     return [(n, values[n]) for n in order]
 
