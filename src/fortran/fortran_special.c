@@ -422,30 +422,24 @@ static int fy_f_comm_keyval(fy_f_copy_fn *copy, fy_f_delete_fn *del,
 }
 #endif
 
-#ifdef FY_F_HAVE_Comm_create_keyval
-void mpi_comm_create_keyval_(fy_f_copy_fn *copy, fy_f_delete_fn *del,
-                             MPI_Fint *keyval, const MPI_Aint *extra_state,
-                             MPI_Fint *ierr);
-void mpi_comm_create_keyval_(fy_f_copy_fn *copy, fy_f_delete_fn *del,
-                             MPI_Fint *keyval, const MPI_Aint *extra_state,
-                             MPI_Fint *ierr)
-{
-    fy_f_ierr(ierr, fy_f_comm_keyval(copy, del, *extra_state, 0, keyval));
-}
-FY_F_NAMES(mpi_comm_create_keyval, MPI_COMM_CREATE_KEYVAL)
-#endif
+/* MPI_COMM_CREATE_KEYVAL (address-kind extra state) and MPI_KEYVAL_CREATE
+ * (INTEGER extra state, MPI-1 callbacks). */
+#define FY_F_KEYVAL_CREATE(low, up, extra_t, mpi1)                             \
+    void low##_(fy_f_copy_fn *copy, fy_f_delete_fn *del, MPI_Fint *keyval,     \
+                const extra_t *extra_state, MPI_Fint *ierr);                   \
+    void low##_(fy_f_copy_fn *copy, fy_f_delete_fn *del, MPI_Fint *keyval,     \
+                const extra_t *extra_state, MPI_Fint *ierr)                    \
+    {                                                                          \
+        fy_f_ierr(ierr,                                                        \
+                  fy_f_comm_keyval(copy, del, *extra_state, mpi1, keyval));    \
+    }                                                                          \
+    FY_F_NAMES(low, up)
 
+#ifdef FY_F_HAVE_Comm_create_keyval
+FY_F_KEYVAL_CREATE(mpi_comm_create_keyval, MPI_COMM_CREATE_KEYVAL, MPI_Aint, 0)
+#endif
 #ifdef FY_F_HAVE_Keyval_create
-void mpi_keyval_create_(fy_f_copy_fn *copy, fy_f_delete_fn *del,
-                        MPI_Fint *keyval, const MPI_Fint *extra_state,
-                        MPI_Fint *ierr);
-void mpi_keyval_create_(fy_f_copy_fn *copy, fy_f_delete_fn *del,
-                        MPI_Fint *keyval, const MPI_Fint *extra_state,
-                        MPI_Fint *ierr)
-{
-    fy_f_ierr(ierr, fy_f_comm_keyval(copy, del, *extra_state, 1, keyval));
-}
-FY_F_NAMES(mpi_keyval_create, MPI_KEYVAL_CREATE)
+FY_F_KEYVAL_CREATE(mpi_keyval_create, MPI_KEYVAL_CREATE, MPI_Fint, 1)
 #endif
 
 /* ---- attribute values ------------------------------------------------------

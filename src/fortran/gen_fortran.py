@@ -476,8 +476,23 @@ def wrap(line, indent, width=100):
     return "\n".join(out)
 
 
-def routine_iface(r):
-    return [(p.name, p.ftype()) for p in r.params]
+def interface_block(routines, have, f08, exclude=()):
+    """The interface block of every routine, under its MPI_ and PMPI_
+    names: the generated ones, then the implemented hand-written ones."""
+    bodies = [(r.name, [(p.name, p.ftype()) for p in r.params], None)
+              for r in routines]
+    bodies += [(n,) + HAND_IFACE[n] for n in sorted(HAND_IFACE)
+               if n in have and n not in exclude]
+    out = ["  interface"]
+    for prefix in ("", "P"):
+        for name, params, res in bodies:
+            for line in f_interface(name, params, res, f08):
+                if line.lstrip().startswith(("subroutine", "function",
+                                             "end")):
+                    line = line.replace(" MPI_", " %sMPI_" % prefix, 1)
+                out.append(line)
+    out.append("  end interface")
+    return out
 
 
 def gen_mpi_module(consts, routines, have):
@@ -490,22 +505,7 @@ def gen_mpi_module(consts, routines, have):
     out += COMMONS.rstrip("\n").split("\n")
     for fn in PREDEF_FNS:
         out.append("      EXTERNAL %s" % fn)
-    out.append("  interface")
-    for prefix in ("", "P"):
-        for r in routines:
-            out += [l.replace(" MPI_", " " + prefix + "MPI_", 1)
-                    if l.lstrip().startswith(("subroutine", "function",
-                                              "end"))
-                    else l for l in f_interface(r.name, routine_iface(r),
-                                                None, False)]
-        for name in sorted(HAND_IFACE):
-            if name in have:
-                params, res = HAND_IFACE[name]
-                out += [l.replace(" MPI_", " " + prefix + "MPI_", 1)
-                        if l.lstrip().startswith(("subroutine", "function",
-                                                  "end"))
-                        else l for l in f_interface(name, params, res, False)]
-    out.append("  end interface")
+    out += interface_block(routines, have, False)
     out.append("end module mpi")
     return "\n".join(out) + "\n"
 
@@ -600,25 +600,11 @@ def gen_f08_module(consts, routines, have, dtype_names):
             out.append("    module procedure ferry_%s_%s"
                        % ("eq" if op == "==" else "ne", t.lower()))
         out.append("  end interface")
-    out.append("  interface")
-    for prefix in ("", "P"):
-        for r in routines:
-            out += [l.replace(" MPI_", " " + prefix + "MPI_", 1)
-                    if l.lstrip().startswith(("subroutine", "function",
-                                              "end"))
-                    else l for l in f_interface(r.name, routine_iface(r),
-                                                None, True)]
-        for name in sorted(HAND_IFACE):
-            if name in have and name not in (
-                    "Type_hvector", "Type_hindexed", "Type_struct",
-                    "Type_extent", "Type_lb", "Type_ub", "Address",
-                    "Keyval_create", "Attr_put", "Attr_get"):
-                params, res = HAND_IFACE[name]
-                out += [l.replace(" MPI_", " " + prefix + "MPI_", 1)
-                        if l.lstrip().startswith(("subroutine", "function",
-                                                  "end"))
-                        else l for l in f_interface(name, params, res, True)]
-    out.append("  end interface")
+    # MPI-1 routines removed from MPI-3 are not in mpi_f08.
+    out += interface_block(routines, have, True, exclude=(
+        "Type_hvector", "Type_hindexed", "Type_struct", "Type_extent",
+        "Type_lb", "Type_ub", "Address", "Keyval_create", "Attr_put",
+        "Attr_get"))
     out.append("contains")
     for t in HANDLE_TYPES:
         for op, fn in (("==", "eq"), ("/=", "ne")):
