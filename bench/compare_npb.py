@@ -66,6 +66,20 @@ def build(impl, tree, workdir, programs, classes, log):
     """Builds the suite for impl; returns ({(prog, cls): exe}, {(prog,
     cls): error})."""
     dst = os.path.join(workdir, "npb-" + impl.key)
+    mdef = os.path.join(dst, "config", "make.def")
+    want = [os.path.join(dst, "bin", "%s.%s.x" % (p, c))
+            for p in programs for c in classes]
+    try:
+        with open(mdef) as f:
+            same = f.read() == make_def(impl)
+    except OSError:
+        same = False
+    if same and all(os.access(x, os.X_OK) for x in want):
+        # Built by an earlier run with this very make.def (--workdir).
+        log.append("build %s: reused %s (same config/make.def)" % (
+            impl.label, dst))
+        return {(p, c): os.path.join(dst, "bin", "%s.%s.x" % (p, c))
+                for p in programs for c in classes}, {}
     shutil.rmtree(dst, ignore_errors=True)
     shutil.copytree(tree, dst)
     os.makedirs(os.path.join(dst, "bin"), exist_ok=True)
