@@ -163,6 +163,8 @@ def parse_constants(text):
         values[name] = v
         if name in CONST_FORTRAN_KEYS:
             values[name] = v + 1
+        if name.startswith("MPI_MAX_"):
+            values[name] = v - 1  # string lengths: Fortran has no NUL
         order.append(name)
     return [(n, values[n]) for n in order]
 
