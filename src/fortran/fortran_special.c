@@ -116,40 +116,36 @@ void mpi_pcontrol_(const MPI_Fint *level, MPI_Fint *ierr)
 FY_F_NAMES(mpi_pcontrol, MPI_PCONTROL)
 #endif
 
+/* MPI_WTIME, MPI_WTICK: Fortran functions without arguments. */
+#define FY_F_DOUBLE_FN(Name, low, up)                                          \
+    double low##_(void);                                                       \
+    double low##_(void)                                                        \
+    {                                                                          \
+        return MPI_##Name();                                                   \
+    }                                                                          \
+    FY_F_NAMES(low, up)
+
 #ifdef FY_F_HAVE_Wtime
-double mpi_wtime_(void);
-double mpi_wtime_(void)
-{
-    return MPI_Wtime();
-}
-FY_F_NAMES(mpi_wtime, MPI_WTIME)
+FY_F_DOUBLE_FN(Wtime, mpi_wtime, MPI_WTIME)
+#endif
+#ifdef FY_F_HAVE_Wtick
+FY_F_DOUBLE_FN(Wtick, mpi_wtick, MPI_WTICK)
 #endif
 
-#ifdef FY_F_HAVE_Wtick
-double mpi_wtick_(void);
-double mpi_wtick_(void)
-{
-    return MPI_Wtick();
-}
-FY_F_NAMES(mpi_wtick, MPI_WTICK)
-#endif
+/* MPI_AINT_ADD, MPI_AINT_DIFF: functions of two address-kind integers. */
+#define FY_F_AINT_FN(Name, low, up)                                            \
+    MPI_Aint low##_(const MPI_Aint *a, const MPI_Aint *b);                     \
+    MPI_Aint low##_(const MPI_Aint *a, const MPI_Aint *b)                      \
+    {                                                                          \
+        return MPI_##Name(*a, *b);                                             \
+    }                                                                          \
+    FY_F_NAMES(low, up)
 
 #ifdef FY_F_HAVE_Aint_add
-MPI_Aint mpi_aint_add_(const MPI_Aint *base, const MPI_Aint *disp);
-MPI_Aint mpi_aint_add_(const MPI_Aint *base, const MPI_Aint *disp)
-{
-    return MPI_Aint_add(*base, *disp);
-}
-FY_F_NAMES(mpi_aint_add, MPI_AINT_ADD)
+FY_F_AINT_FN(Aint_add, mpi_aint_add, MPI_AINT_ADD)
 #endif
-
 #ifdef FY_F_HAVE_Aint_diff
-MPI_Aint mpi_aint_diff_(const MPI_Aint *a1, const MPI_Aint *a2);
-MPI_Aint mpi_aint_diff_(const MPI_Aint *a1, const MPI_Aint *a2)
-{
-    return MPI_Aint_diff(*a1, *a2);
-}
-FY_F_NAMES(mpi_aint_diff, MPI_AINT_DIFF)
+FY_F_AINT_FN(Aint_diff, mpi_aint_diff, MPI_AINT_DIFF)
 #endif
 
 #ifdef FY_F_HAVE_Buffer_detach

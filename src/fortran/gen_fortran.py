@@ -286,28 +286,24 @@ def c_symbols(name, prefix):
 
 def c_wrapper(r, prefix, upper_macros):
     cname = prefix + "_" + r.name
-    args, pre, call, post, lens = [], [], [], [], []
+    args, pre, call, post, lens, strs = [], [], [], [], [], []
     for p in r.params:
         n = p.name
         if p.kind == "choice":
             args.append("void *%s" % n)
             call.append("fy_f_buf(%s)" % n)
-        elif p.kind == "str_in":
-            args.append("const char *%s" % n)
+        elif p.kind in ("str_in", "str_out"):
+            out = p.kind == "str_out"
+            args.append("%schar *%s" % ("" if out else "const ", n))
             lens.append("size_t %s_len" % n)
-            pre.append("char *c_%s = fy_f_str_in(%s, %s_len);" % (n, n, n))
-            pre.append("if (!c_%s) {\n        fy_f_ierr(ierr, "
-                       "MPI_ERR_NO_MEM);\n        return;\n    }" % n)
+            strs.append("c_" + n)
+            pre.append("char *c_%s = %s;" % (n, "fy_f_str_tmp(%s_len)" % n
+                                              if out else
+                                              "fy_f_str_in(%s, %s_len)"
+                                              % (n, n)))
             call.append("c_%s" % n)
-            post.append("free(c_%s);" % n)
-        elif p.kind == "str_out":
-            args.append("char *%s" % n)
-            lens.append("size_t %s_len" % n)
-            pre.append("char *c_%s = fy_f_str_tmp(%s_len);" % (n, n))
-            pre.append("if (!c_%s) {\n        fy_f_ierr(ierr, "
-                       "MPI_ERR_NO_MEM);\n        return;\n    }" % n)
-            call.append("c_%s" % n)
-            post.append("fy_f_str_out(%s, %s_len, c_%s, rc);" % (n, n, n))
+            post.append("fy_f_str_out(%s, %s_len, c_%s, rc);" % (n, n, n)
+                        if out else "free(c_%s);" % n)
         elif p.kind == "status":
             args.append("MPI_Fint *%s" % n)
             call.append("fy_f_status(%s)" % n)
@@ -333,6 +329,11 @@ def c_wrapper(r, prefix, upper_macros):
                 call.append(n)
     args.append("MPI_Fint *ierr")
     args += lens
+    if strs:  # CHARACTER arguments copied: all or none
+        pre.append("if (%s) {" % " || ".join("!" + v for v in strs))
+        pre += ["    free(%s);" % v for v in strs]
+        pre.append("    fy_f_ierr(ierr, MPI_ERR_NO_MEM);")
+        pre += ["    return;", "}"]
     syms = c_symbols(r.name, prefix)
     out = []
     for s in syms:

@@ -50,6 +50,7 @@ program f90_coll
   logical :: land, lor, flag
   integer :: pair(2), gathered(64)
   character(len=16) :: word
+  character(len=MPI_MAX_PROCESSOR_NAME) :: name
   integer(kind=MPI_ADDRESS_KIND) :: val, tagub
   integer :: dupcomm
   external :: copy_plus_one, count_delete
@@ -119,6 +120,15 @@ program f90_coll
   i = 1
   call MPI_Allreduce(MPI_IN_PLACE, i, 1, MPI_INTEGER, MPI_SUM, sub, ierr)
   call check(i == subsize, 'split comm size')
+  ! CHARACTER arguments: trailing blanks dropped going in, blank padding
+  ! coming back, the length without padding.
+  call MPI_Comm_set_name(sub, 'half comm   ', ierr)
+  name = 'x'
+  call MPI_Comm_get_name(sub, name, i, ierr)
+  call check(i == 9 .and. name == 'half comm', 'comm name round trip')
+  call MPI_Get_processor_name(name, i, ierr)
+  call check(i > 0 .and. i <= MPI_MAX_PROCESSOR_NAME .and. name(i+1:) == ' ', &
+             'processor name blank-padded')
   call MPI_Comm_free(sub, ierr)
   call check(sub == MPI_COMM_NULL, 'comm_free nulls the handle')
 
