@@ -227,7 +227,7 @@ def run(args, impls, workdir, cmdline, started, locked, stop_job, machine,
             else:
                 row.append("FAILED")
                 ver.append("%s: failed" % impl.label)
-        peers = [med[i.key] for i in active if i.key != "ferry"
+        peers = [med[i.key] for i in active if i.key in ("mpich", "ompi")
                  and i.key in med]
         row.append("%.2f" % (med["ferry"] / min(peers))
                    if "ferry" in med and peers and min(peers) > 0 else "n/a")

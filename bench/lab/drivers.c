@@ -243,17 +243,18 @@ void lab_queue_config(struct lab *L, uint32_t cell_size)
 {
     lab_barrier(L);
     L->cell_size = cell_size;
+    fy_shm.lay.cell_size = cell_size; /* cells are this far apart now */
     if (L->me == 0) {
         /* P0 owns the cells that carry data and lays out both queues. */
-        fy_cellq_init(&L->q->recvq[1]);
-        L->free_tail = fy_cellq_init(&L->q->freeq[0]);
+        fy_cellq_init(&L->q->rank[1].recvq);
+        L->free_tail = fy_cellq_init(&L->q->rank[0].freeq);
         memset(L->base + cell_off(L, 0, 0), 0, (size_t)LAB_NCELLS * cell_size);
         for (uint32_t i = 0; i < LAB_NCELLS; i++)
-            fy_cellq_push(&L->q->freeq[0], cell_off(L, 0, i));
+            fy_cellq_push(&L->q->rank[0].freeq, cell_off(L, 0, i));
     }
     lab_barrier(L);
     if (L->me == 1)
-        L->recv_tail = fy_shm_off(&L->q->recvq[1].stub);
+        L->recv_tail = fy_shm_off(&L->q->rank[1].recvq.stub);
     lab_barrier(L);
 }
 
@@ -352,7 +353,7 @@ static void q_send(struct lab *L, const uint8_t *src, size_t len)
     do {
         uint64_t off;
         unsigned spins = 0;
-        while (!(off = fy_cellq_pop(&L->q->freeq[0], &L->free_tail))) {
+        while (!(off = fy_cellq_pop(&L->q->rank[0].freeq, &L->free_tail))) {
             fy_cpu_relax();
             if ((++spins & 0x3fff) == 0)
                 lab_health(L); /* the receiver is slow or gone */
@@ -364,7 +365,7 @@ static void q_send(struct lab *L, const uint8_t *src, size_t len)
         c->len = chunk;
         c->offset = done;
         /* The queue's X1/R2 publish the cell contents with the link. */
-        fy_cellq_push(&L->q->recvq[1], off);
+        fy_cellq_push(&L->q->rank[1].recvq, off);
         done += chunk;
     } while (done < len);
 }
@@ -376,7 +377,7 @@ static uint64_t q_recv(struct lab *L, uint8_t *dst, size_t len)
     do {
         uint64_t off;
         unsigned spins = 0;
-        while (!(off = fy_cellq_pop(&L->q->recvq[1], &L->recv_tail))) {
+        while (!(off = fy_cellq_pop(&L->q->rank[1].recvq, &L->recv_tail))) {
             fy_cpu_relax();
             if ((++spins & 0x3fff) == 0)
                 lab_health(L);
@@ -390,7 +391,7 @@ static uint64_t q_recv(struct lab *L, uint8_t *dst, size_t len)
         done += chunk;
         if (done == len)
             t_end = lab_now_ns();
-        fy_cellq_push(&L->q->freeq[0], off);
+        fy_cellq_push(&L->q->rank[0].freeq, off);
     } while (done < len);
     return t_end;
 }

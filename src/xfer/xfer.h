@@ -156,7 +156,7 @@ struct fy_xfer_rule {
 #define FY_XFER_RULES_MAX 32 /* as FY_TUNING_MAX_RULES */
 
 enum fy_xfer_from {
-    FY_XFER_FROM_DEFAULT, /* nothing asked: shmbuf below 256 KiB, then auto */
+    FY_XFER_FROM_DEFAULT, /* nothing asked: auto for every size */
     FY_XFER_FROM_ENV,     /* FERRY_XFER */
     FY_XFER_FROM_TUNING,  /* fy_xfer_rules_set (the tuning file) */
 };
@@ -193,8 +193,9 @@ int fy_xfer_rules_parse(const char *text, struct fy_xfer_table *out, char *why,
                         size_t whylen);
 
 /* What this process asks for: FERRY_XFER if set (not "auto"), else the
- * rules given to fy_xfer_rules_set, else the default. Needs fy_env_load().
- * Returns 0 or -EINVAL (FERRY_XFER malformed, logged). */
+ * rules given to fy_xfer_rules_set, else the default (auto: cma where it
+ * works, else shmbuf, for every size). Needs fy_env_load(). Returns 0 or
+ * -EINVAL (FERRY_XFER malformed, logged). */
 int fy_xfer_table_request(struct fy_xfer_table *out);
 /* Make a requested table usable where the kinds in 'avail' (bit 1<<kind)
  * work: sizes below the first rule get an explicit AUTO rule from 0, AUTO
