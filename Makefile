@@ -10,9 +10,10 @@ TSAN_BUILD ?= build-tsan
 JOBS       ?= 2
 CMAKE_ARGS ?=
 
-# Debian packages: the toolchain, plus MPICH and Open MPI, which the suite
-# uses for the MPICH-built-binary test and bench/compare for comparisons.
-DEB_PACKAGES = cmake ninja-build gcc make python3 mpich libmpich-dev \
+# Debian packages: the toolchain (gfortran for the Fortran bindings), plus
+# MPICH and Open MPI, which the suite uses for the MPICH-built-binary tests
+# and bench/compare for comparisons.
+DEB_PACKAGES = cmake ninja-build gcc gfortran make python3 mpich libmpich-dev \
                openmpi-bin libopenmpi-dev python3-matplotlib clang-format
 
 .PHONY: all deps build demo test test-asan test-tsan format format-check compare install clean

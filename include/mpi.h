@@ -133,7 +133,7 @@ typedef struct ADIOI_FileD *MPI_File; /* MPICH's tag, kept for the ABI */
 #define MPI_CXX_DOUBLE_COMPLEX ((MPI_Datatype)0x4c001035)
 #define MPI_CXX_LONG_DOUBLE_COMPLEX ((MPI_Datatype)0x4c002036)
 
-/* Fortran types (handles only; Ferry has no Fortran bindings). */
+/* Fortran types (the Fortran bindings are in libmpifort). */
 #define MPI_CHARACTER ((MPI_Datatype)0x4c00011a)
 #define MPI_INTEGER ((MPI_Datatype)0x4c00041b)
 #define MPI_REAL ((MPI_Datatype)0x4c00041c)
@@ -650,6 +650,9 @@ FERRY_DECL(int, Test_cancelled, (const MPI_Status *status, int *flag));
 FERRY_DECL(int, Status_set_cancelled, (MPI_Status *status, int flag));
 FERRY_DECL(int, Status_set_elements, (MPI_Status *status, MPI_Datatype datatype, int count));
 FERRY_DECL(int, Status_set_elements_x, (MPI_Status *status, MPI_Datatype datatype, MPI_Count count));
+/* A Fortran INTEGER status array to and from MPI_Status. */
+FERRY_DECL(int, Status_c2f, (const MPI_Status *c_status, MPI_Fint *f_status));
+FERRY_DECL(int, Status_f2c, (const MPI_Fint *f_status, MPI_Status *c_status));
 
 /* Datatype constructors. */
 FERRY_DECL(int, Type_contiguous, (int count, MPI_Datatype oldtype, MPI_Datatype *newtype));
