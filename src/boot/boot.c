@@ -35,8 +35,35 @@ static int env_int(const char *name, long lo, long hi, int *out)
     return 0;
 }
 
+/* Fill local_of[] (world -> local, -1 off this node) from local_ranks[]
+ * and check that the launcher's node map is a set of distinct world ranks
+ * that includes this one. */
+static int index_local(struct fy_boot *b)
+{
+    b->local_of = malloc((size_t)b->size * sizeof(*b->local_of));
+    if (!b->local_of)
+        return -ENOMEM;
+    for (int i = 0; i < b->size; i++)
+        b->local_of[i] = -1;
+    for (int l = 0; l < b->local_size; l++) {
+        int w = b->local_ranks[l];
+        if (w < 0 || w >= b->size || b->local_of[w] >= 0) {
+            FY_ERROR("launcher's node map is malformed (local rank %d is "
+                     "world rank %d of %d)",
+                     l, w, b->size);
+            return -EINVAL;
+        }
+        b->local_of[w] = l;
+    }
+    if (b->local_of[b->rank] < 0 || b->local_of[b->rank] != b->local_rank) {
+        FY_ERROR("launcher's node map does not hold this rank (%d)", b->rank);
+        return -EINVAL;
+    }
+    return 0;
+}
+
 /* Every rank on one node: local ranks are world ranks. */
-static int one_node(struct fy_boot *b)
+int fy_boot_one_node(struct fy_boot *b)
 {
     b->local_ranks = malloc((size_t)b->size * sizeof(*b->local_ranks));
     if (!b->local_ranks)
@@ -45,7 +72,7 @@ static int one_node(struct fy_boot *b)
         b->local_ranks[i] = i;
     b->local_rank = b->rank;
     b->local_size = b->size;
-    return 0;
+    return index_local(b);
 }
 
 /* ---- Ferry's own launcher ------------------------------------------------ */
@@ -82,7 +109,7 @@ static int embedded_init(struct fy_boot *b)
         b->ncpus = fy_online_cpus();
     const char *job = getenv("FERRY_JOBID");
     snprintf(b->jobid, sizeof(b->jobid), "%s", job ? job : "?");
-    return one_node(b);
+    return fy_boot_one_node(b);
 }
 
 const struct fy_boot_ops fy_boot_embedded_ops = {
@@ -114,7 +141,7 @@ static int singleton_init(struct fy_boot *b)
     }
     snprintf(b->jobid, sizeof(b->jobid), "singleton-%d", getpid());
     fy_log_rank = 0;
-    return one_node(b);
+    return fy_boot_one_node(b);
 }
 
 const struct fy_boot_ops fy_boot_singleton_ops = {
@@ -191,4 +218,6 @@ void fy_boot_finalize(void)
         fy_boot.ops->finalize();
     free(fy_boot.local_ranks);
     fy_boot.local_ranks = NULL;
+    free(fy_boot.local_of);
+    fy_boot.local_of = NULL;
 }

@@ -16,15 +16,23 @@ struct fy_boot {
     /* This node: its ranks (world ranks, ascending) and our index among
      * them. Shared memory is indexed by local rank. */
     int local_rank, local_size;
-    int *local_ranks;
-    int shm_fd; /* the node's segment (a memfd), or -1 */
-    int ncpus;  /* CPUs the job may use on this node (oversubscription) */
+    int *local_ranks; /* [local_size]: local rank -> world rank */
+    int *local_of;    /* [size]: world rank -> local rank, -1 elsewhere */
+    int shm_fd;       /* the node's segment (a memfd), or -1 */
+    int ncpus;        /* CPUs the job may use on this node (oversubscription) */
     bool singleton;
     char jobid[64];
     const struct fy_boot_ops *ops; /* how this job started */
 };
 
 extern struct fy_boot fy_boot;
+
+/* The local rank (index in the node's shared segment) of world rank
+ * 'world', or -1 when it runs on another node. */
+static inline int fy_boot_local(int world)
+{
+    return fy_boot.local_of[world];
+}
 
 /* One way of starting. Optional pointers are NULL where the launcher has
  * nothing to do there (e.g. the embedded launcher needs no key-value
@@ -54,6 +62,10 @@ extern const struct fy_boot_ops fy_boot_singleton_ops;
  * the environment once read, so programs a rank starts are not ranks.
  * Returns 0 or a negative errno after logging why. */
 int fy_boot_init(void);
+/* Fill b's node map for a job whose ranks all share this node (rank and
+ * size set): local ranks are world ranks. For launchers, and for tests
+ * that set fy_boot up by hand. 0, -ENOMEM or -EINVAL (logged). */
+int fy_boot_one_node(struct fy_boot *b);
 void fy_boot_finalize(void);
 
 #endif /* FY_BOOT_H */

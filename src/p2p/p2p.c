@@ -1,23 +1,35 @@
 /* SPDX-License-Identifier: MIT */
-/* Point-to-point core: per-peer mailboxes (fastboxes) and per-receiver
- * lock-free cell queues move packets; every packet from one sender to one
- * receiver carries a pair sequence number, and the receiver consumes them
- * strictly in that order whatever channel each took, so MPI's
- * non-overtaking rule holds across eager, sync and rendezvous messages.
- * Matching follows MPI: posted receives and unexpected messages in order,
- * wildcards on source and tag, contexts never mix. */
+/* Point-to-point: requests, matching, progress and waiting. Packets travel
+ * through the channels (chan/), which hand them up in pair order; the
+ * large-message protocols are in rndv.c and split.c.
+ *
+ * Matching invariants:
+ * - posted_head..tail holds every posted, unmatched receive in the order
+ *   it was posted; unexp_head..tail every message that arrived before a
+ *   receive for it, in arrival order (pair order within one sender, as the
+ *   channels deliver it).
+ * - An arriving message is matched against the posted list first (oldest
+ *   first); only if none matches is it queued as unexpected. A new
+ *   receive first drains the channels (fy_progress), then takes the oldest
+ *   matching unexpected message, else is posted. So the pair of a send and
+ *   a receive MPI's non-overtaking rule asks for is the one made.
+ * - Contexts never mix (envelope_match compares ctx first); a context id
+ *   from a peer is checked against FY_CTX_MAX before it is used.
+ * - A request is on at most one of: the posted list, a pipelined FIFO, the
+ *   pad wait list, the pull list (rndv.c); on_list says the posted list.
+ * - The request-free fast paths (fy_p2p_send/recv) run only when nothing is
+ *   queued that could have to match first (no posted or unexpected
+ *   entries, no deferred packets), so they keep the same order. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
-#include <linux/futex.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "boot/boot.h"
+#include "chan/shm_inl.h"
 #include "p2p/p2p_impl.h"
 #include "proto/proto.h"
 #include "shm/cellq_inl.h"
@@ -122,56 +134,13 @@ void fy_cookie_drop(uint64_t cookie)
 
 /* ---- waking and sleeping ---------------------------------------------- */
 
-static long futex(_Atomic uint32_t *addr, int op, uint32_t val,
-                  const struct timespec *ts)
+/* Work besides the channels that a progress pass would act on: deferred
+ * packets that a returned cell lets go, pipelined transfers. */
+static bool more_work_visible(void)
 {
-    return syscall(SYS_futex, (uint32_t *)addr, op, val, ts, NULL, 0);
-}
-
-void fy_wake_slow(int peer)
-{
-    struct fy_shm_rank *pr = &fy_shm.ranks[peer];
-    /* F1: Dekker with F2 in sleep(): our packet (stored before) or its
-     * 'sleeping' flag - at least one side sees the other's store. */
-    atomic_thread_fence(memory_order_seq_cst);
-    if (atomic_load_explicit(&pr->sleeping, memory_order_relaxed)) {
-        atomic_fetch_add_explicit(&pr->doorbell, 1, memory_order_seq_cst);
-        futex(&pr->doorbell, FUTEX_WAKE, 1, NULL);
-    }
-}
-
-/* Anything that a progress pass would act on, without acting. */
-static bool work_visible(void)
-{
-    struct fy_p2p_state *s = &fy_p2p;
-    for (int p = 0; p < s->P; p++) {
-        struct fy_peer *pe = &s->peers[p];
-        if (p == s->me)
-            continue;
-        if (atomic_load_explicit(&pe->ring_in[pe->fb_next % s->slots].seq,
-                                 memory_order_relaxed) == pe->rseq)
-            return true;
-    }
-    if (fy_cellq_peek(s->recv_tail))
-        return true;
-    if (s->nout && fy_cellq_peek(s->free_tail))
+    if (fy_p2p.nout && fy_cellq_peek(fy_chan.free_tail))
         return true;
     return fy_rndv_work_visible();
-}
-
-static void sleep_on_doorbell(void)
-{
-    struct fy_shm_rank *my = fy_p2p.my;
-    uint32_t v = atomic_load_explicit(&my->doorbell, memory_order_seq_cst);
-    atomic_store_explicit(&my->sleeping, 1, memory_order_seq_cst);
-    /* F2: pairs with F1. */
-    atomic_thread_fence(memory_order_seq_cst);
-    if (!work_visible()) {
-        /* The timeout is a safety net only; wake-ups are explicit. */
-        struct timespec ts = {0, 20 * 1000 * 1000};
-        futex(&my->doorbell, FUTEX_WAIT, v, &ts);
-    }
-    atomic_store_explicit(&my->sleeping, 0, memory_order_relaxed);
 }
 
 void fy_progress_idle(unsigned *spins)
@@ -185,154 +154,24 @@ void fy_progress_idle(unsigned *spins)
         sched_yield();
         return;
     }
-    sleep_on_doorbell();
+    fy_chan_sleep(more_work_visible);
 }
 
 /* ---- outgoing packets ------------------------------------------------- */
-
-uint64_t fy_cell_get(void)
-{
-    return fy_cellq_pop(&fy_p2p.my->freeq, &fy_p2p.free_tail);
-}
-
-void fy_cell_post(int peer, uint64_t off)
-{
-    fy_cellq_push(&fy_shm.ranks[peer].recvq, off);
-    fy_wake(peer);
-}
-
-static inline struct fy_cell *cell_at(uint64_t off)
-{
-    return (struct fy_cell *)fy_shm_ptr(off);
-}
 
 static inline bool is_eager(uint32_t type)
 {
     return type == FY_PKT_EAGER || type == FY_PKT_EAGER_SYNC;
 }
 
-/* Put one packet into the peer's mailbox ring if it has room: the first
- * slot carries the header and FY_FBOX_PAYLOAD bytes, continuation slots
- * FY_FBOX_CONT bytes each after a zero seq. The first slot's seq is stored
- * last, with release, so its reader sees the whole message. */
-static inline bool fbox_put(int peer, struct fy_peer *pe, uint32_t type,
-                            int32_t tag, uint32_t ctx, const void *data,
-                            uint64_t len)
-{
-    const uint32_t slots = fy_p2p.slots;
-    uint32_t n = fy_fbox_nslots(len);
-    if (pe->fb_sent + n - pe->fb_acked > slots) {
-        /* A5: pairs with R5 in consume_slots(): slots are free to
-         * overwrite once we see them consumed. */
-        pe->fb_acked =
-            atomic_load_explicit(&pe->ack_out->consumed, memory_order_acquire);
-        if (pe->fb_sent + n - pe->fb_acked > slots)
-            return false;
-    }
-    const uint8_t *d = data;
-    uint64_t first = FY_MIN(len, (uint64_t)FY_FBOX_PAYLOAD);
-    struct fy_fbox_slot *sl = &pe->ring_out[pe->fb_sent % slots];
-    if (FY_UNLIKELY(n > 1)) {
-        uint64_t rest = len - first;
-        const uint8_t *c = d + first;
-        for (uint32_t i = 1; i < n; i++) {
-            struct fy_fbox_slot *cs = &pe->ring_out[(pe->fb_sent + i) % slots];
-            uint64_t k = FY_MIN(rest, (uint64_t)FY_FBOX_CONT);
-            atomic_store_explicit(&cs->seq, 0, memory_order_relaxed);
-            memcpy((uint8_t *)cs + sizeof(cs->seq), c, k);
-            c += k;
-            rest -= k;
-        }
-    }
-    sl->tag = tag;
-    sl->ctx_type = (uint16_t)(ctx | type << 12);
-    sl->len = (uint16_t)len;
-    if (first)
-        memcpy(sl->data, d, first);
-    pe->fb_sent += n;
-    /* R6: pairs with A6 in the readers: the payload (continuations
-     * included) is visible to whoever sees the new sequence number. */
-    atomic_store_explicit(&sl->seq, ++pe->sseq, memory_order_release);
-    fy_wake(peer);
-    return true;
-}
-
-/* Copy a mailbox message's payload out of the ring (after its seq was
- * acquired and its length checked). */
-static inline void fbox_copy_out(const struct fy_peer *pe,
-                                 const struct fy_fbox_slot *sl, void *dst,
-                                 uint64_t len)
-{
-    uint64_t first = FY_MIN(len, (uint64_t)FY_FBOX_PAYLOAD);
-    uint64_t rest = len - first;
-    /* Ask for every continuation line at once: the misses to the other
-     * core's cache then overlap instead of queueing one by one. */
-    for (uint64_t i = 1; i <= (rest + FY_FBOX_CONT - 1) / FY_FBOX_CONT; i++)
-        __builtin_prefetch(&pe->ring_in[(pe->fb_next + i) % fy_p2p.slots]);
-    if (first)
-        memcpy(dst, sl->data, first);
-    uint8_t *c = (uint8_t *)dst + first;
-    for (uint64_t i = 1; rest; i++) {
-        const struct fy_fbox_slot *cs =
-            &pe->ring_in[(pe->fb_next + i) % fy_p2p.slots];
-        uint64_t k = FY_MIN(rest, (uint64_t)FY_FBOX_CONT);
-        memcpy(c, (const uint8_t *)cs + sizeof(cs->seq), k);
-        c += k;
-        rest -= k;
-    }
-}
-
-/* Put one packet into a free cell of ours and post it to the peer's
- * receive queue. Returns false when we have no free cell. */
-static bool cell_put(int peer, struct fy_peer *pe, uint32_t type, int32_t tag,
-                     uint32_t ctx, const struct fy_ctl *ctl, const void *data,
-                     uint64_t len)
-{
-    uint64_t off = fy_cell_get();
-    if (!off)
-        return false;
-    struct fy_cell *c = cell_at(off);
-    c->src = (uint32_t)fy_p2p.me;
-    c->type = type;
-    c->tag = tag;
-    c->ctx = ctx;
-    c->seq = ++pe->sseq;
-    c->len = len;
-    if (len)
-        memcpy((uint8_t *)c + FY_CELL_HDR, data, len);
-    if (ctl) {
-        c->total = ctl->total;
-        c->addr = ctl->addr;
-        c->cookie = ctl->cookie;
-        c->offset = ctl->offset;
-    } else {
-        c->total = len;
-    }
-    fy_cell_post(peer, off);
-    return true;
-}
-
 /* Try to put one packet on the wire now. Returns true if sent. */
 static bool pkt_try(int peer, uint32_t type, int32_t tag, uint32_t ctx,
                     const struct fy_ctl *ctl, struct fy_req *req)
 {
-    struct fy_p2p_state *s = &fy_p2p;
-    struct fy_peer *pe = &s->peers[peer];
-    uint64_t len = type == FY_PKT_EAGER        ? (uint64_t)req->bytes
-                   : type == FY_PKT_EAGER_SYNC ? (uint64_t)req->bytes
-                                               : sizeof(struct fy_ctl);
-    bool fits_box = type == FY_PKT_EAGER
-                        ? len <= s->fbox_max
-                        : type != FY_PKT_EAGER_SYNC && type != FY_PKT_DATA;
-    if (fits_box) {
-        const void *data =
-            type == FY_PKT_EAGER ? fy_req_data(req) : (const void *)ctl;
-        if (fbox_put(peer, pe, type, tag, ctx, data, len))
-            return true;
-    }
-    const void *data = is_eager(type) ? fy_req_data(req) : NULL;
-    return cell_put(peer, pe, type, tag, ctx, ctl, data,
-                    is_eager(type) ? len : 0);
+    if (is_eager(type))
+        return fy_chan_try_send(peer, type, tag, ctx, ctl, fy_req_data(req),
+                                (uint64_t)req->bytes);
+    return fy_chan_try_send(peer, type, tag, ctx, ctl, NULL, 0);
 }
 
 /* What happens to a send request once its first packet has left. */
@@ -556,20 +395,19 @@ static void on_message(const struct fy_pkt *p)
     unexp_append(u);
 }
 
-static _Noreturn void bad_packet(int src, const char *what)
-{
-    fy_fatal(1, "malformed packet from rank %d (%s); shared memory corrupted?",
-             src, what);
-}
-
+/* Everything the channels hand up (fy_chan_init's deliver function). */
 static void handle_pkt(const struct fy_pkt *p)
 {
     switch (p->type) {
     case FY_PKT_EAGER:
     case FY_PKT_EAGER_SYNC:
+        fy_proto_count(p->lane == FY_LANE_MAILBOX ? FY_PROTO_EAGER_MAILBOX
+                                                  : FY_PROTO_EAGER_CELLS,
+                       p->len);
+        /* fall through */
     case FY_PKT_RTS:
         if (p->ctx >= FY_CTX_MAX)
-            bad_packet(p->src, "context out of range");
+            fy_chan_bad_packet(p->src, "context out of range");
         on_message(p);
         break;
     case FY_PKT_CTS:
@@ -585,139 +423,15 @@ static void handle_pkt(const struct fy_pkt *p)
         fy_split_on_pkt(p);
         break;
     default:
-        bad_packet(p->src, "unknown type");
+        fy_chan_bad_packet(p->src, "unknown type");
     }
-}
-
-/* ---- incoming: fastboxes and the cell queue ---------------------------- */
-
-static inline void consume_slots(struct fy_peer *pe, uint32_t n)
-{
-    pe->fb_next += n;
-    pe->rseq++;
-    /* R5: pairs with A5: the sender may reuse the slot once it sees this. */
-    atomic_store_explicit(&pe->ack_in->consumed, pe->fb_next,
-                          memory_order_release);
-}
-
-/* Take the next packet of 'src' from its fastbox if it is the one due. */
-static bool poll_fastbox(int src)
-{
-    struct fy_p2p_state *s = &fy_p2p;
-    struct fy_peer *pe = &s->peers[src];
-    struct fy_fbox_slot *sl = &pe->ring_in[pe->fb_next % s->slots];
-    /* A6: pairs with R6. */
-    if (atomic_load_explicit(&sl->seq, memory_order_acquire) != pe->rseq)
-        return false;
-    /* Read the header once: the peer owns the line. */
-    int32_t tag = sl->tag;
-    uint16_t ct = sl->ctx_type;
-    uint64_t len = sl->len;
-    uint32_t type = ct >> 12;
-    if (len > s->fbox_cap)
-        bad_packet(src, "mailbox length");
-    uint8_t copy[FY_FBOX_MAX_LEN(FY_FBOX_SLOTS)];
-    fbox_copy_out(pe, sl, copy, len);
-    struct fy_pkt p = {.src = src,
-                       .type = type,
-                       .tag = tag,
-                       .ctx = ct & 0xfffu,
-                       .data = copy,
-                       .len = len};
-    if (type != FY_PKT_EAGER) {
-        if (len != sizeof(struct fy_ctl))
-            bad_packet(src, "mailbox control length");
-        memcpy(&p.ctl, copy, sizeof(p.ctl));
-        p.len = 0;
-    } else {
-        fy_proto_count(FY_PROTO_EAGER_MAILBOX, len);
-    }
-    consume_slots(pe, fy_fbox_nslots(len));
-    handle_pkt(&p);
-    return true;
-}
-
-static void return_cell(uint64_t off)
-{
-    int owner = fy_cell_owner(off); /* checked when the cell was taken */
-    fy_cellq_push(&fy_shm.ranks[owner].freeq, off);
-    fy_wake(owner);
-}
-
-/* Pop our next cell and check it names a real cell of its sender; 0 if
- * the queue is (for now) empty. *src_out is the sender. */
-static uint64_t cell_take(int *src_out)
-{
-    struct fy_p2p_state *s = &fy_p2p;
-    uint64_t off = fy_cellq_pop(&s->my->recvq, &s->recv_tail);
-    if (!off)
-        return 0;
-    int src = fy_cell_owner(off);
-    if (src < 0)
-        fy_fatal(1, "malformed cell offset %#llx in receive queue",
-                 (unsigned long long)off);
-    struct fy_cell *c = cell_at(off);
-    if (c->src != (uint32_t)src)
-        bad_packet(src, "cell owner");
-    if (c->len > s->cell_payload)
-        bad_packet(src, "cell length");
-    struct fy_peer *pe = &s->peers[src];
-    /* Earlier packets of this sender that took its mailbox are already
-     * visible (it published them before this cell): take them first. */
-    while (pe->rseq != c->seq) {
-        if ((int64_t)(c->seq - pe->rseq) < 0 || !poll_fastbox(src))
-            bad_packet(src, "sequence");
-    }
-    pe->rseq++;
-    *src_out = src;
-    return off;
-}
-
-/* Handle a taken cell and give it back to its owner. */
-static void cell_handle(uint64_t off, int src)
-{
-    struct fy_cell *c = cell_at(off);
-    if (c->type == FY_PKT_EAGER || c->type == FY_PKT_EAGER_SYNC)
-        fy_proto_count(FY_PROTO_EAGER_CELLS, c->len);
-    struct fy_pkt p = {.src = src,
-                       .type = c->type,
-                       .tag = c->tag,
-                       .ctx = c->ctx,
-                       .data = (uint8_t *)c + FY_CELL_HDR,
-                       .len = c->len,
-                       .ctl = {c->total, c->addr, c->cookie, c->offset}};
-    handle_pkt(&p);
-    return_cell(off);
-}
-
-static bool poll_cells(void)
-{
-    int src;
-    uint64_t off = cell_take(&src);
-    if (!off)
-        return false;
-    cell_handle(off, src);
-    return true;
-}
-
-static int poll_all(void)
-{
-    struct fy_p2p_state *s = &fy_p2p;
-    int n = 0;
-    for (int src = 0; src < s->P; src++)
-        if (src != s->me)
-            while (poll_fastbox(src))
-                n++;
-    while (poll_cells())
-        n++;
-    return n;
 }
 
 void (*fy_p2p_progress_hook)(void);
 
 int fy_progress(void)
 {
-    int n = poll_all();
+    int n = fy_chan_poll();
     if (fy_p2p.nout)
         n += flush_out();
     if (fy_p2p.ntx || fy_p2p.nrx)
@@ -877,18 +591,18 @@ int fy_p2p_send(const void *buf, MPI_Count count, struct fy_dtype *dt, int dest,
     uint64_t len = (uint64_t)(count * dt->size);
     int w = fy_comm_world_rank(comm, dest);
     /* Fast path: straight into the peer's mailbox, no request. */
-    if (FY_LIKELY(len <= s->fbox_max && dt->contig && mode != FY_SEND_SYNC &&
-                  w != s->me)) {
-        struct fy_peer *pe = &s->peers[w];
-        if (FY_LIKELY(!pe->out_head) &&
-            FY_LIKELY(fbox_put(w, pe, FY_PKT_EAGER, tag, ctx, buf, len)))
+    if (FY_LIKELY(len <= fy_chan.fbox_max && dt->contig &&
+                  mode != FY_SEND_SYNC && w != s->me)) {
+        if (FY_LIKELY(!s->peers[w].out_head) &&
+            FY_LIKELY(fy_chan_fbox_put(w, &fy_chan.peers[w], FY_PKT_EAGER, tag,
+                                       ctx, buf, len)))
             return 0;
     } else if (len <= s->eager_max && dt->contig && mode != FY_SEND_SYNC &&
                w != s->me) {
         /* Eager through a cell, still without a request. */
-        struct fy_peer *pe = &s->peers[w];
-        if (!pe->out_head &&
-            cell_put(w, pe, FY_PKT_EAGER, tag, ctx, NULL, buf, len))
+        if (!s->peers[w].out_head &&
+            fy_chan_cell_put(w, &fy_chan.peers[w], FY_PKT_EAGER, tag, ctx, NULL,
+                             buf, len))
             return 0;
     }
     struct fy_req *r;
@@ -971,22 +685,21 @@ int fy_p2p_recv(void *buf, MPI_Count count, struct fy_dtype *dt, int src,
         !s->nout && !s->ntx && !s->nrx) {
         int w = fy_comm_world_rank(comm, src);
         if (w != s->me) {
-            struct fy_peer *pe = &s->peers[w];
+            struct fy_chan_peer *pe = &fy_chan.peers[w];
             uint64_t cap = (uint64_t)(count * dt->size);
             unsigned spins = 0;
             for (;;) {
-                struct fy_fbox_slot *sl = &pe->ring_in[pe->fb_next % s->slots];
-                /* A6 (as in poll_fastbox). */
-                if (atomic_load_explicit(&sl->seq, memory_order_acquire) ==
-                    pe->rseq) {
+                struct fy_fbox_slot *sl = fy_chan_fbox_due(pe);
+                if (sl) {
+                    /* Read the header once: the peer owns the line. */
                     uint16_t ct = sl->ctx_type;
                     uint64_t len = sl->len;
                     int32_t t = sl->tag;
                     if (ct == (uint16_t)(ctx | FY_PKT_EAGER << 12) &&
                         (t == tag || tag == MPI_ANY_TAG) && len <= cap &&
-                        len <= s->fbox_cap) {
-                        fbox_copy_out(pe, sl, buf, len);
-                        consume_slots(pe, fy_fbox_nslots(len));
+                        len <= fy_chan.fbox_cap) {
+                        fy_chan_fbox_copy_out(pe, sl, buf, len);
+                        fy_chan_fbox_consume(pe, len);
                         fy_proto_count(FY_PROTO_EAGER_MAILBOX, len);
                         *source_out = src;
                         *tag_out = t;
@@ -995,14 +708,14 @@ int fy_p2p_recv(void *buf, MPI_Count count, struct fy_dtype *dt, int src,
                     }
                     break;
                 }
-                if (fy_cellq_peek(s->recv_tail)) {
+                if (fy_chan_cell_waiting()) {
                     /* A cell: if it is our message, copy it straight out;
                      * anything else goes the general way. */
                     int csrc;
-                    uint64_t off = cell_take(&csrc);
+                    uint64_t off = fy_chan_cell_take(&csrc);
                     if (!off)
                         break;
-                    struct fy_cell *c = cell_at(off);
+                    struct fy_cell *c = fy_cell_at(off);
                     if (csrc == w && c->type == FY_PKT_EAGER && c->ctx == ctx &&
                         (c->tag == tag || tag == MPI_ANY_TAG) &&
                         c->len <= cap && !s->unexp_head && !s->posted_head) {
@@ -1012,10 +725,10 @@ int fy_p2p_recv(void *buf, MPI_Count count, struct fy_dtype *dt, int src,
                         *source_out = src;
                         *tag_out = c->tag;
                         *bytes_out = (MPI_Count)c->len;
-                        return_cell(off);
+                        fy_chan_cell_return(off);
                         return 0;
                     }
-                    cell_handle(off, csrc);
+                    fy_chan_cell_deliver(off, csrc);
                     break;
                 }
                 if (++spins > 1024)
@@ -1174,7 +887,7 @@ static int check_params(struct fy_shm_params *pp)
         FY_ERROR("FERRY_WAIT='%s' is not one of auto, spin, block", wait);
         return -EINVAL;
     }
-    *pp = (struct fy_shm_params){.nranks = (uint32_t)fy_boot.size,
+    *pp = (struct fy_shm_params){.nranks = (uint32_t)fy_boot.local_size,
                                  .fbox_slots = FY_FBOX_SLOTS,
                                  .cell_size = (uint32_t)cell,
                                  .ncells = (uint32_t)ncells,
@@ -1190,52 +903,40 @@ int fy_p2p_init(void)
     int rc = check_params(&pp);
     if (rc)
         return rc;
-    rc = fy_shm_attach(fy_boot.shm_fd, fy_boot.rank, &pp);
+    /* The segment holds this node's ranks, by local rank. */
+    rc = fy_shm_attach(fy_boot.shm_fd, fy_boot.local_rank, &pp);
     if (rc)
         return rc;
-    const struct fy_shm_layout *lay = &fy_shm.lay;
     fy_world_rank = s->me = fy_boot.rank;
     fy_world_size = s->P = fy_boot.size;
-    s->slots = lay->fbox_slots;
-    s->cell_payload = lay->cell_size - FY_CELL_HDR;
-    s->fbox_max = (uint32_t)fy_tuned_value(FY_ENV_FASTBOX_MAX, NULL);
-    /* What a peer may legitimately put in one mailbox message. */
-    s->fbox_cap = FY_FBOX_MAX_LEN(s->slots);
+    const char *wait = fy_env_str(FY_ENV_WAIT);
+    s->wait_block =
+        !strcmp(wait, "block") ||
+        (!strcmp(wait, "auto") && fy_boot.local_size > fy_boot.ncpus);
+    rc = fy_chan_init(handle_pkt,
+                      (uint32_t)fy_tuned_value(FY_ENV_FASTBOX_MAX, NULL),
+                      s->wait_block);
+    if (rc)
+        return rc;
     s->split_min = (uint64_t)fy_env_int(FY_ENV_SPLIT_MIN);
     s->eager_max = FY_MIN((uint64_t)fy_tuned_value(FY_ENV_EAGER_MAX, NULL),
-                          s->cell_payload);
-    s->shmbuf_size = lay->shmbuf_size;
+                          fy_chan.cell_payload);
+    s->shmbuf_size = fy_shm.lay.shmbuf_size;
     s->spin_limit = (long)fy_env_int(FY_ENV_SPIN);
     s->yield_limit = 8;
-    const char *wait = fy_env_str(FY_ENV_WAIT);
-    s->wait_block = !strcmp(wait, "block") ||
-                    (!strcmp(wait, "auto") && fy_boot.size > fy_boot.ncpus);
     s->peers = calloc((size_t)s->P, sizeof(*s->peers));
     if (!s->peers)
         return -ENOMEM;
-    for (int p = 0; p < s->P; p++) {
-        struct fy_peer *pe = &s->peers[p];
-        pe->ring_out = fy_fbox_ring(p, s->me);
-        pe->ring_in = fy_fbox_ring(s->me, p);
-        pe->ack_out = fy_fbox_ack(p, s->me);
-        pe->ack_in = fy_fbox_ack(s->me, p);
-        pe->rseq = 1;
-    }
-    /* Our own part of the segment: rank record, queues, cells. */
-    s->my = &fy_shm.ranks[s->me];
+    /* Our rank record: what the mechanisms' probes read. */
+    s->my = fy_chan.my;
     s->my->pid = getpid();
     cma_probe_word = 0x5eedf00d00000000ull | (uint64_t)s->me;
     s->my->probe_addr = (uint64_t)(uintptr_t)&cma_probe_word;
     s->my->probe_value = cma_probe_word;
-    s->recv_tail = fy_cellq_init(&s->my->recvq);
-    s->free_tail = fy_cellq_init(&s->my->freeq);
-    uint64_t base = fy_cells_base(s->me);
-    for (uint32_t i = 0; i < lay->ncells; i++)
-        fy_cellq_push(&s->my->freeq, base + (uint64_t)i * lay->cell_size);
     /* R7: pairs with A1 in the barrier: everything above is visible to the
      * others once they pass it. */
     atomic_fetch_add_explicit(&fy_shm.hdr->attached, 1, memory_order_release);
-    fy_shm_barrier_wait(&fy_shm.hdr->attached, (uint32_t)s->P);
+    fy_shm_barrier_wait(&fy_shm.hdr->attached, (uint32_t)fy_boot.local_size);
     if ((rc = fy_shm_pids_snapshot()))
         return rc;
 
@@ -1267,17 +968,18 @@ void fy_p2p_finalize(void)
     }
     atomic_fetch_add_explicit(&fy_shm.hdr->fin_count, 1, memory_order_acq_rel);
     for (int p = 0; p < s->P; p++)
-        if (p != s->me)
+        if (p != s->me && fy_boot_local(p) >= 0)
             fy_wake(p);
     spins = 0;
     while (atomic_load_explicit(&fy_shm.hdr->fin_count, memory_order_acquire) <
-           (uint32_t)s->P) {
+           (uint32_t)fy_boot.local_size) {
         if (!fy_progress())
             fy_progress_idle(&spins);
     }
     if (fy_env_int(FY_ENV_STATS))
         fy_proto_stats_print(s->me);
     fy_rndv_finalize();
+    fy_chan_finalize();
     fy_shm_detach();
     free(s->peers);
     s->peers = NULL;

@@ -6,41 +6,10 @@
 
 #include <stdatomic.h>
 
+#include "chan/chan.h"
 #include "p2p/p2p.h"
 #include "shm/shm.h"
 #include "xfer/xfer.h"
-
-/* Packet types, in fastbox slots and cells alike. */
-enum fy_pkt_type {
-    FY_PKT_EAGER = 1,  /* whole message in the packet */
-    FY_PKT_EAGER_SYNC, /* same, and the sender waits for FIN (Ssend) */
-    FY_PKT_RTS,        /* large message: size, address, sender cookie */
-    FY_PKT_CTS,        /* receiver matched an RTS; pipelined path go */
-    FY_PKT_DATA,       /* pipelined chunk through queue cells */
-    FY_PKT_FIN,        /* receiver is done with the sender's buffer */
-    FY_PKT_SPLIT,      /* receiver: help copy chunks of a CMA transfer */
-    FY_PKT_MAX
-};
-
-/* Control fields of RTS/CTS/FIN/EAGER_SYNC carried in a fastbox payload
- * (a cell has them in its header). */
-struct fy_ctl {
-    uint64_t total;
-    uint64_t addr;
-    uint64_t cookie;
-    uint64_t offset;
-};
-
-/* An incoming packet, wherever it sits (fastbox slot or cell). */
-struct fy_pkt {
-    int src; /* world rank */
-    uint32_t type;
-    int32_t tag;
-    uint32_t ctx;
-    const uint8_t *data; /* payload in place */
-    uint64_t len;
-    struct fy_ctl ctl;
-};
 
 /* A packet that could not leave yet (no slot, no cell, or others ahead). */
 struct fy_outpkt {
@@ -59,17 +28,10 @@ struct fy_net_hdr {
     uint64_t len;
 };
 
-/* Process-local state for one peer (world rank). */
+/* Process-local state for one peer (world rank) above the channel (whose
+ * own per-peer state, the pair sequence included, is fy_chan.peers[]). */
 struct fy_peer {
-    uint64_t sseq;     /* last pair sequence number sent to it */
-    uint64_t rseq;     /* next pair sequence number expected from it */
-    uint64_t fb_sent;  /* slots written into its ring for us */
-    uint64_t fb_acked; /* cached copy of its consumed count */
-    uint64_t fb_next;  /* slots of our ring for it consumed */
-    struct fy_fbox_slot *ring_out; /* the peer's ring of slots from us */
-    struct fy_fbox_slot *ring_in;  /* our ring of slots from the peer */
-    struct fy_fbox_ack *ack_out;   /* peer's count of our slots consumed */
-    struct fy_fbox_ack *ack_in;    /* our count of its slots consumed */
+    /* Packets the channel had no room for, in order. */
     struct fy_outpkt *out_head, *out_tail;
     /* Rendezvous sends to this peer that the receiver's CTS put on a
      * two-sided mechanism, one FIFO per kind (index enum fy_xfer_kind:
@@ -118,19 +80,13 @@ struct fy_p2p_state {
     /* The mechanism of each rendezvous is picked per message from
      * fy_xfer_active (xfer.h) by the receiver; see rndv.c. */
     bool wait_block;    /* ranks may sleep on futexes: senders must wake */
-    uint32_t slots;     /* fastbox ring length */
-    uint32_t fbox_max;  /* largest payload we put in a mailbox */
-    uint32_t fbox_cap;  /* largest a peer may put there (bounds check) */
     uint64_t split_min; /* CMA transfers from this size are shared; 0 off */
     uint64_t eager_max;
-    uint64_t cell_payload;
     uint64_t shmbuf_size;
     long spin_limit;  /* polls before yielding (when ranks share cores) */
     long yield_limit; /* yields before sleeping on the doorbell */
     struct fy_peer *peers;
-    struct fy_shm_rank *my;
-    uint64_t recv_tail; /* consumer cursor of my receive queue */
-    uint64_t free_tail; /* consumer cursor of my free-cell queue */
+    struct fy_shm_rank *my; /* our rank record (fy_chan.my) */
     /* Matching queues (posted receives, unexpected messages), in order. */
     struct fy_req *posted_head, *posted_tail;
     struct fy_unexp *unexp_head, *unexp_tail;
@@ -157,21 +113,9 @@ uint64_t fy_cookie_new(struct fy_req *r);
 struct fy_req *fy_cookie_find(uint64_t cookie, int kind);
 void fy_cookie_drop(uint64_t cookie);
 
-/* Wake 'peer' if it may be asleep (only when ranks can sleep). */
-void fy_wake_slow(int peer);
-static inline void fy_wake(int peer)
-{
-    if (FY_UNLIKELY(fy_p2p.wait_block))
-        fy_wake_slow(peer);
-}
-
 /* Packets out: returns 0 (sent or queued) or -ENOMEM. */
 int fy_pkt_send(int peer, uint32_t type, int32_t tag, uint32_t ctx,
                 const struct fy_ctl *ctl, struct fy_req *req);
-/* Try to take a free cell of ours; 0 if none. */
-uint64_t fy_cell_get(void);
-/* Publish a filled cell to peer's receive queue. */
-void fy_cell_post(int peer, uint64_t off);
 
 /* Shared single copy (split.c): receiver side copies want bytes from the
  * sender's remote address into dest with the sender's help; returns want or

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "boot/boot.h"
+#include "chan/shm_inl.h"
 #include "p2p/p2p_impl.h"
 #include "proto/proto.h"
 #include "shm/cellq_inl.h"
@@ -136,8 +137,8 @@ static bool pull_step(struct fy_req *r)
     fy_proto_stats.split += split;
     ssize_t got = split ? fy_split_get_piece(r->xsrc, r->peer_cookie, r->xaddr,
                                              dest, off / FY_PULL_PIECE, n)
-                        : ops->copy_remote(fy_shm.pid[r->xsrc], dest + off,
-                                           r->xaddr + off, n, true);
+                        : ops->copy_remote(fy_shm.pid[fy_boot_local(r->xsrc)],
+                                           dest + off, r->xaddr + off, n, true);
     if (got == -ESRCH)
         fy_peer_gone(r->xsrc);
     if (got != (ssize_t)n) {
@@ -354,7 +355,7 @@ static struct fy_shmbuf_xfer sb_xfer(const struct fy_req *r, int receiver,
      * receiver's copy-out. */
     uint64_t pipe = FY_MAX((uint64_t)r->total / 4, (uint64_t)4096);
     return (struct fy_shmbuf_xfer){
-        .pad = fy_shmbuf_pad(receiver, r->xpad),
+        .pad = fy_shmbuf_pad(fy_boot_local(receiver), r->xpad),
         .half_size = fy_p2p.shmbuf_size,
         .len = (uint64_t)r->total,
         .chunk = FY_MIN(fy_p2p.shmbuf_size, FY_ALIGN_UP(pipe, (uint64_t)64)),
@@ -413,28 +414,17 @@ static int rx_shmbuf(int peer, struct fy_peer *pe)
 
 static int tx_queue(int peer, struct fy_peer *pe)
 {
-    struct fy_p2p_state *s = &fy_p2p;
     int n = 0;
     while (pe->tx_head[FY_XFER_QUEUE]) {
         struct fy_req *r = pe->tx_head[FY_XFER_QUEUE];
-        uint64_t off = fy_cell_get();
-        if (!off)
-            break;
-        struct fy_cell *c = fy_shm_ptr(off);
         uint64_t chunk =
-            FY_MIN(s->cell_payload, (uint64_t)(r->total - r->done));
-        memcpy((uint8_t *)c + FY_CELL_HDR, fy_req_data(r) + r->done, chunk);
-        c->src = (uint32_t)s->me;
-        c->type = FY_PKT_DATA;
-        c->seq = ++pe->sseq;
-        c->tag = 0;
-        c->ctx = 0;
-        c->len = chunk;
-        c->total = (uint64_t)r->total;
-        c->addr = 0;
-        c->cookie = r->peer_cookie;
-        c->offset = (uint64_t)r->done;
-        fy_cell_post(peer, off);
+            FY_MIN(fy_chan.cell_payload, (uint64_t)(r->total - r->done));
+        struct fy_ctl ctl = {.total = (uint64_t)r->total,
+                             .cookie = r->peer_cookie,
+                             .offset = (uint64_t)r->done};
+        if (!fy_chan_cell_put(peer, &fy_chan.peers[peer], FY_PKT_DATA, 0, 0,
+                              &ctl, fy_req_data(r) + r->done, chunk))
+            break;
         r->done += (MPI_Count)chunk;
         n++;
         if (r->done == r->total)
@@ -484,7 +474,7 @@ static int tx_net(int peer, struct fy_peer *pe)
     struct fy_p2p_state *s = &fy_p2p;
     int n = 0;
     if (pe->net_out < 0) {
-        uint32_t port = fy_shm.ranks[peer].net_port;
+        uint32_t port = fy_shm.ranks[fy_boot_local(peer)].net_port;
         int rc = port && port <= 65535
                      ? fy_xfer_net_connect((uint16_t)port, &pe->net_out)
                      : -ENOTCONN;
@@ -495,7 +485,8 @@ static int tx_net(int peer, struct fy_peer *pe)
     }
     struct fy_xfer_net_hello hello;
     fy_xfer_net_hello_make(&hello, (uint32_t)s->me, (uint32_t)peer,
-                           fy_shm.ranks[peer].net_key, fy_boot.jobid);
+                           fy_shm.ranks[fy_boot_local(peer)].net_key,
+                           fy_boot.jobid);
     while (pe->net_hello_sent < sizeof(hello)) {
         struct iovec v = {(char *)&hello + pe->net_hello_sent,
                           sizeof(hello) - pe->net_hello_sent};
@@ -703,7 +694,7 @@ bool fy_rndv_work_visible(void)
         return true;
     for (int p = 0; p < s->P; p++) {
         struct fy_peer *pe = &s->peers[p];
-        if (pe->tx_head[FY_XFER_QUEUE] && fy_cellq_peek(s->free_tail))
+        if (pe->tx_head[FY_XFER_QUEUE] && fy_cellq_peek(fy_chan.free_tail))
             return true;
         for (struct fy_req *r = pe->tx_head[FY_XFER_SHMBUF]; r; r = r->next) {
             struct fy_shmbuf_xfer x = sb_xfer(r, p, r->peer_cookie);
@@ -729,9 +720,9 @@ static bool probe_one_sided(const struct fy_xfer_ops *ops, int peer, char *why,
     if (!ops->probe(why, whylen))
         return false;
     uint64_t got = 0;
-    const struct fy_shm_rank *pr = &fy_shm.ranks[peer];
-    ssize_t n = ops->copy_remote(fy_shm.pid[peer], &got, pr->probe_addr,
-                                 sizeof(got), true);
+    const struct fy_shm_rank *pr = &fy_shm.ranks[fy_boot_local(peer)];
+    ssize_t n = ops->copy_remote(fy_shm.pid[fy_boot_local(peer)], &got,
+                                 pr->probe_addr, sizeof(got), true);
     if (n == (ssize_t)sizeof(got) && got == pr->probe_value)
         return true;
     snprintf(why, whylen, "reading rank %d's memory failed: %s%s", peer,
@@ -853,11 +844,11 @@ int fy_rndv_init(void)
     /* R10: pairs with A1 in the barrier: our probe results, net port and
      * key (and rank 0's table) are visible to everyone past it. */
     atomic_fetch_add_explicit(&fy_shm.hdr->probed, 1, memory_order_release);
-    fy_shm_barrier_wait(&fy_shm.hdr->probed, (uint32_t)s->P);
+    fy_shm_barrier_wait(&fy_shm.hdr->probed, (uint32_t)fy_boot.local_size);
 
     unsigned avail = ~0u;
-    for (int p = 0; p < s->P; p++)
-        avail &= fy_shm.ranks[p].xfer_ok;
+    for (int l = 0; l < fy_boot.local_size; l++)
+        avail &= fy_shm.ranks[l].xfer_ok;
     avail &= (1u << FY_XFER_NKINDS) - 1;
     struct fy_xfer_table t;
     rc = adopt_rank0_table(&t);

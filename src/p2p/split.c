@@ -21,6 +21,7 @@
 #include <sched.h>
 #include <string.h>
 
+#include "boot/boot.h"
 #include "p2p/p2p_impl.h"
 
 static uint32_t split_gen;
@@ -95,8 +96,8 @@ ssize_t fy_split_get_piece(int src, uint64_t sender_cookie, uint64_t remote,
                              (uint64_t)gen | (chunk >> 12) << 32 | piece << 40};
     if (fy_pkt_send(src, FY_PKT_SPLIT, 0, 0, &ctl, NULL))
         fy_fatal(1, "out of memory asking rank %d to share a copy", src);
-    copy_chunks(sc, gen, chunk, want, fy_shm.pid[src], dest + off, remote + off,
-                true);
+    copy_chunks(sc, gen, chunk, want, fy_shm.pid[fy_boot_local(src)],
+                dest + off, remote + off, true);
     /* Wait for chunks the sender is copying right now (never for chunks it
      * has not claimed). A12: pairs with R11. */
     for (unsigned spin = 0;
@@ -130,7 +131,7 @@ void fy_split_on_pkt(const struct fy_pkt *p)
     if (off > (uint64_t)r->bytes || want > (uint64_t)r->bytes - off ||
         chunk == 0)
         fy_fatal(1, "malformed shared-copy request from rank %d", p->src);
-    copy_chunks(&fy_shm.ranks[p->src].split, gen, chunk, want,
-                fy_shm.pid[p->src], fy_req_data(r) + off, p->ctl.addr + off,
-                false);
+    copy_chunks(&fy_shm.ranks[fy_boot_local(p->src)].split, gen, chunk, want,
+                fy_shm.pid[fy_boot_local(p->src)], fy_req_data(r) + off,
+                p->ctl.addr + off, false);
 }

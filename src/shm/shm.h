@@ -140,7 +140,7 @@ static_assert(sizeof(struct fy_fbox_ack) == FY_CACHELINE, "one line");
 /* Header of a queue cell; the payload starts at the next cache line. */
 struct fy_cell {
     struct fy_qnode q; /* queue link */
-    uint32_t src;      /* sender world rank */
+    uint32_t src;      /* sender's local rank (its index in the segment) */
     uint32_t type;     /* enum fy_pkt_type */
     uint64_t seq;      /* pair sequence number (0: not ordered) */
     int32_t tag;

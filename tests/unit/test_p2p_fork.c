@@ -33,6 +33,8 @@ static int run_rank(int rank, int fd)
     fy_boot.size = 2;
     fy_boot.shm_fd = fd;
     fy_boot.ncpus = 2;
+    if (fy_boot_one_node(&fy_boot))
+        return 100;
     fy_log_rank = rank;
     if (fy_env_load() || fy_dtype_init() || fy_p2p_init())
         return 100;

@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: MIT */
+/* Packet channels: how a header and a small payload travel to a peer,
+ * under matching and above the shared segment. A channel is an ops table
+ * (send a packet to a peer, poll for what arrived, say whether anything is
+ * waiting); every packet from one sender to one receiver carries the
+ * pair's sequence number, and the receiver hands them up strictly in that
+ * order, so MPI's non-overtaking rule holds whatever lane each took.
+ *
+ * Today: the shared-memory channel (chan/shm.c), with two lanes - a
+ * per-pair mailbox ring for packets up to a few hundred bytes and the
+ * per-receiver cell queues for the rest - that share the pair sequence. A
+ * network channel for peers on other nodes plugs in as a second table
+ * (fy_chan.of[peer]). Requests, matching and protocols are not known here:
+ * packets go up through the deliver function given to fy_chan_init. */
+#ifndef FY_CHAN_H
+#define FY_CHAN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "boot/boot.h"
+#include "shm/shm.h"
+
+/* Packet types. Values travel in 4 bits of a mailbox slot. */
+enum fy_pkt_type {
+    FY_PKT_EAGER = 1,  /* whole message in the packet */
+    FY_PKT_EAGER_SYNC, /* same, and the sender waits for FIN (Ssend) */
+    FY_PKT_RTS,        /* large message: size, address, sender cookie */
+    FY_PKT_CTS,        /* receiver matched an RTS; pipelined path go */
+    FY_PKT_DATA,       /* pipelined chunk through queue cells */
+    FY_PKT_FIN,        /* receiver is done with the sender's buffer */
+    FY_PKT_SPLIT,      /* receiver: help copy chunks of a CMA transfer */
+    FY_PKT_MAX
+};
+static_assert(FY_PKT_MAX <= 16, "packet type fits 4 bits of ctx_type");
+
+/* Control fields of RTS/CTS/FIN/EAGER_SYNC/SPLIT packets. */
+struct fy_ctl {
+    uint64_t total;
+    uint64_t addr;
+    uint64_t cookie;
+    uint64_t offset;
+};
+
+/* Which lane of a channel a packet took (for the protocol counters). */
+enum fy_chan_lane {
+    FY_LANE_MAILBOX,
+    FY_LANE_CELLS,
+};
+
+/* An incoming packet, wherever it sits. 'data' points into the channel's
+ * memory (or a private copy) and is valid only during the deliver call. */
+struct fy_pkt {
+    int src; /* world rank */
+    uint32_t type;
+    int32_t tag;
+    uint32_t ctx;
+    const uint8_t *data; /* payload in place */
+    uint64_t len;
+    struct fy_ctl ctl;
+    uint8_t lane; /* enum fy_chan_lane */
+};
+
+/* One channel. */
+struct fy_chan_ops {
+    const char *name;
+    /* Send one packet to world rank 'peer' now if the channel has room
+     * (payload 'data' of 'len' bytes; 'ctl' may be NULL for EAGER).
+     * Returns false when it has none: the caller keeps the packet and
+     * tries again after a progress pass. Never blocks. */
+    bool (*try_send)(int peer, uint32_t type, int32_t tag, uint32_t ctx,
+                     const struct fy_ctl *ctl, const void *data, uint64_t len);
+    /* Hand every packet that is due (in pair order) to the deliver
+     * function. Returns how many. */
+    int (*poll)(void);
+    /* Whether poll() would find something, without taking it. */
+    bool (*visible)(void);
+};
+
+extern const struct fy_chan_ops fy_chan_shm_ops;
+
+/* Per world peer: the pair sequence and the shared channel's cursors. */
+struct fy_chan_peer {
+    uint64_t sseq;     /* last pair sequence number sent to it */
+    uint64_t rseq;     /* next pair sequence number expected from it */
+    uint64_t fb_sent;  /* slots written into its ring for us */
+    uint64_t fb_acked; /* cached copy of its consumed count */
+    uint64_t fb_next;  /* slots of our ring for it consumed */
+    struct fy_fbox_slot *ring_out; /* the peer's ring of slots from us */
+    struct fy_fbox_slot *ring_in;  /* our ring of slots from the peer */
+    struct fy_fbox_ack *ack_out;   /* peer's count of our slots consumed */
+    struct fy_fbox_ack *ack_in;    /* our count of its slots consumed */
+};
+
+typedef void fy_chan_deliver_fn(const struct fy_pkt *p);
+
+struct fy_chan_state {
+    int me, P;         /* world rank and size */
+    int local_me;      /* our index in the node's segment */
+    bool wake_peers;   /* peers may sleep on their doorbells: wake them */
+    uint32_t slots;    /* mailbox ring length */
+    uint32_t fbox_max; /* largest payload we put in a mailbox */
+    uint32_t fbox_cap; /* largest a peer may put there (bounds check) */
+    uint64_t cell_payload;
+    struct fy_shm_rank *my;        /* our rank record */
+    uint64_t recv_tail;            /* consumer cursor of my receive queue */
+    uint64_t free_tail;            /* consumer cursor of my free-cell queue */
+    struct fy_chan_peer *peers;    /* [P] */
+    const struct fy_chan_ops **of; /* [P]: the channel to each peer */
+    fy_chan_deliver_fn *deliver;
+};
+
+extern struct fy_chan_state fy_chan;
+
+/* The segment index (local rank) of world rank 'world' on this node. */
+static inline int fy_chan_local(int world)
+{
+    return fy_boot_local(world);
+}
+
+/* Bring the channels up once the segment is attached (before the attach
+ * barrier: the free cells are pushed here). fbox_max: largest payload
+ * put in a mailbox; wake_peers: whether ranks may sleep. Returns 0 or
+ * -ENOMEM. */
+int fy_chan_init(fy_chan_deliver_fn *deliver, uint32_t fbox_max,
+                 bool wake_peers);
+void fy_chan_finalize(void);
+
+/* Send through the peer's channel; see fy_chan_ops.try_send. */
+static inline bool fy_chan_try_send(int peer, uint32_t type, int32_t tag,
+                                    uint32_t ctx, const struct fy_ctl *ctl,
+                                    const void *data, uint64_t len)
+{
+    return fy_chan.of[peer]->try_send(peer, type, tag, ctx, ctl, data, len);
+}
+
+/* Poll every channel; returns the packets handed up. */
+int fy_chan_poll(void);
+/* Whether any channel has something due. */
+bool fy_chan_visible(void);
+
+/* Sleep until a peer rings our doorbell, unless 'more_work' (the layers
+ * above: pipelined transfers) or a channel already has something. A
+ * timeout bounds the sleep as a safety net only. */
+void fy_chan_sleep(bool (*more_work)(void));
+
+/* Wake world rank 'peer' if it may be asleep (only when ranks can sleep). */
+void fy_wake_slow(int peer);
+static inline void fy_wake(int peer)
+{
+    if (FY_UNLIKELY(fy_chan.wake_peers))
+        fy_wake_slow(peer);
+}
+
+/* Cells for movers that stream through the receiver's queue (xfer queue):
+ * take a free cell of ours (0 if none); publish a filled one to 'peer'. */
+uint64_t fy_cell_get(void);
+void fy_cell_post(int peer, uint64_t off);
+static inline struct fy_cell *fy_cell_at(uint64_t off)
+{
+    return (struct fy_cell *)fy_shm_ptr(off);
+}
+
+/* Report a packet that breaks the channel's rules and end the job. */
+_Noreturn void fy_chan_bad_packet(int src, const char *what);
+
+#endif /* FY_CHAN_H */

@@ -1,0 +1,293 @@
+/* SPDX-License-Identifier: MIT */
+/* The shared-memory channel: packets to ranks on this node through the
+ * per-pair mailbox rings (small packets) and the per-receiver cell queues
+ * (the rest, and when a ring is full), both in the job's segment and
+ * indexed by local rank. The pair sequence orders the two lanes: a cell
+ * that arrives ahead of mailbox packets its sender published before it
+ * waits until those are handed up (fy_chan_cell_take). Invariants of the
+ * mailbox are in shm_inl.h, of the queues in shm/cellq_inl.h; waiting on
+ * the doorbell pairs F1 (fy_wake_slow) with F2 (fy_chan_sleep). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <linux/futex.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "boot/boot.h"
+#include "chan/shm_inl.h"
+
+struct fy_chan_state fy_chan;
+
+_Noreturn void fy_chan_bad_packet(int src, const char *what)
+{
+    fy_fatal(1, "malformed packet from rank %d (%s); shared memory corrupted?",
+             src, what);
+}
+
+/* ---- waking and sleeping ---------------------------------------------- */
+
+static long futex(_Atomic uint32_t *addr, int op, uint32_t val,
+                  const struct timespec *ts)
+{
+    return syscall(SYS_futex, (uint32_t *)addr, op, val, ts, NULL, 0);
+}
+
+void fy_wake_slow(int peer)
+{
+    struct fy_shm_rank *pr = &fy_shm.ranks[fy_chan_local(peer)];
+    /* F1: Dekker with F2 in fy_chan_sleep(): our packet (stored before) or
+     * its 'sleeping' flag - at least one side sees the other's store. */
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(&pr->sleeping, memory_order_relaxed)) {
+        atomic_fetch_add_explicit(&pr->doorbell, 1, memory_order_seq_cst);
+        futex(&pr->doorbell, FUTEX_WAKE, 1, NULL);
+    }
+}
+
+void fy_chan_sleep(bool (*more_work)(void))
+{
+    struct fy_shm_rank *my = fy_chan.my;
+    uint32_t v = atomic_load_explicit(&my->doorbell, memory_order_seq_cst);
+    atomic_store_explicit(&my->sleeping, 1, memory_order_seq_cst);
+    /* F2: pairs with F1. */
+    atomic_thread_fence(memory_order_seq_cst);
+    if (!fy_chan_visible() && !(more_work && more_work())) {
+        /* The timeout is a safety net only; wake-ups are explicit. */
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        futex(&my->doorbell, FUTEX_WAIT, v, &ts);
+    }
+    atomic_store_explicit(&my->sleeping, 0, memory_order_relaxed);
+}
+
+/* ---- cells ------------------------------------------------------------ */
+
+uint64_t fy_cell_get(void)
+{
+    return fy_cellq_pop(&fy_chan.my->freeq, &fy_chan.free_tail);
+}
+
+void fy_cell_post(int peer, uint64_t off)
+{
+    fy_cellq_push(&fy_shm.ranks[fy_chan_local(peer)].recvq, off);
+    fy_wake(peer);
+}
+
+void fy_chan_cell_return(uint64_t off)
+{
+    int owner = fy_cell_owner(off); /* checked when the cell was taken */
+    fy_cellq_push(&fy_shm.ranks[owner].freeq, off);
+    fy_wake(fy_boot.local_ranks[owner]);
+}
+
+/* ---- receiving ---------------------------------------------------------- */
+
+/* Hand up the next packet of world rank 'src' from its mailbox if it is
+ * the one due. */
+static bool poll_fastbox(int src)
+{
+    struct fy_chan_peer *pe = &fy_chan.peers[src];
+    struct fy_fbox_slot *sl = fy_chan_fbox_due(pe);
+    if (!sl)
+        return false;
+    /* Read the header once: the peer owns the line. */
+    int32_t tag = sl->tag;
+    uint16_t ct = sl->ctx_type;
+    uint64_t len = sl->len;
+    uint32_t type = ct >> 12;
+    if (len > fy_chan.fbox_cap)
+        fy_chan_bad_packet(src, "mailbox length");
+    uint8_t copy[FY_FBOX_MAX_LEN(FY_FBOX_SLOTS)];
+    fy_chan_fbox_copy_out(pe, sl, copy, len);
+    struct fy_pkt p = {.src = src,
+                       .type = type,
+                       .tag = tag,
+                       .ctx = ct & 0xfffu,
+                       .data = copy,
+                       .len = len,
+                       .lane = FY_LANE_MAILBOX};
+    if (type != FY_PKT_EAGER) {
+        if (len != sizeof(struct fy_ctl))
+            fy_chan_bad_packet(src, "mailbox control length");
+        memcpy(&p.ctl, copy, sizeof(p.ctl));
+        p.len = 0;
+    }
+    fy_chan_fbox_consume(pe, len);
+    fy_chan.deliver(&p);
+    return true;
+}
+
+uint64_t fy_chan_cell_take(int *src_out)
+{
+    struct fy_chan_state *s = &fy_chan;
+    uint64_t off = fy_cellq_pop(&s->my->recvq, &s->recv_tail);
+    if (!off)
+        return 0;
+    int owner = fy_cell_owner(off);
+    if (owner < 0)
+        fy_fatal(1, "malformed cell offset %#llx in receive queue",
+                 (unsigned long long)off);
+    int src = fy_boot.local_ranks[owner];
+    struct fy_cell *c = fy_cell_at(off);
+    if (c->src != (uint32_t)owner)
+        fy_chan_bad_packet(src, "cell owner");
+    if (c->len > s->cell_payload)
+        fy_chan_bad_packet(src, "cell length");
+    struct fy_chan_peer *pe = &s->peers[src];
+    /* Earlier packets of this sender that took its mailbox are already
+     * visible (it published them before this cell): take them first. */
+    while (pe->rseq != c->seq) {
+        if ((int64_t)(c->seq - pe->rseq) < 0 || !poll_fastbox(src))
+            fy_chan_bad_packet(src, "sequence");
+    }
+    pe->rseq++;
+    *src_out = src;
+    return off;
+}
+
+void fy_chan_cell_deliver(uint64_t off, int src)
+{
+    struct fy_cell *c = fy_cell_at(off);
+    struct fy_pkt p = {.src = src,
+                       .type = c->type,
+                       .tag = c->tag,
+                       .ctx = c->ctx,
+                       .data = (uint8_t *)c + FY_CELL_HDR,
+                       .len = c->len,
+                       .ctl = {c->total, c->addr, c->cookie, c->offset},
+                       .lane = FY_LANE_CELLS};
+    fy_chan.deliver(&p);
+    fy_chan_cell_return(off);
+}
+
+static int shm_poll(void)
+{
+    struct fy_chan_state *s = &fy_chan;
+    int n = 0;
+    for (int src = 0; src < s->P; src++)
+        if (src != s->me && s->of[src] == &fy_chan_shm_ops)
+            while (poll_fastbox(src))
+                n++;
+    int src;
+    uint64_t off;
+    while ((off = fy_chan_cell_take(&src))) {
+        fy_chan_cell_deliver(off, src);
+        n++;
+    }
+    return n;
+}
+
+static bool shm_visible(void)
+{
+    struct fy_chan_state *s = &fy_chan;
+    for (int p = 0; p < s->P; p++) {
+        struct fy_chan_peer *pe = &s->peers[p];
+        if (p == s->me || s->of[p] != &fy_chan_shm_ops)
+            continue;
+        if (atomic_load_explicit(&pe->ring_in[pe->fb_next % s->slots].seq,
+                                 memory_order_relaxed) == pe->rseq)
+            return true;
+    }
+    return fy_chan_cell_waiting();
+}
+
+/* ---- sending ------------------------------------------------------------ */
+
+static bool shm_try_send(int peer, uint32_t type, int32_t tag, uint32_t ctx,
+                         const struct fy_ctl *ctl, const void *data,
+                         uint64_t len)
+{
+    struct fy_chan_peer *pe = &fy_chan.peers[peer];
+    /* Eager payloads up to fbox_max and control packets take the mailbox;
+     * synchronous eager and pipelined data always take a cell (the
+     * mailbox slot has no room for their control fields). */
+    if (type == FY_PKT_EAGER
+            ? len <= fy_chan.fbox_max
+            : type != FY_PKT_EAGER_SYNC && type != FY_PKT_DATA) {
+        const void *box = type == FY_PKT_EAGER ? data : (const void *)ctl;
+        uint64_t boxlen = type == FY_PKT_EAGER ? len : sizeof(*ctl);
+        if (fy_chan_fbox_put(peer, pe, type, tag, ctx, box, boxlen))
+            return true;
+    }
+    bool eager = type == FY_PKT_EAGER || type == FY_PKT_EAGER_SYNC;
+    return fy_chan_cell_put(peer, pe, type, tag, ctx, ctl, eager ? data : NULL,
+                            eager ? len : 0);
+}
+
+const struct fy_chan_ops fy_chan_shm_ops = {
+    .name = "shm",
+    .try_send = shm_try_send,
+    .poll = shm_poll,
+    .visible = shm_visible,
+};
+
+/* ---- every channel ------------------------------------------------------ */
+
+int fy_chan_poll(void)
+{
+    /* One channel today; a network channel adds its own poll here. */
+    return shm_poll();
+}
+
+bool fy_chan_visible(void)
+{
+    return shm_visible();
+}
+
+int fy_chan_init(fy_chan_deliver_fn *deliver, uint32_t fbox_max,
+                 bool wake_peers)
+{
+    struct fy_chan_state *s = &fy_chan;
+    const struct fy_shm_layout *lay = &fy_shm.lay;
+    s->me = fy_boot.rank;
+    s->P = fy_boot.size;
+    s->local_me = fy_boot.local_rank;
+    s->wake_peers = wake_peers;
+    s->deliver = deliver;
+    s->slots = lay->fbox_slots;
+    s->cell_payload = lay->cell_size - FY_CELL_HDR;
+    s->fbox_max = fbox_max;
+    /* What a peer may legitimately put in one mailbox message. */
+    s->fbox_cap = FY_FBOX_MAX_LEN(s->slots);
+    s->peers = calloc((size_t)s->P, sizeof(*s->peers));
+    s->of = calloc((size_t)s->P, sizeof(*s->of));
+    if (!s->peers || !s->of) {
+        fy_chan_finalize();
+        return -ENOMEM;
+    }
+    for (int p = 0; p < s->P; p++) {
+        struct fy_chan_peer *pe = &s->peers[p];
+        int l = fy_chan_local(p);
+        pe->rseq = 1;
+        if (l < 0) {
+            /* No channel reaches other nodes yet (the launcher only
+             * starts single-node jobs). */
+            FY_ERROR("rank %d is not on this node: no channel reaches it", p);
+            fy_chan_finalize();
+            return -ENOTSUP;
+        }
+        s->of[p] = &fy_chan_shm_ops;
+        pe->ring_out = fy_fbox_ring(l, s->local_me);
+        pe->ring_in = fy_fbox_ring(s->local_me, l);
+        pe->ack_out = fy_fbox_ack(l, s->local_me);
+        pe->ack_in = fy_fbox_ack(s->local_me, l);
+    }
+    /* Our own part of the segment: the queues and our cells. */
+    s->my = &fy_shm.ranks[s->local_me];
+    s->recv_tail = fy_cellq_init(&s->my->recvq);
+    s->free_tail = fy_cellq_init(&s->my->freeq);
+    uint64_t base = fy_cells_base(s->local_me);
+    for (uint32_t i = 0; i < lay->ncells; i++)
+        fy_cellq_push(&s->my->freeq, base + (uint64_t)i * lay->cell_size);
+    return 0;
+}
+
+void fy_chan_finalize(void)
+{
+    struct fy_chan_state *s = &fy_chan;
+    free(s->peers);
+    free(s->of);
+    s->peers = NULL;
+    s->of = NULL;
+}
