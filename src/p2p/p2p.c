@@ -265,7 +265,7 @@ static void posted_unlink(struct fy_req *r)
     r->next = r->prev = NULL;
 }
 
-static struct fy_req *posted_take(int wsrc, int32_t tag, uint32_t ctx)
+struct fy_req *fy_p2p_posted_take(int wsrc, int32_t tag, uint32_t ctx)
 {
     for (struct fy_req *r = fy_p2p.posted_head; r; r = r->next) {
         if (envelope_match(r, wsrc, tag, ctx)) {
@@ -288,7 +288,7 @@ static void posted_append(struct fy_req *r)
     r->on_list = true;
 }
 
-static void unexp_append(struct fy_unexp *u)
+void fy_p2p_unexp_append(struct fy_unexp *u)
 {
     u->next = NULL;
     u->prev = fy_p2p.unexp_tail;
@@ -321,8 +321,7 @@ static struct fy_unexp *unexp_find(int wsrc, int anysrc, int32_t tag,
     return NULL;
 }
 
-/* Copy 'len' bytes of a whole message into a matched receive. */
-static void deliver_bytes(struct fy_req *r, int wsrc, int32_t tag,
+void fy_p2p_deliver_bytes(struct fy_req *r, int wsrc, int32_t tag,
                           const void *data, uint64_t len)
 {
     uint64_t cap = fy_req_capacity(r);
@@ -354,7 +353,7 @@ void fy_recv_finish(struct fy_req *r, uint64_t got, uint64_t total)
     fy_req_complete(r);
 }
 
-static void send_fin(int peer, uint64_t cookie)
+void fy_p2p_send_fin(int peer, uint64_t cookie)
 {
     struct fy_ctl ctl = {.cookie = cookie};
     if (fy_pkt_send(peer, FY_PKT_FIN, 0, 0, &ctl, NULL))
@@ -365,15 +364,9 @@ static void send_fin(int peer, uint64_t cookie)
 /* A matched (or to-be-queued) message packet from a peer. */
 static void on_message(const struct fy_pkt *p)
 {
-    struct fy_req *r = posted_take(p->src, p->tag, p->ctx);
+    struct fy_req *r = fy_p2p_posted_take(p->src, p->tag, p->ctx);
     if (r) {
-        if (p->type == FY_PKT_RTS) {
-            fy_rndv_on_rts(r, p);
-            return;
-        }
-        deliver_bytes(r, p->src, p->tag, p->data, p->len);
-        if (p->type == FY_PKT_EAGER_SYNC)
-            send_fin(p->src, p->ctl.cookie);
+        fy_protos[fy_proto_of_pkt(p->type)].matched(r, p);
         return;
     }
     fy_proto_stats.unexpected++;
@@ -392,7 +385,7 @@ static void on_message(const struct fy_pkt *p)
                            .len = keep};
     if (keep)
         memcpy(u->data, p->data, keep);
-    unexp_append(u);
+    fy_p2p_unexp_append(u);
 }
 
 /* Everything the channels hand up (fy_chan_init's deliver function). */
@@ -401,8 +394,8 @@ static void handle_pkt(const struct fy_pkt *p)
     switch (p->type) {
     case FY_PKT_EAGER:
     case FY_PKT_EAGER_SYNC:
-        fy_proto_count(p->lane == FY_LANE_MAILBOX ? FY_PROTO_EAGER_MAILBOX
-                                                  : FY_PROTO_EAGER_CELLS,
+        fy_proto_count(p->lane == FY_LANE_MAILBOX ? FY_STAT_EAGER_MAILBOX
+                                                  : FY_STAT_EAGER_CELLS,
                        p->len);
         /* fall through */
     case FY_PKT_RTS:
@@ -470,61 +463,15 @@ bool fy_req_test(struct fy_req *r)
 
 /* ---- sends -------------------------------------------------------------- */
 
-/* Deliver a send to ourselves: match now or queue a copy. */
-static int self_send(struct fy_req *sr)
-{
-    const void *data = fy_req_data(sr);
-    fy_proto_count(FY_PROTO_SELF, (uint64_t)sr->bytes);
-    struct fy_req *r = posted_take(fy_p2p.me, sr->tag, sr->ctx);
-    if (r) {
-        deliver_bytes(r, fy_p2p.me, sr->tag, data, (uint64_t)sr->bytes);
-        fy_req_complete(sr);
-        return 0;
-    }
-    struct fy_unexp *u = malloc(sizeof(*u) + (size_t)sr->bytes);
-    if (!u)
-        return -ENOMEM;
-    *u = (struct fy_unexp){.src = fy_p2p.me,
-                           .type = FY_PKT_EAGER,
-                           .tag = sr->tag,
-                           .ctx = sr->ctx,
-                           .len = (uint64_t)sr->bytes};
-    if (sr->bytes)
-        memcpy(u->data, data, (size_t)sr->bytes);
-    if (sr->mode == FY_SEND_SYNC)
-        u->self_sync = sr; /* completes when matched */
-    else
-        fy_req_complete(sr);
-    unexp_append(u);
-    return 0;
-}
-
 static int send_start(struct fy_req *r)
 {
-    struct fy_p2p_state *s = &fy_p2p;
     if (!r->dt->contig && r->bytes > 0) {
         r->pack = malloc((size_t)r->bytes);
         if (!r->pack)
             return -ENOMEM;
         fy_dtype_pack(r->buf, r->count, r->dt, r->pack);
     }
-    if (r->wpeer == s->me)
-        return self_send(r);
-    if ((uint64_t)r->bytes <= s->eager_max) {
-        if (r->mode == FY_SEND_SYNC) {
-            r->cookie = fy_cookie_new(r);
-            struct fy_ctl ctl = {.total = (uint64_t)r->bytes,
-                                 .cookie = r->cookie};
-            return fy_pkt_send(r->wpeer, FY_PKT_EAGER_SYNC, r->tag, r->ctx,
-                               &ctl, r);
-        }
-        return fy_pkt_send(r->wpeer, FY_PKT_EAGER, r->tag, r->ctx, NULL, r);
-    }
-    r->cookie = fy_cookie_new(r);
-    struct fy_ctl ctl = {.total = (uint64_t)r->bytes,
-                         .addr = (uint64_t)(uintptr_t)fy_req_data(r),
-                         .cookie = r->cookie};
-    return fy_pkt_send(r->wpeer, FY_PKT_RTS, r->tag, r->ctx, &ctl, r);
+    return fy_protos[fy_proto_pick(r->wpeer, (uint64_t)r->bytes)].send(r);
 }
 
 static struct fy_req *req_init(int kind, void *buf, MPI_Count count,
@@ -619,19 +566,19 @@ int fy_p2p_send(const void *buf, MPI_Count count, struct fy_dtype *dt, int dest,
 /* Hand an unexpected message to the receive r that matched it. */
 static void deliver_unexp(struct fy_req *r, struct fy_unexp *u)
 {
-    if (u->type == FY_PKT_RTS) {
+    if (u->self_sync) {
+        /* A synchronous send to ourselves completes when matched. */
+        fy_p2p_deliver_bytes(r, u->src, u->tag, u->data, u->len);
+        fy_req_complete(u->self_sync);
+    } else {
         struct fy_pkt p = {.src = u->src,
                            .type = u->type,
                            .tag = u->tag,
                            .ctx = u->ctx,
+                           .data = u->data,
+                           .len = u->len,
                            .ctl = u->ctl};
-        fy_rndv_on_rts(r, &p);
-    } else {
-        deliver_bytes(r, u->src, u->tag, u->data, u->len);
-        if (u->self_sync)
-            fy_req_complete(u->self_sync);
-        else if (u->type == FY_PKT_EAGER_SYNC)
-            send_fin(u->src, u->ctl.cookie);
+        fy_protos[fy_proto_of_pkt(u->type)].matched(r, &p);
     }
     free(u);
 }
@@ -700,7 +647,7 @@ int fy_p2p_recv(void *buf, MPI_Count count, struct fy_dtype *dt, int src,
                         len <= fy_chan.fbox_cap) {
                         fy_chan_fbox_copy_out(pe, sl, buf, len);
                         fy_chan_fbox_consume(pe, len);
-                        fy_proto_count(FY_PROTO_EAGER_MAILBOX, len);
+                        fy_proto_count(FY_STAT_EAGER_MAILBOX, len);
                         *source_out = src;
                         *tag_out = t;
                         *bytes_out = (MPI_Count)len;
@@ -721,7 +668,7 @@ int fy_p2p_recv(void *buf, MPI_Count count, struct fy_dtype *dt, int src,
                         c->len <= cap && !s->unexp_head && !s->posted_head) {
                         if (c->len)
                             memcpy(buf, (uint8_t *)c + FY_CELL_HDR, c->len);
-                        fy_proto_count(FY_PROTO_EAGER_CELLS, c->len);
+                        fy_proto_count(FY_STAT_EAGER_CELLS, c->len);
                         *source_out = src;
                         *tag_out = c->tag;
                         *bytes_out = (MPI_Count)c->len;

@@ -117,21 +117,6 @@ void fy_cookie_drop(uint64_t cookie);
 int fy_pkt_send(int peer, uint32_t type, int32_t tag, uint32_t ctx,
                 const struct fy_ctl *ctl, struct fy_req *req);
 
-/* Shared single copy (split.c): receiver side copies want bytes from the
- * sender's remote address into dest with the sender's help; returns want or
- * a negative errno. The sender side handles FY_PKT_SPLIT. */
-ssize_t fy_split_get(int src, uint64_t sender_cookie, uint64_t remote,
-                     void *dest, uint64_t want);
-/* Pieces of a long one-sided receive: each is read (or split) in one go,
- * with a whole progress pass between two pieces. A multiple of 4 KiB; the
- * shared copy names a piece by its index (split.c). */
-#define FY_PULL_PIECE ((uint64_t)4 << 20)
-/* The same for piece 'piece' (offset piece * FY_PULL_PIECE of both
- * buffers; 'remote' and 'dest' are the buffers' starts). */
-ssize_t fy_split_get_piece(int src, uint64_t sender_cookie, uint64_t remote,
-                           uint8_t *dest, uint64_t piece, uint64_t len);
-void fy_split_on_pkt(const struct fy_pkt *p);
-
 /* Rendezvous (rndv.c). fy_rndv_init runs once every rank has published
  * its record (after the attach barrier): probes the mechanisms, opens the
  * net listener, waits at the probe barrier and installs rank 0's rule
@@ -174,5 +159,17 @@ static inline uint64_t fy_req_capacity(const struct fy_req *r)
 
 /* Where received bytes go: the user buffer if contiguous, else r->pack. */
 void fy_recv_finish(struct fy_req *r, uint64_t got, uint64_t total);
+
+/* Matching services for the protocols (proto/). */
+/* Take the oldest posted receive matching the envelope, or NULL. */
+struct fy_req *fy_p2p_posted_take(int wsrc, int32_t tag, uint32_t ctx);
+/* Queue a message no receive matched yet (takes ownership of u). */
+void fy_p2p_unexp_append(struct fy_unexp *u);
+/* Copy a whole message of 'len' bytes into matched receive r, set its
+ * status (truncation included) and complete it. */
+void fy_p2p_deliver_bytes(struct fy_req *r, int wsrc, int32_t tag,
+                          const void *data, uint64_t len);
+/* Tell 'peer' its synchronous send 'cookie' was matched. */
+void fy_p2p_send_fin(int peer, uint64_t cookie);
 
 #endif /* FY_P2P_IMPL_H */

@@ -220,6 +220,15 @@ static void rx_pad_release(uint32_t pad)
     s->pad_free[s->npad_free++] = pad;
 }
 
+int fy_proto_rndv_send(struct fy_req *r)
+{
+    r->cookie = fy_cookie_new(r);
+    struct fy_ctl ctl = {.total = (uint64_t)r->bytes,
+                         .addr = (uint64_t)(uintptr_t)fy_req_data(r),
+                         .cookie = r->cookie};
+    return fy_pkt_send(r->wpeer, FY_PKT_RTS, r->tag, r->ctx, &ctl, r);
+}
+
 void fy_rndv_on_rts(struct fy_req *r, const struct fy_pkt *p)
 {
     struct fy_p2p_state *s = &fy_p2p;
@@ -234,11 +243,11 @@ void fy_rndv_on_rts(struct fy_req *r, const struct fy_pkt *p)
     int kind = fy_xfer_table_pick(&fy_xfer_active, want);
     fy_proto_count_xfer(kind, want);
     if (fy_xfer_registry[kind]->one_sided) {
-        fy_proto_count(FY_PROTO_RNDV_GET, want);
+        fy_proto_count(FY_STAT_RNDV_GET, want);
         rts_one_sided(r, p, kind, want, total);
         return;
     }
-    fy_proto_count(FY_PROTO_RNDV_PUT, want);
+    fy_proto_count(FY_STAT_RNDV_PUT, want);
     recv_dest(r, want);
     /* CTS: total = bytes to send, addr = mechanism, cookie = the sender's,
      * offset = ours (data names it). */

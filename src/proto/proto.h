@@ -1,32 +1,105 @@
 /* SPDX-License-Identifier: MIT */
-/* Message protocols: how a message travels, as a table indexed by enum
- * fy_proto, with per-rank counters (the seed-002 Table 2 figures). The
- * receiver counts each message once, when it is delivered, under the
- * protocol that carried it; rendezvous messages are also counted under the
- * mechanism that moved their bytes. FERRY_STATS=1 prints the counters at
- * MPI_Finalize. Not thread safe (one thread per process drives p2p). */
+/* Message protocols: how a message travels, as one table indexed by enum
+ * fy_proto (fy_protos[]): the sender picks the entry for each message
+ * (fy_proto_pick), starts it with the entry's send, and the message's
+ * first packet names the entry the receiver runs when a receive matches
+ * it. A new protocol (Push-Pull, the receiver-initiated write) is a new
+ * entry and a new file here, not surgery in p2p.
+ *
+ * Per-rank counters (the seed-002 Table 2 figures): the receiver counts
+ * each message once, when it is delivered, under the way it travelled
+ * (enum fy_proto_stat: eager through the mailbox or a cell, rendezvous
+ * get or put); rendezvous messages are also counted under the mechanism
+ * that moved their bytes. FERRY_STATS=1 prints them at MPI_Finalize. Not
+ * thread safe (one thread per process drives p2p). */
 #ifndef FY_PROTO_H
 #define FY_PROTO_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
+#include "chan/chan.h"
 #include "xfer/xfer.h"
 
+struct fy_req;
+
+/* The table. */
 enum fy_proto {
-    FY_PROTO_EAGER_MAILBOX, /* whole message in the pair's mailbox ring */
-    FY_PROTO_EAGER_CELLS,   /* whole message in a queue cell */
-    FY_PROTO_RNDV_GET,      /* receiver reads the sender's buffer (one-sided) */
-    FY_PROTO_RNDV_PUT,      /* sender streams after CTS (two-sided) */
-    FY_PROTO_SELF,          /* a rank to itself */
+    FY_PROTO_SELF,  /* a rank to itself: matched or queued at once */
+    FY_PROTO_EAGER, /* whole message in one packet (EAGER, EAGER_SYNC) */
+    FY_PROTO_RNDV,  /* RTS; the receiver gets the bytes or the sender puts
+                     * them after CTS, by the mechanism table (rndv.c) */
     FY_PROTO_COUNT
 };
+
+struct fy_proto_ops {
+    const char *name;
+    /* Start send r (packed, peer and size set). 0 or a negative errno. */
+    int (*send)(struct fy_req *r);
+    /* Receive r matched the message whose first packet is p (from a
+     * channel, or rebuilt from the unexpected queue). */
+    void (*matched)(struct fy_req *r, const struct fy_pkt *p);
+};
+
+extern const struct fy_proto_ops fy_protos[FY_PROTO_COUNT];
+
+/* Which protocol carries a message of 'bytes' to world rank 'peer'. */
+enum fy_proto fy_proto_pick(int peer, uint64_t bytes);
+
+/* Which protocol a message's first packet belongs to; -1 if the type
+ * opens no message (control packets). */
+static inline int fy_proto_of_pkt(uint32_t type)
+{
+    switch (type) {
+    case FY_PKT_EAGER:
+    case FY_PKT_EAGER_SYNC:
+        return FY_PROTO_EAGER;
+    case FY_PKT_RTS:
+        return FY_PROTO_RNDV;
+    default:
+        return -1;
+    }
+}
+
+/* The shared single copy (proto/split.c), the rendezvous get for cma: receiver
+ * side copies want bytes from the sender's remote address into dest with the
+ * sender's help; returns want or a negative errno. The sender side handles
+ * FY_PKT_SPLIT. */
+ssize_t fy_split_get(int src, uint64_t sender_cookie, uint64_t remote,
+                     void *dest, uint64_t want);
+/* Pieces of a long one-sided receive: each is read (or split) in one go,
+ * with a whole progress pass between two pieces. A multiple of 4 KiB; the
+ * shared copy names a piece by its index (split.c). */
+#define FY_PULL_PIECE ((uint64_t)4 << 20)
+/* The same for piece 'piece' (offset piece * FY_PULL_PIECE of both
+ * buffers; 'remote' and 'dest' are the buffers' starts). */
+ssize_t fy_split_get_piece(int src, uint64_t sender_cookie, uint64_t remote,
+                           uint8_t *dest, uint64_t piece, uint64_t len);
+void fy_split_on_pkt(const struct fy_pkt *p);
+
+/* Counters: how each message travelled. */
+enum fy_proto_stat {
+    FY_STAT_EAGER_MAILBOX, /* whole message in the pair's mailbox ring */
+    FY_STAT_EAGER_CELLS,   /* whole message in a queue cell */
+    FY_STAT_RNDV_GET,      /* receiver reads the sender's buffer (one-sided) */
+    FY_STAT_RNDV_PUT,      /* sender streams after CTS (two-sided) */
+    FY_STAT_SELF,          /* a rank to itself */
+    FY_STAT_COUNT
+};
+
+/* Entries' functions (eager.c, p2p/rndv.c). */
+int fy_proto_self_send(struct fy_req *r);
+int fy_proto_eager_send(struct fy_req *r);
+void fy_proto_eager_matched(struct fy_req *r, const struct fy_pkt *p);
+int fy_proto_rndv_send(struct fy_req *r);
+void fy_rndv_on_rts(struct fy_req *r, const struct fy_pkt *p);
 
 struct fy_proto_counter {
     uint64_t msgs, bytes;
 };
 
 struct fy_proto_stats {
-    struct fy_proto_counter proto[FY_PROTO_COUNT];
+    struct fy_proto_counter proto[FY_STAT_COUNT]; /* enum fy_proto_stat */
     struct fy_proto_counter xfer[FY_XFER_NKINDS]; /* rendezvous, by kind */
     uint64_t split;        /* rendezvous pieces shared with the sender */
     uint64_t unexpected;   /* messages that arrived before their receive */
@@ -37,10 +110,10 @@ struct fy_proto_stats {
 
 extern struct fy_proto_stats fy_proto_stats;
 
-/* The protocol's name, as FERRY_STATS prints it. */
-const char *fy_proto_name(enum fy_proto p);
+/* The counter's name, as FERRY_STATS prints it. */
+const char *fy_proto_stat_name(enum fy_proto_stat p);
 
-static inline void fy_proto_count(enum fy_proto p, uint64_t bytes)
+static inline void fy_proto_count(enum fy_proto_stat p, uint64_t bytes)
 {
     fy_proto_stats.proto[p].msgs++;
     fy_proto_stats.proto[p].bytes += bytes;

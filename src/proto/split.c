@@ -23,6 +23,7 @@
 
 #include "boot/boot.h"
 #include "p2p/p2p_impl.h"
+#include "proto/proto.h"
 
 static uint32_t split_gen;
 
