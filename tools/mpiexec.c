@@ -54,7 +54,8 @@
 /* The contract variables are always set by us and never inherited from our
  * own environment: a nested mpiexec must not leak its parent's rank. */
 static const char *const fy_launch_contract_vars[] = {
-    "FERRY_RANK", "FERRY_SIZE", "FERRY_JOBID", "FERRY_NCPUS", "FERRY_SHM_FD",
+    "FERRY_RANK",  "FERRY_SIZE",   "FERRY_JOBID",
+    "FERRY_NCPUS", "FERRY_SHM_FD", "FERRY_KVS_FD",
 };
 
 enum fy_launch_bind { FY_BIND_DEFAULT, FY_BIND_CORE, FY_BIND_NONE };
@@ -96,6 +97,7 @@ struct fy_launch_job {
     int errpipe[2]; /* children report exec failure as {rank, errno} */
     int devnull;
     int shmfd;
+    int kvsfd;
     struct rlimit nofile; /* as we found it, restored in the children */
     void (*sigpipe_orig)(int);
 
@@ -572,9 +574,11 @@ static char **fy_launch_env_build(const struct fy_launch_job *job,
     envp[k++] = strdup(buf);
     snprintf(buf, sizeof(buf), "FERRY_SHM_FD=%d", job->shmfd);
     envp[k++] = strdup(buf);
+    snprintf(buf, sizeof(buf), "FERRY_KVS_FD=%d", job->kvsfd);
+    envp[k++] = strdup(buf);
     envp[k++] = rank_slot;
     envp[k] = NULL;
-    for (size_t c = k - 5; c < k - 1; c++)
+    for (size_t c = k - 6; c < k - 1; c++)
         if (!envp[c]) {
             free(envp);
             return NULL;
@@ -649,7 +653,7 @@ static _Noreturn void fy_launch_child_run(struct fy_launch_job *job, int rank,
         goto fail;
     /* The one shared segment crosses exec; every other fd of ours is
      * O_CLOEXEC. */
-    if (fcntl(job->shmfd, F_SETFD, 0) < 0)
+    if (fcntl(job->shmfd, F_SETFD, 0) < 0 || fcntl(job->kvsfd, F_SETFD, 0) < 0)
         goto fail;
 
     if (job->bind) {
@@ -1165,7 +1169,7 @@ int main(int argc, char **argv)
 {
     static struct fy_launch_job job_storage;
     struct fy_launch_job *job = &job_storage;
-    job->shmfd = job->sigfd = job->devnull = job->relay_fd = -1;
+    job->shmfd = job->kvsfd = job->sigfd = job->devnull = job->relay_fd = -1;
     job->errpipe[0] = job->errpipe[1] = -1;
 
     const char *base = strrchr(argv[0], '/');
@@ -1218,6 +1222,13 @@ int main(int argc, char **argv)
      * allowed so the library may forbid shrinking once it has sized it. */
     job->shmfd = memfd_create(memname, MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (job->shmfd < 0) {
+        fy_launch_msg("memfd_create: %s", strerror(errno));
+        return FY_LAUNCH_EXIT_SYSTEM;
+    }
+    /* The bootstrap's key-value table (src/boot/kvs.c): the ranks size it. */
+    snprintf(memname, sizeof(memname), "ferry-kvs-%s", jobid);
+    job->kvsfd = memfd_create(memname, MFD_CLOEXEC);
+    if (job->kvsfd < 0) {
         fy_launch_msg("memfd_create: %s", strerror(errno));
         return FY_LAUNCH_EXIT_SYSTEM;
     }
@@ -1307,6 +1318,8 @@ int main(int argc, char **argv)
      * alive after the job. */
     close(job->shmfd);
     job->shmfd = -1;
+    close(job->kvsfd);
+    job->kvsfd = -1;
     close(job->errpipe[1]);
     job->errpipe[1] = -1;
     if (relay_rd >= 0)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The bootstrap registry and the two ways of starting Ferry has today:
- * its own launcher (tools/mpiexec.c: rank, size and an inherited memfd in
- * the environment) and a singleton (started without any launcher). */
+ * its own launcher (tools/mpiexec.c: rank, size and two inherited memfds,
+ * the segment and the key-value table, in the environment) and a
+ * singleton (started without any launcher). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -77,8 +78,24 @@ int fy_boot_one_node(struct fy_boot *b)
 
 /* ---- Ferry's own launcher ------------------------------------------------ */
 
-static const char *const embedded_vars[] = {
-    "FERRY_RANK", "FERRY_SIZE", "FERRY_SHM_FD", "FERRY_NCPUS", "FERRY_JOBID"};
+static const char *const embedded_vars[] = {"FERRY_RANK",   "FERRY_SIZE",
+                                            "FERRY_SHM_FD", "FERRY_NCPUS",
+                                            "FERRY_JOBID",  "FERRY_KVS_FD"};
+
+/* An inherited descriptor named by 'var': checked open, close-on-exec. */
+static int inherited_fd(const char *var, int *fd_out)
+{
+    int rc = env_int(var, 0, INT_MAX, fd_out);
+    if (rc)
+        return rc == -ENOENT ? (FY_ERROR("%s is not set", var), -EINVAL) : rc;
+    if (fcntl(*fd_out, F_GETFD) < 0) {
+        FY_ERROR("%s=%d is not an open descriptor: %m", var, *fd_out);
+        return -EBADF;
+    }
+    /* Keep it from leaking into programs the rank may exec. */
+    fcntl(*fd_out, F_SETFD, FD_CLOEXEC);
+    return 0;
+}
 
 static bool embedded_detect(void)
 {
@@ -96,15 +113,11 @@ static int embedded_init(struct fy_boot *b)
                       -EINVAL)
                    : rc;
     fy_log_rank = b->rank;
-    if ((rc = env_int("FERRY_SHM_FD", 0, INT_MAX, &b->shm_fd)))
-        return rc == -ENOENT ? (FY_ERROR("FERRY_SHM_FD is not set"), -EINVAL)
-                             : rc;
-    if (fcntl(b->shm_fd, F_GETFD) < 0) {
-        FY_ERROR("FERRY_SHM_FD=%d is not an open descriptor: %m", b->shm_fd);
-        return -EBADF;
-    }
-    /* Keep it from leaking into programs the rank may exec. */
-    fcntl(b->shm_fd, F_SETFD, FD_CLOEXEC);
+    int kvs_fd;
+    if ((rc = inherited_fd("FERRY_SHM_FD", &b->shm_fd)) ||
+        (rc = inherited_fd("FERRY_KVS_FD", &kvs_fd)) ||
+        (rc = fy_boot_kvs_attach(kvs_fd, b->rank, b->size)))
+        return rc;
     if (env_int("FERRY_NCPUS", 1, 1 << 20, &b->ncpus))
         b->ncpus = fy_online_cpus();
     const char *job = getenv("FERRY_JOBID");
@@ -116,6 +129,10 @@ const struct fy_boot_ops fy_boot_embedded_ops = {
     .name = "ferry",
     .detect = embedded_detect,
     .init = embedded_init,
+    .kvs_put = fy_boot_kvs_put,
+    .kvs_get = fy_boot_kvs_get,
+    .fence = fy_boot_kvs_fence,
+    .finalize = fy_boot_kvs_detach,
 };
 
 /* ---- singleton ------------------------------------------------------------
@@ -141,6 +158,15 @@ static int singleton_init(struct fy_boot *b)
     }
     snprintf(b->jobid, sizeof(b->jobid), "singleton-%d", getpid());
     fy_log_rank = 0;
+    int kvs_fd = memfd_create("ferry-singleton-kvs", MFD_CLOEXEC);
+    if (kvs_fd < 0) {
+        int err = errno;
+        FY_ERROR("memfd_create failed: %m");
+        return -err;
+    }
+    int rc = fy_boot_kvs_attach(kvs_fd, 0, 1);
+    if (rc)
+        return rc;
     return fy_boot_one_node(b);
 }
 
@@ -148,6 +174,10 @@ const struct fy_boot_ops fy_boot_singleton_ops = {
     .name = "singleton",
     .detect = singleton_detect,
     .init = singleton_init,
+    .kvs_put = fy_boot_kvs_put,
+    .kvs_get = fy_boot_kvs_get,
+    .fence = fy_boot_kvs_fence,
+    .finalize = fy_boot_kvs_detach,
 };
 
 /* ---- the registry ------------------------------------------------------- */

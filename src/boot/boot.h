@@ -35,8 +35,7 @@ static inline int fy_boot_local(int world)
 }
 
 /* One way of starting. Optional pointers are NULL where the launcher has
- * nothing to do there (e.g. the embedded launcher needs no key-value
- * exchange: every rank is on one node and inherits the segment). */
+ * nothing to do there. */
 struct fy_boot_ops {
     const char *name;
     /* Whether this launcher started the process (environment only). */
@@ -51,6 +50,22 @@ struct fy_boot_ops {
     int (*fence)(void);
     void (*finalize)(void);
 };
+
+/* Limits of the key-value exchange (boot/kvs.c, the table of launchers
+ * whose ranks share one node). */
+#define FY_BOOT_KEY_MAX 64     /* key bytes, NUL included */
+#define FY_BOOT_VALUE_MAX 448  /* value bytes, NUL included */
+#define FY_BOOT_KVS_ENTRIES 32 /* keys per rank */
+
+/* The one-node table: map the inherited memfd 'fd' (closed once mapped)
+ * as rank 'rank' of 'size'. 0 or a negative errno (logged). */
+int fy_boot_kvs_attach(int fd, int rank, int size);
+void fy_boot_kvs_detach(void);
+/* Its ops: put 0, -E2BIG, -ENOSPC; get 0, -ENOENT, -ENOSPC (value_out too
+ * small), -EINVAL (rank); fence 0 or -EPROTO. -ENOTSUP when no table. */
+int fy_boot_kvs_put(const char *key, const char *value);
+int fy_boot_kvs_get(int rank, const char *key, char *value_out, size_t len);
+int fy_boot_kvs_fence(void);
 
 extern const struct fy_boot_ops fy_boot_embedded_ops;
 extern const struct fy_boot_ops fy_boot_singleton_ops;

@@ -95,9 +95,13 @@ check "-genv NAME VAL and -x NAME[=VAL]" $? "got '$(cat "$T/genv")'"
 [ "$(grep -c 'memfd:ferry-' "$T/memfd")" = 2 ] && [ "$(grep -cx 0 "$T/memfd")" = 2 ]
 check "FERRY_SHM_FD is an inherited, empty memfd" $? "$(cat "$T/memfd")"
 
+"$MPIEXEC" -n 2 sh -c 'ls -l "/proc/self/fd/$FERRY_KVS_FD"; stat -L -c %s "/proc/self/fd/$FERRY_KVS_FD"' > "$T/kvsfd" 2>&1
+[ "$(grep -c 'memfd:ferry-kvs-' "$T/kvsfd")" = 2 ] && [ "$(grep -cx 0 "$T/kvsfd")" = 2 ]
+check "FERRY_KVS_FD is an inherited, empty memfd (the key-value table)" $? "$(cat "$T/kvsfd")"
+
 "$MPIEXEC" -n 2 sh -c 'ls -l /proc/self/fd/ | grep -c memfd' > "$T/memfdn"
-[ "$(sort -u "$T/memfdn")" = 1 ]
-check "exactly one memfd per rank, no other launcher fds" $? "$(cat "$T/memfdn")"
+[ "$(sort -u "$T/memfdn")" = 2 ]
+check "exactly two memfds per rank (segment, key-value table), no other launcher fds" $? "$(cat "$T/memfdn")"
 
 # ---- exit status -------------------------------------------------------------
 "$MPIEXEC" -n 3 sh -c 'exit 0'

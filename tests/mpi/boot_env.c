@@ -11,8 +11,9 @@
 
 #include "mpitest.h"
 
-static const char *const boot_vars[] = {
-    "FERRY_RANK", "FERRY_SIZE", "FERRY_SHM_FD", "FERRY_NCPUS", "FERRY_JOBID"};
+static const char *const boot_vars[] = {"FERRY_RANK",   "FERRY_SIZE",
+                                        "FERRY_SHM_FD", "FERRY_NCPUS",
+                                        "FERRY_JOBID",  "FERRY_KVS_FD"};
 
 int main(int argc, char **argv)
 {
