@@ -7,12 +7,12 @@
  *
  * Invariants:
  * - Rank r alone writes entry[r][*] and count[r]; it stores count[r] with
- *   release after the entries (R1), a reader acquires it (A1) before it
+ *   release after the entries (KR1), a reader acquires it (KA1) before it
  *   reads entries below it. fence() orders everyone's puts before every
  *   get after it.
  * - The fence is a generation barrier: the last of 'size' arrivals resets
- *   'arrived' and bumps 'gen' with release (R2); the others wait until
- *   they acquire a new gen (A2). Each waits for its own generation only,
+ *   'arrived' and bumps 'gen' with release (KR2); the others wait until
+ *   they acquire a new gen (KA2). Each waits for its own generation only,
  *   so back-to-back fences cannot mix.
  * - Nothing read from the table is trusted: count is clamped to the table,
  *   keys and values are read into private memory with bounded lengths. */
@@ -131,7 +131,7 @@ int fy_boot_kvs_put(const char *key, const char *value)
     memcpy(e->value, value, vl);
     if (e == &me->entry[kvs.mine])
         kvs.mine++;
-    /* R1: pairs with A1 in get: the entries are visible with the count. */
+    /* KR1: pairs with KA1 in get: the entries are visible with the count. */
     atomic_store_explicit(&me->count, kvs.mine, memory_order_release);
     return 0;
 }
@@ -143,7 +143,7 @@ int fy_boot_kvs_get(int rank, const char *key, char *value_out, size_t len)
     if (rank < 0 || rank >= kvs.size)
         return -EINVAL;
     const struct kvs_rank *r = &kvs.ranks[rank];
-    /* A1: pairs with R1. */
+    /* KA1: pairs with KR1. */
     uint32_t n = atomic_load_explicit(&r->count, memory_order_acquire);
     if (n > FY_BOOT_KVS_ENTRIES)
         n = FY_BOOT_KVS_ENTRIES; /* never trust the table */
@@ -184,13 +184,13 @@ int fy_boot_kvs_fence(void)
     }
     if (arrived == (uint32_t)kvs.size) {
         atomic_store_explicit(&h->arrived, 0, memory_order_relaxed);
-        /* R2: pairs with A2: every rank's puts before its arrival (acq_rel
+        /* KR2: pairs with KA2: every rank's puts before its arrival (acq_rel
          * above) are visible to whoever sees the new generation. */
         atomic_store_explicit(&h->gen, gen + 1, memory_order_release);
         futex(&h->gen, FUTEX_WAKE, INT32_MAX, NULL);
         return 0;
     }
-    /* A2: pairs with R2. */
+    /* KA2: pairs with KR2. */
     while (atomic_load_explicit(&h->gen, memory_order_acquire) == gen) {
         struct timespec ts = {0, 10 * 1000 * 1000};
         futex(&h->gen, FUTEX_WAIT, gen, &ts);

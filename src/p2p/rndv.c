@@ -850,7 +850,7 @@ int fy_rndv_init(void)
         }
     }
     s->my->xfer_ok = ok;
-    /* R10: pairs with A1 in the barrier: our probe results, net port and
+    /* R12: pairs with A1 in the barrier: our probe results, net port and
      * key (and rank 0's table) are visible to everyone past it. */
     atomic_fetch_add_explicit(&fy_shm.hdr->probed, 1, memory_order_release);
     fy_shm_barrier_wait(&fy_shm.hdr->probed, (uint32_t)fy_boot.local_size);
