@@ -699,7 +699,8 @@ struct slot {
     uintptr_t w;
     int cls;
 };
-enum { SLOTS_ON_STACK = 32 };
+/* Applications test a few hundred requests at a time (16 bytes each). */
+enum { SLOTS_ON_STACK = 256 };
 
 /* Check count and array, resolve every handle. Returns 0 (with *slots_out
  * pointing at stack or heap) or an error class already reported. */

@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-static struct fy_handle_table req_table = FY_HANDLE_TABLE_INIT(FY_HT_REQUEST);
+struct fy_handle_table fy_mreq_table = FY_HANDLE_TABLE_INIT(FY_HT_REQUEST);
 
 /* Requests MPI_Request_free'd while active: tagged words (send, receive or
  * ext). Polled from completion calls; usually empty, so the check is one
@@ -19,7 +19,7 @@ unsigned fy_mreq_norphans;
 int fy_mreq_register(uintptr_t word, MPI_Request *handle_out)
 {
     int h;
-    int rc = fy_handle_alloc(&req_table, (void *)word, &h);
+    int rc = fy_handle_alloc(&fy_mreq_table, (void *)word, &h);
     if (FY_UNLIKELY(rc))
         return rc;
     enum fy_mreq_tag tag = fy_mreq_tag(word);
@@ -35,40 +35,6 @@ int fy_mreq_ext_register(struct fy_mreq_ext *x, MPI_Request *handle_out)
     if (rc == 0)
         x->handle = *handle_out;
     return rc;
-}
-
-uintptr_t fy_mreq_lookup(MPI_Request h)
-{
-    return (uintptr_t)fy_handle_get(&req_table, h);
-}
-
-bool fy_mreq_poll(uintptr_t w)
-{
-    void *o = fy_mreq_obj(w);
-    switch (fy_mreq_tag(w)) {
-    case FY_MREQ_SEND:
-    case FY_MREQ_RECV:
-        return ((struct fy_req *)o)->complete;
-    case FY_MREQ_PERSIST: {
-        struct fy_preq *p = o;
-        return !p->active || p->r == NULL || p->r->complete;
-    }
-    case FY_MREQ_EXT: {
-        struct fy_mreq_ext *x = o;
-        if (!x->complete)
-            x->ops->progress(x);
-        return x->complete;
-    }
-    default:
-        return true;
-    }
-}
-
-bool fy_mreq_active(uintptr_t w)
-{
-    if (fy_mreq_tag(w) == FY_MREQ_PERSIST)
-        return ((struct fy_preq *)fy_mreq_obj(w))->active;
-    return true;
 }
 
 void fy_mreq_status_empty(MPI_Status *st)
@@ -195,7 +161,7 @@ int fy_mreq_complete(MPI_Request *h, uintptr_t w, MPI_Status *st,
     default:
         break;
     }
-    fy_handle_release(&req_table, *h);
+    fy_handle_release(&fy_mreq_table, *h);
     *h = MPI_REQUEST_NULL;
     *comm_out = comm;
     return cls;
@@ -257,7 +223,7 @@ static void orphan_free(uintptr_t w)
     if (fy_mreq_tag(w) == FY_MREQ_EXT) {
         struct fy_mreq_ext *x = o;
         if (x->handle != MPI_REQUEST_NULL)
-            fy_handle_release(&req_table, x->handle);
+            fy_handle_release(&fy_mreq_table, x->handle);
         x->ops->free(x);
     } else {
         fy_req_free(o);
@@ -318,7 +284,7 @@ void fy_mreq_free(MPI_Request *h, uintptr_t w)
     default:
         break;
     }
-    fy_handle_release(&req_table, *h);
+    fy_handle_release(&fy_mreq_table, *h);
     *h = MPI_REQUEST_NULL;
 }
 
@@ -419,8 +385,8 @@ void fy_mpi_requests_finalize(void)
     /* Persistent requests the user never freed own heap memory and
      * references; everything else in the table belongs to the core's pool
      * or to other modules. */
-    for (uint32_t i = 0; i < req_table.used; i++) {
-        uintptr_t w = (uintptr_t)req_table.objs[i];
+    for (uint32_t i = 0; i < fy_mreq_table.used; i++) {
+        uintptr_t w = (uintptr_t)fy_mreq_table.objs[i];
         if (w && fy_mreq_tag(w) == FY_MREQ_PERSIST) {
             struct fy_preq *p = fy_mreq_obj(w);
             if (p->r && p->r->complete)
@@ -432,9 +398,9 @@ void fy_mpi_requests_finalize(void)
             free(p);
         }
     }
-    free(req_table.objs);
-    free(req_table.free);
-    req_table = (struct fy_handle_table)FY_HANDLE_TABLE_INIT(FY_HT_REQUEST);
+    free(fy_mreq_table.objs);
+    free(fy_mreq_table.free);
+    fy_mreq_table = (struct fy_handle_table)FY_HANDLE_TABLE_INIT(FY_HT_REQUEST);
 }
 
 /* ---- generalized requests (MPI 13.2) ---------------------------------- */

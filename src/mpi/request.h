@@ -89,16 +89,48 @@ int fy_mreq_register(uintptr_t word, MPI_Request *handle_out);
 /* Name an ext request: returns 0 or -ENOMEM; *handle_out on success. */
 int fy_mreq_ext_register(struct fy_mreq_ext *x, MPI_Request *handle_out);
 
+extern struct fy_handle_table fy_mreq_table;
+
 /* The tagged word behind a handle, or 0 for MPI_REQUEST_NULL or an invalid
- * handle. O(1). */
-uintptr_t fy_mreq_lookup(MPI_Request h);
+ * handle. O(1), inline: the array completion calls resolve every handle
+ * on every call. */
+static inline uintptr_t fy_mreq_lookup(MPI_Request h)
+{
+    return (uintptr_t)fy_handle_get(&fy_mreq_table, h);
+}
 
 /* Whether the request named by w has nothing left to do (complete, or an
  * inactive persistent request). Does not drive the core engine, but gives
  * an ext request one progress call. */
-bool fy_mreq_poll(uintptr_t w);
+static inline bool fy_mreq_poll(uintptr_t w)
+{
+    void *o = fy_mreq_obj(w);
+    switch (fy_mreq_tag(w)) {
+    case FY_MREQ_SEND:
+    case FY_MREQ_RECV:
+        return ((struct fy_req *)o)->complete;
+    case FY_MREQ_PERSIST: {
+        struct fy_preq *p = o;
+        return !p->active || p->r == NULL || p->r->complete;
+    }
+    case FY_MREQ_EXT: {
+        struct fy_mreq_ext *x = o;
+        if (!x->complete)
+            x->ops->progress(x);
+        return x->complete;
+    }
+    default:
+        return true;
+    }
+}
+
 /* Whether w is active (MPI's sense: not an inactive persistent request). */
-bool fy_mreq_active(uintptr_t w);
+static inline bool fy_mreq_active(uintptr_t w)
+{
+    if (fy_mreq_tag(w) == FY_MREQ_PERSIST)
+        return ((struct fy_preq *)fy_mreq_obj(w))->active;
+    return true;
+}
 
 /* Complete the done request behind *h (word w): fill *st (MPI_ERROR left
  * alone unless the request failed), then free it and set *h to

@@ -35,17 +35,6 @@ int fy_handle_alloc(struct fy_handle_table *t, void *obj, int *handle_out)
     return 0;
 }
 
-void *fy_handle_get(const struct fy_handle_table *t, int handle)
-{
-    if (fy_handle_kind(handle) != FY_HANDLE_KIND_DIRECT ||
-        fy_handle_type(handle) != t->type)
-        return NULL;
-    uint32_t idx = fy_handle_index(handle);
-    if (idx >= t->used)
-        return NULL;
-    return t->objs[idx];
-}
-
 void fy_handle_release(struct fy_handle_table *t, int handle)
 {
     uint32_t idx = fy_handle_index(handle);

@@ -8,6 +8,7 @@
 #ifndef FY_HANDLE_H
 #define FY_HANDLE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define FY_HANDLE_KIND_MASK 0xc0000000u
@@ -63,7 +64,16 @@ struct fy_handle_table {
  * -ENOMEM. */
 int fy_handle_alloc(struct fy_handle_table *t, void *obj, int *handle_out);
 /* The object behind a direct handle of this table's type, or NULL. */
-void *fy_handle_get(const struct fy_handle_table *t, int handle);
+static inline void *fy_handle_get(const struct fy_handle_table *t, int handle)
+{
+    if (fy_handle_kind(handle) != FY_HANDLE_KIND_DIRECT ||
+        fy_handle_type(handle) != t->type)
+        return NULL;
+    uint32_t idx = fy_handle_index(handle);
+    if (idx >= t->used)
+        return NULL;
+    return t->objs[idx];
+}
 /* Forget a handle (the object itself is the caller's to free). */
 void fy_handle_release(struct fy_handle_table *t, int handle);
 
