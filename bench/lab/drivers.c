@@ -56,6 +56,9 @@ void lab_mechs_discover(struct lab *L)
         if (ops->one_sided && ops->copy_remote) {
             m = add_mech(L, ops, k, LAB_GET, "get");
             struct lab_mech *p = add_mech(L, ops, k, LAB_PUT, "put");
+            if (k == FY_XFER_CMA)
+                /* The library's shared single copy: both copy chunks. */
+                add_mech(L, ops, k, LAB_SPLIT, "split");
             if (k == FY_XFER_PROCMEM) {
                 /* The seed's Ptrace as published: the library never
                  * stops a peer, the laboratory shows what that costs. */
@@ -457,6 +460,36 @@ static uint64_t q_recv(struct lab *L, uint8_t *dst, size_t len)
     return t_end;
 }
 
+/* The library's shared single copy (xfer/split.c), as its rendezvous runs
+ * it: P1 (the receiver) opens a generation on its control block, asks P0
+ * to help (the back line stands for the SPLIT packet: its buffer, the
+ * generation and the chunk size) and copies chunks itself; P0 copies
+ * chunks of that generation until none is left. P0 answers at once here,
+ * as a sender waiting inside MPI does. */
+static ssize_t split_get(struct lab *L, uint8_t *dst, uint64_t src, size_t len)
+{
+    struct fy_split_ctl *sc = &L->q->rank[1].split;
+    uint64_t chunk = fy_xfer_split_chunk(len);
+    uint32_t gen = fy_xfer_split_open(sc, &L->split_gen);
+    L->h->back.addr = (uint64_t)(uintptr_t)dst;
+    L->h->back.len = len;
+    L->h->back.aux = (uint64_t)gen | chunk << 32;
+    lab_send_back(L);
+    fy_xfer_split_copy(sc, gen, chunk, len, L->peer, dst, src, true);
+    return fy_xfer_split_wait(sc, chunk, len);
+}
+
+static void split_help(struct lab *L, const uint8_t *src, size_t len)
+{
+    lab_wait_back(L);
+    uint64_t aux = L->h->back.aux;
+    if (L->h->back.len != len)
+        lab_die(L, "cma split: asked for %llu bytes of a %zu-byte message",
+                (unsigned long long)L->h->back.len, len);
+    fy_xfer_split_copy(&L->q->rank[1].split, (uint32_t)aux, aux >> 32, len,
+                       L->peer, (uint8_t *)src, L->h->back.addr, false);
+}
+
 /* ---- one transfer
  * -------------------------------------------------------------- */
 
@@ -530,6 +563,12 @@ void lab_xfer_once(struct lab *L, const struct lab_mech *m, size_t len,
             n = m->ops->copy_remote(L->peer, mine, theirs, len, false);
             *p0_stamp = n == (ssize_t)len ? lab_now_ns() - t0 : SLOT_ERROR;
             return;
+        case LAB_SPLIT:
+            *p0_stamp = t0;
+            if (rndv)
+                lab_send_go(L, (uint64_t)(uintptr_t)mine, len);
+            split_help(L, mine, len);
+            return;
         case LAB_SHMBUF:
         case LAB_QUEUE:
         case LAB_NET:
@@ -577,6 +616,20 @@ void lab_xfer_once(struct lab *L, const struct lab_mech *m, size_t len,
         }
         *box = 0;
         return;
+    case LAB_SPLIT: {
+        if (rndv)
+            lab_wait_go(L);
+        ssize_t got = split_get(L, mine, theirs, len);
+        uint64_t t1 = lab_now_ns();
+        if (got != (ssize_t)len) {
+            snprintf(verify_why[m - L->mech], sizeof(verify_why[0]), "%s",
+                     got < 0 ? strerror((int)-got) : "short copy");
+            *box = SLOT_ERROR;
+        } else {
+            *box = t1;
+        }
+        return;
+    }
     case LAB_SHMBUF:
     case LAB_QUEUE:
     case LAB_NET:

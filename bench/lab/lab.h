@@ -81,6 +81,7 @@ enum lab_kind {
     LAB_SHMBUF, /* two-sided: double buffer with full/empty flags */
     LAB_QUEUE,  /* two-sided: cells through P1's receive queue */
     LAB_NET,    /* two-sided: TCP over loopback */
+    LAB_SPLIT,  /* cma, both sides: the shared single copy (xfer/split.c) */
 };
 
 struct lab_mech {
@@ -141,6 +142,7 @@ struct lab {
     size_t rot_local;          /* rotation of process-local experiments */
     bool net_up;               /* the net driver's endpoints are connected */
     uint64_t net_cookie;       /* names each net message (both in step) */
+    uint32_t split_gen;        /* P1: generations of the shared copy */
     struct lab_opts opt;
     struct lab_mech mech[LAB_MAX_MECHS];
     int nmech;
@@ -268,6 +270,10 @@ struct lab_tune {
     double rndv_us[LAB_MAX_MECHS][LAB_MAX_TUNE];
     uint64_t eager_max;
     bool eager_limited; /* eager won up to the cell's payload */
+    /* The shared single copy: measured (cma get and cma split both ran),
+     * and from which size the library should use it (0: never). */
+    bool split_measured;
+    uint64_t split_min;
     int nrules;
     struct {
         uint64_t min;

@@ -162,6 +162,35 @@ struct fy_queue_chunk fy_xfer_queue_chunk(const struct fy_cell *c);
 /* Whether push could take a free cell now. */
 bool fy_xfer_queue_ready(const struct fy_queue_xfer *x);
 
+/* ---- the shared single copy's data path (xfer/split.c) --------------------
+ * One cma transfer of want bytes between the receiver's buffer and the
+ * sender's, cut into chunks both processes claim from the receiver's
+ * control block (struct fy_split_ctl, shm/shm.h). The receiver opens a
+ * generation, tells the sender (gen, chunk size, its buffer's address) by
+ * whatever channel it has, copies chunks itself (get) and waits only for
+ * chunks the sender already claimed; the sender, when told, copies chunks
+ * of that generation (put) until none is left. Used by the library's
+ * rendezvous (p2p/split.c) and by the laboratory ("cma split"). */
+struct fy_split_ctl;
+/* The chunk size for a transfer of want bytes: a quarter, 32-256 KiB,
+ * a multiple of 4 KiB. */
+uint64_t fy_xfer_split_chunk(uint64_t want);
+/* Receiver: start a transfer on its own control block; *gen_io is its
+ * private generation counter. Returns the generation (never 0). */
+uint32_t fy_xfer_split_open(struct fy_split_ctl *sc, uint32_t *gen_io);
+/* Either side: claim and copy chunks of generation gen until none is left
+ * (get: the receiver reads 'remote' of pid into local; put: the sender
+ * writes local into 'remote' of pid; both are the buffers' starts). A
+ * failed chunk is recorded for the receiver. Returns chunks copied;
+ * 0 also when chunk is 0 or gen is stale. */
+int fy_xfer_split_copy(struct fy_split_ctl *sc, uint32_t gen, uint64_t chunk,
+                       uint64_t want, pid_t pid, uint8_t *local,
+                       uint64_t remote, bool get);
+/* Receiver, after its own copy: wait for the chunks the sender is still
+ * copying; returns want, or -errno of a failed chunk. */
+ssize_t fy_xfer_split_wait(struct fy_split_ctl *sc, uint64_t chunk,
+                           uint64_t want);
+
 /* ---- procmem extras ------------------------------------------------------ */
 
 /* The seed's Ptrace mechanism as published, for the laboratory only (the
