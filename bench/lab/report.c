@@ -755,8 +755,7 @@ int lab_write_json(struct lab *L, const char *path)
             }
             fputs("]", f);
         }
-        fprintf(f,
-                "}}, \"eager_max\": %llu, \"eager_limited_by_cell\": %s, ",
+        fprintf(f, "}}, \"eager_max\": %llu, \"eager_limited_by_cell\": %s, ",
                 (unsigned long long)t->eager_max,
                 t->eager_limited ? "true" : "false");
         if (t->split_measured)

@@ -12,26 +12,24 @@
  *   stays O(P)),
  *   or streams DATA cells through the receiver's cell queue, or writes the
  *   bytes to its loopback TCP connection to the receiver.
- * The sender never needs the table: it does what the CTS says. The
- * receiver only ever asks for min(message, buffer) bytes, so nothing is
- * written past a receive buffer on any path; a longer message is reported
- * as truncated. RTS is a matched packet and keeps the pair's order; CTS,
- * DATA and FIN are control packets and may overtake, so data always names
+ * This file drives the movers; each mechanism's data path, per-pair state
+ * and connection set-up are its own (xfer/shmbuf.c, queue.c, net.c; the
+ * shared single copy in xfer/split.c), and which mechanisms work job-wide
+ * is decided in xfer/job.c. The sender never needs the table: it does what the
+ * CTS says. The receiver only ever asks for min(message, buffer) bytes, so
+ * nothing is written past a receive buffer on any path; a longer message is
+ * reported as truncated. RTS is a matched packet and keeps the pair's order;
+ * CTS, DATA and FIN are control packets and may overtake, so data always names
  * the receive it is for (cookie) and is checked against it. */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <poll.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "boot/boot.h"
 #include "p2p/p2p_impl.h"
 #include "proto/proto.h"
-#include "shm/cellq_inl.h"
 
 static _Noreturn void bad_peer(int src, const char *what)
 {
@@ -514,8 +512,8 @@ static int rx_net(int peer, struct fy_peer *pe)
             pe->net_rx_cur = r;
         }
         uint64_t done = (uint64_t)r->done;
-        int k = fy_xfer_net_pull(peer, fy_req_data(r), (uint64_t)r->total,
-                                 &done);
+        int k =
+            fy_xfer_net_pull(peer, fy_req_data(r), (uint64_t)r->total, &done);
         if (k < 0)
             net_fail(peer, "receiving from", k);
         r->done = (MPI_Count)done;

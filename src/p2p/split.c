@@ -5,10 +5,6 @@
  * single copy's data path (xfer/split.c, where the invariants of the
  * control block are). The sender's help is never waited for, only its
  * chunks already under way. */
-#define _GNU_SOURCE
-#include <errno.h>
-#include <string.h>
-
 #include "p2p/p2p_impl.h"
 
 static uint32_t split_gen;

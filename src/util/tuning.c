@@ -180,8 +180,7 @@ static int parse_line(struct parse_ctx *c, struct fy_tuning *t, char *s)
                             FY_TUNING_SHMBUF_MAX, FY_CACHELINE);
     if (!strcmp(key, "split_min"))
         return check_scalar(c, key, &c->line_split, &t->has_split_min,
-                            &t->split_min, val, 0, FY_TUNING_XFER_MAX_BYTES,
-                            1);
+                            &t->split_min, val, 0, FY_TUNING_XFER_MAX_BYTES, 1);
     if (!strncmp(key, "xfer.", 5))
         return parse_rule(c, t, key, val);
     return bad(c, c->line,

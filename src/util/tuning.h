@@ -53,7 +53,7 @@ struct fy_tuning {
     uint64_t cell_size;
     uint64_t shmbuf_size;
     uint64_t split_min; /* 0: the shared single copy is off */
-    int nrules; /* sorted by min_bytes */
+    int nrules;         /* sorted by min_bytes */
     struct fy_tuning_rule rules[FY_TUNING_MAX_RULES];
 };
 

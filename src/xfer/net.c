@@ -336,9 +336,8 @@ int fy_xfer_net_open(int me, int nranks, const char *jobid, uint16_t *port_out,
     if (ep.peers || nranks < 1 || me < 0 || me >= nranks)
         return -EINVAL;
     struct net_peer *peers = calloc((size_t)nranks, sizeof(*peers));
-    struct pollfd *pfds =
-        malloc(((size_t)2 * (size_t)nranks + NET_PENDING_MAX + 1) *
-               sizeof(*pfds));
+    struct pollfd *pfds = malloc(
+        ((size_t)2 * (size_t)nranks + NET_PENDING_MAX + 1) * sizeof(*pfds));
     if (!peers || !pfds) {
         free(peers);
         free(pfds);
@@ -466,8 +465,7 @@ int fy_xfer_net_push(int peer, uint64_t cookie, const uint8_t *src,
     struct net_peer *pp = &ep.peers[peer];
     int n = 0;
     if (pp->out < 0) {
-        int rc = pp->port ? fy_xfer_net_connect(pp->port, &pp->out)
-                          : -ENOTCONN;
+        int rc = pp->port ? fy_xfer_net_connect(pp->port, &pp->out) : -ENOTCONN;
         if (rc)
             return rc;
         pp->hello_sent = 0;
@@ -559,8 +557,8 @@ int fy_xfer_net_pull(int peer, uint8_t *dst, uint64_t len, uint64_t *done_io)
     struct net_peer *pp = &ep.peers[peer];
     int n = 0;
     while (*done_io < len) {
-        ssize_t k = fy_xfer_net_recv(pp->in, dst + *done_io,
-                                     (size_t)(len - *done_io));
+        ssize_t k =
+            fy_xfer_net_recv(pp->in, dst + *done_io, (size_t)(len - *done_io));
         if (k == -EAGAIN)
             break;
         if (k < 0)

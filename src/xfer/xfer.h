@@ -3,9 +3,11 @@
  * const struct fy_xfer_ops whose core is that paper's benchmark interface
  * (Table I). One-sided mechanisms (cma, procmem) read or write the peer's
  * memory from one process; two-sided ones (shmbuf, queue, net) need both
- * processes to copy, and their data movement is driven by the rendezvous
- * protocol (src/p2p/rndv.c). Also: the per-size rule table that picks a
- * mechanism for each message, and the helpers of the socket mechanism. */
+ * processes to copy. Each mechanism owns its data path and per-pair state
+ * (shmbuf.c, queue.c, net.c; the shared single copy in split.c), which the
+ * rendezvous protocol (src/p2p/rndv.c) and the laboratory (bench/lab)
+ * both drive. Also: the per-size rule table that picks a mechanism for
+ * each message, and the job-wide probe (job.c). */
 #ifndef FY_XFER_H
 #define FY_XFER_H
 
@@ -133,11 +135,11 @@ struct fy_cell;
 struct fy_cellq;
 typedef void (*fy_xfer_posted_fn)(int peer);
 struct fy_queue_xfer {
-    struct fy_cellq *freeq; /* sender: its queue of free cells */
-    uint64_t *free_tail;    /* sender: its consumer cursor of freeq */
-    struct fy_cellq *recvq; /* the receiver's receive queue */
-    uint64_t *seq_io;       /* pair sequence: a cell takes ++*seq_io (NULL:
-                             * cells carry 0) */
+    struct fy_cellq *freeq;   /* sender: its queue of free cells */
+    uint64_t *free_tail;      /* sender: its consumer cursor of freeq */
+    struct fy_cellq *recvq;   /* the receiver's receive queue */
+    uint64_t *seq_io;         /* pair sequence: a cell takes ++*seq_io (NULL:
+                               * cells carry 0) */
     fy_xfer_posted_fn posted; /* after each post (wake peer); may be NULL */
     int peer;                 /* receiver, passed to posted */
     uint32_t src;             /* the sender's rank, as cells name it */
@@ -375,6 +377,5 @@ void fy_xfer_job_finalize(void);
  * shared single copy, xfer/split.c); 0: never. FERRY_SPLIT_MIN, else the
  * tuning file's split_min, else the default; set by fy_xfer_job_init. */
 extern uint64_t fy_xfer_split_min;
-
 
 #endif /* FY_XFER_H */

@@ -97,9 +97,9 @@ int main(void)
                t.nrules == 1,
            "unset keys are flagged unset");
     /* split_min = 0 is a setting (the shared copy off), not "unset". */
-    TAP_EQ_INT(fy_tuning_parse("t.conf", "split_min = 0\n", &t, err,
-                               sizeof(err)),
-               0, "split_min = 0 parses");
+    TAP_EQ_INT(
+        fy_tuning_parse("t.conf", "split_min = 0\n", &t, err, sizeof(err)), 0,
+        "split_min = 0 parses");
     TAP_OK(t.has_split_min && t.split_min == 0, "split_min = 0 is set, off");
     TAP_OK(fy_tuning_rule_for(&t, 4095) == NULL, "no rule below the first");
     TAP_EQ_INT(fy_tuning_parse("t.conf", "", &t, err, sizeof(err)), 0,
