@@ -617,8 +617,11 @@ void lab_xfer_once(struct lab *L, const struct lab_mech *m, size_t len,
         *box = 0;
         return;
     case LAB_SPLIT: {
+        /* Timed as cma get: P1 may finish before P0 even starts (it needs
+         * no help), so without rendezvous P1 times its own call. */
         if (rndv)
             lab_wait_go(L);
+        uint64_t t0 = lab_now_ns();
         ssize_t got = split_get(L, mine, theirs, len);
         uint64_t t1 = lab_now_ns();
         if (got != (ssize_t)len) {
@@ -626,7 +629,7 @@ void lab_xfer_once(struct lab *L, const struct lab_mech *m, size_t len,
                      got < 0 ? strerror((int)-got) : "short copy");
             *box = SLOT_ERROR;
         } else {
-            *box = t1;
+            *box = rndv ? t1 : t1 - t0;
         }
         return;
     }
@@ -660,6 +663,7 @@ double lab_xfer_sample(struct lab *L, const struct lab_mech *m, bool rndv,
     switch (m->kind) {
     case LAB_GET:
     case LAB_ATTACH:
+    case LAB_SPLIT:
         /* Without rendezvous P1 timed its own call; with it, from P0's RTS
          * to P1 holding the data (same clock: CLOCK_MONOTONIC). */
         return rndv ? (double)(int64_t)(v - p0_stamp) / 1e3 : (double)v / 1e3;
