@@ -162,13 +162,14 @@ int main(int argc, char **argv)
            eager, src_eager, cell, src_cell, fy_env_int(FY_ENV_CELLS));
     print_rules(avail, (uint64_t)eager);
     printf("  double buffer halves   %lld B (%s)\n", sbuf, src_sb);
-    long long split = fy_env_int(FY_ENV_SPLIT_MIN);
+    const char *src_split;
+    long long split = fy_tuned_value(FY_ENV_SPLIT_MIN, &src_split);
     if (split)
-        printf("  shared cma copy        from %lld B (sender and receiver copy "
-               "chunks at once)\n",
-               split);
+        printf("  shared cma copy        from %lld B (%s; sender and receiver "
+               "copy chunks at once)\n",
+               split, src_split);
     else
-        printf("  shared cma copy        off (FERRY_SPLIT_MIN=0)\n");
+        printf("  shared cma copy        off (%s: split_min 0)\n", src_split);
     printf(
         "  waiting                %s (spin %lld polls, then yield, then futex "
         "sleep when ranks outnumber %d CPUs)\n",

@@ -6,14 +6,14 @@
  * - shmbuf: the library's own mover (fy_xfer_shmbuf_push/pull,
  *   xfer/shmbuf.c): two halves with a full/empty flag each, the sender
  *   filling one while the receiver drains the other;
- * - queue: the sender takes a fixed-size cell from its free queue, fills
- *   it and enqueues it on the receiver's receive queue; the receiver
- *   dequeues, copies out and returns the cell to the sender's free queue
- *   (the library's lock-free MPSC queues, cellq_inl.h);
- * - net: TCP on loopback through the net mechanism's socket helpers. */
+ * - queue: the library's own mover (fy_xfer_queue_push/take,
+ *   xfer/queue.c): the sender fills cells from its free queue and posts
+ *   them on the receiver's receive queue; the receiver dequeues, copies
+ *   out and returns the cell to the sender's free queue;
+ * - net: the library's own loopback streams (fy_xfer_net_push/pull,
+ *   xfer/net.c): connection, hello and per-message header as in a job. */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +56,9 @@ void lab_mechs_discover(struct lab *L)
         if (ops->one_sided && ops->copy_remote) {
             m = add_mech(L, ops, k, LAB_GET, "get");
             struct lab_mech *p = add_mech(L, ops, k, LAB_PUT, "put");
+            if (k == FY_XFER_CMA)
+                /* The library's shared single copy: both copy chunks. */
+                add_mech(L, ops, k, LAB_SPLIT, "split");
             if (k == FY_XFER_PROCMEM) {
                 /* The seed's Ptrace as published: the library never
                  * stops a peer, the laboratory shows what that costs. */
@@ -259,28 +262,89 @@ void lab_queue_config(struct lab *L, uint32_t cell_size)
     lab_barrier(L);
 }
 
+/* The net driver runs the library's own endpoint (xfer/net.c): P1's
+ * listener, P0's connection and hello, the per-message header, all as in
+ * a job. One 1-byte message, waited for at most 5 s, proves the pair
+ * connects before anything is timed. */
+static int net_send(struct lab *L, uint64_t cookie, const uint8_t *src,
+                    size_t len, uint64_t deadline)
+{
+    uint64_t done = 0;
+    unsigned spins = 0;
+    while (done < len) {
+        int k = fy_xfer_net_push(1, cookie, src, len, &done);
+        if (k < 0)
+            return k;
+        if (k == 0) {
+            fy_cpu_relax();
+            if ((++spins & 0x3fff) == 0) {
+                if (deadline && lab_now_ns() > deadline)
+                    return -ETIMEDOUT;
+                lab_health(L);
+            }
+        }
+    }
+    return 0;
+}
+
+static int net_recv(struct lab *L, uint64_t cookie, uint8_t *dst, size_t len,
+                    uint64_t deadline)
+{
+    uint64_t c = 0, n = 0, done = 0;
+    unsigned spins = 0;
+    int k;
+    while ((k = fy_xfer_net_pull_hdr(0, &c, &n)) == 0) {
+        fy_cpu_relax();
+        if ((++spins & 0x3fff) == 0) {
+            if (deadline && lab_now_ns() > deadline)
+                return -ETIMEDOUT;
+            lab_health(L);
+        }
+    }
+    if (k < 0)
+        return k;
+    if (c != cookie || n != len)
+        return -EPROTO; /* checked as the library's rendezvous does */
+    while (done < len) {
+        k = fy_xfer_net_pull(0, dst, len, &done);
+        if (k < 0)
+            return k;
+        if (k == 0) {
+            fy_cpu_relax();
+            if ((++spins & 0x3fff) == 0)
+                lab_health(L);
+        }
+    }
+    return 0;
+}
+
 int lab_net_open(struct lab *L)
 {
-    int rc = 0, lfd = -1;
     lab_net_close(L);
+    char jobid[32];
+    snprintf(jobid, sizeof(jobid), "ferry-bench-%d", (int)L->h->pid[0]);
+    uint16_t port = 0;
+    uint64_t key = 0;
+    int rc = fy_xfer_net_open(L->me, 2, jobid, &port, &key);
     if (L->me == 1) {
-        uint16_t port = 0;
-        rc = fy_xfer_net_listen(&lfd, &port);
         L->h->net_port = rc ? 0 : port;
+        L->h->net_key = key;
     }
     lab_barrier(L);
-    if (L->me == 0) {
+    uint8_t byte = 0x5a;
+    uint64_t deadline = lab_now_ns() + 5000000000ull;
+    if (!rc && L->me == 0) {
         if (!L->h->net_port)
             rc = -ENOTCONN;
-        else
-            rc = fy_xfer_net_connect((uint16_t)L->h->net_port, &L->net_fd);
+        else {
+            fy_xfer_net_peer(1, (uint16_t)L->h->net_port, L->h->net_key);
+            rc = net_send(L, 0, &byte, 1, deadline);
+        }
     } else if (!rc) {
-        struct pollfd p = {.fd = lfd, .events = POLLIN};
-        if (poll(&p, 1, 5000) != 1)
-            rc = -ETIMEDOUT;
-        else
-            rc = fy_xfer_net_accept(lfd, &L->net_fd);
-        close(lfd);
+        byte = 0;
+        rc = net_recv(L, 0, &byte, 1, deadline);
+        if (!rc && byte != 0x5a)
+            rc = -EPROTO;
     }
     if (rc)
         atomic_store(&L->h->mech_ok[LAB_MAX_MECHS - 1], 0);
@@ -294,15 +358,14 @@ int lab_net_open(struct lab *L)
         lab_net_close(L);
         return -ENOTCONN;
     }
+    L->net_up = true;
     return 0;
 }
 
 void lab_net_close(struct lab *L)
 {
-    if (L->net_fd >= 0) {
-        close(L->net_fd);
-        L->net_fd = -1;
-    }
+    fy_xfer_net_close();
+    L->net_up = false;
 }
 
 /* ---- the two-sided drivers --------------------------------------------------
@@ -346,33 +409,38 @@ static uint64_t sb_recv(struct lab *L, uint8_t *dst, size_t len)
     return lab_now_ns();
 }
 
+/* The library's own cell-queue mover (xfer/queue.c) on the laboratory's
+ * queues: P0's free cells, P1's receive queue, cell_size apart. */
+static struct fy_queue_xfer q_xfer(struct lab *L, size_t len)
+{
+    return (struct fy_queue_xfer){.freeq = &L->q->rank[0].freeq,
+                                  .free_tail = &L->free_tail,
+                                  .recvq = &L->q->rank[1].recvq,
+                                  .payload = L->cell_size - FY_CELL_HDR,
+                                  .len = len,
+                                  .cookie = 1,
+                                  .copy = L->copy};
+}
+
 static void q_send(struct lab *L, const uint8_t *src, size_t len)
 {
-    size_t payload = L->cell_size - FY_CELL_HDR, done = 0;
+    struct fy_queue_xfer x = q_xfer(L, len);
+    uint64_t done = 0;
+    unsigned spins = 0;
     do {
-        uint64_t off;
-        unsigned spins = 0;
-        while (!(off = fy_cellq_pop(&L->q->rank[0].freeq, &L->free_tail))) {
+        if (fy_xfer_queue_push(&x, src, &done) == 0) {
+            /* Every cell is with the receiver: wait for one back. */
             fy_cpu_relax();
             if ((++spins & 0x3fff) == 0)
                 lab_health(L); /* the receiver is slow or gone */
         }
-        struct fy_cell *c = fy_shm_ptr(off);
-        size_t chunk = FY_MIN(payload, len - done);
-        L->copy((uint8_t *)c + FY_CELL_HDR, src + done, chunk);
-        c->src = 0;
-        c->len = chunk;
-        c->offset = done;
-        /* The queue's X1/R2 publish the cell contents with the link. */
-        fy_cellq_push(&L->q->rank[1].recvq, off);
-        done += chunk;
     } while (done < len);
 }
 
 static uint64_t q_recv(struct lab *L, uint8_t *dst, size_t len)
 {
-    size_t done = 0, payload = L->cell_size - FY_CELL_HDR;
-    uint64_t t_end = 0;
+    struct fy_queue_xfer x = q_xfer(L, len);
+    uint64_t done = 0, t_end = 0;
     do {
         uint64_t off;
         unsigned spins = 0;
@@ -381,18 +449,45 @@ static uint64_t q_recv(struct lab *L, uint8_t *dst, size_t len)
             if ((++spins & 0x3fff) == 0)
                 lab_health(L);
         }
-        struct fy_cell *c = fy_shm_ptr(off);
-        size_t chunk = c->len;
-        if (chunk > payload || chunk > len - done || c->offset != done)
-            lab_die(L, "queue: cell of %zu bytes at %llu out of bounds", chunk,
-                    (unsigned long long)c->offset);
-        L->copy(dst + done, (uint8_t *)c + FY_CELL_HDR, chunk);
-        done += chunk;
+        struct fy_queue_chunk ch = fy_xfer_queue_chunk(fy_shm_ptr(off));
+        if (fy_xfer_queue_take(&x, &ch, dst, &done))
+            lab_die(L, "queue: cell of %llu bytes at %llu out of bounds",
+                    (unsigned long long)ch.len, (unsigned long long)ch.offset);
         if (done == len)
             t_end = lab_now_ns();
         fy_cellq_push(&L->q->rank[0].freeq, off);
     } while (done < len);
     return t_end;
+}
+
+/* The library's shared single copy (xfer/split.c), as its rendezvous runs
+ * it: P1 (the receiver) opens a generation on its control block, asks P0
+ * to help (the back line stands for the SPLIT packet: its buffer, the
+ * generation and the chunk size) and copies chunks itself; P0 copies
+ * chunks of that generation until none is left. P0 answers at once here,
+ * as a sender waiting inside MPI does. */
+static ssize_t split_get(struct lab *L, uint8_t *dst, uint64_t src, size_t len)
+{
+    struct fy_split_ctl *sc = &L->q->rank[1].split;
+    uint64_t chunk = fy_xfer_split_chunk(len);
+    uint32_t gen = fy_xfer_split_open(sc, &L->split_gen);
+    L->h->back.addr = (uint64_t)(uintptr_t)dst;
+    L->h->back.len = len;
+    L->h->back.aux = (uint64_t)gen | chunk << 32;
+    lab_send_back(L);
+    fy_xfer_split_copy(sc, gen, chunk, len, L->peer, dst, src, true);
+    return fy_xfer_split_wait(sc, chunk, len);
+}
+
+static void split_help(struct lab *L, const uint8_t *src, size_t len)
+{
+    lab_wait_back(L);
+    uint64_t aux = L->h->back.aux;
+    if (L->h->back.len != len)
+        lab_die(L, "cma split: asked for %llu bytes of a %zu-byte message",
+                (unsigned long long)L->h->back.len, len);
+    fy_xfer_split_copy(&L->q->rank[1].split, (uint32_t)aux, aux >> 32, len,
+                       L->peer, (uint8_t *)src, L->h->back.addr, false);
 }
 
 /* ---- one transfer
@@ -468,6 +563,12 @@ void lab_xfer_once(struct lab *L, const struct lab_mech *m, size_t len,
             n = m->ops->copy_remote(L->peer, mine, theirs, len, false);
             *p0_stamp = n == (ssize_t)len ? lab_now_ns() - t0 : SLOT_ERROR;
             return;
+        case LAB_SPLIT:
+            *p0_stamp = t0;
+            if (rndv)
+                lab_send_go(L, (uint64_t)(uintptr_t)mine, len);
+            split_help(L, mine, len);
+            return;
         case LAB_SHMBUF:
         case LAB_QUEUE:
         case LAB_NET:
@@ -481,7 +582,7 @@ void lab_xfer_once(struct lab *L, const struct lab_mech *m, size_t len,
                 sb_send(L, mine, len);
             else if (m->kind == LAB_QUEUE)
                 q_send(L, mine, len);
-            else if (fy_xfer_net_send_all(L->net_fd, mine, len) != 0)
+            else if (net_send(L, ++L->net_cookie, mine, len, 0) != 0)
                 lab_die(L, "net: send failed");
             return;
         }
@@ -515,6 +616,23 @@ void lab_xfer_once(struct lab *L, const struct lab_mech *m, size_t len,
         }
         *box = 0;
         return;
+    case LAB_SPLIT: {
+        /* Timed as cma get: P1 may finish before P0 even starts (it needs
+         * no help), so without rendezvous P1 times its own call. */
+        if (rndv)
+            lab_wait_go(L);
+        uint64_t t0 = lab_now_ns();
+        ssize_t got = split_get(L, mine, theirs, len);
+        uint64_t t1 = lab_now_ns();
+        if (got != (ssize_t)len) {
+            snprintf(verify_why[m - L->mech], sizeof(verify_why[0]), "%s",
+                     got < 0 ? strerror((int)-got) : "short copy");
+            *box = SLOT_ERROR;
+        } else {
+            *box = rndv ? t1 : t1 - t0;
+        }
+        return;
+    }
     case LAB_SHMBUF:
     case LAB_QUEUE:
     case LAB_NET:
@@ -528,7 +646,7 @@ void lab_xfer_once(struct lab *L, const struct lab_mech *m, size_t len,
         else if (m->kind == LAB_QUEUE)
             *box = q_recv(L, mine, len);
         else {
-            if (fy_xfer_net_recv_all(L->net_fd, mine, len) != 0)
+            if (net_recv(L, ++L->net_cookie, mine, len, 0) != 0)
                 lab_die(L, "net: receive failed");
             *box = lab_now_ns();
         }
@@ -545,6 +663,7 @@ double lab_xfer_sample(struct lab *L, const struct lab_mech *m, bool rndv,
     switch (m->kind) {
     case LAB_GET:
     case LAB_ATTACH:
+    case LAB_SPLIT:
         /* Without rendezvous P1 timed its own call; with it, from P0's RTS
          * to P1 holding the data (same clock: CLOCK_MONOTONIC). */
         return rndv ? (double)(int64_t)(v - p0_stamp) / 1e3 : (double)v / 1e3;

@@ -896,8 +896,9 @@ static bool tune_candidate(const struct lab_mech *m)
 {
     /* What the library's rendezvous can use: receiver-get for one-sided
      * mechanisms, and the two-sided pipelines. */
-    return m->ok && (m->kind == LAB_GET || m->kind == LAB_SHMBUF ||
-                     m->kind == LAB_QUEUE || m->kind == LAB_NET);
+    return m->ok && (m->kind == LAB_GET || m->kind == LAB_SPLIT ||
+                     m->kind == LAB_SHMBUF || m->kind == LAB_QUEUE ||
+                     m->kind == LAB_NET);
 }
 
 static uint64_t round_to(double x, uint64_t q)
@@ -1032,6 +1033,73 @@ void lab_exp_tune(struct lab *L)
         }
     }
 
+    /* The shared single copy (cma split) is not a mechanism of its own
+     * but how the library runs cma from split_min up: pick split_min as
+     * the threshold over the rendezvous sizes above eager_max that
+     * minimises the summed relative slowdown of "plain cma below, split
+     * from here" against the faster of the two at each size, plus
+     * LAB_RULE_PRICE for turning it on at all (a tie keeps it off: the
+     * plain copy needs nothing from the sender). Then cma's curve for the
+     * rules below is that combination, the one the library will run. */
+    int first = 0;
+    while (first < t->nr &&
+           (t->r_sizes[first] <= t->eager_max || who[first] < 0))
+        first++;
+    static double rv[LAB_MAX_MECHS][LAB_MAX_TUNE];
+    for (int i = 0; i < L->nmech; i++)
+        for (int g = 0; g < t->nr; g++)
+            rv[i][g] = t->rndv_us[i][g];
+    int cg = -1, cs = -1;
+    for (int i = 0; i < L->nmech; i++) {
+        if (!t->r_used[i] || L->mech[i].xkind != FY_XFER_CMA)
+            continue;
+        if (L->mech[i].kind == LAB_GET)
+            cg = i;
+        else if (L->mech[i].kind == LAB_SPLIT)
+            cs = i;
+    }
+    t->split_measured = cg >= 0 && cs >= 0 && first < t->nr;
+    t->split_min = 0;
+    if (t->split_measured) {
+        int pick = t->nr; /* off */
+        double pick_cost = 1e300;
+        for (int k = t->nr; k >= first; k--) {
+            double cost = k < t->nr ? LAB_RULE_PRICE : 0;
+            for (int g = first; g < t->nr; g++) {
+                double both = FY_MIN(rv[cg][g], rv[cs][g]);
+                cost += (g >= k ? rv[cs][g] : rv[cg][g]) / both - 1;
+            }
+            if (cost < pick_cost) {
+                pick_cost = cost;
+                pick = k;
+            }
+        }
+        if (pick < t->nr) {
+            double x = (double)t->r_sizes[pick];
+            if (pick > first) {
+                double da = rv[cs][pick - 1] - rv[cg][pick - 1];
+                double db = rv[cs][pick] - rv[cg][pick];
+                if (da > 0 && db < 0)
+                    x = cross((double)t->r_sizes[pick - 1],
+                              (double)t->r_sizes[pick], da, db);
+            }
+            t->split_min = round_to(x, 64);
+            if (pick > first && t->split_min <= t->r_sizes[pick - 1])
+                t->split_min = t->r_sizes[pick];
+            if (t->split_min == 0)
+                t->split_min = 64;
+            for (int g = pick; g < t->nr; g++)
+                rv[cg][g] = rv[cs][g];
+        }
+        t->r_used[cs] = false; /* cma, as combined, stands for it below */
+    }
+    for (int g = 0; g < t->nr; g++) {
+        best[g] = 1e30;
+        for (int i = 0; i < L->nmech; i++)
+            if (t->r_used[i] && rv[i][g] < best[g])
+                best[g] = rv[i][g];
+    }
+
     /* Rules above eager_max: split the sizes into ranges, one mechanism
      * each, minimising the summed relative slowdown against the fastest
      * mechanism at every size plus a fixed price per extra range
@@ -1041,10 +1109,6 @@ void lab_exp_tune(struct lab *L)
      * the table. Boundaries sit where the two curves cross between grid
      * points (if they do). */
     t->nrules = 0;
-    int first = 0;
-    while (first < t->nr &&
-           (t->r_sizes[first] <= t->eager_max || who[first] < 0))
-        first++;
     int n = t->nr - first;
     if (n > 0) {
         int cand[LAB_MAX_MECHS], nc = 0;
@@ -1056,7 +1120,7 @@ void lab_exp_tune(struct lab *L)
         for (int g = 0; g < n; g++) {
             int gg = first + g;
             for (int c = 0; c < nc; c++) {
-                double here = t->rndv_us[cand[c]][gg] / best[gg] - 1;
+                double here = rv[cand[c]][gg] / best[gg] - 1;
                 if (g == 0) {
                     cost[g][c] = here;
                     from[g][c] = -1;
@@ -1092,8 +1156,8 @@ void lab_exp_tune(struct lab *L)
                 continue;
             int a0 = assign[g - 1], b0 = assign[g], ga = first + g - 1,
                 gb = first + g;
-            double da = t->rndv_us[b0][ga] - t->rndv_us[a0][ga];
-            double db = t->rndv_us[b0][gb] - t->rndv_us[a0][gb];
+            double da = rv[b0][ga] - rv[a0][ga];
+            double db = rv[b0][gb] - rv[a0][gb];
             double x = da > 0 && db < 0 ? cross((double)t->r_sizes[ga],
                                                 (double)t->r_sizes[gb], da, db)
                                         : (double)t->r_sizes[gb];
@@ -1105,5 +1169,7 @@ void lab_exp_tune(struct lab *L)
             t->nrules++;
         }
     }
+    if (t->split_measured)
+        t->r_used[cs] = true; /* its raw curve still goes in the report */
     t->done = true;
 }

@@ -52,6 +52,7 @@ struct lab_hdr {
     uint64_t pool[2]; /* each process' buffer pool base address */
     uint64_t off_q, off_sb, off_cells;
     uint32_t net_port; /* P1's listening port for the net driver */
+    uint64_t net_key;  /* P1's listener key (the library's hello checks it) */
     alignas(FY_CACHELINE) _Atomic uint64_t ep[2][8]; /* [i][0] only; padded */
     alignas(FY_CACHELINE) _Atomic uint32_t abort_flag;
     alignas(FY_CACHELINE) _Atomic uint32_t mech_ok[LAB_MAX_MECHS];
@@ -69,7 +70,7 @@ struct lab_queues {
 };
 
 #define LAB_MAGIC 0x4665727279424c41ull /* "FerryBLA" */
-#define LAB_VERSION 1u
+#define LAB_VERSION 2u
 
 /* ---- mechanisms as the laboratory drives them ---------------------------- */
 
@@ -80,6 +81,7 @@ enum lab_kind {
     LAB_SHMBUF, /* two-sided: double buffer with full/empty flags */
     LAB_QUEUE,  /* two-sided: cells through P1's receive queue */
     LAB_NET,    /* two-sided: TCP over loopback */
+    LAB_SPLIT,  /* cma, both sides: the shared single copy (xfer/split.c) */
 };
 
 struct lab_mech {
@@ -138,7 +140,9 @@ struct lab {
     lab_copy_fn copy;          /* copy routine of the two-sided drivers */
     lab_copy_fn copy_override; /* experiments: replaces ops->copy_local */
     size_t rot_local;          /* rotation of process-local experiments */
-    int net_fd;                /* data socket of the net driver, -1 if none */
+    bool net_up;               /* the net driver's endpoints are connected */
+    uint64_t net_cookie;       /* names each net message (both in step) */
+    uint32_t split_gen;        /* P1: generations of the shared copy */
     struct lab_opts opt;
     struct lab_mech mech[LAB_MAX_MECHS];
     int nmech;
@@ -266,6 +270,10 @@ struct lab_tune {
     double rndv_us[LAB_MAX_MECHS][LAB_MAX_TUNE];
     uint64_t eager_max;
     bool eager_limited; /* eager won up to the cell's payload */
+    /* The shared single copy: measured (cma get and cma split both ran),
+     * and from which size the library should use it (0: never). */
+    bool split_measured;
+    uint64_t split_min;
     int nrules;
     struct {
         uint64_t min;

@@ -166,6 +166,8 @@ static const char *kind_name(enum lab_kind k)
         return "two-sided cell queue";
     case LAB_NET:
         return "two-sided TCP loopback";
+    case LAB_SPLIT:
+        return "get shared with the source (both copy)";
     }
     return "?";
 }
@@ -202,6 +204,8 @@ static const struct seed_row *seed_for(const struct lab_mech *m)
         if (m->xkind == FY_XFER_CMA)
             return &rows[m->kind == LAB_PUT ? 2 : 3];
         return NULL;
+    case LAB_SPLIT:
+        return NULL; /* not in the seed */
     }
     return NULL;
 }
@@ -348,6 +352,19 @@ static void qualify(const struct lab *L, int i, struct quali *q, char *buf,
         q->passive = "With a thread";
         q->passive_why = "the target must run the receiving half";
         break;
+    case LAB_SPLIT:
+        q->overlap = "Partly";
+        q->overlap_why = "the source copies chunks when it is at hand, and "
+                         "the destination does the rest alone";
+        q->permsg = "No";
+        q->permsg_why = "one request to the source and a shared chunk "
+                        "counter per message";
+        q->active = "Yes";
+        q->active_why = "as cma get, with the target's help inside its "
+                        "synchronisation calls";
+        q->passive = "Yes";
+        q->passive_why = "without the target's help it is a plain cma get";
+        break;
     }
 }
 
@@ -437,8 +454,9 @@ static const char *json_doc =
     "with us per transfer; two_sided_copy: us per transfer of shmbuf and "
     "queue with each copy routine at two sizes\","
     " \"tune\": \"grid sizes, eager us (one cell) and rendezvous us per "
-    "label (handshake included), derived eager_max and rules (min_bytes, "
-    "mechanism)\"}";
+    "label (handshake included; cma split is the shared single copy), "
+    "derived eager_max, split_min (0: off, null: not measured) and rules "
+    "(min_bytes, mechanism)\"}";
 
 int lab_write_json(struct lab *L, const char *path)
 {
@@ -729,7 +747,7 @@ int lab_write_json(struct lab *L, const char *path)
                 continue;
             fputs(first ? "" : ", ", f);
             first = false;
-            jstr(f, L->mech[i].ops->name);
+            jstr(f, L->mech[i].label);
             fputs(": [", f);
             for (int g = 0; g < t->nr; g++) {
                 fputs(g ? ", " : "", f);
@@ -737,11 +755,15 @@ int lab_write_json(struct lab *L, const char *path)
             }
             fputs("]", f);
         }
-        fprintf(f,
-                "}}, \"eager_max\": %llu, \"eager_limited_by_cell\": %s, "
-                "\"rules\": [",
+        fprintf(f, "}}, \"eager_max\": %llu, \"eager_limited_by_cell\": %s, ",
                 (unsigned long long)t->eager_max,
                 t->eager_limited ? "true" : "false");
+        if (t->split_measured)
+            fprintf(f, "\"split_min\": %llu, ",
+                    (unsigned long long)t->split_min);
+        else
+            fputs("\"split_min\": null, ", f);
+        fputs("\"rules\": [", f);
         for (int k = 0; k < t->nrules; k++) {
             fprintf(f, "%s{\"min_bytes\": %llu, \"mechanism\": ", k ? ", " : "",
                     (unsigned long long)t->rules[k].min);
@@ -788,7 +810,7 @@ static void print_tune_table(struct lab *L, FILE *f)
     fputs("| size | eager (one cell) |", f);
     for (int i = 0; i < L->nmech; i++)
         if (t->r_used[i])
-            fprintf(f, " %s rendezvous |", L->mech[i].ops->name);
+            fprintf(f, " %s rendezvous |", L->mech[i].label);
     fputs(" fastest |\n|---:|---:|", f);
     for (int i = 0; i < L->nmech; i++)
         if (t->r_used[i])
@@ -812,7 +834,7 @@ static void print_tune_table(struct lab *L, FILE *f)
             fprintf(f, " %s |", v);
             if (t->rndv_us[i][g] < best) {
                 best = t->rndv_us[i][g];
-                who = L->mech[i].ops->name;
+                who = L->mech[i].label;
             }
         }
         fprintf(f, " %s |\n", who);
@@ -834,6 +856,10 @@ void lab_print_tune(struct lab *L, FILE *f, bool settings)
             t->eager_limited ? " (eager still won at one cell's payload: "
                                "limited by the cell size)"
                              : "");
+    if (t->split_measured)
+        fprintf(f, "split_min = %llu%s\n", (unsigned long long)t->split_min,
+                t->split_min ? " (cma from here is the shared single copy)"
+                             : " (the shared single copy never paid off)");
     for (int k = 0; k < t->nrules; k++)
         fprintf(f, "xfer.%llu = %s\n", (unsigned long long)t->rules[k].min,
                 L->mech[t->rules[k].mech].ops->name);
@@ -1299,6 +1325,8 @@ int lab_write_tuning(struct lab *L, const char *path)
     memset(&out, 0, sizeof(out));
     out.has_eager_max = true;
     out.eager_max = t->eager_max;
+    out.has_split_min = t->split_measured;
+    out.split_min = t->split_min;
     for (int k = 0; k < t->nrules && k < FY_TUNING_MAX_RULES; k++) {
         out.rules[k].min_bytes = t->rules[k].min;
         snprintf(out.rules[k].mech, sizeof(out.rules[k].mech), "%s",

@@ -254,7 +254,7 @@ int lab_setup(struct lab *L, int argc, char **argv)
     (void)argv;
     lab_self = L;
     L->fd = -1;
-    L->net_fd = -1;
+    L->net_up = false;
     L->t_start = (double)lab_now_ns() / 1e9;
     read_caches(L);
     L->region_size = 8 * L->l2 + LAB_MAX_MSG + 4096;

@@ -21,13 +21,6 @@ struct fy_outpkt {
     struct fy_req *req; /* EAGER*: the send whose data this is */
 };
 
-/* Precedes each message on a net stream: the receive it is for and its
- * length, which must be exactly what that receive's CTS asked for. */
-struct fy_net_hdr {
-    uint64_t cookie; /* the receiver's cookie (CTS offset field) */
-    uint64_t len;
-};
-
 /* Process-local state for one peer (world rank) above the channel (whose
  * own per-peer state, the pair sequence included, is fy_chan.peers[]). */
 struct fy_peer {
@@ -41,14 +34,9 @@ struct fy_peer {
      * we sent CTS. Incoming data names its receive by cookie, so a CTS
      * that overtook another (control packets may) does no harm. */
     struct fy_req *rx_head[FY_XFER_NKINDS], *rx_tail[FY_XFER_NKINDS];
-    /* net: our connection to the peer's listener (we send on it) and the
-     * one it opened to ours (we receive on it); -1 until first use. */
-    int net_out, net_in;
-    uint32_t net_hello_sent; /* bytes of our hello written to net_out */
-    uint32_t net_hdr_sent;   /* bytes of tx_head[NET]'s header written */
-    uint32_t net_hdr_got;    /* bytes of the incoming header read */
-    struct fy_net_hdr net_hdr_in;
-    struct fy_req *net_rx_cur; /* receive the incoming stream is filling */
+    /* net: the receive the peer's stream is filling (its connections and
+     * stream state are xfer/net.c's). */
+    struct fy_req *net_rx_cur;
 };
 
 /* Unexpected message (arrived before its receive was posted). */

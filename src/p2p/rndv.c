@@ -12,30 +12,25 @@
  *   stays O(P)),
  *   or streams DATA cells through the receiver's cell queue, or writes the
  *   bytes to its loopback TCP connection to the receiver.
- * The sender never needs the table: it does what the CTS says. The
- * receiver only ever asks for min(message, buffer) bytes, so nothing is
- * written past a receive buffer on any path; a longer message is reported
- * as truncated. RTS is a matched packet and keeps the pair's order; CTS,
- * DATA and FIN are control packets and may overtake, so data always names
+ * This file drives the movers; each mechanism's data path, per-pair state
+ * and connection set-up are its own (xfer/shmbuf.c, queue.c, net.c; the
+ * shared single copy in xfer/split.c), and which mechanisms work job-wide
+ * is decided in xfer/job.c. The sender never needs the table: it does what the
+ * CTS says. The receiver only ever asks for min(message, buffer) bytes, so
+ * nothing is written past a receive buffer on any path; a longer message is
+ * reported as truncated. RTS is a matched packet and keeps the pair's order;
+ * CTS, DATA and FIN are control packets and may overtake, so data always names
  * the receive it is for (cookie) and is checked against it. */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <poll.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "boot/boot.h"
 #include "chan/shm_inl.h"
 #include "p2p/p2p_impl.h"
 #include "proto/proto.h"
-#include "shm/cellq_inl.h"
-
-static_assert(FY_SHM_XFER_RULES == FY_XFER_RULES_MAX,
-              "the shared rank record holds a whole rule table");
 
 static _Noreturn void bad_peer(int src, const char *what)
 {
@@ -133,7 +128,7 @@ static bool pull_step(struct fy_req *r)
     uint8_t *dest = fy_req_data(r);
     /* Large CMA reads are shared with the sender when it is in MPI. */
     bool split =
-        r->xkind == FY_XFER_CMA && fy_p2p.split_min && n >= fy_p2p.split_min;
+        r->xkind == FY_XFER_CMA && fy_xfer_split_min && n >= fy_xfer_split_min;
     fy_proto_stats.split += split;
     ssize_t got = split ? fy_split_get_piece(r->xsrc, r->peer_cookie, r->xaddr,
                                              dest, off / FY_PULL_PIECE, n)
@@ -335,11 +330,20 @@ void fy_rndv_on_data(const struct fy_pkt *p)
     struct fy_req *r = fy_cookie_find(p->ctl.cookie, FY_REQ_RECV);
     if (!r || r->proto != FY_RP_RX)
         bad_peer(p->src, "DATA for no pending receive");
-    if (p->ctl.offset != (uint64_t)r->done ||
-        p->len > (uint64_t)(r->total - r->done))
+    /* The queue mover's receiving half (xfer/queue.c) checks that the
+     * cell holds the next bytes of this receive before copying. */
+    struct fy_queue_xfer x = {.payload = fy_chan.cell_payload,
+                              .len = (uint64_t)r->total,
+                              .cookie = r->cookie,
+                              .copy = fy_xfer_copy_libc};
+    struct fy_queue_chunk ch = {.cookie = p->ctl.cookie,
+                                .offset = p->ctl.offset,
+                                .len = p->len,
+                                .data = p->data};
+    uint64_t done = (uint64_t)r->done;
+    if (fy_xfer_queue_take(&x, &ch, fy_req_data(r), &done))
         bad_peer(p->src, "DATA outside the receive");
-    memcpy(fy_req_data(r) + r->done, p->data, p->len);
-    r->done += (MPI_Count)p->len;
+    r->done = (MPI_Count)done;
     if (r->done == r->total)
         rx_done(r);
 }
@@ -421,119 +425,79 @@ static int rx_shmbuf(int peer, struct fy_peer *pe)
     return n;
 }
 
+static void wake_peer(int peer)
+{
+    fy_wake(peer);
+}
+
+/* The cell-queue transfer of rendezvous r to 'receiver' (xfer/queue.c
+ * moves the bytes): DATA cells from our free queue, each taking the pair's
+ * next sequence number, naming the receiver's cookie. */
+static struct fy_queue_xfer q_xfer(const struct fy_req *r, int receiver,
+                                   struct fy_peer *pe)
+{
+    return (struct fy_queue_xfer){
+        .freeq = &fy_chan.my->freeq,
+        .free_tail = &fy_chan.free_tail,
+        .recvq = &fy_shm.ranks[fy_boot_local(receiver)].recvq,
+        .seq_io = &fy_chan.peers[receiver].sseq,
+        .posted = wake_peer,
+        .peer = receiver,
+        .src = (uint32_t)fy_chan.local_me,
+        .type = FY_PKT_DATA,
+        .payload = fy_chan.cell_payload,
+        .len = (uint64_t)r->total,
+        .cookie = r->peer_cookie,
+        .copy = fy_xfer_copy_libc};
+}
+
 static int tx_queue(int peer, struct fy_peer *pe)
 {
     int n = 0;
-    while (pe->tx_head[FY_XFER_QUEUE]) {
-        struct fy_req *r = pe->tx_head[FY_XFER_QUEUE];
-        uint64_t chunk =
-            FY_MIN(fy_chan.cell_payload, (uint64_t)(r->total - r->done));
-        struct fy_ctl ctl = {.total = (uint64_t)r->total,
-                             .cookie = r->peer_cookie,
-                             .offset = (uint64_t)r->done};
-        if (!fy_chan_cell_put(peer, &fy_chan.peers[peer], FY_PKT_DATA, 0, 0,
-                              &ctl, fy_req_data(r) + r->done, chunk))
-            break;
-        r->done += (MPI_Count)chunk;
-        n++;
-        if (r->done == r->total)
-            tx_done(pe, FY_XFER_QUEUE, r);
+    struct fy_req *r;
+    while ((r = pe->tx_head[FY_XFER_QUEUE])) {
+        struct fy_queue_xfer x = q_xfer(r, peer, pe);
+        uint64_t done = (uint64_t)r->done;
+        int k = fy_xfer_queue_push(&x, fy_req_data(r), &done);
+        r->done = (MPI_Count)done;
+        n += k;
+        if (r->done < r->total)
+            break; /* out of cells */
+        tx_done(pe, FY_XFER_QUEUE, r);
     }
     return n;
 }
 
-/* ---- net: per-pair TCP streams on loopback ----------------------------------
- * Each rank listens on an ephemeral 127.0.0.1 port (published in its rank
- * record with a random key). A sender connects to a receiver's listener the
- * first time a CTS puts a message on net, says who it is (hello: ranks,
- * the receiver's key, the job id), and from then on writes, for each
- * message in CTS arrival order, a header (receiver's cookie, length) and
- * exactly the bytes the CTS asked for. The receiver accepts only when it
- * has net receives pending, reads exactly one header, then exactly that
- * many bytes into the receive it names: the next message's bytes stay in
- * the socket. Every socket is non-blocking; partial reads and writes
- * resume on the next progress pass; after moving bytes either side rings
- * the other's doorbell, and a rank about to sleep polls its sockets. */
+/* ---- net: per-pair TCP streams on loopback (xfer/net.c) --------------------
+ * The sender writes each message in CTS arrival order; the stream names
+ * the receive it is for by the receiver's cookie, checked here against the
+ * receives waiting for net data from that peer. After moving bytes either
+ * side rings the other's doorbell; a rank about to sleep asks whether a
+ * socket is ready (fy_xfer_net_visible). */
 
-#define NET_PENDING_MAX 64
-
-struct net_pending {
-    int fd;
-    uint32_t got; /* bytes of the hello read so far */
-    struct fy_xfer_net_hello hello;
-};
-
-static int net_lfd = -1;
-static uint64_t net_key;
-static struct net_pending net_pend[NET_PENDING_MAX];
-static int net_npend;
-static bool net_need_accept; /* a net receive waits for its sender to connect */
-static struct pollfd *net_pfds;
-
-static _Noreturn void net_fail(int peer, const char *what, ssize_t err)
+static _Noreturn void net_fail(int peer, const char *what, int err)
 {
     if (err == -EPIPE || err == -ECONNRESET)
         fy_peer_gone(peer);
     fy_fatal(1, "%s rank %d over loopback TCP failed: %s", what, peer,
-             strerror((int)-err));
+             strerror(-err));
 }
 
 static int tx_net(int peer, struct fy_peer *pe)
 {
-    struct fy_p2p_state *s = &fy_p2p;
     int n = 0;
-    if (pe->net_out < 0) {
-        uint32_t port = fy_shm.ranks[fy_boot_local(peer)].net_port;
-        int rc = port && port <= 65535
-                     ? fy_xfer_net_connect((uint16_t)port, &pe->net_out)
-                     : -ENOTCONN;
-        if (rc)
-            net_fail(peer, "connecting to", rc);
-        pe->net_hello_sent = 0;
-        n++;
-    }
-    struct fy_xfer_net_hello hello;
-    fy_xfer_net_hello_make(&hello, (uint32_t)s->me, (uint32_t)peer,
-                           fy_shm.ranks[fy_boot_local(peer)].net_key,
-                           fy_boot.jobid);
-    while (pe->net_hello_sent < sizeof(hello)) {
-        struct iovec v = {(char *)&hello + pe->net_hello_sent,
-                          sizeof(hello) - pe->net_hello_sent};
-        ssize_t k = fy_xfer_net_send(pe->net_out, &v, 1);
-        if (k == -EAGAIN)
-            return n;
-        if (k < 0)
-            net_fail(peer, "sending to", k);
-        pe->net_hello_sent += (uint32_t)k;
-    }
     struct fy_req *r;
     while ((r = pe->tx_head[FY_XFER_NET])) {
-        struct fy_net_hdr h = {.cookie = r->peer_cookie,
-                               .len = (uint64_t)r->total};
-        struct iovec v[2];
-        int iv = 0;
-        if (pe->net_hdr_sent < sizeof(h))
-            v[iv++] = (struct iovec){(char *)&h + pe->net_hdr_sent,
-                                     sizeof(h) - pe->net_hdr_sent};
-        v[iv++] = (struct iovec){(void *)(fy_req_data(r) + r->done),
-                                 (size_t)(r->total - r->done)};
-        ssize_t k = fy_xfer_net_send(pe->net_out, v, iv);
-        if (k == -EAGAIN)
-            break;
+        uint64_t done = (uint64_t)r->done;
+        int k = fy_xfer_net_push(peer, r->peer_cookie, fy_req_data(r),
+                                 (uint64_t)r->total, &done);
         if (k < 0)
             net_fail(peer, "sending to", k);
-        n++;
-        if (pe->net_hdr_sent < sizeof(h)) {
-            uint32_t hk =
-                (uint32_t)FY_MIN((uint64_t)k, sizeof(h) - pe->net_hdr_sent);
-            pe->net_hdr_sent += hk;
-            k -= hk;
-        }
-        r->done += (MPI_Count)k;
-        if (r->done == r->total) {
-            pe->net_hdr_sent = 0;
-            tx_done(pe, FY_XFER_NET, r);
-        }
+        r->done = (MPI_Count)done;
+        n += k;
+        if (r->done < r->total)
+            break; /* the socket is full */
+        tx_done(pe, FY_XFER_NET, r);
     }
     if (n)
         fy_wake(peer);
@@ -546,115 +510,34 @@ static int rx_net(int peer, struct fy_peer *pe)
     while (pe->rx_head[FY_XFER_NET]) {
         struct fy_req *r = pe->net_rx_cur;
         if (!r) {
-            ssize_t k = fy_xfer_net_recv(
-                pe->net_in, (char *)&pe->net_hdr_in + pe->net_hdr_got,
-                sizeof(pe->net_hdr_in) - pe->net_hdr_got);
-            if (k == -EAGAIN)
-                break;
+            uint64_t cookie, len;
+            int k = fy_xfer_net_pull_hdr(peer, &cookie, &len);
             if (k < 0)
                 net_fail(peer, "receiving from", k);
+            if (k == 0)
+                break;
             n++;
-            pe->net_hdr_got += (uint32_t)k;
-            if (pe->net_hdr_got < sizeof(pe->net_hdr_in))
-                continue;
-            pe->net_hdr_got = 0;
-            r = rx_find(pe, FY_XFER_NET, pe->net_hdr_in.cookie);
-            if (!r || r->done != 0 || pe->net_hdr_in.len != (uint64_t)r->total)
+            r = rx_find(pe, FY_XFER_NET, cookie);
+            if (!r || r->done != 0 || len != (uint64_t)r->total)
                 bad_peer(peer, "net stream header");
             pe->net_rx_cur = r;
         }
-        ssize_t k = fy_xfer_net_recv(pe->net_in, fy_req_data(r) + r->done,
-                                     (size_t)(r->total - r->done));
-        if (k == -EAGAIN)
-            break;
+        uint64_t done = (uint64_t)r->done;
+        int k =
+            fy_xfer_net_pull(peer, fy_req_data(r), (uint64_t)r->total, &done);
         if (k < 0)
             net_fail(peer, "receiving from", k);
-        n++;
-        r->done += (MPI_Count)k;
-        if (r->done == r->total) {
-            pe->net_rx_cur = NULL;
-            rx_unlink(pe, FY_XFER_NET, r);
-            rx_done(r);
-        }
+        r->done = (MPI_Count)done;
+        n += k;
+        if (r->done < r->total)
+            break;
+        pe->net_rx_cur = NULL;
+        rx_unlink(pe, FY_XFER_NET, r);
+        rx_done(r);
     }
     if (n)
         fy_wake(peer);
     return n;
-}
-
-static void net_pending_drop(int i)
-{
-    close(net_pend[i].fd);
-    net_pend[i] = net_pend[--net_npend];
-}
-
-/* Take connections waiting on our listener and learn who they are. */
-static int net_accept(void)
-{
-    struct fy_p2p_state *s = &fy_p2p;
-    int n = 0, fd;
-    while (fy_xfer_net_accept(net_lfd, &fd) == 0) {
-        if (net_npend == NET_PENDING_MAX) {
-            FY_WARN("too many unidentified loopback connections; dropping one");
-            net_pending_drop(0);
-        }
-        net_pend[net_npend++] = (struct net_pending){.fd = fd};
-        n++;
-    }
-    for (int i = 0; i < net_npend;) {
-        struct net_pending *q = &net_pend[i];
-        ssize_t k = fy_xfer_net_recv(q->fd, (char *)&q->hello + q->got,
-                                     sizeof(q->hello) - q->got);
-        if (k == -EAGAIN) {
-            i++;
-            continue;
-        }
-        if (k < 0) {
-            net_pending_drop(i);
-            continue;
-        }
-        n++;
-        q->got += (uint32_t)k;
-        if (q->got < sizeof(q->hello))
-            continue;
-        int src = fy_xfer_net_hello_check(
-            &q->hello, (uint32_t)s->me, (uint32_t)s->P, net_key, fy_boot.jobid);
-        if (src < 0 || s->peers[src].net_in >= 0) {
-            FY_WARN("rejected a loopback connection that is not from a rank "
-                    "of this job (%s)",
-                    src == -EPROTO ? "not Ferry"
-                    : src < 0      ? "wrong key or job"
-                                   : "duplicate");
-            net_pending_drop(i);
-            continue;
-        }
-        s->peers[src].net_in = q->fd;
-        net_pend[i] = net_pend[--net_npend];
-    }
-    return n;
-}
-
-/* Would a net step make progress now? Called before sleeping only. */
-static bool net_visible(void)
-{
-    struct fy_p2p_state *s = &fy_p2p;
-    nfds_t n = 0;
-    for (int p = 0; p < s->P; p++) {
-        struct fy_peer *pe = &s->peers[p];
-        if (pe->tx_head[FY_XFER_NET]) {
-            if (pe->net_out < 0)
-                return true; /* can connect right away */
-            net_pfds[n++] =
-                (struct pollfd){.fd = pe->net_out, .events = POLLOUT};
-        }
-        if (pe->rx_head[FY_XFER_NET] && pe->net_in >= 0)
-            net_pfds[n++] = (struct pollfd){.fd = pe->net_in, .events = POLLIN};
-    }
-    for (int i = 0; i < net_npend; i++)
-        net_pfds[n++] = (struct pollfd){.fd = net_pend[i].fd, .events = POLLIN};
-    if (net_need_accept && net_lfd >= 0)
-        net_pfds[n++] = (struct pollfd){.fd = net_lfd, .events = POLLIN};
-    return n && poll(net_pfds, n, 0) > 0;
 }
 
 /* ---- progress ---------------------------------------------------------------
@@ -664,7 +547,6 @@ int fy_rndv_progress(void)
 {
     struct fy_p2p_state *s = &fy_p2p;
     int n = pull_progress();
-    bool need_accept = false;
     for (int p = 0; p < s->P; p++) {
         struct fy_peer *pe = &s->peers[p];
         if (pe->tx_head[FY_XFER_SHMBUF])
@@ -675,21 +557,8 @@ int fy_rndv_progress(void)
             n += tx_net(p, pe);
         if (pe->rx_head[FY_XFER_SHMBUF])
             n += rx_shmbuf(p, pe);
-        if (pe->rx_head[FY_XFER_NET]) {
-            if (pe->net_in >= 0)
-                n += rx_net(p, pe);
-            else
-                need_accept = true;
-        }
-    }
-    net_need_accept = need_accept;
-    if (need_accept || net_npend) {
-        int k = net_accept();
-        n += k;
-        if (k)
-            for (int p = 0; p < s->P; p++)
-                if (s->peers[p].rx_head[FY_XFER_NET] && s->peers[p].net_in >= 0)
-                    n += rx_net(p, &s->peers[p]);
+        if (pe->rx_head[FY_XFER_NET])
+            n += rx_net(p, pe);
     }
     return n;
 }
@@ -703,8 +572,11 @@ bool fy_rndv_work_visible(void)
         return true;
     for (int p = 0; p < s->P; p++) {
         struct fy_peer *pe = &s->peers[p];
-        if (pe->tx_head[FY_XFER_QUEUE] && fy_cellq_peek(fy_chan.free_tail))
-            return true;
+        if (pe->tx_head[FY_XFER_QUEUE]) {
+            struct fy_queue_xfer x = q_xfer(pe->tx_head[FY_XFER_QUEUE], p, pe);
+            if (fy_xfer_queue_ready(&x))
+                return true;
+        }
         for (struct fy_req *r = pe->tx_head[FY_XFER_SHMBUF]; r; r = r->next) {
             struct fy_shmbuf_xfer x = sb_xfer(r, p, r->peer_cookie);
             if (fy_xfer_shmbuf_ready(&x, r->xhalf, true))
@@ -716,214 +588,29 @@ bool fy_rndv_work_visible(void)
                 return true;
         }
     }
-    return (fy_xfer_avail & (1u << FY_XFER_NET)) && net_visible();
+    return (fy_xfer_avail & (1u << FY_XFER_NET)) && fy_xfer_net_visible();
 }
 
 /* ---- start-up and shut-down
  * -------------------------------------------------- */
 
-/* Read the probe word of 'peer' through a one-sided mechanism. */
-static bool probe_one_sided(const struct fy_xfer_ops *ops, int peer, char *why,
-                            size_t whylen)
-{
-    if (!ops->probe(why, whylen))
-        return false;
-    uint64_t got = 0;
-    const struct fy_shm_rank *pr = &fy_shm.ranks[fy_boot_local(peer)];
-    ssize_t n = ops->copy_remote(fy_shm.pid[fy_boot_local(peer)], &got,
-                                 pr->probe_addr, sizeof(got), true);
-    if (n == (ssize_t)sizeof(got) && got == pr->probe_value)
-        return true;
-    snprintf(why, whylen, "reading rank %d's memory failed: %s%s", peer,
-             strerror(n < 0 ? (int)-n : EIO),
-             n == -EPERM || n == -EACCES
-                 ? " (ptrace restrictions between sibling processes: yama "
-                   "ptrace_scope, seccomp or container policy)"
-                 : "");
-    return false;
-}
-
-static uint64_t random_key(void)
-{
-    uint64_t k = 0;
-    if (getrandom(&k, sizeof(k), GRND_NONBLOCK) != (ssize_t)sizeof(k)) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        k = ((uint64_t)ts.tv_nsec << 32) ^ (uint64_t)ts.tv_sec ^
-            ((uint64_t)getpid() << 16) ^ (uint64_t)(uintptr_t)&k;
-    }
-    return k | 1; /* never 0 */
-}
-
-/* Check rank 0's published table before adopting it. */
-static int adopt_rank0_table(struct fy_xfer_table *t)
-{
-    const struct fy_shm_rank *r0 = &fy_shm.ranks[0];
-    if (r0->xfer_nrules < 1 || r0->xfer_nrules > FY_XFER_RULES_MAX ||
-        r0->xfer_from > FY_XFER_FROM_TUNING) {
-        FY_ERROR("rank 0's mechanism table in the shared segment is malformed");
-        return -EPROTO;
-    }
-    t->from = r0->xfer_from;
-    t->n = r0->xfer_nrules;
-    for (uint32_t i = 0; i < t->n; i++) {
-        t->rule[i].min_bytes = r0->xfer_rule_min[i];
-        t->rule[i].kind = r0->xfer_rule_kind[i];
-        if (t->rule[i].kind < FY_XFER_AUTO ||
-            t->rule[i].kind >= FY_XFER_NKINDS ||
-            (i > 0 && t->rule[i].min_bytes <= t->rule[i - 1].min_bytes)) {
-            FY_ERROR(
-                "rank 0's mechanism table in the shared segment is malformed");
-            return -EPROTO;
-        }
-    }
-    return 0;
-}
-
 int fy_rndv_init(void)
 {
     struct fy_p2p_state *s = &fy_p2p;
-    struct fy_xfer_table want;
-    int rc = fy_xfer_table_request(&want);
-    if (rc)
-        return rc;
-    for (int p = 0; p < s->P; p++)
-        s->peers[p].net_in = s->peers[p].net_out = -1;
     s->pad_free = malloc(fy_shm.lay.npads * sizeof(*s->pad_free));
     if (!s->pad_free)
         return -ENOMEM;
     for (uint32_t i = 0; i < fy_shm.lay.npads; i++)
         s->pad_free[i] = fy_shm.lay.npads - 1 - i; /* pad 0 lent first */
     s->npad_free = fy_shm.lay.npads;
-    if (s->me == 0) {
-        s->my->xfer_from = want.from;
-        s->my->xfer_nrules = want.n;
-        for (uint32_t i = 0; i < want.n; i++) {
-            s->my->xfer_rule_min[i] = want.rule[i].min_bytes;
-            s->my->xfer_rule_kind[i] = want.rule[i].kind;
-        }
-    }
-
-    /* What works, of what the rule table may use? (No idle machinery: a
-     * mechanism the table never names is not probed, so no /proc/<pid>/mem
-     * is opened and no loopback listener exists for nothing.) One-sided
-     * mechanisms: everyone reads its right neighbour's probe word (between
-     * sibling processes, as a real transfer would); a kind is used only if
-     * every rank's probe worked. net: a loopback round trip, then our
-     * listener. */
-    unsigned needed = 1u << FY_XFER_SHMBUF | 1u << FY_XFER_QUEUE;
-    for (uint32_t i = 0; i < want.n; i++)
-        needed |= want.rule[i].kind == FY_XFER_AUTO
-                      ? 1u << FY_XFER_CMA
-                      : 1u << (unsigned)want.rule[i].kind;
-    char why[FY_XFER_NKINDS][256] = {{0}};
-    for (int k = 0; k < FY_XFER_NKINDS; k++)
-        if (!(needed & (1u << k)))
-            snprintf(why[k], sizeof(why[0]), "not in this job's rule table");
-    unsigned ok = 1u << FY_XFER_SHMBUF | 1u << FY_XFER_QUEUE;
-    int peer = (s->me + 1) % s->P;
-    if (!(needed & (1u << FY_XFER_CMA)))
-        ;
-    else if (fy_env_int(FY_ENV_NO_CMA))
-        snprintf(why[FY_XFER_CMA], sizeof(why[0]), "disabled by FERRY_NO_CMA");
-    else if (probe_one_sided(&fy_xfer_cma_ops, peer, why[FY_XFER_CMA],
-                             sizeof(why[0])))
-        ok |= 1u << FY_XFER_CMA;
-    if ((needed & (1u << FY_XFER_PROCMEM)) &&
-        probe_one_sided(&fy_xfer_procmem_ops, peer, why[FY_XFER_PROCMEM],
-                        sizeof(why[0])))
-        ok |= 1u << FY_XFER_PROCMEM;
-    uint16_t port = 0;
-    if ((needed & (1u << FY_XFER_NET)) &&
-        fy_xfer_net_ops.probe(why[FY_XFER_NET], sizeof(why[0]))) {
-        net_pfds = malloc(((size_t)2 * (size_t)s->P + NET_PENDING_MAX + 1) *
-                          sizeof(*net_pfds));
-        rc = net_pfds ? fy_xfer_net_listen(&net_lfd, &port) : -ENOMEM;
-        if (rc == 0) {
-            net_key = random_key();
-            s->my->net_key = net_key;
-            s->my->net_port = port;
-            ok |= 1u << FY_XFER_NET;
-        } else {
-            snprintf(why[FY_XFER_NET], sizeof(why[0]),
-                     "listening on 127.0.0.1 failed: %s", strerror(-rc));
-        }
-    }
-    s->my->xfer_ok = ok;
-    /* R12: pairs with A1 in the barrier: our probe results, net port and
-     * key (and rank 0's table) are visible to everyone past it. */
-    atomic_fetch_add_explicit(&fy_shm.hdr->probed, 1, memory_order_release);
-    fy_shm_barrier_wait(&fy_shm.hdr->probed, (uint32_t)fy_boot.local_size);
-
-    unsigned avail = ~0u;
-    for (int l = 0; l < fy_boot.local_size; l++)
-        avail &= fy_shm.ranks[l].xfer_ok;
-    avail &= (1u << FY_XFER_NKINDS) - 1;
-    struct fy_xfer_table t;
-    rc = adopt_rank0_table(&t);
-    if (rc)
-        return rc;
-    /* Say why a mechanism the table names is missing, where it failed.
-     * Under FERRY_XFER_REQUIRE a missing one ends the job as a skip (77):
-     * a test forced onto a mechanism must not pass on another one. */
-    bool require = fy_env_int(FY_ENV_XFER_REQUIRE) != 0;
-    for (uint32_t i = 0; i < t.n; i++) {
-        int k = t.rule[i].kind;
-        if (k < 0 || (avail & (1u << k)))
-            continue;
-        const char *reason =
-            (ok & (1u << k)) ? "it failed on another rank" : why[k];
-        if (require)
-            fy_fatal(77,
-                     "FERRY_XFER_REQUIRE: %s does not work here (%s); "
-                     "not falling back",
-                     fy_xfer_registry[k]->name, reason);
-        if (!(ok & (1u << k)))
-            FY_WARN("%s does not work here: %s", fy_xfer_registry[k]->name,
-                    reason);
-    }
-    fy_xfer_table_resolve(&t, avail, s->me == 0);
-    fy_xfer_active = t;
-    fy_xfer_avail = avail;
-    if (!(avail & (1u << FY_XFER_NET)) && net_lfd >= 0) {
-        close(net_lfd); /* some rank has no listener: net is off job-wide */
-        net_lfd = -1;
-    }
-    if (s->me == 0 && fy_log_threshold >= FY_LOG_INFO) {
-        char line[256];
-        size_t at = 0;
-        for (uint32_t i = 0; i < t.n && at < sizeof(line); i++)
-            at += (size_t)snprintf(line + at, sizeof(line) - at,
-                                   "%s%s from %llu B", i ? ", " : "",
-                                   fy_xfer_registry[t.rule[i].kind]->name,
-                                   (unsigned long long)t.rule[i].min_bytes);
-        FY_INFO("large messages (%s): %s", fy_xfer_from_name(t.from), line);
-    }
-    return 0;
+    /* Which mechanisms work job-wide, and rank 0's rule table. */
+    return fy_xfer_job_init(s->me, s->P, fy_boot.jobid);
 }
 
 void fy_rndv_finalize(void)
 {
     struct fy_p2p_state *s = &fy_p2p;
-    for (int p = 0; s->peers && p < s->P; p++) {
-        struct fy_peer *pe = &s->peers[p];
-        if (pe->net_out >= 0)
-            close(pe->net_out);
-        if (pe->net_in >= 0)
-            close(pe->net_in);
-        pe->net_out = pe->net_in = -1;
-    }
-    while (net_npend)
-        net_pending_drop(net_npend - 1);
-    if (net_lfd >= 0)
-        close(net_lfd);
-    net_lfd = -1;
-    free(net_pfds);
-    net_pfds = NULL;
+    fy_xfer_job_finalize();
     free(s->pad_free);
     s->pad_free = NULL;
-    for (int k = 0; k < FY_XFER_NKINDS; k++)
-        if (fy_xfer_registry[k]->finalize)
-            fy_xfer_registry[k]->finalize(); /* e.g. procmem's open files */
-    fy_xfer_avail = 0;
 }

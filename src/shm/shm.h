@@ -58,7 +58,7 @@ static_assert(offsetof(struct fy_cellq, stub) == FY_CACHELINE, "stub line");
 /* Number of size rules rank 0 publishes (FY_XFER_RULES_MAX in xfer.h). */
 #define FY_SHM_XFER_RULES 32
 
-/* A shared CMA copy in progress towards this rank (see p2p/split.c). */
+/* A shared CMA copy in progress towards this rank (see xfer/split.c). */
 struct fy_split_ctl {
     alignas(FY_CACHELINE) _Atomic uint64_t claim; /* gen << 32 | next chunk */
     alignas(FY_CACHELINE) _Atomic uint64_t done;  /* chunks finished */

@@ -67,6 +67,10 @@ long long fy_tuned_value(enum fy_env_id id, const char **source_out)
         has = tuning.has_shmbuf_size;
         v = tuning.shmbuf_size;
         break;
+    case FY_ENV_SPLIT_MIN:
+        has = tuning.has_split_min;
+        v = tuning.split_min;
+        break;
     default:
         break;
     }

@@ -27,7 +27,7 @@ struct parse_ctx {
     size_t errlen;
     /* Line on which each scalar key was set (0: not yet), for duplicate
      * and cross-check messages. */
-    int line_eager, line_fastbox, line_cell, line_shmbuf;
+    int line_eager, line_fastbox, line_cell, line_shmbuf, line_split;
     int rule_line[FY_TUNING_MAX_RULES];
 };
 
@@ -178,11 +178,14 @@ static int parse_line(struct parse_ctx *c, struct fy_tuning *t, char *s)
         return check_scalar(c, key, &c->line_shmbuf, &t->has_shmbuf_size,
                             &t->shmbuf_size, val, FY_TUNING_SHMBUF_MIN,
                             FY_TUNING_SHMBUF_MAX, FY_CACHELINE);
+    if (!strcmp(key, "split_min"))
+        return check_scalar(c, key, &c->line_split, &t->has_split_min,
+                            &t->split_min, val, 0, FY_TUNING_XFER_MAX_BYTES, 1);
     if (!strncmp(key, "xfer.", 5))
         return parse_rule(c, t, key, val);
     return bad(c, c->line,
                "unknown key '%s' (expected eager_max, fastbox_max, "
-               "cell_size, shmbuf_size or xfer.<min_bytes>)",
+               "cell_size, shmbuf_size, split_min or xfer.<min_bytes>)",
                key);
 }
 
@@ -399,6 +402,8 @@ int fy_tuning_save(const char *path, const struct fy_tuning *t,
         fprintf(f, "cell_size = %llu\n", (unsigned long long)t->cell_size);
     if (t->has_shmbuf_size)
         fprintf(f, "shmbuf_size = %llu\n", (unsigned long long)t->shmbuf_size);
+    if (t->has_split_min)
+        fprintf(f, "split_min = %llu\n", (unsigned long long)t->split_min);
     for (int i = 0; i < t->nrules; i++)
         fprintf(f, "xfer.%llu = %s\n",
                 (unsigned long long)t->rules[i].min_bytes, t->rules[i].mech);

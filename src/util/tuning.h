@@ -10,6 +10,8 @@
  *     fastbox_max = 512
  *     cell_size   = 16K
  *     shmbuf_size = 64K
+ *     split_min   = 64K       # cma receives from here are a shared copy
+ *                             # (both processes copy pieces); 0: never
  *     xfer.0      = shmbuf    # from 0 bytes up: mechanism by name
  *     xfer.1M     = cma       # from 1 MiB up (overrides the rule below it)
  *
@@ -44,12 +46,14 @@ struct fy_tuning_rule {
 
 struct fy_tuning {
     /* has_*: the file set it (otherwise the value is 0 and meaningless). */
-    bool has_eager_max, has_fastbox_max, has_cell_size, has_shmbuf_size;
+    bool has_eager_max, has_fastbox_max, has_cell_size, has_shmbuf_size,
+        has_split_min;
     uint64_t eager_max;
     uint64_t fastbox_max;
     uint64_t cell_size;
     uint64_t shmbuf_size;
-    int nrules; /* sorted by min_bytes */
+    uint64_t split_min; /* 0: the shared single copy is off */
+    int nrules;         /* sorted by min_bytes */
     struct fy_tuning_rule rules[FY_TUNING_MAX_RULES];
 };
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* The mechanism registry, the two-sided shared-memory mechanisms' ops
- * tables (their data movement lives with the protocol in src/p2p/rndv.c),
- * the sibling probe used by tools and tests, and the per-size rule table
+/* The mechanism registry (each mechanism's ops table and data path live in
+ * its own file: cma.c, procmem.c, shmbuf.c, queue.c, net.c), the sibling
+ * probe used by tools and tests, and the per-size rule table
  * that picks a mechanism for each rendezvous message. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -26,13 +26,6 @@ void fy_xfer_copy_libc(void *dst, const void *src, size_t len)
 {
     memcpy(dst, src, len);
 }
-
-const struct fy_xfer_ops fy_xfer_queue_ops = {
-    .name = "queue",
-    .summary = "copy through lock-free per-receiver queues of cells",
-    .probe = fy_xfer_probe_always,
-    .copy_local = fy_xfer_copy_libc,
-};
 
 const struct fy_xfer_ops *const fy_xfer_registry[FY_XFER_NKINDS] = {
     [FY_XFER_CMA] = &fy_xfer_cma_ops,

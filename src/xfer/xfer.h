@@ -3,9 +3,11 @@
  * const struct fy_xfer_ops whose core is that paper's benchmark interface
  * (Table I). One-sided mechanisms (cma, procmem) read or write the peer's
  * memory from one process; two-sided ones (shmbuf, queue, net) need both
- * processes to copy, and their data movement is driven by the rendezvous
- * protocol (src/p2p/rndv.c). Also: the per-size rule table that picks a
- * mechanism for each message, and the helpers of the socket mechanism. */
+ * processes to copy. Each mechanism owns its data path and per-pair state
+ * (shmbuf.c, queue.c, net.c; the shared single copy in split.c), which the
+ * rendezvous protocol (src/p2p/rndv.c) and the laboratory (bench/lab)
+ * both drive. Also: the per-size rule table that picks a mechanism for
+ * each message, and the job-wide probe (job.c). */
 #ifndef FY_XFER_H
 #define FY_XFER_H
 
@@ -119,6 +121,78 @@ int fy_xfer_shmbuf_pull(const struct fy_shmbuf_xfer *x, uint32_t *half_io,
 bool fy_xfer_shmbuf_ready(const struct fy_shmbuf_xfer *x, uint32_t half,
                           bool sender);
 
+/* ---- queue: the cell queue's data path (xfer/queue.c) ----------------------
+ * One message cut into cells (shm/shm.h struct fy_cell): push takes cells
+ * from the sender's free queue, fills header and payload and posts them on
+ * the receiver's receive queue, as many as are free now; it returns how
+ * many it posted (0: none free, try later), *done_io being the caller's
+ * cursor (start at 0). The receiver pops a cell wherever its packets
+ * arrive, and take copies one cell's bytes after checking that cookie,
+ * offset and length name the next bytes of this message (-EPROTO if not;
+ * the caller then gives up on the peer). Used by the library's rendezvous
+ * and by the laboratory. Struct fy_cell and struct fy_cellq: shm/shm.h. */
+struct fy_cell;
+struct fy_cellq;
+typedef void (*fy_xfer_posted_fn)(int peer);
+struct fy_queue_xfer {
+    struct fy_cellq *freeq;   /* sender: its queue of free cells */
+    uint64_t *free_tail;      /* sender: its consumer cursor of freeq */
+    struct fy_cellq *recvq;   /* the receiver's receive queue */
+    uint64_t *seq_io;         /* pair sequence: a cell takes ++*seq_io (NULL:
+                               * cells carry 0) */
+    fy_xfer_posted_fn posted; /* after each post (wake peer); may be NULL */
+    int peer;                 /* receiver, passed to posted */
+    uint32_t src;             /* the sender's rank, as cells name it */
+    uint32_t type;            /* packet type the cells carry */
+    uint64_t payload;         /* bytes per cell after its header */
+    uint64_t len;             /* bytes of the message */
+    uint64_t cookie;          /* names the receive in every cell */
+    fy_copy_fn copy;          /* the copy routine (memcpy, or a lab variant) */
+};
+/* One cell's data as the receiver saw it (each field read once). */
+struct fy_queue_chunk {
+    uint64_t cookie, offset, len;
+    const uint8_t *data;
+};
+int fy_xfer_queue_push(const struct fy_queue_xfer *x, const uint8_t *src,
+                       uint64_t *done_io);
+int fy_xfer_queue_take(const struct fy_queue_xfer *x,
+                       const struct fy_queue_chunk *ch, uint8_t *dst,
+                       uint64_t *done_io);
+/* A popped cell's chunk (for receivers that pop cells themselves). */
+struct fy_queue_chunk fy_xfer_queue_chunk(const struct fy_cell *c);
+/* Whether push could take a free cell now. */
+bool fy_xfer_queue_ready(const struct fy_queue_xfer *x);
+
+/* ---- the shared single copy's data path (xfer/split.c) --------------------
+ * One cma transfer of want bytes between the receiver's buffer and the
+ * sender's, cut into chunks both processes claim from the receiver's
+ * control block (struct fy_split_ctl, shm/shm.h). The receiver opens a
+ * generation, tells the sender (gen, chunk size, its buffer's address) by
+ * whatever channel it has, copies chunks itself (get) and waits only for
+ * chunks the sender already claimed; the sender, when told, copies chunks
+ * of that generation (put) until none is left. Used by the library's
+ * rendezvous (p2p/split.c) and by the laboratory ("cma split"). */
+struct fy_split_ctl;
+/* The chunk size for a transfer of want bytes: a quarter, 32-256 KiB,
+ * a multiple of 4 KiB. */
+uint64_t fy_xfer_split_chunk(uint64_t want);
+/* Receiver: start a transfer on its own control block; *gen_io is its
+ * private generation counter. Returns the generation (never 0). */
+uint32_t fy_xfer_split_open(struct fy_split_ctl *sc, uint32_t *gen_io);
+/* Either side: claim and copy chunks of generation gen until none is left
+ * (get: the receiver reads 'remote' of pid into local; put: the sender
+ * writes local into 'remote' of pid; both are the buffers' starts). A
+ * failed chunk is recorded for the receiver. Returns chunks copied;
+ * 0 also when chunk is 0 or gen is stale. */
+int fy_xfer_split_copy(struct fy_split_ctl *sc, uint32_t gen, uint64_t chunk,
+                       uint64_t want, pid_t pid, uint8_t *local,
+                       uint64_t remote, bool get);
+/* Receiver, after its own copy: wait for the chunks the sender is still
+ * copying; returns want, or -errno of a failed chunk. */
+ssize_t fy_xfer_split_wait(struct fy_split_ctl *sc, uint64_t chunk,
+                           uint64_t want);
+
 /* ---- procmem extras ------------------------------------------------------ */
 
 /* The seed's Ptrace mechanism as published, for the laboratory only (the
@@ -170,6 +244,41 @@ void fy_xfer_net_hello_make(struct fy_xfer_net_hello *h, uint32_t src,
  * sender's rank, or -EACCES (a stranger) / -EPROTO (not ours at all). */
 int fy_xfer_net_hello_check(const struct fy_xfer_net_hello *h, uint32_t me,
                             uint32_t nranks, uint64_t key, const char *jobid);
+
+/* The per-pair streams (see net.c for the wire format and invariants).
+ * One endpoint per process; not thread safe. */
+
+/* Open this process' endpoint: state for nranks peers and a listener;
+ * writes the port and key that peers need (publish both). jobid goes into
+ * every hello. Returns 0, -EINVAL (already open, bad ranks), -ENOMEM or
+ * the listener's -errno. */
+int fy_xfer_net_open(int me, int nranks, const char *jobid, uint16_t *port_out,
+                     uint64_t *key_out);
+/* Where 'peer' listens (its published port and key), before pushing to it. */
+void fy_xfer_net_peer(int peer, uint16_t port, uint64_t key);
+/* Close every connection and the listener, free the endpoint (also the
+ * ops table's finalize). Safe when not open. */
+void fy_xfer_net_close(void);
+bool fy_xfer_net_is_open(void);
+/* Sender: move message 'cookie' (len bytes at src) to 'peer' as far as the
+ * socket takes it now; *done_io is the caller's cursor (start at 0). The
+ * first push to a peer connects and sends the hello. Messages to one peer
+ * go one after another: push the next only once this one's *done_io ==
+ * len. Returns how many sends moved bytes (0: try later), or -errno
+ * (-ENOTCONN: no port known; -EPIPE/-ECONNRESET: the peer is gone). */
+int fy_xfer_net_push(int peer, uint64_t cookie, const uint8_t *src,
+                     uint64_t len, uint64_t *done_io);
+/* Receiver: the next message's header from 'peer' (accepting its
+ * connection first if needed): 1 and *cookie_out, *len_out when complete,
+ * 0 when not here yet, or -errno. The caller checks both before pulling. */
+int fy_xfer_net_pull_hdr(int peer, uint64_t *cookie_out, uint64_t *len_out);
+/* Receiver: read that message's bytes into dst up to len; *done_io is the
+ * caller's cursor. Never reads past len (the next message stays in the
+ * socket). Returns how many reads moved bytes (0: try later), or -errno. */
+int fy_xfer_net_pull(int peer, uint8_t *dst, uint64_t len, uint64_t *done_io);
+/* Before sleeping: would a push or pull that is waiting on a socket (or an
+ * accept a pull waits for) make progress now? One poll(2), no wait. */
+bool fy_xfer_net_visible(void);
 
 /* ---- per-size selection --------------------------------------------------
  * A rule table maps a rendezvous message size (the bytes that will really
@@ -249,5 +358,24 @@ static inline int fy_xfer_table_pick(const struct fy_xfer_table *t,
 }
 
 const char *fy_xfer_from_name(uint32_t from);
+
+/* ---- the job's mechanisms (xfer/job.c) ----------------------------------- */
+
+/* Run once every rank has published its record (after the attach
+ * barrier), by every rank: publishes rank 0's requested table, runs the
+ * init of each kind the table may use, probes them between the ranks
+ * (one-sided: read the right neighbour's probe word; net: open the
+ * endpoint), waits at the probe barrier and sets fy_xfer_active,
+ * fy_xfer_avail and fy_xfer_split_min. jobid goes into net hellos.
+ * Returns 0 or a negative errno after logging why; ends the job (77) under
+ * FERRY_XFER_REQUIRE when a forced kind does not work. */
+int fy_xfer_job_init(int me, int nranks, const char *jobid);
+/* Every mechanism's finalize (procmem's files, net's sockets). */
+void fy_xfer_job_finalize(void);
+
+/* One-sided cma receives from this size are shared with the sender (the
+ * shared single copy, xfer/split.c); 0: never. FERRY_SPLIT_MIN, else the
+ * tuning file's split_min, else the default; set by fy_xfer_job_init. */
+extern uint64_t fy_xfer_split_min;
 
 #endif /* FY_XFER_H */

@@ -57,6 +57,7 @@ int main(void)
                        "  fastbox_max=40\n"
                        "cell_size = 16K\r\n"
                        "shmbuf_size = 64KiB\n"
+                       "split_min = 96K\n"
                        "xfer.1M = cma\n"
                        "xfer.0 = queue\n"
                        "\txfer.65536 = shmbuf  \n"
@@ -69,6 +70,7 @@ int main(void)
     TAP_OK(t.has_fastbox_max && t.fastbox_max == 40, "fastbox_max = 40");
     TAP_OK(t.has_cell_size && t.cell_size == 16384, "cell_size = 16K");
     TAP_OK(t.has_shmbuf_size && t.shmbuf_size == 65536, "shmbuf_size = 64KiB");
+    TAP_OK(t.has_split_min && t.split_min == 98304, "split_min = 96K");
     TAP_EQ_INT(t.nrules, 4, "four xfer rules");
     TAP_OK(t.rules[0].min_bytes == 0 && !strcmp(t.rules[0].mech, "queue") &&
                t.rules[1].min_bytes == 65536 &&
@@ -91,8 +93,14 @@ int main(void)
     TAP_EQ_INT(
         fy_tuning_parse("t.conf", "xfer.4096 = cma\n", &t, err, sizeof(err)), 0,
         "a file with one rule parses");
-    TAP_OK(!t.has_eager_max && !t.has_cell_size && t.nrules == 1,
+    TAP_OK(!t.has_eager_max && !t.has_cell_size && !t.has_split_min &&
+               t.nrules == 1,
            "unset keys are flagged unset");
+    /* split_min = 0 is a setting (the shared copy off), not "unset". */
+    TAP_EQ_INT(
+        fy_tuning_parse("t.conf", "split_min = 0\n", &t, err, sizeof(err)), 0,
+        "split_min = 0 parses");
+    TAP_OK(t.has_split_min && t.split_min == 0, "split_min = 0 is set, off");
     TAP_OK(fy_tuning_rule_for(&t, 4095) == NULL, "no rule below the first");
     TAP_EQ_INT(fy_tuning_parse("t.conf", "", &t, err, sizeof(err)), 0,
                "an empty file parses");
@@ -128,6 +136,14 @@ int main(void)
     expect_bad("shmbuf_size = 1K\n", 1, "out of range",
                "shmbuf_size too small");
     expect_bad("shmbuf_size = 32M\n", 1, "out of range", "shmbuf_size too big");
+    expect_bad("split_min = 2^20\n", 1, "is not a size",
+               "split_min not a size");
+    expect_bad("split_min = -1\n", 1, "is not a size", "split_min negative");
+    expect_bad("split_min = 1000000G\n", 1, "out of range",
+               "split_min beyond 2^48");
+    expect_bad("split_min = 64K\nsplit_min = 0\n", 2,
+               "duplicate key 'split_min' (first set on line 1)",
+               "split_min twice");
     expect_bad("eager_max = 100\neager_max = 200\n", 2,
                "duplicate key 'eager_max' (first set on line 1)",
                "duplicate key");
@@ -241,6 +257,8 @@ int main(void)
     memset(&w, 0, sizeof(w));
     w.has_eager_max = true;
     w.eager_max = 12288;
+    w.has_split_min = true;
+    w.split_min = 0;
     w.nrules = 2;
     w.rules[0].min_bytes = 0;
     strcpy(w.rules[0].mech, "shmbuf");
@@ -251,6 +269,8 @@ int main(void)
                "save creates parents and writes");
     memset(&t, 0, sizeof(t));
     TAP_EQ_INT(fy_tuning_load(path, &t), 0, "saved file loads");
+    TAP_OK(t.has_split_min && t.split_min == 0,
+           "round trip keeps split_min = 0 (off, not unset)");
     TAP_OK(t.has_eager_max && t.eager_max == 12288 && t.nrules == 2 &&
                !strcmp(t.rules[1].mech, "cma") &&
                t.rules[1].min_bytes == 262144,

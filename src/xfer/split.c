@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: MIT */
+/* The shared single copy: one large cma transfer cut into chunks that the
+ * receiver (process_vm_readv from the sender) and the sender
+ * (process_vm_writev into the receiver) claim from one shared counter, so
+ * both cores copy at once when both processes are at hand, and the
+ * receiver simply does every chunk itself when the sender is busy
+ * elsewhere: the sender's help is never waited for, only its chunks
+ * already under way. This file owns that data path: the library's
+ * rendezvous (p2p/split.c asks the sender to help with a packet) and the
+ * laboratory's "cma split" (bench/lab) both copy with these functions, so
+ * --tune measures the code the library runs.
+ *
+ * Invariants of the receiver's split control block (struct fy_split_ctl,
+ * in its shared rank record):
+ * - 'claim' is gen << 32 | next chunk index; only the receiver stores a new
+ *   generation (fy_xfer_split_open), and only after the previous
+ *   transfer's chunks are all done (fy_xfer_split_wait returned).
+ * - Anyone takes chunk i by a CAS from (gen, i) to (gen, i + 1): a stale
+ *   helper (older gen) can never take a chunk of a newer transfer.
+ * - 'done' counts finished chunks of the current generation; it is reset
+ *   before the generation is published, and only a successful claimer adds
+ *   to it, after its copy.
+ * - A helper copies only inside its own buffer's [0, want) (its caller
+ *   checked want against the message) at the chunk size the receiver
+ *   chose; the receiver's buffer address is the receiver's own word. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+
+#include "shm/shm.h"
+#include "xfer/xfer.h"
+
+uint64_t fy_xfer_split_chunk(uint64_t want)
+{
+    uint64_t c = FY_MAX(want / 4, (uint64_t)32 << 10);
+    c = FY_MIN(c, (uint64_t)256 << 10);
+    return FY_ALIGN_UP(c, (uint64_t)4096);
+}
+
+uint32_t fy_xfer_split_open(struct fy_split_ctl *sc, uint32_t *gen_io)
+{
+    uint32_t gen = ++*gen_io;
+    if (gen == 0)
+        gen = ++*gen_io;
+    atomic_store_explicit(&sc->done, 0, memory_order_relaxed);
+    atomic_store_explicit(&sc->err, 0, memory_order_relaxed);
+    /* R10: pairs with C1. */
+    atomic_store_explicit(&sc->claim, (uint64_t)gen << 32,
+                          memory_order_release);
+    return gen;
+}
+
+/* Take the next chunk of generation gen; returns its index or -1. */
+static int64_t claim(struct fy_split_ctl *sc, uint32_t gen, uint64_t nchunks)
+{
+    uint64_t v = atomic_load_explicit(&sc->claim, memory_order_acquire);
+    for (;;) {
+        if ((uint32_t)(v >> 32) != gen || (v & 0xffffffffu) >= nchunks)
+            return -1;
+        /* C1: acquire pairs with R10 (the generation's publication): the
+         * reset 'done' and the transfer's parameters come before it. */
+        if (atomic_compare_exchange_weak_explicit(&sc->claim, &v, v + 1,
+                                                  memory_order_acq_rel,
+                                                  memory_order_acquire))
+            return (int64_t)(v & 0xffffffffu);
+    }
+}
+
+int fy_xfer_split_copy(struct fy_split_ctl *sc, uint32_t gen, uint64_t chunk,
+                       uint64_t want, pid_t pid, uint8_t *local,
+                       uint64_t remote, bool get)
+{
+    if (chunk == 0)
+        return 0;
+    uint64_t nchunks = (want + chunk - 1) / chunk;
+    int n = 0;
+    int64_t i;
+    while ((i = claim(sc, gen, nchunks)) >= 0) {
+        uint64_t off = (uint64_t)i * chunk;
+        uint64_t len = FY_MIN(chunk, want - off);
+        ssize_t moved = fy_xfer_cma_ops.copy_remote(pid, local + off,
+                                                    remote + off, len, get);
+        if (moved != (ssize_t)len)
+            atomic_store_explicit(&sc->err, moved < 0 ? (uint32_t)-moved : EIO,
+                                  memory_order_relaxed);
+        /* R11: pairs with A12 in fy_xfer_split_wait(): the chunk is in
+         * place. */
+        atomic_fetch_add_explicit(&sc->done, 1, memory_order_release);
+        n++;
+    }
+    return n;
+}
+
+ssize_t fy_xfer_split_wait(struct fy_split_ctl *sc, uint64_t chunk,
+                           uint64_t want)
+{
+    uint64_t nchunks = (want + chunk - 1) / chunk;
+    /* Wait for chunks the sender is copying right now (never for chunks it
+     * has not claimed: ours took every one left). A12: pairs with R11. */
+    for (unsigned spin = 0;
+         atomic_load_explicit(&sc->done, memory_order_acquire) < nchunks;
+         spin++) {
+        if (spin < 4096)
+            fy_cpu_relax();
+        else
+            sched_yield();
+    }
+    uint32_t err = atomic_load_explicit(&sc->err, memory_order_relaxed);
+    return err ? -(ssize_t)err : (ssize_t)want;
+}
