@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include "boot/boot.h"
-#include "util/util.h"
 #include "harness.h"
+#include "util/util.h"
 
 #define NRANKS 4
 #define ROUNDS 200
