@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Point-to-point: requests, matching, progress and waiting. Packets travel
  * through the channels (chan/), which hand them up in pair order; the
- * large-message protocols are in rndv.c and split.c.
+ * protocols are in proto/ (eager.c, rndv.c, split.c).
  *
  * Matching invariants:
  * - posted_head..tail holds every posted, unmatched receive in the order
@@ -16,7 +16,7 @@
  * - Contexts never mix (envelope_match compares ctx first); a context id
  *   from a peer is checked against FY_CTX_MAX before it is used.
  * - A request is on at most one of: the posted list, a pipelined FIFO, the
- *   pad wait list, the pull list (rndv.c); on_list says the posted list.
+ *   pad wait list, the pull list (proto/rndv.c); on_list says the posted list.
  * - The request-free fast paths (fy_p2p_send/recv) run only when nothing is
  *   queued that could have to match first (no posted or unexpected
  *   entries, no deferred packets), so they keep the same order. */

@@ -66,7 +66,7 @@ enum {
 struct fy_p2p_state {
     int me, P;
     /* The mechanism of each rendezvous is picked per message from
-     * fy_xfer_active (xfer.h) by the receiver; see rndv.c. */
+     * fy_xfer_active (xfer.h) by the receiver; see proto/rndv.c. */
     bool wait_block;    /* ranks may sleep on futexes: senders must wake */
     uint64_t split_min; /* CMA transfers from this size are shared; 0 off */
     uint64_t eager_max;
@@ -105,7 +105,7 @@ void fy_cookie_drop(uint64_t cookie);
 int fy_pkt_send(int peer, uint32_t type, int32_t tag, uint32_t ctx,
                 const struct fy_ctl *ctl, struct fy_req *req);
 
-/* Rendezvous (rndv.c). fy_rndv_init runs once every rank has published
+/* Rendezvous (proto/rndv.c). fy_rndv_init runs once every rank has published
  * its record (after the attach barrier): probes the mechanisms, opens the
  * net listener, waits at the probe barrier and installs rank 0's rule
  * table. Returns 0 or a negative errno after logging why. */

@@ -87,7 +87,7 @@ enum fy_proto_stat {
     FY_STAT_COUNT
 };
 
-/* Entries' functions (eager.c, p2p/rndv.c). */
+/* Entries' functions (eager.c, proto/rndv.c). */
 int fy_proto_self_send(struct fy_req *r);
 int fy_proto_eager_send(struct fy_req *r);
 void fy_proto_eager_matched(struct fy_req *r, const struct fy_pkt *p);

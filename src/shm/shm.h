@@ -10,7 +10,7 @@
  *   | double-buffer pads [P receivers][npads]
  * Memory is O(P) per rank except the bounded per-pair mailboxes (2 KiB a
  * pair): double buffers belong to the receiver, which lends one of its
- * npads to a sender for one message at a time (see p2p/rndv.c).
+ * npads to a sender for one message at a time (see proto/rndv.c).
  *
  * Shared control data is never trusted: every rank computes the layout
  * itself from the parameters, keeps it in private memory (fy_shm.lay) and

@@ -6,7 +6,7 @@
  * multi-node job would take. This file owns the whole mechanism: socket
  * plumbing, the connection hello, and the per-pair streams with their
  * connection set-up (fy_xfer_net_open/push/pull), which the library's
- * rendezvous (p2p/rndv.c) and the laboratory (bench/lab) both drive, so
+ * rendezvous (proto/rndv.c) and the laboratory (bench/lab) both drive, so
  * what the laboratory measures is what runs in production.
  *
  * The streams: each process listens on an ephemeral 127.0.0.1 port and

@@ -3,7 +3,7 @@
  * rendezvous mover: the sender cuts a message into cells taken from its own
  * free queue and posts them on the receiver's receive queue; the receiver
  * copies each cell out where its header says, then gives the cell back.
- * This file owns that data path: the library's rendezvous (p2p/rndv.c)
+ * This file owns that data path: the library's rendezvous (proto/rndv.c)
  * and the laboratory (bench/lab) both fill cells with fy_xfer_queue_push
  * and empty them with fy_xfer_queue_take, so what the laboratory measures
  * is what runs in production. The queues themselves are shm/cellq_inl.h.

@@ -2,7 +2,7 @@
 /* The shared double buffer (seed 000's first mechanism): one "pad" is two
  * halves, each with a control line; the sender fills a half while the
  * receiver drains the other. This file owns the data path: the library's
- * rendezvous (p2p/rndv.c) and the laboratory (bench/lab) both move bytes
+ * rendezvous (proto/rndv.c) and the laboratory (bench/lab) both move bytes
  * with fy_xfer_shmbuf_push/pull, so what the laboratory measures is what
  * runs in production.
  *

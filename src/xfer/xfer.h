@@ -5,7 +5,7 @@
  * memory from one process; two-sided ones (shmbuf, queue, net) need both
  * processes to copy. Each mechanism owns its data path and per-pair state
  * (shmbuf.c, queue.c, net.c; the shared single copy in split.c), which the
- * rendezvous protocol (src/p2p/rndv.c) and the laboratory (bench/lab)
+ * rendezvous protocol (src/proto/rndv.c) and the laboratory (bench/lab)
  * both drive. Also: the per-size rule table that picks a mechanism for
  * each message, and the job-wide probe (job.c). */
 #ifndef FY_XFER_H
