@@ -266,23 +266,27 @@ void lab_queue_config(struct lab *L, uint32_t cell_size)
  * listener, P0's connection and hello, the per-message header, all as in
  * a job. One 1-byte message, waited for at most 5 s, proves the pair
  * connects before anything is timed. */
+static bool past(uint64_t deadline, const struct lab_wait *w)
+{
+    return deadline && (w->spins & 0x3fff) == 0 && lab_now_ns() > deadline;
+}
+
 static int net_send(struct lab *L, uint64_t cookie, const uint8_t *src,
                     size_t len, uint64_t deadline)
 {
     uint64_t done = 0;
-    unsigned spins = 0;
+    struct lab_wait w = {0};
     while (done < len) {
         int k = fy_xfer_net_push(1, cookie, src, len, &done);
         if (k < 0)
             return k;
-        if (k == 0) {
-            fy_cpu_relax();
-            if ((++spins & 0x3fff) == 0) {
-                if (deadline && lab_now_ns() > deadline)
-                    return -ETIMEDOUT;
-                lab_health(L);
-            }
+        if (k > 0) {
+            w = (struct lab_wait){0};
+            continue;
         }
+        lab_wait_step(L, &w);
+        if (past(deadline, &w))
+            return -ETIMEDOUT;
     }
     return 0;
 }
@@ -291,29 +295,29 @@ static int net_recv(struct lab *L, uint64_t cookie, uint8_t *dst, size_t len,
                     uint64_t deadline)
 {
     uint64_t c = 0, n = 0, done = 0;
-    unsigned spins = 0;
+    struct lab_wait w = {0};
     int k;
     while ((k = fy_xfer_net_pull_hdr(0, &c, &n)) == 0) {
-        fy_cpu_relax();
-        if ((++spins & 0x3fff) == 0) {
-            if (deadline && lab_now_ns() > deadline)
-                return -ETIMEDOUT;
-            lab_health(L);
-        }
+        lab_wait_step(L, &w);
+        if (past(deadline, &w))
+            return -ETIMEDOUT;
     }
     if (k < 0)
         return k;
     if (c != cookie || n != len)
         return -EPROTO; /* checked as the library's rendezvous does */
+    w = (struct lab_wait){0};
     while (done < len) {
         k = fy_xfer_net_pull(0, dst, len, &done);
         if (k < 0)
             return k;
-        if (k == 0) {
-            fy_cpu_relax();
-            if ((++spins & 0x3fff) == 0)
-                lab_health(L);
+        if (k > 0) {
+            w = (struct lab_wait){0};
+            continue;
         }
+        lab_wait_step(L, &w);
+        if (past(deadline, &w))
+            return -ETIMEDOUT;
     }
     return 0;
 }
@@ -426,14 +430,12 @@ static void q_send(struct lab *L, const uint8_t *src, size_t len)
 {
     struct fy_queue_xfer x = q_xfer(L, len);
     uint64_t done = 0;
-    unsigned spins = 0;
+    struct lab_wait w = {0};
     do {
-        if (fy_xfer_queue_push(&x, src, &done) == 0) {
-            /* Every cell is with the receiver: wait for one back. */
-            fy_cpu_relax();
-            if ((++spins & 0x3fff) == 0)
-                lab_health(L); /* the receiver is slow or gone */
-        }
+        if (fy_xfer_queue_push(&x, src, &done) > 0)
+            w = (struct lab_wait){0};
+        else /* every cell is with the receiver: wait for one back */
+            lab_wait_step(L, &w);
     } while (done < len);
 }
 
@@ -443,12 +445,9 @@ static uint64_t q_recv(struct lab *L, uint8_t *dst, size_t len)
     uint64_t done = 0, t_end = 0;
     do {
         uint64_t off;
-        unsigned spins = 0;
-        while (!(off = fy_cellq_pop(&L->q->rank[1].recvq, &L->recv_tail))) {
-            fy_cpu_relax();
-            if ((++spins & 0x3fff) == 0)
-                lab_health(L);
-        }
+        struct lab_wait w = {0};
+        while (!(off = fy_cellq_pop(&L->q->rank[1].recvq, &L->recv_tail)))
+            lab_wait_step(L, &w);
         struct fy_queue_chunk ch = fy_xfer_queue_chunk(fy_shm_ptr(off));
         if (fy_xfer_queue_take(&x, &ch, dst, &done))
             lab_die(L, "queue: cell of %llu bytes at %llu out of bounds",

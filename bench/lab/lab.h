@@ -163,8 +163,23 @@ void lab_progress(struct lab *L, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void lab_progress_done(struct lab *L);
 void lab_bind_cpu(int idx);
-/* Leave if the peer died or gave up; yields when called often. */
-void lab_health(struct lab *L);
+/* One wait for the peer, as a spin loop: call lab_wait_step once per poll
+ * that found nothing, starting each wait with a zeroed struct lab_wait
+ * (and zeroing it again whenever the wait made progress). Every few
+ * thousand polls it leaves if the peer died or gave up, yields once the
+ * wait drags on (a loaded machine), and ends the run after 300 s of this
+ * one wait. */
+struct lab_wait {
+    unsigned spins, rounds;
+    uint64_t since; /* first check of this wait (ns), 0 before */
+};
+void lab_wait_check(struct lab *L, struct lab_wait *w);
+static inline void lab_wait_step(struct lab *L, struct lab_wait *w)
+{
+    fy_cpu_relax();
+    if ((++w->spins & 0x3fff) == 0)
+        lab_wait_check(L, w);
+}
 void lab_wait_seq(struct lab *L, _Atomic uint64_t *seq, uint64_t want);
 void lab_wait_u32(struct lab *L, _Atomic uint32_t *p, uint32_t want);
 

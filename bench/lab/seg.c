@@ -72,16 +72,9 @@ static void spin_check(struct lab *L, uint64_t since, unsigned *rounds)
 
 #define LAB_SPIN_UNTIL(L, cond)                                                \
     do {                                                                       \
-        unsigned spins_ = 0, rounds_ = 0;                                      \
-        uint64_t since_ = 0;                                                   \
-        while (!(cond)) {                                                      \
-            fy_cpu_relax();                                                    \
-            if ((++spins_ & 0x3fff) == 0) {                                    \
-                if (!since_)                                                   \
-                    since_ = lab_now_ns();                                     \
-                spin_check((L), since_, &rounds_);                             \
-            }                                                                  \
-        }                                                                      \
+        struct lab_wait w_ = {0};                                              \
+        while (!(cond))                                                        \
+            lab_wait_step((L), &w_);                                           \
     } while (0)
 
 void lab_barrier(struct lab *L)
@@ -95,17 +88,11 @@ void lab_barrier(struct lab *L)
                                            memory_order_acquire) >= e);
 }
 
-void lab_health(struct lab *L)
+void lab_wait_check(struct lab *L, struct lab_wait *w)
 {
-    static uint64_t since;
-    static unsigned rounds;
-    uint64_t now = lab_now_ns();
-    /* A fresh wait if we have not been called for a while. */
-    if (!since || now - since > 400ull * 1000000000ull) {
-        since = now;
-        rounds = 0;
-    }
-    spin_check(L, since, &rounds);
+    if (!w->since)
+        w->since = lab_now_ns();
+    spin_check(L, w->since, &w->rounds);
 }
 
 /* Spin until a line's sequence number reaches 'want' (used by drivers). */
