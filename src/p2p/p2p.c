@@ -865,7 +865,6 @@ int fy_p2p_init(void)
                       s->wait_block);
     if (rc)
         return rc;
-    s->split_min = (uint64_t)fy_env_int(FY_ENV_SPLIT_MIN);
     s->eager_max = FY_MIN((uint64_t)fy_tuned_value(FY_ENV_EAGER_MAX, NULL),
                           fy_chan.cell_payload);
     s->shmbuf_size = fy_shm.lay.shmbuf_size;

@@ -68,7 +68,6 @@ struct fy_p2p_state {
     /* The mechanism of each rendezvous is picked per message from
      * fy_xfer_active (xfer.h) by the receiver; see proto/rndv.c. */
     bool wait_block;    /* ranks may sleep on futexes: senders must wake */
-    uint64_t split_min; /* CMA transfers from this size are shared; 0 off */
     uint64_t eager_max;
     uint64_t shmbuf_size;
     long spin_limit;  /* polls before yielding (when ranks share cores) */
