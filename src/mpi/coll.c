@@ -80,11 +80,12 @@ static void nbc_progress(struct fy_mreq_ext *x)
     }
 }
 
-static void nbc_free(struct fy_mreq_ext *x)
+static int nbc_free(struct fy_mreq_ext *x)
 {
     struct nbc_req *n = (struct nbc_req *)x;
     fy_sched_free(n->s);
     free(n);
+    return MPI_SUCCESS;
 }
 
 static const struct fy_mreq_ext_ops nbc_ops = {

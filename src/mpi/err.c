@@ -229,10 +229,11 @@ int fy_mpi_err(struct fy_comm *comm, int errclass, const char *fn,
 }
 
 /* ---- user-defined classes and codes ----------------------------------
- * MPI_Add_error_class/code hand out numbers after the predefined ones;
+ * MPI_Add_error_class/code hand out numbers above MPI_ERR_LASTCODE (as
+ * MPICH does: MPI_LASTUSEDCODE must not be below it);
  * each remembers its class (a class is its own) and an optional string. */
 
-#define FY_FIRST_USER_CODE (MPI_T_ERR_NOT_SUPPORTED + 1)
+#define FY_FIRST_USER_CODE (MPI_ERR_LASTCODE + 1)
 
 struct fy_user_code {
     int cls;
@@ -348,10 +349,14 @@ FY_API int PMPI_Error_string(int errorcode, char *string, int *resultlen)
                      u->text ? u->text : "");
     } else {
         const struct fy_errclass_info *ci = &s_classes[errorcode];
-        if (errorcode != MPI_SUCCESS && errorcode == s_last_class)
+        /* The detail belongs to the error just raised: it is given once,
+         * so a later, unrelated question about the same class does not get
+         * a stale message. */
+        if (errorcode != MPI_SUCCESS && errorcode == s_last_class) {
             n = snprintf(string, MPI_MAX_ERROR_STRING, "%s (%s); last: %s",
                          ci->text, ci->name, s_last_msg);
-        else
+            s_last_class = MPI_SUCCESS;
+        } else
             n = snprintf(string, MPI_MAX_ERROR_STRING, "%s (%s)", ci->text,
                          ci->name);
     }
