@@ -146,8 +146,7 @@ static int convert(uint32_t b, unsigned char *native, unsigned char *ext,
         return to_ext ? ldbl_to_ext(ext, native) : ldbl_from_ext(native, ext);
     case FY_B_C_LONG_DOUBLE_COMPLEX: {
         size_t h = sizeof(long double);
-        int rc = to_ext ? ldbl_to_ext(ext, native)
-                        : ldbl_from_ext(native, ext);
+        int rc = to_ext ? ldbl_to_ext(ext, native) : ldbl_from_ext(native, ext);
         if (rc == 0)
             rc = to_ext ? ldbl_to_ext(ext + 16, native + h)
                         : ldbl_from_ext(native + h, ext + 16);

@@ -158,8 +158,8 @@ static int comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val,
 {
     FY_CHECK_INIT(fn);
     FY_GET_COMM(c, comm, fn);
-    return fy_mpi_attr_get(&c->attrs, FY_ATTR_COMM, keyval, attribute_val,
-                           flag, c, fn);
+    return fy_mpi_attr_get(&c->attrs, FY_ATTR_COMM, keyval, attribute_val, flag,
+                           c, fn);
 }
 
 FY_API int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval,
@@ -233,8 +233,8 @@ FY_API int PMPI_Type_get_attr(MPI_Datatype datatype, int type_keyval,
 {
     FY_CHECK_INIT(__func__);
     GET_TYPE(dt, datatype, __func__);
-    return fy_mpi_attr_get(&dt->attrs, FY_ATTR_TYPE, type_keyval,
-                           attribute_val, flag, NULL, __func__);
+    return fy_mpi_attr_get(&dt->attrs, FY_ATTR_TYPE, type_keyval, attribute_val,
+                           flag, NULL, __func__);
 }
 FY_ALIAS(MPI_Type_get_attr)
 

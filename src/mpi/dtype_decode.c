@@ -21,8 +21,7 @@
 /* ---- decoding ---------------------------------------------------------- */
 
 static int envelope(MPI_Datatype datatype, MPI_Count *ni, MPI_Count *na,
-                    MPI_Count *nc, MPI_Count *nt, int *combiner,
-                    const char *fn)
+                    MPI_Count *nc, MPI_Count *nt, int *combiner, const char *fn)
 {
     FY_CHECK_INIT(fn);
     GET_TYPE(dt, datatype, fn);
@@ -142,11 +141,11 @@ static int grid_finish(int ndims, const MPI_Count *gsizes,
                        int ni, MPI_Datatype *newtype, const char *fn)
 {
     struct fy_dtype *dt;
-    int rc = fy_dtype_grid(ndims, gsizes, runs, order == MPI_ORDER_FORTRAN,
-                           old, combiner, &dt);
+    int rc = fy_dtype_grid(ndims, gsizes, runs, order == MPI_ORDER_FORTRAN, old,
+                           combiner, &dt);
     if (rc == 0) {
-        rc = fy_dtype_set_contents(dt, combiner, ni, ints, 0, NULL, 0, NULL,
-                                   1, &old);
+        rc = fy_dtype_set_contents(dt, combiner, ni, ints, 0, NULL, 0, NULL, 1,
+                                   &old);
         if (rc == 0)
             rc = fy_dtype_register(dt);
         if (rc)
@@ -232,8 +231,8 @@ static int darray_dim(int gsize, int distrib, int darg, int np, int coord,
         return 1;
     }
     if (distrib == MPI_DISTRIBUTE_BLOCK) {
-        long b = darg == MPI_DISTRIBUTE_DFLT_DARG ? (gsize + np - 1) / np
-                                                  : darg;
+        long b =
+            darg == MPI_DISTRIBUTE_DFLT_DARG ? (gsize + np - 1) / np : darg;
         if (b <= 0 || b * np < gsize)
             return -1;
         long lo = FY_MIN(b * coord, (long)gsize);
@@ -309,8 +308,8 @@ FY_API int PMPI_Type_create_darray(int size, int rank, int ndims,
         MPI_Count *start = at, *len = at + array_of_gsizes[d];
         at += 2 * (size_t)array_of_gsizes[d];
         int n = darray_dim(array_of_gsizes[d], array_of_distribs[d],
-                           array_of_dargs[d], array_of_psizes[d], coord,
-                           start, len);
+                           array_of_dargs[d], array_of_psizes[d], coord, start,
+                           len);
         if (n < 0)
             rc = fy_mpi_err(NULL, MPI_ERR_ARG, fn,
                             "dimension %d: distribution %d with argument %d "
@@ -331,8 +330,8 @@ FY_API int PMPI_Type_create_darray(int size, int rank, int ndims,
             for (int d = 0; d < ndims; d++)
                 ints[ni++] = arrays[k][d];
         ints[ni++] = order;
-        rc = grid_finish(ndims, gs, runs, order, old, MPI_COMBINER_DARRAY,
-                         ints, ni, newtype, fn);
+        rc = grid_finish(ndims, gs, runs, order, old, MPI_COMBINER_DARRAY, ints,
+                         ni, newtype, fn);
     }
     free(gs);
     free(runv);
@@ -364,9 +363,9 @@ static int external_size(MPI_Count incount, const struct fy_dtype *dt,
 }
 
 static int pack_external(const char *datarep, const void *inbuf,
-                         MPI_Count incount, MPI_Datatype datatype,
-                         void *outbuf, MPI_Aint outsize, MPI_Aint *position,
-                         bool unpack, const char *fn)
+                         MPI_Count incount, MPI_Datatype datatype, void *outbuf,
+                         MPI_Aint outsize, MPI_Aint *position, bool unpack,
+                         const char *fn)
 {
     FY_CHECK_INIT(fn);
     int rc = check_datarep(datarep, fn);
@@ -391,8 +390,8 @@ static int pack_external(const char *datarep, const void *inbuf,
     FY_CHECK(inbuf && outbuf, NULL, MPI_ERR_BUFFER, fn, "a buffer is NULL");
     /* 'outbuf' is the packed side for pack, the typed side for unpack. */
     if (unpack)
-        rc = fy_dtype_unpack_external((const char *)inbuf + *position,
-                                      incount, dt, outbuf);
+        rc = fy_dtype_unpack_external((const char *)inbuf + *position, incount,
+                                      dt, outbuf);
     else
         rc = fy_dtype_pack_external(inbuf, incount, dt,
                                     (char *)outbuf + *position);
@@ -408,9 +407,8 @@ static int pack_external(const char *datarep, const void *inbuf,
 }
 
 FY_API int PMPI_Pack_external(const char datarep[], const void *inbuf,
-                              int incount, MPI_Datatype datatype,
-                              void *outbuf, MPI_Aint outsize,
-                              MPI_Aint *position)
+                              int incount, MPI_Datatype datatype, void *outbuf,
+                              MPI_Aint outsize, MPI_Aint *position)
 {
     return pack_external(datarep, inbuf, incount, datatype, outbuf, outsize,
                          position, false, __func__);
