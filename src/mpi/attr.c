@@ -197,11 +197,7 @@ FY_ALIAS(MPI_Attr_delete)
 
 /* ---- datatypes -------------------------------------------------------- */
 
-#define GET_TYPE(var, h, fn)                                                   \
-    struct fy_dtype *var = fy_dtype_get(h);                                    \
-    if (FY_UNLIKELY(!var))                                                     \
-        return fy_mpi_err(NULL, MPI_ERR_TYPE, fn, "invalid datatype 0x%x",     \
-                          (unsigned)(h));
+#define GET_TYPE FY_GET_TYPE
 
 FY_API int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *copy_fn,
                                    MPI_Type_delete_attr_function *delete_fn,

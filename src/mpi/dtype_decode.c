@@ -9,11 +9,7 @@
 
 #include "mpi/mpi_impl.h"
 
-#define GET_TYPE(var, h, fn)                                                   \
-    struct fy_dtype *var = fy_dtype_get(h);                                    \
-    if (FY_UNLIKELY(!var))                                                     \
-        return fy_mpi_err(NULL, MPI_ERR_TYPE, fn, "invalid datatype 0x%x",     \
-                          (unsigned)(h));
+#define GET_TYPE FY_GET_TYPE
 
 #define CHECK_PTR(p, fn)                                                       \
     FY_CHECK((p) != NULL, NULL, MPI_ERR_ARG, fn, "%s is NULL", #p)

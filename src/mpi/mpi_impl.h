@@ -56,6 +56,13 @@ void fy_status_set(MPI_Status *st, int source, int tag, int err,
         return fy_mpi_err(NULL, MPI_ERR_COMM, fn, "invalid communicator 0x%x", \
                           (unsigned)(h));
 
+/* Resolve a datatype handle or report MPI_ERR_TYPE. */
+#define FY_GET_TYPE(var, h, fn)                                                \
+    struct fy_dtype *var = fy_dtype_get(h);                                    \
+    if (FY_UNLIKELY(!var))                                                     \
+        return fy_mpi_err(NULL, MPI_ERR_TYPE, fn, "invalid datatype 0x%x",     \
+                          (unsigned)(h));
+
 /* Check 'cond' or report 'cls' with a message. */
 #define FY_CHECK(cond, comm, cls, fn, ...)                                     \
     do {                                                                       \

@@ -135,10 +135,10 @@ static void test_comm_attrs(void)
 {
     MPI_Comm c;
     MT_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &c));
-    MT_MPI(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, comm_del_a, &kv_a,
-                                  NULL));
-    MT_MPI(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, comm_del_b, &kv_b,
-                                  NULL));
+    MT_MPI(
+        MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, comm_del_a, &kv_a, NULL));
+    MT_MPI(
+        MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, comm_del_b, &kv_b, NULL));
     MT_MPI(MPI_Comm_set_attr(c, kv_a, (void *)1));
     MT_MPI(MPI_Comm_delete_attr(c, kv_a)); /* sets b=3 inside */
     MT_EQ(n_del_a, 1, "delete callback A ran");
@@ -315,15 +315,15 @@ static void test_arrays(void)
     expect_ints(t, want_f, 6, "subarray Fortran order");
     MT_MPI(MPI_Type_free(&t));
     int bad_start[2] = {3, 2};
-    MT_ERRCLASS(MPI_Type_create_subarray(2, sizes, sub, bad_start,
-                                         MPI_ORDER_C, MPI_INT, &t),
+    MT_ERRCLASS(MPI_Type_create_subarray(2, sizes, sub, bad_start, MPI_ORDER_C,
+                                         MPI_INT, &t),
                 MPI_ERR_ARG, "subarray beyond the array");
 
     /* darray: 8 elements, cyclic(2) over 2 processes: rank 1 owns
      * 2,3,6,7. Then 4x4 block x block over a 2x2 grid, rank 3. */
     int g1 = 8, dcyc = MPI_DISTRIBUTE_CYCLIC, darg = 2, p1 = 2;
-    MT_MPI(MPI_Type_create_darray(2, 1, 1, &g1, &dcyc, &darg, &p1,
-                                  MPI_ORDER_C, MPI_INT, &t));
+    MT_MPI(MPI_Type_create_darray(2, 1, 1, &g1, &dcyc, &darg, &p1, MPI_ORDER_C,
+                                  MPI_INT, &t));
     const int want_cyc[] = {2, 3, 6, 7};
     expect_ints(t, want_cyc, 4, "darray cyclic(2)");
     MT_MPI(MPI_Type_get_extent(t, &lb, &ext));
@@ -337,8 +337,8 @@ static void test_arrays(void)
     const int want_blk[] = {10, 11, 14, 15};
     expect_ints(t, want_blk, 4, "darray block x block");
     MT_MPI(MPI_Type_free(&t));
-    MT_ERRCLASS(MPI_Type_create_darray(3, 0, 2, g2, blk, dflt, p2,
-                                       MPI_ORDER_C, MPI_INT, &t),
+    MT_ERRCLASS(MPI_Type_create_darray(3, 0, 2, g2, blk, dflt, p2, MPI_ORDER_C,
+                                       MPI_INT, &t),
                 MPI_ERR_ARG, "darray grid larger than size");
 }
 
@@ -365,8 +365,8 @@ static void test_external32(void)
     MT_MPI(MPI_Pack_external("external32", &l, 1, MPI_LONG, buf, sizeof(buf),
                              &pos));
     pos = 0;
-    MT_MPI(MPI_Unpack_external("external32", buf, 4, &pos, &lback, 1,
-                               MPI_LONG));
+    MT_MPI(
+        MPI_Unpack_external("external32", buf, 4, &pos, &lback, 1, MPI_LONG));
     MT_EQ(lback, -5, "long round trip");
     l = 1L << 40;
     pos = 0;
@@ -387,16 +387,16 @@ static void test_external32(void)
     MT_CHECK(buf[16] == 0x40 && buf[17] == 0x00 && buf[18] == 0xa0,
              "IEEE quad long double");
     pos = 0;
-    MT_MPI(MPI_Unpack_external("external32", buf, 32, &pos, dback, 2,
-                               MPI_DOUBLE));
+    MT_MPI(
+        MPI_Unpack_external("external32", buf, 32, &pos, dback, 2, MPI_DOUBLE));
     MT_MPI(MPI_Unpack_external("external32", buf, 32, &pos, &ldback, 1,
                                MPI_LONG_DOUBLE));
     MT_CHECK(dback[0] == 1.0 && dback[1] == -0.5 && ldback == 3.25L,
              "double and long double round trip");
     pos = 0;
-    MT_ERRCLASS(MPI_Pack_external("native", in, 2, MPI_INT, buf, sizeof(buf),
-                                  &pos),
-                MPI_ERR_UNSUPPORTED_DATAREP, "datarep other than external32");
+    MT_ERRCLASS(
+        MPI_Pack_external("native", in, 2, MPI_INT, buf, sizeof(buf), &pos),
+        MPI_ERR_UNSUPPORTED_DATAREP, "datarep other than external32");
     pos = 0;
     MT_ERRCLASS(MPI_Pack_external("external32", in, 2, MPI_INT, buf, 7, &pos),
                 MPI_ERR_NO_SPACE, "output too small");
@@ -412,9 +412,9 @@ static void test_small_calls(void)
     MT_MPI(MPI_Get_version(&v, &sv));
     MT_CHECK(v == MPI_VERSION && sv == MPI_SUBVERSION, "version %d.%d", v, sv);
     MPI_Comm ic = MPI_COMM_WORLD;
-    MT_ERRCLASS(MPI_Intercomm_create(MPI_COMM_SELF, 0, MPI_COMM_WORLD, 0, 7,
-                                     &ic),
-                MPI_ERR_UNSUPPORTED_OPERATION, "Intercomm_create");
+    MT_ERRCLASS(
+        MPI_Intercomm_create(MPI_COMM_SELF, 0, MPI_COMM_WORLD, 0, 7, &ic),
+        MPI_ERR_UNSUPPORTED_OPERATION, "Intercomm_create");
     MT_CHECK(ic == MPI_COMM_NULL, "no communicator on failure");
     MT_ERRCLASS(MPI_Intercomm_merge(MPI_COMM_WORLD, 0, &ic), MPI_ERR_COMM,
                 "merging an intracommunicator");
