@@ -324,11 +324,12 @@ check "launcher uses ~0 CPU while the job runs" $? "cpu ticks=$ticks"
 MPICC=$(dirname "$MPIEXEC")/mpicc
 B=$(cd "$build" && pwd)
 show=$("$MPICC" -show)
-[[ $show == *"-I$B/include"* && $show == *"-Wl,-rpath,"* && $show == *" -lmpi" ]]
-check "mpicc -show: our include dir, rpath, -lmpi" $? "$show"
+# The library is named by path (libmpi.so), so no foreign -L can shadow it.
+[[ $show == *"-I$B/include"* && $show == *"-Wl,-rpath,"* && $show == *" $B/lib/libmpi.so" ]]
+check "mpicc -show: our include dir, rpath, our libmpi.so" $? "$show"
 
 cshow=$("$MPICC" -show -c x.c) && lshow=$("$MPICC" -showme:link) && cinfo=$("$MPICC" -showme:compile)
-[[ $cshow != *-lmpi* && $cshow == *"-c x.c"* && $lshow == *-lmpi && $cinfo == "-I$B/include" ]]
+[[ $cshow != *libmpi* && $cshow == *"-c x.c"* && $lshow == *libmpi.so && $cinfo == "-I$B/include" ]]
 check "mpicc: no link flags when compiling only; -showme:compile/-showme:link" $? \
     "$cshow | $lshow | $cinfo"
 
