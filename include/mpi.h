@@ -326,6 +326,9 @@ typedef struct MPI_Status {
 #define MPI_F_SOURCE 2
 #define MPI_F_TAG 3
 #define MPI_F_ERROR 4
+/* Fortran status arrays to ignore (objects defined by the library). */
+extern MPI_Fint *MPI_F_STATUS_IGNORE;
+extern MPI_Fint *MPI_F_STATUSES_IGNORE;
 
 /* ---- error classes ----------------------------------------------------------- */
 
@@ -553,6 +556,10 @@ extern int *const MPI_WEIGHTS_EMPTY;
  * Not every call declared here is implemented yet; see ferry-info. */
 #define FERRY_DECL(ret, name, params) ret MPI_##name params; ret PMPI_##name params
 
+/* Status conversion to and from Fortran INTEGER arrays. */
+FERRY_DECL(int, Status_c2f, (const MPI_Status *c_status, MPI_Fint *f_status));
+FERRY_DECL(int, Status_f2c, (const MPI_Fint *f_status, MPI_Status *c_status));
+
 /* Environment. */
 FERRY_DECL(int, Init, (int *argc, char ***argv));
 FERRY_DECL(int, Init_thread, (int *argc, char ***argv, int required, int *provided));
@@ -583,6 +590,11 @@ FERRY_DECL(int, Add_error_string, (int errorcode, const char *string));
 FERRY_DECL(int, Comm_create_errhandler, (MPI_Comm_errhandler_function *comm_errhandler_fn, MPI_Errhandler *errhandler));
 FERRY_DECL(int, Comm_set_errhandler, (MPI_Comm comm, MPI_Errhandler errhandler));
 FERRY_DECL(int, Comm_get_errhandler, (MPI_Comm comm, MPI_Errhandler *errhandler));
+/* MPI-1 names of the communicator error handler calls (deleted from the
+ * standard, still exported by MPICH). */
+FERRY_DECL(int, Errhandler_create, (MPI_Handler_function *function, MPI_Errhandler *errhandler));
+FERRY_DECL(int, Errhandler_set, (MPI_Comm comm, MPI_Errhandler errhandler));
+FERRY_DECL(int, Errhandler_get, (MPI_Comm comm, MPI_Errhandler *errhandler));
 FERRY_DECL(int, Comm_call_errhandler, (MPI_Comm comm, int errorcode));
 FERRY_DECL(int, Win_create_errhandler, (MPI_Win_errhandler_function *win_errhandler_fn, MPI_Errhandler *errhandler));
 FERRY_DECL(int, Win_set_errhandler, (MPI_Win win, MPI_Errhandler errhandler));
@@ -697,6 +709,9 @@ FERRY_DECL(int, Type_get_contents, (MPI_Datatype datatype, int max_integers, int
 FERRY_DECL(int, Type_get_envelope_c, (MPI_Datatype datatype, MPI_Count *num_integers, MPI_Count *num_addresses, MPI_Count *num_large_counts, MPI_Count *num_datatypes, int *combiner));
 FERRY_DECL(int, Type_get_contents_c, (MPI_Datatype datatype, MPI_Count max_integers, MPI_Count max_addresses, MPI_Count max_large_counts, MPI_Count max_datatypes, int array_of_integers[], MPI_Aint array_of_addresses[], MPI_Count array_of_large_counts[], MPI_Datatype array_of_datatypes[]));
 FERRY_DECL(int, Type_match_size, (int typeclass, int size, MPI_Datatype *datatype));
+FERRY_DECL(int, Type_create_f90_integer, (int r, MPI_Datatype *newtype));
+FERRY_DECL(int, Type_create_f90_real, (int p, int r, MPI_Datatype *newtype));
+FERRY_DECL(int, Type_create_f90_complex, (int p, int r, MPI_Datatype *newtype));
 
 /* Datatype attributes. */
 FERRY_DECL(int, Type_create_keyval, (MPI_Type_copy_attr_function *type_copy_attr_fn, MPI_Type_delete_attr_function *type_delete_attr_fn, int *type_keyval, void *extra_state));

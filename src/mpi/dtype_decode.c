@@ -22,7 +22,7 @@ static int envelope(MPI_Datatype datatype, MPI_Count *ni, MPI_Count *na,
     FY_CHECK_INIT(fn);
     GET_TYPE(dt, datatype, fn);
     const struct fy_dtype_contents *c = dt->contents;
-    if (dt->builtin || !c) {
+    if (!c) {
         *ni = *na = *nc = *nt = 0;
         *combiner = MPI_COMBINER_NAMED;
         return MPI_SUCCESS;
@@ -42,7 +42,7 @@ FY_API int PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers,
     const char *fn = __func__;
     FY_CHECK(num_integers && num_addresses && num_datatypes && combiner, NULL,
              MPI_ERR_ARG, fn, "an output argument is NULL");
-    MPI_Count ni, na, nc, nt;
+    MPI_Count ni = 0, na = 0, nc = 0, nt = 0;
     int rc = envelope(datatype, &ni, &na, &nc, &nt, combiner, fn);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -78,7 +78,7 @@ static int contents(MPI_Datatype datatype, MPI_Count max_ints,
     FY_CHECK_INIT(fn);
     GET_TYPE(dt, datatype, fn);
     const struct fy_dtype_contents *c = dt->contents;
-    FY_CHECK(!dt->builtin && c, NULL, MPI_ERR_TYPE, fn,
+    FY_CHECK(c != NULL, NULL, MPI_ERR_TYPE, fn,
              "datatype 0x%x is predefined (MPI_COMBINER_NAMED): it has no "
              "contents",
              (unsigned)datatype);
@@ -469,3 +469,93 @@ FY_API int PMPI_Pack_external_size_c(const char datarep[], MPI_Count incount,
     return pack_external_size(datarep, incount, datatype, size, __func__);
 }
 FY_ALIAS(MPI_Pack_external_size_c)
+
+/* ---- Fortran 90 parameterised types ---------------------------------------
+ * MPI_Type_create_f90_*: the smallest Fortran kind with at least the asked
+ * precision and range, as a type that decodes to MPI_COMBINER_F90_* with
+ * (p, r). The same (combiner, p, r) gives the same handle every time, and
+ * the type cannot be freed (MPI 19.1.9). */
+
+struct f90_type {
+    int combiner, p, r;
+    MPI_Datatype handle;
+    struct f90_type *next;
+};
+static struct f90_type *s_f90;
+
+static int f90_type(int combiner, int p, int r, MPI_Datatype base,
+                    MPI_Datatype *newtype, const char *fn)
+{
+    FY_CHECK(newtype != NULL, NULL, MPI_ERR_ARG, fn, "newtype is NULL");
+    FY_CHECK(base != MPI_DATATYPE_NULL, NULL, MPI_ERR_ARG, fn,
+             "no Fortran kind has precision %d and range %d", p, r);
+    for (struct f90_type *f = s_f90; f; f = f->next) {
+        if (f->combiner == combiner && f->p == p && f->r == r &&
+            fy_dtype_get(f->handle)) {
+            *newtype = f->handle;
+            return MPI_SUCCESS;
+        }
+    }
+    struct fy_dtype *old = fy_dtype_get(base), *dt = NULL;
+    struct f90_type *f = malloc(sizeof(*f));
+    int ints[2] = {p, r}, ni = combiner == MPI_COMBINER_F90_INTEGER ? 1 : 2;
+    int rc = f ? fy_dtype_dup(old, &dt) : -ENOMEM;
+    if (rc == 0) {
+        rc = fy_dtype_set_contents(dt, combiner, ni, ni == 1 ? &r : ints, 0,
+                                   NULL, 0, NULL, 0, NULL);
+        if (rc == 0)
+            rc = fy_dtype_register(dt);
+        if (rc)
+            fy_dtype_release(dt);
+    }
+    if (rc) {
+        free(f);
+        return fy_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
+    }
+    dt->builtin = true; /* predefined in all but name: never freed */
+    *f = (struct f90_type){combiner, p, r, dt->handle, s_f90};
+    s_f90 = f;
+    *newtype = dt->handle;
+    return MPI_SUCCESS;
+}
+
+/* Whether a kind with precision kp and range kr satisfies (p, r);
+ * MPI_UNDEFINED asks nothing. */
+static bool f90_fits(int p, int r, int kp, int kr)
+{
+    return (p == MPI_UNDEFINED || p <= kp) && (r == MPI_UNDEFINED || r <= kr);
+}
+
+FY_API int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype)
+{
+    FY_CHECK_INIT(__func__);
+    /* gfortran's real(4) and real(8); real(16) is not a C type here. */
+    MPI_Datatype t = f90_fits(p, r, 6, 37)     ? MPI_REAL4
+                     : f90_fits(p, r, 15, 307) ? MPI_REAL8
+                                               : MPI_DATATYPE_NULL;
+    return f90_type(MPI_COMBINER_F90_REAL, p, r, t, newtype, __func__);
+}
+FY_ALIAS(MPI_Type_create_f90_real)
+
+FY_API int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype)
+{
+    FY_CHECK_INIT(__func__);
+    MPI_Datatype t = f90_fits(p, r, 6, 37)     ? MPI_COMPLEX8
+                     : f90_fits(p, r, 15, 307) ? MPI_COMPLEX16
+                                               : MPI_DATATYPE_NULL;
+    return f90_type(MPI_COMBINER_F90_COMPLEX, p, r, t, newtype, __func__);
+}
+FY_ALIAS(MPI_Type_create_f90_complex)
+
+FY_API int PMPI_Type_create_f90_integer(int r, MPI_Datatype *newtype)
+{
+    FY_CHECK_INIT(__func__);
+    MPI_Datatype t = r <= 2    ? MPI_INTEGER1
+                     : r <= 4  ? MPI_INTEGER2
+                     : r <= 9  ? MPI_INTEGER4
+                     : r <= 18 ? MPI_INTEGER8
+                               : MPI_DATATYPE_NULL;
+    return f90_type(MPI_COMBINER_F90_INTEGER, MPI_UNDEFINED, r, t, newtype,
+                    __func__);
+}
+FY_ALIAS(MPI_Type_create_f90_integer)

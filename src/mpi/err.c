@@ -443,3 +443,26 @@ FY_API int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
                       errorcode);
 }
 FY_ALIAS(MPI_Comm_call_errhandler)
+
+/* ---- MPI-1 names ----------------------------------------------------------
+ * Removed from the standard, still exported by MPICH (and called by old
+ * codes): the same as the Comm_ calls. */
+
+FY_API int PMPI_Errhandler_create(MPI_Handler_function *function,
+                                  MPI_Errhandler *errhandler)
+{
+    return PMPI_Comm_create_errhandler(function, errhandler);
+}
+FY_ALIAS(MPI_Errhandler_create)
+
+FY_API int PMPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler)
+{
+    return PMPI_Comm_set_errhandler(comm, errhandler);
+}
+FY_ALIAS(MPI_Errhandler_set)
+
+FY_API int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler)
+{
+    return PMPI_Comm_get_errhandler(comm, errhandler);
+}
+FY_ALIAS(MPI_Errhandler_get)

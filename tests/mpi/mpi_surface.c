@@ -420,6 +420,64 @@ static void test_small_calls(void)
                 "merging an intracommunicator");
 }
 
+static void eh_count(MPI_Comm *comm, int *err, ...)
+{
+    (void)comm;
+    (void)err;
+}
+
+static void test_fortran_and_old_names(void)
+{
+    MPI_Status st = {0}, back;
+    st.MPI_SOURCE = 3;
+    st.MPI_TAG = 11;
+    st.MPI_ERROR = MPI_ERR_TAG;
+    MPI_Status_set_elements(&st, MPI_BYTE, 77);
+    MPI_Fint f[MPI_F_STATUS_SIZE];
+    MT_MPI(MPI_Status_c2f(&st, f));
+    MT_CHECK(f[MPI_F_SOURCE] == 3 && f[MPI_F_TAG] == 11 &&
+                 f[MPI_F_ERROR] == MPI_ERR_TAG,
+             "c2f fields");
+    MT_MPI(MPI_Status_f2c(f, &back));
+    int n;
+    MT_MPI(MPI_Get_count(&back, MPI_BYTE, &n));
+    MT_CHECK(n == 77 && back.MPI_SOURCE == 3, "f2c round trip");
+    MT_CHECK(MPI_F_STATUS_IGNORE != NULL &&
+                 MPI_F_STATUS_IGNORE != MPI_F_STATUSES_IGNORE,
+             "Fortran ignore objects");
+    MT_ERRCLASS(MPI_Status_f2c(MPI_F_STATUS_IGNORE, &back), MPI_ERR_ARG,
+                "f2c of MPI_F_STATUS_IGNORE");
+
+    MPI_Datatype r8, r8b, i4;
+    MT_MPI(MPI_Type_create_f90_real(10, 100, &r8));
+    MT_MPI(MPI_Type_create_f90_real(10, 100, &r8b));
+    MT_CHECK(r8 == r8b, "same (p, r), same handle");
+    MPI_Count sz;
+    MT_MPI(MPI_Type_size_x(r8, &sz));
+    MT_EQ(sz, 8, "real with p=10 is 8 bytes");
+    int ni, na, nt, comb, ints[2];
+    MT_MPI(MPI_Type_get_envelope(r8, &ni, &na, &nt, &comb));
+    MT_CHECK(comb == MPI_COMBINER_F90_REAL && ni == 2 && nt == 0,
+             "f90 real envelope");
+    MT_MPI(MPI_Type_get_contents(r8, 2, 0, 0, ints, NULL, NULL));
+    MT_CHECK(ints[0] == 10 && ints[1] == 100, "f90 real contents");
+    MT_ERRCLASS(MPI_Type_free(&r8b), MPI_ERR_TYPE, "freeing an f90 type");
+    MT_MPI(MPI_Type_create_f90_integer(5, &i4));
+    MT_MPI(MPI_Type_size_x(i4, &sz));
+    MT_EQ(sz, 4, "integer with r=5 is 4 bytes");
+    MT_ERRCLASS(MPI_Type_create_f90_real(40, MPI_UNDEFINED, &r8), MPI_ERR_ARG,
+                "no real kind with 40 digits");
+
+    MPI_Errhandler eh, got;
+    MT_MPI(MPI_Errhandler_create(eh_count, &eh));
+    MT_MPI(MPI_Errhandler_set(MPI_COMM_SELF, eh));
+    MT_MPI(MPI_Errhandler_get(MPI_COMM_SELF, &got));
+    MT_CHECK(got == eh, "Errhandler_get returns what was set");
+    MT_MPI(MPI_Errhandler_free(&got));
+    MT_MPI(MPI_Errhandler_set(MPI_COMM_SELF, MPI_ERRORS_RETURN));
+    MT_MPI(MPI_Errhandler_free(&eh));
+}
+
 int main(int argc, char **argv)
 {
     mt_init(&argc, &argv);
@@ -435,5 +493,6 @@ int main(int argc, char **argv)
     test_arrays();
     test_external32();
     test_small_calls();
+    test_fortran_and_old_names();
     return mt_finish("mpi_surface");
 }
