@@ -2,10 +2,9 @@
 /* Error reporting: the one place internal errors become MPI error classes
  * (fy_errno_to_class), the dispatch to a communicator's error handler
  * (fy_mpi_err), the error handler entry points, and MPI_Error_string /
- * MPI_Error_class. Ferry returns error classes as error codes, so the
- * detailed message of the last error is kept and MPI_Error_string appends
- * it when asked about that class: under MPI_ERRORS_RETURN the program can
- * still learn which call and argument were wrong. */
+ * MPI_Error_class. Ferry returns error classes as error codes; the
+ * detailed message of an error (call and argument) is printed by the fatal
+ * handlers, while MPI_Error_string depends on the code alone. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -177,8 +176,7 @@ int fy_errno_to_class(int err)
     }
 }
 
-/* The last error reported by this process, for MPI_Error_string. */
-static int s_last_class = MPI_SUCCESS;
+/* The last error reported by this process, for the fatal message. */
 static char s_last_msg[MPI_MAX_ERROR_STRING / 2];
 
 int fy_mpi_err(struct fy_comm *comm, int errclass, const char *fn,
@@ -192,7 +190,6 @@ int fy_mpi_err(struct fy_comm *comm, int errclass, const char *fn,
     vsnprintf(detail, sizeof(detail), fmt, ap);
     va_end(ap);
     snprintf(s_last_msg, sizeof(s_last_msg), "%s: %s", fn, detail);
-    s_last_class = errclass;
 
     struct fy_comm *target = comm ? comm : fy_comm_get(MPI_COMM_WORLD);
     struct fy_errhandler *eh =
@@ -349,16 +346,12 @@ FY_API int PMPI_Error_string(int errorcode, char *string, int *resultlen)
                      u->text ? u->text : "");
     } else {
         const struct fy_errclass_info *ci = &s_classes[errorcode];
-        /* The detail belongs to the error just raised: it is given once,
-         * so a later, unrelated question about the same class does not get
-         * a stale message. */
-        if (errorcode != MPI_SUCCESS && errorcode == s_last_class) {
-            n = snprintf(string, MPI_MAX_ERROR_STRING, "%s (%s); last: %s",
-                         ci->text, ci->name, s_last_msg);
-            s_last_class = MPI_SUCCESS;
-        } else
-            n = snprintf(string, MPI_MAX_ERROR_STRING, "%s (%s)", ci->text,
-                         ci->name);
+        /* A function of the code alone: the same code always reads the
+         * same (programs compare strings), and never carries detail from
+         * an earlier, unrelated call. The detail of an error goes to the
+         * fatal handler's message. */
+        n = snprintf(string, MPI_MAX_ERROR_STRING, "%s (%s)", ci->text,
+                     ci->name);
     }
     *resultlen = FY_MIN(n, MPI_MAX_ERROR_STRING - 1);
     return MPI_SUCCESS;
