@@ -195,8 +195,8 @@ static void test_errhandlers(void)
     int len;
     TAP_EQ_INT(PMPI_Error_string(MPI_ERR_RANK, s, &len), MPI_SUCCESS,
                "Error_string");
-    TAP_OK(strstr(s, "MPI_Send: rank 9") != NULL,
-           "the last error's detail is in the string: %s", s);
+    TAP_OK(strcmp(s, "Invalid rank (MPI_ERR_RANK)") == 0,
+           "the string depends on the code alone, no stale detail: %s", s);
     TAP_EQ_INT((int)strlen(s), len, "resultlen");
     int cls;
     TAP_EQ_INT(PMPI_Error_class(MPI_ERR_TRUNCATE, &cls), MPI_SUCCESS,
