@@ -6,15 +6,17 @@
 
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
+TSAN_BUILD ?= build-tsan
 JOBS       ?= 2
 CMAKE_ARGS ?=
 
-# Debian packages: the toolchain, plus MPICH and Open MPI, which the suite
-# uses for the MPICH-built-binary test and bench/compare for comparisons.
-DEB_PACKAGES = cmake ninja-build gcc make python3 mpich libmpich-dev \
+# Debian packages: the toolchain (gfortran for the Fortran bindings), plus
+# MPICH and Open MPI, which the suite uses for the MPICH-built-binary tests
+# and bench/compare for comparisons.
+DEB_PACKAGES = cmake ninja-build gcc gfortran make python3 mpich libmpich-dev \
                openmpi-bin libopenmpi-dev python3-matplotlib clang-format
 
-.PHONY: all deps build demo test test-asan format format-check compare install clean
+.PHONY: all deps build demo test test-asan test-tsan format format-check compare install clean
 
 all: build
 
@@ -33,8 +35,9 @@ deps:
 	  fi; \
 	fi
 
+# Warnings are errors in every build the suite makes (CI included).
 $(BUILD)/build.ninja: | deps
-	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_ARGS)
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFERRY_WERROR=ON $(CMAKE_ARGS)
 
 build: deps $(BUILD)/build.ninja
 	ninja -C $(BUILD) -j $(JOBS)
@@ -58,14 +61,25 @@ demo: build
 	if [ -n "$$plots" ]; then echo "Plots: $$plots"; \
 	else echo "No plots (install python3-matplotlib; see the report's Plots section)"; fi
 
-test: build format-check test-asan
+test: build format-check test-asan test-tsan
 	cd $(BUILD) && ctest --output-on-failure --timeout 300
 
 # Unit tests and 2-rank tests again under AddressSanitizer + UBSan.
 test-asan: deps
-	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DFERRY_SANITIZE=ON $(CMAKE_ARGS) >/dev/null
+	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DFERRY_SANITIZE=ON -DFERRY_WERROR=ON $(CMAKE_ARGS) >/dev/null
 	ninja -C $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=0 ctest --output-on-failure --timeout 300 -L 'unit|np2' -LE 'mpich|xfer'
+
+# Unit tests again under ThreadSanitizer (the lock-free queues and the
+# multi-process stress run in one address space per process; TSan checks
+# each process's own threads and atomics). Only the library, the unit
+# tests and what they need are built.
+test-tsan: deps
+	cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DFERRY_WERROR=ON \
+	  -DCMAKE_C_FLAGS=-fsanitize=thread -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread \
+	  -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread $(CMAKE_ARGS) >/dev/null
+	ninja -C $(TSAN_BUILD) -j $(JOBS) $$(cd tests/unit && ls test_*.c | sed 's/\.c$$//')
+	cd $(TSAN_BUILD) && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure --timeout 300 -L unit
 
 # C sources checked against .clang-format (Debian's clang-format 14). The
 # public header keeps its hand layout (grouped constants, long prototypes).
@@ -90,4 +104,4 @@ install: build
 	cmake --install $(BUILD) $(if $(PREFIX),--prefix $(PREFIX))
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD)

@@ -137,7 +137,7 @@ typedef struct ADIOI_FileD *MPI_File; /* MPICH's tag, kept for the ABI */
 #define MPI_CXX_DOUBLE_COMPLEX ((MPI_Datatype)0x4c001035)
 #define MPI_CXX_LONG_DOUBLE_COMPLEX ((MPI_Datatype)0x4c002036)
 
-/* Fortran types (handles only; Ferry has no Fortran bindings). */
+/* Fortran types (the Fortran bindings are in libmpifort). */
 #define MPI_CHARACTER ((MPI_Datatype)0x4c00011a)
 #define MPI_INTEGER ((MPI_Datatype)0x4c00041b)
 #define MPI_REAL ((MPI_Datatype)0x4c00041c)

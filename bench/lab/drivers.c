@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* One transfer per mechanism kind, run by both processes in lockstep (the
  * seed's Table I): one-sided kinds do the whole copy in one process with
- * the registry's copy_remote; the two-sided kinds are the laboratory's own
- * sender/receiver drivers on the shared segment, following the seed:
- * - shmbuf: two halves with a full/empty flag each, the sender filling one
- *   while the receiver drains the other;
+ * the registry's copy_remote; the two-sided kinds run on the shared
+ * segment, following the seed:
+ * - shmbuf: the library's own mover (fy_xfer_shmbuf_push/pull,
+ *   xfer/shmbuf.c): two halves with a full/empty flag each, the sender
+ *   filling one while the receiver drains the other;
  * - queue: the sender takes a fixed-size cell from its free queue, fills
  *   it and enqueues it on the receiver's receive queue; the receiver
  *   dequeues, copies out and returns the cell to the sender's free queue
@@ -243,17 +244,18 @@ void lab_queue_config(struct lab *L, uint32_t cell_size)
 {
     lab_barrier(L);
     L->cell_size = cell_size;
+    fy_shm.lay.cell_size = cell_size; /* cells are this far apart now */
     if (L->me == 0) {
         /* P0 owns the cells that carry data and lays out both queues. */
-        fy_cellq_init(&L->q->recvq[1]);
-        L->free_tail = fy_cellq_init(&L->q->freeq[0]);
+        fy_cellq_init(&L->q->rank[1].recvq);
+        L->free_tail = fy_cellq_init(&L->q->rank[0].freeq);
         memset(L->base + cell_off(L, 0, 0), 0, (size_t)LAB_NCELLS * cell_size);
         for (uint32_t i = 0; i < LAB_NCELLS; i++)
-            fy_cellq_push(&L->q->freeq[0], cell_off(L, 0, i));
+            fy_cellq_push(&L->q->rank[0].freeq, cell_off(L, 0, i));
     }
     lab_barrier(L);
     if (L->me == 1)
-        L->recv_tail = fy_shm_off(&L->q->recvq[1].stub);
+        L->recv_tail = fy_shm_off(&L->q->rank[1].recvq.stub);
     lab_barrier(L);
 }
 
@@ -306,44 +308,42 @@ void lab_net_close(struct lab *L)
 /* ---- the two-sided drivers --------------------------------------------------
  */
 
+/* The library's own double-buffer mover (xfer/shmbuf.c) on the
+ * laboratory's pad: halves LAB_MAX_SHMBUF apart, filled sb_size at a time
+ * with the copy routine under test. */
+static struct fy_shmbuf_xfer sb_xfer(struct lab *L, size_t len)
+{
+    return (struct fy_shmbuf_xfer){.pad = L->base + L->h->off_sb,
+                                   .half_size = LAB_MAX_SHMBUF,
+                                   .len = len,
+                                   .chunk = L->sb_size,
+                                   .cookie = 1,
+                                   .copy = L->copy};
+}
+
 static void sb_send(struct lab *L, const uint8_t *src, size_t len)
 {
-    size_t done = 0;
+    struct fy_shmbuf_xfer x = sb_xfer(L, len);
+    uint64_t done = 0;
     do {
-        struct fy_shmbuf_ctl *c = sb_ctl(L, L->sb_half);
-        /* A4: pairs with R5: the receiver has drained this half. */
-        lab_wait_u32(L, &c->full, 0);
-        size_t chunk = FY_MIN(L->sb_size, len - done);
-        L->copy(sb_data(L, L->sb_half), src + done, chunk);
-        c->len = chunk;
-        /* R4: pairs with A5: the chunk is visible with the flag. */
-        atomic_store_explicit(&c->full, 1, memory_order_release);
-        L->sb_half ^= 1;
-        done += chunk;
+        /* Nothing moved: wait for the receiver to drain the next half. */
+        if (fy_xfer_shmbuf_push(&x, &L->sb_half, src, &done) == 0)
+            lab_wait_u32(L, &sb_ctl(L, L->sb_half)->full, 0);
     } while (done < len);
 }
 
 static uint64_t sb_recv(struct lab *L, uint8_t *dst, size_t len)
 {
-    size_t done = 0;
-    uint64_t t_end = 0;
+    struct fy_shmbuf_xfer x = sb_xfer(L, len);
+    uint64_t done = 0;
     do {
-        struct fy_shmbuf_ctl *c = sb_ctl(L, L->sb_half);
-        /* A5: pairs with R4. */
-        lab_wait_u32(L, &c->full, 1);
-        size_t chunk = c->len;
-        if (chunk > L->sb_size || chunk > len - done)
-            lab_die(L, "double buffer: chunk of %zu bytes out of bounds",
-                    chunk);
-        L->copy(dst + done, sb_data(L, L->sb_half), chunk);
-        done += chunk;
-        if (done == len)
-            t_end = lab_now_ns();
-        /* R5: pairs with A4: the half may be refilled. */
-        atomic_store_explicit(&c->full, 0, memory_order_release);
-        L->sb_half ^= 1;
+        int k = fy_xfer_shmbuf_pull(&x, &L->sb_half, dst, &done);
+        if (k < 0)
+            lab_die(L, "double buffer: a half out of bounds");
+        if (k == 0)
+            lab_wait_u32(L, &sb_ctl(L, L->sb_half)->full, 1);
     } while (done < len);
-    return t_end;
+    return lab_now_ns();
 }
 
 static void q_send(struct lab *L, const uint8_t *src, size_t len)
@@ -352,7 +352,7 @@ static void q_send(struct lab *L, const uint8_t *src, size_t len)
     do {
         uint64_t off;
         unsigned spins = 0;
-        while (!(off = fy_cellq_pop(&L->q->freeq[0], &L->free_tail))) {
+        while (!(off = fy_cellq_pop(&L->q->rank[0].freeq, &L->free_tail))) {
             fy_cpu_relax();
             if ((++spins & 0x3fff) == 0)
                 lab_health(L); /* the receiver is slow or gone */
@@ -364,7 +364,7 @@ static void q_send(struct lab *L, const uint8_t *src, size_t len)
         c->len = chunk;
         c->offset = done;
         /* The queue's X1/R2 publish the cell contents with the link. */
-        fy_cellq_push(&L->q->recvq[1], off);
+        fy_cellq_push(&L->q->rank[1].recvq, off);
         done += chunk;
     } while (done < len);
 }
@@ -376,7 +376,7 @@ static uint64_t q_recv(struct lab *L, uint8_t *dst, size_t len)
     do {
         uint64_t off;
         unsigned spins = 0;
-        while (!(off = fy_cellq_pop(&L->q->recvq[1], &L->recv_tail))) {
+        while (!(off = fy_cellq_pop(&L->q->rank[1].recvq, &L->recv_tail))) {
             fy_cpu_relax();
             if ((++spins & 0x3fff) == 0)
                 lab_health(L);
@@ -390,7 +390,7 @@ static uint64_t q_recv(struct lab *L, uint8_t *dst, size_t len)
         done += chunk;
         if (done == len)
             t_end = lab_now_ns();
-        fy_cellq_push(&L->q->freeq[0], off);
+        fy_cellq_push(&L->q->rank[0].freeq, off);
     } while (done < len);
     return t_end;
 }

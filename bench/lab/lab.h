@@ -60,11 +60,12 @@ struct lab_hdr {
     alignas(FY_CACHELINE) uint64_t mbox[LAB_MBOX];
 };
 
-/* The queues live after the header: P1's receive queue and P0's free queue
- * are the ones used (data flows P0 -> P1). */
+/* The queues live after the header, inside the library's own rank
+ * records (so the library's link validation, which accepts only cells and
+ * the stubs of rank records, holds here too): P1's receive queue and P0's
+ * free queue are the ones used (data flows P0 -> P1). */
 struct lab_queues {
-    struct fy_cellq recvq[2];
-    struct fy_cellq freeq[2];
+    struct fy_shm_rank rank[2];
 };
 
 #define LAB_MAGIC 0x4665727279424c41ull /* "FerryBLA" */

@@ -348,6 +348,16 @@ int lab_setup(struct lab *L, int argc, char **argv)
      * offsets), so point it at our segment. */
     fy_shm.base = L->base;
     fy_shm.size = total;
+    /* ... and describe where cells and queue stubs are, as the library's
+     * layout does, for its link validation (cellq_inl.h). */
+    fy_shm.lay =
+        (struct fy_shm_layout){.nranks = 2,
+                               .cell_size = LAB_MAX_CELL,
+                               .ncells = LAB_NCELLS,
+                               .off_ranks = L->h->off_q,
+                               .off_cells = L->h->off_cells,
+                               .cells_len = 2ull * LAB_NCELLS * LAB_MAX_CELL,
+                               .total = total};
     L->q = (struct lab_queues *)(L->base + L->h->off_q);
 
     if (L->standalone) {

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Bootstrap from the launcher's environment (see tools/mpiexec.c). */
+/* The bootstrap registry and the two ways of starting Ferry has today:
+ * its own launcher (tools/mpiexec.c: rank, size and an inherited memfd in
+ * the environment) and a singleton (started without any launcher). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -33,46 +35,160 @@ static int env_int(const char *name, long lo, long hi, int *out)
     return 0;
 }
 
-int fy_boot_init(void)
+/* Every rank on one node: local ranks are world ranks. */
+static int one_node(struct fy_boot *b)
 {
-    int rc = env_int("FERRY_SIZE", 1, 1 << 20, &fy_boot.size);
-    if (rc == -ENOENT) {
-        /* Singleton: our own segment, for uniformity of the code paths. */
-        fy_boot.singleton = true;
-        fy_boot.rank = 0;
-        fy_boot.size = 1;
-        fy_boot.ncpus = fy_online_cpus();
-        fy_boot.shm_fd = memfd_create("ferry-singleton", MFD_CLOEXEC);
-        if (fy_boot.shm_fd < 0) {
-            FY_ERROR("memfd_create failed: %m");
-            return -errno;
-        }
-        snprintf(fy_boot.jobid, sizeof(fy_boot.jobid), "singleton-%d",
-                 getpid());
-        fy_log_rank = 0;
-        return 0;
-    }
+    b->local_ranks = malloc((size_t)b->size * sizeof(*b->local_ranks));
+    if (!b->local_ranks)
+        return -ENOMEM;
+    for (int i = 0; i < b->size; i++)
+        b->local_ranks[i] = i;
+    b->local_rank = b->rank;
+    b->local_size = b->size;
+    return 0;
+}
+
+/* ---- Ferry's own launcher ------------------------------------------------ */
+
+static const char *const embedded_vars[] = {
+    "FERRY_RANK", "FERRY_SIZE", "FERRY_SHM_FD", "FERRY_NCPUS", "FERRY_JOBID"};
+
+static bool embedded_detect(void)
+{
+    return getenv("FERRY_SIZE") != NULL;
+}
+
+static int embedded_init(struct fy_boot *b)
+{
+    int rc = env_int("FERRY_SIZE", 1, 1 << 20, &b->size);
     if (rc)
         return rc;
-    if ((rc = env_int("FERRY_RANK", 0, fy_boot.size - 1, &fy_boot.rank)))
+    if ((rc = env_int("FERRY_RANK", 0, b->size - 1, &b->rank)))
         return rc == -ENOENT
                    ? (FY_ERROR("FERRY_SIZE is set but FERRY_RANK is not"),
                       -EINVAL)
                    : rc;
-    fy_log_rank = fy_boot.rank;
-    if ((rc = env_int("FERRY_SHM_FD", 0, INT_MAX, &fy_boot.shm_fd)))
+    fy_log_rank = b->rank;
+    if ((rc = env_int("FERRY_SHM_FD", 0, INT_MAX, &b->shm_fd)))
         return rc == -ENOENT ? (FY_ERROR("FERRY_SHM_FD is not set"), -EINVAL)
                              : rc;
-    if (fcntl(fy_boot.shm_fd, F_GETFD) < 0) {
-        FY_ERROR("FERRY_SHM_FD=%d is not an open descriptor: %m",
-                 fy_boot.shm_fd);
+    if (fcntl(b->shm_fd, F_GETFD) < 0) {
+        FY_ERROR("FERRY_SHM_FD=%d is not an open descriptor: %m", b->shm_fd);
         return -EBADF;
     }
     /* Keep it from leaking into programs the rank may exec. */
-    fcntl(fy_boot.shm_fd, F_SETFD, FD_CLOEXEC);
-    if (env_int("FERRY_NCPUS", 1, 1 << 20, &fy_boot.ncpus))
-        fy_boot.ncpus = fy_online_cpus();
+    fcntl(b->shm_fd, F_SETFD, FD_CLOEXEC);
+    if (env_int("FERRY_NCPUS", 1, 1 << 20, &b->ncpus))
+        b->ncpus = fy_online_cpus();
     const char *job = getenv("FERRY_JOBID");
-    snprintf(fy_boot.jobid, sizeof(fy_boot.jobid), "%s", job ? job : "?");
+    snprintf(b->jobid, sizeof(b->jobid), "%s", job ? job : "?");
+    return one_node(b);
+}
+
+const struct fy_boot_ops fy_boot_embedded_ops = {
+    .name = "ferry",
+    .detect = embedded_detect,
+    .init = embedded_init,
+};
+
+/* ---- singleton ------------------------------------------------------------
+ */
+
+static bool singleton_detect(void)
+{
+    return true;
+}
+
+static int singleton_init(struct fy_boot *b)
+{
+    /* Our own segment, for uniformity of the code paths. */
+    b->singleton = true;
+    b->rank = 0;
+    b->size = 1;
+    b->ncpus = fy_online_cpus();
+    b->shm_fd = memfd_create("ferry-singleton", MFD_CLOEXEC);
+    if (b->shm_fd < 0) {
+        int err = errno;
+        FY_ERROR("memfd_create failed: %m");
+        return -err;
+    }
+    snprintf(b->jobid, sizeof(b->jobid), "singleton-%d", getpid());
+    fy_log_rank = 0;
+    return one_node(b);
+}
+
+const struct fy_boot_ops fy_boot_singleton_ops = {
+    .name = "singleton",
+    .detect = singleton_detect,
+    .init = singleton_init,
+};
+
+/* ---- the registry ------------------------------------------------------- */
+
+/* In the order they are tried; the singleton comes last and always fits. */
+static const struct fy_boot_ops *const boot_registry[] = {
+    &fy_boot_embedded_ops,
+    &fy_boot_singleton_ops,
+};
+
+/* Variables of launchers Ferry has no client for yet, with the size they
+ * claim: a job of more than one rank started by one of them must fail
+ * clearly rather than run as N singletons that all believe they are rank 0
+ * of 1. */
+static const struct {
+    const char *size_var, *what;
+} foreign[] = {
+    {"PMI_SIZE", "a PMI launcher (MPICH's Hydra)"},
+    {"PMIX_SIZE", "a PMIx launcher"},
+    {"OMPI_COMM_WORLD_SIZE", "Open MPI's mpirun"},
+    {"SLURM_NTASKS", "Slurm's srun"},
+};
+
+static int foreign_launcher_check(void)
+{
+    for (size_t i = 0; i < sizeof(foreign) / sizeof(foreign[0]); i++) {
+        const char *v = getenv(foreign[i].size_var);
+        if (v && strtol(v, NULL, 10) > 1) {
+            FY_ERROR("this program was started by %s (%s=%s), which Ferry "
+                     "cannot talk to yet; start it with Ferry's mpiexec "
+                     "(build/bin/mpiexec -n N prog) instead of running %s "
+                     "unconnected copies",
+                     foreign[i].what, foreign[i].size_var, v, v);
+            return -ENOTSUP;
+        }
+    }
     return 0;
+}
+
+int fy_boot_init(void)
+{
+    const struct fy_boot_ops *ops = NULL;
+    for (size_t i = 0; i < sizeof(boot_registry) / sizeof(boot_registry[0]);
+         i++)
+        if (boot_registry[i]->detect()) {
+            ops = boot_registry[i];
+            break;
+        }
+    int rc = 0;
+    if (ops == &fy_boot_singleton_ops)
+        rc = foreign_launcher_check();
+    if (!rc)
+        rc = ops->init(&fy_boot);
+    if (rc)
+        return rc;
+    fy_boot.ops = ops;
+    /* A program this rank starts (system(), fork+exec) is not a rank: it
+     * must not find our bootstrap and attach to the job's segment. */
+    for (size_t i = 0; i < sizeof(embedded_vars) / sizeof(embedded_vars[0]);
+         i++)
+        unsetenv(embedded_vars[i]);
+    return 0;
+}
+
+void fy_boot_finalize(void)
+{
+    if (fy_boot.ops && fy_boot.ops->finalize)
+        fy_boot.ops->finalize();
+    free(fy_boot.local_ranks);
+    fy_boot.local_ranks = NULL;
 }

@@ -19,16 +19,19 @@ static int thread_level = MPI_THREAD_SINGLE; /* what Init/Init_thread gave */
 static pthread_t s_main_thread; /* the thread that called MPI_Init */
 
 /* A rank that leaves after MPI_Init without MPI_Finalize would leave its
- * peers waiting forever: fail loudly instead, so mpiexec ends the job. */
-static void exit_without_finalize(void)
+ * peers waiting forever: fail loudly instead, so mpiexec ends the job. The
+ * job's status is the one the program gave exit() (1 for exit(0), which
+ * must not look like success). */
+static void exit_without_finalize(int status, void *arg)
 {
+    (void)arg;
     if (fy_mpi_state == 1) {
         fflush(stdout);
         fprintf(stderr,
-                "Ferry: rank %d exited without calling MPI_Finalize; "
-                "ending the job\n",
-                fy_log_rank < 0 ? 0 : fy_log_rank);
-        _exit(1);
+                "Ferry: rank %d exited with status %d without calling "
+                "MPI_Finalize; ending the job\n",
+                fy_log_rank < 0 ? 0 : fy_log_rank, status);
+        _exit(status ? status : 1);
     }
 }
 
@@ -65,7 +68,7 @@ static int init_common(const char *fn)
     }
     fy_mpi_state = 1;
     s_main_thread = pthread_self();
-    atexit(exit_without_finalize);
+    on_exit(exit_without_finalize, NULL);
     return MPI_SUCCESS;
 }
 
@@ -138,6 +141,7 @@ FY_API int PMPI_Finalize(void)
     /* MPI_COMM_SELF's attribute callbacks run first, and may communicate. */
     fy_comm_finalize();
     fy_p2p_finalize();
+    fy_boot_finalize();
     fy_dtype_finalize();
     fy_mpi_state = 2;
     fflush(stdout);

@@ -601,7 +601,7 @@ FY_API int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
     }
     fy_mreq_housekeep();
     if (!fy_mreq_poll(w)) {
-        (void)fy_progress();
+        (void)fy_progress_poll();
         if (!fy_mreq_poll(w)) {
             *flag = 0;
             return MPI_SUCCESS;
@@ -632,7 +632,7 @@ FY_API int PMPI_Request_get_status(MPI_Request request, int *flag,
     }
     fy_mreq_housekeep();
     if (!fy_mreq_poll(w)) {
-        (void)fy_progress();
+        (void)fy_progress_poll();
         if (!fy_mreq_poll(w)) {
             *flag = 0;
             return MPI_SUCCESS;
@@ -844,7 +844,7 @@ FY_API int PMPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
             all = !s[i].w || fy_mreq_poll(s[i].w);
         if (all || pass == 1)
             break;
-        (void)fy_progress();
+        (void)fy_progress_poll();
     }
     if (!all) {
         *flag = 0;
@@ -950,7 +950,7 @@ FY_API int PMPI_Testany(int count, MPI_Request array_of_requests[], int *index,
     fy_mreq_housekeep();
     int i = any_scan(count, s);
     if (i == -1) {
-        (void)fy_progress();
+        (void)fy_progress_poll();
         i = any_scan(count, s);
     }
     if (i >= 0) {
@@ -1056,7 +1056,7 @@ FY_API int PMPI_Testsome(int incount, MPI_Request array_of_requests[],
     if (rc)
         return rc;
     fy_mreq_housekeep();
-    (void)fy_progress();
+    (void)fy_progress_poll();
     int n = some_collect(__func__, incount, array_of_requests, s,
                          array_of_indices, array_of_statuses, &rc);
     slots_release(s, stack);

@@ -19,6 +19,7 @@
 
 #include "boot/boot.h"
 #include "p2p/p2p_impl.h"
+#include "proto/proto.h"
 #include "shm/cellq_inl.h"
 #include "util/tuned.h"
 
@@ -180,7 +181,7 @@ void fy_progress_idle(unsigned *spins)
         fy_cpu_relax();
         return;
     }
-    if (n < (unsigned)fy_p2p.spin_limit + 8) {
+    if (n < (unsigned)fy_p2p.spin_limit + fy_p2p.yield_limit) {
         sched_yield();
         return;
     }
@@ -536,6 +537,7 @@ static void on_message(const struct fy_pkt *p)
             send_fin(p->src, p->ctl.cookie);
         return;
     }
+    fy_proto_stats.unexpected++;
     uint64_t keep = p->type == FY_PKT_RTS ? 0 : p->len;
     struct fy_unexp *u = malloc(sizeof(*u) + keep);
     if (!u)
@@ -627,6 +629,8 @@ static bool poll_fastbox(int src)
             bad_packet(src, "mailbox control length");
         memcpy(&p.ctl, copy, sizeof(p.ctl));
         p.len = 0;
+    } else {
+        fy_proto_count(FY_PROTO_EAGER_MAILBOX, len);
     }
     consume_slots(pe, fy_fbox_nslots(len));
     handle_pkt(&p);
@@ -635,11 +639,9 @@ static bool poll_fastbox(int src)
 
 static void return_cell(uint64_t off)
 {
-    const struct fy_shm_hdr *h = fy_shm.hdr;
-    uint64_t owner =
-        (off - h->off_cells) / ((uint64_t)h->ncells * h->cell_size);
+    int owner = fy_cell_owner(off); /* checked when the cell was taken */
     fy_cellq_push(&fy_shm.ranks[owner].freeq, off);
-    fy_wake((int)owner);
+    fy_wake(owner);
 }
 
 /* Pop our next cell and check it names a real cell of its sender; 0 if
@@ -650,15 +652,11 @@ static uint64_t cell_take(int *src_out)
     uint64_t off = fy_cellq_pop(&s->my->recvq, &s->recv_tail);
     if (!off)
         return 0;
-    const struct fy_shm_hdr *h = fy_shm.hdr;
-    uint64_t rel = off - h->off_cells;
-    if (off < h->off_cells ||
-        rel >= (uint64_t)s->P * h->ncells * h->cell_size ||
-        rel % h->cell_size != 0)
+    int src = fy_cell_owner(off);
+    if (src < 0)
         fy_fatal(1, "malformed cell offset %#llx in receive queue",
                  (unsigned long long)off);
     struct fy_cell *c = cell_at(off);
-    int src = (int)(rel / ((uint64_t)h->ncells * h->cell_size));
     if (c->src != (uint32_t)src)
         bad_packet(src, "cell owner");
     if (c->len > s->cell_payload)
@@ -679,6 +677,8 @@ static uint64_t cell_take(int *src_out)
 static void cell_handle(uint64_t off, int src)
 {
     struct fy_cell *c = cell_at(off);
+    if (c->type == FY_PKT_EAGER || c->type == FY_PKT_EAGER_SYNC)
+        fy_proto_count(FY_PROTO_EAGER_CELLS, c->len);
     struct fy_pkt p = {.src = src,
                        .type = c->type,
                        .tag = c->tag,
@@ -727,6 +727,14 @@ int fy_progress(void)
     return n;
 }
 
+int fy_progress_poll(void)
+{
+    int n = fy_progress();
+    if (n == 0 && FY_UNLIKELY(fy_p2p.wait_block))
+        sched_yield();
+    return n;
+}
+
 int fy_req_wait(struct fy_req *r)
 {
     unsigned spins = 0;
@@ -742,7 +750,7 @@ int fy_req_wait(struct fy_req *r)
 bool fy_req_test(struct fy_req *r)
 {
     if (!r->complete)
-        fy_progress();
+        fy_progress_poll();
     return r->complete;
 }
 
@@ -752,6 +760,7 @@ bool fy_req_test(struct fy_req *r)
 static int self_send(struct fy_req *sr)
 {
     const void *data = fy_req_data(sr);
+    fy_proto_count(FY_PROTO_SELF, (uint64_t)sr->bytes);
     struct fy_req *r = posted_take(fy_p2p.me, sr->tag, sr->ctx);
     if (r) {
         deliver_bytes(r, fy_p2p.me, sr->tag, data, (uint64_t)sr->bytes);
@@ -942,8 +951,11 @@ int fy_p2p_irecv(void *buf, MPI_Count count, struct fy_dtype *dt, int src,
     /* Drain what has arrived first, so the unexpected queue is current and
      * order with respect to earlier arrivals is kept. */
     fy_progress();
-    if (!match_unexpected(r))
+    if (!match_unexpected(r)) {
+        if (src >= 0)
+            fy_proto_stats.early_direct++;
         posted_append(r);
+    }
     return 0;
 }
 
@@ -975,6 +987,7 @@ int fy_p2p_recv(void *buf, MPI_Count count, struct fy_dtype *dt, int src,
                         len <= s->fbox_cap) {
                         fbox_copy_out(pe, sl, buf, len);
                         consume_slots(pe, fy_fbox_nslots(len));
+                        fy_proto_count(FY_PROTO_EAGER_MAILBOX, len);
                         *source_out = src;
                         *tag_out = t;
                         *bytes_out = (MPI_Count)len;
@@ -995,6 +1008,7 @@ int fy_p2p_recv(void *buf, MPI_Count count, struct fy_dtype *dt, int src,
                         c->len <= cap && !s->unexp_head && !s->posted_head) {
                         if (c->len)
                             memcpy(buf, (uint8_t *)c + FY_CELL_HDR, c->len);
+                        fy_proto_count(FY_PROTO_EAGER_CELLS, c->len);
                         *source_out = src;
                         *tag_out = c->tag;
                         *bytes_out = (MPI_Count)c->len;
@@ -1034,7 +1048,7 @@ int fy_p2p_iprobe(int src, int tag, struct fy_comm *comm, uint32_t ctx,
         *bytes_out = 0;
         return 0;
     }
-    fy_progress();
+    fy_progress_poll();
     int w = src >= 0 ? fy_comm_world_rank(comm, src) : -1;
     struct fy_unexp *u = unexp_find(w, src == MPI_ANY_SOURCE, tag, ctx);
     if (u) {
@@ -1051,7 +1065,7 @@ int fy_p2p_improbe(int src, int tag, struct fy_comm *comm, uint32_t ctx,
                    int *tag_out, MPI_Count *bytes_out)
 {
     *flag_out = false;
-    fy_progress();
+    fy_progress_poll();
     int w = src >= 0 ? fy_comm_world_rank(comm, src) : -1;
     struct fy_unexp *u = unexp_find(w, src == MPI_ANY_SOURCE, tag, ctx);
     if (!u)
@@ -1120,6 +1134,12 @@ static int check_params(struct fy_shm_params *pp)
     long long fb = fy_tuned_value(FY_ENV_FASTBOX_MAX, NULL);
     long long eager = fy_tuned_value(FY_ENV_EAGER_MAX, NULL);
     long long spin = fy_env_int(FY_ENV_SPIN);
+    long long pads = fy_env_int(FY_ENV_SHMBUF_PADS);
+    if (pads < 1 || pads > FY_SHMBUF_PADS_MAX) {
+        FY_ERROR("FERRY_SHMBUF_PADS=%lld must be in [1, %d]", pads,
+                 FY_SHMBUF_PADS_MAX);
+        return -EINVAL;
+    }
     if (cell < 1024 || cell > (1 << 20) || cell % 64) {
         FY_ERROR(
             "FERRY_CELL_SIZE=%lld must be 1 KiB..1 MiB and a multiple of 64",
@@ -1158,7 +1178,8 @@ static int check_params(struct fy_shm_params *pp)
                                  .fbox_slots = FY_FBOX_SLOTS,
                                  .cell_size = (uint32_t)cell,
                                  .ncells = (uint32_t)ncells,
-                                 .shmbuf_size = (uint64_t)sb};
+                                 .shmbuf_size = (uint64_t)sb,
+                                 .npads = (uint32_t)pads};
     return 0;
 }
 
@@ -1172,19 +1193,20 @@ int fy_p2p_init(void)
     rc = fy_shm_attach(fy_boot.shm_fd, fy_boot.rank, &pp);
     if (rc)
         return rc;
-    const struct fy_shm_hdr *h = fy_shm.hdr;
+    const struct fy_shm_layout *lay = &fy_shm.lay;
     fy_world_rank = s->me = fy_boot.rank;
     fy_world_size = s->P = fy_boot.size;
-    s->slots = h->fbox_slots;
-    s->cell_payload = h->cell_size - FY_CELL_HDR;
+    s->slots = lay->fbox_slots;
+    s->cell_payload = lay->cell_size - FY_CELL_HDR;
     s->fbox_max = (uint32_t)fy_tuned_value(FY_ENV_FASTBOX_MAX, NULL);
     /* What a peer may legitimately put in one mailbox message. */
     s->fbox_cap = FY_FBOX_MAX_LEN(s->slots);
     s->split_min = (uint64_t)fy_env_int(FY_ENV_SPLIT_MIN);
     s->eager_max = FY_MIN((uint64_t)fy_tuned_value(FY_ENV_EAGER_MAX, NULL),
                           s->cell_payload);
-    s->shmbuf_size = h->shmbuf_size;
+    s->shmbuf_size = lay->shmbuf_size;
     s->spin_limit = (long)fy_env_int(FY_ENV_SPIN);
+    s->yield_limit = 8;
     const char *wait = fy_env_str(FY_ENV_WAIT);
     s->wait_block = !strcmp(wait, "block") ||
                     (!strcmp(wait, "auto") && fy_boot.size > fy_boot.ncpus);
@@ -1208,12 +1230,14 @@ int fy_p2p_init(void)
     s->recv_tail = fy_cellq_init(&s->my->recvq);
     s->free_tail = fy_cellq_init(&s->my->freeq);
     uint64_t base = fy_cells_base(s->me);
-    for (uint32_t i = 0; i < h->ncells; i++)
-        fy_cellq_push(&s->my->freeq, base + (uint64_t)i * h->cell_size);
+    for (uint32_t i = 0; i < lay->ncells; i++)
+        fy_cellq_push(&s->my->freeq, base + (uint64_t)i * lay->cell_size);
     /* R7: pairs with A1 in the barrier: everything above is visible to the
      * others once they pass it. */
     atomic_fetch_add_explicit(&fy_shm.hdr->attached, 1, memory_order_release);
     fy_shm_barrier_wait(&fy_shm.hdr->attached, (uint32_t)s->P);
+    if ((rc = fy_shm_pids_snapshot()))
+        return rc;
 
     /* Mechanisms: probes, the net listener, the job's rule table. */
     /* Rank 0's rules are the job's (fy_rndv_init publishes them). */
@@ -1251,6 +1275,8 @@ void fy_p2p_finalize(void)
         if (!fy_progress())
             fy_progress_idle(&spins);
     }
+    if (fy_env_int(FY_ENV_STATS))
+        fy_proto_stats_print(s->me);
     fy_rndv_finalize();
     fy_shm_detach();
     free(s->peers);

@@ -53,6 +53,11 @@ struct fy_req {
     uint64_t cookie;      /* identifies a rendezvous across processes */
     uint64_t peer_cookie; /* the other side's cookie (pipelined paths) */
     MPI_Count total;      /* rendezvous: bytes that will really move */
+    int32_t xsrc;         /* receiver: world rank of the matched sender */
+    uint32_t xpad;        /* shmbuf: the receiver's pad this message uses */
+    uint32_t xhalf;       /* shmbuf: next half of the pad to fill/drain */
+    uint32_t xkind;       /* one-sided pull: the mechanism (xfer kind) */
+    uint64_t xaddr;       /* one-sided pull: the sender's buffer address */
     struct fy_req *next, *prev;
 };
 
@@ -115,6 +120,11 @@ extern void (*fy_p2p_progress_hook)(void);
 
 /* Drive all transports once. Returns how many events completed. */
 int fy_progress(void);
+/* One progress pass on behalf of a nonblocking call (Test*, Iprobe): when
+ * ranks outnumber cores and the pass found nothing, give the core away
+ * (sched_yield), so a program polling in a loop lets the rank it waits
+ * for run instead of spinning out its time slice. Returns as fy_progress. */
+int fy_progress_poll(void);
 /* Progress until r->complete, waiting politely when oversubscribed.
  * Returns r->err. */
 int fy_req_wait(struct fy_req *r);

@@ -75,12 +75,10 @@ struct fy_peer {
      * two-sided mechanism, one FIFO per kind (index enum fy_xfer_kind:
      * shmbuf, queue, net), in CTS arrival order. */
     struct fy_req *tx_head[FY_XFER_NKINDS], *tx_tail[FY_XFER_NKINDS];
-    uint32_t tx_half; /* next double-buffer half we fill */
     /* Receives from this peer waiting for shmbuf or net data, in the order
      * we sent CTS. Incoming data names its receive by cookie, so a CTS
      * that overtook another (control packets may) does no harm. */
     struct fy_req *rx_head[FY_XFER_NKINDS], *rx_tail[FY_XFER_NKINDS];
-    uint32_t rx_half; /* next double-buffer half we drain */
     /* net: our connection to the peer's listener (we send on it) and the
      * one it opened to ours (we receive on it); -1 until first use. */
     int net_out, net_in;
@@ -112,6 +110,7 @@ enum {
     FY_RP_RX,        /* receiver: CTS sent, data arriving */
     FY_RP_SYNC_WAIT, /* sender: eager-sync sent, waiting for FIN */
     FY_RP_DEFERRED,  /* sender: packet waits in the peer's out queue */
+    FY_RP_PULL,      /* receiver: reading the sender's buffer piece by piece */
 };
 
 struct fy_p2p_state {
@@ -126,7 +125,8 @@ struct fy_p2p_state {
     uint64_t eager_max;
     uint64_t cell_payload;
     uint64_t shmbuf_size;
-    long spin_limit;
+    long spin_limit;  /* polls before yielding (when ranks share cores) */
+    long yield_limit; /* yields before sleeping on the doorbell */
     struct fy_peer *peers;
     struct fy_shm_rank *my;
     uint64_t recv_tail; /* consumer cursor of my receive queue */
@@ -134,6 +134,15 @@ struct fy_p2p_state {
     /* Matching queues (posted receives, unexpected messages), in order. */
     struct fy_req *posted_head, *posted_tail;
     struct fy_unexp *unexp_head, *unexp_tail;
+    /* Our double-buffer pads (shmbuf): a stack of free ones, and the
+     * receives waiting for one, in match order (their CTS goes out when a
+     * pad frees). */
+    uint32_t *pad_free;
+    uint32_t npad_free;
+    struct fy_req *pad_wait_head, *pad_wait_tail;
+    /* One-sided receives longer than one piece (FY_PULL_PIECE), read a
+     * piece per progress pass so no copy holds other traffic for long. */
+    struct fy_req *pull_head, *pull_tail;
     /* Work that needs progress besides polling. */
     int nout; /* peers with deferred packets */
     int ntx;  /* pipelined sends in flight */
@@ -169,6 +178,14 @@ void fy_cell_post(int peer, uint64_t off);
  * a negative errno. The sender side handles FY_PKT_SPLIT. */
 ssize_t fy_split_get(int src, uint64_t sender_cookie, uint64_t remote,
                      void *dest, uint64_t want);
+/* Pieces of a long one-sided receive: each is read (or split) in one go,
+ * with a whole progress pass between two pieces. A multiple of 4 KiB; the
+ * shared copy names a piece by its index (split.c). */
+#define FY_PULL_PIECE ((uint64_t)4 << 20)
+/* The same for piece 'piece' (offset piece * FY_PULL_PIECE of both
+ * buffers; 'remote' and 'dest' are the buffers' starts). */
+ssize_t fy_split_get_piece(int src, uint64_t sender_cookie, uint64_t remote,
+                           uint8_t *dest, uint64_t piece, uint64_t len);
 void fy_split_on_pkt(const struct fy_pkt *p);
 
 /* Rendezvous (rndv.c). fy_rndv_init runs once every rank has published

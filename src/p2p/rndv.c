@@ -6,7 +6,10 @@
  * - cma, procmem (one-sided): reads the sender's buffer straight into its
  *   own with one process_vm_readv / pread of /proc/<pid>/mem, answers FIN;
  * - shmbuf, queue, net (two-sided): answers CTS naming the mechanism, and
- *   the sender follows: it fills the pair's two shared halves alternately,
+ *   the sender follows: it fills the two halves of the receiver's pad that
+ *   the CTS lends it alternately (a receive waits for a free pad of its
+ *   receiver before its CTS goes out; pads are per receiver, so memory
+ *   stays O(P)),
  *   or streams DATA cells through the receiver's cell queue, or writes the
  *   bytes to its loopback TCP connection to the receiver.
  * The sender never needs the table: it does what the CTS says. The
@@ -27,6 +30,7 @@
 
 #include "boot/boot.h"
 #include "p2p/p2p_impl.h"
+#include "proto/proto.h"
 #include "shm/cellq_inl.h"
 
 static_assert(FY_SHM_XFER_RULES == FY_XFER_RULES_MAX,
@@ -76,21 +80,27 @@ static struct fy_req *rx_find(struct fy_peer *pe, int kind, uint64_t cookie)
     return NULL;
 }
 
-static void rx_unlink(struct fy_peer *pe, int kind, struct fy_req *r)
+static void fifo_unlink(struct fy_req **head, struct fy_req **tail,
+                        struct fy_req *r)
 {
     struct fy_req *prev = NULL;
-    for (struct fy_req *q = pe->rx_head[kind]; q; prev = q, q = q->next) {
+    for (struct fy_req *q = *head; q; prev = q, q = q->next) {
         if (q != r)
             continue;
         if (prev)
             prev->next = q->next;
         else
-            pe->rx_head[kind] = q->next;
-        if (pe->rx_tail[kind] == q)
-            pe->rx_tail[kind] = prev;
+            *head = q->next;
+        if (*tail == q)
+            *tail = prev;
         q->next = NULL;
         return;
     }
+}
+
+static void rx_unlink(struct fy_peer *pe, int kind, struct fy_req *r)
+{
+    fifo_unlink(&pe->rx_head[kind], &pe->rx_tail[kind], r);
 }
 
 static void send_ctl(int peer, uint32_t type, const struct fy_ctl *ctl)
@@ -111,32 +121,102 @@ static void *recv_dest(struct fy_req *r, uint64_t want)
     return r->pack;
 }
 
-/* One-sided: read the sender's buffer now, then FIN. */
+/* One-sided: read the next piece of the sender's buffer into r (the
+ * whole message when it is one piece). Returns true when r is finished
+ * (FIN sent, request complete). */
+static bool pull_step(struct fy_req *r)
+{
+    const struct fy_xfer_ops *ops = fy_xfer_registry[r->xkind];
+    uint64_t want = (uint64_t)r->total, off = (uint64_t)r->done;
+    uint64_t n = FY_MIN(want - off, FY_PULL_PIECE);
+    uint8_t *dest = fy_req_data(r);
+    /* Large CMA reads are shared with the sender when it is in MPI. */
+    bool split =
+        r->xkind == FY_XFER_CMA && fy_p2p.split_min && n >= fy_p2p.split_min;
+    fy_proto_stats.split += split;
+    ssize_t got = split ? fy_split_get_piece(r->xsrc, r->peer_cookie, r->xaddr,
+                                             dest, off / FY_PULL_PIECE, n)
+                        : ops->copy_remote(fy_shm.pid[r->xsrc], dest + off,
+                                           r->xaddr + off, n, true);
+    if (got == -ESRCH)
+        fy_peer_gone(r->xsrc);
+    if (got != (ssize_t)n) {
+        FY_ERROR("%s read of %llu bytes from rank %d failed: %s", ops->name,
+                 (unsigned long long)n, r->xsrc,
+                 strerror(got < 0 ? (int)-got : EIO));
+        r->err = -EIO;
+        r->done = r->total = 0;
+    } else {
+        r->done += (MPI_Count)n;
+        if (r->done < r->total)
+            return false;
+    }
+    struct fy_ctl fin = {.cookie = r->peer_cookie};
+    send_ctl(r->xsrc, FY_PKT_FIN, &fin);
+    fy_recv_finish(r, (uint64_t)r->done, (uint64_t)r->done);
+    return true;
+}
+
+/* One-sided: read the sender's buffer, then FIN. A message of more than
+ * one piece is finished by the progress engine, a piece per pass. */
 static void rts_one_sided(struct fy_req *r, const struct fy_pkt *p, int kind,
                           uint64_t want, uint64_t total)
 {
-    const struct fy_xfer_ops *ops = fy_xfer_registry[kind];
-    void *dest = recv_dest(r, want);
-    if (want) {
-        /* Large CMA reads are shared with the sender when it is in MPI. */
-        ssize_t n =
-            kind == FY_XFER_CMA && fy_p2p.split_min && want >= fy_p2p.split_min
-                ? fy_split_get(p->src, p->ctl.cookie, p->ctl.addr, dest, want)
-                : ops->copy_remote(fy_shm.ranks[p->src].pid, dest, p->ctl.addr,
-                                   want, true);
-        if (n == -ESRCH)
-            fy_peer_gone(p->src);
-        if (n != (ssize_t)want) {
-            FY_ERROR("%s read of %llu bytes from rank %d failed: %s", ops->name,
-                     (unsigned long long)want, p->src,
-                     strerror(n < 0 ? (int)-n : EIO));
-            r->err = -EIO;
-            want = 0;
-        }
+    recv_dest(r, want);
+    if (total > want)
+        r->err = -EMSGSIZE; /* reported when the transfer completes */
+    r->xkind = (uint32_t)kind;
+    r->xsrc = p->src;
+    r->xaddr = p->ctl.addr;
+    r->peer_cookie = p->ctl.cookie;
+    if (pull_step(r))
+        return;
+    r->proto = FY_RP_PULL;
+    fy_p2p.nrx++;
+    fifo_push(&fy_p2p.pull_head, &fy_p2p.pull_tail, r);
+}
+
+/* The next piece of the oldest long one-sided receive. */
+static int pull_progress(void)
+{
+    struct fy_p2p_state *s = &fy_p2p;
+    struct fy_req *r = s->pull_head;
+    if (!r)
+        return 0;
+    if (pull_step(r)) {
+        fifo_pop(&s->pull_head, &s->pull_tail);
+        s->nrx--;
     }
-    struct fy_ctl fin = {.cookie = p->ctl.cookie};
-    send_ctl(p->src, FY_PKT_FIN, &fin);
-    fy_recv_finish(r, want, r->err ? 0 : total);
+    return 1;
+}
+
+/* Lend pad 'pad' to matched receive r and tell its sender (CTS: addr =
+ * mechanism | pad << 8). Both halves of a free pad are empty. */
+static void rx_shmbuf_start(struct fy_req *r, uint32_t pad)
+{
+    struct fy_peer *pe = &fy_p2p.peers[r->xsrc];
+    r->xpad = pad;
+    r->xhalf = 0;
+    fifo_push(&pe->rx_head[FY_XFER_SHMBUF], &pe->rx_tail[FY_XFER_SHMBUF], r);
+    struct fy_ctl cts = {.total = (uint64_t)r->total,
+                         .addr = FY_XFER_SHMBUF | (uint64_t)pad << 8,
+                         .cookie = r->peer_cookie,
+                         .offset = r->cookie};
+    send_ctl(r->xsrc, FY_PKT_CTS, &cts);
+}
+
+/* A shmbuf receive finished with its pad: lend it to the oldest receive
+ * waiting for one, or put it back. */
+static void rx_pad_release(uint32_t pad)
+{
+    struct fy_p2p_state *s = &fy_p2p;
+    struct fy_req *w = s->pad_wait_head;
+    if (w) {
+        fifo_pop(&s->pad_wait_head, &s->pad_wait_tail);
+        rx_shmbuf_start(w, pad);
+        return;
+    }
+    s->pad_free[s->npad_free++] = pad;
 }
 
 void fy_rndv_on_rts(struct fy_req *r, const struct fy_pkt *p)
@@ -151,10 +231,13 @@ void fy_rndv_on_rts(struct fy_req *r, const struct fy_pkt *p)
     if (p->src == s->me)
         bad_peer(p->src, "rendezvous to self");
     int kind = fy_xfer_table_pick(&fy_xfer_active, want);
+    fy_proto_count_xfer(kind, want);
     if (fy_xfer_registry[kind]->one_sided) {
+        fy_proto_count(FY_PROTO_RNDV_GET, want);
         rts_one_sided(r, p, kind, want, total);
         return;
     }
+    fy_proto_count(FY_PROTO_RNDV_PUT, want);
     recv_dest(r, want);
     /* CTS: total = bytes to send, addr = mechanism, cookie = the sender's,
      * offset = ours (data names it). */
@@ -168,9 +251,20 @@ void fy_rndv_on_rts(struct fy_req *r, const struct fy_pkt *p)
     if (total > want)
         r->err = -EMSGSIZE; /* reported when the transfer completes */
     r->cookie = fy_cookie_new(r);
-    cts.offset = r->cookie;
+    r->peer_cookie = p->ctl.cookie;
+    r->xsrc = p->src;
     r->proto = FY_RP_RX;
     s->nrx++;
+    if (kind == FY_XFER_SHMBUF) {
+        if (!s->npad_free) {
+            /* Every pad is lent: the CTS waits for one (rx_pad_release). */
+            fifo_push(&s->pad_wait_head, &s->pad_wait_tail, r);
+            return;
+        }
+        rx_shmbuf_start(r, s->pad_free[--s->npad_free]);
+        return;
+    }
+    cts.offset = r->cookie;
     if (kind != FY_XFER_QUEUE) {
         struct fy_peer *pe = &s->peers[p->src];
         fifo_push(&pe->rx_head[kind], &pe->rx_tail[kind], r);
@@ -186,11 +280,15 @@ void fy_rndv_on_cts(const struct fy_pkt *p)
         bad_peer(p->src, "CTS for no pending send");
     if (p->ctl.total > (uint64_t)r->bytes)
         bad_peer(p->src, "CTS asks for more than the message");
-    uint64_t kind = p->ctl.addr;
+    uint64_t kind = p->ctl.addr & 0xff, pad = p->ctl.addr >> 8;
     if ((kind != FY_XFER_SHMBUF && kind != FY_XFER_QUEUE &&
          kind != FY_XFER_NET) ||
         !(fy_xfer_avail & (1u << kind)))
         bad_peer(p->src, "CTS names a mechanism this job does not have");
+    if (kind == FY_XFER_SHMBUF ? pad >= fy_shm.lay.npads : pad != 0)
+        bad_peer(p->src, "CTS names a double buffer the receiver lacks");
+    r->xpad = (uint32_t)pad;
+    r->xhalf = 0;
     r->total = (MPI_Count)p->ctl.total;
     r->peer_cookie = p->ctl.offset;
     r->done = 0;
@@ -238,81 +336,75 @@ void fy_rndv_on_data(const struct fy_pkt *p)
 
 /* ---- pipelined movers ---------------------------------------------------- */
 
-static struct fy_shmbuf_ctl *sb_ctl(uint8_t *pair, uint32_t half)
-{
-    return (struct fy_shmbuf_ctl *)pair + half;
-}
-
-static uint8_t *sb_data(uint8_t *pair, uint32_t half)
-{
-    return pair + 2 * sizeof(struct fy_shmbuf_ctl) + half * fy_p2p.shmbuf_size;
-}
-
 static void tx_done(struct fy_peer *pe, int kind, struct fy_req *r)
 {
-    fifo_pop(&pe->tx_head[kind], &pe->tx_tail[kind]);
+    fifo_unlink(&pe->tx_head[kind], &pe->tx_tail[kind], r);
     fy_p2p.ntx--;
     fy_cookie_drop(r->cookie);
     fy_req_complete(r);
 }
 
+/* The double-buffer transfer of rendezvous r through pad r->xpad of
+ * 'receiver' (xfer/shmbuf.c moves the bytes). */
+static struct fy_shmbuf_xfer sb_xfer(const struct fy_req *r, int receiver,
+                                     uint64_t cookie)
+{
+    /* At least four chunks per message (down to 4 KiB) so a message that
+     * fits one half still overlaps the sender's copy-in with the
+     * receiver's copy-out. */
+    uint64_t pipe = FY_MAX((uint64_t)r->total / 4, (uint64_t)4096);
+    return (struct fy_shmbuf_xfer){
+        .pad = fy_shmbuf_pad(receiver, r->xpad),
+        .half_size = fy_p2p.shmbuf_size,
+        .len = (uint64_t)r->total,
+        .chunk = FY_MIN(fy_p2p.shmbuf_size, FY_ALIGN_UP(pipe, (uint64_t)64)),
+        .cookie = cookie,
+        .copy = fy_xfer_copy_libc};
+}
+
+/* Fill the free halves of every pad this peer lent us, one message per
+ * pad, each in its own order. */
 static int tx_shmbuf(int peer, struct fy_peer *pe)
 {
-    struct fy_p2p_state *s = &fy_p2p;
-    uint8_t *pair = fy_shmbuf_pair(peer, s->me);
     int n = 0;
-    while (pe->tx_head[FY_XFER_SHMBUF]) {
-        struct fy_req *r = pe->tx_head[FY_XFER_SHMBUF];
-        struct fy_shmbuf_ctl *c = sb_ctl(pair, pe->tx_half);
-        /* A8: pairs with R9: the receiver has finished reading this half. */
-        if (atomic_load_explicit(&c->full, memory_order_acquire))
-            break;
-        /* At least four chunks per message (down to 4 KiB) so a message
-         * that fits one half still overlaps our copy-in with the
-         * receiver's copy-out. */
-        uint64_t pipe = FY_MAX((uint64_t)r->total / 4, (uint64_t)4096);
-        uint64_t chunk =
-            FY_MIN(FY_MIN(s->shmbuf_size, FY_ALIGN_UP(pipe, (uint64_t)64)),
-                   (uint64_t)(r->total - r->done));
-        memcpy(sb_data(pair, pe->tx_half), fy_req_data(r) + r->done, chunk);
-        c->len = chunk;
-        c->cookie = r->peer_cookie;
-        /* R8: pairs with A9: the chunk is visible with the flag. */
-        atomic_store_explicit(&c->full, 1, memory_order_release);
-        fy_wake(peer);
-        pe->tx_half ^= 1;
-        r->done += (MPI_Count)chunk;
-        n++;
+    struct fy_req *next;
+    for (struct fy_req *r = pe->tx_head[FY_XFER_SHMBUF]; r; r = next) {
+        next = r->next;
+        struct fy_shmbuf_xfer x = sb_xfer(r, peer, r->peer_cookie);
+        uint64_t done = (uint64_t)r->done;
+        int k = fy_xfer_shmbuf_push(&x, &r->xhalf, fy_req_data(r), &done);
+        r->done = (MPI_Count)done;
+        if (k) {
+            fy_wake(peer);
+            n += k;
+        }
         if (r->done == r->total)
             tx_done(pe, FY_XFER_SHMBUF, r);
     }
     return n;
 }
 
+/* Drain the full halves of our pads lent to this peer. The length and the
+ * cookie of each half are checked before a byte is copied. */
 static int rx_shmbuf(int peer, struct fy_peer *pe)
 {
-    struct fy_p2p_state *s = &fy_p2p;
-    uint8_t *pair = fy_shmbuf_pair(s->me, peer);
     int n = 0;
-    while (pe->rx_head[FY_XFER_SHMBUF]) {
-        struct fy_shmbuf_ctl *c = sb_ctl(pair, pe->rx_half);
-        /* A9: pairs with R8. */
-        if (!atomic_load_explicit(&c->full, memory_order_acquire))
-            break;
-        uint64_t len = c->len;
-        struct fy_req *r = rx_find(pe, FY_XFER_SHMBUF, c->cookie);
-        if (!r || len > s->shmbuf_size ||
-            len > (uint64_t)(r->total - r->done) || len == 0)
+    struct fy_req *next;
+    for (struct fy_req *r = pe->rx_head[FY_XFER_SHMBUF]; r; r = next) {
+        next = r->next;
+        struct fy_shmbuf_xfer x = sb_xfer(r, fy_p2p.me, r->cookie);
+        uint64_t done = (uint64_t)r->done;
+        int k = fy_xfer_shmbuf_pull(&x, &r->xhalf, fy_req_data(r), &done);
+        if (k < 0)
             bad_peer(peer, "double-buffer chunk");
-        memcpy(fy_req_data(r) + r->done, sb_data(pair, pe->rx_half), len);
-        /* R9: pairs with A8: the half may be refilled. */
-        atomic_store_explicit(&c->full, 0, memory_order_release);
-        fy_wake(peer);
-        pe->rx_half ^= 1;
-        r->done += (MPI_Count)len;
-        n++;
+        r->done = (MPI_Count)done;
+        if (k) {
+            fy_wake(peer);
+            n += k;
+        }
         if (r->done == r->total) {
             rx_unlink(pe, FY_XFER_SHMBUF, r);
+            rx_pad_release(r->xpad);
             rx_done(r);
         }
     }
@@ -571,7 +663,7 @@ static bool net_visible(void)
 int fy_rndv_progress(void)
 {
     struct fy_p2p_state *s = &fy_p2p;
-    int n = 0;
+    int n = pull_progress();
     bool need_accept = false;
     for (int p = 0; p < s->P; p++) {
         struct fy_peer *pe = &s->peers[p];
@@ -607,16 +699,22 @@ bool fy_rndv_work_visible(void)
     struct fy_p2p_state *s = &fy_p2p;
     if (!s->ntx && !s->nrx)
         return false;
+    if (s->pull_head)
+        return true;
     for (int p = 0; p < s->P; p++) {
         struct fy_peer *pe = &s->peers[p];
         if (pe->tx_head[FY_XFER_QUEUE] && fy_cellq_peek(s->free_tail))
             return true;
-        if (pe->tx_head[FY_XFER_SHMBUF] &&
-            !atomic_load(&sb_ctl(fy_shmbuf_pair(p, s->me), pe->tx_half)->full))
-            return true;
-        if (pe->rx_head[FY_XFER_SHMBUF] &&
-            atomic_load(&sb_ctl(fy_shmbuf_pair(s->me, p), pe->rx_half)->full))
-            return true;
+        for (struct fy_req *r = pe->tx_head[FY_XFER_SHMBUF]; r; r = r->next) {
+            struct fy_shmbuf_xfer x = sb_xfer(r, p, r->peer_cookie);
+            if (fy_xfer_shmbuf_ready(&x, r->xhalf, true))
+                return true;
+        }
+        for (struct fy_req *r = pe->rx_head[FY_XFER_SHMBUF]; r; r = r->next) {
+            struct fy_shmbuf_xfer x = sb_xfer(r, s->me, r->cookie);
+            if (fy_xfer_shmbuf_ready(&x, r->xhalf, false))
+                return true;
+        }
     }
     return (fy_xfer_avail & (1u << FY_XFER_NET)) && net_visible();
 }
@@ -632,8 +730,8 @@ static bool probe_one_sided(const struct fy_xfer_ops *ops, int peer, char *why,
         return false;
     uint64_t got = 0;
     const struct fy_shm_rank *pr = &fy_shm.ranks[peer];
-    ssize_t n =
-        ops->copy_remote(pr->pid, &got, pr->probe_addr, sizeof(got), true);
+    ssize_t n = ops->copy_remote(fy_shm.pid[peer], &got, pr->probe_addr,
+                                 sizeof(got), true);
     if (n == (ssize_t)sizeof(got) && got == pr->probe_value)
         return true;
     snprintf(why, whylen, "reading rank %d's memory failed: %s%s", peer,
@@ -691,6 +789,12 @@ int fy_rndv_init(void)
         return rc;
     for (int p = 0; p < s->P; p++)
         s->peers[p].net_in = s->peers[p].net_out = -1;
+    s->pad_free = malloc(fy_shm.lay.npads * sizeof(*s->pad_free));
+    if (!s->pad_free)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < fy_shm.lay.npads; i++)
+        s->pad_free[i] = fy_shm.lay.npads - 1 - i; /* pad 0 lent first */
+    s->npad_free = fy_shm.lay.npads;
     if (s->me == 0) {
         s->my->xfer_from = want.from;
         s->my->xfer_nrules = want.n;
@@ -700,23 +804,38 @@ int fy_rndv_init(void)
         }
     }
 
-    /* What works? One-sided mechanisms: everyone reads its right
-     * neighbour's probe word (between sibling processes, as a real
-     * transfer would); a kind is used only if every rank's probe worked.
-     * net: a loopback round trip, then our listener. */
+    /* What works, of what the rule table may use? (No idle machinery: a
+     * mechanism the table never names is not probed, so no /proc/<pid>/mem
+     * is opened and no loopback listener exists for nothing.) One-sided
+     * mechanisms: everyone reads its right neighbour's probe word (between
+     * sibling processes, as a real transfer would); a kind is used only if
+     * every rank's probe worked. net: a loopback round trip, then our
+     * listener. */
+    unsigned needed = 1u << FY_XFER_SHMBUF | 1u << FY_XFER_QUEUE;
+    for (uint32_t i = 0; i < want.n; i++)
+        needed |= want.rule[i].kind == FY_XFER_AUTO
+                      ? 1u << FY_XFER_CMA
+                      : 1u << (unsigned)want.rule[i].kind;
     char why[FY_XFER_NKINDS][256] = {{0}};
+    for (int k = 0; k < FY_XFER_NKINDS; k++)
+        if (!(needed & (1u << k)))
+            snprintf(why[k], sizeof(why[0]), "not in this job's rule table");
     unsigned ok = 1u << FY_XFER_SHMBUF | 1u << FY_XFER_QUEUE;
     int peer = (s->me + 1) % s->P;
-    if (fy_env_int(FY_ENV_NO_CMA))
+    if (!(needed & (1u << FY_XFER_CMA)))
+        ;
+    else if (fy_env_int(FY_ENV_NO_CMA))
         snprintf(why[FY_XFER_CMA], sizeof(why[0]), "disabled by FERRY_NO_CMA");
     else if (probe_one_sided(&fy_xfer_cma_ops, peer, why[FY_XFER_CMA],
                              sizeof(why[0])))
         ok |= 1u << FY_XFER_CMA;
-    if (probe_one_sided(&fy_xfer_procmem_ops, peer, why[FY_XFER_PROCMEM],
+    if ((needed & (1u << FY_XFER_PROCMEM)) &&
+        probe_one_sided(&fy_xfer_procmem_ops, peer, why[FY_XFER_PROCMEM],
                         sizeof(why[0])))
         ok |= 1u << FY_XFER_PROCMEM;
     uint16_t port = 0;
-    if (fy_xfer_net_ops.probe(why[FY_XFER_NET], sizeof(why[0]))) {
+    if ((needed & (1u << FY_XFER_NET)) &&
+        fy_xfer_net_ops.probe(why[FY_XFER_NET], sizeof(why[0]))) {
         net_pfds = malloc(((size_t)2 * (size_t)s->P + NET_PENDING_MAX + 1) *
                           sizeof(*net_pfds));
         rc = net_pfds ? fy_xfer_net_listen(&net_lfd, &port) : -ENOMEM;
@@ -744,12 +863,24 @@ int fy_rndv_init(void)
     rc = adopt_rank0_table(&t);
     if (rc)
         return rc;
-    /* Say why a mechanism the table names is missing, where it failed. */
+    /* Say why a mechanism the table names is missing, where it failed.
+     * Under FERRY_XFER_REQUIRE a missing one ends the job as a skip (77):
+     * a test forced onto a mechanism must not pass on another one. */
+    bool require = fy_env_int(FY_ENV_XFER_REQUIRE) != 0;
     for (uint32_t i = 0; i < t.n; i++) {
         int k = t.rule[i].kind;
-        if (k >= 0 && !(avail & (1u << k)) && !(ok & (1u << k)))
+        if (k < 0 || (avail & (1u << k)))
+            continue;
+        const char *reason =
+            (ok & (1u << k)) ? "it failed on another rank" : why[k];
+        if (require)
+            fy_fatal(77,
+                     "FERRY_XFER_REQUIRE: %s does not work here (%s); "
+                     "not falling back",
+                     fy_xfer_registry[k]->name, reason);
+        if (!(ok & (1u << k)))
             FY_WARN("%s does not work here: %s", fy_xfer_registry[k]->name,
-                    why[k]);
+                    reason);
     }
     fy_xfer_table_resolve(&t, avail, s->me == 0);
     fy_xfer_active = t;
@@ -789,6 +920,8 @@ void fy_rndv_finalize(void)
     net_lfd = -1;
     free(net_pfds);
     net_pfds = NULL;
+    free(s->pad_free);
+    s->pad_free = NULL;
     for (int k = 0; k < FY_XFER_NKINDS; k++)
         if (fy_xfer_registry[k]->finalize)
             fy_xfer_registry[k]->finalize(); /* e.g. procmem's open files */

@@ -70,13 +70,14 @@ static void copy_chunks(struct fy_split_ctl *sc, uint32_t gen, uint64_t chunk,
     }
 }
 
-ssize_t fy_split_get(int src, uint64_t sender_cookie, uint64_t remote,
-                     void *dest, uint64_t want)
+ssize_t fy_split_get_piece(int src, uint64_t sender_cookie, uint64_t remote,
+                           uint8_t *dest, uint64_t piece, uint64_t want)
 {
     struct fy_p2p_state *s = &fy_p2p;
     struct fy_split_ctl *sc = &s->my->split;
     uint64_t chunk = chunk_size_for(want);
     uint64_t nchunks = (want + chunk - 1) / chunk;
+    uint64_t off = piece * FY_PULL_PIECE;
     uint32_t gen = ++split_gen;
     if (gen == 0)
         gen = ++split_gen;
@@ -85,13 +86,16 @@ ssize_t fy_split_get(int src, uint64_t sender_cookie, uint64_t remote,
     /* R10: pairs with C1. */
     atomic_store_explicit(&sc->claim, (uint64_t)gen << 32,
                           memory_order_release);
+    /* SPLIT: total = bytes of this piece, addr = our buffer's start,
+     * offset = gen | chunk / 4 KiB << 32 | piece << 40. */
     struct fy_ctl ctl = {.total = want,
                          .addr = (uint64_t)(uintptr_t)dest,
                          .cookie = sender_cookie,
-                         .offset = (uint64_t)gen | (chunk >> 12) << 32};
+                         .offset =
+                             (uint64_t)gen | (chunk >> 12) << 32 | piece << 40};
     if (fy_pkt_send(src, FY_PKT_SPLIT, 0, 0, &ctl, NULL))
         fy_fatal(1, "out of memory asking rank %d to share a copy", src);
-    copy_chunks(sc, gen, chunk, want, fy_shm.ranks[src].pid, dest, remote,
+    copy_chunks(sc, gen, chunk, want, fy_shm.pid[src], dest + off, remote + off,
                 true);
     /* Wait for chunks the sender is copying right now (never for chunks it
      * has not claimed). A12: pairs with R11. */
@@ -107,6 +111,12 @@ ssize_t fy_split_get(int src, uint64_t sender_cookie, uint64_t remote,
     return err ? -(ssize_t)err : (ssize_t)want;
 }
 
+ssize_t fy_split_get(int src, uint64_t sender_cookie, uint64_t remote,
+                     void *dest, uint64_t want)
+{
+    return fy_split_get_piece(src, sender_cookie, remote, dest, 0, want);
+}
+
 void fy_split_on_pkt(const struct fy_pkt *p)
 {
     struct fy_req *r = fy_cookie_find(p->ctl.cookie, FY_REQ_SEND);
@@ -114,10 +124,13 @@ void fy_split_on_pkt(const struct fy_pkt *p)
     if (!r || r->wpeer != p->src || r->proto != FY_RP_RTS_SENT)
         return;
     uint64_t want = p->ctl.total;
-    uint64_t chunk = (p->ctl.offset >> 32) << 12;
+    uint64_t chunk = ((p->ctl.offset >> 32) & 0xff) << 12;
+    uint64_t off = (p->ctl.offset >> 40) * FY_PULL_PIECE;
     uint32_t gen = (uint32_t)p->ctl.offset;
-    if (want > (uint64_t)r->bytes || chunk == 0)
+    if (off > (uint64_t)r->bytes || want > (uint64_t)r->bytes - off ||
+        chunk == 0)
         fy_fatal(1, "malformed shared-copy request from rank %d", p->src);
     copy_chunks(&fy_shm.ranks[p->src].split, gen, chunk, want,
-                fy_shm.ranks[p->src].pid, fy_req_data(r), p->ctl.addr, false);
+                fy_shm.pid[p->src], fy_req_data(r) + off, p->ctl.addr + off,
+                false);
 }

@@ -12,7 +12,11 @@
  * - Between a producer's exchange and its link store the queue looks empty
  *   past that point; the consumer then reports "empty for now" and retries
  *   later, so a preempted producer never blocks the consumer.
- * - A node returned by pop is out of the queue: nobody else touches it. */
+ * - A node returned by pop is out of the queue: nobody else touches it.
+ * - Links live in shared memory, which any rank can scribble over: every
+ *   offset read from the segment (a 'next', the previous head) is checked
+ *   to be a cell or a queue stub before it is dereferenced or written
+ *   through; anything else ends the job with "malformed queue link". */
 #ifndef FY_CELLQ_INL_H
 #define FY_CELLQ_INL_H
 
@@ -21,6 +25,31 @@
 static inline struct fy_qnode *fy_qnode_at(uint64_t off)
 {
     return (struct fy_qnode *)fy_shm_ptr(off);
+}
+
+_Noreturn void fy_cellq_bad_link(uint64_t off);
+
+/* Whether 'off' can be a queue node: the start of a cell, or the stub of a
+ * rank's receive or free queue. */
+static inline bool fy_qnode_valid(uint64_t off)
+{
+    if (FY_LIKELY(fy_cell_owner(off) >= 0))
+        return true;
+    const struct fy_shm_layout *l = &fy_shm.lay;
+    uint64_t rel = off - l->off_ranks;
+    if (off < l->off_ranks ||
+        rel >= (uint64_t)l->nranks * sizeof(struct fy_shm_rank))
+        return false;
+    uint64_t in = rel % sizeof(struct fy_shm_rank);
+    return in == offsetof(struct fy_shm_rank, recvq.stub) ||
+           in == offsetof(struct fy_shm_rank, freeq.stub);
+}
+
+static inline uint64_t fy_qnode_check(uint64_t off)
+{
+    if (FY_UNLIKELY(!fy_qnode_valid(off)))
+        fy_cellq_bad_link(off);
+    return off;
 }
 
 /* Set up an empty queue (its owner does this before the start-up barrier)
@@ -39,8 +68,8 @@ static inline void fy_cellq_push(struct fy_cellq *q, uint64_t node)
     /* X1: acq_rel exchange: release orders our cell's contents before it
      * becomes reachable; acquire pairs with the previous producer's X1 so
      * its node is ours to link. */
-    uint64_t prev =
-        atomic_exchange_explicit(&q->head, node, memory_order_acq_rel);
+    uint64_t prev = fy_qnode_check(
+        atomic_exchange_explicit(&q->head, node, memory_order_acq_rel));
     /* R2: pairs with A3 in pop(): the consumer that sees this link sees the
      * whole cell. */
     atomic_store_explicit(&fy_qnode_at(prev)->next, node, memory_order_release);
@@ -64,12 +93,12 @@ static inline uint64_t fy_cellq_pop(struct fy_cellq *q, uint64_t *tail_io)
     if (tail == stub) {
         if (next == 0)
             return 0;
-        *tail_io = tail = next;
+        *tail_io = tail = fy_qnode_check(next);
         next = atomic_load_explicit(&fy_qnode_at(tail)->next,
                                     memory_order_acquire);
     }
     if (next != 0) {
-        *tail_io = next;
+        *tail_io = fy_qnode_check(next);
         return tail;
     }
     /* 'tail' looks last. If a producer has already swapped in after it, it
@@ -80,7 +109,7 @@ static inline uint64_t fy_cellq_pop(struct fy_cellq *q, uint64_t *tail_io)
     fy_cellq_push(q, stub);
     next = atomic_load_explicit(&fy_qnode_at(tail)->next, memory_order_acquire);
     if (next != 0) {
-        *tail_io = next;
+        *tail_io = fy_qnode_check(next);
         return tail;
     }
     return 0;

@@ -3,41 +3,46 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <sched.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "shm/cellq_inl.h"
 #include "shm/shm.h"
 
 struct fy_shm fy_shm = {.fd = -1};
 
-static uint64_t align_line(uint64_t x)
+static uint64_t align_page(uint64_t x)
 {
     return FY_ALIGN_UP(x, (uint64_t)4096);
 }
 
-static void compute_layout(struct fy_shm_hdr *h, const struct fy_shm_params *p)
+void fy_shm_layout_compute(struct fy_shm_layout *l,
+                           const struct fy_shm_params *p)
 {
     uint64_t P = p->nranks;
-    uint64_t off = align_line(sizeof(struct fy_shm_hdr));
-    h->nranks = p->nranks;
-    h->fbox_slots = p->fbox_slots;
-    h->cell_size = p->cell_size;
-    h->ncells = p->ncells;
-    h->shmbuf_size = p->shmbuf_size;
-    h->off_ranks = off;
-    off = align_line(off + P * sizeof(struct fy_shm_rank));
-    h->off_fbox = off;
-    off = align_line(off + P * P * p->fbox_slots * sizeof(struct fy_fbox_slot));
-    h->off_fack = off;
-    off = align_line(off + P * P * sizeof(struct fy_fbox_ack));
-    h->off_cells = off;
-    off = align_line(off + P * p->ncells * (uint64_t)p->cell_size);
-    h->off_shmbuf = off;
-    off = align_line(
-        off + P * P * (2 * sizeof(struct fy_shmbuf_ctl) + 2 * p->shmbuf_size));
-    h->total = off;
+    *l = (struct fy_shm_layout){.nranks = p->nranks,
+                                .fbox_slots = p->fbox_slots,
+                                .cell_size = p->cell_size,
+                                .ncells = p->ncells,
+                                .shmbuf_size = p->shmbuf_size,
+                                .npads = p->npads};
+    uint64_t off = align_page(sizeof(struct fy_shm_hdr));
+    l->off_ranks = off;
+    off = align_page(off + P * sizeof(struct fy_shm_rank));
+    l->off_fbox = off;
+    off = align_page(off + P * P * p->fbox_slots * sizeof(struct fy_fbox_slot));
+    l->off_fack = off;
+    off = align_page(off + P * P * sizeof(struct fy_fbox_ack));
+    l->off_cells = off;
+    l->cells_len = P * p->ncells * (uint64_t)p->cell_size;
+    off = align_page(off + l->cells_len);
+    l->off_pads = off;
+    l->pad_len = 2 * sizeof(struct fy_shmbuf_ctl) + 2 * p->shmbuf_size;
+    off = align_page(off + P * p->npads * l->pad_len);
+    l->total = off;
 }
 
 void fy_shm_barrier_wait(_Atomic uint32_t *counter, uint32_t target)
@@ -57,18 +62,18 @@ void fy_shm_barrier_wait(_Atomic uint32_t *counter, uint32_t target)
 
 int fy_shm_attach(int fd, int rank, const struct fy_shm_params *want)
 {
-    struct fy_shm_hdr probe = {0};
-    compute_layout(&probe, want);
+    struct fy_shm_layout mine;
+    fy_shm_layout_compute(&mine, want);
     struct stat st;
     if (fstat(fd, &st) != 0) {
         FY_ERROR("FERRY_SHM_FD=%d is not an open file: %m", fd);
         return -EBADF;
     }
     if (rank == 0) {
-        if (ftruncate(fd, (off_t)probe.total) != 0) {
+        if (ftruncate(fd, (off_t)mine.total) != 0) {
             int err = errno;
             FY_ERROR("cannot size the shared segment to %llu bytes: %m",
-                     (unsigned long long)probe.total);
+                     (unsigned long long)mine.total);
             return -err;
         }
     }
@@ -82,7 +87,7 @@ int fy_shm_attach(int fd, int rank, const struct fy_shm_params *want)
     }
     struct fy_shm_hdr *h = hp;
     if (rank == 0) {
-        memcpy(h, &probe, offsetof(struct fy_shm_hdr, attached));
+        h->lay = mine;
         h->magic = FY_SHM_MAGIC;
         h->version = FY_SHM_VERSION;
         /* R1: release pairs with A2 below: the layout is visible to any
@@ -100,58 +105,81 @@ int fy_shm_attach(int fd, int rank, const struct fy_shm_params *want)
             else
                 usleep(50);
         }
-        if (h->magic != FY_SHM_MAGIC || h->version != FY_SHM_VERSION) {
+        struct fy_shm_hdr copy;
+        memcpy(&copy, h, sizeof(copy)); /* read the shared header once */
+        if (copy.magic != FY_SHM_MAGIC || copy.version != FY_SHM_VERSION) {
             FY_ERROR("shared segment has magic %#llx version %u; expected "
                      "Ferry version %u (mixed Ferry installations?)",
-                     (unsigned long long)h->magic, h->version, FY_SHM_VERSION);
+                     (unsigned long long)copy.magic, copy.version,
+                     FY_SHM_VERSION);
             munmap(hp, (size_t)page);
             return -EPROTO;
         }
-        if (h->nranks != want->nranks) {
-            FY_ERROR("shared segment is for %u ranks, this rank was told %u",
-                     h->nranks, want->nranks);
-            munmap(hp, (size_t)page);
-            return -EPROTO;
-        }
-        if (h->cell_size != want->cell_size || h->ncells != want->ncells ||
-            h->shmbuf_size != want->shmbuf_size)
-            FY_WARN(
-                "FERRY_* layout settings differ from rank 0's; using rank 0's");
-        /* Never trust a size we did not compute: recompute from the
-         * parameters and compare with what the file really is. */
-        struct fy_shm_params got = {h->nranks, h->fbox_slots, h->cell_size,
-                                    h->ncells, h->shmbuf_size};
-        struct fy_shm_hdr check = {0};
-        compute_layout(&check, &got);
+        /* Every rank must have computed the same layout from the same
+         * parameters (the launcher gives all ranks one environment). */
         fstat(fd, &st);
-        if (check.total != h->total || check.off_cells != h->off_cells ||
-            (uint64_t)st.st_size < check.total || h->cell_size < 1024 ||
-            h->fbox_slots == 0 || h->fbox_slots > FY_FBOX_SLOTS) {
-            FY_ERROR("shared segment header is inconsistent; refusing it");
+        if (memcmp(&copy.lay, &mine, sizeof(mine)) != 0 ||
+            (uint64_t)st.st_size < mine.total) {
+            FY_ERROR("shared segment layout differs from this rank's (%u "
+                     "ranks, %u cells of %u B, %u pads of %llu B here; "
+                     "FERRY_* layout settings must be the same on every "
+                     "rank)",
+                     mine.nranks, mine.ncells, mine.cell_size, mine.npads,
+                     (unsigned long long)mine.shmbuf_size);
             munmap(hp, (size_t)page);
             return -EPROTO;
         }
     }
-    uint64_t total = h->total;
     munmap(hp, (size_t)page);
-    void *base = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    void *base =
+        mmap(NULL, mine.total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (base == MAP_FAILED) {
         int err = errno;
         FY_ERROR("cannot map the %llu-byte shared segment: %m",
-                 (unsigned long long)total);
+                 (unsigned long long)mine.total);
         return -err;
     }
     fy_shm.base = base;
-    fy_shm.size = total;
+    fy_shm.size = mine.total;
     fy_shm.hdr = base;
-    fy_shm.ranks =
-        (struct fy_shm_rank *)((uint8_t *)base + fy_shm.hdr->off_ranks);
+    fy_shm.lay = mine;
+    fy_shm.ranks = (struct fy_shm_rank *)((uint8_t *)base + mine.off_ranks);
     fy_shm.fd = fd;
+    return 0;
+}
+
+void fy_cellq_bad_link(uint64_t off)
+{
+    fy_fatal(1,
+             "malformed queue link %#llx in the shared segment (a rank "
+             "wrote over shared control data); ending the job",
+             (unsigned long long)off);
+}
+
+int fy_shm_pids_snapshot(void)
+{
+    uint32_t P = fy_shm.lay.nranks;
+    int32_t *pid = malloc(P * sizeof(*pid));
+    if (!pid)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < P; i++) {
+        pid[i] = fy_shm.ranks[i].pid;
+        if (pid[i] <= 0) {
+            FY_ERROR("rank %u published pid %d in the shared segment", i,
+                     pid[i]);
+            free(pid);
+            return -EPROTO;
+        }
+    }
+    free(fy_shm.pid);
+    fy_shm.pid = pid;
     return 0;
 }
 
 void fy_shm_detach(void)
 {
+    free(fy_shm.pid);
+    fy_shm.pid = NULL;
     if (fy_shm.base) {
         munmap(fy_shm.base, fy_shm.size);
         fy_shm.base = NULL;

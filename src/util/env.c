@@ -34,7 +34,7 @@ struct fy_env_var fy_env[FY_ENV_COUNT] = {
     [FY_ENV_SHMBUF_SIZE] = {"FERRY_SHMBUF_SIZE", FY_ENV_SIZE, "65536",
                             "size of each half of a pair's double buffer "
                             "(4 KiB to 16 MiB, multiple of 64)"},
-    [FY_ENV_SPIN] = {"FERRY_SPIN", FY_ENV_INT, "2000",
+    [FY_ENV_SPIN] = {"FERRY_SPIN", FY_ENV_INT, "20",
                      "polls before a waiting rank yields the core "
                      "(when it may sleep)"},
     [FY_ENV_WAIT] = {"FERRY_WAIT", FY_ENV_STRING, "auto",
@@ -48,6 +48,16 @@ struct fy_env_var fy_env[FY_ENV_COUNT] = {
                           "ranks at once, in chunks (0: receiver only)"},
     [FY_ENV_TUNING] = {"FERRY_TUNING", FY_ENV_STRING, "",
                        "tuning file written by ferry-bench --tune"},
+    [FY_ENV_XFER_REQUIRE] = {"FERRY_XFER_REQUIRE", FY_ENV_BOOL, "0",
+                             "a mechanism FERRY_XFER names that does not "
+                             "work here ends MPI_Init with exit status 77 "
+                             "(a test skip) instead of falling back"},
+    [FY_ENV_SHMBUF_PADS] = {"FERRY_SHMBUF_PADS", FY_ENV_INT, "4",
+                            "double buffers each rank owns and lends to one "
+                            "sender's message at a time (shmbuf)"},
+    [FY_ENV_STATS] = {"FERRY_STATS", FY_ENV_BOOL, "0",
+                      "print per-protocol and per-mechanism message counts "
+                      "of each rank at MPI_Finalize (ferry-stats lines)"},
 };
 
 int fy_parse_size(const char *s, long long *out)

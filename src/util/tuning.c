@@ -238,7 +238,9 @@ int fy_tuning_load_msg(const char *path, struct fy_tuning *out, char *err,
 {
     if (err && errlen)
         err[0] = '\0';
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a
+     * writer forever; it is refused below like any non-regular file. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
         int e = errno;
         if (e != ENOENT && err && errlen)

@@ -87,6 +87,9 @@ enum fy_env_id {
     FY_ENV_NO_CMA,
     FY_ENV_TUNING,
     FY_ENV_SPLIT_MIN,
+    FY_ENV_XFER_REQUIRE,
+    FY_ENV_SHMBUF_PADS,
+    FY_ENV_STATS,
     FY_ENV_COUNT
 };
 

@@ -56,16 +56,11 @@ static bool cma_probe(char *why, size_t whylen)
     return false;
 }
 
-static void libc_copy(void *dst, const void *src, size_t len)
-{
-    memcpy(dst, src, len);
-}
-
 const struct fy_xfer_ops fy_xfer_cma_ops = {
     .name = "cma",
     .summary = "single copy with process_vm_readv/process_vm_writev",
     .one_sided = true,
     .probe = cma_probe,
-    .copy_local = libc_copy,
+    .copy_local = fy_xfer_copy_libc,
     .copy_remote = cma_copy,
 };

@@ -249,15 +249,10 @@ fail:
     return false;
 }
 
-static void libc_copy(void *dst, const void *src, size_t len)
-{
-    memcpy(dst, src, len);
-}
-
 const struct fy_xfer_ops fy_xfer_net_ops = {
     .name = "net",
     .summary = "kernel TCP stack on 127.0.0.1 (the seed's NIC copy, "
                "without a NIC)",
     .probe = net_probe,
-    .copy_local = libc_copy,
+    .copy_local = fy_xfer_copy_libc,
 };

@@ -125,11 +125,6 @@ static bool pm_probe(char *why, size_t whylen)
     return false;
 }
 
-static void libc_copy(void *dst, const void *src, size_t len)
-{
-    memcpy(dst, src, len);
-}
-
 const struct fy_xfer_ops fy_xfer_procmem_ops = {
     .name = "procmem",
     .summary = "single copy with pread/pwrite on /proc/<pid>/mem "
@@ -137,7 +132,7 @@ const struct fy_xfer_ops fy_xfer_procmem_ops = {
     .one_sided = true,
     .probe = pm_probe,
     .finalize = pm_finalize,
-    .copy_local = libc_copy,
+    .copy_local = fy_xfer_copy_libc,
     .copy_remote = pm_copy,
 };
 

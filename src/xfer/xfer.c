@@ -15,30 +15,23 @@
 #include "util/util.h"
 #include "xfer/xfer.h"
 
-static bool always_works(char *why, size_t whylen)
+bool fy_xfer_probe_always(char *why, size_t whylen)
 {
     if (why && whylen)
         why[0] = '\0';
     return true;
 }
 
-static void libc_copy(void *dst, const void *src, size_t len)
+void fy_xfer_copy_libc(void *dst, const void *src, size_t len)
 {
     memcpy(dst, src, len);
 }
 
-const struct fy_xfer_ops fy_xfer_shmbuf_ops = {
-    .name = "shmbuf",
-    .summary = "pipelined copy through a per-pair shared double buffer",
-    .probe = always_works,
-    .copy_local = libc_copy,
-};
-
 const struct fy_xfer_ops fy_xfer_queue_ops = {
     .name = "queue",
     .summary = "copy through lock-free per-receiver queues of cells",
-    .probe = always_works,
-    .copy_local = libc_copy,
+    .probe = fy_xfer_probe_always,
+    .copy_local = fy_xfer_copy_libc,
 };
 
 const struct fy_xfer_ops *const fy_xfer_registry[FY_XFER_NKINDS] = {
@@ -307,17 +300,18 @@ int fy_xfer_table_request(struct fy_xfer_table *out)
         *out = tuned;
         return 0;
     }
-    /* Built-in default, from measurement (bench/README.md): below 256 KiB a
-     * message and its double buffer stay in cache and the pipelined
-     * two-copy path beats a system call per message (64 KiB windowed
-     * bandwidth 11.0 -> 15.3 GB/s, 16 KiB one-way 3.0 -> 1.5 us on the
-     * development machine); from 256 KiB the single copy (cma, shared by
-     * both ranks) is as fast and leaves the caches alone. ferry-bench
-     * --tune replaces this with this machine's own crossovers. */
+    /* Built-in default, from measurement (bench/README.md): the single
+     * copy (cma, shared by both ranks when the sender is in MPI too) for
+     * every rendezvous message, the double buffer only where cma is
+     * forbidden. The pipelined double buffer wins a two-rank stream with
+     * dedicated, idle cores (64 KiB windowed: 12-15 GB/s), but needs both
+     * partners on a CPU at once and collapses when either is descheduled
+     * or busy elsewhere: mixed traffic, 2 ranks: 3.0 s vs 2.4 s with cma;
+     * 4 ranks on 2 cores: 4.0 s vs 2.0 s; 64 KiB windowed under foreign
+     * load 0.6-0.8 vs 3.5-4.3 GB/s. ferry-bench --tune can still write a
+     * machine's own crossovers. */
     *out = (struct fy_xfer_table){
-        .from = FY_XFER_FROM_DEFAULT,
-        .n = 2,
-        .rule = {{0, FY_XFER_SHMBUF}, {256u << 10, FY_XFER_AUTO}}};
+        .from = FY_XFER_FROM_DEFAULT, .n = 1, .rule = {{0, FY_XFER_AUTO}}};
     return 0;
 }
 

@@ -71,6 +71,12 @@ struct fy_xfer_ops {
                            bool get);
 };
 
+/* Shared by the ops tables: the plain libc copy (copy_local of every
+ * mechanism but the laboratory's variants) and the probe of mechanisms
+ * that work wherever shared memory does. */
+void fy_xfer_copy_libc(void *dst, const void *src, size_t len);
+bool fy_xfer_probe_always(char *why, size_t whylen);
+
 extern const struct fy_xfer_ops fy_xfer_cma_ops;
 extern const struct fy_xfer_ops fy_xfer_shmbuf_ops;
 extern const struct fy_xfer_ops fy_xfer_queue_ops;
@@ -88,6 +94,30 @@ int fy_xfer_parse(const char *name);
  * two children, one reads the other. For the other kinds this is probe().
  * For tools and tests only, never inside an MPI process (it forks). */
 bool fy_xfer_probe_siblings(int kind, char *why, size_t whylen);
+
+/* ---- shmbuf: the double buffer's data path (xfer/shmbuf.c) ----------------
+ * One message through one pad (two control lines, then two halves of
+ * half_size bytes; shm/shm.h). Both functions move what they can now and
+ * return at once: how many halves they filled or drained (0: the other side
+ * has not caught up), or -EPROTO (pull) for a half whose length or cookie
+ * is not this message's. *half_io and *done_io are the caller's cursor
+ * (start at 0). Used by the library's rendezvous and by the laboratory. */
+typedef void (*fy_copy_fn)(void *dst, const void *src, size_t len);
+struct fy_shmbuf_xfer {
+    uint8_t *pad;
+    uint64_t half_size;
+    uint64_t len;    /* bytes of the message */
+    uint64_t chunk;  /* bytes per half the sender fills (<= half_size) */
+    uint64_t cookie; /* names the message in every half */
+    fy_copy_fn copy; /* the copy routine (memcpy, or a lab variant) */
+};
+int fy_xfer_shmbuf_push(const struct fy_shmbuf_xfer *x, uint32_t *half_io,
+                        const uint8_t *src, uint64_t *done_io);
+int fy_xfer_shmbuf_pull(const struct fy_shmbuf_xfer *x, uint32_t *half_io,
+                        uint8_t *dst, uint64_t *done_io);
+/* Whether push (sender) or pull (receiver) could move a half now. */
+bool fy_xfer_shmbuf_ready(const struct fy_shmbuf_xfer *x, uint32_t half,
+                          bool sender);
 
 /* ---- procmem extras ------------------------------------------------------ */
 
@@ -156,7 +186,7 @@ struct fy_xfer_rule {
 #define FY_XFER_RULES_MAX 32 /* as FY_TUNING_MAX_RULES */
 
 enum fy_xfer_from {
-    FY_XFER_FROM_DEFAULT, /* nothing asked: shmbuf below 256 KiB, then auto */
+    FY_XFER_FROM_DEFAULT, /* nothing asked: auto for every size */
     FY_XFER_FROM_ENV,     /* FERRY_XFER */
     FY_XFER_FROM_TUNING,  /* fy_xfer_rules_set (the tuning file) */
 };
@@ -193,8 +223,9 @@ int fy_xfer_rules_parse(const char *text, struct fy_xfer_table *out, char *why,
                         size_t whylen);
 
 /* What this process asks for: FERRY_XFER if set (not "auto"), else the
- * rules given to fy_xfer_rules_set, else the default. Needs fy_env_load().
- * Returns 0 or -EINVAL (FERRY_XFER malformed, logged). */
+ * rules given to fy_xfer_rules_set, else the default (auto: cma where it
+ * works, else shmbuf, for every size). Needs fy_env_load(). Returns 0 or
+ * -EINVAL (FERRY_XFER malformed, logged). */
 int fy_xfer_table_request(struct fy_xfer_table *out);
 /* Make a requested table usable where the kinds in 'avail' (bit 1<<kind)
  * work: sizes below the first rule get an explicit AUTO rule from 0, AUTO

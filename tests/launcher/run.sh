@@ -380,6 +380,41 @@ else
     skip "CMake FindMPI" "library not built in $B/lib"
 fi
 
+# ---- mpif90, mpifort, mpif77 (when the Fortran bindings are built) ---------
+MPIF90=$(dirname "$MPIEXEC")/mpif90
+if [ -x "$MPIF90" ]; then
+    # Ferry's -I and -L come before the user's and the libraries are named by
+    # path, so another MPI named on the command line cannot shadow Ferry's
+    # mpif.h, modules or libraries.
+    fshow=$("$MPIF90" -show -I/other/include -L/other/lib x.f90 -o x)
+    [[ $fshow == *"-I$B/include "*"-L$B/lib "*"-I/other/include -L/other/lib x.f90 -o x $B/lib/libmpifort.so $B/lib/libmpi.so" ]]
+    check "mpif90 -show: Ferry's -I/-L before the user's, libmpifort and libmpi by path last" $? "$fshow"
+    for w in mpifort mpif77; do
+        wshow=$("$(dirname "$MPIEXEC")/$w" -show -c x.f)
+        [[ $wshow == *"-I$B/include"* && $wshow == *"-c x.f" && $wshow != *-lmpi* ]]
+        check "$w -show -c: include dir, no link flags" $? "$wshow"
+    done
+    if command -v cmake > /dev/null; then
+        mkdir -p "$T/fmf"
+        cat > "$T/fmf/CMakeLists.txt" <<'EOF_CM'
+cmake_minimum_required(VERSION 3.16)
+project(fmf C Fortran)
+find_package(MPI REQUIRED COMPONENTS Fortran)
+message(STATUS "FMF lib=${MPI_Fortran_LIBRARIES} f77=${MPI_Fortran_HAVE_F77_HEADER} f90=${MPI_Fortran_HAVE_F90_MODULE} f08=${MPI_Fortran_HAVE_F08_MODULE}")
+EOF_CM
+        cmake -S "$T/fmf" -B "$T/fmf/b" -DMPI_C_COMPILER="$MPICC" \
+            -DMPI_Fortran_COMPILER="$MPIF90" > "$T/fmf.log" 2>&1
+        rc=$?
+        [ $rc = 0 ] && grep -q "FMF lib=$B/lib/libmpifort.so;$B/lib/libmpi.so f77=TRUE f90=TRUE f08=TRUE" "$T/fmf.log"
+        check "CMake FindMPI finds Ferry's Fortran: mpif.h, mpi and mpi_f08" $? \
+            "rc=$rc $(grep -E 'FMF |Error|Could' "$T/fmf.log" | head -3)"
+    else
+        skip "CMake FindMPI Fortran" "no cmake"
+    fi
+else
+    skip "mpif90" "Fortran bindings not built (no gfortran)"
+fi
+
 echo "1..$n"
 echo "# $((n - failed)) passed, $failed failed"
 [ $failed = 0 ]

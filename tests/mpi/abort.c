@@ -3,7 +3,9 @@
  * MPI_Abort(MPI_COMM_WORLD, CODE) (default 7) while the other ranks block
  * in a receive that will never be satisfied. The launcher must exit with
  * CODE and leave no rank behind (tests/scripts/abort.sh checks). Should
- * MPI_Abort return, the program says so and exits 0 on every rank. */
+ * MPI_Abort return, the program says so and exits 0 on every rank. With
+ * MT_ABORT_MODE=exit in the environment the rank calls exit(CODE) without
+ * MPI_Finalize instead: the job must end the same way, with CODE. */
 #include "mpitest.h"
 
 int main(int argc, char **argv)
@@ -16,6 +18,9 @@ int main(int argc, char **argv)
         who = mt_size - 1;
     MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
     if (mt_rank == who) {
+        const char *mode = getenv("MT_ABORT_MODE");
+        if (mode && strcmp(mode, "exit") == 0)
+            exit(code);
         MPI_Abort(MPI_COMM_WORLD, code);
         fprintf(stderr, "abort: MPI_Abort returned\n");
         for (int r = 0; r < mt_size; r++)

@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# A binary built with Debian's mpicc.mpich must run on Ferry's library by
-# changing LD_LIBRARY_PATH only: check that the dynamic loader resolves its
-# libmpich.so.12 inside LIBDIR, then run it under the launcher.
+# A binary built with Debian's mpicc.mpich (or mpif90.mpich) must run on
+# Ferry's library by changing LD_LIBRARY_PATH only: check that the dynamic
+# loader resolves its libmpich.so.12 (and libmpichfort.so.12) inside LIBDIR,
+# then run it under the launcher.
 # Usage: mpich_abi.sh [--expect REGEX] LIBDIR NP PROGRAM [ARGS...]
 # (launcher: MT_MPIEXEC); with --expect, the output must match REGEX.
 . "$(dirname "$0")/lib.sh"
@@ -18,7 +19,7 @@ prog=$1
 libdir=$(cd "$libdir" && pwd -P)
 export LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 
-resolved=$(ldd "$prog" | awk '$1 ~ /^libmpi(ch)?\.so/ { print $3 }')
+resolved=$(ldd "$prog" | awk '$1 ~ /^libmpi(ch)?(fort)?\.so/ { print $3 }')
 echo "mpich_abi: $prog -> $resolved"
 [[ -n $resolved ]] || mt_fail "$prog does not link libmpich.so.12"
 for lib in $resolved; do

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# Run one test command with FERRY_TEST_TAG=<tag> in its environment (so
+# Run one test command with FERRY_TEST_TAG=<tag>.<pid> in its environment (so
 # every rank carries it), pass its exit status through, and fail if any
 # process carrying the tag outlives the command (such strays are killed).
 # With --expect REGEX, standard output must also contain a line matching
@@ -15,6 +15,10 @@ fi
 tag=$1
 shift
 [[ -n $tag && $# -gt 0 ]] || mt_fail "usage: run_mpi.sh [--expect REGEX] TAG COMMAND [ARGS...]"
+# The test name alone is not unique on a machine where several checkouts run
+# the suite at once: a run finishing there would kill this one's processes
+# as its own strays (seen: unit.test_xfer_conformance SIGKILLed under TSan).
+tag=$tag.$$
 
 if [[ -n $expect ]]; then
     out=$(mktemp)

@@ -36,6 +36,7 @@
 static int tap_planned = -1; /* -1: no plan printed yet */
 static int tap_count;        /* checks run so far */
 static int tap_failures;     /* checks that failed */
+static int tap_skipped;      /* checks skipped (tap_skip) */
 
 static inline void tap_plan(int n)
 {
@@ -164,16 +165,20 @@ __attribute__((noreturn)) static inline void tap_skip_all(const char *reason)
     exit(TAP_SKIP_STATUS);
 }
 
-/* Skip one planned check, counting it as passed. */
+/* Skip one planned check. It is not a pass: a program with a skipped
+ * check and no failure exits TAP_SKIP_STATUS, so CTest reports the whole
+ * test as skipped (with the reasons in its output), never as passed. */
 static inline void tap_skip(const char *reason)
 {
     tap_count++;
+    tap_skipped++;
     printf("ok %d # SKIP %s\n", tap_count, reason);
     fflush(stdout);
 }
 
-/* Finish: print the plan if none was given, and return the exit status
- * (0 only when every check passed and the count matches the plan). */
+/* Finish: print the plan if none was given, and return the exit status:
+ * failure when a check failed or the count misses the plan, else
+ * TAP_SKIP_STATUS when a check was skipped, else 0. */
 static inline int tap_done(void)
 {
     if (tap_planned < 0)
@@ -182,10 +187,18 @@ static inline int tap_done(void)
         printf("# planned %d checks but ran %d\n", tap_planned, tap_count);
     if (tap_failures)
         printf("# %d of %d checks failed\n", tap_failures, tap_count);
+    if (tap_failures || (tap_planned >= 0 && tap_planned != tap_count)) {
+        fflush(stdout);
+        return EXIT_FAILURE;
+    }
+    if (tap_skipped) {
+        printf("# %d of %d checks skipped: reported as a skip, not a pass\n",
+               tap_skipped, tap_count);
+        fflush(stdout);
+        return TAP_SKIP_STATUS;
+    }
     fflush(stdout);
-    return (tap_failures || (tap_planned >= 0 && tap_planned != tap_count))
-               ? EXIT_FAILURE
-               : EXIT_SUCCESS;
+    return EXIT_SUCCESS;
 }
 
 /* The check macros: the trailing arguments are a printf-style test name. */

@@ -3,7 +3,9 @@
  * processes push numbered cells into one receive queue while the consumer
  * returns every cell to its owner's free queue (itself an MPSC queue with
  * the consumer as one of its producers). Checks FIFO order per producer,
- * that nothing is lost or duplicated, and that cells cycle. */
+ * that nothing is lost or duplicated, and that cells cycle. Then: a link
+ * scribbled over in shared memory ends the consumer or producer with
+ * "malformed queue link" instead of steering a read or write. */
 #define _GNU_SOURCE
 #include <sched.h>
 #include <signal.h>
@@ -44,9 +46,10 @@ int main(void)
                                .fbox_slots = 4,
                                .cell_size = 1024,
                                .ncells = 16,
-                               .shmbuf_size = 4096};
+                               .shmbuf_size = 4096,
+                               .npads = 1};
     TAP_EQ_INT(fy_shm_attach(fd, 0, &pp), 0, "rank 0 creates the segment");
-    const struct fy_shm_hdr *h = fy_shm.hdr;
+    const struct fy_shm_layout *h = &fy_shm.lay;
     recv_tail = fy_cellq_init(&fy_shm.ranks[0].recvq);
     for (int r = 0; r <= NPROD; r++) {
         free_tail[r] = fy_cellq_init(&fy_shm.ranks[r].freeq);
@@ -96,6 +99,40 @@ int main(void)
     }
     TAP_OK(!fy_cellq_pop(&fy_shm.ranks[0].recvq, &recv_tail),
            "queue empty at the end");
+
+    /* Corrupted links: a bogus 'next' behind a queued cell (consumer), and
+     * a bogus head (producer). Each runs in a child that must die with
+     * status 1 and never touch the bogus address. */
+    static const uint64_t bogus[] = {8, 1ull << 40, 4096 + 3};
+    for (int which = 0; which < 2; which++) {
+        for (size_t b = 0; b < sizeof(bogus) / sizeof(bogus[0]); b++) {
+            pid_t kid = fork();
+            if (kid == 0) {
+                /* A fresh queue and two cells in every child: earlier
+                 * children left their damage in the shared segment. */
+                struct fy_cellq *q = &fy_shm.ranks[NPROD].recvq;
+                uint64_t tail = fy_cellq_init(q);
+                uint64_t a = fy_cells_base(0), c = a + h->cell_size;
+                if (which == 0) {
+                    fy_cellq_push(q, a);
+                    fy_cellq_push(q, c);
+                    atomic_store(&fy_qnode_at(a)->next, bogus[b]);
+                    while (fy_cellq_pop(q, &tail))
+                        ;
+                } else {
+                    atomic_store(&q->head, bogus[b]);
+                    fy_cellq_push(q, a);
+                }
+                _exit(0); /* must not get here */
+            }
+            int st;
+            waitpid(kid, &st, 0);
+            TAP_OK(WIFEXITED(st) && WEXITSTATUS(st) == 1,
+                   "%s link %#llx: fatal error (status %d)",
+                   which ? "head" : "next", (unsigned long long)bogus[b],
+                   WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+        }
+    }
     fy_shm_detach();
     return tap_done();
 }

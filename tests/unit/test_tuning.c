@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -195,6 +196,13 @@ int main(void)
     TAP_OK(strstr(err, ":2: NUL byte") != NULL, "NUL byte: line named (%s)",
            err);
     TAP_EQ_INT(fy_tuning_load(dir, &t), -EINVAL, "a directory is rejected");
+    /* A FIFO would block open() for reading until a writer came: refused
+     * at once instead. So is a device. */
+    snprintf(path, sizeof(path), "%s/fifo.conf", dir);
+    TAP_EQ_INT(mkfifo(path, 0600), 0, "mkfifo");
+    TAP_EQ_INT(fy_tuning_load(path, &t), -EINVAL, "a FIFO is refused");
+    unlink(path);
+    TAP_EQ_INT(fy_tuning_load("/dev/zero", &t), -EINVAL, "a device is refused");
 
     /* ---- missing file: not an error ---- */
     snprintf(path, sizeof(path), "%s/absent.conf", dir);
