@@ -176,8 +176,10 @@ FY_API int PMPI_Get_library_version(char *version, int *resultlen)
     FY_CHECK(version && resultlen, NULL, MPI_ERR_ARG, __func__,
              "version or resultlen is NULL");
     int n = snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
-                     "Ferry %s (MPICH ABI, MPI %d.%d)", FERRY_VERSION_STRING,
-                     MPI_VERSION, MPI_SUBVERSION);
+                     "Ferry %s (MPICH ABI, MPI %d.%d interface; not yet: "
+                     "one-sided, info objects, MPI-IO, intercommunicators, "
+                     "dynamic processes, graph and neighbourhood topologies)",
+                     FERRY_VERSION_STRING, MPI_VERSION, MPI_SUBVERSION);
     *resultlen = n < MPI_MAX_LIBRARY_VERSION_STRING
                      ? n
                      : MPI_MAX_LIBRARY_VERSION_STRING - 1;

@@ -403,6 +403,17 @@ static void test_external32(void)
                 MPI_ERR_NO_SPACE, "output too small");
 }
 
+static int s_eh_calls, s_eh_class, s_eh_comm_was_self;
+
+static void eh_record(MPI_Comm *comm, int *err, ...)
+{
+    s_eh_calls++;
+    MPI_Error_class(*err, &s_eh_class);
+    int result;
+    MPI_Comm_compare(*comm, MPI_COMM_SELF, &result);
+    s_eh_comm_was_self = result == MPI_CONGRUENT;
+}
+
 static void test_small_calls(void)
 {
     MT_MPI(MPI_Pcontrol(1));
@@ -419,6 +430,25 @@ static void test_small_calls(void)
     MT_CHECK(ic == MPI_COMM_NULL, "no communicator on failure");
     MT_ERRCLASS(MPI_Intercomm_merge(MPI_COMM_WORLD, 0, &ic), MPI_ERR_COMM,
                 "merging an intracommunicator");
+
+    /* The refusal goes through the local communicator's error handler,
+     * like any other error, and says why. */
+    MPI_Comm self;
+    MPI_Errhandler eh;
+    MT_MPI(MPI_Comm_dup(MPI_COMM_SELF, &self));
+    MT_MPI(MPI_Comm_create_errhandler(eh_record, &eh));
+    MT_MPI(MPI_Comm_set_errhandler(self, eh));
+    s_eh_calls = 0;
+    s_eh_class = MPI_SUCCESS;
+    int rc = MPI_Intercomm_create(self, 0, MPI_COMM_WORLD, 0, 7, &ic);
+    int cls = -1;
+    MPI_Error_class(rc, &cls);
+    MT_EQ(cls, MPI_ERR_UNSUPPORTED_OPERATION, "returned class");
+    MT_EQ(s_eh_calls, 1, "the handler ran once");
+    MT_EQ(s_eh_class, MPI_ERR_UNSUPPORTED_OPERATION, "the handler's class");
+    MT_CHECK(s_eh_comm_was_self, "the handler got the local communicator");
+    MT_MPI(MPI_Errhandler_free(&eh));
+    MT_MPI(MPI_Comm_free(&self));
 }
 
 static void eh_count(MPI_Comm *comm, int *err, ...)
