@@ -784,6 +784,20 @@ FERRY_DECL(int, Comm_remote_size, (MPI_Comm comm, int *size));
 FERRY_DECL(int, Comm_remote_group, (MPI_Comm comm, MPI_Group *group));
 FERRY_DECL(int, Intercomm_create, (MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag, MPI_Comm *newintercomm));
 FERRY_DECL(int, Intercomm_merge, (MPI_Comm intercomm, int high, MPI_Comm *newintracomm));
+/* Dynamic processes: defined, and each fails (MPI_ERR_SPAWN, MPI_ERR_PORT,
+ * ...) since Ferry's launcher starts a fixed set of ranks; Comm_get_parent
+ * gives MPI_COMM_NULL. */
+FERRY_DECL(int, Comm_spawn, (const char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]));
+FERRY_DECL(int, Comm_spawn_multiple, (int count, char *array_of_commands[], char **array_of_argv[], const int array_of_maxprocs[], const MPI_Info array_of_info[], int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]));
+FERRY_DECL(int, Comm_get_parent, (MPI_Comm *parent));
+FERRY_DECL(int, Open_port, (MPI_Info info, char *port_name));
+FERRY_DECL(int, Close_port, (const char *port_name));
+FERRY_DECL(int, Comm_accept, (const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm));
+FERRY_DECL(int, Comm_connect, (const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm));
+FERRY_DECL(int, Publish_name, (const char *service_name, MPI_Info info, const char *port_name));
+FERRY_DECL(int, Unpublish_name, (const char *service_name, MPI_Info info, const char *port_name));
+FERRY_DECL(int, Lookup_name, (const char *service_name, MPI_Info info, char *port_name));
+FERRY_DECL(int, Comm_join, (int fd, MPI_Comm *intercomm));
 FERRY_DECL(int, Comm_get_name, (MPI_Comm comm, char *comm_name, int *resultlen));
 FERRY_DECL(int, Comm_set_name, (MPI_Comm comm, const char *comm_name));
 FERRY_DECL(int, Comm_set_info, (MPI_Comm comm, MPI_Info info));

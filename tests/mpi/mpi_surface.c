@@ -509,6 +509,60 @@ static void test_fortran_and_old_names(void)
     MT_MPI(MPI_Errhandler_free(&eh));
 }
 
+/* Dynamic processes are refused with the class MPI names for each call,
+ * on every rank, with nothing left behind; the job carries on. */
+static void test_dynproc(void)
+{
+    MPI_Comm parent = MPI_COMM_WORLD, ic = MPI_COMM_WORLD;
+    MT_MPI(MPI_Comm_get_parent(&parent));
+    MT_CHECK(parent == MPI_COMM_NULL, "no parent");
+    int codes[3] = {-1, -1, -1};
+    MT_ERRCLASS(MPI_Comm_spawn("/bin/true", MPI_ARGV_NULL, 3, MPI_INFO_NULL, 0,
+                               MPI_COMM_WORLD, &ic, codes),
+                MPI_ERR_SPAWN, "Comm_spawn");
+    MT_CHECK(ic == MPI_COMM_NULL, "no intercommunicator from Comm_spawn");
+    if (mt_rank == 0)
+        for (int i = 0; i < 3; i++)
+            MT_EQ(codes[i], MPI_ERR_SPAWN, "errcodes at the root");
+    char *cmds[2] = {"/bin/true", "/bin/false"};
+    int maxprocs[2] = {1, 1};
+    MPI_Info infos[2] = {MPI_INFO_NULL, MPI_INFO_NULL};
+    ic = MPI_COMM_WORLD;
+    MT_ERRCLASS(MPI_Comm_spawn_multiple(2, cmds, MPI_ARGVS_NULL, maxprocs,
+                                        infos, 0, MPI_COMM_WORLD, &ic,
+                                        MPI_ERRCODES_IGNORE),
+                MPI_ERR_SPAWN, "Comm_spawn_multiple");
+    MT_CHECK(ic == MPI_COMM_NULL, "no intercommunicator from spawn_multiple");
+    MT_ERRCLASS(MPI_Comm_spawn("/bin/true", MPI_ARGV_NULL, 1, MPI_INFO_NULL,
+                               mt_size, MPI_COMM_WORLD, &ic, NULL),
+                MPI_ERR_ROOT, "Comm_spawn with a bad root");
+
+    char port[MPI_MAX_PORT_NAME] = "x";
+    MT_ERRCLASS(MPI_Open_port(MPI_INFO_NULL, port),
+                MPI_ERR_UNSUPPORTED_OPERATION, "Open_port");
+    MT_CHECK(port[0] == '\0', "no port name");
+    MT_ERRCLASS(MPI_Close_port("tcp://nowhere"), MPI_ERR_PORT, "Close_port");
+    ic = MPI_COMM_WORLD;
+    MT_ERRCLASS(MPI_Comm_accept("p", MPI_INFO_NULL, 0, MPI_COMM_WORLD, &ic),
+                MPI_ERR_PORT, "Comm_accept");
+    MT_CHECK(ic == MPI_COMM_NULL, "no communicator from Comm_accept");
+    ic = MPI_COMM_WORLD;
+    MT_ERRCLASS(MPI_Comm_connect("p", MPI_INFO_NULL, 0, MPI_COMM_SELF, &ic),
+                MPI_ERR_PORT, "Comm_connect");
+    MT_CHECK(ic == MPI_COMM_NULL, "no communicator from Comm_connect");
+    MT_ERRCLASS(MPI_Publish_name("svc", MPI_INFO_NULL, "p"),
+                MPI_ERR_UNSUPPORTED_OPERATION, "Publish_name");
+    MT_ERRCLASS(MPI_Unpublish_name("svc", MPI_INFO_NULL, "p"), MPI_ERR_SERVICE,
+                "Unpublish_name");
+    MT_ERRCLASS(MPI_Lookup_name("svc", MPI_INFO_NULL, port), MPI_ERR_NAME,
+                "Lookup_name");
+    ic = MPI_COMM_WORLD;
+    MT_ERRCLASS(MPI_Comm_join(0, &ic), MPI_ERR_UNSUPPORTED_OPERATION,
+                "Comm_join");
+    MT_CHECK(ic == MPI_COMM_NULL, "no communicator from Comm_join");
+    MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
+}
+
 int main(int argc, char **argv)
 {
     mt_init(&argc, &argv);
@@ -525,5 +579,6 @@ int main(int argc, char **argv)
     test_external32();
     test_small_calls();
     test_fortran_and_old_names();
+    test_dynproc();
     return mt_finish("mpi_surface");
 }
