@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Attribute caching on communicators: keyvals with copy/delete callbacks,
- * a per-communicator list of (keyval, value), and the predefined
- * attributes of MPI_COMM_WORLD (MPI_TAG_UB, MPI_HOST, ...). */
+/* Attribute caching: keyvals with copy/delete callbacks, a per-object list
+ * of (keyval, value) that communicators, datatypes and windows each hold,
+ * and the predefined attributes of MPI_COMM_WORLD (MPI_TAG_UB, ...). */
 #include "comm/comm_int.h"
 
 #include <errno.h>
@@ -19,7 +19,9 @@ static int s_host = MPI_PROC_NULL; /* no host process */
 static int s_io = MPI_ANY_SOURCE;  /* every process can do I/O */
 static int s_wtime_is_global = 0;  /* not promised across nodes */
 static int s_universe_size;
-static int s_lastusedcode = MPI_T_ERR_NOT_SUPPORTED; /* last class Ferry has */
+/* MPI: at least MPI_ERR_LASTCODE; user classes and codes are numbered
+ * above it (src/mpi/err.c). */
+static int s_lastusedcode = MPI_ERR_LASTCODE;
 static int s_appnum = 0;
 
 int *fy_attr_predefined(int keyval)
@@ -60,18 +62,22 @@ MPIR_Dup_fn(MPI_Comm oldcomm, int keyval, void *extra_state, void *attr_in,
     return MPI_SUCCESS;
 }
 
-struct fy_keyval *fy_keyval_get(int handle)
+struct fy_keyval *fy_keyval_get(int handle, enum fy_attr_kind kind)
 {
-    return fy_handle_get(&s_keyvals, handle);
+    struct fy_keyval *kv = fy_handle_get(&s_keyvals, handle);
+    if (!kv || kv->freed || kv->kind != kind)
+        return NULL;
+    return kv;
 }
 
-int fy_keyval_create(MPI_Comm_copy_attr_function *copy_fn,
-                     MPI_Comm_delete_attr_function *delete_fn,
-                     void *extra_state, struct fy_keyval **out)
+int fy_keyval_create(enum fy_attr_kind kind, fy_attr_copy_fn *copy_fn,
+                     fy_attr_delete_fn *delete_fn, void *extra_state,
+                     struct fy_keyval **out)
 {
     struct fy_keyval *kv = calloc(1, sizeof(*kv));
     if (!kv)
         return -ENOMEM;
+    kv->kind = kind;
     kv->copy_fn = copy_fn;
     kv->delete_fn = delete_fn;
     kv->extra_state = extra_state;
@@ -84,10 +90,13 @@ int fy_keyval_create(MPI_Comm_copy_attr_function *copy_fn,
     return 0;
 }
 
+/* The handle goes back to the table only with the last reference: until
+ * then callbacks still receive it, and it must not name another keyval. */
 static void fy_keyval_release(struct fy_keyval *kv)
 {
     if (--kv->refcount > 0)
         return;
+    fy_handle_release(&s_keyvals, kv->handle);
     free(kv);
 }
 
@@ -95,35 +104,60 @@ void fy_keyval_free(struct fy_keyval *kv)
 {
     /* The handle becomes invalid for the user at once; attributes still
      * set with this key keep the object (and its callbacks) alive. */
-    fy_handle_release(&s_keyvals, kv->handle);
+    kv->freed = true;
     fy_keyval_release(kv);
 }
 
-static struct fy_attr **fy_attr_find(struct fy_comm *c, struct fy_keyval *kv)
+static struct fy_attr **fy_attr_find(struct fy_attr **list,
+                                     const struct fy_keyval *kv)
 {
-    for (struct fy_attr **p = &c->attrs; *p; p = &(*p)->next)
+    for (struct fy_attr **p = list; *p; p = &(*p)->next)
         if ((*p)->kv == kv)
             return p;
     return NULL;
 }
 
 /* Run the delete callback for one value; its MPI error code, if any. */
-static int fy_attr_run_delete(struct fy_comm *c, struct fy_attr *a)
+static int fy_attr_run_delete(int obj, const struct fy_attr *a)
 {
     if (!a->kv->delete_fn)
         return 0;
-    return a->kv->delete_fn(c->handle, a->kv->handle, a->val,
-                            a->kv->extra_state);
+    return a->kv->delete_fn(obj, a->kv->handle, a->val, a->kv->extra_state);
 }
 
-int fy_attr_set(struct fy_comm *c, struct fy_keyval *kv, void *val)
+static void fy_attr_destroy(struct fy_attr *a)
 {
-    struct fy_attr **p = fy_attr_find(c, kv);
+    fy_keyval_release(a->kv);
+    free(a);
+}
+
+/* Callbacks may set, get or delete attributes on the very object whose
+ * list is being changed, so an attribute is unlinked before its delete
+ * callback runs and no list pointer is held across a callback. */
+int fy_attr_set(struct fy_attr **list, int obj, struct fy_keyval *kv, void *val)
+{
+    struct fy_attr **p = fy_attr_find(list, kv);
     if (p) {
-        int rc = fy_attr_run_delete(c, *p);
-        if (rc != MPI_SUCCESS)
+        struct fy_attr *a = *p;
+        *p = a->next;
+        int rc = fy_attr_run_delete(obj, a);
+        struct fy_attr **again = fy_attr_find(list, kv);
+        if (rc != MPI_SUCCESS || again) {
+            /* Failed: the old value stays. Or the callback set this key
+             * itself: ours, the later set, replaces its value. */
+            if (rc == MPI_SUCCESS)
+                (*again)->val = val;
+            if (rc != MPI_SUCCESS && !again) {
+                a->next = *list;
+                *list = a;
+            } else {
+                fy_attr_destroy(a);
+            }
             return rc;
-        (*p)->val = val;
+        }
+        a->val = val;
+        a->next = *list;
+        *list = a;
         return 0;
     }
     struct fy_attr *a = malloc(sizeof(*a));
@@ -131,77 +165,92 @@ int fy_attr_set(struct fy_comm *c, struct fy_keyval *kv, void *val)
         return MPI_ERR_NO_MEM;
     a->kv = kv;
     a->val = val;
-    a->next = c->attrs;
-    c->attrs = a;
+    a->next = *list;
+    *list = a;
     kv->refcount++;
     return 0;
 }
 
-bool fy_attr_get(struct fy_comm *c, struct fy_keyval *kv, void **val_out)
+bool fy_attr_get(struct fy_attr *const *list, const struct fy_keyval *kv,
+                 void **val_out)
 {
-    struct fy_attr **p = fy_attr_find(c, kv);
-    if (!p)
-        return false;
-    *val_out = (*p)->val;
-    return true;
+    for (const struct fy_attr *a = *list; a; a = a->next) {
+        if (a->kv == kv) {
+            *val_out = a->val;
+            return true;
+        }
+    }
+    return false;
 }
 
-int fy_attr_delete(struct fy_comm *c, struct fy_keyval *kv, bool *found_out)
+int fy_attr_delete(struct fy_attr **list, int obj, struct fy_keyval *kv,
+                   bool *found_out)
 {
-    struct fy_attr **p = fy_attr_find(c, kv);
+    struct fy_attr **p = fy_attr_find(list, kv);
     *found_out = p != NULL;
     if (!p)
         return 0;
     struct fy_attr *a = *p;
-    int rc = fy_attr_run_delete(c, a);
-    if (rc != MPI_SUCCESS)
-        return rc; /* MPI: a failing delete callback keeps the attribute */
     *p = a->next;
-    fy_keyval_release(a->kv);
-    free(a);
-    return 0;
+    int rc = fy_attr_run_delete(obj, a);
+    if (rc != MPI_SUCCESS && !fy_attr_find(list, kv)) {
+        /* MPI: a failing delete callback keeps the attribute. */
+        a->next = *list;
+        *list = a;
+        return rc;
+    }
+    fy_attr_destroy(a);
+    return rc;
 }
 
-int fy_attr_delete_all(struct fy_comm *c)
+int fy_attr_delete_all(struct fy_attr **list, int obj)
 {
-    /* Newest first, as MPI requires for MPI_COMM_SELF at finalize. */
-    while (c->attrs) {
-        struct fy_attr *a = c->attrs;
-        int rc = fy_attr_run_delete(c, a);
-        if (rc != MPI_SUCCESS)
+    /* Newest first, as MPI requires for MPI_COMM_SELF at finalize. An
+     * attribute a callback adds meanwhile is deleted in turn. */
+    while (*list) {
+        struct fy_attr *a = *list;
+        *list = a->next;
+        int rc = fy_attr_run_delete(obj, a);
+        if (rc != MPI_SUCCESS) {
+            a->next = *list;
+            *list = a;
             return rc;
-        c->attrs = a->next;
-        fy_keyval_release(a->kv);
-        free(a);
+        }
+        fy_attr_destroy(a);
     }
     return 0;
 }
 
-int fy_attr_copy_all(struct fy_comm *from, struct fy_comm *to)
+int fy_attr_copy_all(struct fy_attr *const *from, int from_obj,
+                     struct fy_attr **to, int to_obj)
 {
-    /* Walk oldest first so the copy's list keeps the same order. */
+    /* Snapshot (keyval, value) pairs oldest first, each keyval held: a copy
+     * callback may change the source's list under us. */
     int n = 0;
-    for (struct fy_attr *a = from->attrs; a; a = a->next)
+    for (const struct fy_attr *a = *from; a; a = a->next)
         n++;
     if (n == 0)
         return 0;
-    struct fy_attr **v = malloc((size_t)n * sizeof(*v));
+    struct fy_attr *v = malloc((size_t)n * sizeof(*v));
     if (!v)
         return MPI_ERR_NO_MEM;
     int i = n;
-    for (struct fy_attr *a = from->attrs; a; a = a->next)
-        v[--i] = a;
+    for (const struct fy_attr *a = *from; a; a = a->next) {
+        v[--i] = *a;
+        a->kv->refcount++;
+    }
     int rc = 0;
-    for (i = 0; i < n && rc == 0; i++) {
-        struct fy_keyval *kv = v[i]->kv;
-        if (!kv->copy_fn)
-            continue;
-        void *nval = NULL;
-        int flag = 0;
-        rc = kv->copy_fn(from->handle, kv->handle, kv->extra_state, v[i]->val,
-                         &nval, &flag);
-        if (rc == MPI_SUCCESS && flag)
-            rc = fy_attr_set(to, kv, nval);
+    for (i = 0; i < n; i++) {
+        struct fy_keyval *kv = v[i].kv;
+        if (rc == 0 && kv->copy_fn) {
+            void *nval = NULL;
+            int flag = 0;
+            rc = kv->copy_fn(from_obj, kv->handle, kv->extra_state, v[i].val,
+                             &nval, &flag);
+            if (rc == MPI_SUCCESS && flag)
+                rc = fy_attr_set(to, to_obj, kv, nval);
+        }
+        fy_keyval_release(kv);
     }
     free(v);
     return rc;

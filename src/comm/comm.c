@@ -169,8 +169,8 @@ void fy_comm_finalize(void)
         return;
     /* MPI: MPI_Finalize deletes MPI_COMM_SELF's attributes first, so
      * libraries can hook their own teardown on it. */
-    fy_attr_delete_all(&s_self);
-    fy_attr_delete_all(&s_world);
+    fy_attr_delete_all(&s_self.attrs, s_self.handle);
+    fy_attr_delete_all(&s_world.attrs, s_world.handle);
     fy_comm_release(&s_self);
     fy_comm_release(&s_world);
     s_up = false;
@@ -206,9 +206,10 @@ int fy_comm_dup(struct fy_comm *parent, struct fy_comm **out)
     if (parent->topo && !(c->topo = fy_topo_dup(parent->topo)))
         rc = -ENOMEM;
     else
-        rc = fy_attr_copy_all(parent, c);
+        rc = fy_attr_copy_all(&parent->attrs, parent->handle, &c->attrs,
+                              c->handle);
     if (rc != 0) {
-        fy_attr_delete_all(c);
+        fy_attr_delete_all(&c->attrs, c->handle);
         fy_comm_release(c);
         /* -ENOMEM, or a copy callback failed: its MPI error code, as a
          * positive number, is what fy_attr_copy_all returned. */
@@ -324,7 +325,7 @@ out_free:
 
 int fy_comm_free(struct fy_comm *c)
 {
-    int rc = fy_attr_delete_all(c);
+    int rc = fy_attr_delete_all(&c->attrs, c->handle);
     if (rc != 0)
         return rc;
     /* The handle dies now (and may be reused at once), the object lives on

@@ -176,13 +176,26 @@ int fy_cart_rank(const struct fy_topo *t, const int *coords);
  * multiple of the fixed (non-zero) dims. */
 int fy_dims_create(int nnodes, int ndims, int *dims);
 
-/* ---- additions: attributes -------------------------------------------- */
+/* ---- additions: attributes --------------------------------------------
+ * One engine for communicators, datatypes and windows: the object holds a
+ * 'struct fy_attr *' list and passes its own handle as 'obj' (callbacks get
+ * it). Copy and delete callbacks of the three kinds have the same shape
+ * (handles are ints), so one pair of function types serves all three. */
+
+enum fy_attr_kind { FY_ATTR_COMM, FY_ATTR_TYPE, FY_ATTR_WIN };
+
+typedef int fy_attr_copy_fn(int obj, int keyval, void *extra_state,
+                            void *val_in, void *val_out, int *flag);
+typedef int fy_attr_delete_fn(int obj, int keyval, void *val,
+                              void *extra_state);
 
 struct fy_keyval {
     int handle;
+    enum fy_attr_kind kind;
+    bool freed;   /* the user freed it; attributes may still use it */
     int refcount; /* the user's handle + one per attribute using it */
-    MPI_Comm_copy_attr_function *copy_fn;     /* NULL: not copied on dup */
-    MPI_Comm_delete_attr_function *delete_fn; /* NULL: nothing to run */
+    fy_attr_copy_fn *copy_fn;     /* NULL: not copied on dup */
+    fy_attr_delete_fn *delete_fn; /* NULL: nothing to run */
     void *extra_state;
 };
 
@@ -192,11 +205,15 @@ struct fy_attr {
     struct fy_attr *next;
 };
 
-struct fy_keyval *fy_keyval_get(int handle); /* NULL if invalid/freed */
-int fy_keyval_create(MPI_Comm_copy_attr_function *copy_fn,
-                     MPI_Comm_delete_attr_function *delete_fn,
-                     void *extra_state, struct fy_keyval **out);
-/* Drop the user's reference (MPI_Comm_free_keyval); attributes already
+/* A live keyval of that kind, or NULL if invalid, freed or of another
+ * kind. A freed keyval keeps its handle (callbacks still receive it) until
+ * the last attribute using it is deleted, so the handle never names
+ * another keyval meanwhile. */
+struct fy_keyval *fy_keyval_get(int handle, enum fy_attr_kind kind);
+int fy_keyval_create(enum fy_attr_kind kind, fy_attr_copy_fn *copy_fn,
+                     fy_attr_delete_fn *delete_fn, void *extra_state,
+                     struct fy_keyval **out);
+/* Drop the user's reference (MPI_*_free_keyval); attributes already
  * set keep the key alive. */
 void fy_keyval_free(struct fy_keyval *kv);
 /* Predefined keyvals (MPI_TAG_UB, ...): a pointer to the static int that
@@ -204,13 +221,19 @@ void fy_keyval_free(struct fy_keyval *kv);
 int *fy_attr_predefined(int keyval);
 /* Set (replacing, after running the old value's delete callback), get and
  * delete. Unlike the rest of Ferry these return 0 or a POSITIVE MPI error
- * code: the one a user callback returned, or MPI_ERR_NO_MEM. */
-int fy_attr_set(struct fy_comm *c, struct fy_keyval *kv, void *val);
-bool fy_attr_get(struct fy_comm *c, struct fy_keyval *kv, void **val_out);
-int fy_attr_delete(struct fy_comm *c, struct fy_keyval *kv, bool *found_out);
-/* Run copy callbacks from 'from' onto 'to' (MPI_Comm_dup). */
-int fy_attr_copy_all(struct fy_comm *from, struct fy_comm *to);
-/* Run delete callbacks and drop every attribute of c, newest first. */
-int fy_attr_delete_all(struct fy_comm *c);
+ * code: the one a user callback returned, or MPI_ERR_NO_MEM. Callbacks may
+ * set, get and delete attributes of the same object (no list pointer is
+ * held across a callback). Not thread-safe: callers serialise. */
+int fy_attr_set(struct fy_attr **list, int obj, struct fy_keyval *kv,
+                void *val);
+bool fy_attr_get(struct fy_attr *const *list, const struct fy_keyval *kv,
+                 void **val_out);
+int fy_attr_delete(struct fy_attr **list, int obj, struct fy_keyval *kv,
+                   bool *found_out);
+/* Run copy callbacks from one object's list onto another's (dup). */
+int fy_attr_copy_all(struct fy_attr *const *from, int from_obj,
+                     struct fy_attr **to, int to_obj);
+/* Run delete callbacks and drop every attribute, newest first. */
+int fy_attr_delete_all(struct fy_attr **list, int obj);
 
 #endif /* FY_COMM_H */

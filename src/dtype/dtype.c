@@ -274,6 +274,7 @@ int fy_dtype_init(void)
 
 static void dtype_destroy(struct fy_dtype *dt)
 {
+    fy_dtype_contents_free(dt);
     free(dt->segs);
     free(dt);
 }
@@ -282,7 +283,13 @@ void fy_dtype_finalize(void)
 {
     if (!dtype_ready)
         return;
-    /* Types the program never freed die with the library. */
+    /* Types the program never freed die with the library. Every one is in
+     * the table, so no type's contents may release another first. */
+    for (uint32_t i = 0; i < dtype_table.used; i++) {
+        struct fy_dtype *dt = dtype_table.objs[i];
+        if (dt && !dt->builtin && dt->contents)
+            dt->contents->nt = 0;
+    }
     for (uint32_t i = 0; i < dtype_table.used; i++) {
         struct fy_dtype *dt = dtype_table.objs[i];
         if (dt && !dt->builtin)
@@ -347,7 +354,9 @@ void fy_dtype_free_handle(struct fy_dtype *dt)
 {
     if (dt->builtin || dt->freed)
         return;
-    dt->freed = true;
+    /* Each user handle reference holds one object reference. */
+    if (--dt->user_refs <= 0)
+        dt->freed = true;
     fy_dtype_release(dt);
 }
 
@@ -471,6 +480,7 @@ static struct fy_dtype *dt_alloc(int combiner)
         return NULL;
     dt->handle = MPI_DATATYPE_NULL;
     dt->refcount = 1;
+    dt->user_refs = 1;
     dt->combiner = combiner;
     dt->rep = 1;
     dt->align = 1;

@@ -71,6 +71,9 @@ struct fy_dtype_seg {
     uint32_t basic; /* enum fy_basic */
 };
 
+struct fy_attr;
+struct fy_dtype_contents;
+
 struct fy_dtype {
     MPI_Datatype handle;
     int refcount; /* handles + in-flight operations using it */
@@ -96,6 +99,11 @@ struct fy_dtype {
     bool marker;          /* MPI_LB or MPI_UB themselves (no data) */
     bool freed;           /* MPI_Type_free'd: handle no longer resolves */
     char name[MPI_MAX_OBJECT_NAME]; /* MPI_Type_set_name, "" if unset */
+    struct fy_attr *attrs;          /* cached attributes (src/comm/attr.c) */
+    /* Handles the user holds on this object: 1 from the constructor, one
+     * more per MPI_Type_get_contents that returned it. */
+    int user_refs;
+    struct fy_dtype_contents *contents; /* constructor arguments, or NULL */
 };
 
 /* The datatype behind a handle, or NULL for an invalid handle. */
@@ -198,5 +206,58 @@ void fy_op_free_handle(struct fy_op *op);
  * MPI_REPLACE and MPI_NO_OP allowed too. */
 bool fy_op_valid_for_accumulate(const struct fy_op *op,
                                 const struct fy_dtype *dt);
+
+/* ---- decoding and array constructors (contents.c) ---------------------- */
+
+/* The arguments a derived type was built from, as MPI_Type_get_contents
+ * returns them. 'types' hold references. */
+struct fy_dtype_contents {
+    int combiner;
+    int ni, na, nc, nt;
+    int *ints;
+    MPI_Aint *aints;
+    MPI_Count *counts;
+    struct fy_dtype **types;
+};
+
+/* Record dt's constructor arguments (copied; the types are retained) and
+ * set dt->combiner. Returns 0 or -ENOMEM (dt unchanged). */
+int fy_dtype_set_contents(struct fy_dtype *dt, int combiner, int ni,
+                          const int *ints, int na, const MPI_Aint *aints,
+                          int nc, const MPI_Count *counts, int nt,
+                          struct fy_dtype *const *types);
+void fy_dtype_contents_free(struct fy_dtype *dt);
+/* Give the user one more handle reference to dt (MPI_Type_get_contents):
+ * a type the user had freed is revived under its old handle. */
+MPI_Datatype fy_dtype_hand_out(struct fy_dtype *dt);
+
+/* The runs of one dimension of an array type: n runs, run i covering
+ * len[i] elements from index start[i]. */
+struct fy_dtype_runs {
+    int n;
+    const MPI_Count *start;
+    const MPI_Count *len;
+};
+/* An ndims-dimensional array of old with global sizes gsizes, selecting
+ * runs[d] along each dimension d; extent the whole global array. C order
+ * has the last dimension fastest. Returns 0, -EINVAL, -EOVERFLOW or
+ * -ENOMEM. */
+int fy_dtype_grid(int ndims, const MPI_Count *gsizes,
+                  const struct fy_dtype_runs *runs, bool fortran_order,
+                  struct fy_dtype *old, int combiner, struct fy_dtype **out);
+
+/* ---- external32 (external.c) ------------------------------------------- */
+
+/* Bytes that 'count' elements of dt take in external32, or -EINVAL if dt
+ * holds a type external32 does not define. */
+MPI_Count fy_dtype_external_size(const struct fy_dtype *dt, MPI_Count count);
+/* Pack 'count' elements of dt at 'inbuf' into external32 at 'out' (which
+ * holds fy_dtype_external_size bytes), or unpack the reverse. Return 0,
+ * -ERANGE when a value does not fit its external32 size (MPI_LONG is 4
+ * bytes there), -EINVAL for a type external32 lacks, -ENOMEM. */
+int fy_dtype_pack_external(const void *inbuf, MPI_Count count,
+                           const struct fy_dtype *dt, void *out);
+int fy_dtype_unpack_external(const void *in, MPI_Count count,
+                             const struct fy_dtype *dt, void *outbuf);
 
 #endif /* FY_DTYPE_H */

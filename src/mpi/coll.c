@@ -28,8 +28,8 @@
              (unsigned)(dt)->handle)
 
 #define CHECK_COUNT(n, c, fn, what)                                            \
-    FY_CHECK((n) >= 0, c, MPI_ERR_COUNT, fn, "%s %d is negative", what,        \
-             (int)(n))
+    FY_CHECK((n) >= 0, c, MPI_ERR_COUNT, fn, "%s %lld is negative", what,      \
+             (long long)(n))
 
 #define CHECK_ROOT(root, c, fn)                                                \
     FY_CHECK((root) >= 0 && (root) < (c)->size, c, MPI_ERR_ROOT, fn,           \
@@ -80,11 +80,12 @@ static void nbc_progress(struct fy_mreq_ext *x)
     }
 }
 
-static void nbc_free(struct fy_mreq_ext *x)
+static int nbc_free(struct fy_mreq_ext *x)
 {
     struct nbc_req *n = (struct nbc_req *)x;
     fy_sched_free(n->s);
     free(n);
+    return MPI_SUCCESS;
 }
 
 static const struct fy_mreq_ext_ops nbc_ops = {
@@ -169,8 +170,9 @@ FY_API int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 }
 FY_ALIAS(MPI_Ibarrier)
 
-static int coll_bcast(void *buffer, int count, MPI_Datatype datatype, int root,
-                      MPI_Comm comm, MPI_Request *request, const char *fn)
+static int coll_bcast(void *buffer, MPI_Count count, MPI_Datatype datatype,
+                      int root, MPI_Comm comm, MPI_Request *request,
+                      const char *fn)
 {
     FY_CHECK_INIT(fn);
     FY_GET_COMM(c, comm, fn);
@@ -190,6 +192,13 @@ FY_API int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root,
 }
 FY_ALIAS(MPI_Bcast)
 
+FY_API int PMPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype,
+                        int root, MPI_Comm comm)
+{
+    return coll_bcast(buffer, count, datatype, root, comm, NULL, __func__);
+}
+FY_ALIAS(MPI_Bcast_c)
+
 FY_API int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root,
                        MPI_Comm comm, MPI_Request *request)
 {
@@ -200,7 +209,17 @@ FY_API int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root,
 }
 FY_ALIAS(MPI_Ibcast)
 
-static int coll_reduce(const void *sendbuf, void *recvbuf, int count,
+FY_API int PMPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype,
+                         int root, MPI_Comm comm, MPI_Request *request)
+{
+    FY_CHECK_INIT(__func__);
+    FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
+             "request is NULL");
+    return coll_bcast(buffer, count, datatype, root, comm, request, __func__);
+}
+FY_ALIAS(MPI_Ibcast_c)
+
+static int coll_reduce(const void *sendbuf, void *recvbuf, MPI_Count count,
                        MPI_Datatype datatype, MPI_Op op, int root,
                        MPI_Comm comm, MPI_Request *request, const char *fn)
 {
@@ -234,6 +253,15 @@ FY_API int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count,
 }
 FY_ALIAS(MPI_Reduce)
 
+FY_API int PMPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+                         MPI_Datatype datatype, MPI_Op op, int root,
+                         MPI_Comm comm)
+{
+    return coll_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, NULL,
+                       __func__);
+}
+FY_ALIAS(MPI_Reduce_c)
+
 FY_API int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count,
                         MPI_Datatype datatype, MPI_Op op, int root,
                         MPI_Comm comm, MPI_Request *request)
@@ -246,7 +274,19 @@ FY_API int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count,
 }
 FY_ALIAS(MPI_Ireduce)
 
-static int coll_allreduce(const void *sendbuf, void *recvbuf, int count,
+FY_API int PMPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+                          MPI_Datatype datatype, MPI_Op op, int root,
+                          MPI_Comm comm, MPI_Request *request)
+{
+    FY_CHECK_INIT(__func__);
+    FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
+             "request is NULL");
+    return coll_reduce(sendbuf, recvbuf, count, datatype, op, root, comm,
+                       request, __func__);
+}
+FY_ALIAS(MPI_Ireduce_c)
+
+static int coll_allreduce(const void *sendbuf, void *recvbuf, MPI_Count count,
                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                           MPI_Request *request, const char *fn)
 {
@@ -272,6 +312,14 @@ FY_API int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count,
 }
 FY_ALIAS(MPI_Allreduce)
 
+FY_API int PMPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+                            MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    return coll_allreduce(sendbuf, recvbuf, count, datatype, op, comm, NULL,
+                          __func__);
+}
+FY_ALIAS(MPI_Allreduce_c)
+
 FY_API int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count,
                            MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                            MPI_Request *request)
@@ -283,6 +331,18 @@ FY_API int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count,
                           __func__);
 }
 FY_ALIAS(MPI_Iallreduce)
+
+FY_API int PMPI_Iallreduce_c(const void *sendbuf, void *recvbuf,
+                             MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                             MPI_Comm comm, MPI_Request *request)
+{
+    FY_CHECK_INIT(__func__);
+    FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
+             "request is NULL");
+    return coll_allreduce(sendbuf, recvbuf, count, datatype, op, comm, request,
+                          __func__);
+}
+FY_ALIAS(MPI_Iallreduce_c)
 
 FY_API int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count,
                              MPI_Datatype datatype, MPI_Op op)
@@ -304,8 +364,29 @@ FY_API int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count,
 }
 FY_ALIAS(MPI_Reduce_local)
 
+FY_API int PMPI_Reduce_local_c(const void *inbuf, void *inoutbuf,
+                               MPI_Count count, MPI_Datatype datatype,
+                               MPI_Op op)
+{
+    FY_CHECK_INIT(__func__);
+    CHECK_COUNT(count, NULL, __func__, "count");
+    GET_DT(dt, datatype, NULL, __func__, "datatype");
+    GET_OP(o, op, dt, NULL, __func__);
+    CHECK_BUF(inbuf, count, dt, NULL, __func__, "inbuf");
+    CHECK_BUF(inoutbuf, count, dt, NULL, __func__, "inoutbuf");
+    if (count == 0)
+        return MPI_SUCCESS;
+    int rc = fy_op_apply(o, inbuf, inoutbuf, count, dt);
+    if (rc != 0)
+        return fy_mpi_err(NULL, MPI_ERR_OP, __func__,
+                          "op 0x%x cannot be applied to datatype 0x%x",
+                          (unsigned)op, (unsigned)datatype);
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Reduce_local_c)
+
 static int coll_reduce_scatter_block(const void *sendbuf, void *recvbuf,
-                                     int recvcount, MPI_Datatype datatype,
+                                     MPI_Count recvcount, MPI_Datatype datatype,
                                      MPI_Op op, MPI_Comm comm,
                                      MPI_Request *request, const char *fn)
 {
@@ -333,6 +414,16 @@ FY_API int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf,
 }
 FY_ALIAS(MPI_Reduce_scatter_block)
 
+FY_API int PMPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf,
+                                       MPI_Count recvcount,
+                                       MPI_Datatype datatype, MPI_Op op,
+                                       MPI_Comm comm)
+{
+    return coll_reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op,
+                                     comm, NULL, __func__);
+}
+FY_ALIAS(MPI_Reduce_scatter_block_c)
+
 FY_API int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf,
                                       int recvcount, MPI_Datatype datatype,
                                       MPI_Op op, MPI_Comm comm,
@@ -345,6 +436,19 @@ FY_API int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf,
                                      comm, request, __func__);
 }
 FY_ALIAS(MPI_Ireduce_scatter_block)
+
+FY_API int PMPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf,
+                                        MPI_Count recvcount,
+                                        MPI_Datatype datatype, MPI_Op op,
+                                        MPI_Comm comm, MPI_Request *request)
+{
+    FY_CHECK_INIT(__func__);
+    FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
+             "request is NULL");
+    return coll_reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op,
+                                     comm, request, __func__);
+}
+FY_ALIAS(MPI_Ireduce_scatter_block_c)
 
 static int coll_reduce_scatter(const void *sendbuf, void *recvbuf,
                                const int recvcounts[], MPI_Datatype datatype,
@@ -393,7 +497,7 @@ FY_API int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf,
 }
 FY_ALIAS(MPI_Ireduce_scatter)
 
-static int coll_scan(const void *sendbuf, void *recvbuf, int count,
+static int coll_scan(const void *sendbuf, void *recvbuf, MPI_Count count,
                      MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                      MPI_Request *request, const char *fn)
 {
@@ -419,6 +523,14 @@ FY_API int PMPI_Scan(const void *sendbuf, void *recvbuf, int count,
 }
 FY_ALIAS(MPI_Scan)
 
+FY_API int PMPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+                       MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    return coll_scan(sendbuf, recvbuf, count, datatype, op, comm, NULL,
+                     __func__);
+}
+FY_ALIAS(MPI_Scan_c)
+
 FY_API int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count,
                       MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                       MPI_Request *request)
@@ -431,7 +543,19 @@ FY_API int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count,
 }
 FY_ALIAS(MPI_Iscan)
 
-static int coll_exscan(const void *sendbuf, void *recvbuf, int count,
+FY_API int PMPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                        MPI_Request *request)
+{
+    FY_CHECK_INIT(__func__);
+    FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
+             "request is NULL");
+    return coll_scan(sendbuf, recvbuf, count, datatype, op, comm, request,
+                     __func__);
+}
+FY_ALIAS(MPI_Iscan_c)
+
+static int coll_exscan(const void *sendbuf, void *recvbuf, MPI_Count count,
                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                        MPI_Request *request, const char *fn)
 {
@@ -457,6 +581,14 @@ FY_API int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count,
 }
 FY_ALIAS(MPI_Exscan)
 
+FY_API int PMPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    return coll_exscan(sendbuf, recvbuf, count, datatype, op, comm, NULL,
+                       __func__);
+}
+FY_ALIAS(MPI_Exscan_c)
+
 FY_API int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count,
                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                         MPI_Request *request)
@@ -469,12 +601,24 @@ FY_API int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count,
 }
 FY_ALIAS(MPI_Iexscan)
 
+FY_API int PMPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                          MPI_Request *request)
+{
+    FY_CHECK_INIT(__func__);
+    FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
+             "request is NULL");
+    return coll_exscan(sendbuf, recvbuf, count, datatype, op, comm, request,
+                       __func__);
+}
+FY_ALIAS(MPI_Iexscan_c)
+
 /* ---- gather / scatter ------------------------------------------------ */
 
-static int coll_gather(const void *sendbuf, int sendcount,
-                       MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                       MPI_Datatype recvtype, int root, MPI_Comm comm,
-                       MPI_Request *request, const char *fn)
+static int coll_gather(const void *sendbuf, MPI_Count sendcount,
+                       MPI_Datatype sendtype, void *recvbuf,
+                       MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                       MPI_Comm comm, MPI_Request *request, const char *fn)
 {
     FY_CHECK_INIT(fn);
     FY_GET_COMM(c, comm, fn);
@@ -511,6 +655,16 @@ FY_API int PMPI_Gather(const void *sendbuf, int sendcount,
 }
 FY_ALIAS(MPI_Gather)
 
+FY_API int PMPI_Gather_c(const void *sendbuf, MPI_Count sendcount,
+                         MPI_Datatype sendtype, void *recvbuf,
+                         MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                         MPI_Comm comm)
+{
+    return coll_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                       recvtype, root, comm, NULL, __func__);
+}
+FY_ALIAS(MPI_Gather_c)
+
 FY_API int PMPI_Igather(const void *sendbuf, int sendcount,
                         MPI_Datatype sendtype, void *recvbuf, int recvcount,
                         MPI_Datatype recvtype, int root, MPI_Comm comm,
@@ -523,6 +677,19 @@ FY_API int PMPI_Igather(const void *sendbuf, int sendcount,
                        recvtype, root, comm, request, __func__);
 }
 FY_ALIAS(MPI_Igather)
+
+FY_API int PMPI_Igather_c(const void *sendbuf, MPI_Count sendcount,
+                          MPI_Datatype sendtype, void *recvbuf,
+                          MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                          MPI_Comm comm, MPI_Request *request)
+{
+    FY_CHECK_INIT(__func__);
+    FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
+             "request is NULL");
+    return coll_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                       recvtype, root, comm, request, __func__);
+}
+FY_ALIAS(MPI_Igather_c)
 
 static int coll_gatherv(const void *sendbuf, int sendcount,
                         MPI_Datatype sendtype, void *recvbuf,
@@ -579,10 +746,10 @@ FY_API int PMPI_Igatherv(const void *sendbuf, int sendcount,
 }
 FY_ALIAS(MPI_Igatherv)
 
-static int coll_scatter(const void *sendbuf, int sendcount,
-                        MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                        MPI_Datatype recvtype, int root, MPI_Comm comm,
-                        MPI_Request *request, const char *fn)
+static int coll_scatter(const void *sendbuf, MPI_Count sendcount,
+                        MPI_Datatype sendtype, void *recvbuf,
+                        MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                        MPI_Comm comm, MPI_Request *request, const char *fn)
 {
     FY_CHECK_INIT(fn);
     FY_GET_COMM(c, comm, fn);
@@ -619,6 +786,16 @@ FY_API int PMPI_Scatter(const void *sendbuf, int sendcount,
 }
 FY_ALIAS(MPI_Scatter)
 
+FY_API int PMPI_Scatter_c(const void *sendbuf, MPI_Count sendcount,
+                          MPI_Datatype sendtype, void *recvbuf,
+                          MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                          MPI_Comm comm)
+{
+    return coll_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                        recvtype, root, comm, NULL, __func__);
+}
+FY_ALIAS(MPI_Scatter_c)
+
 FY_API int PMPI_Iscatter(const void *sendbuf, int sendcount,
                          MPI_Datatype sendtype, void *recvbuf, int recvcount,
                          MPI_Datatype recvtype, int root, MPI_Comm comm,
@@ -631,6 +808,19 @@ FY_API int PMPI_Iscatter(const void *sendbuf, int sendcount,
                         recvtype, root, comm, request, __func__);
 }
 FY_ALIAS(MPI_Iscatter)
+
+FY_API int PMPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount,
+                           MPI_Datatype sendtype, void *recvbuf,
+                           MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                           MPI_Comm comm, MPI_Request *request)
+{
+    FY_CHECK_INIT(__func__);
+    FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
+             "request is NULL");
+    return coll_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                        recvtype, root, comm, request, __func__);
+}
+FY_ALIAS(MPI_Iscatter_c)
 
 static int coll_scatterv(const void *sendbuf, const int sendcounts[],
                          const int displs[], MPI_Datatype sendtype,
@@ -688,10 +878,10 @@ FY_ALIAS(MPI_Iscatterv)
 
 /* ---- allgather / alltoall -------------------------------------------- */
 
-static int coll_allgather(const void *sendbuf, int sendcount,
-                          MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                          MPI_Datatype recvtype, MPI_Comm comm,
-                          MPI_Request *request, const char *fn)
+static int coll_allgather(const void *sendbuf, MPI_Count sendcount,
+                          MPI_Datatype sendtype, void *recvbuf,
+                          MPI_Count recvcount, MPI_Datatype recvtype,
+                          MPI_Comm comm, MPI_Request *request, const char *fn)
 {
     FY_CHECK_INIT(fn);
     FY_GET_COMM(c, comm, fn);
@@ -721,6 +911,16 @@ FY_API int PMPI_Allgather(const void *sendbuf, int sendcount,
 }
 FY_ALIAS(MPI_Allgather)
 
+FY_API int PMPI_Allgather_c(const void *sendbuf, MPI_Count sendcount,
+                            MPI_Datatype sendtype, void *recvbuf,
+                            MPI_Count recvcount, MPI_Datatype recvtype,
+                            MPI_Comm comm)
+{
+    return coll_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                          recvtype, comm, NULL, __func__);
+}
+FY_ALIAS(MPI_Allgather_c)
+
 FY_API int PMPI_Iallgather(const void *sendbuf, int sendcount,
                            MPI_Datatype sendtype, void *recvbuf, int recvcount,
                            MPI_Datatype recvtype, MPI_Comm comm,
@@ -733,6 +933,19 @@ FY_API int PMPI_Iallgather(const void *sendbuf, int sendcount,
                           recvtype, comm, request, __func__);
 }
 FY_ALIAS(MPI_Iallgather)
+
+FY_API int PMPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount,
+                             MPI_Datatype sendtype, void *recvbuf,
+                             MPI_Count recvcount, MPI_Datatype recvtype,
+                             MPI_Comm comm, MPI_Request *request)
+{
+    FY_CHECK_INIT(__func__);
+    FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
+             "request is NULL");
+    return coll_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                          recvtype, comm, request, __func__);
+}
+FY_ALIAS(MPI_Iallgather_c)
 
 static int coll_allgatherv(const void *sendbuf, int sendcount,
                            MPI_Datatype sendtype, void *recvbuf,
@@ -782,10 +995,10 @@ FY_API int PMPI_Iallgatherv(const void *sendbuf, int sendcount,
 }
 FY_ALIAS(MPI_Iallgatherv)
 
-static int coll_alltoall(const void *sendbuf, int sendcount,
-                         MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                         MPI_Datatype recvtype, MPI_Comm comm,
-                         MPI_Request *request, const char *fn)
+static int coll_alltoall(const void *sendbuf, MPI_Count sendcount,
+                         MPI_Datatype sendtype, void *recvbuf,
+                         MPI_Count recvcount, MPI_Datatype recvtype,
+                         MPI_Comm comm, MPI_Request *request, const char *fn)
 {
     FY_CHECK_INIT(fn);
     FY_GET_COMM(c, comm, fn);
@@ -815,6 +1028,16 @@ FY_API int PMPI_Alltoall(const void *sendbuf, int sendcount,
 }
 FY_ALIAS(MPI_Alltoall)
 
+FY_API int PMPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount,
+                           MPI_Datatype sendtype, void *recvbuf,
+                           MPI_Count recvcount, MPI_Datatype recvtype,
+                           MPI_Comm comm)
+{
+    return coll_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                         recvtype, comm, NULL, __func__);
+}
+FY_ALIAS(MPI_Alltoall_c)
+
 FY_API int PMPI_Ialltoall(const void *sendbuf, int sendcount,
                           MPI_Datatype sendtype, void *recvbuf, int recvcount,
                           MPI_Datatype recvtype, MPI_Comm comm,
@@ -827,6 +1050,19 @@ FY_API int PMPI_Ialltoall(const void *sendbuf, int sendcount,
                          recvtype, comm, request, __func__);
 }
 FY_ALIAS(MPI_Ialltoall)
+
+FY_API int PMPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount,
+                            MPI_Datatype sendtype, void *recvbuf,
+                            MPI_Count recvcount, MPI_Datatype recvtype,
+                            MPI_Comm comm, MPI_Request *request)
+{
+    FY_CHECK_INIT(__func__);
+    FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
+             "request is NULL");
+    return coll_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                         recvtype, comm, request, __func__);
+}
+FY_ALIAS(MPI_Ialltoall_c)
 
 static int coll_alltoallv(const void *sendbuf, const int sendcounts[],
                           const int sdispls[], MPI_Datatype sendtype,

@@ -98,9 +98,10 @@ static void done_progress(struct fy_mreq_ext *x)
 {
     (void)x;
 }
-static void done_free(struct fy_mreq_ext *x)
+static int done_free(struct fy_mreq_ext *x)
 {
     free(x);
+    return MPI_SUCCESS;
 }
 static const struct fy_mreq_ext_ops done_ops = {
     .progress = done_progress,
@@ -349,164 +350,6 @@ FY_API int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
                       c->name[0] ? c->name : "comm");
 }
 FY_ALIAS(MPI_Comm_remote_group)
-
-/* ---- attributes ------------------------------------------------------ */
-
-static int create_keyval(MPI_Comm_copy_attr_function *copy_fn,
-                         MPI_Comm_delete_attr_function *delete_fn, int *keyval,
-                         void *extra_state, const char *fn)
-{
-    FY_CHECK_INIT(fn);
-    FY_CHECK_PTR(keyval, NULL, fn);
-    struct fy_keyval *kv;
-    if (fy_keyval_create(copy_fn, delete_fn, extra_state, &kv) != 0)
-        return fy_mpi_err(NULL, MPI_ERR_NO_MEM, fn,
-                          "out of memory for a keyval");
-    *keyval = kv->handle;
-    return MPI_SUCCESS;
-}
-
-FY_API int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *copy_fn,
-                                   MPI_Comm_delete_attr_function *delete_fn,
-                                   int *comm_keyval, void *extra_state)
-{
-    return create_keyval(copy_fn, delete_fn, comm_keyval, extra_state,
-                         __func__);
-}
-FY_ALIAS(MPI_Comm_create_keyval)
-
-FY_API int PMPI_Keyval_create(MPI_Copy_function *copy_fn,
-                              MPI_Delete_function *delete_fn, int *keyval,
-                              void *extra_state)
-{
-    /* MPI-1's callback types have the same signatures as MPI-2's. */
-    return create_keyval(copy_fn, delete_fn, keyval, extra_state, __func__);
-}
-FY_ALIAS(MPI_Keyval_create)
-
-static int free_keyval(int *keyval, const char *fn)
-{
-    FY_CHECK_INIT(fn);
-    FY_CHECK_PTR(keyval, NULL, fn);
-    FY_CHECK(!fy_attr_predefined(*keyval), NULL, MPI_ERR_KEYVAL, fn,
-             "cannot free predefined keyval 0x%x", (unsigned)*keyval);
-    struct fy_keyval *kv = fy_keyval_get(*keyval);
-    FY_CHECK(kv != NULL, NULL, MPI_ERR_KEYVAL, fn, "invalid keyval 0x%x",
-             (unsigned)*keyval);
-    fy_keyval_free(kv);
-    *keyval = MPI_KEYVAL_INVALID;
-    return MPI_SUCCESS;
-}
-
-FY_API int PMPI_Comm_free_keyval(int *comm_keyval)
-{
-    return free_keyval(comm_keyval, __func__);
-}
-FY_ALIAS(MPI_Comm_free_keyval)
-
-FY_API int PMPI_Keyval_free(int *keyval)
-{
-    return free_keyval(keyval, __func__);
-}
-FY_ALIAS(MPI_Keyval_free)
-
-static int set_attr(MPI_Comm comm, int keyval, void *val, const char *fn)
-{
-    FY_CHECK_INIT(fn);
-    FY_GET_COMM(c, comm, fn);
-    FY_CHECK(!fy_attr_predefined(keyval), c, MPI_ERR_KEYVAL, fn,
-             "predefined attribute 0x%x is read-only", (unsigned)keyval);
-    struct fy_keyval *kv = fy_keyval_get(keyval);
-    FY_CHECK(kv != NULL, c, MPI_ERR_KEYVAL, fn, "invalid keyval 0x%x",
-             (unsigned)keyval);
-    int rc = fy_attr_set(c, kv, val);
-    if (rc != 0)
-        return fy_mpi_err(c, rc, fn,
-                          rc == MPI_ERR_NO_MEM
-                              ? "out of memory for an attribute"
-                              : "the old value's delete callback failed");
-    return MPI_SUCCESS;
-}
-
-FY_API int PMPI_Comm_set_attr(MPI_Comm comm, int comm_keyval,
-                              void *attribute_val)
-{
-    return set_attr(comm, comm_keyval, attribute_val, __func__);
-}
-FY_ALIAS(MPI_Comm_set_attr)
-
-FY_API int PMPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val)
-{
-    return set_attr(comm, keyval, attribute_val, __func__);
-}
-FY_ALIAS(MPI_Attr_put)
-
-static int get_attr(MPI_Comm comm, int keyval, void *attribute_val, int *flag,
-                    const char *fn)
-{
-    FY_CHECK_INIT(fn);
-    FY_GET_COMM(c, comm, fn);
-    FY_CHECK_PTR(attribute_val, c, fn);
-    FY_CHECK_PTR(flag, c, fn);
-    /* attribute_val is really a void **: MPI's C binding stores the
-     * attribute (a pointer) through it. */
-    int *pre = fy_attr_predefined(keyval);
-    if (pre) {
-        *(void **)attribute_val = pre;
-        *flag = 1;
-        return MPI_SUCCESS;
-    }
-    struct fy_keyval *kv = fy_keyval_get(keyval);
-    FY_CHECK(kv != NULL, c, MPI_ERR_KEYVAL, fn, "invalid keyval 0x%x",
-             (unsigned)keyval);
-    void *val;
-    *flag = fy_attr_get(c, kv, &val);
-    if (*flag)
-        *(void **)attribute_val = val;
-    return MPI_SUCCESS;
-}
-
-FY_API int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval,
-                              void *attribute_val, int *flag)
-{
-    return get_attr(comm, comm_keyval, attribute_val, flag, __func__);
-}
-FY_ALIAS(MPI_Comm_get_attr)
-
-FY_API int PMPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val,
-                         int *flag)
-{
-    return get_attr(comm, keyval, attribute_val, flag, __func__);
-}
-FY_ALIAS(MPI_Attr_get)
-
-static int delete_attr(MPI_Comm comm, int keyval, const char *fn)
-{
-    FY_CHECK_INIT(fn);
-    FY_GET_COMM(c, comm, fn);
-    FY_CHECK(!fy_attr_predefined(keyval), c, MPI_ERR_KEYVAL, fn,
-             "predefined attribute 0x%x cannot be deleted", (unsigned)keyval);
-    struct fy_keyval *kv = fy_keyval_get(keyval);
-    FY_CHECK(kv != NULL, c, MPI_ERR_KEYVAL, fn, "invalid keyval 0x%x",
-             (unsigned)keyval);
-    bool found;
-    int rc = fy_attr_delete(c, kv, &found);
-    if (rc != 0)
-        return fy_mpi_err(c, rc, fn, "the delete callback returned %d", rc);
-    return MPI_SUCCESS;
-}
-
-FY_API int PMPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval)
-{
-    return delete_attr(comm, comm_keyval, __func__);
-}
-FY_ALIAS(MPI_Comm_delete_attr)
-
-FY_API int PMPI_Attr_delete(MPI_Comm comm, int keyval)
-{
-    return delete_attr(comm, keyval, __func__);
-}
-FY_ALIAS(MPI_Attr_delete)
 
 /* ---- groups ---------------------------------------------------------- */
 
@@ -969,3 +812,65 @@ FY_API int PMPI_Dims_create(int nnodes, int ndims, int dims[])
     return MPI_SUCCESS;
 }
 FY_ALIAS(MPI_Dims_create)
+
+/* ---- intercommunicators -------------------------------------------------
+ * Ferry has none yet (issue 10): creating one fails cleanly on every rank,
+ * and since none exist, no communicator can be merged. */
+
+FY_API int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader,
+                                 MPI_Comm peer_comm, int remote_leader, int tag,
+                                 MPI_Comm *newintercomm)
+{
+    const char *fn = __func__;
+    FY_CHECK_INIT(fn);
+    FY_GET_COMM(c, local_comm, fn);
+    FY_CHECK_PTR(newintercomm, c, fn);
+    FY_CHECK(local_leader >= 0 && local_leader < c->group->size, c,
+             MPI_ERR_RANK, fn, "local_leader %d is not a rank of local_comm",
+             local_leader);
+    (void)peer_comm;
+    (void)remote_leader;
+    (void)tag;
+    *newintercomm = MPI_COMM_NULL;
+    return fy_mpi_err(c, MPI_ERR_UNSUPPORTED_OPERATION, fn,
+                      "intercommunicators are not implemented in Ferry yet");
+}
+FY_ALIAS(MPI_Intercomm_create)
+
+FY_API int PMPI_Intercomm_merge(MPI_Comm intercomm, int high,
+                                MPI_Comm *newintracomm)
+{
+    const char *fn = __func__;
+    FY_CHECK_INIT(fn);
+    FY_GET_COMM(c, intercomm, fn);
+    FY_CHECK_PTR(newintracomm, c, fn);
+    (void)high;
+    return fy_mpi_err(c, MPI_ERR_COMM, fn,
+                      "%s is not an intercommunicator (Ferry has none yet)",
+                      c->name[0] ? c->name : "comm");
+}
+FY_ALIAS(MPI_Intercomm_merge)
+
+/* ---- info hints -----------------------------------------------------------
+ * Ferry takes no communicator hints, and MPI lets an implementation ignore
+ * them: the info handle is checked for its kind only (info objects are
+ * issue 9's). MPI_Comm_get_info waits for them (tests/abi/pending.txt). */
+
+FY_API int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
+{
+    const char *fn = __func__;
+    FY_CHECK_INIT(fn);
+    FY_GET_COMM(c, comm, fn);
+    FY_CHECK(info != MPI_INFO_NULL && fy_handle_type(info) == FY_HT_INFO &&
+                 fy_handle_kind(info) != FY_HANDLE_KIND_INVALID,
+             c, MPI_ERR_INFO, fn, "invalid info object 0x%x", (unsigned)info);
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Comm_set_info)
+
+/* ---- graph topology weights ------------------------------------------------
+ * Distinct addresses MPI programs pass as weights; never dereferenced. */
+
+static int s_unweighted, s_weights_empty;
+FY_API int *const MPI_UNWEIGHTED = &s_unweighted;
+FY_API int *const MPI_WEIGHTS_EMPTY = &s_weights_empty;

@@ -15,11 +15,7 @@
 /* ---- shared checks -------------------------------------------------- */
 
 /* Resolve a datatype argument or report MPI_ERR_TYPE. */
-#define GET_TYPE(var, h, fn)                                                   \
-    struct fy_dtype *var = fy_dtype_get(h);                                    \
-    if (FY_UNLIKELY(!var))                                                     \
-        return fy_mpi_err(NULL, MPI_ERR_TYPE, fn, "invalid datatype 0x%x",     \
-                          (unsigned)(h));
+#define GET_TYPE FY_GET_TYPE
 
 #define CHECK_PTR(p, fn)                                                       \
     FY_CHECK((p) != NULL, NULL, MPI_ERR_ARG, fn, "%s is NULL", #p)
@@ -59,12 +55,29 @@ static int publish(struct fy_dtype *dt, MPI_Datatype *out, const char *fn)
     return MPI_SUCCESS;
 }
 
-/* The common tail of every constructor. */
-static int finish(int rc, struct fy_dtype *dt, MPI_Datatype *out,
-                  const char *fn)
+/* A constructor's arguments, kept for MPI_Type_get_contents. */
+struct args {
+    int combiner;
+    int ni, na, nt;
+    const int *ints;
+    const MPI_Aint *aints;
+    struct fy_dtype *const *types;
+    MPI_Count count; /* MPI_Type_contiguous_c beyond INT_MAX: a large count */
+};
+
+/* The common tail of every constructor: record its arguments, publish. */
+static int finish(int rc, struct fy_dtype *dt, const struct args *a,
+                  MPI_Datatype *out, const char *fn)
 {
     if (rc)
         return ctor_err(rc, fn);
+    int nc = a->count > INT_MAX;
+    rc = fy_dtype_set_contents(dt, a->combiner, nc ? 0 : a->ni, a->ints, a->na,
+                               a->aints, nc, &a->count, a->nt, a->types);
+    if (rc) {
+        fy_dtype_release(dt);
+        return ctor_err(rc, fn);
+    }
     return publish(dt, out, fn);
 }
 
@@ -79,7 +92,9 @@ static int contiguous(MPI_Count count, MPI_Datatype oldtype,
     GET_TYPE(old, oldtype, fn);
     struct fy_dtype *dt = NULL;
     int rc = fy_dtype_contiguous(count, old, &dt);
-    return finish(rc, dt, newtype, fn);
+    int n = (int)FY_MIN(count, (MPI_Count)INT_MAX);
+    struct args a = {MPI_COMBINER_CONTIGUOUS, 1, 0, 1, &n, NULL, &old, count};
+    return finish(rc, dt, &a, newtype, fn);
 }
 
 FY_API int PMPI_Type_contiguous(int count, MPI_Datatype oldtype,
@@ -109,10 +124,18 @@ static int vector(int count, int blocklength, MPI_Aint stride,
     GET_TYPE(old, oldtype, fn);
     MPI_Aint bytes = stride_in_bytes ? stride : stride * old->extent;
     struct fy_dtype *dt = NULL;
-    int rc = fy_dtype_vector(
-        count, blocklength, bytes, old,
-        stride_in_bytes ? MPI_COMBINER_HVECTOR : MPI_COMBINER_VECTOR, &dt);
-    return finish(rc, dt, newtype, fn);
+    int combiner = stride_in_bytes ? MPI_COMBINER_HVECTOR : MPI_COMBINER_VECTOR;
+    int rc = fy_dtype_vector(count, blocklength, bytes, old, combiner, &dt);
+    int ints[3] = {count, blocklength, (int)stride};
+    struct args a = {combiner,
+                     stride_in_bytes ? 2 : 3,
+                     stride_in_bytes,
+                     1,
+                     ints,
+                     &stride,
+                     &old,
+                     0};
+    return finish(rc, dt, &a, newtype, fn);
 }
 
 FY_API int PMPI_Type_vector(int count, int blocklength, int stride,
@@ -155,16 +178,30 @@ static int indexed(int count, const int *blocklens, int blocklen,
              "blocklength %d is negative", blocklen);
     MPI_Count *bl = malloc(((size_t)count + 1) * sizeof(*bl));
     MPI_Aint *d = malloc(((size_t)count + 1) * sizeof(*d));
-    if (!bl || !d) {
+    /* get_contents: count, the block length(s), int displacements. */
+    int *ints = malloc(((size_t)count * 2 + 2) * sizeof(*ints));
+    if (!bl || !d || !ints) {
         free(bl);
         free(d);
+        free(ints);
         return fy_mpi_err(NULL, MPI_ERR_OTHER, fn, "out of memory");
     }
+    int ni = 0;
+    ints[ni++] = count;
+    if (blocklens)
+        for (int i = 0; i < count; i++)
+            ints[ni++] = blocklens[i];
+    else
+        ints[ni++] = blocklen;
+    if (idisps)
+        for (int i = 0; i < count; i++)
+            ints[ni++] = idisps[i];
     for (int i = 0; i < count; i++) {
         int b = blocklens ? blocklens[i] : blocklen;
         if (b < 0) {
             free(bl);
             free(d);
+            free(ints);
             return fy_mpi_err(NULL, MPI_ERR_ARG, fn,
                               "blocklength %d of block %d is negative", b, i);
         }
@@ -175,7 +212,11 @@ static int indexed(int count, const int *blocklens, int blocklen,
     int rc = fy_dtype_indexed(count, bl, d, old, combiner, &dt);
     free(bl);
     free(d);
-    return finish(rc, dt, newtype, fn);
+    struct args a = {combiner, ni, idisps ? 0 : count, 1, ints, adisps,
+                     &old,     0};
+    rc = finish(rc, dt, &a, newtype, fn);
+    free(ints);
+    return rc;
 }
 
 FY_API int PMPI_Type_indexed(int count, const int array_of_blocklengths[],
@@ -267,7 +308,18 @@ static int create_struct(int count, const int *blocklens, const MPI_Aint *disps,
     struct fy_dtype *dt = NULL;
     if (err == MPI_SUCCESS) {
         int rc = fy_dtype_struct(count, bl, disps, ts, &dt);
-        err = finish(rc, dt, newtype, fn);
+        int *ints = malloc(((size_t)count + 1) * sizeof(*ints));
+        if (ints) {
+            ints[0] = count;
+            memcpy(ints + 1, blocklens, (size_t)count * sizeof(*ints));
+        } else if (rc == 0) {
+            fy_dtype_release(dt);
+            rc = -ENOMEM;
+        }
+        struct args a = {
+            MPI_COMBINER_STRUCT, count + 1, count, count, ints, disps, ts, 0};
+        err = finish(rc, dt, &a, newtype, fn);
+        free(ints);
     }
     free(bl);
     free(ts);
@@ -303,7 +355,9 @@ FY_API int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb,
     GET_TYPE(old, oldtype, fn);
     struct fy_dtype *dt = NULL;
     int rc = fy_dtype_resized(old, lb, extent, &dt);
-    return finish(rc, dt, newtype, fn);
+    MPI_Aint aints[2] = {lb, extent};
+    struct args a = {MPI_COMBINER_RESIZED, 0, 2, 1, NULL, aints, &old, 0};
+    return finish(rc, dt, &a, newtype, fn);
 }
 FY_ALIAS(MPI_Type_create_resized)
 
@@ -315,7 +369,19 @@ FY_API int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
     GET_TYPE(old, oldtype, fn);
     struct fy_dtype *dt = NULL;
     int rc = fy_dtype_dup(old, &dt);
-    return finish(rc, dt, newtype, fn);
+    struct args a = {MPI_COMBINER_DUP, 0, 0, 1, NULL, NULL, &old, 0};
+    rc = finish(rc, dt, &a, newtype, fn);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    /* Attributes follow the copy callbacks (MPI 6.7.4). */
+    rc = fy_attr_copy_all(&old->attrs, oldtype, &dt->attrs, *newtype);
+    if (rc != 0) {
+        (void)fy_attr_delete_all(&dt->attrs, *newtype);
+        fy_dtype_free_handle(dt);
+        *newtype = MPI_DATATYPE_NULL;
+        return fy_mpi_err(NULL, rc, fn, "an attribute copy callback failed");
+    }
+    return MPI_SUCCESS;
 }
 FY_ALIAS(MPI_Type_dup)
 
@@ -338,6 +404,13 @@ FY_API int PMPI_Type_free(MPI_Datatype *datatype)
     GET_TYPE(dt, *datatype, fn);
     FY_CHECK(!dt->builtin, NULL, MPI_ERR_TYPE, fn,
              "cannot free the predefined datatype %s", dt->name);
+    /* Attributes go with the user's last handle to the type. */
+    if (dt->user_refs <= 1) {
+        int rc = fy_attr_delete_all(&dt->attrs, *datatype);
+        if (rc != 0)
+            return fy_mpi_err(NULL, rc, fn,
+                              "an attribute delete callback returned %d", rc);
+    }
     /* Pending operations hold their own references: they finish with the
      * type intact even though the handle dies now. */
     fy_dtype_free_handle(dt);

@@ -2,10 +2,9 @@
 /* Error reporting: the one place internal errors become MPI error classes
  * (fy_errno_to_class), the dispatch to a communicator's error handler
  * (fy_mpi_err), the error handler entry points, and MPI_Error_string /
- * MPI_Error_class. Ferry returns error classes as error codes, so the
- * detailed message of the last error is kept and MPI_Error_string appends
- * it when asked about that class: under MPI_ERRORS_RETURN the program can
- * still learn which call and argument were wrong. */
+ * MPI_Error_class. Ferry returns error classes as error codes; the
+ * detailed message of an error (call and argument) is printed by the fatal
+ * handlers, while MPI_Error_string depends on the code alone. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -177,8 +176,7 @@ int fy_errno_to_class(int err)
     }
 }
 
-/* The last error reported by this process, for MPI_Error_string. */
-static int s_last_class = MPI_SUCCESS;
+/* The last error reported by this process, for the fatal message. */
 static char s_last_msg[MPI_MAX_ERROR_STRING / 2];
 
 int fy_mpi_err(struct fy_comm *comm, int errclass, const char *fn,
@@ -192,7 +190,6 @@ int fy_mpi_err(struct fy_comm *comm, int errclass, const char *fn,
     vsnprintf(detail, sizeof(detail), fmt, ap);
     va_end(ap);
     snprintf(s_last_msg, sizeof(s_last_msg), "%s: %s", fn, detail);
-    s_last_class = errclass;
 
     struct fy_comm *target = comm ? comm : fy_comm_get(MPI_COMM_WORLD);
     struct fy_errhandler *eh =
@@ -229,10 +226,11 @@ int fy_mpi_err(struct fy_comm *comm, int errclass, const char *fn,
 }
 
 /* ---- user-defined classes and codes ----------------------------------
- * MPI_Add_error_class/code hand out numbers after the predefined ones;
+ * MPI_Add_error_class/code hand out numbers above MPI_ERR_LASTCODE (as
+ * MPICH does: MPI_LASTUSEDCODE must not be below it);
  * each remembers its class (a class is its own) and an optional string. */
 
-#define FY_FIRST_USER_CODE (MPI_T_ERR_NOT_SUPPORTED + 1)
+#define FY_FIRST_USER_CODE (MPI_ERR_LASTCODE + 1)
 
 struct fy_user_code {
     int cls;
@@ -348,12 +346,12 @@ FY_API int PMPI_Error_string(int errorcode, char *string, int *resultlen)
                      u->text ? u->text : "");
     } else {
         const struct fy_errclass_info *ci = &s_classes[errorcode];
-        if (errorcode != MPI_SUCCESS && errorcode == s_last_class)
-            n = snprintf(string, MPI_MAX_ERROR_STRING, "%s (%s); last: %s",
-                         ci->text, ci->name, s_last_msg);
-        else
-            n = snprintf(string, MPI_MAX_ERROR_STRING, "%s (%s)", ci->text,
-                         ci->name);
+        /* A function of the code alone: the same code always reads the
+         * same (programs compare strings), and never carries detail from
+         * an earlier, unrelated call. The detail of an error goes to the
+         * fatal handler's message. */
+        n = snprintf(string, MPI_MAX_ERROR_STRING, "%s (%s)", ci->text,
+                     ci->name);
     }
     *resultlen = FY_MIN(n, MPI_MAX_ERROR_STRING - 1);
     return MPI_SUCCESS;
@@ -438,3 +436,26 @@ FY_API int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
                       errorcode);
 }
 FY_ALIAS(MPI_Comm_call_errhandler)
+
+/* ---- MPI-1 names ----------------------------------------------------------
+ * Removed from the standard, still exported by MPICH (and called by old
+ * codes): the same as the Comm_ calls. */
+
+FY_API int PMPI_Errhandler_create(MPI_Handler_function *function,
+                                  MPI_Errhandler *errhandler)
+{
+    return PMPI_Comm_create_errhandler(function, errhandler);
+}
+FY_ALIAS(MPI_Errhandler_create)
+
+FY_API int PMPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler)
+{
+    return PMPI_Comm_set_errhandler(comm, errhandler);
+}
+FY_ALIAS(MPI_Errhandler_set)
+
+FY_API int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler)
+{
+    return PMPI_Comm_get_errhandler(comm, errhandler);
+}
+FY_ALIAS(MPI_Errhandler_get)

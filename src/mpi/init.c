@@ -3,6 +3,7 @@
  * environment table, bootstrap, datatypes, transports, communicators. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 
 int fy_mpi_state;
 static int thread_level = MPI_THREAD_SINGLE; /* what Init/Init_thread gave */
+static pthread_t s_main_thread; /* the thread that called MPI_Init */
 
 /* A rank that leaves after MPI_Init without MPI_Finalize would leave its
  * peers waiting forever: fail loudly instead, so mpiexec ends the job. The
@@ -65,6 +67,7 @@ static int init_common(const char *fn)
                  strerror(-rc));
     }
     fy_mpi_state = 1;
+    s_main_thread = pthread_self();
     on_exit(exit_without_finalize, NULL);
     return MPI_SUCCESS;
 }
@@ -110,7 +113,7 @@ FY_API int PMPI_Is_thread_main(int *flag)
 {
     FY_CHECK_INIT(__func__);
     FY_CHECK(flag, NULL, MPI_ERR_ARG, __func__, "flag is NULL");
-    *flag = 1;
+    *flag = pthread_equal(pthread_self(), s_main_thread) != 0;
     return MPI_SUCCESS;
 }
 FY_ALIAS(MPI_Is_thread_main)
@@ -173,8 +176,10 @@ FY_API int PMPI_Get_library_version(char *version, int *resultlen)
     FY_CHECK(version && resultlen, NULL, MPI_ERR_ARG, __func__,
              "version or resultlen is NULL");
     int n = snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
-                     "Ferry %s (MPICH ABI, MPI %d.%d)", FERRY_VERSION_STRING,
-                     MPI_VERSION, MPI_SUBVERSION);
+                     "Ferry %s (MPICH ABI, MPI %d.%d interface; not yet: "
+                     "one-sided, info objects, MPI-IO, intercommunicators, "
+                     "dynamic processes, graph and neighbourhood topologies)",
+                     FERRY_VERSION_STRING, MPI_VERSION, MPI_SUBVERSION);
     *resultlen = n < MPI_MAX_LIBRARY_VERSION_STRING
                      ? n
                      : MPI_MAX_LIBRARY_VERSION_STRING - 1;
@@ -207,3 +212,12 @@ FY_API double PMPI_Wtick(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 FY_ALIAS(MPI_Wtick)
+
+/* Profiling control: Ferry's own profiling interface does nothing with
+ * it, so any level is accepted (MPI 15.2.1). */
+FY_API int PMPI_Pcontrol(const int level, ...)
+{
+    (void)level;
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Pcontrol)

@@ -56,11 +56,35 @@ void fy_status_set(MPI_Status *st, int source, int tag, int err,
         return fy_mpi_err(NULL, MPI_ERR_COMM, fn, "invalid communicator 0x%x", \
                           (unsigned)(h));
 
+/* Resolve a datatype handle or report MPI_ERR_TYPE. */
+#define FY_GET_TYPE(var, h, fn)                                                \
+    struct fy_dtype *var = fy_dtype_get(h);                                    \
+    if (FY_UNLIKELY(!var))                                                     \
+        return fy_mpi_err(NULL, MPI_ERR_TYPE, fn, "invalid datatype 0x%x",     \
+                          (unsigned)(h));
+
 /* Check 'cond' or report 'cls' with a message. */
 #define FY_CHECK(cond, comm, cls, fn, ...)                                     \
     do {                                                                       \
         if (FY_UNLIKELY(!(cond)))                                              \
             return fy_mpi_err(comm, cls, fn, __VA_ARGS__);                     \
     } while (0)
+
+/* Attribute entry points shared by communicators, datatypes and windows
+ * (src/mpi/attr.c): 'obj' is the object's handle, 'errcomm' the
+ * communicator whose error handler applies (NULL: MPI_COMM_WORLD's). Each
+ * returns an MPI error class, already reported. */
+int fy_mpi_keyval_create(enum fy_attr_kind kind, fy_attr_copy_fn *copy_fn,
+                         fy_attr_delete_fn *delete_fn, int *keyval,
+                         void *extra_state, const char *fn);
+int fy_mpi_keyval_free(enum fy_attr_kind kind, int *keyval, const char *fn);
+int fy_mpi_attr_set(struct fy_attr **list, int obj, enum fy_attr_kind kind,
+                    int keyval, void *val, struct fy_comm *errcomm,
+                    const char *fn);
+int fy_mpi_attr_get(struct fy_attr *const *list, enum fy_attr_kind kind,
+                    int keyval, void *attribute_val, int *flag,
+                    struct fy_comm *errcomm, const char *fn);
+int fy_mpi_attr_delete(struct fy_attr **list, int obj, enum fy_attr_kind kind,
+                       int keyval, struct fy_comm *errcomm, const char *fn);
 
 #endif /* FY_MPI_IMPL_H */

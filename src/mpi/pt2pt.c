@@ -422,75 +422,333 @@ static int sendrecv_run(const char *fn, struct fy_comm *c, const void *sbuf,
     return MPI_SUCCESS;
 }
 
+/* Check a Sendrecv's two halves; 0 when both are valid (either peer may be
+ * MPI_PROC_NULL), else the error class already reported as 'fn'. */
+static int sendrecv_check(const char *fn, struct fy_comm *c, const void *sbuf,
+                          MPI_Count scount, struct fy_dtype *sdt,
+                          MPI_Datatype stype, int dest, int stag,
+                          const void *rbuf, MPI_Count rcount,
+                          struct fy_dtype *rdt, MPI_Datatype rtype, int source,
+                          int rtag)
+{
+    if (!fy_pt2pt_send_ok(c, sbuf, scount, sdt, dest, stag)) {
+        int rc = fy_mpi_pt2pt_check(fn, c, sbuf, scount, sdt, stype, dest, stag,
+                                    false);
+        if (rc > 0)
+            return rc;
+    }
+    if (!fy_pt2pt_recv_ok(c, rbuf, rcount, rdt, source, rtag)) {
+        int rc = fy_mpi_pt2pt_check(fn, c, rbuf, rcount, rdt, rtype, source,
+                                    rtag, true);
+        if (rc > 0)
+            return rc;
+    }
+    return 0;
+}
+
+static int sendrecv_common(const char *fn, const void *sendbuf,
+                           MPI_Count sendcount, MPI_Datatype sendtype, int dest,
+                           int sendtag, void *recvbuf, MPI_Count recvcount,
+                           MPI_Datatype recvtype, int source, int recvtag,
+                           MPI_Comm comm, MPI_Status *status)
+{
+    FY_CHECK_INIT(fn);
+    FY_GET_COMM(c, comm, fn);
+    struct fy_dtype *sdt = fy_dtype_get(sendtype);
+    struct fy_dtype *rdt = fy_dtype_get(recvtype);
+    int rc =
+        sendrecv_check(fn, c, sendbuf, sendcount, sdt, sendtype, dest, sendtag,
+                       recvbuf, recvcount, rdt, recvtype, source, recvtag);
+    if (rc)
+        return rc;
+    return sendrecv_run(fn, c, sendbuf, sendcount, sdt, dest, sendtag, recvbuf,
+                        recvcount, rdt, source, recvtag, status);
+}
+
 FY_API int PMPI_Sendrecv(const void *sendbuf, int sendcount,
                          MPI_Datatype sendtype, int dest, int sendtag,
                          void *recvbuf, int recvcount, MPI_Datatype recvtype,
                          int source, int recvtag, MPI_Comm comm,
                          MPI_Status *status)
 {
-    FY_CHECK_INIT(__func__);
-    FY_GET_COMM(c, comm, __func__);
-    struct fy_dtype *sdt = fy_dtype_get(sendtype);
-    struct fy_dtype *rdt = fy_dtype_get(recvtype);
-    if (!fy_pt2pt_send_ok(c, sendbuf, sendcount, sdt, dest, sendtag)) {
-        int rc = fy_mpi_pt2pt_check(__func__, c, sendbuf, sendcount, sdt,
-                                    sendtype, dest, sendtag, false);
-        if (rc > 0)
-            return rc;
-    }
-    if (!fy_pt2pt_recv_ok(c, recvbuf, recvcount, rdt, source, recvtag)) {
-        int rc = fy_mpi_pt2pt_check(__func__, c, recvbuf, recvcount, rdt,
-                                    recvtype, source, recvtag, true);
-        if (rc > 0)
-            return rc;
-    }
-    return sendrecv_run(__func__, c, sendbuf, sendcount, sdt, dest, sendtag,
-                        recvbuf, recvcount, rdt, source, recvtag, status);
+    return sendrecv_common(__func__, sendbuf, sendcount, sendtype, dest,
+                           sendtag, recvbuf, recvcount, recvtype, source,
+                           recvtag, comm, status);
 }
 FY_ALIAS(MPI_Sendrecv)
 
-/* The outgoing message is packed into a temporary first, so the incoming
- * one may land in 'buf' while ours is still in flight. */
-FY_API int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype,
-                                 int dest, int sendtag, int source, int recvtag,
-                                 MPI_Comm comm, MPI_Status *status)
+FY_API int PMPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount,
+                           MPI_Datatype sendtype, int dest, int sendtag,
+                           void *recvbuf, MPI_Count recvcount,
+                           MPI_Datatype recvtype, int source, int recvtag,
+                           MPI_Comm comm, MPI_Status *status)
 {
-    FY_CHECK_INIT(__func__);
-    FY_GET_COMM(c, comm, __func__);
-    struct fy_dtype *dt = fy_dtype_get(datatype);
-    if (!fy_pt2pt_send_ok(c, buf, count, dt, dest, sendtag)) {
-        int rc = fy_mpi_pt2pt_check(__func__, c, buf, count, dt, datatype, dest,
-                                    sendtag, false);
-        if (rc > 0)
-            return rc;
-    }
-    if (!fy_pt2pt_recv_ok(c, buf, count, dt, source, recvtag)) {
-        int rc = fy_mpi_pt2pt_check(__func__, c, buf, count, dt, datatype,
-                                    source, recvtag, true);
-        if (rc > 0)
-            return rc;
-    }
-    struct fy_dtype *byte = fy_dtype_get(MPI_BYTE);
+    return sendrecv_common(__func__, sendbuf, sendcount, sendtype, dest,
+                           sendtag, recvbuf, recvcount, recvtype, source,
+                           recvtag, comm, status);
+}
+FY_ALIAS(MPI_Sendrecv_c)
+
+/* The outgoing message of a Sendrecv_replace, packed into a temporary so
+ * the incoming one may land in 'buf' while ours is still in flight. Returns
+ * the temporary (NULL for nothing to send, 'small' when it fits there) or
+ * reports MPI_ERR_NO_MEM as 'fn' and sets *rc_out. */
+static void *replace_pack(const char *fn, struct fy_comm *c, const void *buf,
+                          MPI_Count count, struct fy_dtype *dt, int dest,
+                          void *small, size_t small_size, MPI_Count *bytes_out,
+                          int *rc_out)
+{
     MPI_Count bytes = dest == MPI_PROC_NULL ? 0 : count * dt->size;
-    unsigned char small[256];
     void *tmp = small;
-    if (bytes > (MPI_Count)sizeof(small)) {
+    *rc_out = MPI_SUCCESS;
+    if (bytes > (MPI_Count)small_size) {
         tmp = malloc((size_t)bytes);
-        if (!tmp)
-            return fy_mpi_err(c, MPI_ERR_NO_MEM, __func__,
-                              "cannot allocate %lld bytes to hold the "
-                              "outgoing message",
-                              (long long)bytes);
+        if (!tmp) {
+            *rc_out = fy_mpi_err(c, MPI_ERR_NO_MEM, fn,
+                                 "cannot allocate %lld bytes to hold the "
+                                 "outgoing message",
+                                 (long long)bytes);
+            return NULL;
+        }
     }
     if (bytes > 0)
         fy_dtype_pack(buf, count, dt, tmp);
-    int rc = sendrecv_run(__func__, c, tmp, bytes, byte, dest, sendtag, buf,
-                          count, dt, source, recvtag, status);
+    *bytes_out = bytes;
+    return tmp;
+}
+
+static int sendrecv_replace_common(const char *fn, void *buf, MPI_Count count,
+                                   MPI_Datatype datatype, int dest, int sendtag,
+                                   int source, int recvtag, MPI_Comm comm,
+                                   MPI_Status *status)
+{
+    FY_CHECK_INIT(fn);
+    FY_GET_COMM(c, comm, fn);
+    struct fy_dtype *dt = fy_dtype_get(datatype);
+    int rc = sendrecv_check(fn, c, buf, count, dt, datatype, dest, sendtag, buf,
+                            count, dt, datatype, source, recvtag);
+    if (rc)
+        return rc;
+    unsigned char small[256];
+    MPI_Count bytes = 0;
+    void *tmp = replace_pack(fn, c, buf, count, dt, dest, small, sizeof(small),
+                             &bytes, &rc);
+    if (rc)
+        return rc;
+    rc = sendrecv_run(fn, c, tmp, bytes, fy_dtype_get(MPI_BYTE), dest, sendtag,
+                      buf, count, dt, source, recvtag, status);
     if (tmp != small)
         free(tmp);
     return rc;
 }
+
+FY_API int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype,
+                                 int dest, int sendtag, int source, int recvtag,
+                                 MPI_Comm comm, MPI_Status *status)
+{
+    return sendrecv_replace_common(__func__, buf, count, datatype, dest,
+                                   sendtag, source, recvtag, comm, status);
+}
 FY_ALIAS(MPI_Sendrecv_replace)
+
+FY_API int PMPI_Sendrecv_replace_c(void *buf, MPI_Count count,
+                                   MPI_Datatype datatype, int dest, int sendtag,
+                                   int source, int recvtag, MPI_Comm comm,
+                                   MPI_Status *status)
+{
+    return sendrecv_replace_common(__func__, buf, count, datatype, dest,
+                                   sendtag, source, recvtag, comm, status);
+}
+FY_ALIAS(MPI_Sendrecv_replace_c)
+
+/* ---- nonblocking combined send and receive (MPI-4) ---------------------
+ * One request over a core send and a core receive (either absent for
+ * MPI_PROC_NULL); complete when both are. Its status is the receive's, its
+ * error the receive's, else the send's. The _replace forms send from a
+ * packed copy the request owns. */
+
+struct isendrecv {
+    struct fy_mreq_ext ext; /* first: the request layer's view */
+    struct fy_req *sr, *rr; /* NULL for MPI_PROC_NULL */
+    void *tmp;              /* the packed outgoing message, or NULL */
+};
+
+static void isendrecv_progress(struct fy_mreq_ext *x)
+{
+    struct isendrecv *q = (struct isendrecv *)x;
+    if ((q->sr && !q->sr->complete) || (q->rr && !q->rr->complete))
+        return;
+    if (q->rr) {
+        x->err = q->rr->err;
+        x->st_source = q->rr->st_source;
+        x->st_tag = q->rr->st_tag;
+        x->st_bytes = q->rr->st_bytes;
+    } else {
+        x->st_source = MPI_PROC_NULL;
+        x->st_tag = MPI_ANY_TAG;
+        x->st_bytes = 0;
+    }
+    if (x->err == 0 && q->sr && q->sr->err != -ECANCELED)
+        x->err = q->sr->err;
+    x->complete = true;
+}
+
+static int isendrecv_free(struct fy_mreq_ext *x)
+{
+    struct isendrecv *q = (struct isendrecv *)x;
+    if (q->sr)
+        fy_req_free(q->sr);
+    if (q->rr)
+        fy_req_free(q->rr);
+    free(q->tmp);
+    free(q);
+    return MPI_SUCCESS;
+}
+
+static const struct fy_mreq_ext_ops isendrecv_ops = {
+    .progress = isendrecv_progress,
+    .free = isendrecv_free,
+};
+
+/* Start both halves (arguments already checked) and name the request. On
+ * failure nothing is left in flight and 'tmp' is freed. */
+static int isendrecv_start(const char *fn, struct fy_comm *c, const void *sbuf,
+                           MPI_Count scount, struct fy_dtype *sdt, int dest,
+                           int stag, void *rbuf, MPI_Count rcount,
+                           struct fy_dtype *rdt, int source, int rtag,
+                           void *tmp, MPI_Request *request)
+{
+    struct isendrecv *q = calloc(1, sizeof(*q));
+    if (!q) {
+        free(tmp);
+        return report_nomem(fn, c);
+    }
+    q->ext.ops = &isendrecv_ops;
+    q->ext.comm = c;
+    q->tmp = tmp;
+    int err;
+    if (source != MPI_PROC_NULL) {
+        err = fy_p2p_irecv(rbuf, rcount, rdt, source, rtag, c, c->ctx, &q->rr);
+        if (err) {
+            q->rr = NULL;
+            (void)isendrecv_free(&q->ext);
+            return report_core_err(fn, c, err, "receive from", source, rtag);
+        }
+    }
+    if (dest != MPI_PROC_NULL) {
+        err = fy_p2p_isend(sbuf, scount, sdt, dest, stag, c, c->ctx,
+                           FY_SEND_STANDARD, &q->sr);
+        if (err) {
+            q->sr = NULL;
+            if (q->rr) {
+                fy_p2p_cancel_recv(q->rr);
+                (void)fy_req_wait(q->rr);
+            }
+            (void)isendrecv_free(&q->ext);
+            return report_core_err(fn, c, err, "send to", dest, stag);
+        }
+    }
+    if (fy_mreq_ext_register(&q->ext, request)) {
+        /* No handle to give back: finish here so nothing refers to the
+         * user's buffers afterwards. */
+        if (q->sr)
+            (void)fy_req_wait(q->sr);
+        if (q->rr)
+            (void)fy_req_wait(q->rr);
+        (void)isendrecv_free(&q->ext);
+        return report_nomem(fn, c);
+    }
+    return MPI_SUCCESS;
+}
+
+static int isendrecv_common(const char *fn, const void *sendbuf,
+                            MPI_Count sendcount, MPI_Datatype sendtype,
+                            int dest, int sendtag, void *recvbuf,
+                            MPI_Count recvcount, MPI_Datatype recvtype,
+                            int source, int recvtag, MPI_Comm comm,
+                            MPI_Request *request)
+{
+    FY_CHECK_INIT(fn);
+    FY_GET_COMM(c, comm, fn);
+    FY_CHECK_REQ_PTR(request, c, fn);
+    struct fy_dtype *sdt = fy_dtype_get(sendtype);
+    struct fy_dtype *rdt = fy_dtype_get(recvtype);
+    int rc =
+        sendrecv_check(fn, c, sendbuf, sendcount, sdt, sendtype, dest, sendtag,
+                       recvbuf, recvcount, rdt, recvtype, source, recvtag);
+    if (rc)
+        return rc;
+    return isendrecv_start(fn, c, sendbuf, sendcount, sdt, dest, sendtag,
+                           recvbuf, recvcount, rdt, source, recvtag, NULL,
+                           request);
+}
+
+FY_API int PMPI_Isendrecv(const void *sendbuf, int sendcount,
+                          MPI_Datatype sendtype, int dest, int sendtag,
+                          void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                          int source, int recvtag, MPI_Comm comm,
+                          MPI_Request *request)
+{
+    return isendrecv_common(__func__, sendbuf, sendcount, sendtype, dest,
+                            sendtag, recvbuf, recvcount, recvtype, source,
+                            recvtag, comm, request);
+}
+FY_ALIAS(MPI_Isendrecv)
+
+FY_API int PMPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount,
+                            MPI_Datatype sendtype, int dest, int sendtag,
+                            void *recvbuf, MPI_Count recvcount,
+                            MPI_Datatype recvtype, int source, int recvtag,
+                            MPI_Comm comm, MPI_Request *request)
+{
+    return isendrecv_common(__func__, sendbuf, sendcount, sendtype, dest,
+                            sendtag, recvbuf, recvcount, recvtype, source,
+                            recvtag, comm, request);
+}
+FY_ALIAS(MPI_Isendrecv_c)
+
+static int isendrecv_replace_common(const char *fn, void *buf, MPI_Count count,
+                                    MPI_Datatype datatype, int dest,
+                                    int sendtag, int source, int recvtag,
+                                    MPI_Comm comm, MPI_Request *request)
+{
+    FY_CHECK_INIT(fn);
+    FY_GET_COMM(c, comm, fn);
+    FY_CHECK_REQ_PTR(request, c, fn);
+    struct fy_dtype *dt = fy_dtype_get(datatype);
+    int rc = sendrecv_check(fn, c, buf, count, dt, datatype, dest, sendtag, buf,
+                            count, dt, datatype, source, recvtag);
+    if (rc)
+        return rc;
+    /* The copy outlives this call, so it is always on the heap. */
+    MPI_Count bytes = 0;
+    void *tmp = replace_pack(fn, c, buf, count, dt, dest, NULL, 0, &bytes, &rc);
+    if (rc)
+        return rc;
+    return isendrecv_start(fn, c, tmp, bytes, fy_dtype_get(MPI_BYTE), dest,
+                           sendtag, buf, count, dt, source, recvtag, tmp,
+                           request);
+}
+
+FY_API int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype,
+                                  int dest, int sendtag, int source,
+                                  int recvtag, MPI_Comm comm,
+                                  MPI_Request *request)
+{
+    return isendrecv_replace_common(__func__, buf, count, datatype, dest,
+                                    sendtag, source, recvtag, comm, request);
+}
+FY_ALIAS(MPI_Isendrecv_replace)
+
+FY_API int PMPI_Isendrecv_replace_c(void *buf, MPI_Count count,
+                                    MPI_Datatype datatype, int dest,
+                                    int sendtag, int source, int recvtag,
+                                    MPI_Comm comm, MPI_Request *request)
+{
+    return isendrecv_replace_common(__func__, buf, count, datatype, dest,
+                                    sendtag, source, recvtag, comm, request);
+}
+FY_ALIAS(MPI_Isendrecv_replace_c)
 
 /* ---- probes ----------------------------------------------------------- */
 

@@ -155,7 +155,9 @@ int fy_mreq_complete(MPI_Request *h, uintptr_t w, MPI_Status *st,
     case FY_MREQ_EXT: {
         struct fy_mreq_ext *x = o;
         comm = x->comm;
-        x->ops->free(x);
+        int frc = x->ops->free(x);
+        if (cls == MPI_SUCCESS)
+            cls = frc;
         break;
     }
     default:
@@ -224,7 +226,9 @@ static void orphan_free(uintptr_t w)
         struct fy_mreq_ext *x = o;
         if (x->handle != MPI_REQUEST_NULL)
             fy_handle_release(&fy_mreq_table, x->handle);
-        x->ops->free(x);
+        int rc = x->ops->free(x);
+        if (rc != MPI_SUCCESS) /* MPI_Request_free'd: nobody to tell */
+            FY_WARN("a freed request's release returned error %d", rc);
     } else {
         fy_req_free(o);
     }
@@ -407,9 +411,8 @@ void fy_mpi_requests_finalize(void)
 
 /* The user's callbacks behind an ext request. Completion is the user's
  * MPI_Grequest_complete; status and error come from query_fn when the
- * request is waited for, tested or inspected. free_fn's return value has
- * nowhere to go when the request is freed as part of a completion; it is
- * logged. */
+ * request is waited for, tested or inspected. free_fn's error becomes the
+ * completing call's error (MPI 13.2) when query_fn reported none. */
 struct fy_greq {
     struct fy_mreq_ext ext;
     MPI_Grequest_query_function *query_fn;
@@ -423,13 +426,12 @@ static void greq_progress(struct fy_mreq_ext *x)
     (void)x;
 }
 
-static void greq_free(struct fy_mreq_ext *x)
+static int greq_free(struct fy_mreq_ext *x)
 {
     struct fy_greq *g = (struct fy_greq *)x;
     int rc = g->free_fn ? g->free_fn(g->extra_state) : MPI_SUCCESS;
-    if (rc != MPI_SUCCESS)
-        FY_WARN("generalized request free_fn returned error %d", rc);
     free(g);
+    return rc;
 }
 
 static void greq_cancel(struct fy_mreq_ext *x)

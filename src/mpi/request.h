@@ -63,9 +63,11 @@ struct fy_preq {
 struct fy_mreq_ext;
 struct fy_mreq_ext_ops {
     void (*progress)(struct fy_mreq_ext *x); /* advance; may set complete */
-    void (*free)(struct fy_mreq_ext *x);     /* release the object */
-    void (*cancel)(struct fy_mreq_ext *x);   /* optional (NULL: no cancel);
-                                                also called once complete */
+    /* Release the object; returns MPI_SUCCESS or the MPI error code the
+     * release produced (a generalized request's free_fn). */
+    int (*free)(struct fy_mreq_ext *x);
+    void (*cancel)(struct fy_mreq_ext *x); /* optional (NULL: no cancel);
+                                              also called once complete */
     /* Optional: fill the whole status of a complete request (never
      * MPI_STATUS_IGNORE) and return an MPI error class, instead of the
      * st_* fields being used. Generalized requests need it. */

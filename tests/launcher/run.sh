@@ -328,11 +328,12 @@ check "launcher uses ~0 CPU while the job runs" $? "cpu ticks=$ticks"
 MPICC=$(dirname "$MPIEXEC")/mpicc
 B=$(cd "$build" && pwd)
 show=$("$MPICC" -show)
-[[ $show == *"-I$B/include"* && $show == *"-Wl,-rpath,"* && $show == *" -lmpi" ]]
-check "mpicc -show: our include dir, rpath, -lmpi" $? "$show"
+# The library is named by path (libmpi.so), so no foreign -L can shadow it.
+[[ $show == *"-I$B/include"* && $show == *"-Wl,-rpath,"* && $show == *" $B/lib/libmpi.so" ]]
+check "mpicc -show: our include dir, rpath, our libmpi.so" $? "$show"
 
 cshow=$("$MPICC" -show -c x.c) && lshow=$("$MPICC" -showme:link) && cinfo=$("$MPICC" -showme:compile)
-[[ $cshow != *-lmpi* && $cshow == *"-c x.c"* && $lshow == *-lmpi && $cinfo == "-I$B/include" ]]
+[[ $cshow != *libmpi* && $cshow == *"-c x.c"* && $lshow == *libmpi.so && $cinfo == "-I$B/include" ]]
 check "mpicc: no link flags when compiling only; -showme:compile/-showme:link" $? \
     "$cshow | $lshow | $cinfo"
 
@@ -386,11 +387,12 @@ fi
 # ---- mpif90, mpifort, mpif77 (when the Fortran bindings are built) ---------
 MPIF90=$(dirname "$MPIEXEC")/mpif90
 if [ -x "$MPIF90" ]; then
-    # Ferry's -I and -L come before the user's, so another MPI named on the
-    # command line cannot shadow Ferry's mpif.h, modules or libraries.
+    # Ferry's -I and -L come before the user's and the libraries are named by
+    # path, so another MPI named on the command line cannot shadow Ferry's
+    # mpif.h, modules or libraries.
     fshow=$("$MPIF90" -show -I/other/include -L/other/lib x.f90 -o x)
-    [[ $fshow == *"-I$B/include "*"-L$B/lib "*"-I/other/include -L/other/lib x.f90 -o x -lmpifort -lmpi" ]]
-    check "mpif90 -show: Ferry's -I/-L before the user's, -lmpifort -lmpi last" $? "$fshow"
+    [[ $fshow == *"-I$B/include "*"-L$B/lib "*"-I/other/include -L/other/lib x.f90 -o x $B/lib/libmpifort.so $B/lib/libmpi.so" ]]
+    check "mpif90 -show: Ferry's -I/-L before the user's, libmpifort and libmpi by path last" $? "$fshow"
     for w in mpifort mpif77; do
         wshow=$("$(dirname "$MPIEXEC")/$w" -show -c x.f)
         [[ $wshow == *"-I$B/include"* && $wshow == *"-c x.f" && $wshow != *-lmpi* ]]
