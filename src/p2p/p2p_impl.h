@@ -67,7 +67,7 @@ struct fy_p2p_state {
     int me, P;
     /* The mechanism of each rendezvous is picked per message from
      * fy_xfer_active (xfer.h) by the receiver; see proto/rndv.c. */
-    bool wait_block;    /* ranks may sleep on futexes: senders must wake */
+    bool wait_block; /* ranks may sleep on futexes: senders must wake */
     uint64_t eager_max;
     uint64_t shmbuf_size;
     long spin_limit;  /* polls before yielding (when ranks share cores) */
