@@ -366,6 +366,11 @@ static void on_message(const struct fy_pkt *p)
 {
     struct fy_req *r = fy_p2p_posted_take(p->src, p->tag, p->ctx);
     if (r) {
+        if (r->peer >= 0) {
+            fy_proto_stats.early_direct++;
+            fy_proto_stats.early_direct_bytes +=
+                p->type == FY_PKT_RTS ? p->ctl.total : p->len;
+        }
         fy_protos[fy_proto_of_pkt(p->type)].matched(r, p);
         return;
     }
@@ -625,11 +630,8 @@ int fy_p2p_irecv(void *buf, MPI_Count count, struct fy_dtype *dt, int src,
     /* Drain what has arrived first, so the unexpected queue is current and
      * order with respect to earlier arrivals is kept. */
     fy_progress();
-    if (!match_unexpected(r)) {
-        if (src >= 0)
-            fy_proto_stats.early_direct++;
+    if (!match_unexpected(r))
         posted_append(r);
-    }
     return 0;
 }
 
@@ -661,6 +663,11 @@ int fy_p2p_recv(void *buf, MPI_Count count, struct fy_dtype *dt, int src,
                         fy_chan_fbox_copy_out(pe, sl, buf, len);
                         fy_chan_fbox_consume(pe, len);
                         fy_proto_count(FY_STAT_EAGER_MAILBOX, len);
+                        if (spins) {
+                            /* We were waiting when it came. */
+                            fy_proto_stats.early_direct++;
+                            fy_proto_stats.early_direct_bytes += len;
+                        }
                         *source_out = src;
                         *tag_out = t;
                         *bytes_out = (MPI_Count)len;
@@ -682,6 +689,10 @@ int fy_p2p_recv(void *buf, MPI_Count count, struct fy_dtype *dt, int src,
                         if (c->len)
                             memcpy(buf, (uint8_t *)c + FY_CELL_HDR, c->len);
                         fy_proto_count(FY_STAT_EAGER_CELLS, c->len);
+                        if (spins) {
+                            fy_proto_stats.early_direct++;
+                            fy_proto_stats.early_direct_bytes += c->len;
+                        }
                         *source_out = src;
                         *tag_out = c->tag;
                         *bytes_out = (MPI_Count)c->len;

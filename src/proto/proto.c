@@ -54,7 +54,9 @@ void fy_proto_stats_print(int rank)
                     (unsigned long long)s->xfer[k].bytes);
     fprintf(stderr,
             "ferry-stats rank=%d unexpected=%llu early_direct_recvs=%llu "
-            "shared_copy_pieces=%llu\n",
+            "early_direct_bytes=%llu shared_copy_pieces=%llu\n",
             rank, (unsigned long long)s->unexpected,
-            (unsigned long long)s->early_direct, (unsigned long long)s->split);
+            (unsigned long long)s->early_direct,
+            (unsigned long long)s->early_direct_bytes,
+            (unsigned long long)s->split);
 }

@@ -101,11 +101,13 @@ struct fy_proto_counter {
 struct fy_proto_stats {
     struct fy_proto_counter proto[FY_STAT_COUNT]; /* enum fy_proto_stat */
     struct fy_proto_counter xfer[FY_XFER_NKINDS]; /* rendezvous, by kind */
-    uint64_t split;        /* rendezvous pieces shared with the sender */
-    uint64_t unexpected;   /* messages that arrived before their receive */
-    uint64_t early_direct; /* receives naming one source posted before
-                            * their message: could have used the write
-                            * protocol (seed 002's availability) */
+    uint64_t split;      /* rendezvous pieces shared with the sender */
+    uint64_t unexpected; /* messages that arrived before their receive */
+    /* Receives naming one source that were waiting when their message
+     * arrived, and that message's bytes: what the receiver-initiated write
+     * protocol could have carried (seed 002's "Remote Write availability",
+     * by bytes). Counted when the message matches. */
+    uint64_t early_direct, early_direct_bytes;
 };
 
 extern struct fy_proto_stats fy_proto_stats;
