@@ -344,23 +344,30 @@ FY_API int PMPI_Iallreduce_c(const void *sendbuf, void *recvbuf,
 }
 FY_ALIAS(MPI_Iallreduce_c)
 
-FY_API int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count,
-                             MPI_Datatype datatype, MPI_Op op)
+/* MPI_Reduce_local and its large-count form. */
+static int reduce_local(const char *fn, const void *inbuf, void *inoutbuf,
+                        MPI_Count count, MPI_Datatype datatype, MPI_Op op)
 {
-    FY_CHECK_INIT(__func__);
-    CHECK_COUNT(count, NULL, __func__, "count");
-    GET_DT(dt, datatype, NULL, __func__, "datatype");
-    GET_OP(o, op, dt, NULL, __func__);
-    CHECK_BUF(inbuf, count, dt, NULL, __func__, "inbuf");
-    CHECK_BUF(inoutbuf, count, dt, NULL, __func__, "inoutbuf");
+    FY_CHECK_INIT(fn);
+    CHECK_COUNT(count, NULL, fn, "count");
+    GET_DT(dt, datatype, NULL, fn, "datatype");
+    GET_OP(o, op, dt, NULL, fn);
+    CHECK_BUF(inbuf, count, dt, NULL, fn, "inbuf");
+    CHECK_BUF(inoutbuf, count, dt, NULL, fn, "inoutbuf");
     if (count == 0)
         return MPI_SUCCESS;
     int rc = fy_op_apply(o, inbuf, inoutbuf, count, dt);
     if (rc != 0)
-        return fy_mpi_err(NULL, MPI_ERR_OP, __func__,
+        return fy_mpi_err(NULL, MPI_ERR_OP, fn,
                           "op 0x%x cannot be applied to datatype 0x%x",
                           (unsigned)op, (unsigned)datatype);
     return MPI_SUCCESS;
+}
+
+FY_API int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count,
+                             MPI_Datatype datatype, MPI_Op op)
+{
+    return reduce_local(__func__, inbuf, inoutbuf, count, datatype, op);
 }
 FY_ALIAS(MPI_Reduce_local)
 
@@ -368,20 +375,7 @@ FY_API int PMPI_Reduce_local_c(const void *inbuf, void *inoutbuf,
                                MPI_Count count, MPI_Datatype datatype,
                                MPI_Op op)
 {
-    FY_CHECK_INIT(__func__);
-    CHECK_COUNT(count, NULL, __func__, "count");
-    GET_DT(dt, datatype, NULL, __func__, "datatype");
-    GET_OP(o, op, dt, NULL, __func__);
-    CHECK_BUF(inbuf, count, dt, NULL, __func__, "inbuf");
-    CHECK_BUF(inoutbuf, count, dt, NULL, __func__, "inoutbuf");
-    if (count == 0)
-        return MPI_SUCCESS;
-    int rc = fy_op_apply(o, inbuf, inoutbuf, count, dt);
-    if (rc != 0)
-        return fy_mpi_err(NULL, MPI_ERR_OP, __func__,
-                          "op 0x%x cannot be applied to datatype 0x%x",
-                          (unsigned)op, (unsigned)datatype);
-    return MPI_SUCCESS;
+    return reduce_local(__func__, inbuf, inoutbuf, count, datatype, op);
 }
 FY_ALIAS(MPI_Reduce_local_c)
 
