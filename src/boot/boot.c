@@ -143,6 +143,18 @@ static bool singleton_detect(void)
     return true;
 }
 
+/* A private memfd for the singleton's segment or table. */
+static int private_memfd(const char *name, int *fd_out)
+{
+    *fd_out = memfd_create(name, MFD_CLOEXEC);
+    if (*fd_out < 0) {
+        int err = errno;
+        FY_ERROR("memfd_create failed: %m");
+        return -err;
+    }
+    return 0;
+}
+
 static int singleton_init(struct fy_boot *b)
 {
     /* Our own segment, for uniformity of the code paths. */
@@ -150,22 +162,12 @@ static int singleton_init(struct fy_boot *b)
     b->rank = 0;
     b->size = 1;
     b->ncpus = fy_online_cpus();
-    b->shm_fd = memfd_create("ferry-singleton", MFD_CLOEXEC);
-    if (b->shm_fd < 0) {
-        int err = errno;
-        FY_ERROR("memfd_create failed: %m");
-        return -err;
-    }
     snprintf(b->jobid, sizeof(b->jobid), "singleton-%d", getpid());
     fy_log_rank = 0;
-    int kvs_fd = memfd_create("ferry-singleton-kvs", MFD_CLOEXEC);
-    if (kvs_fd < 0) {
-        int err = errno;
-        FY_ERROR("memfd_create failed: %m");
-        return -err;
-    }
-    int rc = fy_boot_kvs_attach(kvs_fd, 0, 1);
-    if (rc)
+    int kvs_fd, rc;
+    if ((rc = private_memfd("ferry-singleton", &b->shm_fd)) ||
+        (rc = private_memfd("ferry-singleton-kvs", &kvs_fd)) ||
+        (rc = fy_boot_kvs_attach(kvs_fd, 0, 1)))
         return rc;
     return fy_boot_one_node(b);
 }
