@@ -4,12 +4,18 @@
  * combined in the datatype's own layout, so user ops see what they
  * expect. */
 #include "coll/coll_int.h"
+#include "coll/shm.h"
 
 #include <errno.h>
 #include <stdlib.h>
 
 int fy_coll_barrier(struct fy_comm *c, struct fy_sched **nb)
 {
+    if (!nb) {
+        int rc = fy_coll_shm_barrier(c);
+        if (rc != FY_COLL_SHM_NO)
+            return rc;
+    }
     FY_SCHED_BEGIN(s, c, nb);
     struct fy_dtype *byte = fy_dtype_get(MPI_BYTE);
     /* Empty messages, but from a real address: transports may memcpy
@@ -58,6 +64,11 @@ void fy_coll_build_bcast(struct fy_sched *s, void *buf, MPI_Count count,
 int fy_coll_bcast(void *buf, MPI_Count count, struct fy_dtype *dt, int root,
                   struct fy_comm *c, struct fy_sched **nb)
 {
+    if (!nb) {
+        int rc = fy_coll_shm_bcast(buf, count, dt, root, c);
+        if (rc != FY_COLL_SHM_NO)
+            return rc;
+    }
     FY_SCHED_BEGIN(s, c, nb);
     if (c->size > 1 && count > 0)
         fy_coll_build_bcast(s, buf, count, dt, root, 0);
@@ -117,6 +128,11 @@ int fy_coll_reduce(const void *sbuf, void *rbuf, MPI_Count count,
                    struct fy_dtype *dt, struct fy_op *op, int root,
                    struct fy_comm *c, struct fy_sched **nb)
 {
+    if (!nb) {
+        int rc = fy_coll_shm_reduce(sbuf, rbuf, count, dt, op, root, c);
+        if (rc != FY_COLL_SHM_NO)
+            return rc;
+    }
     FY_SCHED_BEGIN(s, c, nb);
     const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
     if (count == 0) {
@@ -134,6 +150,11 @@ int fy_coll_allreduce(const void *sbuf, void *rbuf, MPI_Count count,
                       struct fy_dtype *dt, struct fy_op *op, struct fy_comm *c,
                       struct fy_sched **nb)
 {
+    if (!nb) {
+        int rc = fy_coll_shm_allreduce(sbuf, rbuf, count, dt, op, c);
+        if (rc != FY_COLL_SHM_NO)
+            return rc;
+    }
     FY_SCHED_BEGIN(s, c, nb);
     const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
     if (count == 0) {

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "boot/boot.h"
+#include "coll/shm.h"
 #include "mpi/mpi_impl.h"
 #include "mpi/request.h"
 
@@ -55,6 +56,10 @@ static int init_common(const char *fn)
     if (!rc) {
         step = "shared-memory transports";
         rc = fy_p2p_init();
+    }
+    if (!rc) {
+        step = "collectives";
+        rc = fy_coll_shm_init();
     }
     if (!rc) {
         step = "communicators";
@@ -140,6 +145,7 @@ FY_API int PMPI_Finalize(void)
     fy_mpi_requests_finalize();
     /* MPI_COMM_SELF's attribute callbacks run first, and may communicate. */
     fy_comm_finalize();
+    fy_coll_shm_finalize();
     fy_p2p_finalize();
     fy_boot_finalize();
     fy_dtype_finalize();

@@ -143,7 +143,8 @@ static bool more_work_visible(void)
     return fy_rndv_work_visible();
 }
 
-void fy_progress_idle(unsigned *spins)
+/* Spin, then yield, then sleep until a peer rings or more() holds. */
+static void idle_step(unsigned *spins, bool (*more)(void))
 {
     unsigned n = ++*spins;
     if (!fy_p2p.wait_block || n < (unsigned)fy_p2p.spin_limit) {
@@ -154,7 +155,28 @@ void fy_progress_idle(unsigned *spins)
         sched_yield();
         return;
     }
-    fy_chan_sleep(more_work_visible);
+    fy_chan_sleep(more);
+}
+
+void fy_progress_idle(unsigned *spins)
+{
+    idle_step(spins, more_work_visible);
+}
+
+/* The condition of the current fy_progress_idle_until (one at a time: the
+ * MPI layer serialises calls). */
+static bool (*idle_ready)(void);
+
+static bool more_work_or_ready(void)
+{
+    return idle_ready() || more_work_visible();
+}
+
+void fy_progress_idle_until(unsigned *spins, bool (*ready)(void))
+{
+    idle_ready = ready;
+    idle_step(spins, more_work_or_ready);
+    idle_ready = NULL;
 }
 
 /* ---- outgoing packets ------------------------------------------------- */

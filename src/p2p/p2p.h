@@ -137,5 +137,9 @@ void fy_req_free(struct fy_req *r);
  * idle iteration; spins, then yields, then sleeps on this rank's doorbell
  * when ranks outnumber cores. */
 void fy_progress_idle(unsigned *spins);
+/* The same for a wait on a condition no channel shows (the collectives'
+ * shared flags): a sleep ends early when ready() holds, and whoever makes
+ * it hold must fy_wake() the waiter. */
+void fy_progress_idle_until(unsigned *spins, bool (*ready)(void));
 
 #endif /* FY_P2P_H */

@@ -42,6 +42,8 @@ void fy_shm_layout_compute(struct fy_shm_layout *l,
     l->off_pads = off;
     l->pad_len = 2 * sizeof(struct fy_shmbuf_ctl) + 2 * p->shmbuf_size;
     off = align_page(off + P * p->npads * l->pad_len);
+    l->off_coll = off;
+    off = align_page(off + P * FY_SHM_COLL_BYTES);
     l->total = off;
 }
 

@@ -32,7 +32,7 @@
 #include "util/util.h"
 
 #define FY_SHM_MAGIC 0x46657272795f5348ull /* "Ferry_SH" */
-#define FY_SHM_VERSION 4u
+#define FY_SHM_VERSION 5u
 
 /* Every shared atomic is a plain lock-free word: a lock-based fallback
  * would put a process-private lock in shared memory. */
@@ -166,6 +166,10 @@ struct fy_shmbuf_ctl {
 static_assert(sizeof(struct fy_shmbuf_ctl) == FY_CACHELINE, "one line");
 static_assert(offsetof(struct fy_shmbuf_ctl, len) == 8, "len after flag");
 
+/* Bytes of each rank's collective area (src/coll/shm.c lays it out and
+ * static_asserts that its struct fits). */
+#define FY_SHM_COLL_BYTES (2u * (32768u + 128u))
+
 /* Double-buffer pads each receiver owns (FERRY_SHMBUF_PADS bounds it). */
 #define FY_SHMBUF_PADS_MAX 64
 
@@ -180,7 +184,7 @@ struct fy_shm_layout {
     uint64_t shmbuf_size;
     uint32_t npads;
     uint32_t pad0;
-    uint64_t off_ranks, off_fbox, off_fack, off_cells, off_pads;
+    uint64_t off_ranks, off_fbox, off_fack, off_cells, off_pads, off_coll;
     uint64_t cells_len; /* bytes of the cells region */
     uint64_t pad_len;   /* bytes of one pad: 2 control lines + 2 halves */
     uint64_t total;

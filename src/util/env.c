@@ -58,6 +58,15 @@ struct fy_env_var fy_env[FY_ENV_COUNT] = {
     [FY_ENV_STATS] = {"FERRY_STATS", FY_ENV_BOOL, "0",
                       "print per-protocol and per-mechanism message counts "
                       "of each rank at MPI_Finalize (ferry-stats lines)"},
+    [FY_ENV_COLL] = {"FERRY_COLL", FY_ENV_STRING, "auto",
+                     "blocking collectives: auto or shm (through shared "
+                     "memory when all members share the node), or p2p (the "
+                     "point-to-point algorithms)"},
+    [FY_ENV_COLL_CMA_MIN] = {"FERRY_COLL_CMA_MIN", FY_ENV_SIZE, "65536",
+                             "broadcasts from this size are read by every "
+                             "receiver straight from the root's buffer "
+                             "(process_vm_readv), below it through shared "
+                             "memory"},
 };
 
 int fy_parse_size(const char *s, long long *out)

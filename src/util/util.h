@@ -90,6 +90,8 @@ enum fy_env_id {
     FY_ENV_XFER_REQUIRE,
     FY_ENV_SHMBUF_PADS,
     FY_ENV_STATS,
+    FY_ENV_COLL,
+    FY_ENV_COLL_CMA_MIN,
     FY_ENV_COUNT
 };
 

@@ -1,0 +1,466 @@
+/* SPDX-License-Identifier: MIT */
+/* Node-level collectives over shared memory: every member of a
+ * communicator whose ranks all share this node publishes into its own
+ * collective area and reads the others' directly, instead of passing
+ * point-to-point messages along a tree. Small data goes through the
+ * areas (written once, read by all); a large broadcast is read by every
+ * receiver straight from the root's buffer with one kernel copy (seed
+ * 003's design), or pipelined through the root's two cells where that is
+ * not allowed. Reductions split the vector: each rank combines its slice
+ * of every contribution, in rank order, then all gather the slices.
+ *
+ * Invariants of the collective area (one per local rank, two cells each;
+ * see struct fy_coll_cell):
+ * - A cell holds one publication: 'tag' names it (communicator context,
+ *   collective number, step), 'readers' counts the members still to read
+ *   it. Only the owner writes data, addr, tag and sets readers; readers
+ *   only decrement 'readers'.
+ * - The owner reuses a cell only when readers == 0, so a reader that saw
+ *   its tag may read the cell until it decrements: nothing changes under
+ *   it. Tags of live publications are distinct (the collective number and
+ *   step differ), so a reader never mistakes one publication for another.
+ * - Nothing read from a cell steers a copy: lengths, counts and offsets
+ *   are the reader's own (from its MPI arguments); a scribbled cell can
+ *   only yield wrong values, and a scribbled address only a failed
+ *   process_vm_readv of the owner's memory (reported, the job ends).
+ * Blocking collectives only: nonblocking ones keep the point-to-point
+ * schedules (coll/sched.c), which every member runs in the same order. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "boot/boot.h"
+#include "chan/chan.h"
+#include "coll/coll_int.h"
+#include "coll/shm.h"
+#include "shm/shm.h"
+#include "xfer/xfer.h"
+
+static_assert(sizeof(struct fy_coll_cell) * FY_COLL_CELLS <= FY_SHM_COLL_BYTES,
+              "the collective cells fit the area the segment reserves");
+
+struct fy_coll_shm fy_coll_shm;
+
+/* Members of the communicator of the running collective, as local ranks
+ * (index in the segment) and world ranks (for wake-ups). */
+static int *s_loc, *s_world;
+static int s_cap;
+
+int fy_coll_shm_init(void)
+{
+    const char *mode = fy_env_str(FY_ENV_COLL);
+    if (strcmp(mode, "p2p") == 0) {
+        fy_coll_shm.on = false;
+        return 0;
+    }
+    if (strcmp(mode, "auto") != 0 && strcmp(mode, "shm") != 0) {
+        FY_ERROR("FERRY_COLL=%s: expected auto, shm or p2p", mode);
+        return -EINVAL;
+    }
+    fy_coll_shm.on = fy_shm.base != NULL && fy_boot.local_size > 1;
+    fy_coll_shm.cma = (fy_xfer_avail & (1u << FY_XFER_CMA)) != 0;
+    fy_coll_shm.cma_min = (uint64_t)fy_env_int(FY_ENV_COLL_CMA_MIN);
+    fy_coll_shm.next = 0;
+    return 0;
+}
+
+void fy_coll_shm_finalize(void)
+{
+    free(s_loc);
+    free(s_world);
+    s_loc = s_world = NULL;
+    s_cap = 0;
+    fy_coll_shm.on = false;
+}
+
+static struct fy_coll_cell *cell_of(int local, unsigned i)
+{
+    return (struct fy_coll_cell *)(fy_shm.base + fy_shm.lay.off_coll +
+                                   (uint64_t)local * FY_SHM_COLL_BYTES +
+                                   i * sizeof(struct fy_coll_cell));
+}
+
+/* Whether this blocking collective on c may run here: all members on this
+ * node. Fills the member tables. */
+static bool members(struct fy_comm *c)
+{
+    if (!fy_coll_shm.on || c->size < 2)
+        return false;
+    if (c->size > s_cap) {
+        int cap = c->size;
+        int *l = realloc(s_loc, (size_t)cap * sizeof(int));
+        if (l)
+            s_loc = l;
+        int *w = realloc(s_world, (size_t)cap * sizeof(int));
+        if (w)
+            s_world = w;
+        if (!l || !w)
+            return false; /* the point-to-point algorithms still work */
+        s_cap = cap;
+    }
+    for (int r = 0; r < c->size; r++) {
+        int w = fy_comm_world_rank(c, r);
+        int l = fy_boot_local(w);
+        if (l < 0)
+            return false;
+        s_world[r] = w;
+        s_loc[r] = l;
+    }
+    return true;
+}
+
+static uint64_t tag_of(struct fy_comm *c, uint32_t seq, uint32_t step)
+{
+    /* ctx + 1: never 0, which an unused cell holds. */
+    return (uint64_t)(c->ctx + 1) << 48 | (uint64_t)seq << 16 |
+           (step & 0xffffu);
+}
+
+/* ---- waiting ------------------------------------------------------------ */
+
+/* What the current wait is for (read by the sleep check). */
+static struct {
+    struct fy_coll_cell *cell; /* wait for readers == 0 of this cell */
+    int owner;                 /* or for a publication of this local rank */
+    uint64_t tag;
+} s_wait;
+
+static struct fy_coll_cell *find_pub(int owner, uint64_t tag)
+{
+    for (unsigned i = 0; i < FY_COLL_CELLS; i++) {
+        struct fy_coll_cell *x = cell_of(owner, i);
+        /* A1: acquire pairs with R1 in publish(): the owner's data, addr
+         * and readers are visible once we see its tag. */
+        if (atomic_load_explicit(&x->tag, memory_order_acquire) == tag)
+            return x;
+    }
+    return NULL;
+}
+
+static bool cell_free(void)
+{
+    /* A2: acquire pairs with R2 in done(): the readers' last reads of the
+     * cell happened before we overwrite it. */
+    return atomic_load_explicit(&s_wait.cell->readers, memory_order_acquire) ==
+           0;
+}
+
+static bool pub_visible(void)
+{
+    return find_pub(s_wait.owner, s_wait.tag) != NULL;
+}
+
+/* Drive the engine while waiting (a member may be blocked in a
+ * point-to-point transfer that needs us), handing the core over when
+ * ranks outnumber cores. */
+static void wait_for(bool (*ready)(void))
+{
+    unsigned spins = 0;
+    while (!ready()) {
+        if (fy_progress() == 0)
+            fy_progress_idle_until(&spins, ready);
+        else
+            spins = 0;
+    }
+}
+
+/* Our next cell, once every reader of what it held is done. */
+static struct fy_coll_cell *claim(void)
+{
+    struct fy_coll_cell *x =
+        cell_of(fy_boot.local_rank, fy_coll_shm.next++ % FY_COLL_CELLS);
+    s_wait.cell = x;
+    if (!cell_free())
+        wait_for(cell_free);
+    return x;
+}
+
+/* Publish a claimed cell to 'nreaders' members; wake the members that may
+ * be waiting for it: member 'only', or (only < 0) all but us. */
+static void publish(struct fy_comm *c, struct fy_coll_cell *x, uint64_t tag,
+                    uint32_t nreaders, const void *addr, int only)
+{
+    x->addr = (uint64_t)(uintptr_t)addr;
+    atomic_store_explicit(&x->readers, nreaders, memory_order_relaxed);
+    /* R1: release pairs with A1 in find_pub(). */
+    atomic_store_explicit(&x->tag, tag, memory_order_release);
+    if (only >= 0) {
+        if (only != c->rank)
+            fy_wake(s_world[only]);
+        return;
+    }
+    for (int r = 0; r < c->size; r++)
+        if (r != c->rank)
+            fy_wake(s_world[r]);
+}
+
+/* The publication 'tag' of member r, once it is there. */
+static struct fy_coll_cell *await(int r, uint64_t tag)
+{
+    struct fy_coll_cell *x = find_pub(s_loc[r], tag);
+    if (x)
+        return x;
+    s_wait.owner = s_loc[r];
+    s_wait.tag = tag;
+    wait_for(pub_visible);
+    return find_pub(s_loc[r], tag);
+}
+
+/* We are done reading member r's cell x. */
+static void done(int r, struct fy_coll_cell *x)
+{
+    /* R2: release pairs with A2 in cell_free(). */
+    atomic_fetch_sub_explicit(&x->readers, 1, memory_order_release);
+    fy_wake(s_world[r]);
+}
+
+/* ---- barrier ------------------------------------------------------------- */
+
+int fy_coll_shm_barrier(struct fy_comm *c)
+{
+    if (!members(c))
+        return FY_COLL_SHM_NO;
+    uint32_t seq = fy_coll_begin(c);
+    uint64_t arrive = tag_of(c, seq, 0), leave = tag_of(c, seq, 1);
+    /* Arrivals gather at member 0, which then releases everyone: 2(P-1)
+     * wake-ups of sleeping ranks at most, where all-to-all flags would
+     * need P(P-1). */
+    if (c->rank != 0) {
+        publish(c, claim(), arrive, 1, NULL, 0);
+        done(0, await(0, leave));
+        return 0;
+    }
+    for (int r = 1; r < c->size; r++)
+        done(r, await(r, arrive));
+    publish(c, claim(), leave, (uint32_t)c->size - 1, NULL, -1);
+    return 0;
+}
+
+/* ---- broadcast ------------------------------------------------------------
+ */
+
+/* Read 'len' bytes at the root's address into buf with the kernel's single
+ * copy, in pieces so the engine keeps moving between them. */
+static int cma_read(int root_local, void *buf, uint64_t remote, uint64_t len)
+{
+    const uint64_t piece = 1u << 20;
+    for (uint64_t at = 0; at < len; at += piece) {
+        uint64_t n = FY_MIN(piece, len - at);
+        ssize_t got = fy_xfer_cma_ops.copy_remote(fy_shm.pid[root_local],
+                                                  (char *)buf + at, remote + at,
+                                                  (size_t)n, true);
+        if (got != (ssize_t)n)
+            return got < 0 ? (int)got : -EFAULT;
+        if (at + piece < len)
+            fy_progress();
+    }
+    return 0;
+}
+
+int fy_coll_shm_bcast(void *buf, MPI_Count count, struct fy_dtype *dt, int root,
+                      struct fy_comm *c)
+{
+    uint64_t bytes = (uint64_t)count * (uint64_t)dt->size;
+    if (bytes == 0 || !members(c))
+        return FY_COLL_SHM_NO;
+    /* Between two ranks a large broadcast is one message, and the
+     * point-to-point rendezvous copies it with both ranks at once. */
+    if (c->size == 2 && bytes > FY_COLL_DATA)
+        return FY_COLL_SHM_NO;
+    uint32_t seq = fy_coll_begin(c);
+    uint32_t n = (uint32_t)c->size - 1;
+    if (fy_coll_shm.cma && dt->contig && bytes >= fy_coll_shm.cma_min) {
+        /* Every receiver reads the root's buffer; the root waits until
+         * all have, since the buffer is theirs to read until then. */
+        uint64_t tag = tag_of(c, seq, 0);
+        if (c->rank == root) {
+            struct fy_coll_cell *x = claim();
+            publish(c, x, tag, n, buf, -1);
+            s_wait.cell = x;
+            wait_for(cell_free);
+            return 0;
+        }
+        struct fy_coll_cell *x = await(root, tag);
+        uint64_t addr = x->addr; /* read once; only the owner's memory */
+        int rc = cma_read(s_loc[root], buf, addr, bytes);
+        done(root, x);
+        if (rc)
+            fy_fatal(1,
+                     "broadcast: reading %llu bytes of rank %d's buffer "
+                     "failed: %s",
+                     (unsigned long long)bytes, s_world[root], strerror(-rc));
+        return 0;
+    }
+    /* Pipelined through the root's cells, one chunk per publication. */
+    uint32_t step = 0;
+    for (uint64_t at = 0; at < bytes; at += FY_COLL_DATA, step++) {
+        uint64_t len = FY_MIN((uint64_t)FY_COLL_DATA, bytes - at);
+        uint64_t tag = tag_of(c, seq, step);
+        if (c->rank == root) {
+            struct fy_coll_cell *x = claim();
+            if (dt->contig)
+                memcpy(x->data, (char *)buf + at, len);
+            else
+                fy_dtype_pack_range(buf, count, dt, (MPI_Count)at,
+                                    (MPI_Count)len, x->data);
+            publish(c, x, tag, n, NULL, -1);
+        } else {
+            struct fy_coll_cell *x = await(root, tag);
+            if (dt->contig)
+                memcpy((char *)buf + at, x->data, len);
+            else
+                fy_dtype_unpack_range(x->data, (MPI_Count)at, (MPI_Count)len,
+                                      buf, count, dt);
+            done(root, x);
+        }
+    }
+    return 0;
+}
+
+/* ---- reductions -----------------------------------------------------------
+ */
+
+/* Elements of dt per cell. */
+static MPI_Count cell_elems(const struct fy_dtype *dt)
+{
+    return (MPI_Count)(FY_COLL_DATA / (uint64_t)dt->size);
+}
+
+static bool reducible(MPI_Count count, const struct fy_dtype *dt)
+{
+    return count > 0 && dt->contig && dt->size > 0 &&
+           (uint64_t)dt->size <= FY_COLL_DATA;
+}
+
+/* Up to this many bytes, every member combines the whole vector itself
+ * (one round); above, each combines its slice (two rounds, 1/P of the
+ * work each). */
+#define FY_COLL_REDUCE_WHOLE 2048u
+
+/* acc = c_0 op c_1 op ... op c_{P-1} over elements [e0, e0 + m) of the
+ * contributions in the members' cells 'x' (rank order: the MPI order, and
+ * the same bits on every member). */
+static int combine(struct fy_coll_cell *const *x, int P, MPI_Count e0,
+                   MPI_Count m, struct fy_dtype *dt, struct fy_op *op,
+                   void *acc)
+{
+    size_t off = (size_t)e0 * (size_t)dt->size;
+    memcpy(acc, x[P - 1]->data + off, (size_t)m * (size_t)dt->size);
+    for (int r = P - 2; r >= 0; r--) {
+        int rc = fy_op_apply(op, x[r]->data + off, acc, m, dt);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static struct fy_coll_cell **s_x;
+static int s_xcap;
+
+static struct fy_coll_cell **cells_array(int P)
+{
+    if (P > s_xcap) {
+        struct fy_coll_cell **x = realloc(s_x, (size_t)P * sizeof(*x));
+        if (!x)
+            return NULL;
+        s_x = x;
+        s_xcap = P;
+    }
+    return s_x;
+}
+
+static void *s_acc;
+
+/* Reduce (root >= 0: only the root gets the result in rbuf) or allreduce
+ * (root < 0). */
+static int shm_reduce(const void *sbuf, void *rbuf, MPI_Count count,
+                      struct fy_dtype *dt, struct fy_op *op, int root,
+                      struct fy_comm *c)
+{
+    if (!reducible(count, dt) || !members(c))
+        return FY_COLL_SHM_NO;
+    int P = c->size, me = c->rank;
+    struct fy_coll_cell **x = cells_array(P);
+    if (!x || (!s_acc && !(s_acc = malloc(FY_COLL_DATA))))
+        return FY_COLL_SHM_NO;
+    const char *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+    bool all = root < 0;
+    bool get = all || me == root; /* we end with the result */
+    uint32_t seq = fy_coll_begin(c);
+    size_t esz = (size_t)dt->size;
+    MPI_Count per = cell_elems(dt);
+    int err = 0;
+    uint32_t step = 0;
+    for (MPI_Count e = 0; e < count; e += per, step += 2) {
+        MPI_Count m = FY_MIN(per, count - e);
+        size_t len = (size_t)m * esz;
+        uint64_t tag = tag_of(c, seq, step);
+        /* Round 1: contributions. */
+        struct fy_coll_cell *mine = claim();
+        memcpy(mine->data, in + (size_t)e * esz, len);
+        bool whole = len <= FY_COLL_REDUCE_WHOLE;
+        /* Who reads our contribution: with the whole vector combined by
+         * those who get the result, they; with slices, everyone. */
+        uint32_t nread = whole ? (all ? (uint32_t)P - 1 : (me == root ? 0 : 1))
+                               : (uint32_t)P - 1;
+        publish(c, mine, tag, nread, NULL, whole && !all ? root : -1);
+        if (whole) {
+            if (get) {
+                for (int r = 0; r < P; r++)
+                    x[r] = r == me ? mine : await(r, tag);
+                err = fy_coll_keep(err, combine(x, P, 0, m, dt, op, s_acc));
+                for (int r = 0; r < P; r++)
+                    if (r != me)
+                        done(r, x[r]);
+                memcpy((char *)rbuf + (size_t)e * esz, s_acc, len);
+            }
+            continue;
+        }
+        /* Round 2: our slice of every contribution, combined into our
+         * other cell (or straight into rbuf at a reduce's root). */
+        MPI_Count s0 = m * me / P, s1 = m * (me + 1) / P;
+        for (int r = 0; r < P; r++)
+            x[r] = r == me ? mine : await(r, tag);
+        uint64_t stag = tag_of(c, seq, step + 1);
+        struct fy_coll_cell *slice = claim();
+        if (s1 > s0) {
+            err = fy_coll_keep(err, combine(x, P, s0, s1 - s0, dt, op, s_acc));
+            memcpy(slice->data + (size_t)s0 * esz, s_acc,
+                   (size_t)(s1 - s0) * esz);
+        }
+        for (int r = 0; r < P; r++)
+            if (r != me)
+                done(r, x[r]);
+        /* Round 3: gather the slices. */
+        uint32_t sread = all ? (uint32_t)P - 1 : (me == root ? 0 : 1);
+        publish(c, slice, stag, sread, NULL, all ? -1 : root);
+        if (!get)
+            continue;
+        char *out = (char *)rbuf + (size_t)e * esz;
+        for (int r = 0; r < P; r++) {
+            MPI_Count r0 = m * r / P, r1 = m * (r + 1) / P;
+            struct fy_coll_cell *y = r == me ? slice : await(r, stag);
+            memcpy(out + (size_t)r0 * esz, y->data + (size_t)r0 * esz,
+                   (size_t)(r1 - r0) * esz);
+            if (r != me)
+                done(r, y);
+        }
+    }
+    return err;
+}
+
+int fy_coll_shm_reduce(const void *sbuf, void *rbuf, MPI_Count count,
+                       struct fy_dtype *dt, struct fy_op *op, int root,
+                       struct fy_comm *c)
+{
+    return shm_reduce(sbuf, rbuf, count, dt, op, root, c);
+}
+
+int fy_coll_shm_allreduce(const void *sbuf, void *rbuf, MPI_Count count,
+                          struct fy_dtype *dt, struct fy_op *op,
+                          struct fy_comm *c)
+{
+    return shm_reduce(sbuf, rbuf, count, dt, op, -1, c);
+}

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/* Node-level collectives over shared memory (coll/shm.c) and the layout of
+ * each rank's collective area in the segment. */
+#ifndef FY_COLL_SHM_H
+#define FY_COLL_SHM_H
+
+#include <assert.h>
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "coll/coll.h"
+#include "util/util.h"
+
+/* One publication of a rank to the members of a collective. */
+#define FY_COLL_DATA 32768u
+#define FY_COLL_CELLS 2u
+struct fy_coll_cell {
+    /* Written by the owner only; published by 'tag' (release). */
+    alignas(FY_CACHELINE) _Atomic uint64_t tag; /* ctx+1 | seq | step; 0 none */
+    uint64_t addr; /* owner's buffer, for single-copy readers */
+    /* Set by the owner before it publishes; each reader decrements once. */
+    alignas(FY_CACHELINE) _Atomic uint32_t readers;
+    alignas(FY_CACHELINE) unsigned char data[FY_COLL_DATA]; /* owner only */
+};
+static_assert(offsetof(struct fy_coll_cell, tag) == 0 &&
+                  offsetof(struct fy_coll_cell, readers) == FY_CACHELINE &&
+                  offsetof(struct fy_coll_cell, data) == 2 * FY_CACHELINE,
+              "owner's line, readers' line, data");
+static_assert(sizeof(struct fy_coll_cell) == 2 * FY_CACHELINE + FY_COLL_DATA,
+              "cells are whole lines");
+
+struct fy_coll_shm {
+    bool on;          /* FERRY_COLL allows it and the node has a segment */
+    bool cma;         /* process_vm_readv works job-wide */
+    uint64_t cma_min; /* broadcasts from this size read the root's buffer */
+    uint32_t next;    /* our next cell (round robin) */
+};
+extern struct fy_coll_shm fy_coll_shm;
+
+/* Once the segment and the mechanisms are up (MPI_Init). Returns 0 or
+ * -EINVAL for a malformed FERRY_COLL (logged). */
+int fy_coll_shm_init(void);
+void fy_coll_shm_finalize(void);
+
+/* Returned by the algorithms below when they do not apply (a member on
+ * another node, a datatype they do not handle, FERRY_COLL=p2p): the
+ * caller runs the point-to-point algorithm. Otherwise 0 or a negative
+ * errno, as the fy_coll_* functions. Blocking collectives only. */
+#define FY_COLL_SHM_NO 1
+int fy_coll_shm_barrier(struct fy_comm *c);
+int fy_coll_shm_bcast(void *buf, MPI_Count count, struct fy_dtype *dt, int root,
+                      struct fy_comm *c);
+int fy_coll_shm_reduce(const void *sbuf, void *rbuf, MPI_Count count,
+                       struct fy_dtype *dt, struct fy_op *op, int root,
+                       struct fy_comm *c);
+int fy_coll_shm_allreduce(const void *sbuf, void *rbuf, MPI_Count count,
+                          struct fy_dtype *dt, struct fy_op *op,
+                          struct fy_comm *c);
+
+#endif /* FY_COLL_SHM_H */
