@@ -1,0 +1,228 @@
+# SPDX-License-Identifier: MIT
+"""The coll scenario of bench/compare: the OSU micro-benchmarks'
+collective latency tests under Ferry, MPICH and Open MPI.
+
+The user gives the path of an OSU micro-benchmarks source tree (nothing is
+fetched). Its collective sources are compiled unmodified with each
+implementation's mpicc into the work directory. Each benchmark runs at
+8 B, 64 KiB and 1 MiB (barrier: no size) with 2 ranks (one per core,
+bound) and 4 ranks (two per core, unbound), once per implementation per
+round, interleaved, every run under flock(1). Reported: OSU's average
+latency in microseconds, the median of the rounds, and Ferry / best peer.
+"""
+
+import glob
+import os
+import re
+import statistics
+import subprocess
+import time
+
+BENCHES = ("barrier", "bcast", "reduce", "allreduce", "allgather",
+           "alltoall", "ibarrier", "ibcast", "ireduce", "iallreduce",
+           "iallgather", "ialltoall")
+SIZES = (8, 65536, 1048576)
+RANKS = (2, 4)
+CFLAGS = ["-O2"]
+# Fewer iterations than OSU's defaults (1000 small, 100 large): MPICH
+# busy-polls when ranks outnumber cores and needs milliseconds per call.
+ITERS = ["-i", "200", "-x", "20"]
+LINE_RE = re.compile(r"^\s*(\d+)\s+([0-9.]+)")
+
+
+def find_sources(path):
+    """(directory of osu_bcast.c, [support sources], [include dirs]) of an
+    OSU tree at 'path', or None. Knows 5.x (mpi/collective/osu_coll.c)
+    and 7.x (c/mpi/collective/blocking + c/util/osu_util*.c)."""
+    hits = sorted(glob.glob(os.path.join(path, "**", "osu_bcast.c"),
+                            recursive=True))
+    for bcast in hits:
+        d = os.path.dirname(bcast)
+        if os.path.isfile(os.path.join(d, "osu_coll.c")):  # 5.x
+            return d, [os.path.join(d, "osu_coll.c")], [d]
+        util = os.path.normpath(os.path.join(d, "..", "..", "..", "util"))
+        if os.path.isfile(os.path.join(util, "osu_util_mpi.c")):  # 7.x
+            srcs = [os.path.join(util, f) for f in
+                    ("osu_util.c", "osu_util_mpi.c", "osu_util_graph.c",
+                     "osu_util_papi.c") if os.path.isfile(
+                         os.path.join(util, f))]
+            return d, srcs, [util]
+    return None
+
+
+def bench_source(srcdir, name):
+    for d in (srcdir, os.path.join(srcdir, "..", "non_blocking")):
+        f = os.path.join(d, "osu_%s.c" % name)
+        if os.path.isfile(f):
+            return f
+    return None
+
+
+def build(impl, found, workdir, log):
+    """{bench: executable} for impl, and {bench: why not}."""
+    srcdir, support, incs = found
+    out = os.path.join(workdir, "osu-" + impl.key)
+    os.makedirs(out, exist_ok=True)
+    exes, errors = {}, {}
+    for b in BENCHES:
+        src = bench_source(srcdir, b)
+        if not src:
+            errors[b] = "no osu_%s.c in the tree" % b
+            continue
+        exe = os.path.join(out, "osu_" + b)
+        cmd = ([impl.mpicc] + CFLAGS + ["-I" + i for i in incs] + [src] +
+               support + ["-o", exe, "-lm"])
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        log.append("%s osu_%s: %s" % (impl.label, b, "ok" if p.returncode == 0
+                                      else "FAILED"))
+        if p.returncode != 0:
+            errors[b] = "build failed: " + " | ".join(
+                p.stderr.strip().splitlines()[-2:])[:300]
+            continue
+        exes[b] = exe
+    return exes, errors
+
+
+def run_once(impl, exe, bench, nranks, size, timeout, locked, stop_job):
+    """Latency in us or (None, error)."""
+    bind = impl.bind_opts if nranks <= (os.cpu_count() or 1) else \
+        impl.nobind_opts
+    args = ITERS[:]
+    if "barrier" not in bench:
+        args += ["-m", "%d:%d" % (size, size)]
+    argv = locked([impl.mpiexec, "-n", str(nranks)] + impl.launch_opts +
+                  bind + [exe] + args)
+    try:
+        p = subprocess.Popen(argv, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True,
+                             env=impl.run_env(), start_new_session=True)
+        out, _ = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        stop_job(p)
+        return None, "timeout after %d s" % timeout
+    except OSError as e:
+        return None, "cannot start: %s" % e
+    if p.returncode != 0:
+        tail = " | ".join(out.strip().splitlines()[-3:])
+        return None, "exit %d: %s" % (p.returncode, tail[:300])
+    for line in out.splitlines():
+        if "barrier" in bench:
+            # 5.x: "# Avg Latency(us)" then the value; 7.x: a data row.
+            m = re.match(r"^\s*([0-9.]+)\s*$", line) or LINE_RE.match(line)
+            if m:
+                return float(m.groups()[-1]), None
+        else:
+            m = LINE_RE.match(line)
+            if m and int(m.group(1)) == size:
+                return float(m.group(2)), None
+    return None, "no result line in the output"
+
+
+def run(args, impls, workdir, cmdline, started, locked, stop_job, machine,
+        md_table):
+    """The whole coll scenario; returns the exit status for compare."""
+    if not args.osu:
+        print("coll: skipped: no OSU micro-benchmarks tree given (--osu "
+              "PATH; compare fetches nothing)")
+        return 0
+    found = find_sources(os.path.abspath(args.osu))
+    if not found:
+        print("coll: skipped: %s has no OSU collective sources (osu_bcast.c "
+              "with osu_coll.c, or with ../../../util/osu_util_mpi.c)"
+              % args.osu)
+        return 0
+    t_start = time.monotonic()
+    log, exes, active = [], {}, []
+    for impl in impls:
+        if impl.missing:
+            print("coll: %s skipped: %s" % (impl.label, impl.missing))
+            continue
+        e, err = build(impl, found, workdir, log)
+        exes[impl.key] = e
+        active.append(impl)
+        for b, why in sorted(err.items()):
+            print("coll: %s osu_%s %s" % (impl.label, b, why))
+    benches = [b for b in args.osu_benches if b in BENCHES]
+    cells = []
+    for b in benches:
+        for n in args.osu_ranks:
+            for s in ((0,) if "barrier" in b else SIZES):
+                cells.append((b, n, s))
+    lat, fails = {}, {}
+    for rnd in range(args.runs):
+        for b, n, s in cells:
+            for impl in active:
+                exe = exes[impl.key].get(b)
+                key = (impl.key, b, n, s)
+                if not exe or len(fails.get(key, [])) >= 2:
+                    continue
+                v, err = run_once(impl, exe, b, n, s, args.timeout, locked,
+                                  stop_job)
+                tag = "run %d/%d osu_%s np%d %s %s" % (
+                    rnd + 1, args.runs, b, n, s, impl.label)
+                if err:
+                    fails.setdefault(key, []).append(err)
+                    print("%s FAILED: %s" % (tag, err), flush=True)
+                    continue
+                lat.setdefault(key, []).append(v)
+                print("%s %.2f us" % (tag, v), flush=True)
+
+    header = ["benchmark", "ranks", "size"] + [
+        "%s (us)" % i.label for i in active] + ["Ferry/best peer"]
+    rows = []
+    for b, n, s in cells:
+        row = ["osu_" + b, str(n), "-" if s == 0 else
+               ("%d KiB" % (s // 1024) if s >= 1024 else "%d B" % s)]
+        med = {}
+        for impl in active:
+            vs = lat.get((impl.key, b, n, s))
+            if vs:
+                med[impl.key] = statistics.median(vs)
+                cell = "%.2f" % med[impl.key]
+                if max(vs) > 1.5 * min(vs):
+                    cell += "*"
+                row.append(cell)
+            else:
+                row.append("FAILED" if (impl.key, b, n, s) in fails
+                           else "n/a")
+        peers = [med[k] for k in ("mpich", "ompi") if k in med]
+        row.append("%.2f" % (med["ferry"] / min(peers))
+                   if "ferry" in med and peers and min(peers) > 0 else "n/a")
+        rows.append(row)
+
+    elapsed = time.monotonic() - t_start
+    table = md_table(header, rows)
+    print()
+    print(table)
+    print()
+    print("Medians of %d runs (OSU's average latency); ratio = Ferry / "
+          "fastest peer; *: runs spread more than 1.5x." % args.runs)
+    print("Machine: %s" % machine)
+    for key, errs in sorted(fails.items()):
+        print("  failures %s osu_%s np%d %s: %s" % (key + (errs[0],)))
+    if args.out:
+        out = ["# OSU collectives: Ferry vs MPICH vs Open MPI (%s)" % started,
+               "", table, "",
+               "Medians of %d runs, interleaved; OSU's average latency in "
+               "microseconds (options `%s`); ratio = Ferry / fastest peer; "
+               "`*`: runs spread more than 1.5x. 2 ranks bound one per "
+               "core, 4 ranks unbound on the 2 cores. Every run under "
+               "`flock /tmp/ferry-bench.lock`." % (args.runs, " ".join(ITERS)),
+               "", "- Machine: %s" % machine]
+        for impl in active:
+            out.append("- %s: %s" % (impl.label, impl.version))
+        out.append("- Command: `%s` (%.0f s)" % (cmdline, elapsed))
+        out += ["", "## Every run", "", "| run | us |", "|---|---|"]
+        for key in sorted(lat):
+            out.append("| %s osu_%s np%d %d | %s |" % (
+                key + (" ".join("%.2f" % v for v in lat[key]),)))
+        if fails:
+            out += ["", "## Failed runs", ""]
+            for key, errs in sorted(fails.items()):
+                for e in errs:
+                    out.append("- %s osu_%s np%d %d: %s" % (key + (e,)))
+        with open(args.out, "w") as f:
+            f.write("\n".join(out) + "\n")
+        print("Markdown written to %s" % args.out)
+    return 1 if fails else 0
+
