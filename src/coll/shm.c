@@ -224,9 +224,17 @@ int fy_coll_shm_barrier(struct fy_comm *c)
         return FY_COLL_SHM_NO;
     uint32_t seq = fy_coll_begin(c);
     uint64_t arrive = tag_of(c, seq, 0), leave = tag_of(c, seq, 1);
-    /* Arrivals gather at member 0, which then releases everyone: 2(P-1)
-     * wake-ups of sleeping ranks at most, where all-to-all flags would
-     * need P(P-1). */
+    /* With a core each, everyone publishes and reads everyone's flag: one
+     * crossing of the node. When ranks may sleep, arrivals gather at
+     * member 0, which then releases everyone: 2(P-1) wake-ups at most,
+     * where all-to-all flags would need P(P-1). */
+    if (!fy_chan.wake_peers && c->size <= 8) {
+        publish(c, claim(), arrive, (uint32_t)c->size - 1, NULL, -1);
+        for (int r = 0; r < c->size; r++)
+            if (r != c->rank)
+                done(r, await(r, arrive));
+        return 0;
+    }
     if (c->rank != 0) {
         publish(c, claim(), arrive, 1, NULL, 0);
         done(0, await(0, leave));
@@ -339,9 +347,9 @@ static bool reducible(MPI_Count count, const struct fy_dtype *dt)
  * work each). */
 #define FY_COLL_REDUCE_WHOLE 2048u
 
-/* acc = c_0 op c_1 op ... op c_{P-1} over elements [e0, e0 + m) of the
+/* out = c_0 op c_1 op ... op c_{P-1} over elements [e0, e0 + m) of the
  * contributions in the members' cells 'x' (rank order: the MPI order, and
- * the same bits on every member). */
+ * the same bits on every member). out must not overlap the cells. */
 static int combine(struct fy_coll_cell *const *x, int P, MPI_Count e0,
                    MPI_Count m, struct fy_dtype *dt, struct fy_op *op,
                    void *acc)
@@ -371,8 +379,6 @@ static struct fy_coll_cell **cells_array(int P)
     return s_x;
 }
 
-static void *s_acc;
-
 /* Reduce (root >= 0: only the root gets the result in rbuf) or allreduce
  * (root < 0). */
 static int shm_reduce(const void *sbuf, void *rbuf, MPI_Count count,
@@ -383,7 +389,7 @@ static int shm_reduce(const void *sbuf, void *rbuf, MPI_Count count,
         return FY_COLL_SHM_NO;
     int P = c->size, me = c->rank;
     struct fy_coll_cell **x = cells_array(P);
-    if (!x || (!s_acc && !(s_acc = malloc(FY_COLL_DATA))))
+    if (!x)
         return FY_COLL_SHM_NO;
     const char *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
     bool all = root < 0;
@@ -400,7 +406,9 @@ static int shm_reduce(const void *sbuf, void *rbuf, MPI_Count count,
         /* Round 1: contributions. */
         struct fy_coll_cell *mine = claim();
         memcpy(mine->data, in + (size_t)e * esz, len);
-        bool whole = len <= FY_COLL_REDUCE_WHOLE;
+        /* A reduce between two ranks is one combine at the root either
+         * way; whole, the other rank only copies its part in. */
+        bool whole = len <= FY_COLL_REDUCE_WHOLE || (!all && P == 2);
         /* Who reads our contribution: with the whole vector combined by
          * those who get the result, they; with slices, everyone. */
         uint32_t nread = whole ? (all ? (uint32_t)P - 1 : (me == root ? 0 : 1))
@@ -410,11 +418,13 @@ static int shm_reduce(const void *sbuf, void *rbuf, MPI_Count count,
             if (get) {
                 for (int r = 0; r < P; r++)
                     x[r] = r == me ? mine : await(r, tag);
-                err = fy_coll_keep(err, combine(x, P, 0, m, dt, op, s_acc));
+                /* Our contribution is in our cell: rbuf may be written
+                 * even in place. */
+                err = fy_coll_keep(err, combine(x, P, 0, m, dt, op,
+                                                (char *)rbuf + (size_t)e * esz));
                 for (int r = 0; r < P; r++)
                     if (r != me)
                         done(r, x[r]);
-                memcpy((char *)rbuf + (size_t)e * esz, s_acc, len);
             }
             continue;
         }
@@ -425,11 +435,9 @@ static int shm_reduce(const void *sbuf, void *rbuf, MPI_Count count,
             x[r] = r == me ? mine : await(r, tag);
         uint64_t stag = tag_of(c, seq, step + 1);
         struct fy_coll_cell *slice = claim();
-        if (s1 > s0) {
-            err = fy_coll_keep(err, combine(x, P, s0, s1 - s0, dt, op, s_acc));
-            memcpy(slice->data + (size_t)s0 * esz, s_acc,
-                   (size_t)(s1 - s0) * esz);
-        }
+        if (s1 > s0)
+            err = fy_coll_keep(err, combine(x, P, s0, s1 - s0, dt, op,
+                                            slice->data + (size_t)s0 * esz));
         for (int r = 0; r < P; r++)
             if (r != me)
                 done(r, x[r]);
