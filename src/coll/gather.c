@@ -4,6 +4,7 @@
  * for allgather, pairwise exchange for all-to-all; one builder per family,
  * the shape being described by a struct fy_coll_layout. */
 #include "coll/coll_int.h"
+#include "coll/shm.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -51,6 +52,12 @@ int fy_coll_gather(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
                    void *rbuf, MPI_Count rcount, struct fy_dtype *rdt, int root,
                    struct fy_comm *c, struct fy_sched **nb)
 {
+    if (!nb) {
+        int rc =
+            fy_coll_shm_gather(sbuf, scount, sdt, rbuf, rcount, rdt, root, c);
+        if (rc != FY_COLL_SHM_NO)
+            return rc;
+    }
     FY_SCHED_BEGIN(s, c, nb);
     struct fy_coll_layout l = {.buf = rbuf, .count = rcount, .dt = rdt};
     fy_coll_build_gather(s, sbuf, scount, sdt, &l, root);
@@ -73,6 +80,12 @@ int fy_coll_scatter(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
                     void *rbuf, MPI_Count rcount, struct fy_dtype *rdt,
                     int root, struct fy_comm *c, struct fy_sched **nb)
 {
+    if (!nb) {
+        int rc =
+            fy_coll_shm_scatter(sbuf, scount, sdt, rbuf, rcount, rdt, root, c);
+        if (rc != FY_COLL_SHM_NO)
+            return rc;
+    }
     FY_SCHED_BEGIN(s, c, nb);
     struct fy_coll_layout l = {.buf = sbuf, .count = scount, .dt = sdt};
     fy_coll_build_scatter(s, &l, rbuf, rcount, rdt, root, 0);
@@ -122,6 +135,11 @@ int fy_coll_allgather(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
                       void *rbuf, MPI_Count rcount, struct fy_dtype *rdt,
                       struct fy_comm *c, struct fy_sched **nb)
 {
+    if (!nb) {
+        int rc = fy_coll_shm_allgather(sbuf, scount, sdt, rbuf, rcount, rdt, c);
+        if (rc != FY_COLL_SHM_NO)
+            return rc;
+    }
     FY_SCHED_BEGIN(s, c, nb);
     struct fy_coll_layout l = {.buf = rbuf, .count = rcount, .dt = rdt};
     fy_coll_build_allgather(s, sbuf, scount, sdt, &l);
@@ -196,6 +214,11 @@ int fy_coll_alltoall(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
                      void *rbuf, MPI_Count rcount, struct fy_dtype *rdt,
                      struct fy_comm *c, struct fy_sched **nb)
 {
+    if (!nb) {
+        int rc = fy_coll_shm_alltoall(sbuf, scount, sdt, rbuf, rcount, rdt, c);
+        if (rc != FY_COLL_SHM_NO)
+            return rc;
+    }
     FY_SCHED_BEGIN(s, c, nb);
     struct fy_coll_layout dst = {.buf = rbuf, .count = rcount, .dt = rdt};
     if (sbuf == MPI_IN_PLACE) {

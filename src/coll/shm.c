@@ -420,8 +420,9 @@ static int shm_reduce(const void *sbuf, void *rbuf, MPI_Count count,
                     x[r] = r == me ? mine : await(r, tag);
                 /* Our contribution is in our cell: rbuf may be written
                  * even in place. */
-                err = fy_coll_keep(err, combine(x, P, 0, m, dt, op,
-                                                (char *)rbuf + (size_t)e * esz));
+                err =
+                    fy_coll_keep(err, combine(x, P, 0, m, dt, op,
+                                              (char *)rbuf + (size_t)e * esz));
                 for (int r = 0; r < P; r++)
                     if (r != me)
                         done(r, x[r]);
@@ -471,4 +472,173 @@ int fy_coll_shm_allreduce(const void *sbuf, void *rbuf, MPI_Count count,
                           struct fy_comm *c)
 {
     return shm_reduce(sbuf, rbuf, count, dt, op, -1, c);
+}
+
+/* ---- gather, scatter, allgather, all-to-all (blocks that fit a cell) ----
+ * Whether these run here depends only on arguments every member agrees on
+ * (the receive block's size, the member count), never on one member's
+ * send arguments, so no member can take the point-to-point path alone. A
+ * member whose send block is larger than the receive block sends what
+ * fits and reports the truncation, as a message would. */
+
+/* Pack 'count' elements of dt at buf to dst (at most cap bytes). Returns
+ * -EMSGSIZE if they do not fit, else 0. */
+static int put_block(void *dst, uint64_t cap, const void *buf, MPI_Count count,
+                     const struct fy_dtype *dt)
+{
+    uint64_t bytes = (uint64_t)count * (uint64_t)dt->size;
+    uint64_t n = FY_MIN(bytes, cap);
+    if (n == 0)
+        return bytes > cap ? -EMSGSIZE : 0;
+    if (dt->contig)
+        memcpy(dst, buf, (size_t)n);
+    else
+        fy_dtype_pack_range(buf, count, dt, 0, (MPI_Count)n, dst);
+    return bytes > cap ? -EMSGSIZE : 0;
+}
+
+static void get_block(void *buf, MPI_Count count, const struct fy_dtype *dt,
+                      const void *src)
+{
+    uint64_t bytes = (uint64_t)count * (uint64_t)dt->size;
+    if (bytes == 0)
+        return;
+    if (dt->contig)
+        memcpy(buf, src, (size_t)bytes);
+    else
+        fy_dtype_unpack(src, (MPI_Count)bytes, buf, count, dt);
+}
+
+static char *block_at(const void *buf, int i, MPI_Count count,
+                      const struct fy_dtype *dt)
+{
+    return (char *)buf + (MPI_Aint)i * count * dt->extent;
+}
+
+int fy_coll_shm_allgather(const void *sbuf, MPI_Count scount,
+                          struct fy_dtype *sdt, void *rbuf, MPI_Count rcount,
+                          struct fy_dtype *rdt, struct fy_comm *c)
+{
+    uint64_t rbytes = (uint64_t)rcount * (uint64_t)rdt->size;
+    if (rbytes == 0 || rbytes > FY_COLL_DATA || !members(c))
+        return FY_COLL_SHM_NO;
+    uint64_t tag = tag_of(c, fy_coll_begin(c), 0);
+    int P = c->size, me = c->rank;
+    struct fy_coll_cell *mine = claim();
+    int err = sbuf == MPI_IN_PLACE
+                  ? put_block(mine->data, rbytes,
+                              block_at(rbuf, me, rcount, rdt), rcount, rdt)
+                  : put_block(mine->data, rbytes, sbuf, scount, sdt);
+    publish(c, mine, tag, (uint32_t)P - 1, NULL, -1);
+    if (sbuf != MPI_IN_PLACE)
+        get_block(block_at(rbuf, me, rcount, rdt), rcount, rdt, mine->data);
+    for (int r = 0; r < P; r++) {
+        if (r == me)
+            continue;
+        struct fy_coll_cell *x = await(r, tag);
+        get_block(block_at(rbuf, r, rcount, rdt), rcount, rdt, x->data);
+        done(r, x);
+    }
+    return err;
+}
+
+int fy_coll_shm_alltoall(const void *sbuf, MPI_Count scount,
+                         struct fy_dtype *sdt, void *rbuf, MPI_Count rcount,
+                         struct fy_dtype *rdt, struct fy_comm *c)
+{
+    uint64_t rbytes = (uint64_t)rcount * (uint64_t)rdt->size;
+    if (rbytes == 0 || rbytes * (uint64_t)c->size > FY_COLL_DATA || !members(c))
+        return FY_COLL_SHM_NO;
+    uint64_t tag = tag_of(c, fy_coll_begin(c), 0);
+    int P = c->size, me = c->rank;
+    struct fy_coll_cell *mine = claim();
+    /* Our blocks for every member, packed back to back: block r at
+     * r * rbytes (in place, they are in rbuf with the receive layout). */
+    int err = 0;
+    for (int r = 0; r < P; r++) {
+        unsigned char *at = mine->data + (uint64_t)r * rbytes;
+        int rc = sbuf == MPI_IN_PLACE
+                     ? put_block(at, rbytes, block_at(rbuf, r, rcount, rdt),
+                                 rcount, rdt)
+                     : put_block(at, rbytes, block_at(sbuf, r, scount, sdt),
+                                 scount, sdt);
+        err = fy_coll_keep(err, rc);
+    }
+    publish(c, mine, tag, (uint32_t)P - 1, NULL, -1);
+    get_block(block_at(rbuf, me, rcount, rdt), rcount, rdt,
+              mine->data + (uint64_t)me * rbytes);
+    for (int r = 0; r < P; r++) {
+        if (r == me)
+            continue;
+        struct fy_coll_cell *x = await(r, tag);
+        get_block(block_at(rbuf, r, rcount, rdt), rcount, rdt,
+                  x->data + (uint64_t)me * rbytes);
+        done(r, x);
+    }
+    return err;
+}
+
+/* Gather and scatter: the block size is the send block's (gather) or the
+ * receive block's (scatter) at the non-roots and the other side's at the
+ * root, which all agree on for a correct program; 'bytes' is the local
+ * view and decides only for the root's own use below. The eligibility
+ * test uses what all members pass: the count and type on their side. */
+int fy_coll_shm_gather(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
+                       void *rbuf, MPI_Count rcount, struct fy_dtype *rdt,
+                       int root, struct fy_comm *c)
+{
+    int P = c->size, me = c->rank;
+    /* Every member's block size: the root's receive block, the others'
+     * send block (equal in a correct program). */
+    uint64_t bytes = me == root ? (uint64_t)rcount * (uint64_t)rdt->size
+                                : (uint64_t)scount * (uint64_t)sdt->size;
+    if (bytes == 0 || bytes > FY_COLL_DATA || !members(c))
+        return FY_COLL_SHM_NO;
+    uint64_t tag = tag_of(c, fy_coll_begin(c), 0);
+    if (me != root) {
+        struct fy_coll_cell *mine = claim();
+        int err = put_block(mine->data, bytes, sbuf, scount, sdt);
+        publish(c, mine, tag, 1, NULL, root);
+        return err;
+    }
+    int err = 0;
+    if (sbuf != MPI_IN_PLACE)
+        err = fy_coll_copy(sbuf, scount, sdt, block_at(rbuf, me, rcount, rdt),
+                           rcount, rdt);
+    for (int r = 0; r < P; r++) {
+        if (r == me)
+            continue;
+        struct fy_coll_cell *x = await(r, tag);
+        get_block(block_at(rbuf, r, rcount, rdt), rcount, rdt, x->data);
+        done(r, x);
+    }
+    return err;
+}
+
+int fy_coll_shm_scatter(const void *sbuf, MPI_Count scount,
+                        struct fy_dtype *sdt, void *rbuf, MPI_Count rcount,
+                        struct fy_dtype *rdt, int root, struct fy_comm *c)
+{
+    int P = c->size, me = c->rank;
+    uint64_t bytes = me == root ? (uint64_t)scount * (uint64_t)sdt->size
+                                : (uint64_t)rcount * (uint64_t)rdt->size;
+    if (bytes == 0 || bytes * (uint64_t)P > FY_COLL_DATA || !members(c))
+        return FY_COLL_SHM_NO;
+    uint64_t tag = tag_of(c, fy_coll_begin(c), 0);
+    if (me == root) {
+        struct fy_coll_cell *mine = claim();
+        for (int r = 0; r < P; r++)
+            if (r != me)
+                put_block(mine->data + (uint64_t)r * bytes, bytes,
+                          block_at(sbuf, r, scount, sdt), scount, sdt);
+        publish(c, mine, tag, (uint32_t)P - 1, NULL, -1);
+        if (rbuf == MPI_IN_PLACE)
+            return 0;
+        return fy_coll_copy(block_at(sbuf, me, scount, sdt), scount, sdt, rbuf,
+                            rcount, rdt);
+    }
+    struct fy_coll_cell *x = await(root, tag);
+    get_block(rbuf, rcount, rdt, x->data + (uint64_t)me * bytes);
+    done(root, x);
+    return 0;
 }

@@ -59,5 +59,19 @@ int fy_coll_shm_reduce(const void *sbuf, void *rbuf, MPI_Count count,
 int fy_coll_shm_allreduce(const void *sbuf, void *rbuf, MPI_Count count,
                           struct fy_dtype *dt, struct fy_op *op,
                           struct fy_comm *c);
+/* Blocks of at most one cell (all-to-all, scatter: all blocks together);
+ * larger ones take the point-to-point path. */
+int fy_coll_shm_allgather(const void *sbuf, MPI_Count scount,
+                          struct fy_dtype *sdt, void *rbuf, MPI_Count rcount,
+                          struct fy_dtype *rdt, struct fy_comm *c);
+int fy_coll_shm_alltoall(const void *sbuf, MPI_Count scount,
+                         struct fy_dtype *sdt, void *rbuf, MPI_Count rcount,
+                         struct fy_dtype *rdt, struct fy_comm *c);
+int fy_coll_shm_gather(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
+                       void *rbuf, MPI_Count rcount, struct fy_dtype *rdt,
+                       int root, struct fy_comm *c);
+int fy_coll_shm_scatter(const void *sbuf, MPI_Count scount,
+                        struct fy_dtype *sdt, void *rbuf, MPI_Count rcount,
+                        struct fy_dtype *rdt, int root, struct fy_comm *c);
 
 #endif /* FY_COLL_SHM_H */

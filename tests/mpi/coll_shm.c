@@ -5,11 +5,14 @@
  * datatypes; Reduce (every root) and Allreduce with MPI_SUM on int and
  * double and a non-commutative user op, at counts that cross the
  * whole-vector/slice threshold (2 KiB) and the cell size, MPI_IN_PLACE;
+ * Gather, Scatter (every root), Allgather (also into a strided type) and
+ * Alltoall at block sizes inside and beyond one cell, in place or not;
  * all of it on MPI_COMM_WORLD and on split communicators whose rank order
  * is reversed, interleaved; and a collective while a large point-to-point
  * transfer is in flight (the collective's wait must keep it moving). */
 #include "mpitest.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 
 static int n, me;
@@ -186,6 +189,112 @@ static void test_reduce(MPI_Comm comm, const char *what)
     free(ra);
 }
 
+/* Value of element k of the block that member 'from' sends to 'to'. */
+static int val(int from, int to, int k)
+{
+    return from * 1000000 + to * 10000 + k;
+}
+
+/* Gather (every root, in place at the root), Scatter (every root, in
+ * place), Allgather (in place) and Alltoall (in place) with int blocks of
+ * 'cnt' elements, through the cells or not depending on the size, and
+ * once with a strided receive type. */
+static void test_moves(MPI_Comm comm, int cnt, const char *what)
+{
+    int cn, cme;
+    MPI_Comm_size(comm, &cn);
+    MPI_Comm_rank(comm, &cme);
+    size_t tot = (size_t)cn * (size_t)cnt;
+    int *sb = mt_malloc(sizeof(int) * tot), *rb = mt_malloc(sizeof(int) * tot);
+    for (int root = 0; root < cn; root++) {
+        for (int inplace = 0; inplace < 2; inplace++) {
+            /* Gather: block r of the root's rbuf is what r sends. */
+            for (int k = 0; k < cnt; k++)
+                sb[k] = val(cme, root, k);
+            for (size_t k = 0; k < tot; k++)
+                rb[k] = -7;
+            if (inplace && cme == root)
+                memcpy(rb + (size_t)cme * cnt, sb, sizeof(int) * cnt);
+            MT_MPI(MPI_Gather(inplace && cme == root ? MPI_IN_PLACE : sb, cnt,
+                              MPI_INT, rb, cnt, MPI_INT, root, comm));
+            for (int r = 0; cme == root && r < cn; r++)
+                for (int k = 0; k < cnt; k++)
+                    if (rb[(size_t)r * cnt + k] != val(r, root, k))
+                        MT_FAIL("%s Gather cnt %d root %d in place %d: "
+                                "block %d elem %d = %d",
+                                what, cnt, root, inplace, r, k,
+                                rb[(size_t)r * cnt + k]);
+            /* Scatter: block r of the root's sbuf goes to r. */
+            for (int r = 0; r < cn; r++)
+                for (int k = 0; k < cnt; k++)
+                    sb[(size_t)r * cnt + k] = val(root, r, k);
+            for (int k = 0; k < cnt; k++)
+                rb[k] = -7;
+            bool ip = inplace && cme == root;
+            MT_MPI(MPI_Scatter(sb, cnt, MPI_INT, ip ? MPI_IN_PLACE : rb, cnt,
+                               MPI_INT, root, comm));
+            for (int k = 0; !ip && k < cnt; k++)
+                if (rb[k] != val(root, cme, k))
+                    MT_FAIL("%s Scatter cnt %d root %d: elem %d = %d", what,
+                            cnt, root, k, rb[k]);
+        }
+    }
+    for (int inplace = 0; inplace < 2; inplace++) {
+        for (size_t k = 0; k < tot; k++)
+            rb[k] = -7;
+        for (int k = 0; k < cnt; k++)
+            sb[k] = val(cme, 0, k);
+        if (inplace)
+            memcpy(rb + (size_t)cme * cnt, sb, sizeof(int) * cnt);
+        MT_MPI(MPI_Allgather(inplace ? MPI_IN_PLACE : sb, cnt, MPI_INT, rb, cnt,
+                             MPI_INT, comm));
+        for (int r = 0; r < cn; r++)
+            for (int k = 0; k < cnt; k++)
+                if (rb[(size_t)r * cnt + k] != val(r, 0, k))
+                    MT_FAIL("%s Allgather cnt %d in place %d: block %d elem "
+                            "%d = %d",
+                            what, cnt, inplace, r, k, rb[(size_t)r * cnt + k]);
+        for (int r = 0; r < cn; r++)
+            for (int k = 0; k < cnt; k++)
+                (inplace ? rb : sb)[(size_t)r * cnt + k] = val(cme, r, k);
+        MT_MPI(MPI_Alltoall(inplace ? MPI_IN_PLACE : sb, cnt, MPI_INT, rb, cnt,
+                            MPI_INT, comm));
+        for (int r = 0; r < cn; r++)
+            for (int k = 0; k < cnt; k++)
+                if (rb[(size_t)r * cnt + k] != val(r, cme, k))
+                    MT_FAIL("%s Alltoall cnt %d in place %d: block %d elem "
+                            "%d = %d",
+                            what, cnt, inplace, r, k, rb[(size_t)r * cnt + k]);
+    }
+    /* Allgather into a strided layout: each block is cnt ints at stride 2
+     * (a resized vector), the gaps untouched. */
+    MPI_Datatype v, vr;
+    MT_MPI(MPI_Type_vector(cnt, 1, 2, MPI_INT, &v));
+    MT_MPI(
+        MPI_Type_create_resized(v, 0, (MPI_Aint)(2 * cnt) * sizeof(int), &vr));
+    MT_MPI(MPI_Type_commit(&vr));
+    int *wide = mt_malloc(sizeof(int) * 2 * tot);
+    for (size_t k = 0; k < 2 * tot; k++)
+        wide[k] = -9;
+    for (int k = 0; k < cnt; k++)
+        sb[k] = val(cme, 1, k);
+    MT_MPI(MPI_Allgather(sb, cnt, MPI_INT, wide, 1, vr, comm));
+    for (int r = 0; r < cn; r++)
+        for (int k = 0; k < 2 * cnt; k++) {
+            int got = wide[(size_t)r * 2 * cnt + k];
+            int want = k % 2 ? -9 : val(r, 1, k / 2);
+            if (got != want)
+                MT_FAIL("%s strided Allgather cnt %d: block %d word %d = %d, "
+                        "expected %d",
+                        what, cnt, r, k, got, want);
+        }
+    free(wide);
+    MT_MPI(MPI_Type_free(&vr));
+    MT_MPI(MPI_Type_free(&v));
+    free(sb);
+    free(rb);
+}
+
 /* Collectives on two communicators, interleaved; the split one has the
  * world's ranks in reverse order. */
 static void test_comms(void)
@@ -207,6 +316,7 @@ static void test_comms(void)
     }
     test_bcast(rev, "Bcast reversed comm");
     test_reduce(half, "half comm");
+    test_moves(rev, 100, "reversed comm");
     MT_MPI(MPI_Comm_free(&rev));
     MT_MPI(MPI_Comm_free(&half));
 }
@@ -249,6 +359,11 @@ int main(int argc, char **argv)
         MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
     test_bcast(MPI_COMM_WORLD, "Bcast");
     test_reduce(MPI_COMM_WORLD, "world");
+    /* Blocks of 4 B, 400 B, one cell's share at 8 ranks (1 KiB), a whole
+     * cell (8192 ints) and beyond it. */
+    static const int cnts[] = {1, 100, 256, 1024, 8192, 8193, 20000};
+    for (size_t i = 0; i < sizeof(cnts) / sizeof(cnts[0]); i++)
+        test_moves(MPI_COMM_WORLD, cnts[i], "world");
     test_comms();
     test_inflight();
     return mt_finish("coll_shm");
