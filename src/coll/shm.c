@@ -166,6 +166,9 @@ static void wait_for(bool (*ready)(void))
     }
 }
 
+/* Bytes readable at the next publication's address (publish_at). */
+static uint64_t s_pub_len;
+
 /* Our next cell, once every reader of what it held is done. */
 static struct fy_coll_cell *claim(void)
 {
@@ -183,6 +186,7 @@ static void publish(struct fy_comm *c, struct fy_coll_cell *x, uint64_t tag,
                     uint32_t nreaders, const void *addr, int only)
 {
     x->addr = (uint64_t)(uintptr_t)addr;
+    x->len = s_pub_len;
     atomic_store_explicit(&x->readers, nreaders, memory_order_relaxed);
     /* R1: release pairs with A1 in find_pub(). */
     atomic_store_explicit(&x->tag, tag, memory_order_release);
@@ -194,6 +198,25 @@ static void publish(struct fy_comm *c, struct fy_coll_cell *x, uint64_t tag,
     for (int r = 0; r < c->size; r++)
         if (r != c->rank)
             fy_wake(s_world[r]);
+}
+
+/* Publish 'len' bytes at addr for single-copy readers. */
+static void publish_at(struct fy_comm *c, struct fy_coll_cell *x, uint64_t tag,
+                       uint32_t nreaders, const void *addr, uint64_t len,
+                       int only)
+{
+    s_pub_len = len;
+    publish(c, x, tag, nreaders, addr, only);
+    s_pub_len = 0;
+}
+
+/* Until every reader of our cell x is done (our buffer is theirs to read
+ * until then). */
+static void wait_readers(struct fy_coll_cell *x)
+{
+    s_wait.cell = x;
+    if (!cell_free())
+        wait_for(cell_free);
 }
 
 /* The publication 'tag' of member r, once it is there. */
@@ -285,14 +308,15 @@ int fy_coll_shm_bcast(void *buf, MPI_Count count, struct fy_dtype *dt, int root,
         uint64_t tag = tag_of(c, seq, 0);
         if (c->rank == root) {
             struct fy_coll_cell *x = claim();
-            publish(c, x, tag, n, buf, -1);
-            s_wait.cell = x;
-            wait_for(cell_free);
+            publish_at(c, x, tag, n, buf, bytes, -1);
+            wait_readers(x);
             return 0;
         }
         struct fy_coll_cell *x = await(root, tag);
-        uint64_t addr = x->addr; /* read once; only the owner's memory */
-        int rc = cma_read(s_loc[root], buf, addr, bytes);
+        /* Read once; they only ever point into the owner's memory, and we
+         * read no more than our own count says. */
+        uint64_t addr = x->addr, len = FY_MIN(x->len, bytes);
+        int rc = cma_read(s_loc[root], buf, addr, len);
         done(root, x);
         if (rc)
             fy_fatal(1,
@@ -515,29 +539,109 @@ static char *block_at(const void *buf, int i, MPI_Count count,
     return (char *)buf + (MPI_Aint)i * count * dt->extent;
 }
 
+/* ---- single copy of whole blocks (process_vm_readv) -------------------- */
+
+/* A contiguous image of count elements of dt at buf: buf itself, or a
+ * packed copy in *tmp_out (free it). NULL when out of memory. */
+static const void *image_of(const void *buf, MPI_Count count,
+                            const struct fy_dtype *dt, void **tmp_out)
+{
+    *tmp_out = NULL;
+    if (dt->contig)
+        return buf;
+    size_t bytes = (size_t)(count * dt->size);
+    void *t = malloc(bytes ? bytes : 1);
+    if (!t)
+        return NULL;
+    fy_dtype_pack(buf, count, dt, t);
+    *tmp_out = t;
+    return t;
+}
+
+/* Read count elements of dt into buf from member r's published image, at
+ * byte 'off' of it. Returns 0, -EMSGSIZE when the image is shorter than
+ * our count (what is there is read), -ENOMEM; a failed read ends the job
+ * (the owner's memory went away under a collective it is in). */
+static int read_block(int r, const struct fy_coll_cell *x, uint64_t off,
+                      void *buf, MPI_Count count, const struct fy_dtype *dt)
+{
+    uint64_t bytes = (uint64_t)count * (uint64_t)dt->size;
+    uint64_t addr = x->addr, len = x->len; /* read once */
+    uint64_t n = off < len ? FY_MIN(bytes, len - off) : 0;
+    int rc = 0;
+    if (n > 0) {
+        void *dst = buf, *tmp = NULL;
+        if (!dt->contig && !(dst = tmp = malloc((size_t)n)))
+            return -ENOMEM;
+        rc = cma_read(s_loc[r], dst, addr + off, n);
+        if (rc)
+            fy_fatal(1,
+                     "collective: reading %llu bytes of rank %d's buffer "
+                     "failed: %s",
+                     (unsigned long long)n, s_world[r], strerror(-rc));
+        if (tmp) {
+            fy_dtype_unpack(tmp, (MPI_Count)n, buf, count, dt);
+            free(tmp);
+        }
+    }
+    return n < bytes ? -EMSGSIZE : 0;
+}
+
+/* Where the cells are too small and the kernel's single copy works, every
+ * member publishes its buffer's address and the others read from it. */
+static bool single_copy(void)
+{
+    return fy_coll_shm.cma;
+}
+
 int fy_coll_shm_allgather(const void *sbuf, MPI_Count scount,
                           struct fy_dtype *sdt, void *rbuf, MPI_Count rcount,
                           struct fy_dtype *rdt, struct fy_comm *c)
 {
     uint64_t rbytes = (uint64_t)rcount * (uint64_t)rdt->size;
-    if (rbytes == 0 || rbytes > FY_COLL_DATA || !members(c))
+    bool cells = rbytes <= FY_COLL_DATA;
+    if (rbytes == 0 || (!cells && !single_copy()) || !members(c))
         return FY_COLL_SHM_NO;
     uint64_t tag = tag_of(c, fy_coll_begin(c), 0);
     int P = c->size, me = c->rank;
+    const void *in =
+        sbuf == MPI_IN_PLACE ? block_at(rbuf, me, rcount, rdt) : sbuf;
+    MPI_Count icount = sbuf == MPI_IN_PLACE ? rcount : scount;
+    struct fy_dtype *idt = sbuf == MPI_IN_PLACE ? rdt : sdt;
+    uint64_t ibytes = (uint64_t)icount * (uint64_t)idt->size;
+    int err = ibytes > rbytes ? -EMSGSIZE : 0;
     struct fy_coll_cell *mine = claim();
-    int err = sbuf == MPI_IN_PLACE
-                  ? put_block(mine->data, rbytes,
-                              block_at(rbuf, me, rcount, rdt), rcount, rdt)
-                  : put_block(mine->data, rbytes, sbuf, scount, sdt);
-    publish(c, mine, tag, (uint32_t)P - 1, NULL, -1);
+    void *tmp = NULL;
+    if (cells) {
+        put_block(mine->data, rbytes, in, icount, idt);
+        publish(c, mine, tag, (uint32_t)P - 1, NULL, -1);
+    } else {
+        const void *img = image_of(in, icount, idt, &tmp);
+        if (!img)
+            fy_fatal(1, "allgather: out of memory packing %llu bytes",
+                     (unsigned long long)ibytes);
+        publish_at(c, mine, tag, (uint32_t)P - 1, img, ibytes, -1);
+    }
     if (sbuf != MPI_IN_PLACE)
-        get_block(block_at(rbuf, me, rcount, rdt), rcount, rdt, mine->data);
-    for (int r = 0; r < P; r++) {
-        if (r == me)
-            continue;
+        err = fy_coll_keep(err, fy_coll_copy(sbuf, scount, sdt,
+                                             block_at(rbuf, me, rcount, rdt),
+                                             rcount, rdt));
+    /* Starting at our right neighbour spreads the readers over the
+     * owners. */
+    for (int i = 1; i < P; i++) {
+        int r = (me + i) % P;
         struct fy_coll_cell *x = await(r, tag);
-        get_block(block_at(rbuf, r, rcount, rdt), rcount, rdt, x->data);
+        if (cells)
+            get_block(block_at(rbuf, r, rcount, rdt), rcount, rdt, x->data);
+        else
+            err = fy_coll_keep(err, read_block(r, x, 0,
+                                               block_at(rbuf, r, rcount, rdt),
+                                               rcount, rdt));
         done(r, x);
+    }
+    if (!cells) {
+        wait_readers(mine);
+        free(tmp);
     }
     return err;
 }
@@ -547,69 +651,114 @@ int fy_coll_shm_alltoall(const void *sbuf, MPI_Count scount,
                          struct fy_dtype *rdt, struct fy_comm *c)
 {
     uint64_t rbytes = (uint64_t)rcount * (uint64_t)rdt->size;
-    if (rbytes == 0 || rbytes * (uint64_t)c->size > FY_COLL_DATA || !members(c))
+    bool cells = rbytes * (uint64_t)c->size <= FY_COLL_DATA;
+    /* In place, a large exchange would overwrite blocks others are still
+     * reading: that one takes the point-to-point path (MPI has every
+     * member pass MPI_IN_PLACE or none). */
+    if (rbytes == 0 || (!cells && (!single_copy() || sbuf == MPI_IN_PLACE)) ||
+        !members(c))
         return FY_COLL_SHM_NO;
     uint64_t tag = tag_of(c, fy_coll_begin(c), 0);
     int P = c->size, me = c->rank;
     struct fy_coll_cell *mine = claim();
-    /* Our blocks for every member, packed back to back: block r at
-     * r * rbytes (in place, they are in rbuf with the receive layout). */
     int err = 0;
-    for (int r = 0; r < P; r++) {
-        unsigned char *at = mine->data + (uint64_t)r * rbytes;
-        int rc = sbuf == MPI_IN_PLACE
-                     ? put_block(at, rbytes, block_at(rbuf, r, rcount, rdt),
-                                 rcount, rdt)
-                     : put_block(at, rbytes, block_at(sbuf, r, scount, sdt),
-                                 scount, sdt);
-        err = fy_coll_keep(err, rc);
+    void *tmp = NULL;
+    if (cells) {
+        /* Our blocks for every member, packed back to back: block r at
+         * r * rbytes (in place, they are in rbuf with the receive
+         * layout). */
+        for (int r = 0; r < P; r++) {
+            unsigned char *at = mine->data + (uint64_t)r * rbytes;
+            int rc = sbuf == MPI_IN_PLACE
+                         ? put_block(at, rbytes, block_at(rbuf, r, rcount, rdt),
+                                     rcount, rdt)
+                         : put_block(at, rbytes, block_at(sbuf, r, scount, sdt),
+                                     scount, sdt);
+            err = fy_coll_keep(err, rc);
+        }
+        publish(c, mine, tag, (uint32_t)P - 1, NULL, -1);
+        get_block(block_at(rbuf, me, rcount, rdt), rcount, rdt,
+                  mine->data + (uint64_t)me * rbytes);
+    } else {
+        uint64_t sbytes = (uint64_t)scount * (uint64_t)sdt->size;
+        if (sbytes > rbytes)
+            err = -EMSGSIZE;
+        /* Block r of our image is at r * sbytes; readers look for theirs
+         * at r * rbytes (equal in a correct program; a short image only
+         * makes them report truncation). */
+        const void *img = image_of(sbuf, scount * P, sdt, &tmp);
+        if (!img)
+            fy_fatal(1, "alltoall: out of memory packing %llu bytes",
+                     (unsigned long long)(sbytes * (uint64_t)P));
+        publish_at(c, mine, tag, (uint32_t)P - 1, img, sbytes * (uint64_t)P,
+                   -1);
+        err = fy_coll_keep(
+            err, fy_coll_copy(block_at(sbuf, me, scount, sdt), scount, sdt,
+                              block_at(rbuf, me, rcount, rdt), rcount, rdt));
     }
-    publish(c, mine, tag, (uint32_t)P - 1, NULL, -1);
-    get_block(block_at(rbuf, me, rcount, rdt), rcount, rdt,
-              mine->data + (uint64_t)me * rbytes);
-    for (int r = 0; r < P; r++) {
-        if (r == me)
-            continue;
+    for (int i = 1; i < P; i++) {
+        int r = (me + i) % P;
         struct fy_coll_cell *x = await(r, tag);
-        get_block(block_at(rbuf, r, rcount, rdt), rcount, rdt,
-                  x->data + (uint64_t)me * rbytes);
+        if (cells)
+            get_block(block_at(rbuf, r, rcount, rdt), rcount, rdt,
+                      x->data + (uint64_t)me * rbytes);
+        else
+            err = fy_coll_keep(err, read_block(r, x, (uint64_t)me * rbytes,
+                                               block_at(rbuf, r, rcount, rdt),
+                                               rcount, rdt));
         done(r, x);
+    }
+    if (!cells) {
+        wait_readers(mine);
+        free(tmp);
     }
     return err;
 }
 
-/* Gather and scatter: the block size is the send block's (gather) or the
- * receive block's (scatter) at the non-roots and the other side's at the
- * root, which all agree on for a correct program; 'bytes' is the local
- * view and decides only for the root's own use below. The eligibility
- * test uses what all members pass: the count and type on their side. */
+/* Gather and scatter: every member's block size is the root's receive
+ * (gather) or send (scatter) block and the others' send (receive) block,
+ * equal in a correct program, so the choice of path agrees. */
 int fy_coll_shm_gather(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
                        void *rbuf, MPI_Count rcount, struct fy_dtype *rdt,
                        int root, struct fy_comm *c)
 {
     int P = c->size, me = c->rank;
-    /* Every member's block size: the root's receive block, the others'
-     * send block (equal in a correct program). */
     uint64_t bytes = me == root ? (uint64_t)rcount * (uint64_t)rdt->size
                                 : (uint64_t)scount * (uint64_t)sdt->size;
-    if (bytes == 0 || bytes > FY_COLL_DATA || !members(c))
+    bool cells = bytes <= FY_COLL_DATA;
+    if (bytes == 0 || (!cells && !single_copy()) || !members(c))
         return FY_COLL_SHM_NO;
     uint64_t tag = tag_of(c, fy_coll_begin(c), 0);
     if (me != root) {
         struct fy_coll_cell *mine = claim();
-        int err = put_block(mine->data, bytes, sbuf, scount, sdt);
-        publish(c, mine, tag, 1, NULL, root);
-        return err;
+        if (cells) {
+            int err = put_block(mine->data, bytes, sbuf, scount, sdt);
+            publish(c, mine, tag, 1, NULL, root);
+            return err;
+        }
+        void *tmp;
+        const void *img = image_of(sbuf, scount, sdt, &tmp);
+        if (!img)
+            fy_fatal(1, "gather: out of memory packing %llu bytes",
+                     (unsigned long long)bytes);
+        publish_at(c, mine, tag, 1, img, bytes, root);
+        wait_readers(mine);
+        free(tmp);
+        return 0;
     }
     int err = 0;
     if (sbuf != MPI_IN_PLACE)
         err = fy_coll_copy(sbuf, scount, sdt, block_at(rbuf, me, rcount, rdt),
                            rcount, rdt);
-    for (int r = 0; r < P; r++) {
-        if (r == me)
-            continue;
+    for (int i = 1; i < P; i++) {
+        int r = (me + i) % P;
         struct fy_coll_cell *x = await(r, tag);
-        get_block(block_at(rbuf, r, rcount, rdt), rcount, rdt, x->data);
+        if (cells)
+            get_block(block_at(rbuf, r, rcount, rdt), rcount, rdt, x->data);
+        else
+            err = fy_coll_keep(err, read_block(r, x, 0,
+                                               block_at(rbuf, r, rcount, rdt),
+                                               rcount, rdt));
         done(r, x);
     }
     return err;
@@ -622,23 +771,43 @@ int fy_coll_shm_scatter(const void *sbuf, MPI_Count scount,
     int P = c->size, me = c->rank;
     uint64_t bytes = me == root ? (uint64_t)scount * (uint64_t)sdt->size
                                 : (uint64_t)rcount * (uint64_t)rdt->size;
-    if (bytes == 0 || bytes * (uint64_t)P > FY_COLL_DATA || !members(c))
+    bool cells = bytes * (uint64_t)P <= FY_COLL_DATA;
+    if (bytes == 0 || (!cells && !single_copy()) || !members(c))
         return FY_COLL_SHM_NO;
     uint64_t tag = tag_of(c, fy_coll_begin(c), 0);
     if (me == root) {
         struct fy_coll_cell *mine = claim();
-        for (int r = 0; r < P; r++)
-            if (r != me)
-                put_block(mine->data + (uint64_t)r * bytes, bytes,
-                          block_at(sbuf, r, scount, sdt), scount, sdt);
-        publish(c, mine, tag, (uint32_t)P - 1, NULL, -1);
-        if (rbuf == MPI_IN_PLACE)
-            return 0;
-        return fy_coll_copy(block_at(sbuf, me, scount, sdt), scount, sdt, rbuf,
-                            rcount, rdt);
+        void *tmp = NULL;
+        if (cells) {
+            for (int r = 0; r < P; r++)
+                if (r != me)
+                    put_block(mine->data + (uint64_t)r * bytes, bytes,
+                              block_at(sbuf, r, scount, sdt), scount, sdt);
+            publish(c, mine, tag, (uint32_t)P - 1, NULL, -1);
+        } else {
+            const void *img = image_of(sbuf, scount * P, sdt, &tmp);
+            if (!img)
+                fy_fatal(1, "scatter: out of memory packing %llu bytes",
+                         (unsigned long long)(bytes * (uint64_t)P));
+            publish_at(c, mine, tag, (uint32_t)P - 1, img, bytes * (uint64_t)P,
+                       -1);
+        }
+        int err = rbuf == MPI_IN_PLACE
+                      ? 0
+                      : fy_coll_copy(block_at(sbuf, me, scount, sdt), scount,
+                                     sdt, rbuf, rcount, rdt);
+        if (!cells) {
+            wait_readers(mine);
+            free(tmp);
+        }
+        return err;
     }
     struct fy_coll_cell *x = await(root, tag);
-    get_block(rbuf, rcount, rdt, x->data + (uint64_t)me * bytes);
+    int err = 0;
+    if (cells)
+        get_block(rbuf, rcount, rdt, x->data + (uint64_t)me * bytes);
+    else
+        err = read_block(root, x, (uint64_t)me * bytes, rbuf, rcount, rdt);
     done(root, x);
-    return 0;
+    return err;
 }

@@ -21,6 +21,7 @@ struct fy_coll_cell {
     /* Written by the owner only; published by 'tag' (release). */
     alignas(FY_CACHELINE) _Atomic uint64_t tag; /* ctx+1 | seq | step; 0 none */
     uint64_t addr; /* owner's buffer, for single-copy readers */
+    uint64_t len;  /* bytes readable there (a reader reads no more) */
     /* Set by the owner before it publishes; each reader decrements once. */
     alignas(FY_CACHELINE) _Atomic uint32_t readers;
     alignas(FY_CACHELINE) unsigned char data[FY_COLL_DATA]; /* owner only */
