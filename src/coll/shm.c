@@ -132,8 +132,15 @@ static struct fy_coll_cell *find_pub(int owner, uint64_t tag)
     for (unsigned i = 0; i < FY_COLL_CELLS; i++) {
         struct fy_coll_cell *x = cell_of(owner, i);
         /* A1: acquire pairs with R1 in publish(): the owner's data, addr
-         * and readers are visible once we see its tag. */
-        if (atomic_load_explicit(&x->tag, memory_order_acquire) == tag)
+         * and readers are visible once we see its tag. A publication we
+         * are to read counts us among its readers until we are done; one
+         * with none left is a finished one of an earlier communicator
+         * with this context (fy_coll_shm_comm_free drained it), which the
+         * owner may be overwriting right now: A3 (pairs with R3) then
+         * makes the second look at the tag see its invalidation. */
+        if (atomic_load_explicit(&x->tag, memory_order_acquire) == tag &&
+            atomic_load_explicit(&x->readers, memory_order_acquire) > 0 &&
+            atomic_load_explicit(&x->tag, memory_order_acquire) == tag)
             return x;
     }
     return NULL;
@@ -177,6 +184,8 @@ static struct fy_coll_cell *claim(void)
     s_wait.cell = x;
     if (!cell_free())
         wait_for(cell_free);
+    /* Invalidate before the data changes (see A3 in find_pub). */
+    atomic_store_explicit(&x->tag, 0, memory_order_relaxed);
     return x;
 }
 
@@ -187,7 +196,9 @@ static void publish(struct fy_comm *c, struct fy_coll_cell *x, uint64_t tag,
 {
     x->addr = (uint64_t)(uintptr_t)addr;
     x->len = s_pub_len;
-    atomic_store_explicit(&x->readers, nreaders, memory_order_relaxed);
+    /* R3: release pairs with A3 in find_pub(): whoever sees this count
+     * sees the tag invalidated by claim(). */
+    atomic_store_explicit(&x->readers, nreaders, memory_order_release);
     /* R1: release pairs with A1 in find_pub(). */
     atomic_store_explicit(&x->tag, tag, memory_order_release);
     if (only >= 0) {
@@ -237,6 +248,18 @@ static void done(int r, struct fy_coll_cell *x)
     /* R2: release pairs with A2 in cell_free(). */
     atomic_fetch_sub_explicit(&x->readers, 1, memory_order_release);
     fy_wake(s_world[r]);
+}
+
+void fy_coll_shm_comm_free(struct fy_comm *c)
+{
+    if (!fy_coll_shm.on)
+        return;
+    for (unsigned i = 0; i < FY_COLL_CELLS; i++) {
+        struct fy_coll_cell *x = cell_of(fy_boot.local_rank, i);
+        uint64_t t = atomic_load_explicit(&x->tag, memory_order_relaxed);
+        if (t >> 48 == (uint64_t)c->ctx + 1)
+            wait_readers(x);
+    }
 }
 
 /* ---- barrier ------------------------------------------------------------- */

@@ -46,6 +46,10 @@ extern struct fy_coll_shm fy_coll_shm;
 int fy_coll_shm_init(void);
 void fy_coll_shm_finalize(void);
 
+/* Before c is freed: wait until our publications on c are read, so that
+ * a later communicator with the same context never sees them. */
+void fy_coll_shm_comm_free(struct fy_comm *c);
+
 /* Returned by the algorithms below when they do not apply (a member on
  * another node, a datatype they do not handle, FERRY_COLL=p2p): the
  * caller runs the point-to-point algorithm. Otherwise 0 or a negative

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coll/shm.h"
 #include "mpi/mpi_impl.h"
 #include "mpi/request.h"
 
@@ -250,6 +251,9 @@ static int comm_free(MPI_Comm *comm, const char *fn)
     FY_GET_COMM(c, *comm, fn);
     FY_CHECK(!is_builtin_comm(*comm), c, MPI_ERR_COMM, fn, "cannot free %s",
              c->name);
+    /* Our last shared-memory publications on c must be read before its
+     * context can name another communicator's. */
+    fy_coll_shm_comm_free(c);
     int rc = fy_comm_free(c);
     if (rc != 0)
         return fy_mpi_err(c, rc, fn, "an attribute delete callback returned %d",

@@ -8,8 +8,11 @@
  * Gather, Scatter (every root), Allgather (also into a strided type) and
  * Alltoall at block sizes inside and beyond one cell, in place or not;
  * all of it on MPI_COMM_WORLD and on split communicators whose rank order
- * is reversed, interleaved; and a collective while a large point-to-point
- * transfer is in flight (the collective's wait must keep it moving). */
+ * is reversed, interleaved; communicators freed and created again, 200
+ * times (context ids are reused: a new one must never read its
+ * predecessor's last publications); and a collective while a large
+ * point-to-point transfer is in flight (the collective's wait must keep it
+ * moving). */
 #include "mpitest.h"
 
 #include <stdbool.h>
@@ -321,6 +324,25 @@ static void test_comms(void)
     MT_MPI(MPI_Comm_free(&half));
 }
 
+/* Communicators freed and created again reuse context ids: the first
+ * collectives of each must never see the last ones of its predecessor
+ * (same context, same collective numbers), even when the freeing rank's
+ * last publication was still being read. */
+static void test_reuse(void)
+{
+    for (int i = 0; i < 200; i++) {
+        MPI_Comm d;
+        MT_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &d));
+        int root = i % n, x = me + 7 * i, y = -1, b = me == root ? i : -1;
+        MT_MPI(MPI_Reduce(&x, &y, 1, MPI_INT, MPI_SUM, root, d));
+        if (me == root)
+            MT_EQ(y, n * (n - 1) / 2 + 7 * i * n, "Reduce on a fresh dup");
+        MT_MPI(MPI_Bcast(&b, 1, MPI_INT, root, d));
+        MT_EQ(b, i, "Bcast on a fresh dup");
+        MT_MPI(MPI_Comm_free(&d));
+    }
+}
+
 /* A large transfer in flight across a collective: rank 0 starts a 4 MiB
  * Isend to the last rank, everyone runs a barrier and an allreduce, and
  * only then does the last rank receive. With a two-sided mechanism the
@@ -365,6 +387,7 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof(cnts) / sizeof(cnts[0]); i++)
         test_moves(MPI_COMM_WORLD, cnts[i], "world");
     test_comms();
+    test_reuse();
     test_inflight();
     return mt_finish("coll_shm");
 }
