@@ -33,6 +33,10 @@ int main(int argc, char **argv)
         }
     } else {
         MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
+        /* All 15 have been sent; probing the last one takes every packet
+         * before it off the wire too (pair order), with no receive posted
+         * (a shared-memory barrier need not look at the channels). */
+        MT_MPI(MPI_Probe(0, 104, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
         for (int i = 0; i < 10; i++) {
             unsigned char b[8];
             MT_MPI(MPI_Recv(b, 8, MPI_BYTE, 0, i, MPI_COMM_WORLD,
