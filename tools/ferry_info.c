@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "shm/cellq_inl.h"
 #include "shm/shm.h"
 #include "util/tuned.h"
 #include "util/util.h"

@@ -247,7 +247,7 @@ void lab_queue_config(struct lab *L, uint32_t cell_size)
 {
     lab_barrier(L);
     L->cell_size = cell_size;
-    fy_shm.lay.cell_size = cell_size; /* cells are this far apart now */
+    fy_cells.cell_size = cell_size; /* cells are this far apart now */
     if (L->me == 0) {
         /* P0 owns the cells that carry data and lays out both queues. */
         fy_cellq_init(&L->q->rank[1].recvq);
@@ -467,7 +467,7 @@ static uint64_t q_recv(struct lab *L, uint8_t *dst, size_t len)
  * as a sender waiting inside MPI does. */
 static ssize_t split_get(struct lab *L, uint8_t *dst, uint64_t src, size_t len)
 {
-    struct fy_split_ctl *sc = &L->q->rank[1].split;
+    struct fy_split_ctl *sc = &L->q->split;
     uint64_t chunk = fy_xfer_split_chunk(len);
     uint32_t gen = fy_xfer_split_open(sc, &L->split_gen);
     L->h->back.addr = (uint64_t)(uintptr_t)dst;
@@ -485,8 +485,8 @@ static void split_help(struct lab *L, const uint8_t *src, size_t len)
     if (L->h->back.len != len)
         lab_die(L, "cma split: asked for %llu bytes of a %zu-byte message",
                 (unsigned long long)L->h->back.len, len);
-    fy_xfer_split_copy(&L->q->rank[1].split, (uint32_t)aux, aux >> 32, len,
-                       L->peer, (uint8_t *)src, L->h->back.addr, false);
+    fy_xfer_split_copy(&L->q->split, (uint32_t)aux, aux >> 32, len, L->peer,
+                       (uint8_t *)src, L->h->back.addr, false);
 }
 
 /* ---- one transfer

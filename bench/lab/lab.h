@@ -15,7 +15,9 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "shm/cellq_inl.h"
 #include "shm/shm.h"
+#include "xfer/shm_layout.h"
 #include "xfer/xfer.h"
 
 #define LAB_MAX_MSG (16u << 20)   /* largest transfer measured */
@@ -61,16 +63,18 @@ struct lab_hdr {
     alignas(FY_CACHELINE) uint64_t mbox[LAB_MBOX];
 };
 
-/* The queues live after the header, inside the library's own rank
- * records (so the library's link validation, which accepts only cells and
- * the stubs of rank records, holds here too): P1's receive queue and P0's
- * free queue are the ones used (data flows P0 -> P1). */
+/* The queues live after the header as the library's own "cellq" region
+ * (a queue pair per process, so the library's link validation, which
+ * accepts only cells and the stubs of queue pairs, holds here too): P1's
+ * receive queue and P0's free queue are the ones used (data flows P0 ->
+ * P1). Then P1's shared-copy control block ("cma split"). */
 struct lab_queues {
-    struct fy_shm_rank rank[2];
+    struct fy_cellq_pair rank[2];
+    struct fy_split_ctl split; /* P1's */
 };
 
 #define LAB_MAGIC 0x4665727279424c41ull /* "FerryBLA" */
-#define LAB_VERSION 2u
+#define LAB_VERSION 3u
 
 /* ---- mechanisms as the laboratory drives them ---------------------------- */
 

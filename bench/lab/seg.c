@@ -335,17 +335,20 @@ int lab_setup(struct lab *L, int argc, char **argv)
      * offsets), so point it at our segment. */
     fy_shm.base = L->base;
     fy_shm.size = total;
-    /* ... and describe where cells and queue stubs are, as the library's
-     * layout does, for its link validation (cellq_inl.h). */
-    fy_shm.lay =
-        (struct fy_shm_layout){.nranks = 2,
-                               .cell_size = LAB_MAX_CELL,
-                               .ncells = LAB_NCELLS,
-                               .off_ranks = L->h->off_q,
-                               .off_cells = L->h->off_cells,
-                               .cells_len = 2ull * LAB_NCELLS * LAB_MAX_CELL,
-                               .total = total};
     L->q = (struct lab_queues *)(L->base + L->h->off_q);
+    /* ... and describe where cells and queue stubs are, as the library's
+     * fy_cellq_attach does, for its link validation (cellq_inl.h). Each
+     * process owns LAB_NCELLS cells of up to LAB_MAX_CELL bytes;
+     * lab_queue_config sets the cell size of a sweep. */
+    fy_cells =
+        (struct fy_cells){.pairs = L->q->rank,
+                          .pairs_off = L->h->off_q,
+                          .cells_off = L->h->off_cells,
+                          .cells_len = 2ull * LAB_NCELLS * LAB_MAX_CELL,
+                          .owner_len = (uint64_t)LAB_NCELLS * LAB_MAX_CELL,
+                          .cell_size = LAB_MAX_CELL,
+                          .ncells = LAB_NCELLS,
+                          .nranks = 2};
 
     if (L->standalone) {
         fflush(NULL);

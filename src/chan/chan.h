@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 #include "boot/boot.h"
-#include "shm/shm.h"
+#include "chan/shm_layout.h"
 
 /* Packet types. Values travel in 4 bits of a mailbox slot. */
 enum fy_pkt_type {
@@ -94,6 +94,8 @@ struct fy_chan_peer {
 
 typedef void fy_chan_deliver_fn(const struct fy_pkt *p);
 
+struct fy_cellq; /* shm/cellq_inl.h */
+
 struct fy_chan_state {
     int me, P;         /* world rank and size */
     int local_me;      /* our index in the node's segment */
@@ -102,9 +104,11 @@ struct fy_chan_state {
     uint32_t fbox_max; /* largest payload we put in a mailbox */
     uint32_t fbox_cap; /* largest a peer may put there (bounds check) */
     uint64_t cell_payload;
-    struct fy_shm_rank *my;        /* our rank record */
-    uint64_t recv_tail;            /* consumer cursor of my receive queue */
-    uint64_t free_tail;            /* consumer cursor of my free-cell queue */
+    struct fy_chan_bell *bells;    /* [local rank]: the "doorbell" region */
+    struct fy_cellq *recvq;        /* our receive queue */
+    struct fy_cellq *freeq;        /* our free-cell queue */
+    uint64_t recv_tail;            /* consumer cursor of recvq */
+    uint64_t free_tail;            /* consumer cursor of freeq */
     struct fy_chan_peer *peers;    /* [P] */
     const struct fy_chan_ops **of; /* [P]: the channel to each peer */
     fy_chan_deliver_fn *deliver;
@@ -119,9 +123,11 @@ static inline int fy_chan_local(int world)
 }
 
 /* Bring the channels up once the segment is attached (before the attach
- * barrier: the free cells are pushed here). fbox_max: largest payload
- * put in a mailbox; wake_peers: whether ranks may sleep. Returns 0 or
- * -ENOMEM. */
+ * barrier: the free cells are pushed here): take the regions' addresses
+ * from this process's layout (fy_cellq_attach included). fbox_max: largest
+ * payload put in a mailbox; wake_peers: whether ranks may sleep. Returns 0,
+ * -ENOMEM, -ENOTSUP (a peer on another node) or -EPROTO (a region
+ * missing). */
 int fy_chan_init(fy_chan_deliver_fn *deliver, uint32_t fbox_max,
                  bool wake_peers);
 void fy_chan_finalize(void);
@@ -156,10 +162,6 @@ static inline void fy_wake(int peer)
  * take a free cell of ours (0 if none); publish a filled one to 'peer'. */
 uint64_t fy_cell_get(void);
 void fy_cell_post(int peer, uint64_t off);
-static inline struct fy_cell *fy_cell_at(uint64_t off)
-{
-    return (struct fy_cell *)fy_shm_ptr(off);
-}
 
 /* Report a packet that breaks the channel's rules and end the job. */
 _Noreturn void fy_chan_bad_packet(int src, const char *what);

@@ -6,7 +6,8 @@
  * that arrives ahead of mailbox packets its sender published before it
  * waits until those are handed up (fy_chan_cell_take). Invariants of the
  * mailbox are in shm_inl.h, of the queues in shm/cellq_inl.h; waiting on
- * the doorbell pairs F1 (fy_wake_slow) with F2 (fy_chan_sleep). */
+ * the doorbell pairs F1 (fy_wake_slow) with F2 (fy_chan_sleep). The
+ * channel's regions of the segment are described in shm_layout.h. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <linux/futex.h>
@@ -36,7 +37,7 @@ static long futex(_Atomic uint32_t *addr, int op, uint32_t val,
 
 void fy_wake_slow(int peer)
 {
-    struct fy_shm_rank *pr = &fy_shm.ranks[fy_chan_local(peer)];
+    struct fy_chan_bell *pr = &fy_chan.bells[fy_chan_local(peer)];
     /* F1: Dekker with F2 in fy_chan_sleep(): our packet (stored before) or
      * its 'sleeping' flag - at least one side sees the other's store. */
     atomic_thread_fence(memory_order_seq_cst);
@@ -48,7 +49,7 @@ void fy_wake_slow(int peer)
 
 void fy_chan_sleep(bool (*more_work)(void))
 {
-    struct fy_shm_rank *my = fy_chan.my;
+    struct fy_chan_bell *my = &fy_chan.bells[fy_chan.local_me];
     uint32_t v = atomic_load_explicit(&my->doorbell, memory_order_seq_cst);
     atomic_store_explicit(&my->sleeping, 1, memory_order_seq_cst);
     /* F2: pairs with F1. */
@@ -65,19 +66,19 @@ void fy_chan_sleep(bool (*more_work)(void))
 
 uint64_t fy_cell_get(void)
 {
-    return fy_cellq_pop(&fy_chan.my->freeq, &fy_chan.free_tail);
+    return fy_cellq_pop(fy_chan.freeq, &fy_chan.free_tail);
 }
 
 void fy_cell_post(int peer, uint64_t off)
 {
-    fy_cellq_push(&fy_shm.ranks[fy_chan_local(peer)].recvq, off);
+    fy_cellq_push(fy_cellq_recvq(fy_chan_local(peer)), off);
     fy_wake(peer);
 }
 
 void fy_chan_cell_return(uint64_t off)
 {
     int owner = fy_cell_owner(off); /* checked when the cell was taken */
-    fy_cellq_push(&fy_shm.ranks[owner].freeq, off);
+    fy_cellq_push(fy_cellq_freeq(owner), off);
     fy_wake(fy_boot.local_ranks[owner]);
 }
 
@@ -121,7 +122,7 @@ static bool poll_fastbox(int src)
 uint64_t fy_chan_cell_take(int *src_out)
 {
     struct fy_chan_state *s = &fy_chan;
-    uint64_t off = fy_cellq_pop(&s->my->recvq, &s->recv_tail);
+    uint64_t off = fy_cellq_pop(s->recvq, &s->recv_tail);
     if (!off)
         return 0;
     int owner = fy_cell_owner(off);
@@ -235,18 +236,56 @@ bool fy_chan_visible(void)
     return shm_visible();
 }
 
+int fy_chan_shm_declare(struct fy_shm_layout *lay, uint32_t slots)
+{
+    if (slots < 1 || slots > FY_FBOX_SLOTS) {
+        FY_ERROR("a mailbox ring of %u slots: must be 1 to %d", slots,
+                 FY_FBOX_SLOTS);
+        return -EINVAL;
+    }
+    int rc;
+    if ((rc = fy_shm_region_add(
+             lay, FY_CHAN_BELL_REGION, FY_SHM_PER_RANK,
+             sizeof(struct fy_chan_bell), 1, FY_CACHELINE,
+             FY_SHM_SIG(sizeof(struct fy_chan_bell),
+                        offsetof(struct fy_chan_bell, sleeping)))) < 0 ||
+        (rc = fy_shm_region_add(
+             lay, FY_CHAN_FBOX_REGION, FY_SHM_PER_PAIR,
+             sizeof(struct fy_fbox_slot), slots, FY_SHM_PAGE,
+             FY_SHM_SIG(sizeof(struct fy_fbox_slot),
+                        offsetof(struct fy_fbox_slot, tag),
+                        offsetof(struct fy_fbox_slot, ctx_type),
+                        offsetof(struct fy_fbox_slot, len),
+                        offsetof(struct fy_fbox_slot, data), FY_FBOX_PAYLOAD,
+                        FY_FBOX_CONT))) < 0 ||
+        (rc = fy_shm_region_add(lay, FY_CHAN_FACK_REGION, FY_SHM_PER_PAIR,
+                                sizeof(struct fy_fbox_ack), 1, FY_SHM_PAGE,
+                                FY_SHM_SIG(sizeof(struct fy_fbox_ack)))) < 0)
+        return rc;
+    return 0;
+}
+
 int fy_chan_init(fy_chan_deliver_fn *deliver, uint32_t fbox_max,
                  bool wake_peers)
 {
     struct fy_chan_state *s = &fy_chan;
-    const struct fy_shm_layout *lay = &fy_shm.lay;
     s->me = fy_boot.rank;
     s->P = fy_boot.size;
     s->local_me = fy_boot.local_rank;
     s->wake_peers = wake_peers;
     s->deliver = deliver;
-    s->slots = lay->fbox_slots;
-    s->cell_payload = lay->cell_size - FY_CELL_HDR;
+    /* Our regions, from this process's own layout: every address below
+     * is computed once here and kept privately. */
+    const struct fy_shm_region *fbox =
+        fy_shm_layout_find(&fy_shm.lay, FY_CHAN_FBOX_REGION);
+    struct fy_fbox_slot *rings = fy_shm_region_ptr(FY_CHAN_FBOX_REGION, NULL);
+    struct fy_fbox_ack *acks = fy_shm_region_ptr(FY_CHAN_FACK_REGION, NULL);
+    s->bells = fy_shm_region_ptr(FY_CHAN_BELL_REGION, NULL);
+    if (!fbox || !rings || !acks || !s->bells || fy_cellq_attach())
+        return -EPROTO;
+    uint64_t L = fy_shm.lay.nranks;
+    s->slots = (uint32_t)fbox->count;
+    s->cell_payload = fy_cells.cell_size - FY_CELL_HDR;
     s->fbox_max = fbox_max;
     /* What a peer may legitimately put in one mailbox message. */
     s->fbox_cap = FY_FBOX_MAX_LEN(s->slots);
@@ -268,18 +307,22 @@ int fy_chan_init(fy_chan_deliver_fn *deliver, uint32_t fbox_max,
             return -ENOTSUP;
         }
         s->of[p] = &fy_chan_shm_ops;
-        pe->ring_out = fy_fbox_ring(l, s->local_me);
-        pe->ring_in = fy_fbox_ring(s->local_me, l);
-        pe->ack_out = fy_fbox_ack(l, s->local_me);
-        pe->ack_in = fy_fbox_ack(s->local_me, l);
+        /* Pair [receiver][sender]: its ring and its ack. */
+        uint64_t out = (uint64_t)l * L + (uint64_t)s->local_me;
+        uint64_t in = (uint64_t)s->local_me * L + (uint64_t)l;
+        pe->ring_out = rings + out * s->slots;
+        pe->ring_in = rings + in * s->slots;
+        pe->ack_out = acks + out;
+        pe->ack_in = acks + in;
     }
-    /* Our own part of the segment: the queues and our cells. */
-    s->my = &fy_shm.ranks[s->local_me];
-    s->recv_tail = fy_cellq_init(&s->my->recvq);
-    s->free_tail = fy_cellq_init(&s->my->freeq);
+    /* Our own queues and cells. */
+    s->recvq = fy_cellq_recvq(s->local_me);
+    s->freeq = fy_cellq_freeq(s->local_me);
+    s->recv_tail = fy_cellq_init(s->recvq);
+    s->free_tail = fy_cellq_init(s->freeq);
     uint64_t base = fy_cells_base(s->local_me);
-    for (uint32_t i = 0; i < lay->ncells; i++)
-        fy_cellq_push(&s->my->freeq, base + (uint64_t)i * lay->cell_size);
+    for (uint32_t i = 0; i < fy_cells.ncells; i++)
+        fy_cellq_push(s->freeq, base + (uint64_t)i * fy_cells.cell_size);
     return 0;
 }
 

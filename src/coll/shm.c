@@ -38,10 +38,19 @@
 #include "shm/shm.h"
 #include "xfer/xfer.h"
 
-static_assert(sizeof(struct fy_coll_cell) * FY_COLL_CELLS <= FY_SHM_COLL_BYTES,
-              "the collective cells fit the area the segment reserves");
-
 struct fy_coll_shm fy_coll_shm;
+
+int fy_coll_shm_declare(struct fy_shm_layout *lay)
+{
+    int rc = fy_shm_region_add(
+        lay, FY_COLL_REGION, FY_SHM_PER_RANK, sizeof(struct fy_coll_cell),
+        FY_COLL_CELLS, FY_SHM_PAGE,
+        FY_SHM_SIG(sizeof(struct fy_coll_cell),
+                   offsetof(struct fy_coll_cell, addr),
+                   offsetof(struct fy_coll_cell, readers),
+                   offsetof(struct fy_coll_cell, data)));
+    return rc < 0 ? rc : 0;
+}
 
 /* Members of the communicator of the running collective, as local ranks
  * (index in the segment) and world ranks (for wake-ups). */
@@ -60,6 +69,9 @@ int fy_coll_shm_init(void)
         return -EINVAL;
     }
     fy_coll_shm.on = fy_shm.base != NULL && fy_boot.local_size > 1;
+    if (fy_coll_shm.on &&
+        !(fy_coll_shm.cells = fy_shm_region_ptr(FY_COLL_REGION, NULL)))
+        return -EPROTO;
     fy_coll_shm.cma = (fy_xfer_avail & (1u << FY_XFER_CMA)) != 0;
     fy_coll_shm.cma_min = (uint64_t)fy_env_int(FY_ENV_COLL_CMA_MIN);
     fy_coll_shm.next = 0;
@@ -77,9 +89,7 @@ void fy_coll_shm_finalize(void)
 
 static struct fy_coll_cell *cell_of(int local, unsigned i)
 {
-    return (struct fy_coll_cell *)(fy_shm.base + fy_shm.lay.off_coll +
-                                   (uint64_t)local * FY_SHM_COLL_BYTES +
-                                   i * sizeof(struct fy_coll_cell));
+    return &fy_coll_shm.cells[(uint64_t)local * FY_COLL_CELLS + i];
 }
 
 /* Whether this blocking collective on c may run here: all members on this

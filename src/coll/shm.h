@@ -33,16 +33,26 @@ static_assert(offsetof(struct fy_coll_cell, tag) == 0 &&
 static_assert(sizeof(struct fy_coll_cell) == 2 * FY_CACHELINE + FY_COLL_DATA,
               "cells are whole lines");
 
+/* Each local rank's collective area: the "coll" region, FY_COLL_CELLS
+ * cells per rank. fy_coll_shm_declare is a fy_shm_declare_fn: MPI_Init
+ * hands it to fy_p2p_init, which lays the segment out. Returns 0 or the
+ * allocator's negative errno. */
+#define FY_COLL_REGION "coll"
+struct fy_shm_layout;
+int fy_coll_shm_declare(struct fy_shm_layout *lay);
+
 struct fy_coll_shm {
-    bool on;          /* FERRY_COLL allows it and the node has a segment */
-    bool cma;         /* process_vm_readv works job-wide */
+    bool on; /* FERRY_COLL allows it and the node has a segment */
+    struct fy_coll_cell *cells; /* the "coll" region: [local][FY_COLL_CELLS] */
+    bool cma;                   /* process_vm_readv works job-wide */
     uint64_t cma_min; /* broadcasts from this size read the root's buffer */
     uint32_t next;    /* our next cell (round robin) */
 };
 extern struct fy_coll_shm fy_coll_shm;
 
-/* Once the segment and the mechanisms are up (MPI_Init). Returns 0 or
- * -EINVAL for a malformed FERRY_COLL (logged). */
+/* Once the segment and the mechanisms are up (MPI_Init). Returns 0,
+ * -EINVAL for a malformed FERRY_COLL or -EPROTO when the segment has no
+ * "coll" region (logged). */
 int fy_coll_shm_init(void);
 void fy_coll_shm_finalize(void);
 

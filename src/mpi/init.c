@@ -55,7 +55,7 @@ static int init_common(const char *fn)
     }
     if (!rc) {
         step = "shared-memory transports";
-        rc = fy_p2p_init();
+        rc = fy_p2p_init(fy_coll_shm_declare);
     }
     if (!rc) {
         step = "collectives";

@@ -827,9 +827,7 @@ void fy_p2p_cancel_recv(struct fy_req *r)
 
 /* ---- start-up and shut-down ---------------------------------------------- */
 
-static uint64_t cma_probe_word;
-
-static int check_params(struct fy_shm_params *pp)
+int fy_p2p_seg_params(uint32_t nranks, struct fy_p2p_seg_params *out)
 {
     int rc = fy_tuned_load();
     if (rc)
@@ -880,24 +878,42 @@ static int check_params(struct fy_shm_params *pp)
         FY_ERROR("FERRY_WAIT='%s' is not one of auto, spin, block", wait);
         return -EINVAL;
     }
-    *pp = (struct fy_shm_params){.nranks = (uint32_t)fy_boot.local_size,
-                                 .fbox_slots = FY_FBOX_SLOTS,
-                                 .cell_size = (uint32_t)cell,
-                                 .ncells = (uint32_t)ncells,
-                                 .shmbuf_size = (uint64_t)sb,
-                                 .npads = (uint32_t)pads};
+    *out = (struct fy_p2p_seg_params){.nranks = nranks,
+                                      .fbox_slots = FY_FBOX_SLOTS,
+                                      .cell_size = (uint32_t)cell,
+                                      .ncells = (uint32_t)ncells,
+                                      .shmbuf_size = (uint64_t)sb,
+                                      .npads = (uint32_t)pads};
     return 0;
 }
 
-int fy_p2p_init(void)
+int fy_p2p_seg_layout(const struct fy_p2p_seg_params *p,
+                      fy_shm_declare_fn *above, struct fy_shm_layout *out)
+{
+    /* The order of the segment: shm's own region (fy_shm_layout_init),
+     * then each module's from the bottom layer up. */
+    struct fy_shm_layout lay;
+    fy_shm_layout_init(&lay, p->nranks);
+    int rc;
+    if ((rc = fy_cellq_declare(&lay, p->cell_size, p->ncells)) ||
+        (rc = fy_chan_shm_declare(&lay, p->fbox_slots)) ||
+        (rc = fy_xfer_shm_declare(&lay, p->shmbuf_size, p->npads)) ||
+        (above && (rc = above(&lay))) || (rc = fy_shm_layout_compute(&lay)))
+        return rc;
+    *out = lay;
+    return 0;
+}
+
+int fy_p2p_init(fy_shm_declare_fn *above)
 {
     struct fy_p2p_state *s = &fy_p2p;
-    struct fy_shm_params pp;
-    int rc = check_params(&pp);
-    if (rc)
+    struct fy_p2p_seg_params pp;
+    struct fy_shm_layout lay;
+    int rc = fy_p2p_seg_params((uint32_t)fy_boot.local_size, &pp);
+    if (rc || (rc = fy_p2p_seg_layout(&pp, above, &lay)))
         return rc;
     /* The segment holds this node's ranks, by local rank. */
-    rc = fy_shm_attach(fy_boot.shm_fd, fy_boot.local_rank, &pp);
+    rc = fy_shm_attach(fy_boot.shm_fd, fy_boot.local_rank, &lay);
     if (rc)
         return rc;
     fy_world_rank = s->me = fy_boot.rank;
@@ -913,18 +929,15 @@ int fy_p2p_init(void)
         return rc;
     s->eager_max = FY_MIN((uint64_t)fy_tuned_value(FY_ENV_EAGER_MAX, NULL),
                           fy_chan.cell_payload);
-    s->shmbuf_size = fy_shm.lay.shmbuf_size;
+    s->shmbuf_size = pp.shmbuf_size;
     s->spin_limit = (long)fy_env_int(FY_ENV_SPIN);
     s->yield_limit = 8;
     s->peers = calloc((size_t)s->P, sizeof(*s->peers));
     if (!s->peers)
         return -ENOMEM;
-    /* Our rank record: what the mechanisms' probes read. */
-    s->my = fy_chan.my;
-    s->my->pid = getpid();
-    cma_probe_word = 0x5eedf00d00000000ull | (uint64_t)s->me;
-    s->my->probe_addr = (uint64_t)(uintptr_t)&cma_probe_word;
-    s->my->probe_value = cma_probe_word;
+    /* The mechanisms' regions, and our probe word in our record. */
+    if ((rc = fy_xfer_shm_attach(s->me, fy_boot.local_rank)))
+        return rc;
     /* R7: pairs with A1 in the barrier: everything above is visible to the
      * others once they pass it. */
     atomic_fetch_add_explicit(&fy_shm.hdr->attached, 1, memory_order_release);

@@ -65,9 +65,42 @@ struct fy_req {
 extern int fy_world_rank;
 extern int fy_world_size;
 
-/* Bring up / tear down transports after bootstrap. */
-int fy_p2p_init(void);
+struct fy_shm_layout;
+typedef int fy_shm_declare_fn(struct fy_shm_layout *lay); /* shm/shm.h */
+
+/* Bring up / tear down transports after bootstrap. 'above' declares the
+ * segment regions of the layers above point-to-point (MPI_Init passes the
+ * collectives' fy_coll_shm_declare), NULL for none: see
+ * fy_p2p_seg_layout. */
+int fy_p2p_init(fy_shm_declare_fn *above);
 void fy_p2p_finalize(void);
+
+/* What sizes the node's shared segment. Every rank of a node must use the
+ * same values (the launcher gives them one environment; attach refuses a
+ * rank that computed another layout). */
+struct fy_p2p_seg_params {
+    uint32_t nranks;      /* local ranks */
+    uint32_t fbox_slots;  /* mailbox ring slots per ordered pair */
+    uint32_t cell_size;   /* FERRY_CELL_SIZE (tuned) */
+    uint32_t ncells;      /* FERRY_CELLS, per rank */
+    uint64_t shmbuf_size; /* FERRY_SHMBUF_SIZE (tuned): one pad half */
+    uint32_t npads;       /* FERRY_SHMBUF_PADS, per receiver */
+};
+
+/* Check the FERRY_* settings point-to-point uses (loading the tuning file)
+ * and derive the segment's parameters for nranks local ranks. Needs
+ * fy_env_load(). Returns 0 or a negative errno after logging which
+ * setting is wrong. */
+int fy_p2p_seg_params(uint32_t nranks, struct fy_p2p_seg_params *out);
+
+/* The node segment's layout for these parameters: every module's regions
+ * in one fixed order - shm's, the cell queues', the channel's, the
+ * mechanisms', then what 'above' (may be NULL) declares for the layers
+ * above point-to-point. Pure, so every rank computes the same one, and
+ * tools can report sizes for any rank count (passing what MPI_Init
+ * passes to fy_p2p_init). Returns 0 or a negative errno (logged). */
+int fy_p2p_seg_layout(const struct fy_p2p_seg_params *p,
+                      fy_shm_declare_fn *above, struct fy_shm_layout *out);
 
 /* Start a send of count elements of dt to comm rank 'dest' (or
  * MPI_PROC_NULL) with 'tag' on context 'ctx' (comm->ctx for user traffic,

@@ -9,6 +9,7 @@
 #include "chan/chan.h"
 #include "p2p/p2p.h"
 #include "shm/shm.h"
+#include "xfer/shm_layout.h"
 #include "xfer/xfer.h"
 
 /* A packet that could not leave yet (no slot, no cell, or others ahead). */
@@ -73,7 +74,6 @@ struct fy_p2p_state {
     long spin_limit;  /* polls before yielding (when ranks share cores) */
     long yield_limit; /* yields before sleeping on the doorbell */
     struct fy_peer *peers;
-    struct fy_shm_rank *my; /* our rank record (fy_chan.my) */
     /* Matching queues (posted receives, unexpected messages), in order. */
     struct fy_req *posted_head, *posted_tail;
     struct fy_unexp *unexp_head, *unexp_tail;

@@ -290,7 +290,7 @@ void fy_rndv_on_cts(const struct fy_pkt *p)
          kind != FY_XFER_NET) ||
         !(fy_xfer_avail & (1u << kind)))
         bad_peer(p->src, "CTS names a mechanism this job does not have");
-    if (kind == FY_XFER_SHMBUF ? pad >= fy_shm.lay.npads : pad != 0)
+    if (kind == FY_XFER_SHMBUF ? pad >= fy_xfer_shm.npads : pad != 0)
         bad_peer(p->src, "CTS names a double buffer the receiver lacks");
     r->xpad = (uint32_t)pad;
     r->xhalf = 0;
@@ -368,7 +368,7 @@ static struct fy_shmbuf_xfer sb_xfer(const struct fy_req *r, int receiver,
      * receiver's copy-out. */
     uint64_t pipe = FY_MAX((uint64_t)r->total / 4, (uint64_t)4096);
     return (struct fy_shmbuf_xfer){
-        .pad = fy_shmbuf_pad(fy_boot_local(receiver), r->xpad),
+        .pad = fy_xfer_shmbuf_pad(fy_boot_local(receiver), r->xpad),
         .half_size = fy_p2p.shmbuf_size,
         .len = (uint64_t)r->total,
         .chunk = FY_MIN(fy_p2p.shmbuf_size, FY_ALIGN_UP(pipe, (uint64_t)64)),
@@ -436,19 +436,19 @@ static void wake_peer(int peer)
 static struct fy_queue_xfer q_xfer(const struct fy_req *r, int receiver,
                                    struct fy_peer *pe)
 {
-    return (struct fy_queue_xfer){
-        .freeq = &fy_chan.my->freeq,
-        .free_tail = &fy_chan.free_tail,
-        .recvq = &fy_shm.ranks[fy_boot_local(receiver)].recvq,
-        .seq_io = &fy_chan.peers[receiver].sseq,
-        .posted = wake_peer,
-        .peer = receiver,
-        .src = (uint32_t)fy_chan.local_me,
-        .type = FY_PKT_DATA,
-        .payload = fy_chan.cell_payload,
-        .len = (uint64_t)r->total,
-        .cookie = r->peer_cookie,
-        .copy = fy_xfer_copy_libc};
+    struct fy_cellq *recvq = fy_cellq_recvq(fy_boot_local(receiver));
+    return (struct fy_queue_xfer){.freeq = fy_chan.freeq,
+                                  .free_tail = &fy_chan.free_tail,
+                                  .recvq = recvq,
+                                  .seq_io = &fy_chan.peers[receiver].sseq,
+                                  .posted = wake_peer,
+                                  .peer = receiver,
+                                  .src = (uint32_t)fy_chan.local_me,
+                                  .type = FY_PKT_DATA,
+                                  .payload = fy_chan.cell_payload,
+                                  .len = (uint64_t)r->total,
+                                  .cookie = r->peer_cookie,
+                                  .copy = fy_xfer_copy_libc};
 }
 
 static int tx_queue(int peer, struct fy_peer *pe)
@@ -597,12 +597,13 @@ bool fy_rndv_work_visible(void)
 int fy_rndv_init(void)
 {
     struct fy_p2p_state *s = &fy_p2p;
-    s->pad_free = malloc(fy_shm.lay.npads * sizeof(*s->pad_free));
+    uint32_t npads = fy_xfer_shm.npads;
+    s->pad_free = malloc(npads * sizeof(*s->pad_free));
     if (!s->pad_free)
         return -ENOMEM;
-    for (uint32_t i = 0; i < fy_shm.lay.npads; i++)
-        s->pad_free[i] = fy_shm.lay.npads - 1 - i; /* pad 0 lent first */
-    s->npad_free = fy_shm.lay.npads;
+    for (uint32_t i = 0; i < npads; i++)
+        s->pad_free[i] = npads - 1 - i; /* pad 0 lent first */
+    s->npad_free = npads;
     /* Which mechanisms work job-wide, and rank 0's rule table. */
     return fy_xfer_job_init(s->me, s->P, fy_boot.jobid);
 }

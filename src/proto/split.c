@@ -14,7 +14,7 @@ static uint32_t split_gen;
 ssize_t fy_split_get_piece(int src, uint64_t sender_cookie, uint64_t remote,
                            uint8_t *dest, uint64_t piece, uint64_t want)
 {
-    struct fy_split_ctl *sc = &fy_p2p.my->split;
+    struct fy_split_ctl *sc = fy_xfer_split_ctl(fy_boot.local_rank);
     uint64_t chunk = fy_xfer_split_chunk(want);
     uint64_t off = piece * FY_PULL_PIECE;
     uint32_t gen = fy_xfer_split_open(sc, &split_gen);
@@ -51,7 +51,7 @@ void fy_split_on_pkt(const struct fy_pkt *p)
     if (off > (uint64_t)r->bytes || want > (uint64_t)r->bytes - off ||
         chunk == 0)
         fy_fatal(1, "malformed shared-copy request from rank %d", p->src);
-    fy_xfer_split_copy(&fy_shm.ranks[fy_boot_local(p->src)].split, gen, chunk,
+    fy_xfer_split_copy(fy_xfer_split_ctl(fy_boot_local(p->src)), gen, chunk,
                        want, fy_shm.pid[fy_boot_local(p->src)],
                        fy_req_data(r) + off, p->ctl.addr + off, false);
 }

@@ -4,22 +4,94 @@
  * rank 0's rule table may use (and only those: no idle machinery), then
  * all meet at the probe barrier, keep the kinds that worked everywhere and
  * adopt rank 0's table, so the whole job agrees. Also brings the used
- * mechanisms' seed-000 init up and every finalize down. */
+ * mechanisms' seed-000 init up and every finalize down, and places the
+ * mechanisms' regions in the node's segment (shm_layout.h). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "boot/boot.h"
-#include "shm/shm.h"
 #include "util/tuned.h"
 #include "util/util.h"
+#include "xfer/shm_layout.h"
 #include "xfer/xfer.h"
 
-static_assert(FY_SHM_XFER_RULES == FY_XFER_RULES_MAX,
-              "the shared rank record holds a whole rule table");
-
 uint64_t fy_xfer_split_min;
+struct fy_xfer_shm fy_xfer_shm;
+
+/* The word the one-sided probes of the other ranks read. */
+static uint64_t probe_word;
+
+/* ---- the regions --------------------------------------------------------- */
+
+int fy_xfer_shm_declare(struct fy_shm_layout *lay, uint64_t half_size,
+                        uint32_t npads)
+{
+    if (half_size == 0 || half_size % FY_CACHELINE || npads < 1 ||
+        npads > FY_SHMBUF_PADS_MAX) {
+        FY_ERROR("%u double-buffer pads of 2 x %llu bytes: not a layout", npads,
+                 (unsigned long long)half_size);
+        return -EINVAL;
+    }
+    int rc;
+    if ((rc = fy_shm_region_add(
+             lay, FY_XFER_JOB_REGION, FY_SHM_PER_JOB,
+             sizeof(struct fy_xfer_job_shm), 1, FY_CACHELINE,
+             FY_SHM_SIG(sizeof(struct fy_xfer_job_shm),
+                        offsetof(struct fy_xfer_job_shm, from),
+                        offsetof(struct fy_xfer_job_shm, nrules),
+                        offsetof(struct fy_xfer_job_shm, rule_kind),
+                        offsetof(struct fy_xfer_job_shm, rule_min),
+                        FY_XFER_RULES_MAX, FY_XFER_NKINDS))) < 0 ||
+        (rc = fy_shm_region_add(
+             lay, FY_XFER_RANK_REGION, FY_SHM_PER_RANK,
+             sizeof(struct fy_xfer_rank_shm), 1, FY_CACHELINE,
+             FY_SHM_SIG(sizeof(struct fy_xfer_rank_shm),
+                        offsetof(struct fy_xfer_rank_shm, probe_value),
+                        offsetof(struct fy_xfer_rank_shm, net_key),
+                        offsetof(struct fy_xfer_rank_shm, net_port),
+                        offsetof(struct fy_xfer_rank_shm, ok)))) < 0 ||
+        (rc = fy_shm_region_add(
+             lay, FY_XFER_SPLIT_REGION, FY_SHM_PER_RANK,
+             sizeof(struct fy_split_ctl), 1, FY_CACHELINE,
+             FY_SHM_SIG(sizeof(struct fy_split_ctl),
+                        offsetof(struct fy_split_ctl, done),
+                        offsetof(struct fy_split_ctl, err)))) < 0 ||
+        (rc = fy_shm_region_add(
+             lay, FY_XFER_PADS_REGION, FY_SHM_PER_RANK,
+             2 * sizeof(struct fy_shmbuf_ctl) + 2 * half_size, npads,
+             FY_SHM_PAGE,
+             FY_SHM_SIG(sizeof(struct fy_shmbuf_ctl),
+                        offsetof(struct fy_shmbuf_ctl, len),
+                        offsetof(struct fy_shmbuf_ctl, cookie)))) < 0)
+        return rc;
+    return 0;
+}
+
+int fy_xfer_shm_attach(int me, int local)
+{
+    struct fy_xfer_shm *x = &fy_xfer_shm;
+    const struct fy_shm_region *pads =
+        fy_shm_layout_find(&fy_shm.lay, FY_XFER_PADS_REGION);
+    x->job = fy_shm_region_ptr(FY_XFER_JOB_REGION, NULL);
+    x->rank = fy_shm_region_ptr(FY_XFER_RANK_REGION, NULL);
+    x->split = fy_shm_region_ptr(FY_XFER_SPLIT_REGION, NULL);
+    x->pads = fy_shm_region_ptr(FY_XFER_PADS_REGION, NULL);
+    if (!pads || !x->job || !x->rank || !x->split || !x->pads)
+        return -EPROTO;
+    x->pad_len = pads->elem;
+    x->npads = (uint32_t)pads->count;
+    x->half_size = (pads->elem - 2 * sizeof(struct fy_shmbuf_ctl)) / 2;
+    /* Our probe word: the others read it between the attach and the
+     * probe barriers (probe_one_sided). */
+    probe_word = 0x5eedf00d00000000ull | (uint64_t)me;
+    x->rank[local].probe_addr = (uint64_t)(uintptr_t)&probe_word;
+    x->rank[local].probe_value = probe_word;
+    return 0;
+}
+
+/* ---- the job's mechanisms ------------------------------------------------ */
 
 /* Read the probe word of 'peer' through a one-sided mechanism. The
  * address and value come from the peer's record: a wrong address only
@@ -30,7 +102,7 @@ static bool probe_one_sided(const struct fy_xfer_ops *ops, int peer, char *why,
     if (!ops->probe(why, whylen))
         return false;
     uint64_t got = 0;
-    const struct fy_shm_rank *pr = &fy_shm.ranks[fy_boot_local(peer)];
+    const struct fy_xfer_rank_shm *pr = &fy_xfer_shm.rank[fy_boot_local(peer)];
     uint64_t addr = pr->probe_addr, value = pr->probe_value;
     ssize_t n = ops->copy_remote(fy_shm.pid[fy_boot_local(peer)], &got, addr,
                                  sizeof(got), true);
@@ -48,8 +120,8 @@ static bool probe_one_sided(const struct fy_xfer_ops *ops, int peer, char *why,
 /* Check rank 0's published table before adopting it. */
 static int adopt_rank0_table(struct fy_xfer_table *t)
 {
-    const struct fy_shm_rank *r0 = &fy_shm.ranks[0];
-    uint32_t from = r0->xfer_from, n = r0->xfer_nrules;
+    const struct fy_xfer_job_shm *j = fy_xfer_shm.job;
+    uint32_t from = j->from, n = j->nrules;
     if (n < 1 || n > FY_XFER_RULES_MAX || from > FY_XFER_FROM_TUNING) {
         FY_ERROR("rank 0's mechanism table in the shared segment is malformed");
         return -EPROTO;
@@ -57,8 +129,8 @@ static int adopt_rank0_table(struct fy_xfer_table *t)
     t->from = from;
     t->n = n;
     for (uint32_t i = 0; i < t->n; i++) {
-        t->rule[i].min_bytes = r0->xfer_rule_min[i];
-        t->rule[i].kind = r0->xfer_rule_kind[i];
+        t->rule[i].min_bytes = j->rule_min[i];
+        t->rule[i].kind = j->rule_kind[i];
         if (t->rule[i].kind < FY_XFER_AUTO ||
             t->rule[i].kind >= FY_XFER_NKINDS ||
             (i > 0 && t->rule[i].min_bytes <= t->rule[i - 1].min_bytes)) {
@@ -70,26 +142,26 @@ static int adopt_rank0_table(struct fy_xfer_table *t)
     return 0;
 }
 
-static void publish_table(struct fy_shm_rank *my,
+static void publish_table(struct fy_xfer_job_shm *j,
                           const struct fy_xfer_table *want)
 {
-    my->xfer_from = want->from;
-    my->xfer_nrules = want->n;
+    j->from = want->from;
+    j->nrules = want->n;
     for (uint32_t i = 0; i < want->n; i++) {
-        my->xfer_rule_min[i] = want->rule[i].min_bytes;
-        my->xfer_rule_kind[i] = want->rule[i].kind;
+        j->rule_min[i] = want->rule[i].min_bytes;
+        j->rule_kind[i] = want->rule[i].kind;
     }
 }
 
 int fy_xfer_job_init(int me, int nranks, const char *jobid)
 {
-    struct fy_shm_rank *my = &fy_shm.ranks[fy_boot_local(me)];
+    struct fy_xfer_rank_shm *my = &fy_xfer_shm.rank[fy_boot_local(me)];
     struct fy_xfer_table want;
     int rc = fy_xfer_table_request(&want);
     if (rc)
         return rc;
     if (me == 0)
-        publish_table(my, &want);
+        publish_table(fy_xfer_shm.job, &want);
     fy_xfer_split_min = (uint64_t)fy_tuned_value(FY_ENV_SPLIT_MIN, NULL);
 
     /* What works, of what the rule table may use? (No idle machinery: a
@@ -141,15 +213,16 @@ int fy_xfer_job_init(int me, int nranks, const char *jobid)
                      "listening on 127.0.0.1 failed: %s", strerror(-rc));
         }
     }
-    my->xfer_ok = ok;
+    my->ok = ok;
     /* R12: pairs with A1 in the barrier: our probe results, net port and
      * key (and rank 0's table) are visible to everyone past it. */
-    atomic_fetch_add_explicit(&fy_shm.hdr->probed, 1, memory_order_release);
-    fy_shm_barrier_wait(&fy_shm.hdr->probed, (uint32_t)fy_boot.local_size);
+    atomic_fetch_add_explicit(&fy_xfer_shm.job->probed, 1,
+                              memory_order_release);
+    fy_shm_barrier_wait(&fy_xfer_shm.job->probed, (uint32_t)fy_boot.local_size);
 
     unsigned avail = ~0u;
     for (int l = 0; l < fy_boot.local_size; l++)
-        avail &= fy_shm.ranks[l].xfer_ok;
+        avail &= fy_xfer_shm.rank[l].ok;
     avail &= (1u << FY_XFER_NKINDS) - 1;
     struct fy_xfer_table t;
     rc = adopt_rank0_table(&t);
@@ -181,7 +254,8 @@ int fy_xfer_job_init(int me, int nranks, const char *jobid)
         /* Where every peer listens, read once: a port or key scribbled
          * later in the segment changes nothing. */
         for (int p = 0; p < nranks; p++) {
-            const struct fy_shm_rank *pr = &fy_shm.ranks[fy_boot_local(p)];
+            const struct fy_xfer_rank_shm *pr =
+                &fy_xfer_shm.rank[fy_boot_local(p)];
             uint32_t port = pr->net_port;
             if (p != me)
                 fy_xfer_net_peer(p, port <= 65535 ? (uint16_t)port : 0,

@@ -6,7 +6,7 @@
  * with fy_xfer_shmbuf_push/pull, so what the laboratory measures is what
  * runs in production.
  *
- * Invariants of one pad (struct fy_shmbuf_ctl, shm/shm.h):
+ * Invariants of one pad (struct fy_shmbuf_ctl, shm_layout.h):
  * - 'full' is 0 when the half belongs to the sender, 1 when it belongs to
  *   the receiver; only the owner of a half touches its data, len, cookie.
  * - Halves are used alternately from half 0, one message at a time; a
@@ -16,7 +16,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "shm/shm.h"
+#include "xfer/shm_layout.h"
 #include "xfer/xfer.h"
 
 const struct fy_xfer_ops fy_xfer_shmbuf_ops = {

@@ -11,7 +11,7 @@
  * --tune measures the code the library runs.
  *
  * Invariants of the receiver's split control block (struct fy_split_ctl,
- * in its shared rank record):
+ * its element of the "split" region, shm_layout.h):
  * - 'claim' is gen << 32 | next chunk index; only the receiver stores a new
  *   generation (fy_xfer_split_open), and only after the previous
  *   transfer's chunks are all done (fy_xfer_split_wait returned).
@@ -27,7 +27,7 @@
 #include <errno.h>
 #include <sched.h>
 
-#include "shm/shm.h"
+#include "xfer/shm_layout.h"
 #include "xfer/xfer.h"
 
 uint64_t fy_xfer_split_chunk(uint64_t want)

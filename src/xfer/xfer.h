@@ -99,8 +99,8 @@ bool fy_xfer_probe_siblings(int kind, char *why, size_t whylen);
 
 /* ---- shmbuf: the double buffer's data path (xfer/shmbuf.c) ----------------
  * One message through one pad (two control lines, then two halves of
- * half_size bytes; shm/shm.h). Both functions move what they can now and
- * return at once: how many halves they filled or drained (0: the other side
+ * half_size bytes; xfer/shm_layout.h). Both functions move what they can now
+ * and return at once: how many halves they filled or drained (0: the other side
  * has not caught up), or -EPROTO (pull) for a half whose length or cookie
  * is not this message's. *half_io and *done_io are the caller's cursor
  * (start at 0). Used by the library's rendezvous and by the laboratory. */
@@ -122,7 +122,7 @@ bool fy_xfer_shmbuf_ready(const struct fy_shmbuf_xfer *x, uint32_t half,
                           bool sender);
 
 /* ---- queue: the cell queue's data path (xfer/queue.c) ----------------------
- * One message cut into cells (shm/shm.h struct fy_cell): push takes cells
+ * One message cut into cells (shm/cellq_inl.h struct fy_cell): push takes cells
  * from the sender's free queue, fills header and payload and posts them on
  * the receiver's receive queue, as many as are free now; it returns how
  * many it posted (0: none free, try later), *done_io being the caller's
@@ -130,7 +130,8 @@ bool fy_xfer_shmbuf_ready(const struct fy_shmbuf_xfer *x, uint32_t half,
  * arrive, and take copies one cell's bytes after checking that cookie,
  * offset and length name the next bytes of this message (-EPROTO if not;
  * the caller then gives up on the peer). Used by the library's rendezvous
- * and by the laboratory. Struct fy_cell and struct fy_cellq: shm/shm.h. */
+ * and by the laboratory. Struct fy_cell and struct fy_cellq:
+ * shm/cellq_inl.h. */
 struct fy_cell;
 struct fy_cellq;
 typedef void (*fy_xfer_posted_fn)(int peer);
@@ -167,7 +168,7 @@ bool fy_xfer_queue_ready(const struct fy_queue_xfer *x);
 /* ---- the shared single copy's data path (xfer/split.c) --------------------
  * One cma transfer of want bytes between the receiver's buffer and the
  * sender's, cut into chunks both processes claim from the receiver's
- * control block (struct fy_split_ctl, shm/shm.h). The receiver opens a
+ * control block (struct fy_split_ctl, xfer/shm_layout.h). The receiver opens a
  * generation, tells the sender (gen, chunk size, its buffer's address) by
  * whatever channel it has, copies chunks itself (get) and waits only for
  * chunks the sender already claimed; the sender, when told, copies chunks

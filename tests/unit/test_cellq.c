@@ -24,16 +24,15 @@ static uint64_t recv_tail, free_tail[NPROD + 1];
 
 static void producer(int me)
 {
-    struct fy_shm_rank *r = &fy_shm.ranks[me];
     for (uint64_t i = 0; i < PER_PRODUCER; i++) {
         uint64_t off;
-        while (!(off = fy_cellq_pop(&r->freeq, &free_tail[me])))
+        while (!(off = fy_cellq_pop(fy_cellq_freeq(me), &free_tail[me])))
             sched_yield();
         struct fy_cell *c = fy_shm_ptr(off);
         c->src = (uint32_t)me;
         c->seq = i;
         c->total = i * 2654435761u; /* payload check */
-        fy_cellq_push(&fy_shm.ranks[0].recvq, off);
+        fy_cellq_push(fy_cellq_recvq(0), off);
     }
     _exit(0);
 }
@@ -42,23 +41,22 @@ int main(void)
 {
     alarm(120);
     int fd = memfd_create("ferry-test-cellq", MFD_CLOEXEC);
-    struct fy_shm_params pp = {.nranks = NPROD + 1,
-                               .fbox_slots = 4,
-                               .cell_size = 1024,
-                               .ncells = 16,
-                               .shmbuf_size = 4096,
-                               .npads = 1};
-    TAP_EQ_INT(fy_shm_attach(fd, 0, &pp), 0, "rank 0 creates the segment");
-    const struct fy_shm_layout *h = &fy_shm.lay;
-    recv_tail = fy_cellq_init(&fy_shm.ranks[0].recvq);
+    /* A segment of the cell queues alone (shm's own region, then theirs). */
+    struct fy_shm_layout lay;
+    fy_shm_layout_init(&lay, NPROD + 1);
+    TAP_EQ_INT(fy_cellq_declare(&lay, 1024, 16), 0, "cell queues declared");
+    TAP_EQ_INT(fy_shm_layout_compute(&lay), 0, "layout computed");
+    TAP_EQ_INT(fy_shm_attach(fd, 0, &lay), 0, "rank 0 creates the segment");
+    TAP_EQ_INT(fy_cellq_attach(), 0, "cell queues found");
+    const struct fy_cells *h = &fy_cells;
+    recv_tail = fy_cellq_init(fy_cellq_recvq(0));
     for (int r = 0; r <= NPROD; r++) {
-        free_tail[r] = fy_cellq_init(&fy_shm.ranks[r].freeq);
+        free_tail[r] = fy_cellq_init(fy_cellq_freeq(r));
         for (uint32_t i = 0; i < h->ncells; i++)
-            fy_cellq_push(&fy_shm.ranks[r].freeq,
+            fy_cellq_push(fy_cellq_freeq(r),
                           fy_cells_base(r) + (uint64_t)i * h->cell_size);
     }
-    TAP_OK(!fy_cellq_pop(&fy_shm.ranks[0].recvq, &recv_tail),
-           "new queue is empty");
+    TAP_OK(!fy_cellq_pop(fy_cellq_recvq(0), &recv_tail), "new queue is empty");
 
     pid_t pids[NPROD + 1];
     for (int p = 1; p <= NPROD; p++)
@@ -68,7 +66,7 @@ int main(void)
     uint64_t expect[NPROD + 1] = {0};
     uint64_t got = 0, bad_order = 0, bad_payload = 0, bad_src = 0;
     while (got < (uint64_t)NPROD * PER_PRODUCER) {
-        uint64_t off = fy_cellq_pop(&fy_shm.ranks[0].recvq, &recv_tail);
+        uint64_t off = fy_cellq_pop(fy_cellq_recvq(0), &recv_tail);
         if (!off) {
             sched_yield();
             continue;
@@ -83,7 +81,7 @@ int main(void)
         if (c->total != c->seq * 2654435761u)
             bad_payload++;
         expect[c->src] = c->seq + 1;
-        fy_cellq_push(&fy_shm.ranks[c->src].freeq, off);
+        fy_cellq_push(fy_cellq_freeq((int)c->src), off);
         got++;
     }
     TAP_EQ_INT(bad_src, 0, "every cell names a producer");
@@ -97,7 +95,7 @@ int main(void)
         TAP_EQ_INT(expect[p], PER_PRODUCER, "all cells of producer %d arrived",
                    p);
     }
-    TAP_OK(!fy_cellq_pop(&fy_shm.ranks[0].recvq, &recv_tail),
+    TAP_OK(!fy_cellq_pop(fy_cellq_recvq(0), &recv_tail),
            "queue empty at the end");
 
     /* Corrupted links: a bogus 'next' behind a queued cell (consumer), and
@@ -110,7 +108,7 @@ int main(void)
             if (kid == 0) {
                 /* A fresh queue and two cells in every child: earlier
                  * children left their damage in the shared segment. */
-                struct fy_cellq *q = &fy_shm.ranks[NPROD].recvq;
+                struct fy_cellq *q = fy_cellq_recvq(NPROD);
                 uint64_t tail = fy_cellq_init(q);
                 uint64_t a = fy_cells_base(0), c = a + h->cell_size;
                 if (which == 0) {

@@ -36,7 +36,7 @@ static int run_rank(int rank, int fd)
     if (fy_boot_one_node(&fy_boot))
         return 100;
     fy_log_rank = rank;
-    if (fy_env_load() || fy_dtype_init() || fy_p2p_init())
+    if (fy_env_load() || fy_dtype_init() || fy_p2p_init(NULL))
         return 100;
     int world[2] = {0, 1};
     struct fy_group g = {.size = 2, .rank = rank, .world = world};

@@ -261,7 +261,7 @@ static int rank_main(int rank, int fd, struct results *res, int want_kind)
     snprintf(fy_boot.jobid, sizeof(fy_boot.jobid), "conformance-%d",
              (int)getppid());
     fy_log_rank = rank;
-    if (fy_env_load() || fy_dtype_init() || fy_p2p_init())
+    if (fy_env_load() || fy_dtype_init() || fy_p2p_init(NULL))
         return 100;
     /* Single-kind runs must really be using that kind. */
     res->kind_ok[rank] =

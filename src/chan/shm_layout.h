@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: MIT */
+/* What the shared-memory channel keeps in the node's segment: its regions,
+ * the structs that live there and who writes each field. The fast paths
+ * over them are shm_inl.h; the cell queues the channel also uses are
+ * shm/cellq_inl.h (shared with xfer's cell-queue mechanism).
+ *
+ * Regions (declared by fy_chan_shm_declare, found by fy_chan_init):
+ * - "fbox": per ordered pair [receiver][sender], a ring of 'slots'
+ *   mailbox slots (struct fy_fbox_slot). Only the sender writes them.
+ * - "fack": per ordered pair [receiver][sender], the count of that ring's
+ *   slots the receiver consumed (struct fy_fbox_ack). Only the receiver
+ *   writes it.
+ * - "doorbell": per local rank, the words a sleeping rank waits on
+ *   (struct fy_chan_bell). */
+#ifndef FY_CHAN_SHM_LAYOUT_H
+#define FY_CHAN_SHM_LAYOUT_H
+
+#include "shm/shm.h"
+
+/* One mailbox slot: the sequence number that publishes it sits in the same
+ * cache line as the payload, so a small message is one line transfer. A
+ * longer message continues in the following slots of the ring; those keep
+ * seq 0 (never a valid sequence number) and carry FY_FBOX_CONT bytes from
+ * offset 8. Every field is written by the ring's sender only, seq last
+ * (R6 in shm_inl.h). */
+#define FY_FBOX_PAYLOAD 48
+#define FY_FBOX_CONT 56
+#define FY_FBOX_SLOTS 32
+struct fy_fbox_slot {
+    alignas(FY_CACHELINE) _Atomic uint64_t seq; /* pair sequence number */
+    int32_t tag;
+    uint16_t ctx_type; /* context (low 12 bits) | packet type << 12 */
+    uint16_t len;      /* payload bytes, this slot and its continuations */
+    uint8_t data[FY_FBOX_PAYLOAD];
+};
+static_assert(sizeof(struct fy_fbox_slot) == FY_CACHELINE, "slot is one line");
+static_assert(offsetof(struct fy_fbox_slot, tag) == 8 &&
+                  offsetof(struct fy_fbox_slot, ctx_type) == 12 &&
+                  offsetof(struct fy_fbox_slot, len) == 14 &&
+                  offsetof(struct fy_fbox_slot, data) == 16,
+              "header after seq");
+static_assert(offsetof(struct fy_fbox_slot, data) + FY_FBOX_PAYLOAD ==
+                  FY_CACHELINE,
+              "first-slot payload fills the line");
+static_assert(sizeof(uint64_t) + FY_FBOX_CONT == FY_CACHELINE,
+              "a continuation fills the line after seq");
+
+/* Slots a payload of len bytes occupies. */
+static inline uint32_t fy_fbox_nslots(uint64_t len)
+{
+    return len <= FY_FBOX_PAYLOAD
+               ? 1u
+               : 1u + (uint32_t)((len - FY_FBOX_PAYLOAD + FY_FBOX_CONT - 1) /
+                                 FY_FBOX_CONT);
+}
+/* Largest payload a ring of n slots can carry in one message. */
+#define FY_FBOX_MAX_LEN(n) (FY_FBOX_PAYLOAD + ((n)-1) * FY_FBOX_CONT)
+
+/* Count of one sender's ring slots the receiver consumed: written by the
+ * receiver only (R5), read by the sender (A5). A line of its own, apart
+ * from the ring the sender writes. */
+struct fy_fbox_ack {
+    alignas(FY_CACHELINE) _Atomic uint64_t consumed;
+};
+static_assert(sizeof(struct fy_fbox_ack) == FY_CACHELINE, "one line");
+
+/* Waiting (see chan/shm.c): the owner sets 'sleeping' before it sleeps on
+ * 'doorbell' (F2); a sender that sees it set bumps and wakes (F1). */
+struct fy_chan_bell {
+    /* Senders bump it; the owner only reads it and futex-waits on it. */
+    alignas(FY_CACHELINE) _Atomic uint32_t doorbell;
+    /* The owner only; senders read it. */
+    alignas(FY_CACHELINE) _Atomic uint32_t sleeping;
+};
+static_assert(sizeof(struct fy_chan_bell) == 2 * FY_CACHELINE &&
+                  offsetof(struct fy_chan_bell, sleeping) == FY_CACHELINE,
+              "doorbell and sleeping are written by different ranks");
+
+#define FY_CHAN_FBOX_REGION "fbox"
+#define FY_CHAN_FACK_REGION "fack"
+#define FY_CHAN_BELL_REGION "doorbell"
+
+/* Declare the channel's regions with rings of 'slots' slots (2 to
+ * FY_FBOX_SLOTS). Returns 0 or the allocator's negative errno. */
+int fy_chan_shm_declare(struct fy_shm_layout *lay, uint32_t slots);
+
+#endif /* FY_CHAN_SHM_LAYOUT_H */
