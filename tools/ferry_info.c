@@ -2,7 +2,7 @@
 /* ferry-info: what Ferry can do on this machine and with what settings:
  * version, each transfer mechanism and whether it works here (and why not),
  * every FERRY_* variable with its default and current value, and the size
- * thresholds in force. */
+ * thresholds in force; with --segment, the node segment's regions. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
@@ -12,6 +12,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "coll/shm.h"
+#include "p2p/p2p.h"
 #include "shm/cellq_inl.h"
 #include "shm/shm.h"
 #include "util/tuned.h"
@@ -83,13 +85,96 @@ static void print_rules(unsigned avail, uint64_t eager)
     }
 }
 
+/* "3.0 MiB" style sizes for the segment table. */
+static void fmt_bytes(char *buf, size_t len, uint64_t b)
+{
+    if (b < 1024)
+        snprintf(buf, len, "%llu B", (unsigned long long)b);
+    else if (b < 1024 * 1024)
+        snprintf(buf, len, "%.1f KiB", (double)b / 1024);
+    else
+        snprintf(buf, len, "%.1f MiB", (double)b / (1024 * 1024));
+}
+
+/* The node segment for each rank count in 'list' (comma separated) at the
+ * current settings, as a Markdown table: the whole segment, then every
+ * region in the order of the segment. Returns the exit status. */
+static int print_segment(const char *list)
+{
+    if (fy_env_load())
+        return 1;
+    uint32_t ranks[64];
+    int n = 0;
+    for (const char *p = list; *p;) {
+        char *end;
+        errno = 0;
+        unsigned long v = strtoul(p, &end, 10);
+        if (end == p || errno || v < 1 || v > (1ul << 20) || n == 64 ||
+            (*end && *end != ',')) {
+            fprintf(stderr,
+                    "ferry-info: --segment wants rank counts (1 to %lu) "
+                    "separated by commas, not '%s'\n",
+                    1ul << 20, list);
+            return 2;
+        }
+        ranks[n++] = (uint32_t)v;
+        p = *end ? end + 1 : end;
+    }
+    if (n == 0) {
+        fprintf(stderr, "ferry-info: --segment wants rank counts\n");
+        return 2;
+    }
+    for (int i = 0; i < n; i++) {
+        struct fy_p2p_seg_params pp;
+        struct fy_shm_layout lay;
+        if (fy_p2p_seg_params(ranks[i], &pp) ||
+            fy_p2p_seg_layout(&pp, fy_coll_shm_declare, &lay))
+            return 1;
+        /* Regions in the order of the segment. */
+        uint32_t order[FY_SHM_REGIONS_MAX];
+        for (uint32_t r = 0; r < lay.nregions; r++) {
+            uint32_t at = r;
+            while (at > 0 &&
+                   lay.region[order[at - 1]].off > lay.region[r].off) {
+                order[at] = order[at - 1];
+                at--;
+            }
+            order[at] = r;
+        }
+        if (i == 0) {
+            printf("Shared segment per node (every region; %u cells of %u B "
+                   "per rank, %u pads of 2 x %llu B per rank, %u mailbox "
+                   "slots per pair):\n\n| ranks | segment |",
+                   pp.ncells, pp.cell_size, pp.npads,
+                   (unsigned long long)pp.shmbuf_size, pp.fbox_slots);
+            for (uint32_t r = 0; r < lay.nregions; r++)
+                printf(" %s |", lay.region[order[r]].name);
+            printf("\n|---:|---:|");
+            for (uint32_t r = 0; r < lay.nregions; r++)
+                printf("---:|");
+            printf("\n");
+        }
+        char b[32];
+        fmt_bytes(b, sizeof(b), lay.total);
+        printf("| %u | %s |", ranks[i], b);
+        for (uint32_t r = 0; r < lay.nregions; r++) {
+            fmt_bytes(b, sizeof(b), lay.region[order[r]].len);
+            printf(" %s |", b);
+        }
+        printf("\n");
+    }
+    return 0;
+}
+
 static void usage(FILE *f)
 {
-    fprintf(
-        f,
-        "usage: ferry-info [--help] [--version]\n"
-        "Shows Ferry's version, transfer mechanisms and whether each "
-        "works here,\nevery FERRY_* variable and the thresholds in force.\n");
+    fprintf(f,
+            "usage: ferry-info [--help] [--version] [--segment RANKS,...]\n"
+            "Shows Ferry's version, transfer mechanisms and whether each "
+            "works here,\nevery FERRY_* variable and the thresholds in force.\n"
+            "--segment: the shared segment of one node and each of its regions "
+            "for\nthese numbers of ranks at the current FERRY_* settings (e.g. "
+            "--segment 2,16,64,128).\n");
 }
 
 int main(int argc, char **argv)
@@ -103,6 +188,10 @@ int main(int argc, char **argv)
             printf("Ferry %s\n", FERRY_VERSION_STRING);
             return 0;
         }
+        if (!strcmp(argv[i], "--segment"))
+            return print_segment(i + 1 < argc ? argv[i + 1] : "");
+        if (!strncmp(argv[i], "--segment=", 10))
+            return print_segment(argv[i] + 10);
         fprintf(stderr, "ferry-info: unknown option '%s'\n", argv[i]);
         usage(stderr);
         return 2;
