@@ -109,7 +109,7 @@ extern struct lab_copy lab_copies[3];
 void lab_copies_init(void);
 
 struct lab_opts {
-    bool quick, tune, no_plots, verbose;
+    bool quick, tune, no_plots, verbose, ops;
     const char *out;  /* report directory, or tuning file with --tune */
     const char *only; /* comma list of mechanism labels, or NULL */
     const char *plot_script;
@@ -217,6 +217,9 @@ bool lab_check_pattern(const uint8_t *p, size_t len, unsigned salt);
 /* ---- stats ----------------------------------------------------------------
  */
 double lab_median(double *v, int n);
+
+/* ---- ops.c: --ops, the reduction kernels against memcpy (one process) -- */
+int lab_ops_run(const struct lab_opts *o, FILE *out);
 double lab_trimmed_mean(double *v, int n); /* middle 80% (seed 001, sec. 5) */
 
 /* Measured figure: median over repeats of each repeat's trimmed mean. */

@@ -34,6 +34,7 @@ static void usage(FILE *f)
         "usage: ferry-bench [--quick] [--out DIR] [--only LIST] [--repeats N]\n"
         "                   [--no-plots]\n"
         "       ferry-bench --tune [--quick] [--out FILE]\n"
+        "       ferry-bench --ops [--quick] [--repeats N]\n"
         "\n"
         "The mechanism laboratory: seed-000's benchmarks (1-byte latency,\n"
         "bandwidth 1 B - 16 MiB, set-up/tear-down, cache disturbance,\n"
@@ -49,6 +50,9 @@ static void usage(FILE *f)
         "                 and write a tuning file: --out FILE, else\n"
         "                 $FERRY_TUNING, else\n"
         "                 ${XDG_CONFIG_HOME:-$HOME/.config}/ferry/tuning.conf\n"
+        "  --ops          only the reduction kernels (MPI_SUM and others on\n"
+        "                 4 KiB, 256 KiB, 8 MiB) against memcpy, in GB/s; a\n"
+        "                 table on stdout, no second process\n"
         "  --only LIST    measure only these mechanisms (comma list of names\n"
         "                 or labels: cma,shmbuf,\"cma get\",ptrace-attach)\n"
         "  --repeats N    repeats per figure (default 7, quick 5; max %d)\n"
@@ -67,6 +71,7 @@ static int parse_opts(struct lab_opts *o, int argc, char **argv)
         {"quick", no_argument, NULL, 'q'},
         {"out", required_argument, NULL, 'o'},
         {"tune", no_argument, NULL, 't'},
+        {"ops", no_argument, NULL, 'S'},
         {"only", required_argument, NULL, 'O'},
         {"repeats", required_argument, NULL, 'r'},
         {"no-plots", no_argument, NULL, 'P'},
@@ -75,7 +80,7 @@ static int parse_opts(struct lab_opts *o, int argc, char **argv)
     };
     memset(o, 0, sizeof(*o));
     int c;
-    while ((c = getopt_long(argc, argv, "qo:tO:r:Ph", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "qo:tO:r:PhS", longopts, NULL)) != -1) {
         switch (c) {
         case 'q':
             o->quick = true;
@@ -85,6 +90,9 @@ static int parse_opts(struct lab_opts *o, int argc, char **argv)
             break;
         case 't':
             o->tune = true;
+            break;
+        case 'S':
+            o->ops = true;
             break;
         case 'O':
             o->only = optarg;
@@ -216,6 +224,8 @@ int main(int argc, char **argv)
     struct lab *L = &lab;
     if (parse_opts(&L->opt, argc, argv))
         return 2;
+    if (L->opt.ops) /* a single-process measurement: no set-up */
+        return lab_ops_run(&L->opt, stdout);
     load_library_settings(L);
     lab_copies_init();
 

@@ -11,9 +11,14 @@
 #     eager_max, an xfer rule and split_min (cma split is a candidate; where
 #     cma does not work, no split_min), and ferry-info, reading FILE as the
 #     library does, must show that split_min in force.
+#   lab_check.sh ops FERRY_BENCH FILE
+#     --ops --quick: FILE gets the kernel table, which must have the memcpy
+#     row and MPI_SUM on float, double and int with a non-zero GB/s at each
+#     of the three sizes.
 . "$(dirname "$0")/lib.sh"
 mode=$1 bench=$2 out=$3
-[[ -x $bench && -n $out ]] || mt_fail "usage: lab_check.sh smoke|tune FERRY_BENCH OUT"
+[[ -x $bench && -n $out ]] ||
+    mt_fail "usage: lab_check.sh smoke|tune|ops FERRY_BENCH OUT"
 # A launcher's variables would make ferry-bench join a job: it forks its own.
 unset FERRY_RANK FERRY_SIZE FERRY_JOBID FERRY_NCPUS FERRY_SHM_FD
 
@@ -62,6 +67,19 @@ tune)
         echo "note: cma split not measured here (cma does not work)"
     fi
     cat "$out"
+    ;;
+ops)
+    "$bench" --ops --quick --repeats 1 >"$out" ||
+        mt_fail "ferry-bench --ops exited $?"
+    cat "$out"
+    num='[0-9]+\.[0-9]+'
+    for row in '\(memcpy\) \| -' 'float \| SUM' 'double \| SUM' 'int \| SUM'; do
+        grep -Eq "^\| $row \|( *$num \| *$num \|){3}\$" "$out" ||
+            mt_fail "no complete row '$row' in the table"
+    done
+    if grep -Eq '\| 0\.0 \|' "$out"; then
+        mt_fail "a kernel measured 0.0 GB/s"
+    fi
     ;;
 *)
     mt_fail "unknown mode $mode"
