@@ -172,8 +172,13 @@ int fy_cart_sub(struct fy_comm *c, const int *remain_dims,
 /* Row-major rank <-> coordinates (coordinates already wrapped/valid). */
 void fy_cart_coords(const struct fy_topo *t, int rank, int *coords);
 int fy_cart_rank(const struct fy_topo *t, const int *coords);
-/* MPI_Dims_create's balanced factorisation; -EINVAL if nnodes is not a
- * multiple of the fixed (non-zero) dims. */
+/* MPI_Dims_create: fill the zero entries of dims[0..ndims) so that the
+ * product of all entries is nnodes, the filled ones non-increasing and as
+ * close to each other as possible (smallest largest-minus-smallest; ties
+ * to the smallest sum of squares, then lexicographically smallest). The
+ * positive entries are kept. Returns 0, -EINVAL if nnodes is not positive,
+ * an entry is negative, or nnodes is not a multiple of the product of the
+ * positive entries (equal to it when none is zero), or -ENOMEM. */
 int fy_dims_create(int nnodes, int ndims, int *dims);
 
 /* ---- additions: attributes --------------------------------------------

@@ -135,53 +135,155 @@ out_free:
     return rc;
 }
 
+/* ---- MPI_Dims_create ------------------------------------------------
+ * MPI asks for dimensions "as close to each other as possible", in
+ * non-increasing order. Ferry reads that as Traeff and Luebbe do
+ * ("Specification Guideline Violations by MPI_Dims_create", EuroMPI'15),
+ * as MPICH does: the free dimensions d0 >= d1 >= ... >= dk-1 minimise
+ * d0 - dk-1. Several factorisations can tie (360 in 3: 10x6x6 and 9x8x5);
+ * of those the one with the smallest sum of squares wins (9x8x5: the
+ * inner dimensions are closer too), then the lexicographically smallest.
+ * A greedy split of the prime factors does not find it (72 in 2 gave
+ * 12x6, not 9x8), so this is a branch-and-bound search over the
+ * divisors. */
+
+/* Every dimension above 1 is at least 2 and their product is an int. */
+#define FY_DIMS_MAX_BIG 32
+
+struct dims_search {
+    int k;           /* free dimensions */
+    const int *divs; /* divisors of the number to factor, ascending */
+    int ndivs;
+    int cur[FY_DIMS_MAX_BIG];  /* the dimensions chosen so far */
+    int best[FY_DIMS_MAX_BIG]; /* the best factorisation's dims above 1 */
+    int best_len;
+    long long best_spread; /* -1 until one is found */
+    unsigned long long best_sq;
+};
+
+/* Whether x^r >= n (x >= 1, r >= 1, n >= 1). */
+static bool dims_pow_ge(long long x, int r, long long n)
+{
+    if (x >= 2 && r >= 31)
+        return true; /* 2^31 > INT_MAX >= n */
+    long long p = 1;
+    for (int i = 0; i < r; i++) {
+        p *= x;
+        if (p >= n)
+            return true;
+    }
+    return p >= n;
+}
+
+/* The largest x with x^r <= n (n >= 1, r >= 1). */
+static int dims_iroot(int n, int r)
+{
+    if (r == 1)
+        return n;
+    int lo = 1, hi = 46341; /* > sqrt(INT_MAX) */
+    while (hi - lo > 1) {
+        int mid = lo + (hi - lo) / 2;
+        if (dims_pow_ge(mid, r, (long long)n + 1))
+            hi = mid; /* mid^r > n */
+        else
+            lo = mid;
+    }
+    return lo;
+}
+
+/* Dimension i is next: cur[0..i-1] are chosen (non-increasing), 'rest'
+ * is left to split into k - i dimensions, none above 'maxd'; 'sq' is the
+ * sum of squares so far. */
+static void dims_search(struct dims_search *s, int i, int rest, int maxd,
+                        unsigned long long sq)
+{
+    int left = s->k - i;
+    if (rest == 1 || left == 1) {
+        int len = i;
+        if (rest > 1) {
+            if (rest > maxd)
+                return; /* would break the non-increasing order */
+            s->cur[len++] = rest;
+            sq += (unsigned long long)rest * (unsigned long long)rest;
+        }
+        sq += (unsigned long long)(s->k - len); /* the dimensions of 1 */
+        int top = len ? s->cur[0] : 1, bottom = len < s->k ? 1 : rest;
+        long long spread = (long long)top - bottom;
+        if (s->best_spread < 0 || spread < s->best_spread ||
+            (spread == s->best_spread && sq < s->best_sq)) {
+            s->best_spread = spread;
+            s->best_sq = sq;
+            s->best_len = len;
+            memcpy(s->best, s->cur, (size_t)len * sizeof(int));
+        }
+        return;
+    }
+    /* Each of the 'left' dimensions is at most d, so d^left >= rest. */
+    int lo = dims_iroot(rest, left);
+    if (!dims_pow_ge(lo, left, rest))
+        lo++;
+    for (int j = 0; j < s->ndivs; j++) {
+        int d = s->divs[j];
+        if (d > maxd || d > rest)
+            break;
+        if (d < lo || rest % d != 0)
+            continue;
+        /* The smallest dimension will be at most the (left-1)-th root of
+         * what d leaves; that bound only grows with d, so once it cannot
+         * beat the best spread, no larger d can. */
+        int top = i == 0 ? d : s->cur[0];
+        if (s->best_spread >= 0 &&
+            (long long)top - dims_iroot(rest / d, left - 1) > s->best_spread)
+            break;
+        s->cur[i] = d;
+        dims_search(s, i + 1, rest / d, d,
+                    sq + (unsigned long long)d * (unsigned long long)d);
+    }
+}
+
 int fy_dims_create(int nnodes, int ndims, int *dims)
 {
-    int fixed = 1, nfree = 0;
+    long long fixed = 1;
+    int nfree = 0;
     for (int d = 0; d < ndims; d++) {
-        if (dims[d] > 0)
-            fixed *= dims[d];
-        else
+        if (dims[d] < 0)
+            return -EINVAL;
+        if (dims[d] == 0) {
             nfree++;
+        } else if (fixed <= nnodes) {
+            fixed *= dims[d]; /* stops growing once past nnodes */
+        }
     }
-    if (fixed <= 0 || nnodes % fixed != 0)
+    if (nnodes <= 0 || fixed > nnodes || nnodes % fixed != 0)
         return -EINVAL;
-    int rest = nnodes / fixed;
+    int rest = (int)(nnodes / fixed);
     if (nfree == 0)
         return rest == 1 ? 0 : -EINVAL;
-    int *f = calloc((size_t)nfree, sizeof(int));
-    if (!f)
+
+    /* The divisors of rest, ascending (at most 1600 for an int): those up
+     * to its square root, then their cofactors. */
+    int nsmall = 0, ndivs = 0;
+    for (int q = 1; (long long)q * q <= rest; q++)
+        if (rest % q == 0)
+            nsmall++;
+    int *divs = malloc((size_t)nsmall * 2 * sizeof(int));
+    if (!divs)
         return -ENOMEM;
-    for (int i = 0; i < nfree; i++)
-        f[i] = 1;
-    /* Prime factors, largest first, each to the smallest free dimension:
-     * as square as the factors allow. */
-    int primes[32], np = 0;
-    for (int p = 2; (long long)p * p <= rest; p++)
-        while (rest % p == 0) {
-            primes[np++] = p;
-            rest /= p;
-        }
-    if (rest > 1)
-        primes[np++] = rest;
-    for (int i = np - 1; i >= 0; i--) {
-        int m = 0;
-        for (int j = 1; j < nfree; j++)
-            if (f[j] < f[m])
-                m = j;
-        f[m] *= primes[i];
-    }
-    /* MPI wants the free dimensions in non-increasing order. */
-    for (int i = 0; i < nfree; i++)
-        for (int j = i + 1; j < nfree; j++)
-            if (f[j] > f[i]) {
-                int tmp = f[i];
-                f[i] = f[j];
-                f[j] = tmp;
-            }
+    for (int q = 1; (long long)q * q <= rest; q++)
+        if (rest % q == 0)
+            divs[ndivs++] = q;
+    for (int j = nsmall - 1; j >= 0; j--)
+        if (divs[j] != rest / divs[j])
+            divs[ndivs++] = rest / divs[j];
+
+    struct dims_search s = {
+        .k = nfree, .divs = divs, .ndivs = ndivs, .best_spread = -1};
+    dims_search(&s, 0, rest, rest, 0);
+    free(divs);
     for (int d = 0, i = 0; d < ndims; d++)
-        if (dims[d] == 0)
-            dims[d] = f[i++];
-    free(f);
+        if (dims[d] == 0) {
+            dims[d] = i < s.best_len ? s.best[i] : 1;
+            i++;
+        }
     return 0;
 }
