@@ -773,6 +773,7 @@ FERRY_DECL(int, Comm_compare, (MPI_Comm comm1, MPI_Comm comm2, int *result));
 FERRY_DECL(int, Comm_dup, (MPI_Comm comm, MPI_Comm *newcomm));
 FERRY_DECL(int, Comm_dup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm));
 FERRY_DECL(int, Comm_idup, (MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request));
+FERRY_DECL(int, Comm_idup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request));
 FERRY_DECL(int, Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm));
 FERRY_DECL(int, Comm_create_group, (MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm));
 FERRY_DECL(int, Comm_split, (MPI_Comm comm, int color, int key, MPI_Comm *newcomm));

@@ -18,47 +18,6 @@ static struct fy_comm s_world, s_self;
 static bool s_up; /* between fy_comm_init and fy_comm_finalize */
 static struct fy_handle_table s_comms = FY_HANDLE_TABLE_INIT(FY_HT_COMM);
 
-/* Context ids this process is not using: bit i stands for ctx 2i. A
- * context is agreed on by AND-ing every member's mask, so an id is picked
- * only if it is free at all of them; members of the new communicator then
- * mark it used. Disjoint communicators (split colours) may share an id:
- * matching is per (context, sender), so they can never see each other's
- * messages. */
-#define FY_CTX_WORDS (FY_CTX_MAX / 2u / 32u)
-static uint32_t s_ctx_free[FY_CTX_WORDS];
-
-static void fy_ctx_mark(uint32_t ctx, bool free_it)
-{
-    uint32_t bit = ctx / 2u;
-    if (free_it)
-        s_ctx_free[bit / 32u] |= 1u << (bit % 32u);
-    else
-        s_ctx_free[bit / 32u] &= ~(1u << (bit % 32u));
-}
-
-int fy_comm_ctx_alloc(struct fy_comm *parent, uint32_t *ctx_out)
-{
-    uint32_t mask[FY_CTX_WORDS];
-    struct fy_dtype *u32 = fy_dtype_get(MPI_UINT32_T);
-    struct fy_op *band = fy_op_get(MPI_BAND);
-    if (!u32 || !band)
-        return -EINVAL;
-    int rc = fy_coll_allreduce(s_ctx_free, mask, FY_CTX_WORDS, u32, band,
-                               parent, NULL);
-    if (rc != 0)
-        return rc;
-    for (uint32_t w = 0; w < FY_CTX_WORDS; w++) {
-        if (mask[w]) {
-            uint32_t bit = w * 32u + (uint32_t)__builtin_ctz(mask[w]);
-            *ctx_out = bit * 2u;
-            return 0;
-        }
-    }
-    FY_ERROR("no free context id left (%u communicators alive)",
-             FY_CTX_MAX / 2u);
-    return -ENOSPC;
-}
-
 static void fy_comm_fill(struct fy_comm *c, struct fy_group *g, uint32_t ctx)
 {
     c->refcount = 1;
@@ -141,7 +100,7 @@ int fy_comm_init(int world_rank, int world_size)
 {
     fy_comm_wrank = world_rank;
     fy_comm_wsize = world_size;
-    memset(s_ctx_free, 0xff, sizeof(s_ctx_free));
+    fy_ctx_init();
 
     int *all = malloc((size_t)world_size * sizeof(int));
     if (!all)
@@ -173,6 +132,7 @@ void fy_comm_finalize(void)
     fy_attr_delete_all(&s_world.attrs, s_world.handle);
     fy_comm_release(&s_self);
     fy_comm_release(&s_world);
+    fy_ctx_finalize();
     s_up = false;
 }
 
@@ -200,8 +160,10 @@ int fy_comm_dup(struct fy_comm *parent, struct fy_comm **out)
         return rc;
     struct fy_comm *c;
     rc = fy_comm_make(parent, parent->group, ctx, &c);
-    if (rc != 0)
+    if (rc != 0) {
+        fy_ctx_mark(ctx, true);
         return rc;
+    }
     /* A duplicate keeps the topology (MPI 7.4). */
     if (parent->topo && !(c->topo = fy_topo_dup(parent->topo)))
         rc = -ENOMEM;
@@ -219,6 +181,48 @@ int fy_comm_dup(struct fy_comm *parent, struct fy_comm **out)
     return 0;
 }
 
+int fy_comm_idup(struct fy_comm *parent, struct fy_comm **out,
+                 struct fy_ctx_agree **agree_out)
+{
+    /* MPI 4.0 7.4.2: as if MPI_Comm_dup ran at the time of the call, so
+     * the communicator and its attributes are made now; only the context
+     * id comes later. */
+    struct fy_comm *c;
+    int rc = fy_comm_make(parent, parent->group, FY_CTX_NONE, &c);
+    if (rc != 0)
+        return rc;
+    if (parent->topo && !(c->topo = fy_topo_dup(parent->topo)))
+        rc = -ENOMEM;
+    else
+        rc = fy_attr_copy_all(&parent->attrs, parent->handle, &c->attrs,
+                              c->handle);
+    /* Join the agreement even if the copy failed: the other members need
+     * this one's contributions. */
+    struct fy_ctx_agree *ag;
+    int arc = fy_ctx_agree_start(parent, true, rc == 0 ? c : NULL, &ag);
+    if (rc != 0 || arc != 0) {
+        if (arc == 0)
+            fy_ctx_agree_orphan(ag);
+        fy_attr_delete_all(&c->attrs, c->handle);
+        fy_comm_release(c);
+        return rc != 0 ? rc : arc;
+    }
+    *out = c;
+    *agree_out = ag;
+    return 0;
+}
+
+bool fy_comm_idup_test(struct fy_comm *c, struct fy_ctx_agree *ag, int *err_out)
+{
+    int err;
+    if (!fy_ctx_agree_test(ag, &err, NULL))
+        return false;
+    if (err != 0 && c->handle != MPI_COMM_NULL)
+        fy_comm_free(c); /* no id: the new communicator never came to be */
+    *err_out = err;
+    return true;
+}
+
 int fy_comm_create_from_group(struct fy_comm *parent, struct fy_group *group,
                               struct fy_comm **out)
 {
@@ -227,10 +231,14 @@ int fy_comm_create_from_group(struct fy_comm *parent, struct fy_group *group,
     if (rc != 0)
         return rc;
     if (group->rank == MPI_UNDEFINED) {
+        fy_ctx_mark(ctx, true); /* agreed for the members only */
         *out = NULL;
         return 0;
     }
-    return fy_comm_make(parent, group, ctx, out);
+    rc = fy_comm_make(parent, group, ctx, out);
+    if (rc != 0)
+        fy_ctx_mark(ctx, true);
+    return rc;
 }
 
 int fy_comm_create_group(struct fy_comm *parent, struct fy_group *group,
@@ -256,7 +264,10 @@ int fy_comm_create_group(struct fy_comm *parent, struct fy_group *group,
     int rc = fy_comm_ctx_alloc(&tmp, &ctx);
     if (rc != 0)
         return rc;
-    return fy_comm_make(parent, group, ctx, out);
+    rc = fy_comm_make(parent, group, ctx, out);
+    if (rc != 0)
+        fy_ctx_mark(ctx, true);
+    return rc;
 }
 
 struct fy_split_entry {
@@ -294,6 +305,7 @@ int fy_comm_split(struct fy_comm *parent, int color, int key,
     if (rc != 0)
         goto out_free;
     if (color == MPI_UNDEFINED) {
+        fy_ctx_mark(ctx, true); /* agreed for the members only */
         *out = NULL;
         goto out_free;
     }
@@ -312,10 +324,12 @@ int fy_comm_split(struct fy_comm *parent, int color, int key,
         world[i] = parent->group->world[ents[i].rank];
     struct fy_group *g;
     rc = fy_group_create(m, world, &g);
+    if (rc == 0) {
+        rc = fy_comm_make(parent, g, ctx, out);
+        fy_group_release(g); /* the communicator holds its own reference */
+    }
     if (rc != 0)
-        goto out_free;
-    rc = fy_comm_make(parent, g, ctx, out);
-    fy_group_release(g); /* the communicator holds its own reference */
+        fy_ctx_mark(ctx, true);
 out_free:
     free(all);
     free(ents);

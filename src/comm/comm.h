@@ -56,9 +56,25 @@ static inline int fy_comm_world_rank(const struct fy_comm *c, int r)
     return c->group->world[r];
 }
 
+/* A communicator whose context id is still being agreed on. */
+#define FY_CTX_NONE FY_CTX_MAX
+
 /* Collective over 'parent': agree on a fresh context id (all members must
- * call in the same order). Returns 0, or -ENOSPC when ids are exhausted. */
+ * call in the same order; blocks until agreed, progressing everything
+ * else meanwhile). The id comes back marked used here: the caller makes a
+ * communicator on it (fy_comm_create) or gives it back by releasing one
+ * made on it. Returns 0, or -ENOSPC when ids are exhausted, -ENOMEM, or a
+ * p2p error. */
 int fy_comm_ctx_alloc(struct fy_comm *parent, uint32_t *ctx_out);
+
+/* A context-id agreement in progress (src/comm/ctx.c). */
+struct fy_ctx_agree;
+/* Whether it finished: *err_out 0 or a negative errno, and the agreed id
+ * in *ctx_out (may be NULL). Advanced by the progress engine, not here. */
+bool fy_ctx_agree_test(struct fy_ctx_agree *ag, int *err_out,
+                       uint32_t *ctx_out);
+/* Release a finished agreement (one still running is waited for). */
+void fy_ctx_agree_free(struct fy_ctx_agree *ag);
 /* Make a communicator of 'group' (member ranks given as world ranks) with
  * context 'ctx'; takes a reference on group. */
 int fy_comm_create(struct fy_group *group, uint32_t ctx, struct fy_comm **out);
@@ -122,6 +138,18 @@ static inline void fy_comm_retain(struct fy_comm *c)
  * is dropped and that callback's MPI error code is returned as a POSITIVE
  * number (negative values are errnos as usual). */
 int fy_comm_dup(struct fy_comm *parent, struct fy_comm **out);
+/* MPI_Comm_idup: the duplicate is made at once (attributes copied, as MPI
+ * 4.0 asks, at the time of the call) with context FY_CTX_NONE, and *out is
+ * returned with it; the context agreement runs as a nonblocking schedule
+ * (*agree_out). The communicator must not be used until
+ * fy_comm_idup_test() says the agreement finished; if it failed, the
+ * communicator has been freed (its handle is invalid) and the error is
+ * returned then. Returns 0, or what the attribute copy or the agreement
+ * start returned (nothing to test then). */
+int fy_comm_idup(struct fy_comm *parent, struct fy_comm **out,
+                 struct fy_ctx_agree **agree_out);
+bool fy_comm_idup_test(struct fy_comm *c, struct fy_ctx_agree *ag,
+                       int *err_out);
 int fy_comm_split(struct fy_comm *parent, int color, int key,
                   struct fy_comm **out);
 /* 'group' must be a subset of parent's group (checked by the caller). */

@@ -93,57 +93,90 @@ FY_API int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info,
 }
 FY_ALIAS(MPI_Comm_dup_with_info)
 
-/* MPI_Comm_idup's request: the duplicate is made at once (a blocking
- * collective over comm), so the request is born complete. */
-static void done_progress(struct fy_mreq_ext *x)
+/* MPI_Comm_idup's request: the duplicate exists from the call on (its
+ * handle is returned at once, as MPI 4.0 allows), its context id is agreed
+ * by a schedule the progress engine runs, and the request completes when
+ * that agreement has finished here. Until then the new communicator must
+ * not be used (MPI: erroneous before completion). */
+struct fy_idup_req {
+    struct fy_mreq_ext x; /* first: the request layer passes &x */
+    struct fy_comm *nc;
+    struct fy_ctx_agree *ag;
+};
+
+static void idup_progress(struct fy_mreq_ext *x)
 {
-    (void)x;
+    struct fy_idup_req *r = (struct fy_idup_req *)x;
+    int err;
+    if (fy_comm_idup_test(r->nc, r->ag, &err)) {
+        x->err = err;
+        x->complete = true;
+    }
 }
-static int done_free(struct fy_mreq_ext *x)
+
+static int idup_free(struct fy_mreq_ext *x)
 {
-    free(x);
+    struct fy_idup_req *r = (struct fy_idup_req *)x;
+    fy_ctx_agree_free(r->ag);
+    free(r);
     return MPI_SUCCESS;
 }
-static const struct fy_mreq_ext_ops done_ops = {
-    .progress = done_progress,
-    .free = done_free,
+
+static const struct fy_mreq_ext_ops idup_ops = {
+    .progress = idup_progress,
+    .free = idup_free,
 };
+
+static int comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request,
+                     const char *fn)
+{
+    FY_CHECK_INIT(fn);
+    FY_GET_COMM(c, comm, fn);
+    FY_CHECK_PTR(newcomm, c, fn);
+    FY_CHECK_PTR(request, c, fn);
+    struct fy_idup_req *r = calloc(1, sizeof(*r));
+    if (!r)
+        return fy_mpi_err(c, MPI_ERR_NO_MEM, fn, "out of memory for a request");
+    int rc = fy_comm_idup(c, &r->nc, &r->ag);
+    if (rc != 0) {
+        free(r);
+        return report_rc(c, rc, fn);
+    }
+    r->x.ops = &idup_ops;
+    r->x.comm = c;
+    r->x.st_source = MPI_ANY_SOURCE;
+    r->x.st_tag = MPI_ANY_TAG;
+    *newcomm = r->nc->handle; /* before the request may complete and fail */
+    if (fy_mreq_ext_register(&r->x, request) != 0) {
+        /* The agreement must still run: the other members need it. */
+        int err;
+        while (!fy_comm_idup_test(r->nc, r->ag, &err))
+            fy_progress();
+        fy_ctx_agree_free(r->ag);
+        if (err == 0)
+            fy_comm_free(r->nc);
+        free(r);
+        *newcomm = MPI_COMM_NULL;
+        return fy_mpi_err(c, MPI_ERR_NO_MEM, fn, "out of memory for a request");
+    }
+    return MPI_SUCCESS;
+}
 
 FY_API int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm,
                           MPI_Request *request)
 {
-    FY_CHECK_INIT(__func__);
-    FY_GET_COMM(c, comm, __func__);
-    FY_CHECK_PTR(newcomm, c, __func__);
-    FY_CHECK_PTR(request, c, __func__);
-    struct fy_mreq_ext *x = calloc(1, sizeof(*x));
-    if (!x)
-        return fy_mpi_err(c, MPI_ERR_NO_MEM, __func__,
-                          "out of memory for a request");
-    /* Until the nonblocking context agreement exists, the duplicate is
-     * made here: correct whenever every member reaches MPI_Comm_idup
-     * without first waiting on another member's later traffic. */
-    struct fy_comm *nc;
-    int rc = fy_comm_dup(c, &nc);
-    if (rc != 0) {
-        free(x);
-        return report_rc(c, rc, __func__);
-    }
-    x->ops = &done_ops;
-    x->comm = c;
-    x->complete = true;
-    x->st_source = MPI_ANY_SOURCE;
-    x->st_tag = MPI_ANY_TAG;
-    if (fy_mreq_ext_register(x, request) != 0) {
-        free(x);
-        fy_comm_free(nc);
-        return fy_mpi_err(c, MPI_ERR_NO_MEM, __func__,
-                          "out of memory for a request");
-    }
-    *newcomm = nc->handle;
-    return MPI_SUCCESS;
+    return comm_idup(comm, newcomm, request, __func__);
 }
 FY_ALIAS(MPI_Comm_idup)
+
+FY_API int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info,
+                                    MPI_Comm *newcomm, MPI_Request *request)
+{
+    /* Ferry acts on no communicator info key yet (as Comm_dup_with_info). */
+    (void)info;
+    return comm_idup(comm, newcomm, request, __func__);
+}
+FY_ALIAS(MPI_Comm_idup_with_info)
 
 FY_API int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
