@@ -164,7 +164,9 @@ struct dims_search {
 /* Whether x^r >= n (x >= 1, r >= 1, n >= 1). */
 static bool dims_pow_ge(long long x, int r, long long n)
 {
-    if (x >= 2 && r >= 31)
+    if (x <= 1)
+        return n <= 1;
+    if (r >= 31)
         return true; /* 2^31 > INT_MAX >= n */
     long long p = 1;
     for (int i = 0; i < r; i++) {
