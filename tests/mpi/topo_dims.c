@@ -76,12 +76,13 @@ static void show(char *buf, size_t len, const int *d, int k)
 
 static void expect_dims(int n, int k, const int *in, const int *want)
 {
-    int got[MAXD + 8];
+    int got[64];
+    MT_CHECK(k <= 64, "at most 64 dimensions here, not %d", k);
     memcpy(got, in, (size_t)k * sizeof(int));
     MT_MPI(MPI_Dims_create(n, k, got));
     for (int i = 0; i < k; i++) {
         if (got[i] != want[i]) {
-            char g[128], w[128], p[128];
+            char g[512], w[512], p[512];
             show(g, sizeof g, got, k);
             show(w, sizeof w, want, k);
             show(p, sizeof p, in, k);

@@ -19,6 +19,17 @@
 #include "harness.h"
 #include "util/util.h"
 
+/* 64-byte aligned memory (aligned_alloc wants a multiple of 64). */
+static void *alloc64(size_t n)
+{
+    void *p = aligned_alloc(64, (n + 63) / 64 * 64);
+    if (!p) {
+        printf("# out of memory\n");
+        exit(1);
+    }
+    return p;
+}
+
 static struct fy_dtype *T(MPI_Datatype h)
 {
     struct fy_dtype *dt = fy_dtype_get(h);
@@ -456,8 +467,8 @@ static void show_diff(const struct tcase *t, int op, const char *got,
 static void test_kernels(void)
 {
     size_t cap = MAXN * sizeof(long double _Complex) + 2 * PAD;
-    char *in = aligned_alloc(64, cap), *io = aligned_alloc(64, cap);
-    char *ref = aligned_alloc(64, cap), *orig = aligned_alloc(64, cap);
+    char *in = alloc64(cap), *io = alloc64(cap);
+    char *ref = alloc64(cap), *orig = alloc64(cap);
     for (size_t k = 0; k < FY_ARRAY_LEN(types); k++) {
         const struct tcase *t = &types[k];
         struct fy_dtype *dt = T(t->h);
@@ -651,9 +662,8 @@ static void test_loc(void)
         if (ioff % pairs[k].isize)
             ioff += pairs[k].isize - ioff % pairs[k].isize;
         size_t bytes = NMAX * stride + 16;
-        char *in = aligned_alloc(64, bytes + 64),
-             *io = aligned_alloc(64, bytes + 64);
-        char *ref = malloc(bytes);
+        char *in = alloc64(bytes + 64), *io = alloc64(bytes + 64);
+        char *ref = alloc64(bytes);
         bool ok = true;
         for (int m = 0; m < 2 && ok; m++) {
             for (size_t n = 0; n <= NMAX && ok; n += n < 20 ? 1 : 37) {
