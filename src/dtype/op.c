@@ -121,9 +121,9 @@ bool fy_op_valid_for_accumulate(const struct fy_op *op,
  * Each kernel computes io[i] = in[i] op io[i] for n elements of one basic
  * type, one loop per op so that the loop body is a single operation the
  * compiler vectorises (src/CMakeLists.txt builds this file with -O3; on
- * x86-64 each kernel is also built for AVX2 and the better one is picked
- * when the library is loaded). The results are those of the scalar loop,
- * bit for bit: every element is computed on its own, in the same type,
+ * x86-64 the kernels are built twice, for the baseline and for AVX2, and
+ * fy_op_init picks the table for this CPU). The results are those of the scalar
+ * loop, bit for bit: every element is computed on its own, in the same type,
  * with no reassociation and no contraction (nothing here is a multiply-add,
  * and no -ffast-math), and MIN/MAX keep their exact NaN and signed-zero
  * behaviour: 'in' replaces io only when it compares strictly greater
@@ -140,14 +140,14 @@ bool fy_op_valid_for_accumulate(const struct fy_op *op,
  * Integer sums and products wrap in the unsigned type of the same width
  * (signed overflow would be undefined in C).
  *
- * target_clones needs the loader's ifunc support (glibc has it); define
- * FERRY_NO_TARGET_CLONES to build the baseline version only. */
+ * The choice is made in code, not with target_clones: an ifunc resolver
+ * runs while the loader relocates the kernel table, before sanitizer
+ * runtimes are up (ThreadSanitizer builds crashed there). */
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) &&        \
-    !defined(FERRY_NO_TARGET_CLONES)
-#define FY_OP_KERNEL __attribute__((target_clones("avx2", "default")))
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define FY_OP_AVX2 1
 #else
-#define FY_OP_KERNEL
+#define FY_OP_AVX2 0
 #endif
 
 /* clang-format off */
@@ -162,8 +162,8 @@ bool fy_op_valid_for_accumulate(const struct fy_op *op,
     break
 
 #define INT_KERNEL(NAME, T, UT)                                               \
-    FY_OP_KERNEL static void NAME(int op, const char *in, char *io,           \
-                                  MPI_Count n)                                \
+    FY_K_ATTR static void FY_K(NAME)(int op, const char *in, char *io,        \
+                                     MPI_Count n)                             \
     {                                                                         \
         switch (op) {                                                         \
         case OP_MAX: LOOP(T, a > b ? a : b);                                  \
@@ -181,8 +181,8 @@ bool fy_op_valid_for_accumulate(const struct fy_op *op,
     }
 
 #define FLOAT_KERNEL(NAME, T)                                                 \
-    FY_OP_KERNEL static void NAME(int op, const char *in, char *io,           \
-                                  MPI_Count n)                                \
+    FY_K_ATTR static void FY_K(NAME)(int op, const char *in, char *io,        \
+                                     MPI_Count n)                             \
     {                                                                         \
         switch (op) {                                                         \
         case OP_MAX: LOOP(T, a > b ? a : b);                                  \
@@ -198,49 +198,15 @@ bool fy_op_valid_for_accumulate(const struct fy_op *op,
  * same bits and vectorises. Products keep C's complex multiply (with its
  * NaN and infinity recovery), one element at a time. */
 #define COMPLEX_KERNEL(NAME, T, REAL_KERNEL)                                  \
-    static void NAME(int op, const char *in, char *io, MPI_Count n)           \
+    FY_K_ATTR static void FY_K(NAME)(int op, const char *in, char *io,        \
+                                     MPI_Count n)                             \
     {                                                                         \
         switch (op) {                                                         \
-        case OP_SUM: REAL_KERNEL(op, in, io, 2 * n); break;                   \
+        case OP_SUM: FY_K(REAL_KERNEL)(op, in, io, 2 * n); break;             \
         case OP_PROD: LOOP(T, a * b);                                         \
         default: break;                                                       \
         }                                                                     \
     }
-
-INT_KERNEL(k_i8, int8_t, uint8_t)
-INT_KERNEL(k_i16, int16_t, uint16_t)
-INT_KERNEL(k_i32, int32_t, uint32_t)
-INT_KERNEL(k_i64, int64_t, uint64_t)
-INT_KERNEL(k_u8, uint8_t, uint8_t)
-INT_KERNEL(k_u16, uint16_t, uint16_t)
-INT_KERNEL(k_u32, uint32_t, uint32_t)
-INT_KERNEL(k_u64, uint64_t, uint64_t)
-FLOAT_KERNEL(k_float, float)
-FLOAT_KERNEL(k_double, double)
-FLOAT_KERNEL(k_ldouble, long double)
-COMPLEX_KERNEL(k_fcomplex, float _Complex, k_float)
-COMPLEX_KERNEL(k_dcomplex, double _Complex, k_double)
-COMPLEX_KERNEL(k_ldcomplex, long double _Complex, k_ldouble)
-
-FY_OP_KERNEL static void k_bool(int op, const char *in, char *io, MPI_Count n)
-{
-    switch (op) {
-    case OP_LAND: LOOP(_Bool, a && b);
-    case OP_LOR: LOOP(_Bool, a || b);
-    case OP_LXOR: LOOP(_Bool, a != b);
-    default: break;
-    }
-}
-
-FY_OP_KERNEL static void k_byte(int op, const char *in, char *io, MPI_Count n)
-{
-    switch (op) {
-    case OP_BAND: LOOP(uint8_t, a & b);
-    case OP_BOR: LOOP(uint8_t, a | b);
-    case OP_BXOR: LOOP(uint8_t, a ^ b);
-    default: break;
-    }
-}
 
 /* clang-format on */
 typedef void (*kernel_fn)(int op, const char *in, char *io, MPI_Count n);
@@ -248,48 +214,32 @@ typedef void (*kernel_fn)(int op, const char *in, char *io, MPI_Count n);
 /* The C integer types are the fixed-width ones of their size and
  * signedness (checked below), so each shares that kernel. */
 #define FY_SINT_KERNEL(T)                                                      \
-    (sizeof(T) == 1   ? k_i8                                                   \
-     : sizeof(T) == 2 ? k_i16                                                  \
-     : sizeof(T) == 4 ? k_i32                                                  \
-                      : k_i64)
+    (sizeof(T) == 1   ? FY_K(k_i8)                                             \
+     : sizeof(T) == 2 ? FY_K(k_i16)                                            \
+     : sizeof(T) == 4 ? FY_K(k_i32)                                            \
+                      : FY_K(k_i64))
 #define FY_UINT_KERNEL(T)                                                      \
-    (sizeof(T) == 1   ? k_u8                                                   \
-     : sizeof(T) == 2 ? k_u16                                                  \
-     : sizeof(T) == 4 ? k_u32                                                  \
-                      : k_u64)
+    (sizeof(T) == 1   ? FY_K(k_u8)                                             \
+     : sizeof(T) == 2 ? FY_K(k_u16)                                            \
+     : sizeof(T) == 4 ? FY_K(k_u32)                                            \
+                      : FY_K(k_u64))
 
-static const kernel_fn kernels[FY_B_COUNT_OF] = {
-    [FY_B_CHAR] = (char)-1 < 0 ? FY_SINT_KERNEL(char) : FY_UINT_KERNEL(char),
-    [FY_B_SIGNED_CHAR] = FY_SINT_KERNEL(signed char),
-    [FY_B_UNSIGNED_CHAR] = FY_UINT_KERNEL(unsigned char),
-    [FY_B_BYTE] = k_byte,
-    [FY_B_SHORT] = FY_SINT_KERNEL(short),
-    [FY_B_UNSIGNED_SHORT] = FY_UINT_KERNEL(unsigned short),
-    [FY_B_INT] = FY_SINT_KERNEL(int),
-    [FY_B_UNSIGNED] = FY_UINT_KERNEL(unsigned),
-    [FY_B_LONG] = FY_SINT_KERNEL(long),
-    [FY_B_UNSIGNED_LONG] = FY_UINT_KERNEL(unsigned long),
-    [FY_B_LONG_LONG] = FY_SINT_KERNEL(long long),
-    [FY_B_UNSIGNED_LONG_LONG] = FY_UINT_KERNEL(unsigned long long),
-    [FY_B_FLOAT] = k_float,
-    [FY_B_DOUBLE] = k_double,
-    [FY_B_LONG_DOUBLE] = k_ldouble,
-    [FY_B_C_BOOL] = k_bool,
-    [FY_B_INT8] = k_i8,
-    [FY_B_INT16] = k_i16,
-    [FY_B_INT32] = k_i32,
-    [FY_B_INT64] = k_i64,
-    [FY_B_UINT8] = k_u8,
-    [FY_B_UINT16] = k_u16,
-    [FY_B_UINT32] = k_u32,
-    [FY_B_UINT64] = k_u64,
-    [FY_B_AINT] = FY_SINT_KERNEL(MPI_Aint),
-    [FY_B_OFFSET] = FY_SINT_KERNEL(MPI_Offset),
-    [FY_B_COUNT] = FY_SINT_KERNEL(MPI_Count),
-    [FY_B_C_FLOAT_COMPLEX] = k_fcomplex,
-    [FY_B_C_DOUBLE_COMPLEX] = k_dcomplex,
-    [FY_B_C_LONG_DOUBLE_COMPLEX] = k_ldcomplex,
-};
+#define FY_K(name) name
+#define FY_K_ATTR
+#include "dtype/op_kernels.h"
+#undef FY_K
+#undef FY_K_ATTR
+#if FY_OP_AVX2
+#define FY_K(name) name##_avx2
+#define FY_K_ATTR __attribute__((target("avx2")))
+#include "dtype/op_kernels.h"
+#undef FY_K
+#undef FY_K_ATTR
+#endif
+
+/* The table for this CPU (fy_op_init); the baseline until then. */
+static const kernel_fn *kernels = kernel_tab;
+
 _Static_assert(sizeof(short) == 2 && sizeof(int) == 4 &&
                    (sizeof(long) == 4 || sizeof(long) == 8) &&
                    sizeof(long long) == 8 && sizeof(MPI_Aint) == 8 &&
@@ -498,6 +448,11 @@ int fy_op_apply(struct fy_op *op, const void *inv, void *inoutv,
 
 int fy_op_init(void)
 {
+#if FY_OP_AVX2
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2"))
+        kernels = kernel_tab_avx2;
+#endif
     for (int c = 1; c <= OP_LAST; c++) {
         struct fy_op *op = &builtin_ops[c];
         memset(op, 0, sizeof(*op));
