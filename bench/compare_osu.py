@@ -58,13 +58,13 @@ def bench_source(srcdir, name):
     return None
 
 
-def build(impl, found, workdir, log):
+def build(impl, found, workdir, benches, log):
     """{bench: executable} for impl, and {bench: why not}."""
     srcdir, support, incs = found
     out = os.path.join(workdir, "osu-" + impl.key)
     os.makedirs(out, exist_ok=True)
     exes, errors = {}, {}
-    for b in BENCHES:
+    for b in benches:
         src = bench_source(srcdir, b)
         if not src:
             errors[b] = "no osu_%s.c in the tree" % b
@@ -133,16 +133,16 @@ def run(args, impls, workdir, cmdline, started, locked, stop_job, machine,
         return 0
     t_start = time.monotonic()
     log, exes, active = [], {}, []
+    benches = [b for b in args.osu_benches if b in BENCHES]
     for impl in impls:
         if impl.missing:
             print("coll: %s skipped: %s" % (impl.label, impl.missing))
             continue
-        e, err = build(impl, found, workdir, log)
+        e, err = build(impl, found, workdir, benches, log)
         exes[impl.key] = e
         active.append(impl)
         for b, why in sorted(err.items()):
             print("coll: %s osu_%s %s" % (impl.label, b, why))
-    benches = [b for b in args.osu_benches if b in BENCHES]
     cells = []
     for b in benches:
         for n in args.osu_ranks:
