@@ -8,7 +8,9 @@ implementation's mpicc into the work directory. Each benchmark runs at
 8 B, 64 KiB and 1 MiB (barrier: no size) with 2 ranks (one per core,
 bound) and 4 ranks (two per core, unbound), once per implementation per
 round, interleaved, every run under flock(1). Reported: OSU's average
-latency in microseconds, the median of the rounds, and Ferry / best peer.
+latency in microseconds (the i-forms: their "Overall", which includes the
+dummy computation OSU sizes to each implementation's own pure
+communication time), the median of the rounds, and Ferry / best peer.
 """
 
 import glob
@@ -107,10 +109,11 @@ def run_once(impl, exe, bench, nranks, size, timeout, locked, stop_job):
         return None, "exit %d: %s" % (p.returncode, tail[:300])
     for line in out.splitlines():
         if "barrier" in bench:
-            # 5.x: "# Avg Latency(us)" then the value; 7.x: a data row.
-            m = re.match(r"^\s*([0-9.]+)\s*$", line) or LINE_RE.match(line)
+            # 5.x: a line of numbers after the header (barrier: the
+            # latency; ibarrier: overall, compute, pure comm., overlap).
+            m = re.match(r"^\s*([0-9.]+)(\s+[0-9.]+)*\s*$", line)
             if m:
-                return float(m.groups()[-1]), None
+                return float(m.group(1)), None
         else:
             m = LINE_RE.match(line)
             if m and int(m.group(1)) == size:
