@@ -106,8 +106,10 @@ static bool members(struct fy_comm *c)
         int *w = realloc(s_world, (size_t)cap * sizeof(int));
         if (w)
             s_world = w;
+        /* Not a reason to take the point-to-point path: the other
+         * members would not, and the collective would never meet. */
         if (!l || !w)
-            return false; /* the point-to-point algorithms still work */
+            fy_fatal(1, "collective: out of memory for %d members", c->size);
         s_cap = cap;
     }
     for (int r = 0; r < c->size; r++) {
@@ -323,6 +325,61 @@ static int cma_read(int root_local, void *buf, uint64_t remote, uint64_t len)
     return 0;
 }
 
+/* ---- single copy of whole blocks (process_vm_readv) -------------------- */
+
+/* A contiguous image of count elements of dt at buf: buf itself, or a
+ * packed copy in *tmp_out (free it). NULL when out of memory. */
+static const void *image_of(const void *buf, MPI_Count count,
+                            const struct fy_dtype *dt, void **tmp_out)
+{
+    *tmp_out = NULL;
+    if (dt->contig)
+        return buf;
+    size_t bytes = (size_t)(count * dt->size);
+    void *t = malloc(bytes ? bytes : 1);
+    if (!t)
+        return NULL;
+    fy_dtype_pack(buf, count, dt, t);
+    *tmp_out = t;
+    return t;
+}
+
+/* Read count elements of dt into buf from member r's published image, at
+ * byte 'off' of it. Returns 0, -EMSGSIZE when the image is shorter than
+ * our count (what is there is read), -ENOMEM; a failed read ends the job
+ * (the owner's memory went away under a collective it is in). */
+static int read_block(int r, const struct fy_coll_cell *x, uint64_t off,
+                      void *buf, MPI_Count count, const struct fy_dtype *dt)
+{
+    uint64_t bytes = (uint64_t)count * (uint64_t)dt->size;
+    uint64_t addr = x->addr, len = x->len; /* read once */
+    uint64_t n = off < len ? FY_MIN(bytes, len - off) : 0;
+    int rc = 0;
+    if (n > 0) {
+        void *dst = buf, *tmp = NULL;
+        if (!dt->contig && !(dst = tmp = malloc((size_t)n)))
+            return -ENOMEM;
+        rc = cma_read(s_loc[r], dst, addr + off, n);
+        if (rc)
+            fy_fatal(1,
+                     "collective: reading %llu bytes of rank %d's buffer "
+                     "failed: %s",
+                     (unsigned long long)n, s_world[r], strerror(-rc));
+        if (tmp) {
+            fy_dtype_unpack(tmp, (MPI_Count)n, buf, count, dt);
+            free(tmp);
+        }
+    }
+    return n < bytes ? -EMSGSIZE : 0;
+}
+
+/* Where the cells are too small and the kernel's single copy works, every
+ * member publishes its buffer's address and the others read from it. */
+static bool single_copy(void)
+{
+    return fy_coll_shm.cma;
+}
+
 int fy_coll_shm_bcast(void *buf, MPI_Count count, struct fy_dtype *dt, int root,
                       struct fy_comm *c)
 {
@@ -335,28 +392,29 @@ int fy_coll_shm_bcast(void *buf, MPI_Count count, struct fy_dtype *dt, int root,
         return FY_COLL_SHM_NO;
     uint32_t seq = fy_coll_begin(c);
     uint32_t n = (uint32_t)c->size - 1;
-    if (fy_coll_shm.cma && dt->contig && bytes >= fy_coll_shm.cma_min) {
-        /* Every receiver reads the root's buffer; the root waits until
-         * all have, since the buffer is theirs to read until then. */
+    /* Decided on the message size only: the members' datatypes may
+     * differ (only their signatures must match). */
+    if (fy_coll_shm.cma && bytes >= fy_coll_shm.cma_min) {
+        /* Every receiver reads the root's buffer (or a packed image of
+         * it); the root waits until all have, since it is theirs to read
+         * until then. */
         uint64_t tag = tag_of(c, seq, 0);
         if (c->rank == root) {
+            void *tmp;
+            const void *img = image_of(buf, count, dt, &tmp);
+            if (!img)
+                fy_fatal(1, "broadcast: out of memory packing %llu bytes",
+                         (unsigned long long)bytes);
             struct fy_coll_cell *x = claim();
-            publish_at(c, x, tag, n, buf, bytes, -1);
+            publish_at(c, x, tag, n, img, bytes, -1);
             wait_readers(x);
+            free(tmp);
             return 0;
         }
         struct fy_coll_cell *x = await(root, tag);
-        /* Read once; they only ever point into the owner's memory, and we
-         * read no more than our own count says. */
-        uint64_t addr = x->addr, len = FY_MIN(x->len, bytes);
-        int rc = cma_read(s_loc[root], buf, addr, len);
+        int rc = read_block(root, x, 0, buf, count, dt);
         done(root, x);
-        if (rc)
-            fy_fatal(1,
-                     "broadcast: reading %llu bytes of rank %d's buffer "
-                     "failed: %s",
-                     (unsigned long long)bytes, s_world[root], strerror(-rc));
-        return 0;
+        return rc;
     }
     /* Pipelined through the root's cells, one chunk per publication. */
     uint32_t step = 0;
@@ -446,8 +504,8 @@ static int shm_reduce(const void *sbuf, void *rbuf, MPI_Count count,
         return FY_COLL_SHM_NO;
     int P = c->size, me = c->rank;
     struct fy_coll_cell **x = cells_array(P);
-    if (!x)
-        return FY_COLL_SHM_NO;
+    if (!x) /* as in members(): every member must take the same path */
+        fy_fatal(1, "reduction: out of memory for %d members", P);
     const char *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
     bool all = root < 0;
     bool get = all || me == root; /* we end with the result */
@@ -576,61 +634,6 @@ static char *block_at(const void *buf, int i, MPI_Count count,
                       const struct fy_dtype *dt)
 {
     return (char *)buf + (MPI_Aint)i * count * dt->extent;
-}
-
-/* ---- single copy of whole blocks (process_vm_readv) -------------------- */
-
-/* A contiguous image of count elements of dt at buf: buf itself, or a
- * packed copy in *tmp_out (free it). NULL when out of memory. */
-static const void *image_of(const void *buf, MPI_Count count,
-                            const struct fy_dtype *dt, void **tmp_out)
-{
-    *tmp_out = NULL;
-    if (dt->contig)
-        return buf;
-    size_t bytes = (size_t)(count * dt->size);
-    void *t = malloc(bytes ? bytes : 1);
-    if (!t)
-        return NULL;
-    fy_dtype_pack(buf, count, dt, t);
-    *tmp_out = t;
-    return t;
-}
-
-/* Read count elements of dt into buf from member r's published image, at
- * byte 'off' of it. Returns 0, -EMSGSIZE when the image is shorter than
- * our count (what is there is read), -ENOMEM; a failed read ends the job
- * (the owner's memory went away under a collective it is in). */
-static int read_block(int r, const struct fy_coll_cell *x, uint64_t off,
-                      void *buf, MPI_Count count, const struct fy_dtype *dt)
-{
-    uint64_t bytes = (uint64_t)count * (uint64_t)dt->size;
-    uint64_t addr = x->addr, len = x->len; /* read once */
-    uint64_t n = off < len ? FY_MIN(bytes, len - off) : 0;
-    int rc = 0;
-    if (n > 0) {
-        void *dst = buf, *tmp = NULL;
-        if (!dt->contig && !(dst = tmp = malloc((size_t)n)))
-            return -ENOMEM;
-        rc = cma_read(s_loc[r], dst, addr + off, n);
-        if (rc)
-            fy_fatal(1,
-                     "collective: reading %llu bytes of rank %d's buffer "
-                     "failed: %s",
-                     (unsigned long long)n, s_world[r], strerror(-rc));
-        if (tmp) {
-            fy_dtype_unpack(tmp, (MPI_Count)n, buf, count, dt);
-            free(tmp);
-        }
-    }
-    return n < bytes ? -EMSGSIZE : 0;
-}
-
-/* Where the cells are too small and the kernel's single copy works, every
- * member publishes its buffer's address and the others read from it. */
-static bool single_copy(void)
-{
-    return fy_coll_shm.cma;
 }
 
 int fy_coll_shm_allgather(const void *sbuf, MPI_Count scount,

@@ -59,6 +59,37 @@ static void test_bcast(MPI_Comm comm, const char *what)
                         root, k, v[k], want);
         }
     }
+    /* Different datatypes, one signature: the root sends every third int
+     * (the vector), the others receive 20000 contiguous ints, and the
+     * other way round. Each side's path must not depend on its type. */
+    int *flat = mt_malloc(sizeof(int) * 20000);
+    for (int root = 0; root < cn; root++) {
+        for (int k = 0; k < 3 * 20000; k++)
+            v[k] = cme == root ? k : -1;
+        for (int k = 0; k < 20000; k++)
+            flat[k] = -1;
+        if (cme == root)
+            MT_MPI(MPI_Bcast(v, 1, vec, root, comm));
+        else
+            MT_MPI(MPI_Bcast(flat, 20000, MPI_INT, root, comm));
+        for (int k = 0; cme != root && k < 20000; k++)
+            if (flat[k] != 3 * k)
+                MT_FAIL("%s vector to ints, root %d: flat[%d] = %d", what, root,
+                        k, flat[k]);
+        for (int k = 0; k < 20000; k++)
+            flat[k] = cme == root ? 7 * k : -1;
+        for (int k = 0; k < 3 * 20000; k++)
+            v[k] = -1;
+        if (cme == root)
+            MT_MPI(MPI_Bcast(flat, 20000, MPI_INT, root, comm));
+        else
+            MT_MPI(MPI_Bcast(v, 1, vec, root, comm));
+        for (int k = 0; cme != root && k < 3 * 20000; k++)
+            if (v[k] != (k % 3 ? -1 : 7 * (k / 3)))
+                MT_FAIL("%s ints to vector, root %d: v[%d] = %d", what, root, k,
+                        v[k]);
+    }
+    free(flat);
     free(v);
     MT_MPI(MPI_Type_free(&vec));
     free(b);
