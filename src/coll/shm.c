@@ -6,8 +6,9 @@
  * areas (written once, read by all); a large broadcast is read by every
  * receiver straight from the root's buffer with one kernel copy (seed
  * 003's design), or pipelined through the root's two cells where that is
- * not allowed. Reductions split the vector: each rank combines its slice
- * of every contribution, in rank order, then all gather the slices.
+ * not allowed. Reductions combine in rank order, the whole vector by
+ * each member that needs it (small vectors; a reduce at 2 ranks or with
+ * ranks outnumbering cores, at the root) or a slice each, then gathered.
  *
  * Invariants of the collective area (one per local rank, two cells each;
  * see struct fy_coll_cell):
@@ -19,6 +20,14 @@
  *   its tag may read the cell until it decrements: nothing changes under
  *   it. Tags of live publications are distinct (the collective number and
  *   step differ), so a reader never mistakes one publication for another.
+ * - A finished publication (readers == 0) is never taken for a live one:
+ *   a communicator created later may reuse the context id and restart the
+ *   collective numbers, so MPI_Comm_free first drains the freeing rank's
+ *   publications on that context (fy_coll_shm_comm_free).
+ * - Whether a collective runs here, and by which path, depends only on
+ *   what every member agrees on (sizes and type signatures, job-wide
+ *   settings), never on one member's datatype or allocation luck: members
+ *   on different paths would never meet.
  * - Nothing read from a cell steers a copy: lengths, counts and offsets
  *   are the reader's own (from its MPI arguments); a scribbled cell can
  *   only yield wrong values, and a scribbled address only a failed
@@ -47,6 +56,7 @@ int fy_coll_shm_declare(struct fy_shm_layout *lay)
         FY_COLL_CELLS, FY_SHM_PAGE,
         FY_SHM_SIG(sizeof(struct fy_coll_cell),
                    offsetof(struct fy_coll_cell, addr),
+                   offsetof(struct fy_coll_cell, len),
                    offsetof(struct fy_coll_cell, readers),
                    offsetof(struct fy_coll_cell, data)));
     return rc < 0 ? rc : 0;
