@@ -69,6 +69,11 @@ int fy_coll_gatherv(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
                     struct fy_dtype *rdt, int root, struct fy_comm *c,
                     struct fy_sched **nb)
 {
+    if (!nb) {
+        int rc = fy_coll_shm_gatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root, c);
+        if (rc != FY_COLL_SHM_NO)
+            return rc;
+    }
     FY_SCHED_BEGIN(s, c, nb);
     struct fy_coll_layout l = {
         .buf = rbuf, .counts = rcounts, .displs = displs, .dt = rdt};
@@ -97,6 +102,11 @@ int fy_coll_scatterv(const void *sbuf, const int *scounts, const int *displs,
                      struct fy_dtype *rdt, int root, struct fy_comm *c,
                      struct fy_sched **nb)
 {
+    if (!nb) {
+        int rc = fy_coll_shm_scatterv(sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root, c);
+        if (rc != FY_COLL_SHM_NO)
+            return rc;
+    }
     FY_SCHED_BEGIN(s, c, nb);
     struct fy_coll_layout l = {
         .buf = sbuf, .counts = scounts, .displs = displs, .dt = sdt};
@@ -151,6 +161,11 @@ int fy_coll_allgatherv(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
                        struct fy_dtype *rdt, struct fy_comm *c,
                        struct fy_sched **nb)
 {
+    if (!nb) {
+        int rc = fy_coll_shm_allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, c);
+        if (rc != FY_COLL_SHM_NO)
+            return rc;
+    }
     FY_SCHED_BEGIN(s, c, nb);
     struct fy_coll_layout l = {
         .buf = rbuf, .counts = rcounts, .displs = displs, .dt = rdt};
@@ -235,6 +250,11 @@ int fy_coll_alltoallv(const void *sbuf, const int *scounts, const int *sdispls,
                       const int *rdispls, struct fy_dtype *rdt,
                       struct fy_comm *c, struct fy_sched **nb)
 {
+    if (!nb) {
+        int rc = fy_coll_shm_alltoallv(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, c);
+        if (rc != FY_COLL_SHM_NO)
+            return rc;
+    }
     FY_SCHED_BEGIN(s, c, nb);
     struct fy_coll_layout dst = {
         .buf = rbuf, .counts = rcounts, .displs = rdispls, .dt = rdt};
@@ -254,6 +274,11 @@ int fy_coll_alltoallw(const void *sbuf, const int *scounts, const int *sdispls,
                       struct fy_dtype *const *rdts, struct fy_comm *c,
                       struct fy_sched **nb)
 {
+    if (!nb) {
+        int rc = fy_coll_shm_alltoallw(sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts, c);
+        if (rc != FY_COLL_SHM_NO)
+            return rc;
+    }
     FY_SCHED_BEGIN(s, c, nb);
     struct fy_coll_layout dst = {.buf = rbuf,
                                  .counts = rcounts,

@@ -199,6 +199,11 @@ int fy_coll_reduce_scatter_block(const void *sbuf, void *rbuf, MPI_Count count,
                                  struct fy_dtype *dt, struct fy_op *op,
                                  struct fy_comm *c, struct fy_sched **nb)
 {
+    if (!nb) {
+        int rc = fy_coll_shm_reduce_scatter_block(sbuf, rbuf, count, dt, op, c);
+        if (rc != FY_COLL_SHM_NO)
+            return rc;
+    }
     struct fy_coll_layout l = {.count = count, .dt = dt};
     return fy_coll_reduce_scatter_common(sbuf, rbuf, count * c->size, &l, count,
                                          dt, op, c, nb);
@@ -208,6 +213,11 @@ int fy_coll_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
                            struct fy_dtype *dt, struct fy_op *op,
                            struct fy_comm *c, struct fy_sched **nb)
 {
+    if (!nb) {
+        int rc = fy_coll_shm_reduce_scatter(sbuf, rbuf, rcounts, dt, op, c);
+        if (rc != FY_COLL_SHM_NO)
+            return rc;
+    }
     /* Only needed while building: block addresses are fixed then. */
     int *displs = malloc((size_t)c->size * sizeof(int));
     if (!displs) {
@@ -232,6 +242,11 @@ int fy_coll_scan(const void *sbuf, void *rbuf, MPI_Count count,
                  struct fy_dtype *dt, struct fy_op *op, struct fy_comm *c,
                  struct fy_sched **nb)
 {
+    if (!nb) {
+        int rc = fy_coll_shm_scan(sbuf, rbuf, count, dt, op, c);
+        if (rc != FY_COLL_SHM_NO)
+            return rc;
+    }
     FY_SCHED_BEGIN(s, c, nb);
     int tag = FY_SCHED_TAG(s, 0);
     if (sbuf != MPI_IN_PLACE)
@@ -255,6 +270,11 @@ int fy_coll_exscan(const void *sbuf, void *rbuf, MPI_Count count,
                    struct fy_dtype *dt, struct fy_op *op, struct fy_comm *c,
                    struct fy_sched **nb)
 {
+    if (!nb) {
+        int rc = fy_coll_shm_exscan(sbuf, rbuf, count, dt, op, c);
+        if (rc != FY_COLL_SHM_NO)
+            return rc;
+    }
     FY_SCHED_BEGIN(s, c, nb);
     int tag = FY_SCHED_TAG(s, 0);
     const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;

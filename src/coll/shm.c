@@ -354,32 +354,43 @@ static const void *image_of(const void *buf, MPI_Count count,
     return t;
 }
 
+/* Read n bytes at addr in member r's memory into count elements of dt at
+ * buf (n no more than they hold). Returns 0 or -ENOMEM; a failed read
+ * ends the job (the owner's memory went away under a collective it is
+ * in). */
+static int read_mem(int r, uint64_t addr, uint64_t n, void *buf,
+                    MPI_Count count, const struct fy_dtype *dt)
+{
+    if (n == 0)
+        return 0;
+    void *dst = buf, *tmp = NULL;
+    if (!dt->contig && !(dst = tmp = malloc((size_t)n)))
+        return -ENOMEM;
+    int rc = cma_read(s_loc[r], dst, addr, n);
+    if (rc)
+        fy_fatal(1,
+                 "collective: reading %llu bytes of rank %d's buffer "
+                 "failed: %s",
+                 (unsigned long long)n, s_world[r], strerror(-rc));
+    if (tmp) {
+        fy_dtype_unpack(tmp, (MPI_Count)n, buf, count, dt);
+        free(tmp);
+    }
+    return 0;
+}
+
 /* Read count elements of dt into buf from member r's published image, at
  * byte 'off' of it. Returns 0, -EMSGSIZE when the image is shorter than
- * our count (what is there is read), -ENOMEM; a failed read ends the job
- * (the owner's memory went away under a collective it is in). */
+ * our count (what is there is read), -ENOMEM. */
 static int read_block(int r, const struct fy_coll_cell *x, uint64_t off,
                       void *buf, MPI_Count count, const struct fy_dtype *dt)
 {
     uint64_t bytes = (uint64_t)count * (uint64_t)dt->size;
     uint64_t addr = x->addr, len = x->len; /* read once */
     uint64_t n = off < len ? FY_MIN(bytes, len - off) : 0;
-    int rc = 0;
-    if (n > 0) {
-        void *dst = buf, *tmp = NULL;
-        if (!dt->contig && !(dst = tmp = malloc((size_t)n)))
-            return -ENOMEM;
-        rc = cma_read(s_loc[r], dst, addr + off, n);
-        if (rc)
-            fy_fatal(1,
-                     "collective: reading %llu bytes of rank %d's buffer "
-                     "failed: %s",
-                     (unsigned long long)n, s_world[r], strerror(-rc));
-        if (tmp) {
-            fy_dtype_unpack(tmp, (MPI_Count)n, buf, count, dt);
-            free(tmp);
-        }
-    }
+    int rc = read_mem(r, addr + off, n, buf, count, dt);
+    if (rc)
+        return rc;
     return n < bytes ? -EMSGSIZE : 0;
 }
 
@@ -862,4 +873,439 @@ int fy_coll_shm_scatter(const void *sbuf, MPI_Count scount,
         err = read_block(root, x, (uint64_t)me * bytes, rbuf, rcount, rdt);
     done(root, x);
     return err;
+}
+
+/* ---- the v and w forms: blocks described in the publication -------------
+ * Here the members do not agree on the block sizes (a gatherv's counts
+ * are the root's alone, an alltoallv's each member's own), so the path
+ * cannot depend on them. Instead a publication starts with a table of
+ * block descriptors, one per destination: each block is either in the
+ * cell after the table (when it fits the room left) or at an address in
+ * the owner's memory, for single-copy readers. The owner alone decides
+ * which, and a reader follows the descriptor, so the only decision that
+ * must agree is whether to run here at all: see each function. */
+
+struct fy_coll_desc {
+    uint64_t addr; /* owner's address of the block's bytes, or 0: inline */
+    uint64_t off;  /* inline: offset in the cell's data */
+    uint64_t len;  /* bytes published */
+};
+static_assert(sizeof(struct fy_coll_desc) == 24, "three words");
+
+static struct fy_coll_desc *desc_of(const struct fy_coll_cell *x)
+{
+    return (struct fy_coll_desc *)(uintptr_t)x->data;
+}
+
+/* Whether a table of n descriptors leaves the cell any use. */
+static bool table_fits(int n)
+{
+    return (uint64_t)n * sizeof(struct fy_coll_desc) <= FY_COLL_DATA / 2;
+}
+
+/* Fill our claimed cell x with the descriptors of blocks 0..n-1 of l
+ * (block 'skip' left empty: nobody reads it). Blocks go inline while they
+ * fit; the others by address when single copy works (non-contiguous ones
+ * packed into *tmp_out, to free once the readers are done), else they are
+ * published empty and -EMSGSIZE is returned (only an erroneous program
+ * gets there, see the callers). *by_addr_out says whether a reader will
+ * read our memory (then wait_readers before returning). Returns 0,
+ * -EMSGSIZE or -ENOMEM. */
+static int put_blocks(struct fy_coll_cell *x, const struct fy_coll_layout *l,
+                      int n, int skip, void **tmp_out, bool *by_addr_out)
+{
+    struct fy_coll_desc *d = desc_of(x);
+    uint64_t used = (uint64_t)n * sizeof(*d);
+    uint64_t packed = 0; /* non-contiguous blocks going by address */
+    int err = 0;
+    *tmp_out = NULL;
+    *by_addr_out = false;
+    /* Pass 1: inline what fits, in block order. */
+    for (int i = 0; i < n; i++) {
+        struct fy_coll_block b = fy_coll_layout_block(l, i);
+        uint64_t bytes =
+            i == skip ? 0 : (uint64_t)b.count * (uint64_t)b.dt->size;
+        d[i].addr = 0;
+        d[i].off = used;
+        d[i].len = bytes;
+        if (bytes == 0)
+            continue;
+        if (bytes <= FY_COLL_DATA - used) {
+            put_block(x->data + used, bytes, b.ptr, b.count, b.dt);
+            used += bytes;
+        } else if (!single_copy()) {
+            d[i].len = 0;
+            err = -EMSGSIZE;
+        } else if (b.dt->contig) {
+            d[i].addr = (uint64_t)(uintptr_t)b.ptr;
+            *by_addr_out = true;
+        } else {
+            d[i].addr = 1; /* packed below */
+            packed += bytes;
+        }
+    }
+    if (packed == 0)
+        return err;
+    /* Pass 2: pack the non-contiguous ones that go by address. */
+    char *t = malloc((size_t)packed);
+    if (!t) {
+        for (int i = 0; i < n; i++)
+            if (d[i].addr == 1)
+                d[i].len = d[i].addr = 0;
+        return -ENOMEM;
+    }
+    *tmp_out = t;
+    *by_addr_out = true;
+    for (int i = 0; i < n; i++) {
+        if (d[i].addr != 1)
+            continue;
+        struct fy_coll_block b = fy_coll_layout_block(l, i);
+        fy_dtype_pack(b.ptr, b.count, b.dt, t);
+        d[i].addr = (uint64_t)(uintptr_t)t;
+        t += d[i].len;
+    }
+    return err;
+}
+
+/* Read block i of member r's publication x into count elements of dt at
+ * buf: what the descriptor says was published, no more than our count.
+ * Returns 0, -EMSGSIZE when more was published than we take (we take what
+ * fits, as a message would be truncated), -ENOMEM. */
+static int take_block(int r, const struct fy_coll_cell *x, int i, void *buf,
+                      MPI_Count count, const struct fy_dtype *dt)
+{
+    struct fy_coll_desc d = desc_of(x)[i]; /* read once */
+    uint64_t bytes = (uint64_t)count * (uint64_t)dt->size;
+    uint64_t n = FY_MIN(bytes, d.len);
+    int err = d.len > bytes ? -EMSGSIZE : 0;
+    if (n == 0)
+        return err;
+    if (d.addr == 0) {
+        /* Inline: keep a scribbled offset inside the cell. */
+        if (d.off > FY_COLL_DATA || n > FY_COLL_DATA - d.off)
+            return -EPROTO;
+        if (dt->contig)
+            memcpy(buf, x->data + d.off, (size_t)n);
+        else
+            fy_dtype_unpack(x->data + d.off, (MPI_Count)n, buf, count, dt);
+        return err;
+    }
+    return fy_coll_keep(err, read_mem(r, d.addr, n, buf, count, dt));
+}
+
+/* Gatherv and scatterv: only the root knows every block's size, so the
+ * path cannot depend on sizes. They run here when single copy works (a
+ * job-wide fact every member computed the same at MPI_Init) and the
+ * member count leaves room for the table; else every member takes the
+ * point-to-point path. Then every block fits somewhere: inline, or read
+ * from its owner's memory. */
+static bool v_here(struct fy_comm *c, int nblocks)
+{
+    return single_copy() && table_fits(nblocks) && members(c);
+}
+
+int fy_coll_shm_gatherv(const void *sbuf, MPI_Count scount,
+                        struct fy_dtype *sdt, void *rbuf, const int *rcounts,
+                        const int *displs, struct fy_dtype *rdt, int root,
+                        struct fy_comm *c)
+{
+    if (!v_here(c, 1))
+        return FY_COLL_SHM_NO;
+    uint64_t tag = tag_of(c, fy_coll_begin(c), 0);
+    int P = c->size, me = c->rank;
+    if (me != root) {
+        struct fy_coll_cell *mine = claim();
+        struct fy_coll_layout l = {.buf = sbuf, .count = scount, .dt = sdt};
+        void *tmp;
+        bool by_addr;
+        int err = put_blocks(mine, &l, 1, -1, &tmp, &by_addr);
+        publish(c, mine, tag, 1, NULL, root);
+        if (by_addr)
+            wait_readers(mine);
+        free(tmp);
+        return err;
+    }
+    struct fy_coll_layout dst = {
+        .buf = rbuf, .counts = rcounts, .displs = displs, .dt = rdt};
+    int err = 0;
+    if (sbuf != MPI_IN_PLACE) {
+        struct fy_coll_block b = fy_coll_layout_block(&dst, me);
+        err = fy_coll_copy(sbuf, scount, sdt, b.ptr, b.count, b.dt);
+    }
+    for (int i = 1; i < P; i++) {
+        int r = (me + i) % P;
+        struct fy_coll_block b = fy_coll_layout_block(&dst, r);
+        struct fy_coll_cell *x = await(r, tag);
+        err = fy_coll_keep(err, take_block(r, x, 0, b.ptr, b.count, b.dt));
+        done(r, x);
+    }
+    return err;
+}
+
+int fy_coll_shm_scatterv(const void *sbuf, const int *scounts,
+                         const int *displs, struct fy_dtype *sdt, void *rbuf,
+                         MPI_Count rcount, struct fy_dtype *rdt, int root,
+                         struct fy_comm *c)
+{
+    int P = c->size, me = c->rank;
+    if (!v_here(c, P))
+        return FY_COLL_SHM_NO;
+    uint64_t tag = tag_of(c, fy_coll_begin(c), 0);
+    if (me != root) {
+        struct fy_coll_cell *x = await(root, tag);
+        int err = take_block(root, x, me, rbuf, rcount, rdt);
+        done(root, x);
+        return err;
+    }
+    struct fy_coll_layout src = {
+        .buf = sbuf, .counts = scounts, .displs = displs, .dt = sdt};
+    struct fy_coll_cell *mine = claim();
+    void *tmp;
+    bool by_addr;
+    int err = put_blocks(mine, &src, P, me, &tmp, &by_addr);
+    publish(c, mine, tag, (uint32_t)P - 1, NULL, -1);
+    if (rbuf != MPI_IN_PLACE) {
+        struct fy_coll_block b = fy_coll_layout_block(&src, me);
+        err = fy_coll_keep(
+            err, fy_coll_copy(b.ptr, b.count, b.dt, rbuf, rcount, rdt));
+    }
+    if (by_addr)
+        wait_readers(mine);
+    free(tmp);
+    return err;
+}
+
+/* Allgatherv: rcounts and the receive type's size are the same on every
+ * member (MPI requires it), so "every block fits a cell" agrees
+ * everywhere; larger blocks need single copy (job-wide). A sender whose
+ * block is larger than its receive block in a correct program cannot
+ * be. */
+int fy_coll_shm_allgatherv(const void *sbuf, MPI_Count scount,
+                           struct fy_dtype *sdt, void *rbuf, const int *rcounts,
+                           const int *displs, struct fy_dtype *rdt,
+                           struct fy_comm *c)
+{
+    int P = c->size, me = c->rank;
+    uint64_t room = FY_COLL_DATA - sizeof(struct fy_coll_desc);
+    bool fit = true;
+    for (int r = 0; r < P && fit; r++)
+        fit = (uint64_t)rcounts[r] * (uint64_t)rdt->size <= room;
+    if ((!fit && !single_copy()) || !members(c))
+        return FY_COLL_SHM_NO;
+    uint64_t tag = tag_of(c, fy_coll_begin(c), 0);
+    struct fy_coll_layout dst = {
+        .buf = rbuf, .counts = rcounts, .displs = displs, .dt = rdt};
+    struct fy_coll_block own = fy_coll_layout_block(&dst, me);
+    struct fy_coll_layout in = {.buf = sbuf, .count = scount, .dt = sdt};
+    if (sbuf == MPI_IN_PLACE)
+        in = (struct fy_coll_layout){
+            .buf = own.ptr, .count = own.count, .dt = own.dt};
+    struct fy_coll_cell *mine = claim();
+    void *tmp;
+    bool by_addr;
+    int err = put_blocks(mine, &in, 1, -1, &tmp, &by_addr);
+    publish(c, mine, tag, (uint32_t)P - 1, NULL, -1);
+    if (sbuf != MPI_IN_PLACE)
+        err = fy_coll_keep(err, fy_coll_copy(sbuf, scount, sdt, own.ptr,
+                                             own.count, own.dt));
+    for (int i = 1; i < P; i++) {
+        int r = (me + i) % P;
+        struct fy_coll_block b = fy_coll_layout_block(&dst, r);
+        struct fy_coll_cell *x = await(r, tag);
+        err = fy_coll_keep(err, take_block(r, x, 0, b.ptr, b.count, b.dt));
+        done(r, x);
+    }
+    if (by_addr)
+        wait_readers(mine);
+    free(tmp);
+    return err;
+}
+
+/* Alltoallv and alltoallw: each member alone knows its blocks' sizes, so,
+ * as for gatherv, they run here exactly when single copy works (job-wide)
+ * and the table fits (member count). In place, a block read by address
+ * could be overwritten by its owner's own receives while a peer still
+ * reads it: every member passes MPI_IN_PLACE or none (MPI), so in place
+ * takes the point-to-point path everywhere. */
+static int shm_alltoallv(const struct fy_coll_layout *src,
+                         const struct fy_coll_layout *dst, struct fy_comm *c)
+{
+    int P = c->size, me = c->rank;
+    if (src->buf == MPI_IN_PLACE || !v_here(c, P))
+        return FY_COLL_SHM_NO;
+    uint64_t tag = tag_of(c, fy_coll_begin(c), 0);
+    struct fy_coll_cell *mine = claim();
+    void *tmp;
+    bool by_addr;
+    int err = put_blocks(mine, src, P, me, &tmp, &by_addr);
+    publish(c, mine, tag, (uint32_t)P - 1, NULL, -1);
+    struct fy_coll_block o = fy_coll_layout_block(src, me);
+    struct fy_coll_block b = fy_coll_layout_block(dst, me);
+    err = fy_coll_keep(err, fy_coll_copy(o.ptr, o.count, o.dt, b.ptr, b.count,
+                                         b.dt));
+    for (int i = 1; i < P; i++) {
+        int r = (me + i) % P;
+        b = fy_coll_layout_block(dst, r);
+        struct fy_coll_cell *x = await(r, tag);
+        err = fy_coll_keep(err, take_block(r, x, me, b.ptr, b.count, b.dt));
+        done(r, x);
+    }
+    if (by_addr)
+        wait_readers(mine);
+    free(tmp);
+    return err;
+}
+
+int fy_coll_shm_alltoallv(const void *sbuf, const int *scounts,
+                          const int *sdispls, struct fy_dtype *sdt, void *rbuf,
+                          const int *rcounts, const int *rdispls,
+                          struct fy_dtype *rdt, struct fy_comm *c)
+{
+    struct fy_coll_layout src = {
+        .buf = sbuf, .counts = scounts, .displs = sdispls, .dt = sdt};
+    struct fy_coll_layout dst = {
+        .buf = rbuf, .counts = rcounts, .displs = rdispls, .dt = rdt};
+    return shm_alltoallv(&src, &dst, c);
+}
+
+int fy_coll_shm_alltoallw(const void *sbuf, const int *scounts,
+                          const int *sdispls, struct fy_dtype *const *sdts,
+                          void *rbuf, const int *rcounts, const int *rdispls,
+                          struct fy_dtype *const *rdts, struct fy_comm *c)
+{
+    if (sbuf == MPI_IN_PLACE) /* sdts may be anything then */
+        return FY_COLL_SHM_NO;
+    struct fy_coll_layout src = {.buf = sbuf,
+                                 .counts = scounts,
+                                 .displs = sdispls,
+                                 .dt = sdts[0],
+                                 .dts = sdts};
+    struct fy_coll_layout dst = {.buf = rbuf,
+                                 .counts = rcounts,
+                                 .displs = rdispls,
+                                 .dt = rdts[0],
+                                 .dts = rdts};
+    return shm_alltoallv(&src, &dst, c);
+}
+
+/* ---- reduce-scatter and scans (contiguous types, as the reductions) ---- */
+
+/* Reduce-scatter: member j gets elements [start_j, start_j + counts[j])
+ * of the reduction (counts NULL: 'count' each). In each round every
+ * member publishes one cell holding, for every member j, the next piece
+ * of j's block from its contribution (at most q elements, at j * q), and
+ * each member combines its pieces of all contributions in rank order.
+ * The counts are the same on every member (MPI), so the number of rounds
+ * and the path agree. In place, round k writes output elements below
+ * (k + 1) q, and every later round reads input at or above that: the
+ * input is published before the output overwrites it. */
+static int shm_reduce_scatter(const void *sbuf, void *rbuf, const int *counts,
+                              MPI_Count count, struct fy_dtype *dt,
+                              struct fy_op *op, struct fy_comm *c)
+{
+    int P = c->size, me = c->rank;
+    MPI_Count maxc = 0;
+    for (int j = 0; j < P; j++)
+        maxc = FY_MAX(maxc, counts ? counts[j] : count);
+    if (!reducible(maxc, dt))
+        return FY_COLL_SHM_NO;
+    MPI_Count q = cell_elems(dt) / P;
+    struct fy_coll_cell **x;
+    if (q == 0 || !members(c) || !(x = cells_array(P)))
+        return FY_COLL_SHM_NO;
+    const char *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+    size_t esz = (size_t)dt->size;
+    uint32_t seq = fy_coll_begin(c);
+    MPI_Count mine_n = counts ? counts[me] : count;
+    int err = 0;
+    uint32_t step = 0;
+    for (MPI_Count lo = 0; lo < maxc; lo += q, step++) {
+        uint64_t tag = tag_of(c, seq, step);
+        struct fy_coll_cell *mine = claim();
+        MPI_Count start = 0;
+        for (int j = 0; j < P; j++) {
+            MPI_Count cj = counts ? counts[j] : count;
+            MPI_Count m = FY_MIN(q, FY_MAX(cj - lo, 0));
+            memcpy(mine->data + (size_t)(j * q) * esz,
+                   in + (size_t)(start + lo) * esz, (size_t)m * esz);
+            start += cj;
+        }
+        publish(c, mine, tag, (uint32_t)P - 1, NULL, -1);
+        for (int r = 0; r < P; r++)
+            x[r] = r == me ? mine : await(r, tag);
+        MPI_Count m = FY_MIN(q, FY_MAX(mine_n - lo, 0));
+        if (m > 0)
+            err = fy_coll_keep(err, combine(x, P, me * q, m, dt, op,
+                                            (char *)rbuf + (size_t)lo * esz));
+        for (int r = 0; r < P; r++)
+            if (r != me)
+                done(r, x[r]);
+    }
+    return err;
+}
+
+int fy_coll_shm_reduce_scatter_block(const void *sbuf, void *rbuf,
+                                     MPI_Count count, struct fy_dtype *dt,
+                                     struct fy_op *op, struct fy_comm *c)
+{
+    return shm_reduce_scatter(sbuf, rbuf, NULL, count, dt, op, c);
+}
+
+int fy_coll_shm_reduce_scatter(const void *sbuf, void *rbuf,
+                               const int *rcounts, struct fy_dtype *dt,
+                               struct fy_op *op, struct fy_comm *c)
+{
+    return shm_reduce_scatter(sbuf, rbuf, rcounts, 0, dt, op, c);
+}
+
+/* Scan (ex false) and exscan: in rounds of one cell, every member
+ * publishes its piece and member r combines the pieces of members 0..r
+ * (0..r-1), in rank order, as combine() does for the reductions. count
+ * is the same everywhere (MPI), so the rounds agree. Our piece is in our
+ * cell before rbuf is written, so in place is fine. */
+static int shm_scan(const void *sbuf, void *rbuf, MPI_Count count,
+                    struct fy_dtype *dt, struct fy_op *op, struct fy_comm *c,
+                    bool ex)
+{
+    struct fy_coll_cell **x;
+    if (!reducible(count, dt) || !members(c) || !(x = cells_array(c->size)))
+        return FY_COLL_SHM_NO;
+    int P = c->size, me = c->rank;
+    int n = ex ? me : me + 1; /* contributions we combine */
+    const char *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+    size_t esz = (size_t)dt->size;
+    MPI_Count per = cell_elems(dt);
+    uint32_t seq = fy_coll_begin(c);
+    int err = 0;
+    uint32_t step = 0;
+    for (MPI_Count e = 0; e < count; e += per, step++) {
+        MPI_Count m = FY_MIN(per, count - e);
+        uint64_t tag = tag_of(c, seq, step);
+        struct fy_coll_cell *mine = claim();
+        memcpy(mine->data, in + (size_t)e * esz, (size_t)m * esz);
+        /* Read by the members after us. */
+        publish(c, mine, tag, (uint32_t)(P - 1 - me), NULL, -1);
+        if (n == 0)
+            continue;
+        for (int r = 0; r < n; r++)
+            x[r] = r == me ? mine : await(r, tag);
+        err = fy_coll_keep(
+            err, combine(x, n, 0, m, dt, op, (char *)rbuf + (size_t)e * esz));
+        for (int r = 0; r < n; r++)
+            if (r != me)
+                done(r, x[r]);
+    }
+    return err;
+}
+
+int fy_coll_shm_scan(const void *sbuf, void *rbuf, MPI_Count count,
+                     struct fy_dtype *dt, struct fy_op *op, struct fy_comm *c)
+{
+    return shm_scan(sbuf, rbuf, count, dt, op, c, false);
+}
+
+int fy_coll_shm_exscan(const void *sbuf, void *rbuf, MPI_Count count,
+                       struct fy_dtype *dt, struct fy_op *op, struct fy_comm *c)
+{
+    return shm_scan(sbuf, rbuf, count, dt, op, c, true);
 }

@@ -89,4 +89,43 @@ int fy_coll_shm_scatter(const void *sbuf, MPI_Count scount,
                         struct fy_dtype *sdt, void *rbuf, MPI_Count rcount,
                         struct fy_dtype *rdt, int root, struct fy_comm *c);
 
+/* The v and w forms: every block goes through the publisher's cell when
+ * it fits the room left there, else it is read from the publisher's
+ * buffer with one process_vm_readv. Gatherv, scatterv, alltoallv and
+ * alltoallw run here only with single copy (no member knows every block's
+ * size), allgatherv also without when all blocks fit a cell. */
+int fy_coll_shm_gatherv(const void *sbuf, MPI_Count scount,
+                        struct fy_dtype *sdt, void *rbuf, const int *rcounts,
+                        const int *displs, struct fy_dtype *rdt, int root,
+                        struct fy_comm *c);
+int fy_coll_shm_scatterv(const void *sbuf, const int *scounts,
+                         const int *displs, struct fy_dtype *sdt, void *rbuf,
+                         MPI_Count rcount, struct fy_dtype *rdt, int root,
+                         struct fy_comm *c);
+int fy_coll_shm_allgatherv(const void *sbuf, MPI_Count scount,
+                           struct fy_dtype *sdt, void *rbuf, const int *rcounts,
+                           const int *displs, struct fy_dtype *rdt,
+                           struct fy_comm *c);
+int fy_coll_shm_alltoallv(const void *sbuf, const int *scounts,
+                          const int *sdispls, struct fy_dtype *sdt, void *rbuf,
+                          const int *rcounts, const int *rdispls,
+                          struct fy_dtype *rdt, struct fy_comm *c);
+int fy_coll_shm_alltoallw(const void *sbuf, const int *scounts,
+                          const int *sdispls, struct fy_dtype *const *sdts,
+                          void *rbuf, const int *rcounts, const int *rdispls,
+                          struct fy_dtype *const *rdts, struct fy_comm *c);
+/* Reduce-scatter and scans on contiguous types: rounds of one cell per
+ * contribution, combined in rank order (non-commutative ops keep MPI's
+ * order; every run gives the same bits). */
+int fy_coll_shm_reduce_scatter_block(const void *sbuf, void *rbuf,
+                                     MPI_Count count, struct fy_dtype *dt,
+                                     struct fy_op *op, struct fy_comm *c);
+int fy_coll_shm_reduce_scatter(const void *sbuf, void *rbuf,
+                               const int *rcounts, struct fy_dtype *dt,
+                               struct fy_op *op, struct fy_comm *c);
+int fy_coll_shm_scan(const void *sbuf, void *rbuf, MPI_Count count,
+                     struct fy_dtype *dt, struct fy_op *op, struct fy_comm *c);
+int fy_coll_shm_exscan(const void *sbuf, void *rbuf, MPI_Count count,
+                       struct fy_dtype *dt, struct fy_op *op, struct fy_comm *c);
+
 #endif /* FY_COLL_SHM_H */
