@@ -70,7 +70,8 @@ int fy_coll_gatherv(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
                     struct fy_sched **nb)
 {
     if (!nb) {
-        int rc = fy_coll_shm_gatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root, c);
+        int rc = fy_coll_shm_gatherv(sbuf, scount, sdt, rbuf, rcounts, displs,
+                                     rdt, root, c);
         if (rc != FY_COLL_SHM_NO)
             return rc;
     }
@@ -103,7 +104,8 @@ int fy_coll_scatterv(const void *sbuf, const int *scounts, const int *displs,
                      struct fy_sched **nb)
 {
     if (!nb) {
-        int rc = fy_coll_shm_scatterv(sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root, c);
+        int rc = fy_coll_shm_scatterv(sbuf, scounts, displs, sdt, rbuf, rcount,
+                                      rdt, root, c);
         if (rc != FY_COLL_SHM_NO)
             return rc;
     }
@@ -162,7 +164,8 @@ int fy_coll_allgatherv(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
                        struct fy_sched **nb)
 {
     if (!nb) {
-        int rc = fy_coll_shm_allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, c);
+        int rc = fy_coll_shm_allgatherv(sbuf, scount, sdt, rbuf, rcounts,
+                                        displs, rdt, c);
         if (rc != FY_COLL_SHM_NO)
             return rc;
     }
@@ -251,7 +254,8 @@ int fy_coll_alltoallv(const void *sbuf, const int *scounts, const int *sdispls,
                       struct fy_comm *c, struct fy_sched **nb)
 {
     if (!nb) {
-        int rc = fy_coll_shm_alltoallv(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, c);
+        int rc = fy_coll_shm_alltoallv(sbuf, scounts, sdispls, sdt, rbuf,
+                                       rcounts, rdispls, rdt, c);
         if (rc != FY_COLL_SHM_NO)
             return rc;
     }
@@ -275,7 +279,8 @@ int fy_coll_alltoallw(const void *sbuf, const int *scounts, const int *sdispls,
                       struct fy_sched **nb)
 {
     if (!nb) {
-        int rc = fy_coll_shm_alltoallw(sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts, c);
+        int rc = fy_coll_shm_alltoallw(sbuf, scounts, sdispls, sdts, rbuf,
+                                       rcounts, rdispls, rdts, c);
         if (rc != FY_COLL_SHM_NO)
             return rc;
     }

@@ -1106,8 +1106,8 @@ int fy_coll_shm_allgatherv(const void *sbuf, MPI_Count scount,
     int err = put_blocks(mine, &in, 1, -1, &tmp, &by_addr);
     publish(c, mine, tag, (uint32_t)P - 1, NULL, -1);
     if (sbuf != MPI_IN_PLACE)
-        err = fy_coll_keep(err, fy_coll_copy(sbuf, scount, sdt, own.ptr,
-                                             own.count, own.dt));
+        err = fy_coll_keep(
+            err, fy_coll_copy(sbuf, scount, sdt, own.ptr, own.count, own.dt));
     for (int i = 1; i < P; i++) {
         int r = (me + i) % P;
         struct fy_coll_block b = fy_coll_layout_block(&dst, r);
@@ -1141,8 +1141,8 @@ static int shm_alltoallv(const struct fy_coll_layout *src,
     publish(c, mine, tag, (uint32_t)P - 1, NULL, -1);
     struct fy_coll_block o = fy_coll_layout_block(src, me);
     struct fy_coll_block b = fy_coll_layout_block(dst, me);
-    err = fy_coll_keep(err, fy_coll_copy(o.ptr, o.count, o.dt, b.ptr, b.count,
-                                         b.dt));
+    err = fy_coll_keep(
+        err, fy_coll_copy(o.ptr, o.count, o.dt, b.ptr, b.count, b.dt));
     for (int i = 1; i < P; i++) {
         int r = (me + i) % P;
         b = fy_coll_layout_block(dst, r);
@@ -1251,9 +1251,9 @@ int fy_coll_shm_reduce_scatter_block(const void *sbuf, void *rbuf,
     return shm_reduce_scatter(sbuf, rbuf, NULL, count, dt, op, c);
 }
 
-int fy_coll_shm_reduce_scatter(const void *sbuf, void *rbuf,
-                               const int *rcounts, struct fy_dtype *dt,
-                               struct fy_op *op, struct fy_comm *c)
+int fy_coll_shm_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
+                               struct fy_dtype *dt, struct fy_op *op,
+                               struct fy_comm *c)
 {
     return shm_reduce_scatter(sbuf, rbuf, rcounts, 0, dt, op, c);
 }

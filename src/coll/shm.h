@@ -120,12 +120,13 @@ int fy_coll_shm_alltoallw(const void *sbuf, const int *scounts,
 int fy_coll_shm_reduce_scatter_block(const void *sbuf, void *rbuf,
                                      MPI_Count count, struct fy_dtype *dt,
                                      struct fy_op *op, struct fy_comm *c);
-int fy_coll_shm_reduce_scatter(const void *sbuf, void *rbuf,
-                               const int *rcounts, struct fy_dtype *dt,
-                               struct fy_op *op, struct fy_comm *c);
+int fy_coll_shm_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
+                               struct fy_dtype *dt, struct fy_op *op,
+                               struct fy_comm *c);
 int fy_coll_shm_scan(const void *sbuf, void *rbuf, MPI_Count count,
                      struct fy_dtype *dt, struct fy_op *op, struct fy_comm *c);
 int fy_coll_shm_exscan(const void *sbuf, void *rbuf, MPI_Count count,
-                       struct fy_dtype *dt, struct fy_op *op, struct fy_comm *c);
+                       struct fy_dtype *dt, struct fy_op *op,
+                       struct fy_comm *c);
 
 #endif /* FY_COLL_SHM_H */

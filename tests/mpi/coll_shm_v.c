@@ -308,8 +308,8 @@ static void test_reduce_scatter(int scale, int aff, int inplace, int block)
                 MT_FAIL("Reduce_scatter%s%s%s scale %d: element %ld[%d] is "
                         "%u, expected %u",
                         block ? "_block" : "", aff ? " affine" : " sum",
-                        inplace ? " in place" : "", scale, k, i,
-                        got[k * w + i], v[i]);
+                        inplace ? " in place" : "", scale, k, i, got[k * w + i],
+                        v[i]);
     }
     free(sb);
     free(rb);
