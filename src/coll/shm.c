@@ -8,7 +8,11 @@
  * 003's design), or pipelined through the root's two cells where that is
  * not allowed. Reductions combine in rank order, the whole vector by
  * each member that needs it (small vectors; a reduce at 2 ranks or with
- * ranks outnumbering cores, at the root) or a slice each, then gathered.
+ * ranks outnumbering cores, at the root) or a slice each, then gathered;
+ * reduce-scatter and the scans combine, in rank order, the pieces each
+ * member needs, a cell per contribution and round. The v and w forms
+ * describe their blocks at the head of the publication (inline, or at an
+ * address in the owner's memory for single-copy readers).
  *
  * Invariants of the collective area (one per local rank, two cells each;
  * see struct fy_coll_cell):

@@ -8,12 +8,13 @@
  * strided datatype on either side; Alltoallw mixing int and strided
  * blocks; Reduce_scatter_block, Reduce_scatter, Scan and Exscan with
  * MPI_SUM and a non-commutative user op, in place, at counts crossing one
- * cell. */
+ * cell; on MPI_COMM_WORLD and on a communicator with its ranks reversed. */
 #include "mpitest.h"
 
 #include <stdint.h>
 
 static int n, me;
+static MPI_Comm s_comm; /* where the collectives run; n, me in it */
 
 #define SENT (-7) /* what the receive buffers hold where nothing lands */
 
@@ -99,7 +100,7 @@ static void test_gatherv(int scale, const struct side *ss,
             put(rb, rs, displs[me], mine, me, 0);
         const void *s = inplace && me == root ? MPI_IN_PLACE : sb;
         MT_MPI(MPI_Gatherv(s, mine / ss->per, ss->dt, rb, counts, displs,
-                           rs->dt, root, MPI_COMM_WORLD));
+                           rs->dt, root, s_comm));
         if (me == root)
             check(rb, want, len, "Gatherv", root, scale);
         free(rb);
@@ -125,7 +126,7 @@ static void test_scatterv(int scale, const struct side *ss,
         put(want, rs, 0, mine, root, me);
         void *r = inplace && me == root ? MPI_IN_PLACE : rb;
         MT_MPI(MPI_Scatterv(sb, counts, displs, ss->dt, r, mine / rs->per,
-                            rs->dt, root, MPI_COMM_WORLD));
+                            rs->dt, root, s_comm));
         if (r != MPI_IN_PLACE)
             check(rb, want, rlen, "Scatterv", root, scale);
         free(sb);
@@ -150,7 +151,7 @@ static void test_allgatherv(int scale, const struct side *ss,
     if (inplace)
         put(rb, rs, displs[me], mine, me, 0);
     MT_MPI(MPI_Allgatherv(inplace ? MPI_IN_PLACE : sb, mine / ss->per, ss->dt,
-                          rb, counts, displs, rs->dt, MPI_COMM_WORLD));
+                          rb, counts, displs, rs->dt, s_comm));
     check(rb, want, len, "Allgatherv", -1, scale);
     free(sb);
     free(rb);
@@ -186,7 +187,7 @@ static void test_alltoallv(int scale, const struct side *ss,
         }
     }
     MT_MPI(MPI_Alltoallv(inplace ? MPI_IN_PLACE : sb, sc, sd, ss->dt, rb, rc,
-                         rd, rs->dt, MPI_COMM_WORLD));
+                         rd, rs->dt, s_comm));
     check(rb, want, rlen, "Alltoallv", -1, scale);
     free(sb);
     free(rb);
@@ -218,7 +219,7 @@ static void test_alltoallw(int scale)
         put(want + rd[r] / (int)sizeof(int), me % 2 ? &s_st : &s_int, 0,
             ints_of(r, me, scale), r, me);
     }
-    MT_MPI(MPI_Alltoallw(sb, sc, sd, st, rb, rc, rd, rt, MPI_COMM_WORLD));
+    MT_MPI(MPI_Alltoallw(sb, sc, sd, st, rb, rc, rd, rt, s_comm));
     check(rb, want, re, "Alltoallw", -1, scale);
     free(sb);
     free(rb);
@@ -294,11 +295,10 @@ static void test_reduce_scatter(int scale, int aff, int inplace, int block)
     if (block)
         MT_MPI(MPI_Reduce_scatter_block(inplace ? MPI_IN_PLACE : sb,
                                         inplace ? sb : rb, scale, dt, op,
-                                        MPI_COMM_WORLD));
+                                        s_comm));
     else
         MT_MPI(MPI_Reduce_scatter(inplace ? MPI_IN_PLACE : sb,
-                                  inplace ? sb : rb, counts, dt, op,
-                                  MPI_COMM_WORLD));
+                                  inplace ? sb : rb, counts, dt, op, s_comm));
     const uint32_t *got = inplace ? sb : rb;
     for (long k = 0; k < mine; k++) {
         uint32_t v[2];
@@ -329,9 +329,9 @@ static void test_scan(int count, int aff, int inplace, int ex)
     const void *s = inplace ? MPI_IN_PLACE : sb;
     uint32_t *r = inplace ? sb : rb;
     if (ex)
-        MT_MPI(MPI_Exscan(s, r, count, dt, op, MPI_COMM_WORLD));
+        MT_MPI(MPI_Exscan(s, r, count, dt, op, s_comm));
     else
-        MT_MPI(MPI_Scan(s, r, count, dt, op, MPI_COMM_WORLD));
+        MT_MPI(MPI_Scan(s, r, count, dt, op, s_comm));
     if (ex && me == 0) {
         /* Left untouched (in place: still our own values). */
         for (long k = 0; k < count && !inplace; k++)
@@ -355,22 +355,9 @@ static void test_scan(int count, int aff, int inplace, int ex)
     free(rb);
 }
 
-int main(int argc, char **argv)
+/* Everything once on s_comm. */
+static void run_all(void)
 {
-    mt_init(&argc, &argv);
-    n = mt_size;
-    me = mt_rank;
-    if (n > 64)
-        MT_FAIL("at most 64 ranks");
-    s_int = (struct side){MPI_INT, 1, 1};
-    MT_MPI(MPI_Type_vector(2, 1, 2, MPI_INT, &s_st.dt));
-    MT_MPI(MPI_Type_commit(&s_st.dt));
-    s_st.per = 2;
-    s_st.ext = 3;
-    MT_MPI(MPI_Type_contiguous(2, MPI_UINT32_T, &s_pair));
-    MT_MPI(MPI_Type_commit(&s_pair));
-    MT_MPI(MPI_Op_create(affine, 0, &s_aff));
-
     /* Blocks of up to 6 ints, up to 600 ints, and up to 30000 ints
      * (several cells, read from the owner's buffer). */
     static const int scales[] = {1, 100, 5000};
@@ -405,6 +392,30 @@ int main(int argc, char **argv)
             for (int inplace = 0; inplace < 2; inplace++)
                 for (int ex = 0; ex < 2; ex++)
                     test_scan(scan_counts[i], aff, inplace, ex);
+}
+
+int main(int argc, char **argv)
+{
+    mt_init(&argc, &argv);
+    if (mt_size > 64)
+        MT_FAIL("at most 64 ranks");
+    MT_MPI(MPI_Type_vector(2, 1, 2, MPI_INT, &s_st.dt));
+    MT_MPI(MPI_Type_commit(&s_st.dt));
+    s_st.per = 2;
+    s_st.ext = 3;
+    MT_MPI(MPI_Type_contiguous(2, MPI_UINT32_T, &s_pair));
+    MT_MPI(MPI_Type_commit(&s_pair));
+    MT_MPI(MPI_Op_create(affine, 0, &s_aff));
+    s_int = (struct side){MPI_INT, 1, 1};
+    s_comm = MPI_COMM_WORLD;
+    n = mt_size;
+    me = mt_rank;
+    run_all();
+    /* Again with the world's ranks in reverse order. */
+    MT_MPI(MPI_Comm_split(MPI_COMM_WORLD, 0, mt_size - mt_rank, &s_comm));
+    MPI_Comm_rank(s_comm, &me);
+    run_all();
+    MT_MPI(MPI_Comm_free(&s_comm));
 
     MT_MPI(MPI_Op_free(&s_aff));
     MT_MPI(MPI_Type_free(&s_pair));
