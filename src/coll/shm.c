@@ -1287,8 +1287,13 @@ static int shm_scan(const void *sbuf, void *rbuf, MPI_Count count,
         uint64_t tag = tag_of(c, seq, step);
         struct fy_coll_cell *mine = claim();
         memcpy(mine->data, in + (size_t)e * esz, (size_t)m * esz);
-        /* Read by the members after us. */
-        publish(c, mine, tag, (uint32_t)(P - 1 - me), NULL, -1);
+        /* Read by the members after us only: wake those (only = us
+         * wakes nobody), and the last member publishes nothing. */
+        if (me < P - 1) {
+            publish(c, mine, tag, (uint32_t)(P - 1 - me), NULL, me);
+            for (int r = me + 1; r < P; r++)
+                fy_wake(s_world[r]);
+        }
         if (n == 0)
             continue;
         for (int r = 0; r < n; r++)
