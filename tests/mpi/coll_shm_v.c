@@ -355,6 +355,65 @@ static void test_scan(int count, int aff, int inplace, int ex)
     free(rb);
 }
 
+/* Gatherv and Scatterv where member 1's block is twice what the other
+ * side takes: that side gets MPI_ERR_TRUNCATE and what fits, nothing past
+ * it; everyone else succeeds. Small and beyond a cell. */
+static void test_truncate(int len)
+{
+    MT_MPI(MPI_Comm_set_errhandler(s_comm, MPI_ERRORS_RETURN));
+    int counts[64], displs[64];
+    for (int r = 0; r < n; r++) {
+        counts[r] = len;
+        displs[r] = r * (len + 1);
+    }
+    long rlen = (long)n * (len + 1);
+    int *sb = fill_sent(2L * len), *rb = fill_sent(rlen);
+    put(sb, &s_int, 0, 2 * len, me, 0);
+    int mine = me == 1 ? 2 * len : len;
+    int rc =
+        MPI_Gatherv(sb, mine, MPI_INT, rb, counts, displs, MPI_INT, 0, s_comm);
+    if (me == 0) {
+        MT_ERRCLASS(rc, MPI_ERR_TRUNCATE, "truncated Gatherv");
+        for (long i = 0; i < rlen; i++) {
+            int r = (int)(i / (len + 1)), k = (int)(i % (len + 1));
+            int want = k < len ? val(r, 0, k) : SENT;
+            if (rb[i] != want)
+                MT_FAIL("truncated Gatherv len %d: int %ld is %d, expected "
+                        "%d",
+                        len, i, rb[i], want);
+        }
+    } else {
+        MT_EQ(rc, MPI_SUCCESS, "Gatherv beside a truncated block");
+    }
+    /* Scatterv from 0: member 1 takes half of its block. */
+    int *src = fill_sent(rlen * 2);
+    for (int r = 0; r < n; r++) {
+        counts[r] = r == 1 ? 2 * len : len;
+        displs[r] = r * (2 * len + 1);
+        if (me == 0)
+            put(src, &s_int, displs[r], counts[r], 0, r);
+    }
+    int *got = fill_sent(2L * len);
+    rc = MPI_Scatterv(src, counts, displs, MPI_INT, got, len, MPI_INT, 0,
+                      s_comm);
+    if (me == 1)
+        MT_ERRCLASS(rc, MPI_ERR_TRUNCATE, "truncated Scatterv");
+    else
+        MT_EQ(rc, MPI_SUCCESS, "Scatterv beside a truncated block");
+    for (long k = 0; k < 2L * len; k++) {
+        int want = k < len ? val(0, me, k) : SENT;
+        if (got[k] != want)
+            MT_FAIL("Scatterv len %d (truncated at 1): int %ld is %d, "
+                    "expected %d",
+                    len, k, got[k], want);
+    }
+    free(src);
+    free(got);
+    free(sb);
+    free(rb);
+    MT_MPI(MPI_Comm_set_errhandler(s_comm, MPI_ERRORS_ARE_FATAL));
+}
+
 /* Everything once on s_comm. */
 static void run_all(void)
 {
@@ -392,6 +451,8 @@ static void run_all(void)
             for (int inplace = 0; inplace < 2; inplace++)
                 for (int ex = 0; ex < 2; ex++)
                     test_scan(scan_counts[i], aff, inplace, ex);
+    test_truncate(5);
+    test_truncate(20000);
 }
 
 int main(int argc, char **argv)
