@@ -913,8 +913,9 @@ static bool table_fits(int n)
  * packed into *tmp_out, to free once the readers are done), else they are
  * published empty and -EMSGSIZE is returned (only an erroneous program
  * gets there, see the callers). *by_addr_out says whether a reader will
- * read our memory (then wait_readers before returning). Returns 0,
- * -EMSGSIZE or -ENOMEM. */
+ * read our memory (then wait_readers before returning). Returns 0 or
+ * -EMSGSIZE; out of memory ends the job (as in the other collectives
+ * here). */
 static int put_blocks(struct fy_coll_cell *x, const struct fy_coll_layout *l,
                       int n, int skip, void **tmp_out, bool *by_addr_out)
 {
@@ -952,12 +953,9 @@ static int put_blocks(struct fy_coll_cell *x, const struct fy_coll_layout *l,
         return err;
     /* Pass 2: pack the non-contiguous ones that go by address. */
     char *t = malloc((size_t)packed);
-    if (!t) {
-        for (int i = 0; i < n; i++)
-            if (d[i].addr == 1)
-                d[i].len = d[i].addr = 0;
-        return -ENOMEM;
-    }
+    if (!t) /* the readers are on this path already: they would hang */
+        fy_fatal(1, "collective: out of memory packing %llu bytes",
+                 (unsigned long long)packed);
     *tmp_out = t;
     *by_addr_out = true;
     for (int i = 0; i < n; i++) {
@@ -1214,9 +1212,11 @@ static int shm_reduce_scatter(const void *sbuf, void *rbuf, const int *counts,
     if (!reducible(maxc, dt))
         return FY_COLL_SHM_NO;
     MPI_Count q = cell_elems(dt) / P;
-    struct fy_coll_cell **x;
-    if (q == 0 || !members(c) || !(x = cells_array(P)))
+    if (q == 0 || !members(c))
         return FY_COLL_SHM_NO;
+    struct fy_coll_cell **x = cells_array(P);
+    if (!x) /* as in members(): every member must take the same path */
+        fy_fatal(1, "reduce-scatter: out of memory for %d members", P);
     const char *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
     size_t esz = (size_t)dt->size;
     uint32_t seq = fy_coll_begin(c);
@@ -1271,10 +1271,12 @@ static int shm_scan(const void *sbuf, void *rbuf, MPI_Count count,
                     struct fy_dtype *dt, struct fy_op *op, struct fy_comm *c,
                     bool ex)
 {
-    struct fy_coll_cell **x;
-    if (!reducible(count, dt) || !members(c) || !(x = cells_array(c->size)))
+    if (!reducible(count, dt) || !members(c))
         return FY_COLL_SHM_NO;
     int P = c->size, me = c->rank;
+    struct fy_coll_cell **x = cells_array(P);
+    if (!x) /* as in members(): every member must take the same path */
+        fy_fatal(1, "scan: out of memory for %d members", P);
     int n = ex ? me : me + 1; /* contributions we combine */
     const char *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
     size_t esz = (size_t)dt->size;
