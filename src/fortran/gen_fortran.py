@@ -325,6 +325,8 @@ def c_wrapper(r, prefix, upper_macros):
                 args.append("%s *%s" % (t, n))
             if n == "array_of_errcodes":
                 call.append("fy_f_errcodes(%s)" % n)
+            elif n.endswith("weights"):
+                call.append("fy_f_weights(%s)" % n)
             else:
                 call.append(n)
     args.append("MPI_Fint *ierr")
