@@ -19,8 +19,8 @@ static int topo_attach(struct fy_comm *parent, bool member, struct fy_topo *t,
 {
     /* Even without memory this member must take part in the split. */
     struct fy_comm *c = NULL;
-    int rc = fy_comm_split(parent, member ? 0 : MPI_UNDEFINED, parent->rank,
-                           &c);
+    int rc =
+        fy_comm_split(parent, member ? 0 : MPI_UNDEFINED, parent->rank, &c);
     if (rc == 0 && c && !t) {
         fy_comm_free(c);
         rc = -ENOMEM;
@@ -125,7 +125,8 @@ int fy_dist_graph_create(struct fy_comm *parent, int n, const int *sources,
     struct fy_dtype *ints = fy_dtype_get(MPI_INT);
     /* scounts, sdispls, rcounts, rdispls, fill cursor: size each. */
     int *counts = calloc((size_t)size * 5, sizeof(int));
-    int *scounts = counts, *sdispls = counts + size, *rcounts = counts + 2 * size;
+    int *scounts = counts, *sdispls = counts + size,
+        *rcounts = counts + 2 * size;
     int *rdispls = counts + 3 * size, *cur = counts + 4 * size;
     int *sbuf = NULL, *rbuf = NULL;
     if (!counts)
@@ -165,8 +166,7 @@ int fy_dist_graph_create(struct fy_comm *parent, int n, const int *sources,
      * local failure it still takes part, sending nothing. */
     if (err)
         memset(scounts, 0, (size_t)size * sizeof(int));
-    int rc = fy_coll_alltoall(scounts, 1, ints, rcounts, 1, ints, parent,
-                              NULL);
+    int rc = fy_coll_alltoall(scounts, 1, ints, rcounts, 1, ints, parent, NULL);
     err = keep_err(err, rc);
     long long rtotal = 0;
     for (int r = 0; r < size; r++) {
@@ -183,8 +183,8 @@ int fy_dist_graph_create(struct fy_comm *parent, int n, const int *sources,
     }
     int dummy = 0;
     rc = fy_coll_alltoallv(sbuf ? sbuf : &dummy, scounts, sdispls, ints,
-                           rbuf ? rbuf : &dummy, rcounts, rdispls, ints,
-                           parent, NULL);
+                           rbuf ? rbuf : &dummy, rcounts, rdispls, ints, parent,
+                           NULL);
     err = keep_err(err, rc);
 
     struct fy_topo *t = NULL;
@@ -275,8 +275,8 @@ int fy_topo_nbrs_get(const struct fy_comm *c, struct fy_topo_nbrs *out)
     n.cart = t->kind == FY_TOPO_CART;
     n.sources = malloc((size_t)FY_MAX(n.indegree, 1) * sizeof(int));
     n.destinations = malloc((size_t)FY_MAX(n.outdegree, 1) * sizeof(int));
-    int *coords = n.cart ? malloc((size_t)FY_MAX(t->ndims, 1) * sizeof(int))
-                         : NULL;
+    int *coords =
+        n.cart ? malloc((size_t)FY_MAX(t->ndims, 1) * sizeof(int)) : NULL;
     if (!n.sources || !n.destinations || (n.cart && !coords)) {
         free(coords);
         fy_topo_nbrs_free(&n);
@@ -286,7 +286,8 @@ int fy_topo_nbrs_get(const struct fy_comm *c, struct fy_topo_nbrs *out)
     case FY_TOPO_CART:
         fy_cart_coords(t, c->rank, coords);
         for (int d = 0; d < t->ndims; d++) {
-            n.sources[2 * d] = n.destinations[2 * d] = cart_step(t, coords, d, -1);
+            n.sources[2 * d] = n.destinations[2 * d] =
+                cart_step(t, coords, d, -1);
             n.sources[2 * d + 1] = n.destinations[2 * d + 1] =
                 cart_step(t, coords, d, +1);
         }

@@ -75,8 +75,8 @@ static int nbr_run(struct fy_comm *c, const struct fy_coll_nbr_buf *snd,
 static int nbr_allgather(const void *sendbuf, int sendcount,
                          MPI_Datatype sendtype, void *recvbuf, int recvcount,
                          MPI_Datatype recvtype, const int *recvcounts,
-                         const int *displs, MPI_Comm comm,
-                         MPI_Request *request, const char *fn)
+                         const int *displs, MPI_Comm comm, MPI_Request *request,
+                         const char *fn)
 {
     GET_NBR_COMM(c, comm, fn, indeg, outdeg);
     (void)outdeg;
@@ -88,8 +88,7 @@ static int nbr_allgather(const void *sendbuf, int sendcount,
         .buf = sendbuf, .count = sendcount, .same = true, .dt = sdt};
     struct fy_coll_nbr_buf rcv = {.buf = recvbuf, .dt = rdt};
     if (recvcounts || displs) {
-        CHECK_COUNTS(c, indeg, recvcounts, displs, fn, "recvcounts",
-                     "displs");
+        CHECK_COUNTS(c, indeg, recvcounts, displs, fn, "recvcounts", "displs");
         rcv.counts = recvcounts;
         rcv.displs = displs;
     } else {
@@ -225,12 +224,11 @@ FY_API int PMPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[],
 }
 FY_ALIAS(MPI_Neighbor_alltoallv)
 
-FY_API int PMPI_Ineighbor_alltoallv(const void *sendbuf,
-                                    const int sendcounts[], const int sdispls[],
-                                    MPI_Datatype sendtype, void *recvbuf,
-                                    const int recvcounts[], const int rdispls[],
-                                    MPI_Datatype recvtype, MPI_Comm comm,
-                                    MPI_Request *request)
+FY_API int PMPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[],
+                                    const int sdispls[], MPI_Datatype sendtype,
+                                    void *recvbuf, const int recvcounts[],
+                                    const int rdispls[], MPI_Datatype recvtype,
+                                    MPI_Comm comm, MPI_Request *request)
 {
     CHECK_REQUEST(request, comm, __func__);
     return nbr_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
@@ -286,37 +284,33 @@ static int nbr_alltoallw(const void *sendbuf, const int sendcounts[],
                        dts + outdeg);
     if (rc == MPI_SUCCESS) {
         static const MPI_Aint none[1];
-        struct fy_coll_nbr_buf snd = {
-            .buf = sendbuf,
-            .counts = sendcounts ? sendcounts : s_none,
-            .bdispls = sdispls ? sdispls : none,
-            .dts = dts};
-        struct fy_coll_nbr_buf rcv = {
-            .buf = recvbuf,
-            .counts = recvcounts ? recvcounts : s_none,
-            .bdispls = rdispls ? rdispls : none,
-            .dts = dts + outdeg};
+        struct fy_coll_nbr_buf snd = {.buf = sendbuf,
+                                      .counts =
+                                          sendcounts ? sendcounts : s_none,
+                                      .bdispls = sdispls ? sdispls : none,
+                                      .dts = dts};
+        struct fy_coll_nbr_buf rcv = {.buf = recvbuf,
+                                      .counts =
+                                          recvcounts ? recvcounts : s_none,
+                                      .bdispls = rdispls ? rdispls : none,
+                                      .dts = dts + outdeg};
         rc = nbr_run(c, &snd, &rcv, request, fn);
     }
     free(dts);
     return rc;
 }
 
-FY_API int PMPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[],
-                                   const MPI_Aint sdispls[],
-                                   const MPI_Datatype sendtypes[],
-                                   void *recvbuf, const int recvcounts[],
-                                   const MPI_Aint rdispls[],
-                                   const MPI_Datatype recvtypes[],
-                                   MPI_Comm comm)
+FY_API int PMPI_Neighbor_alltoallw(
+    const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+    const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+    const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
     return nbr_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
                          recvcounts, rdispls, recvtypes, comm, NULL, __func__);
 }
 FY_ALIAS(MPI_Neighbor_alltoallw)
 
-FY_API int PMPI_Ineighbor_alltoallw(const void *sendbuf,
-                                    const int sendcounts[],
+FY_API int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[],
                                     const MPI_Aint sdispls[],
                                     const MPI_Datatype sendtypes[],
                                     void *recvbuf, const int recvcounts[],

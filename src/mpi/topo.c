@@ -84,8 +84,8 @@ FY_API int PMPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges)
 }
 FY_ALIAS(MPI_Graphdims_get)
 
-FY_API int PMPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges,
-                          int indx[], int edges[])
+FY_API int PMPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int indx[],
+                          int edges[])
 {
     FY_CHECK_INIT(__func__);
     GET_TOPO(c, comm, FY_TOPO_GRAPH, __func__, "graph");
@@ -104,8 +104,7 @@ FY_API int PMPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges,
 }
 FY_ALIAS(MPI_Graph_get)
 
-FY_API int PMPI_Graph_neighbors_count(MPI_Comm comm, int rank,
-                                      int *nneighbors)
+FY_API int PMPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors)
 {
     FY_CHECK_INIT(__func__);
     GET_TOPO(c, comm, FY_TOPO_GRAPH, __func__, "graph");
@@ -223,11 +222,12 @@ static int check_ranks(struct fy_comm *c, int n, const int *ranks,
             return rc_;                                                        \
     } while (0)
 
-FY_API int PMPI_Dist_graph_create_adjacent(
-    MPI_Comm comm_old, int indegree, const int sources[],
-    const int sourceweights[], int outdegree, const int destinations[],
-    const int destweights[], MPI_Info info, int reorder,
-    MPI_Comm *comm_dist_graph)
+FY_API int
+PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree,
+                                const int sources[], const int sourceweights[],
+                                int outdegree, const int destinations[],
+                                const int destweights[], MPI_Info info,
+                                int reorder, MPI_Comm *comm_dist_graph)
 {
     (void)info;
     (void)reorder;
@@ -243,8 +243,7 @@ FY_API int PMPI_Dist_graph_create_adjacent(
     int rc = fy_dist_graph_create_adjacent(
         c, indegree, sources, weights_arg(sourceweights), outdegree,
         destinations, weights_arg(destweights),
-        is_weighted(sourceweights) && is_weighted(destweights),
-        &nc);
+        is_weighted(sourceweights) && is_weighted(destweights), &nc);
     if (rc != 0)
         return report(c, rc, fn);
     *comm_dist_graph = nc->handle;
@@ -252,11 +251,10 @@ FY_API int PMPI_Dist_graph_create_adjacent(
 }
 FY_ALIAS(MPI_Dist_graph_create_adjacent)
 
-FY_API int PMPI_Dist_graph_create(MPI_Comm comm_old, int n,
-                                  const int sources[], const int degrees[],
-                                  const int destinations[], const int weights[],
-                                  MPI_Info info, int reorder,
-                                  MPI_Comm *comm_dist_graph)
+FY_API int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[],
+                                  const int degrees[], const int destinations[],
+                                  const int weights[], MPI_Info info,
+                                  int reorder, MPI_Comm *comm_dist_graph)
 {
     (void)info;
     (void)reorder;
@@ -274,15 +272,15 @@ FY_API int PMPI_Dist_graph_create(MPI_Comm comm_old, int n,
         FY_CHECK(degrees[i] >= 0, c, MPI_ERR_ARG, fn,
                  "degrees[%d] = %d is negative", i, degrees[i]);
         nedges += degrees[i];
-        FY_CHECK(nedges <= INT32_MAX, c, MPI_ERR_ARG, fn,
-                 "more than %d edges", INT32_MAX);
+        FY_CHECK(nedges <= INT32_MAX, c, MPI_ERR_ARG, fn, "more than %d edges",
+                 INT32_MAX);
     }
     CHECK_RANKS(c, (int)nedges, destinations, weights, fn, "destinations",
                 "weights");
     struct fy_comm *nc = NULL;
-    int rc = fy_dist_graph_create(c, n, sources, degrees, destinations,
-                                  weights_arg(weights), is_weighted(weights),
-                                  &nc);
+    int rc =
+        fy_dist_graph_create(c, n, sources, degrees, destinations,
+                             weights_arg(weights), is_weighted(weights), &nc);
     if (rc != 0)
         return report(c, rc, fn);
     *comm_dist_graph = nc->handle;

@@ -113,13 +113,13 @@ static int vcount(int r, int j)
 }
 
 static MPI_Request s_req;
-#define RUN(nb, coll, ...)                                                 \
+#define RUN(nb, coll, ...)                                                     \
     do {                                                                       \
         if (nb) {                                                              \
-            MT_MPI(MPI_Ineighbor_##coll(__VA_ARGS__, &s_req));                      \
+            MT_MPI(MPI_Ineighbor_##coll(__VA_ARGS__, &s_req));                 \
             MT_MPI(MPI_Wait(&s_req, MPI_STATUS_IGNORE));                       \
         } else {                                                               \
-            MT_MPI(MPI_Neighbor_##coll(__VA_ARGS__));                               \
+            MT_MPI(MPI_Neighbor_##coll(__VA_ARGS__));                          \
         }                                                                      \
     } while (0)
 
@@ -150,8 +150,8 @@ static void check_colls(MPI_Comm c, const char *what)
         RUN(nb, allgather, sbuf, cnt, MPI_INT, rbuf, cnt, MPI_INT, c);
         for (int i = 0; i < in; i++)
             for (int e = 0; e < cnt; e++) {
-                int want = n.src[i] == MPI_PROC_NULL ? SENTINEL
-                                                     : val(n.src[i], -1, e);
+                int want =
+                    n.src[i] == MPI_PROC_NULL ? SENTINEL : val(n.src[i], -1, e);
                 if (rbuf[i * cnt + e] != want)
                     MT_FAIL("%s nb=%d allgather block %d (from %d) elem %d: "
                             "%d, want %d",
@@ -170,8 +170,7 @@ static void check_colls(MPI_Comm c, const char *what)
         }
         for (int x = 0; x < rsize; x++)
             rbuf[x] = SENTINEL;
-        RUN(nb, allgatherv, sbuf, mine, MPI_INT, rbuf, rc, rd,
-            MPI_INT, c);
+        RUN(nb, allgatherv, sbuf, mine, MPI_INT, rbuf, rc, rd, MPI_INT, c);
         for (int i = 0; i < in; i++) {
             for (int e = 0; e < rc[i]; e++)
                 MT_EQ(rbuf[rd[i] + e], val(n.src[i], -1, e), "allgatherv");
@@ -213,8 +212,7 @@ static void check_colls(MPI_Comm c, const char *what)
         }
         for (int x = 0; x < rsize; x++)
             rbuf[x] = SENTINEL;
-        RUN(nb, alltoallv, sbuf, sc, sd, MPI_INT, rbuf, rc, rd,
-            MPI_INT, c);
+        RUN(nb, alltoallv, sbuf, sc, sd, MPI_INT, rbuf, rc, rd, MPI_INT, c);
         for (int i = 0; i < in; i++) {
             int j = pair_index(&n, i);
             for (int e = 0; e < rc[i]; e++)
@@ -447,10 +445,9 @@ static void dist_graphs(void)
     /* Weighted with no edges at all on some ranks. */
     int one = 1;
     if (mt_rank == 0)
-        MT_MPI(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 0,
-                                              MPI_WEIGHTS_EMPTY,
-                                              MPI_WEIGHTS_EMPTY, 1, &one, &one,
-                                              MPI_INFO_NULL, 0, &g));
+        MT_MPI(MPI_Dist_graph_create_adjacent(
+            MPI_COMM_WORLD, 0, MPI_WEIGHTS_EMPTY, MPI_WEIGHTS_EMPTY, 1, &one,
+            &one, MPI_INFO_NULL, 0, &g));
     else if (mt_rank == 1)
         MT_MPI(MPI_Dist_graph_create_adjacent(
             MPI_COMM_WORLD, 1, (int[]){0}, &one, 0, MPI_WEIGHTS_EMPTY,
@@ -515,9 +512,9 @@ static void errors(void)
     int kind;
     MT_MPI(MPI_Topo_test(MPI_COMM_WORLD, &kind));
     MT_EQ(kind, MPI_UNDEFINED, "world has no topology");
-    MT_ERRCLASS(MPI_Neighbor_allgather(x, 1, MPI_INT, y, 1, MPI_INT,
-                                       MPI_COMM_WORLD),
-                MPI_ERR_TOPOLOGY, "Neighbor_allgather without a topology");
+    MT_ERRCLASS(
+        MPI_Neighbor_allgather(x, 1, MPI_INT, y, 1, MPI_INT, MPI_COMM_WORLD),
+        MPI_ERR_TOPOLOGY, "Neighbor_allgather without a topology");
     MT_ERRCLASS(MPI_Ineighbor_alltoall(x, 1, MPI_INT, y, 1, MPI_INT,
                                        MPI_COMM_WORLD, &r),
                 MPI_ERR_TOPOLOGY, "Ineighbor_alltoall without a topology");
@@ -530,23 +527,21 @@ static void errors(void)
     int index[2] = {1, 2}, edges[2] = {1, 5};
     MT_ERRCLASS(MPI_Graph_create(MPI_COMM_WORLD, 2, index, edges, 0, &g),
                 MPI_ERR_RANK, "Graph_create edge to node 5");
-    MT_ERRCLASS(MPI_Graph_create(MPI_COMM_WORLD, mt_size + 1, index, edges, 0,
-                                 &g),
-                MPI_ERR_ARG, "Graph_create nnodes above the size");
+    MT_ERRCLASS(
+        MPI_Graph_create(MPI_COMM_WORLD, mt_size + 1, index, edges, 0, &g),
+        MPI_ERR_ARG, "Graph_create nnodes above the size");
     int bad_index[2] = {2, 1};
     edges[1] = 0;
     MT_ERRCLASS(MPI_Graph_create(MPI_COMM_WORLD, 2, bad_index, edges, 0, &g),
                 MPI_ERR_ARG, "Graph_create decreasing index");
     int one = 1, big = mt_size, neg = -1;
-    MT_ERRCLASS(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, &big,
-                                               MPI_UNWEIGHTED, 0, NULL,
-                                               MPI_UNWEIGHTED, MPI_INFO_NULL,
-                                               0, &g),
+    MT_ERRCLASS(MPI_Dist_graph_create_adjacent(
+                    MPI_COMM_WORLD, 1, &big, MPI_UNWEIGHTED, 0, NULL,
+                    MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &g),
                 MPI_ERR_RANK, "Dist_graph_create_adjacent source = size");
-    MT_ERRCLASS(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, -1, NULL,
-                                               MPI_UNWEIGHTED, 0, NULL,
-                                               MPI_UNWEIGHTED, MPI_INFO_NULL,
-                                               0, &g),
+    MT_ERRCLASS(MPI_Dist_graph_create_adjacent(
+                    MPI_COMM_WORLD, -1, NULL, MPI_UNWEIGHTED, 0, NULL,
+                    MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &g),
                 MPI_ERR_ARG, "Dist_graph_create_adjacent indegree -1");
     MT_ERRCLASS(MPI_Dist_graph_create(MPI_COMM_WORLD, 1, &mt_rank, &neg, NULL,
                                       MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &g),
@@ -566,16 +561,16 @@ static void errors(void)
     MT_MPI(MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN));
     MT_ERRCLASS(MPI_Graph_neighbors_count(c, 0, x), MPI_ERR_TOPOLOGY,
                 "Graph_neighbors_count on a grid");
-    MT_ERRCLASS(MPI_Dist_graph_neighbors(c, 0, x, x, 0, y, y),
-                MPI_ERR_TOPOLOGY, "Dist_graph_neighbors on a grid");
+    MT_ERRCLASS(MPI_Dist_graph_neighbors(c, 0, x, x, 0, y, y), MPI_ERR_TOPOLOGY,
+                "Dist_graph_neighbors on a grid");
     MT_ERRCLASS(MPI_Neighbor_alltoall(x, -1, MPI_INT, y, 1, MPI_INT, c),
                 MPI_ERR_COUNT, "Neighbor_alltoall count -1");
-    MT_ERRCLASS(MPI_Neighbor_alltoall(x, 1, MPI_DATATYPE_NULL, y, 1, MPI_INT,
-                                      c),
-                MPI_ERR_TYPE, "Neighbor_alltoall MPI_DATATYPE_NULL");
-    MT_ERRCLASS(MPI_Neighbor_allgather(MPI_IN_PLACE, 1, MPI_INT, y, 1, MPI_INT,
-                                       c),
-                MPI_ERR_BUFFER, "Neighbor_allgather MPI_IN_PLACE");
+    MT_ERRCLASS(
+        MPI_Neighbor_alltoall(x, 1, MPI_DATATYPE_NULL, y, 1, MPI_INT, c),
+        MPI_ERR_TYPE, "Neighbor_alltoall MPI_DATATYPE_NULL");
+    MT_ERRCLASS(
+        MPI_Neighbor_allgather(MPI_IN_PLACE, 1, MPI_INT, y, 1, MPI_INT, c),
+        MPI_ERR_BUFFER, "Neighbor_allgather MPI_IN_PLACE");
     MT_ERRCLASS(MPI_Ineighbor_allgather(x, 1, MPI_INT, y, 1, MPI_INT, c, NULL),
                 MPI_ERR_ARG, "Ineighbor_allgather NULL request");
     MT_MPI(MPI_Comm_free(&c));
