@@ -16,7 +16,12 @@
  *   (dimension j / 2, direction j % 2) carries tag step j, and the one
  *   received from source i, sent in the opposite direction, step i ^ 1.
  *   Steps are 8 bits: beyond 128 dimensions they wrap, which only matters
- *   when a rank is a neighbour twice in dimensions 128 apart. */
+ *   when a rank is a neighbour twice in dimensions 128 apart.
+ * This is the MPI Forum's reading (mpi-forum/mpi-issues#153, which Open MPI
+ * follows). MPICH 4.0.2 differs on both counts: it swaps the blocks of a
+ * periodic dimension of size 1 or 2 in Neighbor_alltoallv, and pairs
+ * repeated graph edges in another order, so tests/mpi/topo_graph fails
+ * there on those cases. */
 #include "coll/coll_int.h"
 
 #include <errno.h>

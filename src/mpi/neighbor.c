@@ -18,7 +18,8 @@
              what, (unsigned)(h))
 
 #define CHECK_COUNT(n, c, fn, what)                                            \
-    FY_CHECK((n) >= 0, c, MPI_ERR_COUNT, fn, "%s %d is negative", what, (n))
+    FY_CHECK((n) >= 0, c, MPI_ERR_COUNT, fn, "%s %lld is negative", what,      \
+             (long long)(n))
 
 #define CHECK_BUFS(sbuf, rbuf, c, fn)                                          \
     FY_CHECK((sbuf) != MPI_IN_PLACE && (rbuf) != MPI_IN_PLACE, c,              \
@@ -72,11 +73,11 @@ static int nbr_run(struct fy_comm *c, const struct fy_coll_nbr_buf *snd,
 
 /* ---- allgather(v) ------------------------------------------------------ */
 
-static int nbr_allgather(const void *sendbuf, int sendcount,
-                         MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                         MPI_Datatype recvtype, const int *recvcounts,
-                         const int *displs, MPI_Comm comm, MPI_Request *request,
-                         const char *fn)
+static int nbr_allgather(const void *sendbuf, MPI_Count sendcount,
+                         MPI_Datatype sendtype, void *recvbuf,
+                         MPI_Count recvcount, MPI_Datatype recvtype,
+                         const int *recvcounts, const int *displs,
+                         MPI_Comm comm, MPI_Request *request, const char *fn)
 {
     GET_NBR_COMM(c, comm, fn, indeg, outdeg);
     (void)outdeg;
@@ -119,6 +120,28 @@ FY_API int PMPI_Ineighbor_allgather(const void *sendbuf, int sendcount,
 }
 FY_ALIAS(MPI_Ineighbor_allgather)
 
+FY_API int PMPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount,
+                                     MPI_Datatype sendtype, void *recvbuf,
+                                     MPI_Count recvcount, MPI_Datatype recvtype,
+                                     MPI_Comm comm)
+{
+    return nbr_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                         recvtype, NULL, NULL, comm, NULL, __func__);
+}
+FY_ALIAS(MPI_Neighbor_allgather_c)
+
+FY_API int PMPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount,
+                                      MPI_Datatype sendtype, void *recvbuf,
+                                      MPI_Count recvcount,
+                                      MPI_Datatype recvtype, MPI_Comm comm,
+                                      MPI_Request *request)
+{
+    CHECK_REQUEST(request, comm, __func__);
+    return nbr_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                         recvtype, NULL, NULL, comm, request, __func__);
+}
+FY_ALIAS(MPI_Ineighbor_allgather_c)
+
 /* recvcounts NULL with an in-degree of 0 is fine: give the v shape a
  * non-NULL marker so it is not taken for the uniform one. */
 static const int s_none[1];
@@ -149,10 +172,10 @@ FY_ALIAS(MPI_Ineighbor_allgatherv)
 
 /* ---- alltoall(v) ------------------------------------------------------- */
 
-static int nbr_alltoall(const void *sendbuf, int sendcount,
-                        MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                        MPI_Datatype recvtype, MPI_Comm comm,
-                        MPI_Request *request, const char *fn)
+static int nbr_alltoall(const void *sendbuf, MPI_Count sendcount,
+                        MPI_Datatype sendtype, void *recvbuf,
+                        MPI_Count recvcount, MPI_Datatype recvtype,
+                        MPI_Comm comm, MPI_Request *request, const char *fn)
 {
     GET_NBR_COMM(c, comm, fn, indeg, outdeg);
     (void)indeg;
@@ -189,6 +212,27 @@ FY_API int PMPI_Ineighbor_alltoall(const void *sendbuf, int sendcount,
                         recvtype, comm, request, __func__);
 }
 FY_ALIAS(MPI_Ineighbor_alltoall)
+
+FY_API int PMPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount,
+                                    MPI_Datatype sendtype, void *recvbuf,
+                                    MPI_Count recvcount, MPI_Datatype recvtype,
+                                    MPI_Comm comm)
+{
+    return nbr_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                        recvtype, comm, NULL, __func__);
+}
+FY_ALIAS(MPI_Neighbor_alltoall_c)
+
+FY_API int PMPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount,
+                                     MPI_Datatype sendtype, void *recvbuf,
+                                     MPI_Count recvcount, MPI_Datatype recvtype,
+                                     MPI_Comm comm, MPI_Request *request)
+{
+    CHECK_REQUEST(request, comm, __func__);
+    return nbr_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                        recvtype, comm, request, __func__);
+}
+FY_ALIAS(MPI_Ineighbor_alltoall_c)
 
 static int nbr_alltoallv(const void *sendbuf, const int sendcounts[],
                          const int sdispls[], MPI_Datatype sendtype,

@@ -123,6 +123,20 @@ static MPI_Request s_req;
         }                                                                      \
     } while (0)
 
+/* The same with the large-count form when 'big' is set (the one-count
+ * collectives have one). */
+#define RUN_C(nb, big, coll, ...)                                              \
+    do {                                                                       \
+        if (!(big)) {                                                          \
+            RUN(nb, coll, __VA_ARGS__);                                        \
+        } else if (nb) {                                                       \
+            MT_MPI(MPI_Ineighbor_##coll##_c(__VA_ARGS__, &s_req));             \
+            MT_MPI(MPI_Wait(&s_req, MPI_STATUS_IGNORE));                       \
+        } else {                                                               \
+            MT_MPI(MPI_Neighbor_##coll##_c(__VA_ARGS__));                      \
+        }                                                                      \
+    } while (0)
+
 static void check_colls(MPI_Comm c, const char *what)
 {
     struct nbrs n;
@@ -141,13 +155,15 @@ static void check_colls(MPI_Comm c, const char *what)
     MPI_Datatype *rt = mt_malloc(sizeof(MPI_Datatype) * (size_t)(in + 1));
     int rsize = 3 * cnt * (in + 1) + 8;
 
-    for (int nb = 0; nb < 2; nb++) {
+    /* Blocking, nonblocking, then both again in the _c forms. */
+    for (int round = 0; round < 4; round++) {
+        int nb = round & 1, big = round >> 1;
         /* allgather: the same cnt ints to every destination. */
         for (int e = 0; e < cnt; e++)
             sbuf[e] = val(n.rank, -1, e);
         for (int x = 0; x < rsize; x++)
             rbuf[x] = SENTINEL;
-        RUN(nb, allgather, sbuf, cnt, MPI_INT, rbuf, cnt, MPI_INT, c);
+        RUN_C(nb, big, allgather, sbuf, cnt, MPI_INT, rbuf, cnt, MPI_INT, c);
         for (int i = 0; i < in; i++)
             for (int e = 0; e < cnt; e++) {
                 int want =
@@ -183,7 +199,7 @@ static void check_colls(MPI_Comm c, const char *what)
                 sbuf[j * cnt + e] = val(n.rank, j, e);
         for (int x = 0; x < rsize; x++)
             rbuf[x] = SENTINEL;
-        RUN(nb, alltoall, sbuf, cnt, MPI_INT, rbuf, cnt, MPI_INT, c);
+        RUN_C(nb, big, alltoall, sbuf, cnt, MPI_INT, rbuf, cnt, MPI_INT, c);
         for (int i = 0; i < in; i++) {
             int j = pair_index(&n, i);
             for (int e = 0; e < cnt; e++) {
