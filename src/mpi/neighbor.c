@@ -21,6 +21,12 @@
     FY_CHECK((n) >= 0, c, MPI_ERR_COUNT, fn, "%s %lld is negative", what,      \
              (long long)(n))
 
+/* NULL with elements to move is an error, unless the datatype is derived:
+ * then NULL is MPI_BOTTOM and the type's displacements are addresses. */
+#define CHECK_BUF(buf, n, dt, c, fn, what)                                     \
+    FY_CHECK((buf) != NULL || (n) == 0 || !(dt)->builtin, c, MPI_ERR_BUFFER,   \
+             fn, "%s is NULL but its count is %lld", what, (long long)(n))
+
 #define CHECK_BUFS(sbuf, rbuf, c, fn)                                          \
     FY_CHECK((sbuf) != MPI_IN_PLACE && (rbuf) != MPI_IN_PLACE, c,              \
              MPI_ERR_BUFFER, fn,                                               \
@@ -73,27 +79,32 @@ static int nbr_run(struct fy_comm *c, const struct fy_coll_nbr_buf *snd,
 
 /* ---- allgather(v) ------------------------------------------------------ */
 
+/* Stands in for count and displacement arrays that a call without
+ * neighbours may pass as NULL (never read then). */
+static const int s_none[1];
+
 static int nbr_allgather(const void *sendbuf, MPI_Count sendcount,
                          MPI_Datatype sendtype, void *recvbuf,
-                         MPI_Count recvcount, MPI_Datatype recvtype,
+                         MPI_Count recvcount, MPI_Datatype recvtype, bool v,
                          const int *recvcounts, const int *displs,
                          MPI_Comm comm, MPI_Request *request, const char *fn)
 {
     GET_NBR_COMM(c, comm, fn, indeg, outdeg);
-    (void)outdeg;
     CHECK_BUFS(sendbuf, recvbuf, c, fn);
     CHECK_COUNT(sendcount, c, fn, "sendcount");
     GET_DT(sdt, sendtype, c, fn, "sendtype");
     GET_DT(rdt, recvtype, c, fn, "recvtype");
     struct fy_coll_nbr_buf snd = {
         .buf = sendbuf, .count = sendcount, .same = true, .dt = sdt};
+    CHECK_BUF(sendbuf, outdeg ? sendcount : 0, sdt, c, fn, "sendbuf");
     struct fy_coll_nbr_buf rcv = {.buf = recvbuf, .dt = rdt};
-    if (recvcounts || displs) {
+    if (v) {
         CHECK_COUNTS(c, indeg, recvcounts, displs, fn, "recvcounts", "displs");
-        rcv.counts = recvcounts;
-        rcv.displs = displs;
+        rcv.counts = recvcounts ? recvcounts : s_none;
+        rcv.displs = displs ? displs : s_none;
     } else {
         CHECK_COUNT(recvcount, c, fn, "recvcount");
+        CHECK_BUF(recvbuf, indeg ? recvcount : 0, rdt, c, fn, "recvbuf");
         rcv.count = recvcount;
     }
     return nbr_run(c, &snd, &rcv, request, fn);
@@ -105,7 +116,7 @@ FY_API int PMPI_Neighbor_allgather(const void *sendbuf, int sendcount,
                                    MPI_Comm comm)
 {
     return nbr_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                         recvtype, NULL, NULL, comm, NULL, __func__);
+                         recvtype, false, NULL, NULL, comm, NULL, __func__);
 }
 FY_ALIAS(MPI_Neighbor_allgather)
 
@@ -116,7 +127,7 @@ FY_API int PMPI_Ineighbor_allgather(const void *sendbuf, int sendcount,
 {
     CHECK_REQUEST(request, comm, __func__);
     return nbr_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                         recvtype, NULL, NULL, comm, request, __func__);
+                         recvtype, false, NULL, NULL, comm, request, __func__);
 }
 FY_ALIAS(MPI_Ineighbor_allgather)
 
@@ -126,7 +137,7 @@ FY_API int PMPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount,
                                      MPI_Comm comm)
 {
     return nbr_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                         recvtype, NULL, NULL, comm, NULL, __func__);
+                         recvtype, false, NULL, NULL, comm, NULL, __func__);
 }
 FY_ALIAS(MPI_Neighbor_allgather_c)
 
@@ -138,13 +149,9 @@ FY_API int PMPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount,
 {
     CHECK_REQUEST(request, comm, __func__);
     return nbr_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                         recvtype, NULL, NULL, comm, request, __func__);
+                         recvtype, false, NULL, NULL, comm, request, __func__);
 }
 FY_ALIAS(MPI_Ineighbor_allgather_c)
-
-/* recvcounts NULL with an in-degree of 0 is fine: give the v shape a
- * non-NULL marker so it is not taken for the uniform one. */
-static const int s_none[1];
 
 FY_API int PMPI_Neighbor_allgatherv(const void *sendbuf, int sendcount,
                                     MPI_Datatype sendtype, void *recvbuf,
@@ -152,8 +159,7 @@ FY_API int PMPI_Neighbor_allgatherv(const void *sendbuf, int sendcount,
                                     MPI_Datatype recvtype, MPI_Comm comm)
 {
     return nbr_allgather(sendbuf, sendcount, sendtype, recvbuf, 0, recvtype,
-                         recvcounts ? recvcounts : s_none,
-                         displs ? displs : s_none, comm, NULL, __func__);
+                         true, recvcounts, displs, comm, NULL, __func__);
 }
 FY_ALIAS(MPI_Neighbor_allgatherv)
 
@@ -165,8 +171,7 @@ FY_API int PMPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount,
 {
     CHECK_REQUEST(request, comm, __func__);
     return nbr_allgather(sendbuf, sendcount, sendtype, recvbuf, 0, recvtype,
-                         recvcounts ? recvcounts : s_none,
-                         displs ? displs : s_none, comm, request, __func__);
+                         true, recvcounts, displs, comm, request, __func__);
 }
 FY_ALIAS(MPI_Ineighbor_allgatherv)
 
@@ -178,13 +183,13 @@ static int nbr_alltoall(const void *sendbuf, MPI_Count sendcount,
                         MPI_Comm comm, MPI_Request *request, const char *fn)
 {
     GET_NBR_COMM(c, comm, fn, indeg, outdeg);
-    (void)indeg;
-    (void)outdeg;
     CHECK_BUFS(sendbuf, recvbuf, c, fn);
     CHECK_COUNT(sendcount, c, fn, "sendcount");
     CHECK_COUNT(recvcount, c, fn, "recvcount");
     GET_DT(sdt, sendtype, c, fn, "sendtype");
     GET_DT(rdt, recvtype, c, fn, "recvtype");
+    CHECK_BUF(sendbuf, outdeg ? sendcount : 0, sdt, c, fn, "sendbuf");
+    CHECK_BUF(recvbuf, indeg ? recvcount : 0, rdt, c, fn, "recvbuf");
     struct fy_coll_nbr_buf snd = {
         .buf = sendbuf, .count = sendcount, .dt = sdt};
     struct fy_coll_nbr_buf rcv = {

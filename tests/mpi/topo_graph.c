@@ -589,6 +589,13 @@ static void errors(void)
         MPI_ERR_BUFFER, "Neighbor_allgather MPI_IN_PLACE");
     MT_ERRCLASS(MPI_Ineighbor_allgather(x, 1, MPI_INT, y, 1, MPI_INT, c, NULL),
                 MPI_ERR_ARG, "Ineighbor_allgather NULL request");
+    MT_ERRCLASS(MPI_Neighbor_allgatherv(x, 1, MPI_INT, y, NULL, x, MPI_INT, c),
+                MPI_ERR_ARG, "Neighbor_allgatherv NULL recvcounts");
+    MT_ERRCLASS(
+        MPI_Neighbor_alltoallv(x, x, NULL, MPI_INT, y, y, y, MPI_INT, c),
+        MPI_ERR_ARG, "Neighbor_alltoallv NULL sdispls");
+    MT_ERRCLASS(MPI_Neighbor_alltoall(NULL, 1, MPI_INT, y, 1, MPI_INT, c),
+                MPI_ERR_BUFFER, "Neighbor_alltoall NULL sendbuf");
     MT_MPI(MPI_Comm_free(&c));
     int gi[1] = {0};
     MT_MPI(MPI_Graph_create(MPI_COMM_WORLD, 1, gi, NULL, 0, &g));
