@@ -133,19 +133,17 @@ int fy_dist_graph_create(struct fy_comm *parent, int n, const int *sources,
         return -ENOMEM; /* the others are left waiting: nothing better */
     int err = 0;
     long long total = 0;
-    {
-        for (int i = 0, k = 0; i < n; i++)
-            for (int j = 0; j < degrees[i]; j++, k++) {
-                scounts[sources[i]] += FY_EDGE_INTS;
-                scounts[destinations[k]] += FY_EDGE_INTS;
-            }
-        for (int r = 0; r < size; r++) {
-            sdispls[r] = (int)total;
-            total += scounts[r];
+    for (int i = 0, k = 0; i < n; i++)
+        for (int j = 0; j < degrees[i]; j++, k++) {
+            scounts[sources[i]] += FY_EDGE_INTS;
+            scounts[destinations[k]] += FY_EDGE_INTS;
         }
-        if (total > INT32_MAX)
-            err = -EOVERFLOW;
+    for (int r = 0; r < size; r++) {
+        sdispls[r] = (int)total;
+        total += scounts[r];
     }
+    if (total > INT32_MAX)
+        err = -EOVERFLOW;
     if (!err && !(sbuf = malloc((size_t)FY_MAX(total, 1) * sizeof(int))))
         err = -ENOMEM;
     if (!err) {
@@ -190,8 +188,12 @@ int fy_dist_graph_create(struct fy_comm *parent, int n, const int *sources,
     struct fy_topo *t = NULL;
     if (!err) {
         int nin = 0, nout = 0;
-        for (long long i = 0; i < rtotal; i += FY_EDGE_INTS)
-            rbuf[i] == FY_EDGE_IN ? nin++ : nout++;
+        for (long long i = 0; i < rtotal; i += FY_EDGE_INTS) {
+            if (rbuf[i] == FY_EDGE_IN)
+                nin++;
+            else
+                nout++;
+        }
         t = calloc(1, sizeof(*t));
         if (t) {
             t->kind = FY_TOPO_DIST_GRAPH;
