@@ -109,6 +109,31 @@ int fy_coll_exscan(const void *sbuf, void *rbuf, MPI_Count count,
                    struct fy_dtype *dt, struct fy_op *op, struct fy_comm *c,
                    struct fy_sched **nb);
 
+/* Neighbourhood collectives (neighbor.c) on a communicator carrying a
+ * topology: block i of 'recv' comes from the i-th source, block j of
+ * 'send' goes to the j-th destination (fy_topo_nbrs_get's order);
+ * MPI_PROC_NULL neighbours move nothing. The five MPI shapes are
+ * descriptions of the per-neighbour blocks of a buffer:
+ * - 'same' set: the one block of 'count' elements of dt at buf for every
+ *   neighbour (neighbor_allgather's send side);
+ * - counts NULL: 'count' elements of dt at i * count extents;
+ * - displs set: counts[i] elements of dt at displs[i] extents (v);
+ * - bdispls set: counts[i] elements of dts[i] at bdispls[i] bytes (w).
+ * MPI_IN_PLACE is not allowed. */
+struct fy_coll_nbr_buf {
+    const void *buf;
+    MPI_Count count;
+    bool same;
+    const int *counts;
+    const int *displs;
+    const MPI_Aint *bdispls;
+    struct fy_dtype *dt;
+    struct fy_dtype *const *dts;
+};
+int fy_coll_neighbor(const struct fy_coll_nbr_buf *send,
+                     const struct fy_coll_nbr_buf *recv, struct fy_comm *c,
+                     struct fy_sched **nb);
+
 /* Advance a started nonblocking collective; true once it is done, with
  * its result (0 or a negative errno) in *err_out. */
 bool fy_sched_test(struct fy_sched *s, int *err_out);

@@ -181,12 +181,32 @@ static inline void fy_errhandler_retain(struct fy_errhandler *eh)
 }
 void fy_errhandler_release(struct fy_errhandler *eh);
 
-/* ---- additions: Cartesian topologies ---------------------------------- */
+/* ---- additions: process topologies ------------------------------------ */
+
+/* Which topology a communicator carries; the values are MPI_Topo_test's. */
+enum fy_topo_kind {
+    FY_TOPO_GRAPH = MPI_GRAPH,
+    FY_TOPO_CART = MPI_CART,
+    FY_TOPO_DIST_GRAPH = MPI_DIST_GRAPH,
+};
 
 struct fy_topo {
+    enum fy_topo_kind kind;
+    /* FY_TOPO_CART */
     int ndims;
     int *dims; /* processes along each dimension */
     bool *periods;
+    /* FY_TOPO_GRAPH: MPI_Graph_create's arrays as given (every member
+     * keeps the whole graph, as MPI_Graph_get must return it) */
+    int nnodes;
+    int *index; /* nnodes cumulative degrees */
+    int *edges; /* index[nnodes - 1] neighbours */
+    /* FY_TOPO_DIST_GRAPH: this member's own edges, in the order
+     * MPI_Dist_graph_neighbors returns them */
+    int indegree, outdegree;
+    int *sources, *sourceweights;
+    int *destinations, *destweights;
+    bool weighted; /* false: created with MPI_UNWEIGHTED */
 };
 
 /* MPI_Cart_create: the first prod(dims) members of parent, in rank order
@@ -208,6 +228,47 @@ int fy_cart_rank(const struct fy_topo *t, const int *coords);
  * an entry is negative, or nnodes is not a multiple of the product of the
  * positive entries (equal to it when none is zero), or -ENOMEM. */
 int fy_dims_create(int nnodes, int ndims, int *dims);
+
+/* MPI_Graph_create: the first nnodes members of parent, in rank order (no
+ * reordering), get a communicator carrying the graph (index/edges already
+ * checked); the others get NULL. Collective over parent; 0 or -errno. */
+int fy_graph_create(struct fy_comm *parent, int nnodes, const int *index,
+                    const int *edges, struct fy_comm **out);
+/* MPI_Dist_graph_create_adjacent: every member of parent gets a
+ * communicator (same ranks) carrying its own in and out edges. Weights may
+ * be NULL (then all 1; 'weighted' says what the program asked for).
+ * Collective over parent; 0 or -errno. */
+int fy_dist_graph_create_adjacent(struct fy_comm *parent, int indegree,
+                                  const int *sources, const int *sourceweights,
+                                  int outdegree, const int *destinations,
+                                  const int *destweights, bool weighted,
+                                  struct fy_comm **out);
+/* MPI_Dist_graph_create: each member gives any edges (n sources, degrees[i]
+ * destinations of sources[i], weights in the same order or NULL); the edges
+ * are exchanged (an all-to-all of counts, then of the edges) so that each
+ * member learns its in and out edges: out edges in the order the members
+ * gave them, member by member in rank order, and the same for in edges.
+ * Collective over parent; 0 or -errno. */
+int fy_dist_graph_create(struct fy_comm *parent, int n, const int *sources,
+                         const int *degrees, const int *destinations,
+                         const int *weights, bool weighted,
+                         struct fy_comm **out);
+
+/* The neighbours of this member of c (which carries a topology) in MPI's
+ * order: Cartesian, dimension by dimension the -1 then the +1 neighbour
+ * (MPI_PROC_NULL off a non-periodic edge) as sources and destinations;
+ * graph, MPI_Graph_neighbors as both; dist graph, its sources and
+ * destinations. The arrays are owned by the struct (fy_topo_nbrs_free). */
+struct fy_topo_nbrs {
+    int indegree, outdegree;
+    int *sources, *destinations;
+    bool cart; /* neighbours pair by direction, see src/coll/neighbor.c */
+};
+int fy_topo_nbrs_get(const struct fy_comm *c, struct fy_topo_nbrs *out);
+void fy_topo_nbrs_free(struct fy_topo_nbrs *n);
+/* Neighbour counts only (no allocation): the same numbers. */
+void fy_topo_degrees(const struct fy_comm *c, int *indegree_out,
+                     int *outdegree_out);
 
 /* ---- additions: attributes --------------------------------------------
  * One engine for communicators, datatypes and windows: the object holds a

@@ -13,6 +13,8 @@ extern int fy_comm_wsize;
 /* Topology helpers for comm.c (topo.c). */
 struct fy_topo *fy_topo_dup(const struct fy_topo *t); /* NULL: no memory */
 void fy_topo_free(struct fy_topo *t);
+/* A copy of n ints (never a zero-size allocation); NULL: no memory. */
+int *fy_topo_ints_dup(const int *a, int n);
 
 /* Context ids (ctx.c). */
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* Cartesian process topologies: a grid shape stored on a communicator,
- * row-major rank/coordinate mapping, sub-grids and MPI_Dims_create. All
- * processes run on one node today, so no reordering is ever worth it. */
+/* Process topologies on a communicator: their storage (every kind), then
+ * Cartesian grids: row-major rank/coordinate mapping, sub-grids and
+ * MPI_Dims_create. Graphs are in graph.c. All processes run on one node
+ * today, so no reordering is ever worth it. */
 #include "comm/comm_int.h"
 
 #include <errno.h>
@@ -14,6 +15,12 @@ void fy_topo_free(struct fy_topo *t)
         return;
     free(t->dims);
     free(t->periods);
+    free(t->index);
+    free(t->edges);
+    free(t->sources);
+    free(t->sourceweights);
+    free(t->destinations);
+    free(t->destweights);
     free(t);
 }
 
@@ -23,6 +30,7 @@ static struct fy_topo *fy_topo_new(int ndims, const int *dims,
     struct fy_topo *t = calloc(1, sizeof(*t));
     if (!t)
         return NULL;
+    t->kind = FY_TOPO_CART;
     t->ndims = ndims;
     t->dims = malloc((size_t)FY_MAX(ndims, 1) * sizeof(int));
     t->periods = malloc((size_t)FY_MAX(ndims, 1) * sizeof(bool));
@@ -37,9 +45,46 @@ static struct fy_topo *fy_topo_new(int ndims, const int *dims,
     return t;
 }
 
+int *fy_topo_ints_dup(const int *a, int n)
+{
+    int *d = malloc((size_t)FY_MAX(n, 1) * sizeof(int));
+    if (d && n > 0)
+        memcpy(d, a, (size_t)n * sizeof(int));
+    return d;
+}
+
 struct fy_topo *fy_topo_dup(const struct fy_topo *t)
 {
-    return t ? fy_topo_new(t->ndims, t->dims, t->periods) : NULL;
+    if (!t)
+        return NULL;
+    if (t->kind == FY_TOPO_CART)
+        return fy_topo_new(t->ndims, t->dims, t->periods);
+    struct fy_topo *d = calloc(1, sizeof(*d));
+    if (!d)
+        return NULL;
+    *d = *t;
+    d->dims = NULL;
+    d->periods = NULL;
+    d->index = d->edges = d->sources = d->sourceweights = NULL;
+    d->destinations = d->destweights = NULL;
+    bool ok = true;
+    if (t->kind == FY_TOPO_GRAPH) {
+        int nedges = t->nnodes ? t->index[t->nnodes - 1] : 0;
+        ok = (d->index = fy_topo_ints_dup(t->index, t->nnodes)) &&
+             (d->edges = fy_topo_ints_dup(t->edges, nedges));
+    } else {
+        ok = (d->sources = fy_topo_ints_dup(t->sources, t->indegree)) &&
+             (d->sourceweights =
+                  fy_topo_ints_dup(t->sourceweights, t->indegree)) &&
+             (d->destinations =
+                  fy_topo_ints_dup(t->destinations, t->outdegree)) &&
+             (d->destweights = fy_topo_ints_dup(t->destweights, t->outdegree));
+    }
+    if (!ok) {
+        fy_topo_free(d);
+        return NULL;
+    }
+    return d;
 }
 
 void fy_cart_coords(const struct fy_topo *t, int rank, int *coords)

@@ -60,6 +60,17 @@ static inline void *fy_f_buf(void *p)
     return p;
 }
 
+/* A graph weights array: MPI_UNWEIGHTED and MPI_WEIGHTS_EMPTY (common
+ * blocks in Fortran) become the C addresses. */
+static inline int *fy_f_weights(int *p)
+{
+    if (p == &mpifcmb5_)
+        return MPI_UNWEIGHTED;
+    if (p == &mpifcmb9_)
+        return MPI_WEIGHTS_EMPTY;
+    return p;
+}
+
 /* INTEGER STATUS(MPI_STATUS_SIZE) has MPI_Status's layout (5 ints). */
 static inline MPI_Status *fy_f_status(MPI_Fint *p)
 {

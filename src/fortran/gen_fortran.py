@@ -91,7 +91,7 @@ SKIP = {"Grequest_start", "Status_c2f", "Status_f2c"}  # C-only
 
 # C int parameters that are LOGICAL in Fortran.
 LOGICAL_NAMES = {"flag", "periods", "reorder", "commute", "remain_dims",
-                 "high"}
+                 "high", "weighted"}
 
 HANDLE_TYPES = ("Comm", "Group", "Datatype", "Op", "Request", "Message",
                 "Errhandler", "Info", "Win", "Session")
@@ -325,6 +325,8 @@ def c_wrapper(r, prefix, upper_macros):
                 args.append("%s *%s" % (t, n))
             if n == "array_of_errcodes":
                 call.append("fy_f_errcodes(%s)" % n)
+            elif n.endswith("weights"):
+                call.append("fy_f_weights(%s)" % n)
             else:
                 call.append(n)
     args.append("MPI_Fint *ierr")
@@ -379,6 +381,9 @@ def mpif_constants(consts):
 # Special addresses: the same common block names as MPICH, so a binary
 # compiled against MPICH's mpif.h or mpi module hands Ferry addresses it
 # recognises (fortran.h declares the C side).
+# MPI_UNWEIGHTED and MPI_WEIGHTS_EMPTY are arrays of one (MPICH's mpif.h
+# has scalars: the same storage) so that they match the weights arrays of
+# the "use mpi" explicit interfaces.
 COMMONS = """\
       INTEGER MPI_BOTTOM, MPI_IN_PLACE
       INTEGER MPI_STATUS_IGNORE(MPI_STATUS_SIZE)
@@ -386,7 +391,7 @@ COMMONS = """\
       INTEGER MPI_ERRCODES_IGNORE(1)
       CHARACTER*1 MPI_ARGVS_NULL(1,1)
       CHARACTER*1 MPI_ARGV_NULL(1)
-      INTEGER MPI_UNWEIGHTED, MPI_WEIGHTS_EMPTY
+      INTEGER MPI_UNWEIGHTED(1), MPI_WEIGHTS_EMPTY(1)
       COMMON /MPIPRIV1/ MPI_BOTTOM, MPI_IN_PLACE, MPI_STATUS_IGNORE
       COMMON /MPIPRIV2/ MPI_STATUSES_IGNORE, MPI_ERRCODES_IGNORE
       COMMON /MPIPRIVC/ MPI_ARGVS_NULL, MPI_ARGV_NULL

@@ -121,6 +121,12 @@ static int coll_finish(struct fy_comm *c, int rc, struct fy_sched *s,
     return fy_mpi_err(c, MPI_ERR_NO_MEM, fn, "out of memory for a request");
 }
 
+int fy_mpi_coll_finish(struct fy_comm *c, int rc, struct fy_sched *s,
+                       MPI_Request *request, const char *fn)
+{
+    return coll_finish(c, rc, s, request, fn);
+}
+
 /* In a coll_x() body: the nonblocking output argument of fy_coll_x. */
 #define NB(request) ((request) ? &s_ : NULL)
 #define RUN_NB(c, fn, request, call)                                           \

@@ -647,8 +647,8 @@ FY_ALIAS(MPI_Group_difference)
 /* Resolve a communicator that must carry a Cartesian topology. */
 #define GET_CART(var, h, fn)                                                   \
     FY_GET_COMM(var, h, fn);                                                   \
-    FY_CHECK(var->topo != NULL, var, MPI_ERR_TOPOLOGY, fn,                     \
-             "communicator has no Cartesian topology")
+    FY_CHECK(var->topo != NULL && var->topo->kind == FY_TOPO_CART, var,        \
+             MPI_ERR_TOPOLOGY, fn, "communicator has no Cartesian topology")
 
 FY_API int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[],
                             const int periods[], int reorder,
@@ -823,7 +823,7 @@ FY_API int PMPI_Topo_test(MPI_Comm comm, int *status)
     FY_CHECK_INIT(__func__);
     FY_GET_COMM(c, comm, __func__);
     FY_CHECK_PTR(status, c, __func__);
-    *status = c->topo ? MPI_CART : MPI_UNDEFINED;
+    *status = c->topo ? (int)c->topo->kind : MPI_UNDEFINED;
     return MPI_SUCCESS;
 }
 FY_ALIAS(MPI_Topo_test)

@@ -87,4 +87,12 @@ int fy_mpi_attr_get(struct fy_attr *const *list, enum fy_attr_kind kind,
 int fy_mpi_attr_delete(struct fy_attr **list, int obj, enum fy_attr_kind kind,
                        int keyval, struct fy_comm *errcomm, const char *fn);
 
+/* Finish a collective entry point (src/mpi/coll.c): rc is the collective's
+ * result (0 or -errno, reported as an MPI error class on c); for a
+ * nonblocking call (request != NULL) s is the started schedule, which a
+ * new request then names. Returns an MPI error code. */
+struct fy_sched;
+int fy_mpi_coll_finish(struct fy_comm *c, int rc, struct fy_sched *s,
+                       MPI_Request *request, const char *fn);
+
 #endif /* FY_MPI_IMPL_H */

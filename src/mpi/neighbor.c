@@ -1,0 +1,375 @@
+/* SPDX-License-Identifier: MIT */
+/* Entry points of the neighbourhood collectives, blocking and nonblocking:
+ * the communicator must carry a topology (else MPI_ERR_TOPOLOGY), count
+ * and displacement arrays have one entry per source or destination, and
+ * MPI_IN_PLACE is not allowed; then src/coll/neighbor.c. request == NULL
+ * means blocking. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "coll/coll.h"
+#include "mpi/mpi_impl.h"
+
+#define GET_DT(var, h, c, fn, what)                                            \
+    struct fy_dtype *var = fy_dtype_get(h);                                    \
+    FY_CHECK(var != NULL, c, MPI_ERR_TYPE, fn, "invalid %s 0x%x", what,        \
+             (unsigned)(h));                                                   \
+    FY_CHECK(var->committed, c, MPI_ERR_TYPE, fn, "%s 0x%x is not committed",  \
+             what, (unsigned)(h))
+
+#define CHECK_COUNT(n, c, fn, what)                                            \
+    FY_CHECK((n) >= 0, c, MPI_ERR_COUNT, fn, "%s %lld is negative", what,      \
+             (long long)(n))
+
+/* NULL with elements to move is an error, unless the datatype is derived:
+ * then NULL is MPI_BOTTOM and the type's displacements are addresses. */
+#define CHECK_BUF(buf, n, dt, c, fn, what)                                     \
+    FY_CHECK((buf) != NULL || (n) == 0 || !(dt)->builtin, c, MPI_ERR_BUFFER,   \
+             fn, "%s is NULL but its count is %lld", what, (long long)(n))
+
+#define CHECK_BUFS(sbuf, rbuf, c, fn)                                          \
+    FY_CHECK((sbuf) != MPI_IN_PLACE && (rbuf) != MPI_IN_PLACE, c,              \
+             MPI_ERR_BUFFER, fn,                                               \
+             "MPI_IN_PLACE is not allowed in neighbourhood collectives")
+
+/* Resolve the communicator, which must carry a topology, and its degrees. */
+#define GET_NBR_COMM(var, h, fn, indeg, outdeg)                                \
+    FY_CHECK_INIT(fn);                                                         \
+    FY_GET_COMM(var, h, fn);                                                   \
+    FY_CHECK(var->topo != NULL, var, MPI_ERR_TOPOLOGY, fn,                     \
+             "communicator has no process topology");                          \
+    int indeg, outdeg;                                                         \
+    fy_topo_degrees(var, &indeg, &outdeg)
+
+#define CHECK_REQUEST(request, comm, fn)                                       \
+    FY_CHECK_INIT(fn);                                                         \
+    FY_CHECK((request) != NULL, fy_comm_get(comm), MPI_ERR_ARG, fn,            \
+             "request is NULL")
+
+/* Check n counts (and that the displacements exist). */
+static int check_counts(struct fy_comm *c, int n, const int *counts,
+                        const void *displs, const char *fn, const char *what,
+                        const char *dwhat)
+{
+    if (n == 0)
+        return MPI_SUCCESS;
+    FY_CHECK(counts != NULL, c, MPI_ERR_ARG, fn, "%s is NULL", what);
+    FY_CHECK(displs != NULL, c, MPI_ERR_ARG, fn, "%s is NULL", dwhat);
+    for (int i = 0; i < n; i++)
+        FY_CHECK(counts[i] >= 0, c, MPI_ERR_COUNT, fn,
+                 "%s[%d] = %d is negative", what, i, counts[i]);
+    return MPI_SUCCESS;
+}
+
+#define CHECK_COUNTS(c, n, counts, displs, fn, what, dwhat)                    \
+    do {                                                                       \
+        int rc_ = check_counts(c, n, counts, displs, fn, what, dwhat);         \
+        if (rc_ != MPI_SUCCESS)                                                \
+            return rc_;                                                        \
+    } while (0)
+
+static int nbr_run(struct fy_comm *c, const struct fy_coll_nbr_buf *snd,
+                   const struct fy_coll_nbr_buf *rcv, MPI_Request *request,
+                   const char *fn)
+{
+    struct fy_sched *s = NULL;
+    int rc = fy_coll_neighbor(snd, rcv, c, request ? &s : NULL);
+    return fy_mpi_coll_finish(c, rc, s, request, fn);
+}
+
+/* ---- allgather(v) ------------------------------------------------------ */
+
+/* Stands in for count and displacement arrays that a call without
+ * neighbours may pass as NULL (never read then). */
+static const int s_none[1];
+
+static int nbr_allgather(const void *sendbuf, MPI_Count sendcount,
+                         MPI_Datatype sendtype, void *recvbuf,
+                         MPI_Count recvcount, MPI_Datatype recvtype, bool v,
+                         const int *recvcounts, const int *displs,
+                         MPI_Comm comm, MPI_Request *request, const char *fn)
+{
+    GET_NBR_COMM(c, comm, fn, indeg, outdeg);
+    CHECK_BUFS(sendbuf, recvbuf, c, fn);
+    CHECK_COUNT(sendcount, c, fn, "sendcount");
+    GET_DT(sdt, sendtype, c, fn, "sendtype");
+    GET_DT(rdt, recvtype, c, fn, "recvtype");
+    struct fy_coll_nbr_buf snd = {
+        .buf = sendbuf, .count = sendcount, .same = true, .dt = sdt};
+    CHECK_BUF(sendbuf, outdeg ? sendcount : 0, sdt, c, fn, "sendbuf");
+    struct fy_coll_nbr_buf rcv = {.buf = recvbuf, .dt = rdt};
+    if (v) {
+        CHECK_COUNTS(c, indeg, recvcounts, displs, fn, "recvcounts", "displs");
+        rcv.counts = recvcounts ? recvcounts : s_none;
+        rcv.displs = displs ? displs : s_none;
+    } else {
+        CHECK_COUNT(recvcount, c, fn, "recvcount");
+        CHECK_BUF(recvbuf, indeg ? recvcount : 0, rdt, c, fn, "recvbuf");
+        rcv.count = recvcount;
+    }
+    return nbr_run(c, &snd, &rcv, request, fn);
+}
+
+FY_API int PMPI_Neighbor_allgather(const void *sendbuf, int sendcount,
+                                   MPI_Datatype sendtype, void *recvbuf,
+                                   int recvcount, MPI_Datatype recvtype,
+                                   MPI_Comm comm)
+{
+    return nbr_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                         recvtype, false, NULL, NULL, comm, NULL, __func__);
+}
+FY_ALIAS(MPI_Neighbor_allgather)
+
+FY_API int PMPI_Ineighbor_allgather(const void *sendbuf, int sendcount,
+                                    MPI_Datatype sendtype, void *recvbuf,
+                                    int recvcount, MPI_Datatype recvtype,
+                                    MPI_Comm comm, MPI_Request *request)
+{
+    CHECK_REQUEST(request, comm, __func__);
+    return nbr_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                         recvtype, false, NULL, NULL, comm, request, __func__);
+}
+FY_ALIAS(MPI_Ineighbor_allgather)
+
+FY_API int PMPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount,
+                                     MPI_Datatype sendtype, void *recvbuf,
+                                     MPI_Count recvcount, MPI_Datatype recvtype,
+                                     MPI_Comm comm)
+{
+    return nbr_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                         recvtype, false, NULL, NULL, comm, NULL, __func__);
+}
+FY_ALIAS(MPI_Neighbor_allgather_c)
+
+FY_API int PMPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount,
+                                      MPI_Datatype sendtype, void *recvbuf,
+                                      MPI_Count recvcount,
+                                      MPI_Datatype recvtype, MPI_Comm comm,
+                                      MPI_Request *request)
+{
+    CHECK_REQUEST(request, comm, __func__);
+    return nbr_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                         recvtype, false, NULL, NULL, comm, request, __func__);
+}
+FY_ALIAS(MPI_Ineighbor_allgather_c)
+
+FY_API int PMPI_Neighbor_allgatherv(const void *sendbuf, int sendcount,
+                                    MPI_Datatype sendtype, void *recvbuf,
+                                    const int recvcounts[], const int displs[],
+                                    MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return nbr_allgather(sendbuf, sendcount, sendtype, recvbuf, 0, recvtype,
+                         true, recvcounts, displs, comm, NULL, __func__);
+}
+FY_ALIAS(MPI_Neighbor_allgatherv)
+
+FY_API int PMPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount,
+                                     MPI_Datatype sendtype, void *recvbuf,
+                                     const int recvcounts[], const int displs[],
+                                     MPI_Datatype recvtype, MPI_Comm comm,
+                                     MPI_Request *request)
+{
+    CHECK_REQUEST(request, comm, __func__);
+    return nbr_allgather(sendbuf, sendcount, sendtype, recvbuf, 0, recvtype,
+                         true, recvcounts, displs, comm, request, __func__);
+}
+FY_ALIAS(MPI_Ineighbor_allgatherv)
+
+/* ---- alltoall(v) ------------------------------------------------------- */
+
+static int nbr_alltoall(const void *sendbuf, MPI_Count sendcount,
+                        MPI_Datatype sendtype, void *recvbuf,
+                        MPI_Count recvcount, MPI_Datatype recvtype,
+                        MPI_Comm comm, MPI_Request *request, const char *fn)
+{
+    GET_NBR_COMM(c, comm, fn, indeg, outdeg);
+    CHECK_BUFS(sendbuf, recvbuf, c, fn);
+    CHECK_COUNT(sendcount, c, fn, "sendcount");
+    CHECK_COUNT(recvcount, c, fn, "recvcount");
+    GET_DT(sdt, sendtype, c, fn, "sendtype");
+    GET_DT(rdt, recvtype, c, fn, "recvtype");
+    CHECK_BUF(sendbuf, outdeg ? sendcount : 0, sdt, c, fn, "sendbuf");
+    CHECK_BUF(recvbuf, indeg ? recvcount : 0, rdt, c, fn, "recvbuf");
+    struct fy_coll_nbr_buf snd = {
+        .buf = sendbuf, .count = sendcount, .dt = sdt};
+    struct fy_coll_nbr_buf rcv = {
+        .buf = recvbuf, .count = recvcount, .dt = rdt};
+    return nbr_run(c, &snd, &rcv, request, fn);
+}
+
+FY_API int PMPI_Neighbor_alltoall(const void *sendbuf, int sendcount,
+                                  MPI_Datatype sendtype, void *recvbuf,
+                                  int recvcount, MPI_Datatype recvtype,
+                                  MPI_Comm comm)
+{
+    return nbr_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                        recvtype, comm, NULL, __func__);
+}
+FY_ALIAS(MPI_Neighbor_alltoall)
+
+FY_API int PMPI_Ineighbor_alltoall(const void *sendbuf, int sendcount,
+                                   MPI_Datatype sendtype, void *recvbuf,
+                                   int recvcount, MPI_Datatype recvtype,
+                                   MPI_Comm comm, MPI_Request *request)
+{
+    CHECK_REQUEST(request, comm, __func__);
+    return nbr_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                        recvtype, comm, request, __func__);
+}
+FY_ALIAS(MPI_Ineighbor_alltoall)
+
+FY_API int PMPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount,
+                                    MPI_Datatype sendtype, void *recvbuf,
+                                    MPI_Count recvcount, MPI_Datatype recvtype,
+                                    MPI_Comm comm)
+{
+    return nbr_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                        recvtype, comm, NULL, __func__);
+}
+FY_ALIAS(MPI_Neighbor_alltoall_c)
+
+FY_API int PMPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount,
+                                     MPI_Datatype sendtype, void *recvbuf,
+                                     MPI_Count recvcount, MPI_Datatype recvtype,
+                                     MPI_Comm comm, MPI_Request *request)
+{
+    CHECK_REQUEST(request, comm, __func__);
+    return nbr_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                        recvtype, comm, request, __func__);
+}
+FY_ALIAS(MPI_Ineighbor_alltoall_c)
+
+static int nbr_alltoallv(const void *sendbuf, const int sendcounts[],
+                         const int sdispls[], MPI_Datatype sendtype,
+                         void *recvbuf, const int recvcounts[],
+                         const int rdispls[], MPI_Datatype recvtype,
+                         MPI_Comm comm, MPI_Request *request, const char *fn)
+{
+    GET_NBR_COMM(c, comm, fn, indeg, outdeg);
+    CHECK_BUFS(sendbuf, recvbuf, c, fn);
+    CHECK_COUNTS(c, outdeg, sendcounts, sdispls, fn, "sendcounts", "sdispls");
+    CHECK_COUNTS(c, indeg, recvcounts, rdispls, fn, "recvcounts", "rdispls");
+    GET_DT(sdt, sendtype, c, fn, "sendtype");
+    GET_DT(rdt, recvtype, c, fn, "recvtype");
+    struct fy_coll_nbr_buf snd = {.buf = sendbuf,
+                                  .counts = sendcounts ? sendcounts : s_none,
+                                  .displs = sdispls ? sdispls : s_none,
+                                  .dt = sdt};
+    struct fy_coll_nbr_buf rcv = {.buf = recvbuf,
+                                  .counts = recvcounts ? recvcounts : s_none,
+                                  .displs = rdispls ? rdispls : s_none,
+                                  .dt = rdt};
+    return nbr_run(c, &snd, &rcv, request, fn);
+}
+
+FY_API int PMPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[],
+                                   const int sdispls[], MPI_Datatype sendtype,
+                                   void *recvbuf, const int recvcounts[],
+                                   const int rdispls[], MPI_Datatype recvtype,
+                                   MPI_Comm comm)
+{
+    return nbr_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                         recvcounts, rdispls, recvtype, comm, NULL, __func__);
+}
+FY_ALIAS(MPI_Neighbor_alltoallv)
+
+FY_API int PMPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[],
+                                    const int sdispls[], MPI_Datatype sendtype,
+                                    void *recvbuf, const int recvcounts[],
+                                    const int rdispls[], MPI_Datatype recvtype,
+                                    MPI_Comm comm, MPI_Request *request)
+{
+    CHECK_REQUEST(request, comm, __func__);
+    return nbr_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                         recvcounts, rdispls, recvtype, comm, request,
+                         __func__);
+}
+FY_ALIAS(MPI_Ineighbor_alltoallv)
+
+/* ---- alltoallw --------------------------------------------------------- */
+
+/* Resolve n datatypes; entries with a zero count may be any handle (even
+ * MPI_DATATYPE_NULL) and become MPI_BYTE. */
+static int get_types(struct fy_comm *c, int n, const MPI_Datatype *types,
+                     const int *counts, const char *fn, const char *what,
+                     struct fy_dtype **out)
+{
+    if (n == 0)
+        return MPI_SUCCESS;
+    FY_CHECK(types != NULL, c, MPI_ERR_ARG, fn, "%s is NULL", what);
+    for (int i = 0; i < n; i++) {
+        struct fy_dtype *dt = fy_dtype_get(types[i]);
+        if (counts[i] == 0 && (!dt || !dt->committed)) {
+            out[i] = fy_dtype_get(MPI_BYTE);
+            continue;
+        }
+        FY_CHECK(dt != NULL, c, MPI_ERR_TYPE, fn, "invalid %s[%d] 0x%x", what,
+                 i, (unsigned)types[i]);
+        FY_CHECK(dt->committed, c, MPI_ERR_TYPE, fn,
+                 "%s[%d] 0x%x is not committed", what, i, (unsigned)types[i]);
+        out[i] = dt;
+    }
+    return MPI_SUCCESS;
+}
+
+static int nbr_alltoallw(const void *sendbuf, const int sendcounts[],
+                         const MPI_Aint sdispls[],
+                         const MPI_Datatype sendtypes[], void *recvbuf,
+                         const int recvcounts[], const MPI_Aint rdispls[],
+                         const MPI_Datatype recvtypes[], MPI_Comm comm,
+                         MPI_Request *request, const char *fn)
+{
+    GET_NBR_COMM(c, comm, fn, indeg, outdeg);
+    CHECK_BUFS(sendbuf, recvbuf, c, fn);
+    CHECK_COUNTS(c, outdeg, sendcounts, sdispls, fn, "sendcounts", "sdispls");
+    CHECK_COUNTS(c, indeg, recvcounts, rdispls, fn, "recvcounts", "rdispls");
+    struct fy_dtype **dts =
+        malloc((size_t)FY_MAX(indeg + outdeg, 1) * sizeof(*dts));
+    if (!dts)
+        return fy_mpi_err(c, MPI_ERR_NO_MEM, fn, "out of memory");
+    int rc = get_types(c, outdeg, sendtypes, sendcounts, fn, "sendtypes", dts);
+    if (rc == MPI_SUCCESS)
+        rc = get_types(c, indeg, recvtypes, recvcounts, fn, "recvtypes",
+                       dts + outdeg);
+    if (rc == MPI_SUCCESS) {
+        static const MPI_Aint none[1];
+        struct fy_coll_nbr_buf snd = {.buf = sendbuf,
+                                      .counts =
+                                          sendcounts ? sendcounts : s_none,
+                                      .bdispls = sdispls ? sdispls : none,
+                                      .dts = dts};
+        struct fy_coll_nbr_buf rcv = {.buf = recvbuf,
+                                      .counts =
+                                          recvcounts ? recvcounts : s_none,
+                                      .bdispls = rdispls ? rdispls : none,
+                                      .dts = dts + outdeg};
+        rc = nbr_run(c, &snd, &rcv, request, fn);
+    }
+    free(dts);
+    return rc;
+}
+
+FY_API int PMPI_Neighbor_alltoallw(
+    const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+    const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+    const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+    return nbr_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                         recvcounts, rdispls, recvtypes, comm, NULL, __func__);
+}
+FY_ALIAS(MPI_Neighbor_alltoallw)
+
+FY_API int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[],
+                                    const MPI_Aint sdispls[],
+                                    const MPI_Datatype sendtypes[],
+                                    void *recvbuf, const int recvcounts[],
+                                    const MPI_Aint rdispls[],
+                                    const MPI_Datatype recvtypes[],
+                                    MPI_Comm comm, MPI_Request *request)
+{
+    CHECK_REQUEST(request, comm, __func__);
+    return nbr_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                         recvcounts, rdispls, recvtypes, comm, request,
+                         __func__);
+}
+FY_ALIAS(MPI_Ineighbor_alltoallw)
