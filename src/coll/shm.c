@@ -661,6 +661,28 @@ static char *block_at(const void *buf, int i, MPI_Count count,
     return (char *)buf + (MPI_Aint)i * count * dt->extent;
 }
 
+/* Every other member's block 'tag' into its place in rbuf, from its cell
+ * or (cells false) its buffer. Starting at our right neighbour spreads
+ * the readers over the owners. Returns 0 or the first error. */
+static int collect_blocks(struct fy_comm *c, uint64_t tag, bool cells,
+                          void *rbuf, MPI_Count rcount,
+                          const struct fy_dtype *rdt)
+{
+    int P = c->size, me = c->rank, err = 0;
+    for (int i = 1; i < P; i++) {
+        int r = (me + i) % P;
+        struct fy_coll_cell *x = await(r, tag);
+        if (cells)
+            get_block(block_at(rbuf, r, rcount, rdt), rcount, rdt, x->data);
+        else
+            err = fy_coll_keep(err, read_block(r, x, 0,
+                                               block_at(rbuf, r, rcount, rdt),
+                                               rcount, rdt));
+        done(r, x);
+    }
+    return err;
+}
+
 int fy_coll_shm_allgather(const void *sbuf, MPI_Count scount,
                           struct fy_dtype *sdt, void *rbuf, MPI_Count rcount,
                           struct fy_dtype *rdt, struct fy_comm *c)
@@ -693,19 +715,7 @@ int fy_coll_shm_allgather(const void *sbuf, MPI_Count scount,
         err = fy_coll_keep(err, fy_coll_copy(sbuf, scount, sdt,
                                              block_at(rbuf, me, rcount, rdt),
                                              rcount, rdt));
-    /* Starting at our right neighbour spreads the readers over the
-     * owners. */
-    for (int i = 1; i < P; i++) {
-        int r = (me + i) % P;
-        struct fy_coll_cell *x = await(r, tag);
-        if (cells)
-            get_block(block_at(rbuf, r, rcount, rdt), rcount, rdt, x->data);
-        else
-            err = fy_coll_keep(err, read_block(r, x, 0,
-                                               block_at(rbuf, r, rcount, rdt),
-                                               rcount, rdt));
-        done(r, x);
-    }
+    err = fy_coll_keep(err, collect_blocks(c, tag, cells, rbuf, rcount, rdt));
     if (!cells) {
         wait_readers(mine);
         free(tmp);
@@ -789,7 +799,7 @@ int fy_coll_shm_gather(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
                        void *rbuf, MPI_Count rcount, struct fy_dtype *rdt,
                        int root, struct fy_comm *c)
 {
-    int P = c->size, me = c->rank;
+    int me = c->rank;
     uint64_t bytes = me == root ? (uint64_t)rcount * (uint64_t)rdt->size
                                 : (uint64_t)scount * (uint64_t)sdt->size;
     bool cells = bytes <= FY_COLL_DATA;
@@ -817,17 +827,7 @@ int fy_coll_shm_gather(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
     if (sbuf != MPI_IN_PLACE)
         err = fy_coll_copy(sbuf, scount, sdt, block_at(rbuf, me, rcount, rdt),
                            rcount, rdt);
-    for (int i = 1; i < P; i++) {
-        int r = (me + i) % P;
-        struct fy_coll_cell *x = await(r, tag);
-        if (cells)
-            get_block(block_at(rbuf, r, rcount, rdt), rcount, rdt, x->data);
-        else
-            err = fy_coll_keep(err, read_block(r, x, 0,
-                                               block_at(rbuf, r, rcount, rdt),
-                                               rcount, rdt));
-        done(r, x);
-    }
+    err = fy_coll_keep(err, collect_blocks(c, tag, cells, rbuf, rcount, rdt));
     return err;
 }
 
