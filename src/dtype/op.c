@@ -283,22 +283,29 @@ static MPI_Aint pair_next(struct pair_walk *w)
 }
 
 /* clang-format off */
+/* One MINLOC/MAXLOC pair: value at byte vo, index at io_ of in and io
+ * (ties keep the smaller index). */
+#define LOC_PAIR(VT, IT, vo, io_)                                             \
+    do {                                                                      \
+        VT av, bv;                                                            \
+        IT ai, bi;                                                            \
+        memcpy(&av, in + (vo), sizeof(VT));                                   \
+        memcpy(&bv, io + (vo), sizeof(VT));                                   \
+        memcpy(&ai, in + (io_), sizeof(IT));                                  \
+        memcpy(&bi, io + (io_), sizeof(IT));                                  \
+        bool take = is_min ? av < bv : av > bv;                               \
+        if (take) {                                                           \
+            memcpy(io + (vo), &av, sizeof(VT));                               \
+            memcpy(io + (io_), &ai, sizeof(IT));                              \
+        } else if (av == bv && ai < bi) {                                     \
+            memcpy(io + (io_), &ai, sizeof(IT));                              \
+        }                                                                     \
+    } while (0)
+
 #define LOC_LOOP(VT, IT)                                                      \
     for (MPI_Count p = 0; p < npairs; p++) {                                  \
         MPI_Aint vo = pair_next(&w), io_ = pair_next(&w);                     \
-        VT av, bv;                                                            \
-        IT ai, bi;                                                            \
-        memcpy(&av, in + vo, sizeof(VT));                                     \
-        memcpy(&bv, io + vo, sizeof(VT));                                     \
-        memcpy(&ai, in + io_, sizeof(IT));                                    \
-        memcpy(&bi, io + io_, sizeof(IT));                                    \
-        bool take = is_min ? av < bv : av > bv;                               \
-        if (take) {                                                           \
-            memcpy(io + vo, &av, sizeof(VT));                                 \
-            memcpy(io + io_, &ai, sizeof(IT));                                \
-        } else if (av == bv && ai < bi) {                                     \
-            memcpy(io + io_, &ai, sizeof(IT));                                \
-        }                                                                     \
+        LOC_PAIR(VT, IT, vo, io_);                                            \
     }                                                                         \
     break
 
@@ -323,19 +330,7 @@ static bool pair_one_per_elem(const struct fy_dtype *dt, MPI_Aint *ioff_out)
 #define LOC_STRIDED(VT, IT)                                                   \
     for (MPI_Count p = 0; p < count; p++) {                                   \
         MPI_Aint vo = (MPI_Aint)p * dt->extent, io_ = vo + ioff;              \
-        VT av, bv;                                                            \
-        IT ai, bi;                                                            \
-        memcpy(&av, in + vo, sizeof(VT));                                     \
-        memcpy(&bv, io + vo, sizeof(VT));                                     \
-        memcpy(&ai, in + io_, sizeof(IT));                                    \
-        memcpy(&bi, io + io_, sizeof(IT));                                    \
-        bool take = is_min ? av < bv : av > bv;                               \
-        if (take) {                                                           \
-            memcpy(io + vo, &av, sizeof(VT));                                 \
-            memcpy(io + io_, &ai, sizeof(IT));                                \
-        } else if (av == bv && ai < bi) {                                     \
-            memcpy(io + io_, &ai, sizeof(IT));                                \
-        }                                                                     \
+        LOC_PAIR(VT, IT, vo, io_);                                            \
     }                                                                         \
     break
 
