@@ -199,9 +199,6 @@ static void wait_for(bool (*ready)(void))
     }
 }
 
-/* Bytes readable at the next publication's address (publish_at). */
-static uint64_t s_pub_len;
-
 /* Our next cell, once every reader of what it held is done. */
 static struct fy_coll_cell *claim(void)
 {
@@ -215,13 +212,15 @@ static struct fy_coll_cell *claim(void)
     return x;
 }
 
-/* Publish a claimed cell to 'nreaders' members; wake the members that may
- * be waiting for it: member 'only', or (only < 0) all but us. */
+/* Publish a claimed cell to 'nreaders' members, with 'len' bytes at 'addr'
+ * for single-copy readers (NULL, 0: the data is in the cell); wake the
+ * members that may be waiting for it: member 'only', or (only < 0) all
+ * but us. */
 static void publish(struct fy_comm *c, struct fy_coll_cell *x, uint64_t tag,
-                    uint32_t nreaders, const void *addr, int only)
+                    uint32_t nreaders, const void *addr, uint64_t len, int only)
 {
     x->addr = (uint64_t)(uintptr_t)addr;
-    x->len = s_pub_len;
+    x->len = len;
     /* R3: release pairs with A3 in find_pub(): whoever sees this count
      * sees the tag invalidated by claim(). */
     atomic_store_explicit(&x->readers, nreaders, memory_order_release);
@@ -235,16 +234,6 @@ static void publish(struct fy_comm *c, struct fy_coll_cell *x, uint64_t tag,
     for (int r = 0; r < c->size; r++)
         if (r != c->rank)
             fy_wake(s_world[r]);
-}
-
-/* Publish 'len' bytes at addr for single-copy readers. */
-static void publish_at(struct fy_comm *c, struct fy_coll_cell *x, uint64_t tag,
-                       uint32_t nreaders, const void *addr, uint64_t len,
-                       int only)
-{
-    s_pub_len = len;
-    publish(c, x, tag, nreaders, addr, only);
-    s_pub_len = 0;
 }
 
 /* Until every reader of our cell x is done (our buffer is theirs to read
@@ -301,20 +290,20 @@ int fy_coll_shm_barrier(struct fy_comm *c)
      * member 0, which then releases everyone: 2(P-1) wake-ups at most,
      * where all-to-all flags would need P(P-1). */
     if (!fy_chan.wake_peers && c->size <= 8) {
-        publish(c, claim(), arrive, (uint32_t)c->size - 1, NULL, -1);
+        publish(c, claim(), arrive, (uint32_t)c->size - 1, NULL, 0, -1);
         for (int r = 0; r < c->size; r++)
             if (r != c->rank)
                 done(r, await(r, arrive));
         return 0;
     }
     if (c->rank != 0) {
-        publish(c, claim(), arrive, 1, NULL, 0);
+        publish(c, claim(), arrive, 1, NULL, 0, 0);
         done(0, await(0, leave));
         return 0;
     }
     for (int r = 1; r < c->size; r++)
         done(r, await(r, arrive));
-    publish(c, claim(), leave, (uint32_t)c->size - 1, NULL, -1);
+    publish(c, claim(), leave, (uint32_t)c->size - 1, NULL, 0, -1);
     return 0;
 }
 
@@ -431,7 +420,7 @@ int fy_coll_shm_bcast(void *buf, MPI_Count count, struct fy_dtype *dt, int root,
                 fy_fatal(1, "broadcast: out of memory packing %llu bytes",
                          (unsigned long long)bytes);
             struct fy_coll_cell *x = claim();
-            publish_at(c, x, tag, n, img, bytes, -1);
+            publish(c, x, tag, n, img, bytes, -1);
             wait_readers(x);
             free(tmp);
             return 0;
@@ -453,7 +442,7 @@ int fy_coll_shm_bcast(void *buf, MPI_Count count, struct fy_dtype *dt, int root,
             else
                 fy_dtype_pack_range(buf, count, dt, (MPI_Count)at,
                                     (MPI_Count)len, x->data);
-            publish(c, x, tag, n, NULL, -1);
+            publish(c, x, tag, n, NULL, 0, -1);
         } else {
             struct fy_coll_cell *x = await(root, tag);
             if (dt->contig)
@@ -559,7 +548,7 @@ static int shm_reduce(const void *sbuf, void *rbuf, MPI_Count count,
          * those who get the result, they; with slices, everyone. */
         uint32_t nread = whole ? (all ? (uint32_t)P - 1 : (me == root ? 0 : 1))
                                : (uint32_t)P - 1;
-        publish(c, mine, tag, nread, NULL, whole && !all ? root : -1);
+        publish(c, mine, tag, nread, NULL, 0, whole && !all ? root : -1);
         if (whole) {
             if (get) {
                 for (int r = 0; r < P; r++)
@@ -590,7 +579,7 @@ static int shm_reduce(const void *sbuf, void *rbuf, MPI_Count count,
                 done(r, x[r]);
         /* Round 3: gather the slices. */
         uint32_t sread = all ? (uint32_t)P - 1 : (me == root ? 0 : 1);
-        publish(c, slice, stag, sread, NULL, all ? -1 : root);
+        publish(c, slice, stag, sread, NULL, 0, all ? -1 : root);
         if (!get)
             continue;
         char *out = (char *)rbuf + (size_t)e * esz;
@@ -703,13 +692,13 @@ int fy_coll_shm_allgather(const void *sbuf, MPI_Count scount,
     void *tmp = NULL;
     if (cells) {
         put_block(mine->data, rbytes, in, icount, idt);
-        publish(c, mine, tag, (uint32_t)P - 1, NULL, -1);
+        publish(c, mine, tag, (uint32_t)P - 1, NULL, 0, -1);
     } else {
         const void *img = image_of(in, icount, idt, &tmp);
         if (!img)
             fy_fatal(1, "allgather: out of memory packing %llu bytes",
                      (unsigned long long)ibytes);
-        publish_at(c, mine, tag, (uint32_t)P - 1, img, ibytes, -1);
+        publish(c, mine, tag, (uint32_t)P - 1, img, ibytes, -1);
     }
     if (sbuf != MPI_IN_PLACE)
         err = fy_coll_keep(err, fy_coll_copy(sbuf, scount, sdt,
@@ -753,7 +742,7 @@ int fy_coll_shm_alltoall(const void *sbuf, MPI_Count scount,
                                      scount, sdt);
             err = fy_coll_keep(err, rc);
         }
-        publish(c, mine, tag, (uint32_t)P - 1, NULL, -1);
+        publish(c, mine, tag, (uint32_t)P - 1, NULL, 0, -1);
         get_block(block_at(rbuf, me, rcount, rdt), rcount, rdt,
                   mine->data + (uint64_t)me * rbytes);
     } else {
@@ -767,8 +756,7 @@ int fy_coll_shm_alltoall(const void *sbuf, MPI_Count scount,
         if (!img)
             fy_fatal(1, "alltoall: out of memory packing %llu bytes",
                      (unsigned long long)(sbytes * (uint64_t)P));
-        publish_at(c, mine, tag, (uint32_t)P - 1, img, sbytes * (uint64_t)P,
-                   -1);
+        publish(c, mine, tag, (uint32_t)P - 1, img, sbytes * (uint64_t)P, -1);
         err = fy_coll_keep(
             err, fy_coll_copy(block_at(sbuf, me, scount, sdt), scount, sdt,
                               block_at(rbuf, me, rcount, rdt), rcount, rdt));
@@ -810,7 +798,7 @@ int fy_coll_shm_gather(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
         struct fy_coll_cell *mine = claim();
         if (cells) {
             int err = put_block(mine->data, bytes, sbuf, scount, sdt);
-            publish(c, mine, tag, 1, NULL, root);
+            publish(c, mine, tag, 1, NULL, 0, root);
             return err;
         }
         void *tmp;
@@ -818,7 +806,7 @@ int fy_coll_shm_gather(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
         if (!img)
             fy_fatal(1, "gather: out of memory packing %llu bytes",
                      (unsigned long long)bytes);
-        publish_at(c, mine, tag, 1, img, bytes, root);
+        publish(c, mine, tag, 1, img, bytes, root);
         wait_readers(mine);
         free(tmp);
         return 0;
@@ -850,14 +838,14 @@ int fy_coll_shm_scatter(const void *sbuf, MPI_Count scount,
                 if (r != me)
                     put_block(mine->data + (uint64_t)r * bytes, bytes,
                               block_at(sbuf, r, scount, sdt), scount, sdt);
-            publish(c, mine, tag, (uint32_t)P - 1, NULL, -1);
+            publish(c, mine, tag, (uint32_t)P - 1, NULL, 0, -1);
         } else {
             const void *img = image_of(sbuf, scount * P, sdt, &tmp);
             if (!img)
                 fy_fatal(1, "scatter: out of memory packing %llu bytes",
                          (unsigned long long)(bytes * (uint64_t)P));
-            publish_at(c, mine, tag, (uint32_t)P - 1, img, bytes * (uint64_t)P,
-                       -1);
+            publish(c, mine, tag, (uint32_t)P - 1, img, bytes * (uint64_t)P,
+                    -1);
         }
         int err = rbuf == MPI_IN_PLACE
                       ? 0
@@ -1021,7 +1009,7 @@ int fy_coll_shm_gatherv(const void *sbuf, MPI_Count scount,
         void *tmp;
         bool by_addr;
         int err = put_blocks(mine, &l, 1, -1, &tmp, &by_addr);
-        publish(c, mine, tag, 1, NULL, root);
+        publish(c, mine, tag, 1, NULL, 0, root);
         if (by_addr)
             wait_readers(mine);
         free(tmp);
@@ -1065,7 +1053,7 @@ int fy_coll_shm_scatterv(const void *sbuf, const int *scounts,
     void *tmp;
     bool by_addr;
     int err = put_blocks(mine, &src, P, me, &tmp, &by_addr);
-    publish(c, mine, tag, (uint32_t)P - 1, NULL, -1);
+    publish(c, mine, tag, (uint32_t)P - 1, NULL, 0, -1);
     if (rbuf != MPI_IN_PLACE) {
         struct fy_coll_block b = fy_coll_layout_block(&src, me);
         err = fy_coll_keep(
@@ -1106,7 +1094,7 @@ int fy_coll_shm_allgatherv(const void *sbuf, MPI_Count scount,
     void *tmp;
     bool by_addr;
     int err = put_blocks(mine, &in, 1, -1, &tmp, &by_addr);
-    publish(c, mine, tag, (uint32_t)P - 1, NULL, -1);
+    publish(c, mine, tag, (uint32_t)P - 1, NULL, 0, -1);
     if (sbuf != MPI_IN_PLACE)
         err = fy_coll_keep(
             err, fy_coll_copy(sbuf, scount, sdt, own.ptr, own.count, own.dt));
@@ -1140,7 +1128,7 @@ static int shm_alltoallv(const struct fy_coll_layout *src,
     void *tmp;
     bool by_addr;
     int err = put_blocks(mine, src, P, me, &tmp, &by_addr);
-    publish(c, mine, tag, (uint32_t)P - 1, NULL, -1);
+    publish(c, mine, tag, (uint32_t)P - 1, NULL, 0, -1);
     struct fy_coll_block o = fy_coll_layout_block(src, me);
     struct fy_coll_block b = fy_coll_layout_block(dst, me);
     err = fy_coll_keep(
@@ -1234,7 +1222,7 @@ static int shm_reduce_scatter(const void *sbuf, void *rbuf, const int *counts,
                    in + (size_t)(start + lo) * esz, (size_t)m * esz);
             start += cj;
         }
-        publish(c, mine, tag, (uint32_t)P - 1, NULL, -1);
+        publish(c, mine, tag, (uint32_t)P - 1, NULL, 0, -1);
         for (int r = 0; r < P; r++)
             x[r] = r == me ? mine : await(r, tag);
         MPI_Count m = FY_MIN(q, FY_MAX(mine_n - lo, 0));
@@ -1292,7 +1280,7 @@ static int shm_scan(const void *sbuf, void *rbuf, MPI_Count count,
         /* Read by the members after us only: wake those (only = us
          * wakes nobody), and the last member publishes nothing. */
         if (me < P - 1) {
-            publish(c, mine, tag, (uint32_t)(P - 1 - me), NULL, me);
+            publish(c, mine, tag, (uint32_t)(P - 1 - me), NULL, 0, me);
             for (int r = me + 1; r < P; r++)
                 fy_wake(s_world[r]);
         }
