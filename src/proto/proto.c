@@ -31,7 +31,82 @@ static const char *const proto_names[FY_STAT_COUNT] = {
     [FY_STAT_RNDV_GET] = "rndv_get",
     [FY_STAT_RNDV_PUT] = "rndv_put",
     [FY_STAT_SELF] = "self",
+    [FY_STAT_PUSH] = "pushed",
+    [FY_STAT_PULL] = "pulled",
+    [FY_STAT_WRITE] = "write",
 };
+
+static const char *const proto_descs[FY_STAT_COUNT] = {
+    [FY_STAT_EAGER_MAILBOX] = "messages received whole through a mailbox",
+    [FY_STAT_EAGER_CELLS] = "messages received whole through a queue cell",
+    [FY_STAT_RNDV_GET] = "rendezvous messages read from the sender's buffer",
+    [FY_STAT_RNDV_PUT] = "rendezvous messages streamed by the sender",
+    [FY_STAT_SELF] = "messages a rank sent to itself",
+    [FY_STAT_PUSH] = "Push-Pull/Push-All messages, by bytes pushed",
+    [FY_STAT_PULL] = "Push-Pull messages, by bytes pulled after the push",
+    [FY_STAT_WRITE] = "messages the sender wrote into an offered buffer",
+};
+
+#define FY_PVAR_MAX (2 * FY_STAT_COUNT + 2 * FY_XFER_NKINDS + 8)
+static struct fy_pvar pvars[FY_PVAR_MAX];
+static char pvar_names[FY_PVAR_MAX][48];
+static char pvar_descs[FY_PVAR_MAX][96];
+static int npvars;
+
+static void pvar_add(const char *name, const char *desc, const uint64_t *v)
+{
+    snprintf(pvar_names[npvars], sizeof(pvar_names[0]), "ferry_%s", name);
+    snprintf(pvar_descs[npvars], sizeof(pvar_descs[0]), "%s", desc);
+    pvars[npvars] = (struct fy_pvar){pvar_names[npvars], pvar_descs[npvars], v};
+    npvars++;
+}
+
+int fy_proto_pvars(const struct fy_pvar **out)
+{
+    struct fy_proto_stats *s = &fy_proto_stats;
+    if (!npvars) {
+        char n[48], d[96];
+        for (int p = 0; p < FY_STAT_COUNT; p++) {
+            snprintf(n, sizeof(n), "%s_msgs", proto_names[p]);
+            snprintf(d, sizeof(d), "%s (count)", proto_descs[p]);
+            pvar_add(n, d, &s->proto[p].msgs);
+            snprintf(n, sizeof(n), "%s_bytes", proto_names[p]);
+            snprintf(d, sizeof(d), "%s (bytes)", proto_descs[p]);
+            pvar_add(n, d, &s->proto[p].bytes);
+        }
+        for (int k = 0; k < FY_XFER_NKINDS; k++) {
+            snprintf(n, sizeof(n), "xfer_%s_msgs", fy_xfer_registry[k]->name);
+            snprintf(d, sizeof(d), "rendezvous messages moved by %s",
+                     fy_xfer_registry[k]->name);
+            pvar_add(n, d, &s->xfer[k].msgs);
+            snprintf(n, sizeof(n), "xfer_%s_bytes", fy_xfer_registry[k]->name);
+            snprintf(d, sizeof(d), "rendezvous bytes moved by %s",
+                     fy_xfer_registry[k]->name);
+            pvar_add(n, d, &s->xfer[k].bytes);
+        }
+        pvar_add("unexpected", "messages that arrived before their receive",
+                 &s->unexpected);
+        pvar_add("write_available",
+                 "receives naming one source that were posted before their "
+                 "message arrived (could use the write protocol)",
+                 &s->early_direct);
+        pvar_add("write_available_bytes",
+                 "bytes of the messages counted by ferry_write_available",
+                 &s->early_direct_bytes);
+        pvar_add("write_offers", "receive buffers offered to their sender",
+                 &s->offers_sent);
+        pvar_add("write_offers_used",
+                 "offered receive buffers the sender wrote into",
+                 &s->offers_used);
+        pvar_add("write_sends",
+                 "sends that wrote into a receiver's offered buffer",
+                 &s->writes_done);
+        pvar_add("shared_copy_pieces",
+                 "rendezvous pieces copied by both ranks at once", &s->split);
+    }
+    *out = pvars;
+    return npvars;
+}
 
 const char *fy_proto_stat_name(enum fy_proto_stat p)
 {
@@ -53,10 +128,18 @@ void fy_proto_stats_print(int rank)
                     (unsigned long long)s->xfer[k].msgs,
                     (unsigned long long)s->xfer[k].bytes);
     fprintf(stderr,
-            "ferry-stats rank=%d unexpected=%llu early_direct_recvs=%llu "
-            "early_direct_bytes=%llu shared_copy_pieces=%llu\n",
-            rank, (unsigned long long)s->unexpected,
+            "ferry-stats rank=%d write=available msgs=%llu bytes=%llu\n", rank,
             (unsigned long long)s->early_direct,
-            (unsigned long long)s->early_direct_bytes,
+            (unsigned long long)s->early_direct_bytes);
+    fprintf(stderr,
+            "ferry-stats rank=%d write=offers msgs=%llu used=%llu "
+            "sends=%llu\n",
+            rank, (unsigned long long)s->offers_sent,
+            (unsigned long long)s->offers_used,
+            (unsigned long long)s->writes_done);
+    fprintf(stderr,
+            "ferry-stats rank=%d matching=unexpected msgs=%llu "
+            "shared_copy_pieces=%llu\n",
+            rank, (unsigned long long)s->unexpected,
             (unsigned long long)s->split);
 }

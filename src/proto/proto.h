@@ -84,6 +84,9 @@ enum fy_proto_stat {
     FY_STAT_RNDV_GET,      /* receiver reads the sender's buffer (one-sided) */
     FY_STAT_RNDV_PUT,      /* sender streams after CTS (two-sided) */
     FY_STAT_SELF,          /* a rank to itself */
+    FY_STAT_PUSH,          /* Push-Pull/Push-All: bytes pushed with it */
+    FY_STAT_PULL,          /* Push-Pull: bytes pulled after the push */
+    FY_STAT_WRITE,         /* receiver-initiated write into our buffer */
     FY_STAT_COUNT
 };
 
@@ -108,6 +111,10 @@ struct fy_proto_stats {
      * protocol could have carried (seed 002's "Remote Write availability",
      * by bytes). Counted when the message matches. */
     uint64_t early_direct, early_direct_bytes;
+    /* The write protocol: buffers we offered to a sender, offers a sender
+     * used (messages written straight into our buffer), and offers we
+     * were given and used as a sender. */
+    uint64_t offers_sent, offers_used, writes_done;
 };
 
 extern struct fy_proto_stats fy_proto_stats;
@@ -126,6 +133,17 @@ static inline void fy_proto_count_xfer(int kind, uint64_t bytes)
     fy_proto_stats.xfer[kind].msgs++;
     fy_proto_stats.xfer[kind].bytes += bytes;
 }
+
+/* The counters as MPI_T performance variables: every one is a per-rank
+ * unsigned 64-bit COUNTER with no object binding, named "ferry_..." and
+ * read live from fy_proto_stats. */
+struct fy_pvar {
+    const char *name;
+    const char *desc;
+    const uint64_t *value;
+};
+/* The table (built once; stable for the life of the process). */
+int fy_proto_pvars(const struct fy_pvar **out);
 
 /* Print one line per counter with traffic (and the others that are always
  * shown), "ferry-stats rank=<r> <group>=<name> msgs=<n> bytes=<n>", to

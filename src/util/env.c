@@ -67,6 +67,29 @@ struct fy_env_var fy_env[FY_ENV_COUNT] = {
                              "receiver straight from the root's buffer "
                              "(process_vm_readv), below it through shared "
                              "memory"},
+    [FY_ENV_PROTO] = {"FERRY_PROTO", FY_ENV_STRING, "auto",
+                      "protocol above the eager limit: auto, pushpull (push "
+                      "the first FERRY_BTP bytes, pull the rest), pushzero "
+                      "(plain rendezvous) or pushall (everything pushed)"},
+    [FY_ENV_BTP] = {"FERRY_BTP", FY_ENV_SIZE, "16384",
+                    "Push-Pull: bytes pushed with the message before the "
+                    "receiver pulls the rest"},
+    [FY_ENV_BTP1] = {"FERRY_BTP1", FY_ENV_SIZE, "0",
+                     "Push-Pull: of FERRY_BTP, bytes in the first packet "
+                     "(BTP(1)); the rest follows at once, overlapped with "
+                     "the receiver's pull (BTP(2)); 0: as many as one cell "
+                     "holds"},
+    [FY_ENV_PUSH_BUF] = {"FERRY_PUSH_BUF", FY_ENV_SIZE, "4M",
+                         "Push-Pull: pushed bytes a rank keeps for messages "
+                         "not yet received; beyond it they are pulled again "
+                         "when received"},
+    [FY_ENV_RECV_WRITE] = {"FERRY_RECV_WRITE", FY_ENV_BOOL, "1",
+                           "receiver-initiated write: a receive naming its "
+                           "source, posted before its message, offers its "
+                           "buffer and the sender writes into it"},
+    [FY_ENV_RECV_WRITE_MIN] = {"FERRY_RECV_WRITE_MIN", FY_ENV_SIZE, "16384",
+                               "smallest receive buffer offered to its "
+                               "sender for the write protocol"},
 };
 
 int fy_parse_size(const char *s, long long *out)

@@ -92,6 +92,12 @@ enum fy_env_id {
     FY_ENV_STATS,
     FY_ENV_COLL,
     FY_ENV_COLL_CMA_MIN,
+    FY_ENV_PROTO,
+    FY_ENV_BTP,
+    FY_ENV_BTP1,
+    FY_ENV_PUSH_BUF,
+    FY_ENV_RECV_WRITE,
+    FY_ENV_RECV_WRITE_MIN,
     FY_ENV_COUNT
 };
 
