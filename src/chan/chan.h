@@ -30,11 +30,26 @@ enum fy_pkt_type {
     FY_PKT_DATA,       /* pipelined chunk through queue cells */
     FY_PKT_FIN,        /* receiver is done with the sender's buffer */
     FY_PKT_SPLIT,      /* receiver: help copy chunks of a CMA transfer */
+    FY_PKT_PUSH,       /* Push-Pull: envelope and the first pushed bytes */
+    FY_PKT_PUSH_DATA,  /* Push-Pull: more pushed bytes of that message */
+    FY_PKT_OFFER,      /* write protocol: receiver offers its buffer */
+    FY_PKT_WDONE,      /* write protocol: sender wrote a message into it */
+    FY_PKT_REVOKE,     /* write protocol: receiver withdraws an offer */
+    FY_PKT_REVOKED,    /* write protocol: the sender will not use it */
     FY_PKT_MAX
 };
 static_assert(FY_PKT_MAX <= 16, "packet type fits 4 bits of ctx_type");
 
-/* Control fields of RTS/CTS/FIN/EAGER_SYNC/SPLIT packets. */
+/* Whether packets of this type carry a payload besides their control
+ * fields (those always travel in a cell, except small EAGER ones). */
+static inline bool fy_pkt_has_payload(uint32_t type)
+{
+    return type == FY_PKT_EAGER || type == FY_PKT_EAGER_SYNC ||
+           type == FY_PKT_DATA || type == FY_PKT_PUSH ||
+           type == FY_PKT_PUSH_DATA;
+}
+
+/* Control fields of RTS/CTS/FIN/EAGER_SYNC/SPLIT/PUSH/OFFER... packets. */
 struct fy_ctl {
     uint64_t total;
     uint64_t addr;

@@ -201,19 +201,18 @@ static bool shm_try_send(int peer, uint32_t type, int32_t tag, uint32_t ctx,
 {
     struct fy_chan_peer *pe = &fy_chan.peers[peer];
     /* Eager payloads up to fbox_max and control packets take the mailbox;
-     * synchronous eager and pipelined data always take a cell (the
-     * mailbox slot has no room for their control fields). */
-    if (type == FY_PKT_EAGER
-            ? len <= fy_chan.fbox_max
-            : type != FY_PKT_EAGER_SYNC && type != FY_PKT_DATA) {
+     * other packets with a payload (synchronous eager, pipelined and
+     * pushed data) always take a cell (the mailbox slot has no room for
+     * their control fields). */
+    bool payload = fy_pkt_has_payload(type);
+    if (type == FY_PKT_EAGER ? len <= fy_chan.fbox_max : !payload) {
         const void *box = type == FY_PKT_EAGER ? data : (const void *)ctl;
         uint64_t boxlen = type == FY_PKT_EAGER ? len : sizeof(*ctl);
         if (fy_chan_fbox_put(peer, pe, type, tag, ctx, box, boxlen))
             return true;
     }
-    bool eager = type == FY_PKT_EAGER || type == FY_PKT_EAGER_SYNC;
-    return fy_chan_cell_put(peer, pe, type, tag, ctx, ctl, eager ? data : NULL,
-                            eager ? len : 0);
+    return fy_chan_cell_put(peer, pe, type, tag, ctx, ctl,
+                            payload ? data : NULL, payload ? len : 0);
 }
 
 const struct fy_chan_ops fy_chan_shm_ops = {

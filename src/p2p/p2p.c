@@ -186,6 +186,23 @@ static inline bool is_eager(uint32_t type)
     return type == FY_PKT_EAGER || type == FY_PKT_EAGER_SYNC;
 }
 
+/* Packets that open a message (matched against receives). */
+static inline bool opens_message(uint32_t type)
+{
+    return is_eager(type) || type == FY_PKT_RTS || type == FY_PKT_PUSH;
+}
+
+/* Packets that keep their place in the pair's order behind deferred ones:
+ * message packets, pushed bytes (they follow their PUSH), and the write
+ * protocol's (write.c's W4, W6, W8). The others (CTS, DATA, FIN, SPLIT)
+ * may overtake. */
+static inline bool is_ordered(uint32_t type)
+{
+    return opens_message(type) || type == FY_PKT_PUSH_DATA ||
+           type == FY_PKT_OFFER || type == FY_PKT_WDONE ||
+           type == FY_PKT_REVOKE || type == FY_PKT_REVOKED;
+}
+
 /* Try to put one packet on the wire now. Returns true if sent. */
 static bool pkt_try(int peer, uint32_t type, int32_t tag, uint32_t ctx,
                     const struct fy_ctl *ctl, struct fy_req *req)
@@ -193,6 +210,13 @@ static bool pkt_try(int peer, uint32_t type, int32_t tag, uint32_t ctx,
     if (is_eager(type))
         return fy_chan_try_send(peer, type, tag, ctx, ctl, fy_req_data(req),
                                 (uint64_t)req->bytes);
+    if (type == FY_PKT_PUSH)
+        return fy_chan_try_send(peer, type, tag, ctx, ctl, fy_req_data(req),
+                                fy_push_first(ctl->offset << 1 >> 1));
+    if (type == FY_PKT_PUSH_DATA)
+        return fy_chan_try_send(
+            peer, type, tag, ctx, ctl, fy_req_data(req) + ctl->offset,
+            FY_MIN(fy_chan.cell_payload, ctl->addr - ctl->offset));
     return fy_chan_try_send(peer, type, tag, ctx, ctl, NULL, 0);
 }
 
@@ -207,6 +231,8 @@ static void sent_hook(struct fy_req *req, uint32_t type)
         req->proto = FY_RP_SYNC_WAIT;
     } else if (type == FY_PKT_RTS) {
         req->proto = FY_RP_RTS_SENT;
+    } else if (type == FY_PKT_PUSH || type == FY_PKT_PUSH_DATA) {
+        fy_push_sent(req, type);
     }
 }
 
@@ -214,9 +240,14 @@ int fy_pkt_send(int peer, uint32_t type, int32_t tag, uint32_t ctx,
                 const struct fy_ctl *ctl, struct fy_req *req)
 {
     struct fy_peer *pe = &fy_p2p.peers[peer];
-    bool ordered =
-        type == FY_PKT_EAGER || type == FY_PKT_EAGER_SYNC || type == FY_PKT_RTS;
-    /* Matched packets keep their order behind any deferred ones; control
+    bool ordered = is_ordered(type);
+    if (opens_message(type)) {
+        /* A message sent the normal way: offers are stale (write.c W2). */
+        pe->msgs_sent++;
+        if (FY_UNLIKELY(pe->offer_head != NULL))
+            fy_write_offers_drop(peer);
+    }
+    /* Ordered packets keep their order behind any deferred ones; control
      * packets may overtake (they are not matched). */
     if ((!ordered || !pe->out_head) &&
         pkt_try(peer, type, tag, ctx, ctl, req)) {
@@ -229,7 +260,7 @@ int fy_pkt_send(int peer, uint32_t type, int32_t tag, uint32_t ctx,
     *o = (struct fy_outpkt){.type = type, .tag = tag, .ctx = ctx, .req = req};
     if (ctl)
         o->ctl = *ctl;
-    if (req)
+    if (req && opens_message(type))
         req->proto = FY_RP_DEFERRED;
     if (!pe->out_head)
         fy_p2p.nout++;
@@ -266,14 +297,14 @@ static int flush_out(void)
 
 /* ---- matching ---------------------------------------------------------- */
 
-static inline bool envelope_match(const struct fy_req *r, int wsrc, int32_t tag,
-                                  uint32_t ctx)
+bool fy_p2p_envelope_match(const struct fy_req *r, int wsrc, int32_t tag,
+                           uint32_t ctx)
 {
     return r->ctx == ctx && (r->wpeer == wsrc || r->peer == MPI_ANY_SOURCE) &&
            (r->tag == tag || r->tag == MPI_ANY_TAG);
 }
 
-static void posted_unlink(struct fy_req *r)
+void fy_p2p_posted_unlink(struct fy_req *r)
 {
     if (r->prev)
         r->prev->next = r->next;
@@ -290,8 +321,14 @@ static void posted_unlink(struct fy_req *r)
 struct fy_req *fy_p2p_posted_take(int wsrc, int32_t tag, uint32_t ctx)
 {
     for (struct fy_req *r = fy_p2p.posted_head; r; r = r->next) {
-        if (envelope_match(r, wsrc, tag, ctx)) {
-            posted_unlink(r);
+        if (fy_p2p_envelope_match(r, wsrc, tag, ctx)) {
+            fy_p2p_posted_unlink(r);
+            if (FY_UNLIKELY(r->offered)) {
+                /* Matched the normal way: its offer is stale (write.c
+                 * W5). */
+                fy_cookie_drop(r->cookie);
+                r->offered = false;
+            }
             return r;
         }
     }
@@ -391,12 +428,16 @@ static void on_message(const struct fy_pkt *p)
         if (r->peer >= 0) {
             fy_proto_stats.early_direct++;
             fy_proto_stats.early_direct_bytes +=
-                p->type == FY_PKT_RTS ? p->ctl.total : p->len;
+                is_eager(p->type) ? p->len : p->ctl.total;
         }
         fy_protos[fy_proto_of_pkt(p->type)].matched(r, p);
         return;
     }
     fy_proto_stats.unexpected++;
+    if (p->type == FY_PKT_PUSH) {
+        fy_push_unexpected(p);
+        return;
+    }
     uint64_t keep = p->type == FY_PKT_RTS ? 0 : p->len;
     struct fy_unexp *u = malloc(sizeof(*u) + keep);
     if (!u)
@@ -426,9 +467,26 @@ static void handle_pkt(const struct fy_pkt *p)
                        p->len);
         /* fall through */
     case FY_PKT_RTS:
+    case FY_PKT_PUSH:
         if (p->ctx >= FY_CTX_MAX)
             fy_chan_bad_packet(p->src, "context out of range");
+        fy_p2p.peers[p->src].msgs_seen++;
         on_message(p);
+        break;
+    case FY_PKT_PUSH_DATA:
+        fy_push_on_data(p);
+        break;
+    case FY_PKT_OFFER:
+        fy_write_on_offer(p);
+        break;
+    case FY_PKT_WDONE:
+        fy_write_on_wdone(p);
+        break;
+    case FY_PKT_REVOKE:
+        fy_write_on_revoke(p);
+        break;
+    case FY_PKT_REVOKED:
+        fy_write_on_revoked(p);
         break;
     case FY_PKT_CTS:
         fy_rndv_on_cts(p);
@@ -511,7 +569,7 @@ static int send_start(struct fy_req *r)
             return -ENOMEM;
         fy_dtype_pack(r->buf, r->count, r->dt, r->pack);
     }
-    return fy_protos[fy_proto_pick(r->wpeer, (uint64_t)r->bytes)].send(r);
+    return fy_protos[fy_proto_pick(r)].send(r);
 }
 
 static struct fy_req *req_init(int kind, void *buf, MPI_Count count,
@@ -577,20 +635,27 @@ int fy_p2p_send(const void *buf, MPI_Count count, struct fy_dtype *dt, int dest,
         return 0;
     uint64_t len = (uint64_t)(count * dt->size);
     int w = fy_comm_world_rank(comm, dest);
-    /* Fast path: straight into the peer's mailbox, no request. */
+    /* Fast path: straight into the peer's mailbox, no request. Peers
+     * holding offers go the general way (they become stale). */
     if (FY_LIKELY(len <= fy_chan.fbox_max && dt->contig &&
                   mode != FY_SEND_SYNC && w != s->me)) {
-        if (FY_LIKELY(!s->peers[w].out_head) &&
+        struct fy_peer *pe = &s->peers[w];
+        if (FY_LIKELY(!pe->out_head && !pe->offer_head) &&
             FY_LIKELY(fy_chan_fbox_put(w, &fy_chan.peers[w], FY_PKT_EAGER, tag,
-                                       ctx, buf, len)))
+                                       ctx, buf, len))) {
+            pe->msgs_sent++;
             return 0;
+        }
     } else if (len <= s->eager_max && dt->contig && mode != FY_SEND_SYNC &&
                w != s->me) {
         /* Eager through a cell, still without a request. */
-        if (!s->peers[w].out_head &&
+        struct fy_peer *pe = &s->peers[w];
+        if (!pe->out_head && !pe->offer_head &&
             fy_chan_cell_put(w, &fy_chan.peers[w], FY_PKT_EAGER, tag, ctx, NULL,
-                             buf, len))
+                             buf, len)) {
+            pe->msgs_sent++;
             return 0;
+        }
     }
     struct fy_req *r;
     int rc = fy_p2p_isend(buf, count, dt, dest, tag, comm, ctx, mode, &r);
@@ -610,6 +675,9 @@ static void deliver_unexp(struct fy_req *r, struct fy_unexp *u)
         /* A synchronous send to ourselves completes when matched. */
         fy_p2p_deliver_bytes(r, u->src, u->tag, u->data, u->len);
         fy_req_complete(u->self_sync);
+    } else if (u->type == FY_PKT_PUSH) {
+        fy_push_matched_unexp(r, u); /* frees u */
+        return;
     } else {
         struct fy_pkt p = {.src = u->src,
                            .type = u->type,
@@ -652,8 +720,11 @@ int fy_p2p_irecv(void *buf, MPI_Count count, struct fy_dtype *dt, int src,
     /* Drain what has arrived first, so the unexpected queue is current and
      * order with respect to earlier arrivals is kept. */
     fy_progress();
-    if (!match_unexpected(r))
+    if (!match_unexpected(r)) {
         posted_append(r);
+        if (fy_p2p.recv_write)
+            fy_write_posted(r);
+    }
     return 0;
 }
 
@@ -666,7 +737,8 @@ int fy_p2p_recv(void *buf, MPI_Count count, struct fy_dtype *dt, int src,
      * contiguous buffer: spin on that peer's mailbox and copy straight from
      * the slot into the user's buffer. */
     if (src >= 0 && !s->unexp_head && !s->posted_head && dt->contig &&
-        !s->nout && !s->ntx && !s->nrx) {
+        !s->nout && !s->ntx && !s->nrx &&
+        !(s->recv_write && (uint64_t)(count * dt->size) >= s->write_min)) {
         int w = fy_comm_world_rank(comm, src);
         if (w != s->me) {
             struct fy_chan_peer *pe = &fy_chan.peers[w];
@@ -684,6 +756,7 @@ int fy_p2p_recv(void *buf, MPI_Count count, struct fy_dtype *dt, int src,
                         len <= fy_chan.fbox_cap) {
                         fy_chan_fbox_copy_out(pe, sl, buf, len);
                         fy_chan_fbox_consume(pe, len);
+                        s->peers[w].msgs_seen++;
                         fy_proto_count(FY_STAT_EAGER_MAILBOX, len);
                         if (spins) {
                             /* We were waiting when it came. */
@@ -710,6 +783,7 @@ int fy_p2p_recv(void *buf, MPI_Count count, struct fy_dtype *dt, int src,
                         c->len <= cap && !s->unexp_head && !s->posted_head) {
                         if (c->len)
                             memcpy(buf, (uint8_t *)c + FY_CELL_HDR, c->len);
+                        s->peers[w].msgs_seen++;
                         fy_proto_count(FY_STAT_EAGER_CELLS, c->len);
                         if (spins) {
                             fy_proto_stats.early_direct++;
@@ -761,7 +835,7 @@ int fy_p2p_iprobe(int src, int tag, struct fy_comm *comm, uint32_t ctx,
         *flag_out = true;
         *source_out = fy_comm_rank_of(comm, u->src);
         *tag_out = u->tag;
-        *bytes_out = (MPI_Count)(u->type == FY_PKT_RTS ? u->ctl.total : u->len);
+        *bytes_out = (MPI_Count)(is_eager(u->type) ? u->len : u->ctl.total);
     }
     return 0;
 }
@@ -781,7 +855,7 @@ int fy_p2p_improbe(int src, int tag, struct fy_comm *comm, uint32_t ctx,
     *msg_out = u;
     *source_out = fy_comm_rank_of(comm, u->src);
     *tag_out = u->tag;
-    *bytes_out = (MPI_Count)(u->type == FY_PKT_RTS ? u->ctl.total : u->len);
+    *bytes_out = (MPI_Count)(is_eager(u->type) ? u->len : u->ctl.total);
     return 0;
 }
 
@@ -817,7 +891,9 @@ void fy_p2p_cancel_recv(struct fy_req *r)
 {
     if (r->kind != FY_REQ_RECV || r->complete || !r->on_list)
         return;
-    posted_unlink(r);
+    fy_p2p_posted_unlink(r);
+    if (FY_UNLIKELY(r->offered) && fy_write_cancel(r))
+        return; /* completes when the sender answers (write.c W8) */
     r->cancelled = true;
     r->st_source = MPI_ANY_SOURCE;
     r->st_tag = MPI_ANY_TAG;
@@ -878,6 +954,13 @@ int fy_p2p_seg_params(uint32_t nranks, struct fy_p2p_seg_params *out)
         FY_ERROR("FERRY_WAIT='%s' is not one of auto, spin, block", wait);
         return -EINVAL;
     }
+    const char *proto = fy_env_str(FY_ENV_PROTO);
+    if (fy_proto_mode_parse(proto) < 0) {
+        FY_ERROR("FERRY_PROTO='%s' is not one of auto, pushpull, pushzero, "
+                 "pushall",
+                 proto);
+        return -EINVAL;
+    }
     *out = (struct fy_p2p_seg_params){.nranks = nranks,
                                       .fbox_slots = FY_FBOX_SLOTS,
                                       .cell_size = (uint32_t)cell,
@@ -932,6 +1015,12 @@ int fy_p2p_init(fy_shm_declare_fn *above)
     s->shmbuf_size = pp.shmbuf_size;
     s->spin_limit = (long)fy_env_int(FY_ENV_SPIN);
     s->yield_limit = 8;
+    s->proto_mode = fy_proto_mode_parse(fy_env_str(FY_ENV_PROTO));
+    s->btp = (uint64_t)fy_env_int(FY_ENV_BTP);
+    s->btp1 = (uint64_t)fy_env_int(FY_ENV_BTP1);
+    s->push_buf = (uint64_t)fy_env_int(FY_ENV_PUSH_BUF);
+    s->recv_write = fy_env_int(FY_ENV_RECV_WRITE) != 0;
+    s->write_min = (uint64_t)fy_env_int(FY_ENV_RECV_WRITE_MIN);
     s->peers = calloc((size_t)s->P, sizeof(*s->peers));
     if (!s->peers)
         return -ENOMEM;
@@ -983,6 +1072,7 @@ void fy_p2p_finalize(void)
     }
     if (fy_env_int(FY_ENV_STATS))
         fy_proto_stats_print(s->me);
+    fy_write_finalize();
     fy_rndv_finalize();
     fy_chan_finalize();
     fy_shm_detach();

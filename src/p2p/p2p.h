@@ -58,6 +58,23 @@ struct fy_req {
     uint32_t xhalf;       /* shmbuf: next half of the pad to fill/drain */
     uint32_t xkind;       /* one-sided pull: the mechanism (xfer kind) */
     uint64_t xaddr;       /* one-sided pull: the sender's buffer address */
+    uint64_t xoff;        /* two-sided: where in the message the mover
+                           * starts (after Push-Pull's pushed bytes) */
+    /* Push-Pull (proto/push.c). Receiver: pushed bytes still to arrive,
+     * and whether the pull part is over. Sender: push packets not yet on
+     * the wire (the buffer is read until they are). */
+    uint64_t push_left;
+    uint32_t push_pending;
+    bool pull_done;
+    bool push_rx;      /* receiver: a pushed message (push.c finishes it) */
+    bool push_fin;     /* receiver: answer FIN once everything arrived */
+    bool push_discard; /* receiver: pushed bytes arriving are not kept */
+    bool done_pending; /* sender: complete once push_pending is 0 */
+    /* Write protocol (proto/write.c), receiver: the buffer was offered to
+     * the sender, when it had seen 'offer_seen' messages from it. */
+    bool offered;
+    bool revoking; /* cancelled; waiting for the sender's REVOKED */
+    uint64_t offer_seen;
     struct fy_req *next, *prev;
 };
 

@@ -38,6 +38,29 @@ struct fy_peer {
     /* net: the receive the peer's stream is filling (its connections and
      * stream state are xfer/net.c's). */
     struct fy_req *net_rx_cur;
+    /* Message packets (EAGER*, RTS, PUSH) sent to / handed up from this
+     * peer: an offer of the write protocol is valid only while the
+     * sender's count equals the receiver's at offer time (write.c). */
+    uint64_t msgs_sent, msgs_seen;
+    /* Offers this peer made us (we are the sender), in posting order. */
+    struct fy_offer *offer_head, *offer_tail;
+    /* Push-Pull: the message whose pushed bytes are arriving from this
+     * peer (push.c): into a matched receive or an unexpected entry. */
+    bool push_active;
+    uint64_t push_cookie, push_next, push_end;
+    struct fy_req *push_req;
+    struct fy_unexp *push_unexp;
+};
+
+/* An offer of the write protocol, held by the sender. */
+struct fy_offer {
+    struct fy_offer *next;
+    int32_t tag; /* the receive's tag (may be MPI_ANY_TAG) */
+    uint32_t ctx;
+    uint32_t kind; /* one-sided mechanism the receiver allows */
+    uint64_t addr; /* receive buffer in the receiver's memory */
+    uint64_t cap;  /* its size in bytes */
+    uint64_t cookie;
 };
 
 /* Unexpected message (arrived before its receive was posted). */
@@ -50,6 +73,9 @@ struct fy_unexp {
     struct fy_ctl ctl;
     struct fy_req *self_sync; /* self-send Ssend waiting for the match */
     uint64_t len;             /* bytes in data[] */
+    uint64_t kept;            /* PUSH: room in data[] (0: pushed bytes are
+                               * dropped and pulled again) */
+    bool pushing;             /* PUSH: more pushed bytes are due */
     uint8_t data[];
 };
 
@@ -87,9 +113,16 @@ struct fy_p2p_state {
      * piece per progress pass so no copy holds other traffic for long. */
     struct fy_req *pull_head, *pull_tail;
     /* Work that needs progress besides polling. */
-    int nout; /* peers with deferred packets */
-    int ntx;  /* pipelined sends in flight */
-    int nrx;  /* pipelined receives in flight */
+    /* Protocol settings (proto/). */
+    int proto_mode;     /* enum fy_proto_mode */
+    uint64_t btp, btp1; /* Push-Pull: bytes pushed, in the first packet */
+    uint64_t push_buf;  /* pushed bytes kept for unexpected messages */
+    uint64_t push_used; /* of which in use */
+    bool recv_write;    /* write protocol on */
+    uint64_t write_min; /* smallest buffer offered */
+    int nout;           /* peers with deferred packets */
+    int ntx;            /* pipelined sends in flight */
+    int nrx;            /* pipelined receives in flight */
 };
 
 extern struct fy_p2p_state fy_p2p;
@@ -158,5 +191,10 @@ void fy_p2p_deliver_bytes(struct fy_req *r, int wsrc, int32_t tag,
                           const void *data, uint64_t len);
 /* Tell 'peer' its synchronous send 'cookie' was matched. */
 void fy_p2p_send_fin(int peer, uint64_t cookie);
+/* Take a posted receive off the posted list (it matched by other means). */
+void fy_p2p_posted_unlink(struct fy_req *r);
+/* Whether posted receive r would match the envelope (wsrc, tag, ctx). */
+bool fy_p2p_envelope_match(const struct fy_req *r, int wsrc, int32_t tag,
+                           uint32_t ctx);
 
 #endif /* FY_P2P_IMPL_H */

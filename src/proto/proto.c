@@ -2,6 +2,7 @@
 /* The protocol table, its choice per message, and the counters (see
  * proto.h). */
 #include <stdio.h>
+#include <string.h>
 
 #include "p2p/p2p_impl.h"
 #include "proto/proto.h"
@@ -14,13 +15,39 @@ const struct fy_proto_ops fy_protos[FY_PROTO_COUNT] = {
     [FY_PROTO_RNDV] = {.name = "rendezvous",
                        .send = fy_proto_rndv_send,
                        .matched = fy_rndv_on_rts},
+    [FY_PROTO_PUSH] = {.name = "pushpull",
+                       .send = fy_proto_push_send,
+                       .matched = fy_push_matched},
+    [FY_PROTO_WRITE] = {.name = "write", .send = fy_proto_write_send},
 };
 
-enum fy_proto fy_proto_pick(int peer, uint64_t bytes)
+const char *const fy_proto_mode_names[4] = {
+    [FY_MODE_AUTO] = "auto",
+    [FY_MODE_PUSHPULL] = "pushpull",
+    [FY_MODE_PUSHZERO] = "pushzero",
+    [FY_MODE_PUSHALL] = "pushall",
+};
+
+int fy_proto_mode_parse(const char *s)
 {
-    if (peer == fy_p2p.me)
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(s, fy_proto_mode_names[i]))
+            return i;
+    return -1;
+}
+
+enum fy_proto fy_proto_pick(struct fy_req *r)
+{
+    const struct fy_p2p_state *s = &fy_p2p;
+    if (r->wpeer == s->me)
         return FY_PROTO_SELF;
-    return bytes <= fy_p2p.eager_max ? FY_PROTO_EAGER : FY_PROTO_RNDV;
+    /* An offer that matches wins at any size: the bytes go straight into
+     * the receive buffer (write.c says when one is valid). */
+    if (FY_UNLIKELY(s->peers[r->wpeer].offer_head) && fy_write_offer_for(r))
+        return FY_PROTO_WRITE;
+    if ((uint64_t)r->bytes <= s->eager_max)
+        return FY_PROTO_EAGER;
+    return fy_push_bytes((uint64_t)r->bytes) ? FY_PROTO_PUSH : FY_PROTO_RNDV;
 }
 
 struct fy_proto_stats fy_proto_stats;

@@ -29,8 +29,23 @@ enum fy_proto {
     FY_PROTO_EAGER, /* whole message in one packet (EAGER, EAGER_SYNC) */
     FY_PROTO_RNDV,  /* RTS; the receiver gets the bytes or the sender puts
                      * them after CTS, by the mechanism table (rndv.c) */
+    FY_PROTO_PUSH,  /* Push-Pull (seed 001): PUSH with the first BTP bytes,
+                     * the receiver pulls the rest (push.c) */
+    FY_PROTO_WRITE, /* receiver-initiated write (seed 002): the receiver
+                     * offered its buffer; we write into it (write.c) */
     FY_PROTO_COUNT
 };
+
+/* FERRY_PROTO: what carries a message above the eager limit. */
+enum fy_proto_mode {
+    FY_MODE_AUTO,     /* the measured default (proto.c) */
+    FY_MODE_PUSHPULL, /* push FERRY_BTP bytes, pull the rest */
+    FY_MODE_PUSHZERO, /* plain rendezvous (BTP = 0) */
+    FY_MODE_PUSHALL,  /* push everything (BTP = the message) */
+};
+/* Parse FERRY_PROTO; -1 if unknown. */
+int fy_proto_mode_parse(const char *s);
+extern const char *const fy_proto_mode_names[4];
 
 struct fy_proto_ops {
     const char *name;
@@ -43,8 +58,8 @@ struct fy_proto_ops {
 
 extern const struct fy_proto_ops fy_protos[FY_PROTO_COUNT];
 
-/* Which protocol carries a message of 'bytes' to world rank 'peer'. */
-enum fy_proto fy_proto_pick(int peer, uint64_t bytes);
+/* Which protocol carries send r (peer, envelope and packed size set). */
+enum fy_proto fy_proto_pick(struct fy_req *r);
 
 /* Which protocol a message's first packet belongs to; -1 if the type
  * opens no message (control packets). */
@@ -56,6 +71,8 @@ static inline int fy_proto_of_pkt(uint32_t type)
         return FY_PROTO_EAGER;
     case FY_PKT_RTS:
         return FY_PROTO_RNDV;
+    case FY_PKT_PUSH:
+        return FY_PROTO_PUSH;
     default:
         return -1;
     }
@@ -71,10 +88,10 @@ ssize_t fy_split_get(int src, uint64_t sender_cookie, uint64_t remote,
  * with a whole progress pass between two pieces. A multiple of 4 KiB; the
  * shared copy names a piece by its index (split.c). */
 #define FY_PULL_PIECE ((uint64_t)4 << 20)
-/* The same for piece 'piece' (offset piece * FY_PULL_PIECE of both
- * buffers; 'remote' and 'dest' are the buffers' starts). */
+/* The same for the piece at byte 'off' of both buffers ('remote' and
+ * 'dest' are the buffers' starts). */
 ssize_t fy_split_get_piece(int src, uint64_t sender_cookie, uint64_t remote,
-                           uint8_t *dest, uint64_t piece, uint64_t len);
+                           uint8_t *dest, uint64_t off, uint64_t len);
 void fy_split_on_pkt(const struct fy_pkt *p);
 
 /* Counters: how each message travelled. */
@@ -96,6 +113,55 @@ int fy_proto_eager_send(struct fy_req *r);
 void fy_proto_eager_matched(struct fy_req *r, const struct fy_pkt *p);
 int fy_proto_rndv_send(struct fy_req *r);
 void fy_rndv_on_rts(struct fy_req *r, const struct fy_pkt *p);
+
+/* Push-Pull (push.c). */
+int fy_proto_push_send(struct fy_req *r);
+void fy_push_matched(struct fy_req *r, const struct fy_pkt *p);
+/* A PUSH no receive matched: queue it, keeping its pushed bytes within
+ * FERRY_PUSH_BUF. */
+void fy_push_unexpected(const struct fy_pkt *p);
+/* A receive matched the queued PUSH u (frees u). */
+void fy_push_matched_unexp(struct fy_req *r, struct fy_unexp *u);
+void fy_push_on_data(const struct fy_pkt *p);
+/* Receive r's pull part is over: finish it once its pushed bytes are in. */
+void fy_push_pull_done(struct fy_req *r);
+/* A send's push packet left (sent_hook). */
+void fy_push_sent(struct fy_req *r, uint32_t type);
+/* How many bytes of a message of 'bytes' the sender pushes, and of those
+ * how many travel in the first packet (BTP(1)). */
+uint64_t fy_push_bytes(uint64_t bytes);
+uint64_t fy_push_first(uint64_t pushed);
+/* Where receive r's bytes land (its buffer, or a staging copy of 'want'
+ * bytes for a non-contiguous datatype). */
+uint8_t *fy_rndv_recv_dest(struct fy_req *r, uint64_t want);
+
+/* Pulling the rest of a message from offset 'from' (rndv.c): one-sided
+ * read or CTS for a two-sided mover; r->total = want and the status are
+ * set by the caller; ctl is the message's RTS/PUSH control block. */
+void fy_rndv_pull_rest(struct fy_req *r, int src, const struct fy_ctl *ctl,
+                       uint64_t from, uint64_t want, uint64_t total);
+/* The request-completion rule of a sender whose push packets may still be
+ * queued: complete now, or once the last one left. */
+void fy_send_done(struct fy_req *r);
+
+/* Receiver-initiated write (write.c). */
+/* Receive r was just posted: offer its buffer to its sender if the
+ * matching rules allow (see write.c). */
+void fy_write_posted(struct fy_req *r);
+/* A valid offer of r's peer that r's envelope matches, oldest first. */
+struct fy_offer *fy_write_offer_for(const struct fy_req *r);
+int fy_proto_write_send(struct fy_req *r);
+void fy_write_on_offer(const struct fy_pkt *p);
+void fy_write_on_wdone(const struct fy_pkt *p);
+void fy_write_on_revoke(const struct fy_pkt *p);
+void fy_write_on_revoked(const struct fy_pkt *p);
+/* A normal message (not a write) left for 'peer': its offers are stale. */
+void fy_write_offers_drop(int peer);
+/* An offered receive is being matched by a normal message or cancelled:
+ * returns true if the cancel must wait for the sender (REVOKE sent). */
+bool fy_write_cancel(struct fy_req *r);
+/* Free every offer held (finalize). */
+void fy_write_finalize(void);
 
 struct fy_proto_counter {
     uint64_t msgs, bytes;

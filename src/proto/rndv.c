@@ -106,7 +106,7 @@ static void send_ctl(int peer, uint32_t type, const struct fy_ctl *ctl)
                  peer);
 }
 
-static void *recv_dest(struct fy_req *r, uint64_t want)
+uint8_t *fy_rndv_recv_dest(struct fy_req *r, uint64_t want)
 {
     if (r->dt->contig || want == 0)
         return r->buf;
@@ -131,7 +131,7 @@ static bool pull_step(struct fy_req *r)
         r->xkind == FY_XFER_CMA && fy_xfer_split_min && n >= fy_xfer_split_min;
     fy_proto_stats.split += split;
     ssize_t got = split ? fy_split_get_piece(r->xsrc, r->peer_cookie, r->xaddr,
-                                             dest, off / FY_PULL_PIECE, n)
+                                             dest, off, n)
                         : ops->copy_remote(fy_shm.pid[fy_boot_local(r->xsrc)],
                                            dest + off, r->xaddr + off, n, true);
     if (got == -ESRCH)
@@ -142,10 +142,16 @@ static bool pull_step(struct fy_req *r)
                  strerror(got < 0 ? (int)-got : EIO));
         r->err = -EIO;
         r->done = r->total = 0;
+        r->st_bytes = 0;
     } else {
         r->done += (MPI_Count)n;
         if (r->done < r->total)
             return false;
+    }
+    if (r->push_rx) {
+        /* Push-Pull: the FIN waits for the pushed bytes too. */
+        fy_push_pull_done(r);
+        return true;
     }
     struct fy_ctl fin = {.cookie = r->peer_cookie};
     send_ctl(r->xsrc, FY_PKT_FIN, &fin);
@@ -153,18 +159,16 @@ static bool pull_step(struct fy_req *r)
     return true;
 }
 
-/* One-sided: read the sender's buffer, then FIN. A message of more than
- * one piece is finished by the progress engine, a piece per pass. */
-static void rts_one_sided(struct fy_req *r, const struct fy_pkt *p, int kind,
-                          uint64_t want, uint64_t total)
+/* One-sided: read the sender's buffer from r->done on, then FIN. A
+ * message of more than one piece is finished by the progress engine, a
+ * piece per pass. */
+static void rts_one_sided(struct fy_req *r, int src, const struct fy_ctl *ctl,
+                          int kind)
 {
-    recv_dest(r, want);
-    if (total > want)
-        r->err = -EMSGSIZE; /* reported when the transfer completes */
     r->xkind = (uint32_t)kind;
-    r->xsrc = p->src;
-    r->xaddr = p->ctl.addr;
-    r->peer_cookie = p->ctl.cookie;
+    r->xsrc = src;
+    r->xaddr = ctl->addr;
+    r->peer_cookie = ctl->cookie;
     if (pull_step(r))
         return;
     r->proto = FY_RP_PULL;
@@ -195,7 +199,8 @@ static void rx_shmbuf_start(struct fy_req *r, uint32_t pad)
     r->xhalf = 0;
     fifo_push(&pe->rx_head[FY_XFER_SHMBUF], &pe->rx_tail[FY_XFER_SHMBUF], r);
     struct fy_ctl cts = {.total = (uint64_t)r->total,
-                         .addr = FY_XFER_SHMBUF | (uint64_t)pad << 8,
+                         .addr = FY_XFER_SHMBUF | (uint64_t)pad << 8 |
+                                 r->xoff << 16,
                          .cookie = r->peer_cookie,
                          .offset = r->cookie};
     send_ctl(r->xsrc, FY_PKT_CTS, &cts);
@@ -226,38 +231,56 @@ int fy_proto_rndv_send(struct fy_req *r)
 
 void fy_rndv_on_rts(struct fy_req *r, const struct fy_pkt *p)
 {
-    struct fy_p2p_state *s = &fy_p2p;
     uint64_t total = p->ctl.total;
     uint64_t want = FY_MIN(total, fy_req_capacity(r));
     r->st_source = fy_comm_rank_of(r->comm, p->src);
     r->st_tag = p->tag;
-    r->total = (MPI_Count)want;
-    r->done = 0;
-    if (p->src == s->me)
+    if (p->src == fy_p2p.me)
         bad_peer(p->src, "rendezvous to self");
+    fy_rndv_recv_dest(r, want);
+    fy_rndv_pull_rest(r, p->src, &p->ctl, 0, want, total);
+}
+
+void fy_rndv_pull_rest(struct fy_req *r, int src, const struct fy_ctl *ctl,
+                       uint64_t from, uint64_t want, uint64_t total)
+{
+    struct fy_p2p_state *s = &fy_p2p;
+    uint64_t n = want - from;
+    bool push = r->push_rx;
     int kind = fy_xfer_table_pick(&fy_xfer_active, want);
-    fy_proto_count_xfer(kind, want);
-    if (fy_xfer_registry[kind]->one_sided) {
-        fy_proto_count(FY_STAT_RNDV_GET, want);
-        rts_one_sided(r, p, kind, want, total);
-        return;
-    }
-    fy_proto_count(FY_STAT_RNDV_PUT, want);
-    recv_dest(r, want);
-    /* CTS: total = bytes to send, addr = mechanism, cookie = the sender's,
-     * offset = ours (data names it). */
-    struct fy_ctl cts = {
-        .total = want, .addr = (uint64_t)kind, .cookie = p->ctl.cookie};
-    if (want == 0) {
-        send_ctl(p->src, FY_PKT_CTS, &cts);
-        fy_recv_finish(r, 0, total);
-        return;
-    }
+    fy_proto_count_xfer(kind, n);
     if (total > want)
         r->err = -EMSGSIZE; /* reported when the transfer completes */
+    if (fy_xfer_registry[kind]->one_sided) {
+        fy_proto_count(push ? FY_STAT_PULL : FY_STAT_RNDV_GET, n);
+        r->total = (MPI_Count)want;
+        r->done = (MPI_Count)from;
+        rts_one_sided(r, src, ctl, kind);
+        return;
+    }
+    fy_proto_count(push ? FY_STAT_PULL : FY_STAT_RNDV_PUT, n);
+    /* The sender's stream ends its send: no FIN. */
+    r->push_fin = false;
+    /* Two-sided: the mover moves bytes [from, want) as a message of its
+     * own (r->xoff on both sides). CTS: total = bytes to send, addr =
+     * mechanism | pad << 8 | from << 16, cookie = the sender's, offset =
+     * ours (data names it). */
+    r->xoff = from;
+    r->total = (MPI_Count)n;
+    r->done = 0;
+    struct fy_ctl cts = {
+        .total = n, .addr = (uint64_t)kind | from << 16, .cookie = ctl->cookie};
+    if (n == 0) {
+        send_ctl(src, FY_PKT_CTS, &cts);
+        if (push)
+            fy_push_pull_done(r);
+        else
+            fy_recv_finish(r, 0, total);
+        return;
+    }
     r->cookie = fy_cookie_new(r);
-    r->peer_cookie = p->ctl.cookie;
-    r->xsrc = p->src;
+    r->peer_cookie = ctl->cookie;
+    r->xsrc = src;
     r->proto = FY_RP_RX;
     s->nrx++;
     if (kind == FY_XFER_SHMBUF) {
@@ -271,10 +294,10 @@ void fy_rndv_on_rts(struct fy_req *r, const struct fy_pkt *p)
     }
     cts.offset = r->cookie;
     if (kind != FY_XFER_QUEUE) {
-        struct fy_peer *pe = &s->peers[p->src];
+        struct fy_peer *pe = &s->peers[src];
         fifo_push(&pe->rx_head[kind], &pe->rx_tail[kind], r);
     }
-    send_ctl(p->src, FY_PKT_CTS, &cts);
+    send_ctl(src, FY_PKT_CTS, &cts);
 }
 
 void fy_rndv_on_cts(const struct fy_pkt *p)
@@ -285,7 +308,10 @@ void fy_rndv_on_cts(const struct fy_pkt *p)
         bad_peer(p->src, "CTS for no pending send");
     if (p->ctl.total > (uint64_t)r->bytes)
         bad_peer(p->src, "CTS asks for more than the message");
-    uint64_t kind = p->ctl.addr & 0xff, pad = p->ctl.addr >> 8;
+    uint64_t kind = p->ctl.addr & 0xff, pad = (p->ctl.addr >> 8) & 0xff;
+    uint64_t from = p->ctl.addr >> 16;
+    if (from > (uint64_t)r->bytes || p->ctl.total > (uint64_t)r->bytes - from)
+        bad_peer(p->src, "CTS asks for bytes past the message");
     if ((kind != FY_XFER_SHMBUF && kind != FY_XFER_QUEUE &&
          kind != FY_XFER_NET) ||
         !(fy_xfer_avail & (1u << kind)))
@@ -294,12 +320,13 @@ void fy_rndv_on_cts(const struct fy_pkt *p)
         bad_peer(p->src, "CTS names a double buffer the receiver lacks");
     r->xpad = (uint32_t)pad;
     r->xhalf = 0;
+    r->xoff = from;
     r->total = (MPI_Count)p->ctl.total;
     r->peer_cookie = p->ctl.offset;
     r->done = 0;
     if (r->total == 0) {
         fy_cookie_drop(r->cookie);
-        fy_req_complete(r);
+        fy_send_done(r);
         return;
     }
     r->proto = FY_RP_TX;
@@ -315,14 +342,23 @@ void fy_rndv_on_fin(const struct fy_pkt *p)
         (r->proto != FY_RP_RTS_SENT && r->proto != FY_RP_SYNC_WAIT))
         bad_peer(p->src, "FIN for no pending send");
     fy_cookie_drop(r->cookie);
-    fy_req_complete(r);
+    fy_send_done(r);
 }
 
 static void rx_done(struct fy_req *r)
 {
     fy_p2p.nrx--;
     fy_cookie_drop(r->cookie);
-    fy_recv_finish(r, (uint64_t)r->done, (uint64_t)r->done);
+    if (r->push_rx)
+        fy_push_pull_done(r);
+    else
+        fy_recv_finish(r, (uint64_t)r->done, (uint64_t)r->done);
+}
+
+/* Where a two-sided mover reads or writes r's bytes. */
+static uint8_t *mover_data(const struct fy_req *r)
+{
+    return fy_req_data(r) + r->xoff;
 }
 
 void fy_rndv_on_data(const struct fy_pkt *p)
@@ -341,7 +377,7 @@ void fy_rndv_on_data(const struct fy_pkt *p)
                                 .len = p->len,
                                 .data = p->data};
     uint64_t done = (uint64_t)r->done;
-    if (fy_xfer_queue_take(&x, &ch, fy_req_data(r), &done))
+    if (fy_xfer_queue_take(&x, &ch, mover_data(r), &done))
         bad_peer(p->src, "DATA outside the receive");
     r->done = (MPI_Count)done;
     if (r->done == r->total)
@@ -355,7 +391,7 @@ static void tx_done(struct fy_peer *pe, int kind, struct fy_req *r)
     fifo_unlink(&pe->tx_head[kind], &pe->tx_tail[kind], r);
     fy_p2p.ntx--;
     fy_cookie_drop(r->cookie);
-    fy_req_complete(r);
+    fy_send_done(r);
 }
 
 /* The double-buffer transfer of rendezvous r through pad r->xpad of
@@ -386,7 +422,7 @@ static int tx_shmbuf(int peer, struct fy_peer *pe)
         next = r->next;
         struct fy_shmbuf_xfer x = sb_xfer(r, peer, r->peer_cookie);
         uint64_t done = (uint64_t)r->done;
-        int k = fy_xfer_shmbuf_push(&x, &r->xhalf, fy_req_data(r), &done);
+        int k = fy_xfer_shmbuf_push(&x, &r->xhalf, mover_data(r), &done);
         r->done = (MPI_Count)done;
         if (k) {
             fy_wake(peer);
@@ -408,7 +444,7 @@ static int rx_shmbuf(int peer, struct fy_peer *pe)
         next = r->next;
         struct fy_shmbuf_xfer x = sb_xfer(r, fy_p2p.me, r->cookie);
         uint64_t done = (uint64_t)r->done;
-        int k = fy_xfer_shmbuf_pull(&x, &r->xhalf, fy_req_data(r), &done);
+        int k = fy_xfer_shmbuf_pull(&x, &r->xhalf, mover_data(r), &done);
         if (k < 0)
             bad_peer(peer, "double-buffer chunk");
         r->done = (MPI_Count)done;
@@ -458,7 +494,7 @@ static int tx_queue(int peer, struct fy_peer *pe)
     while ((r = pe->tx_head[FY_XFER_QUEUE])) {
         struct fy_queue_xfer x = q_xfer(r, peer, pe);
         uint64_t done = (uint64_t)r->done;
-        int k = fy_xfer_queue_push(&x, fy_req_data(r), &done);
+        int k = fy_xfer_queue_push(&x, mover_data(r), &done);
         r->done = (MPI_Count)done;
         n += k;
         if (r->done < r->total)
@@ -489,7 +525,7 @@ static int tx_net(int peer, struct fy_peer *pe)
     struct fy_req *r;
     while ((r = pe->tx_head[FY_XFER_NET])) {
         uint64_t done = (uint64_t)r->done;
-        int k = fy_xfer_net_push(peer, r->peer_cookie, fy_req_data(r),
+        int k = fy_xfer_net_push(peer, r->peer_cookie, mover_data(r),
                                  (uint64_t)r->total, &done);
         if (k < 0)
             net_fail(peer, "sending to", k);
@@ -524,7 +560,7 @@ static int rx_net(int peer, struct fy_peer *pe)
         }
         uint64_t done = (uint64_t)r->done;
         int k =
-            fy_xfer_net_pull(peer, fy_req_data(r), (uint64_t)r->total, &done);
+            fy_xfer_net_pull(peer, mover_data(r), (uint64_t)r->total, &done);
         if (k < 0)
             net_fail(peer, "receiving from", k);
         r->done = (MPI_Count)done;

@@ -12,20 +12,21 @@
 static uint32_t split_gen;
 
 ssize_t fy_split_get_piece(int src, uint64_t sender_cookie, uint64_t remote,
-                           uint8_t *dest, uint64_t piece, uint64_t want)
+                           uint8_t *dest, uint64_t off, uint64_t want)
 {
     struct fy_split_ctl *sc = fy_xfer_split_ctl(fy_boot.local_rank);
     uint64_t chunk = fy_xfer_split_chunk(want);
-    uint64_t off = piece * FY_PULL_PIECE;
     uint32_t gen = fy_xfer_split_open(sc, &split_gen);
     /* SPLIT: total = bytes of this piece, addr = our buffer's start,
-     * offset = gen | chunk / 4 KiB << 32 | piece << 40. */
+     * offset = gen | chunk / 4 KiB << 32 | (off / piece size) << 40, tag =
+     * off % piece size (a pull after pushed bytes starts anywhere). */
     struct fy_ctl ctl = {.total = want,
                          .addr = (uint64_t)(uintptr_t)dest,
                          .cookie = sender_cookie,
-                         .offset =
-                             (uint64_t)gen | (chunk >> 12) << 32 | piece << 40};
-    if (fy_pkt_send(src, FY_PKT_SPLIT, 0, 0, &ctl, NULL))
+                         .offset = (uint64_t)gen | (chunk >> 12) << 32 |
+                                   (off / FY_PULL_PIECE) << 40};
+    if (fy_pkt_send(src, FY_PKT_SPLIT, (int32_t)(off % FY_PULL_PIECE), 0, &ctl,
+                    NULL))
         fy_fatal(1, "out of memory asking rank %d to share a copy", src);
     fy_xfer_split_copy(sc, gen, chunk, want, fy_shm.pid[fy_boot_local(src)],
                        dest + off, remote + off, true);
@@ -46,7 +47,9 @@ void fy_split_on_pkt(const struct fy_pkt *p)
         return;
     uint64_t want = p->ctl.total;
     uint64_t chunk = ((p->ctl.offset >> 32) & 0xff) << 12;
-    uint64_t off = (p->ctl.offset >> 40) * FY_PULL_PIECE;
+    if (p->tag < 0 || (uint64_t)p->tag >= FY_PULL_PIECE)
+        fy_fatal(1, "malformed shared-copy request from rank %d", p->src);
+    uint64_t off = (p->ctl.offset >> 40) * FY_PULL_PIECE + (uint64_t)p->tag;
     uint32_t gen = (uint32_t)p->ctl.offset;
     if (off > (uint64_t)r->bytes || want > (uint64_t)r->bytes - off ||
         chunk == 0)

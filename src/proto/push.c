@@ -1,0 +1,296 @@
+/* SPDX-License-Identifier: MIT */
+/* Push-Pull messaging (seed 001), one code for its three settings:
+ * the sender pushes the first BTP bytes of a message with its envelope and
+ * the receiver pulls the rest; BTP = 0 is the plain rendezvous (Push-Zero,
+ * FY_PROTO_RNDV), BTP = the whole message is Push-All.
+ *
+ * - The first packet, PUSH, carries the envelope, the message's size,
+ *   address and the sender's cookie, and the first BTP(1) pushed bytes
+ *   (at most a cell's payload). The other BTP(2) = BTP - BTP(1) pushed
+ *   bytes follow at once in PUSH_DATA packets (seed §4.4: their copy
+ *   overlaps the receiver's answer and pull). PUSH_DATA are matched-order
+ *   packets: they follow their PUSH in the pair's order with nothing of
+ *   the same sender between them, so the receiver knows which message
+ *   they belong to (fy_peer.push_*), checked by cookie and offset.
+ * - Receive posted (early receiver): pushed bytes land in the receive
+ *   buffer at once; the rest [BTP, want) is pulled by the mechanism the
+ *   rule table picks (one-sided read, or CTS for a two-sided mover that
+ *   starts at offset BTP: proto/rndv.c).
+ * - No receive yet (late receiver): the pushed bytes wait in the
+ *   unexpected entry - the pushed buffer - within FERRY_PUSH_BUF bytes per
+ *   rank; past that budget they are dropped and the whole message is
+ *   pulled when it is received (the sender's buffer is still there: it
+ *   waits for FIN).
+ * - The sender's request completes on the receiver's FIN, which is sent
+ *   once every pushed byte arrived and the pull is over - or, when the
+ *   whole message was pushed and the send is not synchronous (Push-All),
+ *   as soon as its last push packet left: such pushed bytes are never
+ *   dropped. A send never completes while a push packet of it is still
+ *   queued (it reads the user's buffer): fy_send_done.
+ * - Nothing is written past a receive buffer: pushed bytes beyond the
+ *   receive's capacity are skipped, the pull asks for min(size, capacity)
+ *   only, and the status says MPI_ERR_TRUNCATE. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "p2p/p2p_impl.h"
+#include "proto/proto.h"
+
+/* PUSH's ctl.offset: bytes pushed in all, and whether the send is
+ * synchronous (it then needs FIN whatever was pushed). */
+#define PUSH_SYNC ((uint64_t)1 << 63)
+#define PUSH_BYTES_MASK (PUSH_SYNC - 1)
+
+static _Noreturn void bad_peer(int src, const char *what)
+{
+    fy_fatal(1, "malformed push packet from rank %d (%s)", src, what);
+}
+
+uint64_t fy_push_bytes(uint64_t bytes)
+{
+    const struct fy_p2p_state *s = &fy_p2p;
+    switch (s->proto_mode) {
+    case FY_MODE_PUSHZERO:
+        return 0;
+    case FY_MODE_PUSHALL:
+        return bytes;
+    default: /* pushpull; auto is pushpull with the measured BTP */
+        return FY_MIN(bytes, s->btp);
+    }
+}
+
+uint64_t fy_push_first(uint64_t pushed)
+{
+    uint64_t cap = fy_chan.cell_payload;
+    if (fy_p2p.btp1)
+        cap = FY_MIN(cap, fy_p2p.btp1);
+    return FY_MIN(pushed, cap);
+}
+
+int fy_proto_push_send(struct fy_req *r)
+{
+    struct fy_p2p_state *s = &fy_p2p;
+    uint64_t total = (uint64_t)r->bytes;
+    uint64_t pushed = fy_push_bytes(total);
+    bool sync = r->mode == FY_SEND_SYNC;
+    uint64_t first = fy_push_first(pushed);
+    uint64_t piece = fy_chan.cell_payload;
+    r->cookie = fy_cookie_new(r);
+    r->push_pending = 1 + (uint32_t)((pushed - first + piece - 1) / piece);
+    struct fy_ctl ctl = {.total = total,
+                         .addr = (uint64_t)(uintptr_t)fy_req_data(r),
+                         .cookie = r->cookie,
+                         .offset = pushed | (sync ? PUSH_SYNC : 0)};
+    int rc = fy_pkt_send(r->wpeer, FY_PKT_PUSH, r->tag, r->ctx, &ctl, r);
+    /* PUSH_DATA: offset in the message, addr = bytes pushed in all. */
+    for (uint64_t off = first; !rc && off < pushed; off += piece) {
+        struct fy_ctl d = {
+            .total = total, .addr = pushed, .cookie = r->cookie, .offset = off};
+        rc = fy_pkt_send(r->wpeer, FY_PKT_PUSH_DATA, r->tag, r->ctx, &d, r);
+    }
+    if (rc)
+        fy_fatal(1, "out of memory pushing a message to rank %d", r->wpeer);
+    (void)s;
+    return 0;
+}
+
+void fy_push_sent(struct fy_req *r, uint32_t type)
+{
+    if (type == FY_PKT_PUSH)
+        r->proto = FY_RP_RTS_SENT;
+    if (--r->push_pending)
+        return;
+    bool eager = (uint64_t)r->bytes == fy_push_bytes((uint64_t)r->bytes) &&
+                 r->mode != FY_SEND_SYNC;
+    if (eager) {
+        /* Push-All: the receiver keeps every byte; no FIN comes. */
+        fy_cookie_drop(r->cookie);
+        fy_req_complete(r);
+    } else if (r->done_pending) {
+        fy_req_complete(r);
+    }
+}
+
+void fy_send_done(struct fy_req *r)
+{
+    if (r->push_pending)
+        r->done_pending = true;
+    else
+        fy_req_complete(r);
+}
+
+/* ---- receiving --------------------------------------------------------- */
+
+static void check_push(const struct fy_pkt *p, const struct fy_ctl *ctl,
+                       uint64_t have)
+{
+    uint64_t pushed = ctl->offset & PUSH_BYTES_MASK;
+    if (p->src == fy_p2p.me)
+        bad_peer(p->src, "push to self");
+    if (pushed > ctl->total || have > pushed || have > fy_chan.cell_payload)
+        bad_peer(p->src, "pushed length");
+}
+
+static void finish(struct fy_req *r)
+{
+    if (r->push_fin)
+        fy_p2p_send_fin(r->xsrc, r->peer_cookie);
+    r->push_fin = false;
+    fy_recv_finish(r, (uint64_t)r->st_bytes, (uint64_t)r->st_bytes);
+}
+
+void fy_push_pull_done(struct fy_req *r)
+{
+    r->pull_done = true;
+    if (!r->push_left)
+        finish(r);
+}
+
+/* Start receive r on a pushed message: 'have' pushed bytes are at
+ * 'data' (none if 'discard'), 'arrived' of them have come (more follow
+ * as PUSH_DATA when fewer than pushed). */
+static void start_rx(struct fy_req *r, int src, const struct fy_ctl *ctl,
+                     const uint8_t *data, uint64_t have, uint64_t arrived,
+                     bool discard)
+{
+    struct fy_peer *pe = &fy_p2p.peers[src];
+    uint64_t total = ctl->total;
+    uint64_t pushed = ctl->offset & PUSH_BYTES_MASK;
+    bool sync = ctl->offset & PUSH_SYNC;
+    uint64_t want = FY_MIN(total, fy_req_capacity(r));
+    uint8_t *dest = fy_rndv_recv_dest(r, want);
+    uint64_t n = FY_MIN(have, want);
+    if (n)
+        memcpy(dest, data, n);
+    r->push_rx = true;
+    r->push_fin = !(pushed == total && !sync);
+    r->push_left = pushed - arrived;
+    r->push_discard = discard;
+    r->pull_done = false;
+    r->st_bytes = (MPI_Count)want;
+    r->xsrc = src;
+    r->peer_cookie = ctl->cookie;
+    if (total > want)
+        r->err = -EMSGSIZE;
+    if (r->push_left) {
+        pe->push_req = r;
+        pe->push_unexp = NULL;
+    }
+    uint64_t from = discard ? 0 : FY_MIN(pushed, want);
+    fy_proto_count(FY_STAT_PUSH, discard ? 0 : FY_MIN(pushed, want));
+    if (from < want)
+        fy_rndv_pull_rest(r, src, ctl, from, want, total);
+    else
+        fy_push_pull_done(r);
+}
+
+/* The pushed bytes of this message keep arriving after its PUSH. */
+static void expect_more(struct fy_peer *pe, const struct fy_ctl *ctl,
+                        uint64_t arrived)
+{
+    pe->push_active = true;
+    pe->push_cookie = ctl->cookie;
+    pe->push_next = arrived;
+    pe->push_end = ctl->offset & PUSH_BYTES_MASK;
+    pe->push_req = NULL;
+    pe->push_unexp = NULL;
+}
+
+void fy_push_matched(struct fy_req *r, const struct fy_pkt *p)
+{
+    check_push(p, &p->ctl, p->len);
+    struct fy_peer *pe = &fy_p2p.peers[p->src];
+    if ((p->ctl.offset & PUSH_BYTES_MASK) > p->len)
+        expect_more(pe, &p->ctl, p->len);
+    r->st_source = fy_comm_rank_of(r->comm, p->src);
+    r->st_tag = p->tag;
+    start_rx(r, p->src, &p->ctl, p->data, p->len, p->len, false);
+}
+
+void fy_push_unexpected(const struct fy_pkt *p)
+{
+    struct fy_p2p_state *s = &fy_p2p;
+    check_push(p, &p->ctl, p->len);
+    uint64_t pushed = p->ctl.offset & PUSH_BYTES_MASK;
+    bool must_keep = pushed == p->ctl.total && !(p->ctl.offset & PUSH_SYNC);
+    /* Pushed bytes the sender may forget are kept whatever the budget;
+     * others within FERRY_PUSH_BUF. */
+    uint64_t kept =
+        must_keep || s->push_used + pushed <= s->push_buf ? pushed : 0;
+    struct fy_unexp *u = malloc(sizeof(*u) + kept);
+    if (!u)
+        fy_fatal(1,
+                 "out of memory keeping %llu pushed bytes of a message from "
+                 "rank %d",
+                 (unsigned long long)kept, p->src);
+    *u = (struct fy_unexp){.src = p->src,
+                           .type = p->type,
+                           .tag = p->tag,
+                           .ctx = p->ctx,
+                           .ctl = p->ctl,
+                           .len = kept ? p->len : 0,
+                           .kept = kept,
+                           .pushing = pushed > p->len};
+    if (kept && p->len)
+        memcpy(u->data, p->data, p->len);
+    s->push_used += kept;
+    if (u->pushing) {
+        struct fy_peer *pe = &s->peers[p->src];
+        expect_more(pe, &p->ctl, p->len);
+        pe->push_unexp = u;
+    }
+    fy_p2p_unexp_append(u);
+}
+
+void fy_push_matched_unexp(struct fy_req *r, struct fy_unexp *u)
+{
+    struct fy_p2p_state *s = &fy_p2p;
+    struct fy_peer *pe = &s->peers[u->src];
+    uint64_t pushed = u->ctl.offset & PUSH_BYTES_MASK;
+    uint64_t arrived = pushed;
+    if (u->pushing) {
+        if (pe->push_unexp != u)
+            fy_fatal(1, "internal: pushed message from rank %d lost", u->src);
+        arrived = pe->push_next;
+    }
+    s->push_used -= u->kept;
+    r->st_source = fy_comm_rank_of(r->comm, u->src);
+    r->st_tag = u->tag;
+    start_rx(r, u->src, &u->ctl, u->data, u->len, arrived, u->kept == 0);
+    free(u);
+}
+
+void fy_push_on_data(const struct fy_pkt *p)
+{
+    struct fy_peer *pe = &fy_p2p.peers[p->src];
+    uint64_t off = p->ctl.offset;
+    if (!pe->push_active || p->ctl.cookie != pe->push_cookie ||
+        off != pe->push_next || p->len == 0 ||
+        p->len > pe->push_end - pe->push_next)
+        bad_peer(p->src, "pushed bytes for no message being pushed");
+    pe->push_next += p->len;
+    bool last = pe->push_next == pe->push_end;
+    struct fy_req *r = pe->push_req;
+    struct fy_unexp *u = pe->push_unexp;
+    if (last) {
+        pe->push_active = false;
+        pe->push_req = NULL;
+        pe->push_unexp = NULL;
+    }
+    if (r) {
+        uint64_t want = FY_MIN(p->ctl.total, fy_req_capacity(r));
+        if (!r->push_discard && off < want)
+            memcpy(fy_req_data(r) + off, p->data, FY_MIN(p->len, want - off));
+        r->push_left -= p->len;
+        if (!r->push_left && r->pull_done)
+            finish(r);
+    } else if (u) {
+        if (u->kept) {
+            memcpy(u->data + off, p->data, p->len);
+            u->len += p->len;
+        }
+        if (last)
+            u->pushing = false;
+    }
+}
