@@ -511,6 +511,109 @@ int MPIR_Dup_fn(MPI_Comm oldcomm, int keyval, void *extra_state,
 extern int *const MPI_UNWEIGHTED;
 extern int *const MPI_WEIGHTS_EMPTY;
 
+/* ---- the tool information interface (MPI_T) -------------------------------
+ * MPICH's handle types (pointers to opaque structs, same tags) and MPICH's
+ * enum values, so tools built against MPICH run on Ferry. */
+struct MPIR_T_enum_s;
+struct MPIR_T_cvar_handle_s;
+struct MPIR_T_pvar_handle_s;
+struct MPIR_T_pvar_session_s;
+struct MPIR_T_event_registration_s;
+struct MPIR_T_event_instance_s;
+typedef struct MPIR_T_enum_s *MPI_T_enum;
+typedef struct MPIR_T_cvar_handle_s *MPI_T_cvar_handle;
+typedef struct MPIR_T_pvar_handle_s *MPI_T_pvar_handle;
+typedef struct MPIR_T_pvar_session_s *MPI_T_pvar_session;
+typedef struct MPIR_T_event_registration_s *MPI_T_event_registration;
+typedef struct MPIR_T_event_instance_s *MPI_T_event_instance;
+
+extern struct MPIR_T_pvar_handle_s *const MPI_T_PVAR_ALL_HANDLES;
+
+#define MPI_T_ENUM_NULL ((MPI_T_enum)0)
+#define MPI_T_CVAR_HANDLE_NULL ((MPI_T_cvar_handle)0)
+#define MPI_T_PVAR_HANDLE_NULL ((MPI_T_pvar_handle)0)
+#define MPI_T_PVAR_SESSION_NULL ((MPI_T_pvar_session)0)
+
+/* Enumerations rather than macros, as in MPICH (and so no Fortran
+ * constants: MPI_T has no Fortran binding). */
+typedef enum MPIR_T_verbosity_t {
+    MPI_T_VERBOSITY_INVALID = 0,
+    MPI_T_VERBOSITY_USER_BASIC = 221,
+    MPI_T_VERBOSITY_USER_DETAIL,
+    MPI_T_VERBOSITY_USER_ALL,
+    MPI_T_VERBOSITY_TUNER_BASIC,
+    MPI_T_VERBOSITY_TUNER_DETAIL,
+    MPI_T_VERBOSITY_TUNER_ALL,
+    MPI_T_VERBOSITY_MPIDEV_BASIC,
+    MPI_T_VERBOSITY_MPIDEV_DETAIL,
+    MPI_T_VERBOSITY_MPIDEV_ALL
+} MPIR_T_verbosity_t;
+
+typedef enum MPIR_T_bind_t {
+    MPI_T_BIND_INVALID = 0,
+    MPI_T_BIND_NO_OBJECT = 9700,
+    MPI_T_BIND_MPI_COMM,
+    MPI_T_BIND_MPI_DATATYPE,
+    MPI_T_BIND_MPI_ERRHANDLER,
+    MPI_T_BIND_MPI_FILE,
+    MPI_T_BIND_MPI_GROUP,
+    MPI_T_BIND_MPI_OP,
+    MPI_T_BIND_MPI_REQUEST,
+    MPI_T_BIND_MPI_WIN,
+    MPI_T_BIND_MPI_MESSAGE,
+    MPI_T_BIND_MPI_INFO
+} MPIR_T_bind_t;
+
+typedef enum MPIR_T_scope_t {
+    MPI_T_SCOPE_INVALID = 0,
+    MPI_T_SCOPE_CONSTANT = 60438,
+    MPI_T_SCOPE_READONLY,
+    MPI_T_SCOPE_LOCAL,
+    MPI_T_SCOPE_GROUP,
+    MPI_T_SCOPE_GROUP_EQ,
+    MPI_T_SCOPE_ALL,
+    MPI_T_SCOPE_ALL_EQ
+} MPIR_T_scope_t;
+
+typedef enum MPIR_T_pvar_class_t {
+    MPI_T_PVAR_CLASS_INVALID = 0,
+    MPIR_T_PVAR_CLASS_FIRST = 240,
+    MPI_T_PVAR_CLASS_STATE = MPIR_T_PVAR_CLASS_FIRST,
+    MPI_T_PVAR_CLASS_LEVEL,
+    MPI_T_PVAR_CLASS_SIZE,
+    MPI_T_PVAR_CLASS_PERCENTAGE,
+    MPI_T_PVAR_CLASS_HIGHWATERMARK,
+    MPI_T_PVAR_CLASS_LOWWATERMARK,
+    MPI_T_PVAR_CLASS_COUNTER,
+    MPI_T_PVAR_CLASS_AGGREGATE,
+    MPI_T_PVAR_CLASS_TIMER,
+    MPI_T_PVAR_CLASS_GENERIC,
+    MPIR_T_PVAR_CLASS_LAST,
+    MPIR_T_PVAR_CLASS_NUMBER = MPIR_T_PVAR_CLASS_LAST - MPIR_T_PVAR_CLASS_FIRST
+} MPIR_T_pvar_class_t;
+
+typedef enum MPI_T_cb_safety {
+    MPI_T_CB_REQUIRE_NONE = 0,
+    MPI_T_CB_REQUIRE_MPI_RESTRICTED,
+    MPI_T_CB_REQUIRE_THREAD_SAFE,
+    MPI_T_CB_REQUIRE_ASYNC_SIGNAL_SAFE
+} MPI_T_cb_safety;
+
+typedef enum MPI_T_source_order {
+    MPI_T_SOURCE_ORDERED = 0,
+    MPI_T_SOURCE_UNORDERED
+} MPI_T_source_order;
+
+typedef void(MPI_T_event_cb_function)(MPI_T_event_instance event_instance,
+                                      MPI_T_event_registration event_registration,
+                                      MPI_T_cb_safety cb_safety, void *user_data);
+typedef void(MPI_T_event_free_cb_function)(MPI_T_event_registration event_registration,
+                                           MPI_T_cb_safety cb_safety, void *user_data);
+typedef void(MPI_T_event_dropped_cb_function)(MPI_Count count,
+                                              MPI_T_event_registration event_registration,
+                                              int source_index, MPI_T_cb_safety cb_safety,
+                                              void *user_data);
+
 /* ---- handle conversion ------------------------------------------------------
  * Handles are already Fortran integers, so conversion is a cast. */
 #define MPI_Comm_c2f(h) ((MPI_Fint)(h))
@@ -979,6 +1082,61 @@ FERRY_DECL(int, Rput, (const void *origin_addr, int origin_count, MPI_Datatype o
 FERRY_DECL(int, Rget, (void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request));
 FERRY_DECL(int, Raccumulate, (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request));
 FERRY_DECL(int, Rget_accumulate, (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request));
+
+/* The tool information interface (src/mpi/mpit.c): FERRY_* settings as
+ * control variables, protocol counters as performance variables, no
+ * events. Usable before MPI_Init and after MPI_Finalize. */
+FERRY_DECL(int, T_init_thread, (int required, int *provided));
+FERRY_DECL(int, T_finalize, (void));
+FERRY_DECL(int, T_enum_get_info, (MPI_T_enum enumtype, int *num, char *name, int *name_len));
+FERRY_DECL(int, T_enum_get_item, (MPI_T_enum enumtype, int indx, int *value, char *name, int *name_len));
+FERRY_DECL(int, T_cvar_get_num, (int *num_cvar));
+FERRY_DECL(int, T_cvar_get_info, (int cvar_index, char *name, int *name_len, int *verbosity, MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len, int *bind, int *scope));
+FERRY_DECL(int, T_cvar_get_index, (const char *name, int *cvar_index));
+FERRY_DECL(int, T_cvar_handle_alloc, (int cvar_index, void *obj_handle, MPI_T_cvar_handle *handle, int *count));
+FERRY_DECL(int, T_cvar_handle_free, (MPI_T_cvar_handle *handle));
+FERRY_DECL(int, T_cvar_read, (MPI_T_cvar_handle handle, void *buf));
+FERRY_DECL(int, T_cvar_write, (MPI_T_cvar_handle handle, const void *buf));
+FERRY_DECL(int, T_pvar_get_num, (int *num_pvar));
+FERRY_DECL(int, T_pvar_get_info, (int pvar_index, char *name, int *name_len, int *verbosity, int *var_class, MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len, int *bind, int *readonly, int *continuous, int *atomic));
+FERRY_DECL(int, T_pvar_get_index, (const char *name, int var_class, int *pvar_index));
+FERRY_DECL(int, T_pvar_session_create, (MPI_T_pvar_session *session));
+FERRY_DECL(int, T_pvar_session_free, (MPI_T_pvar_session *session));
+FERRY_DECL(int, T_pvar_handle_alloc, (MPI_T_pvar_session session, int pvar_index, void *obj_handle, MPI_T_pvar_handle *handle, int *count));
+FERRY_DECL(int, T_pvar_handle_free, (MPI_T_pvar_session session, MPI_T_pvar_handle *handle));
+FERRY_DECL(int, T_pvar_start, (MPI_T_pvar_session session, MPI_T_pvar_handle handle));
+FERRY_DECL(int, T_pvar_stop, (MPI_T_pvar_session session, MPI_T_pvar_handle handle));
+FERRY_DECL(int, T_pvar_read, (MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf));
+FERRY_DECL(int, T_pvar_write, (MPI_T_pvar_session session, MPI_T_pvar_handle handle, const void *buf));
+FERRY_DECL(int, T_pvar_reset, (MPI_T_pvar_session session, MPI_T_pvar_handle handle));
+FERRY_DECL(int, T_pvar_readreset, (MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf));
+FERRY_DECL(int, T_category_get_num, (int *num_cat));
+FERRY_DECL(int, T_category_get_info, (int cat_index, char *name, int *name_len, char *desc, int *desc_len, int *num_cvars, int *num_pvars, int *num_categories));
+FERRY_DECL(int, T_category_get_index, (const char *name, int *cat_index));
+FERRY_DECL(int, T_category_get_cvars, (int cat_index, int len, int indices[]));
+FERRY_DECL(int, T_category_get_pvars, (int cat_index, int len, int indices[]));
+FERRY_DECL(int, T_category_get_categories, (int cat_index, int len, int indices[]));
+FERRY_DECL(int, T_category_get_num_events, (int cat_index, int *num_events));
+FERRY_DECL(int, T_category_get_events, (int cat_index, int len, int indices[]));
+FERRY_DECL(int, T_category_changed, (int *update_number));
+FERRY_DECL(int, T_source_get_num, (int *num_sources));
+FERRY_DECL(int, T_source_get_info, (int source_index, char *name, int *name_len, char *desc, int *desc_len, MPI_T_source_order *ordering, MPI_Count *ticks_per_second, MPI_Count *max_ticks, MPI_Info *info));
+FERRY_DECL(int, T_source_get_timestamp, (int source_index, MPI_Count *timestamp));
+FERRY_DECL(int, T_event_get_num, (int *num_events));
+FERRY_DECL(int, T_event_get_info, (int event_index, char *name, int *name_len, int *verbosity, MPI_Datatype array_of_datatypes[], MPI_Aint array_of_displacements[], int *num_elements, MPI_T_enum *enumtype, MPI_Info *info, char *desc, int *desc_len, int *bind));
+FERRY_DECL(int, T_event_get_index, (const char *name, int *event_index));
+FERRY_DECL(int, T_event_handle_alloc, (int event_index, void *obj_handle, MPI_Info info, MPI_T_event_registration *event_registration));
+FERRY_DECL(int, T_event_handle_set_info, (MPI_T_event_registration event_registration, MPI_Info info));
+FERRY_DECL(int, T_event_handle_get_info, (MPI_T_event_registration event_registration, MPI_Info *info_used));
+FERRY_DECL(int, T_event_register_callback, (MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety, MPI_Info info, void *user_data, MPI_T_event_cb_function event_cb_function));
+FERRY_DECL(int, T_event_callback_set_info, (MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety, MPI_Info info));
+FERRY_DECL(int, T_event_callback_get_info, (MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety, MPI_Info *info_used));
+FERRY_DECL(int, T_event_handle_free, (MPI_T_event_registration event_registration, void *user_data, MPI_T_event_free_cb_function free_cb_function));
+FERRY_DECL(int, T_event_set_dropped_handler, (MPI_T_event_registration event_registration, MPI_T_event_dropped_cb_function dropped_cb_function));
+FERRY_DECL(int, T_event_read, (MPI_T_event_instance event_instance, int element_index, void *buffer));
+FERRY_DECL(int, T_event_copy, (MPI_T_event_instance event_instance, void *buffer));
+FERRY_DECL(int, T_event_get_timestamp, (MPI_T_event_instance event_instance, MPI_Count *event_timestamp));
+FERRY_DECL(int, T_event_get_source, (MPI_T_event_instance event_instance, int *source_index));
 
 #ifdef __cplusplus
 }

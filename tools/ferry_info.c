@@ -2,7 +2,9 @@
 /* ferry-info: what Ferry can do on this machine and with what settings:
  * version, each transfer mechanism and whether it works here (and why not),
  * every FERRY_* variable with its default and current value, and the size
- * thresholds in force; with --segment, the node segment's regions. */
+ * thresholds in force, the protocols and their settings; with --pvars,
+ * the MPI_T performance variables; with --segment, the node segment's
+ * regions. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
@@ -14,6 +16,7 @@
 
 #include "coll/shm.h"
 #include "p2p/p2p.h"
+#include "proto/proto.h"
 #include "shm/cellq_inl.h"
 #include "shm/shm.h"
 #include "util/tuned.h"
@@ -166,12 +169,79 @@ static int print_segment(const char *list)
     return 0;
 }
 
+/* Where a setting's value comes from, for the variables the tuning file
+ * does not cover. */
+static const char *env_source(enum fy_env_id id)
+{
+    return fy_env[id].from_env ? "environment" : "default";
+}
+
+/* A size setting: "16384 B (default)". */
+static void print_size_setting(const char *label, enum fy_env_id id,
+                               const char *what)
+{
+    const char *src;
+    long long v = fy_tuned_value(id, &src);
+    char b[48];
+    snprintf(b, sizeof(b), "%lld B (%s)", v, src);
+    printf("    %-20s %-26s %s\n", label, b, what);
+}
+
+/* Which protocol carries a message, by size, and the settings of each
+ * (value and where it comes from). 'fbox' and 'eager' are the limits in
+ * force, as the thresholds show them. */
+static void print_protocols(long long fbox, long long eager)
+{
+    const char *src_fb, *src_eager;
+    fy_tuned_value(FY_ENV_FASTBOX_MAX, &src_fb);
+    fy_tuned_value(FY_ENV_EAGER_MAX, &src_eager);
+    printf("Protocols (counted per rank as MPI_T performance variables: "
+           "ferry-info --pvars):\n");
+    printf("  eager, mailbox         0 .. %lld B (FERRY_FASTBOX_MAX, %s)\n",
+           fbox, src_fb);
+    printf("  eager, cells           .. %lld B (FERRY_EAGER_MAX, %s)\n", eager,
+           src_eager);
+    char above[32];
+    snprintf(above, sizeof(above), "above %lld B", eager);
+    printf("  %-22s FERRY_PROTO = %s (%s): auto, pushpull, pushzero "
+           "(rendezvous) or pushall\n",
+           above, fy_env_str(FY_ENV_PROTO), env_source(FY_ENV_PROTO));
+    print_size_setting("FERRY_BTP", FY_ENV_BTP,
+                       "Push-Pull: bytes pushed before the pull");
+    print_size_setting("FERRY_BTP1", FY_ENV_BTP1,
+                       "Push-Pull: of those, in the first packet (0: a cell)");
+    print_size_setting("FERRY_PUSH_BUF", FY_ENV_PUSH_BUF,
+                       "pushed bytes kept for messages not yet received");
+    printf("  %-22s %s (FERRY_RECV_WRITE, %s)\n", "receiver write",
+           fy_env_int(FY_ENV_RECV_WRITE) ? "on" : "off",
+           env_source(FY_ENV_RECV_WRITE));
+    print_size_setting("FERRY_RECV_WRITE_MIN", FY_ENV_RECV_WRITE_MIN,
+                       "smallest receive buffer offered to its sender");
+}
+
+/* The MPI_T performance variables: name and description. */
+static int print_pvars(void)
+{
+    const struct fy_pvar *t;
+    int n = fy_proto_pvars(&t);
+    printf("MPI_T performance variables (%d; per-rank unsigned 64-bit "
+           "counters, category ferry_protocols):\n",
+           n);
+    for (int i = 0; i < n; i++)
+        printf("  %-32s %s\n", t[i].name, t[i].desc);
+    return 0;
+}
+
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: ferry-info [--help] [--version] [--segment RANKS,...]\n"
+            "usage: ferry-info [--help] [--version] [--pvars] "
+            "[--segment RANKS,...]\n"
             "Shows Ferry's version, transfer mechanisms and whether each "
-            "works here,\nevery FERRY_* variable and the thresholds in force.\n"
+            "works here,\nevery FERRY_* variable, the thresholds in force and "
+            "the protocols.\n"
+            "--pvars: the MPI_T performance variables (protocol counters) "
+            "and what each counts.\n"
             "--segment: the shared segment of one node and each of its regions "
             "for\nthese numbers of ranks at the current FERRY_* settings (e.g. "
             "--segment 2,16,64,128).\n");
@@ -188,6 +258,8 @@ int main(int argc, char **argv)
             printf("Ferry %s\n", FERRY_VERSION_STRING);
             return 0;
         }
+        if (!strcmp(argv[i], "--pvars"))
+            return print_pvars();
         if (!strcmp(argv[i], "--segment"))
             return print_segment(i + 1 < argc ? argv[i + 1] : "");
         if (!strncmp(argv[i], "--segment=", 10))
@@ -264,5 +336,7 @@ int main(int argc, char **argv)
         "  waiting                %s (spin %lld polls, then yield, then futex "
         "sleep when ranks outnumber %d CPUs)\n",
         fy_env_str(FY_ENV_WAIT), fy_env_int(FY_ENV_SPIN), fy_online_cpus());
+    printf("\n");
+    print_protocols(fbox, eager);
     return 0;
 }

@@ -122,7 +122,7 @@ int fy_comm_init(int world_rank, int world_size)
     return 0;
 }
 
-void fy_comm_finalize(void)
+void fy_comm_finalize_attrs(void)
 {
     if (!s_up)
         return;
@@ -130,6 +130,13 @@ void fy_comm_finalize(void)
      * libraries can hook their own teardown on it. */
     fy_attr_delete_all(&s_self.attrs, s_self.handle);
     fy_attr_delete_all(&s_world.attrs, s_world.handle);
+}
+
+void fy_comm_finalize(void)
+{
+    if (!s_up)
+        return;
+    fy_comm_finalize_attrs(); /* nothing left if the caller ran it */
     fy_comm_release(&s_self);
     fy_comm_release(&s_world);
     fy_ctx_finalize();

@@ -45,6 +45,11 @@ struct fy_comm {
 
 /* Build MPI_COMM_WORLD / MPI_COMM_SELF; called from MPI_Init. */
 int fy_comm_init(int world_rank, int world_size);
+/* MPI_Finalize's first step: delete MPI_COMM_SELF's attributes, then
+ * MPI_COMM_WORLD's (their callbacks may still communicate). Both
+ * communicators stay usable until fy_comm_finalize, which runs this step
+ * itself if the caller has not. */
+void fy_comm_finalize_attrs(void);
 void fy_comm_finalize(void);
 
 struct fy_comm *fy_comm_get(MPI_Comm h);    /* NULL if invalid/freed */

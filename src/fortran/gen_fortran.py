@@ -85,8 +85,9 @@ HAND_MISSING = set(HAND) - set(HAND_IFACE)
 
 # Routines that get no Fortran binding: large-count (_c) forms exist in
 # Fortran only as mpi_f08 generics; generalized requests need Fortran
-# callback adaptors nobody has asked for yet.
-SKIP_RE = re.compile(r"_c$")
+# callback adaptors nobody has asked for yet; the tool information
+# interface (MPI_T_*) is C only in the standard.
+SKIP_RE = re.compile(r"_c$|^T_")
 SKIP = {"Grequest_start", "Status_c2f", "Status_f2c"}  # C-only
 
 # C int parameters that are LOGICAL in Fortran.
@@ -110,7 +111,10 @@ OP_NAMES = {"MAX", "MIN", "SUM", "PROD", "LAND", "BAND", "LOR", "BOR",
 CONST_SKIP = {"MPI_BOTTOM", "MPI_IN_PLACE", "MPI_STATUS_IGNORE",
               "MPI_STATUSES_IGNORE", "MPI_ERRCODES_IGNORE", "MPI_ARGV_NULL",
               "MPI_ARGVS_NULL", "MPI_INCLUDED", "MPI_F_STATUS_SIZE",
-              "MPI_F_SOURCE", "MPI_F_TAG", "MPI_F_ERROR"}
+              "MPI_F_SOURCE", "MPI_F_TAG", "MPI_F_ERROR",
+              # MPI_T handles are C pointers (MPI_T has no Fortran binding).
+              "MPI_T_ENUM_NULL", "MPI_T_CVAR_HANDLE_NULL",
+              "MPI_T_PVAR_HANDLE_NULL", "MPI_T_PVAR_SESSION_NULL"}
 # Predefined attribute keys: MPICH's Fortran values are the C value + 1
 # (fortran_special.c maps them back).
 CONST_FORTRAN_KEYS = {"MPI_TAG_UB", "MPI_HOST", "MPI_IO",

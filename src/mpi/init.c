@@ -11,9 +11,11 @@
 #include <unistd.h>
 
 #include "boot/boot.h"
+#include "coll/coll.h"
 #include "coll/shm.h"
 #include "mpi/mpi_impl.h"
 #include "mpi/request.h"
+#include "proto/proto.h"
 
 int fy_mpi_state;
 static int thread_level = MPI_THREAD_SINGLE; /* what Init/Init_thread gave */
@@ -139,11 +141,92 @@ FY_API int PMPI_Finalized(int *flag)
 }
 FY_ALIAS(MPI_Finalized)
 
+/* The job-wide sum of counter 'name' ("ferry_" left out), or -1 when the
+ * table has no such counter. */
+static long long job_sum(const struct fy_pvar *t, const uint64_t *sum, int n,
+                         const char *name)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(t[i].name + 6, name)) /* past "ferry_" */
+            return (long long)sum[i];
+    return -1;
+}
+
+/* FERRY_STATS=1: rank 0 prints every counter of fy_proto_pvars() summed
+ * over MPI_COMM_WORLD, in the shape of the per-rank lines p2p prints
+ * later: "ferry-stats job proto=<name> msgs=<n> bytes=<n>" per protocol,
+ * "... job xfer=<name> ..." per mechanism that moved something, then
+ * "ferry-stats job <counter>=<n>" for each other counter. One reduction
+ * of a snapshot; on one node it runs through the shared-memory
+ * collectives, which no counter counts, so the sums equal the sums of
+ * the per-rank lines (with FERRY_COLL=p2p the per-rank lines also count
+ * the reduction's own messages). */
+static void stats_job_summary(void)
+{
+    /* Static: nothing to allocate (and fail on one rank alone) in the
+     * middle of a collective. The table has a few dozen counters. */
+    static uint64_t mine[512], sum[512];
+    if (!fy_env_int(FY_ENV_STATS))
+        return;
+    struct fy_comm *w = fy_comm_get(MPI_COMM_WORLD);
+    const struct fy_pvar *t;
+    int n = fy_proto_pvars(&t);
+    if (n > (int)FY_ARRAY_LEN(mine))
+        n = (int)FY_ARRAY_LEN(mine); /* the same on every rank */
+    for (int i = 0; i < n; i++)
+        mine[i] = *t[i].value;
+    int rc = fy_coll_reduce(mine, sum, n, fy_dtype_get(MPI_UNSIGNED_LONG_LONG),
+                            fy_op_get(MPI_SUM), 0, w, NULL);
+    if (rc == 0 && w->rank == 0) {
+        char key[64];
+        fprintf(stderr, "ferry-stats job ranks=%d\n", w->size);
+        for (int p = 0; p < FY_STAT_COUNT; p++) {
+            const char *name = fy_proto_stat_name(p);
+            snprintf(key, sizeof(key), "%s_msgs", name);
+            long long m = job_sum(t, sum, n, key);
+            snprintf(key, sizeof(key), "%s_bytes", name);
+            long long b = job_sum(t, sum, n, key);
+            if (m >= 0 && b >= 0)
+                fprintf(stderr,
+                        "ferry-stats job proto=%s msgs=%lld bytes=%lld\n", name,
+                        m, b);
+        }
+        for (int k = 0; k < FY_XFER_NKINDS; k++) {
+            const char *name = fy_xfer_registry[k]->name;
+            snprintf(key, sizeof(key), "xfer_%s_msgs", name);
+            long long m = job_sum(t, sum, n, key);
+            snprintf(key, sizeof(key), "xfer_%s_bytes", name);
+            long long b = job_sum(t, sum, n, key);
+            if (m > 0 && b >= 0)
+                fprintf(stderr,
+                        "ferry-stats job xfer=%s msgs=%lld bytes=%lld\n", name,
+                        m, b);
+        }
+        /* The rest, whatever new counters the table has grown. */
+        for (int i = 0; i < n; i++) {
+            const char *name = t[i].name + 6;
+            bool grouped = !strncmp(name, "xfer_", 5);
+            for (int p = 0; p < FY_STAT_COUNT && !grouped; p++) {
+                size_t l = strlen(fy_proto_stat_name(p));
+                grouped =
+                    !strncmp(name, fy_proto_stat_name(p), l) &&
+                    (!strcmp(name + l, "_msgs") || !strcmp(name + l, "_bytes"));
+            }
+            if (!grouped)
+                fprintf(stderr, "ferry-stats job %s=%llu\n", name,
+                        (unsigned long long)sum[i]);
+        }
+    }
+}
+
 FY_API int PMPI_Finalize(void)
 {
     FY_CHECK_INIT(__func__);
     fy_mpi_requests_finalize();
-    /* MPI_COMM_SELF's attribute callbacks run first, and may communicate. */
+    /* MPI_COMM_SELF's attribute callbacks run first, and may communicate;
+     * then the job's counters are complete. */
+    fy_comm_finalize_attrs();
+    stats_job_summary();
     fy_comm_finalize();
     fy_coll_shm_finalize();
     fy_p2p_finalize();

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # FERRY_STATS=1: the per-rank protocol counters printed at MPI_Finalize
-# count what tests/mpi/stats.c sends, by the way it travelled.
+# count what tests/mpi/stats.c sends, by the way it travelled, and rank 0's
+# job summary ("ferry-stats job ...") sums them over the ranks.
 # Usage: stats.sh PROGRAM
 . "$(dirname "$0")/lib.sh"
 prog=$1
@@ -22,4 +23,31 @@ val() { echo "$out" | grep "ferry-stats rank=1 .*$1" | grep -o "$2=[0-9]*" | cut
 (( $(val matching=unexpected msgs) >= 15 )) || mt_fail "the 15 eager messages arrived before their receives"
 (( $(val write=available msgs) >= 3 )) || mt_fail "3 receives were waiting for their messages"
 (( $(val write=available bytes) >= 3145728 )) || mt_fail "early bytes include the 3 MiB"
+
+# The job summary: printed once (by rank 0), each protocol line the sum of
+# the ranks' lines, the other counters by name.
+echo "$out" | grep "ferry-stats job"
+[[ $(echo "$out" | grep -c "^ferry-stats job ranks=2$") == 1 ]] ||
+    mt_fail "one job summary line 'ferry-stats job ranks=2'"
+jval() { echo "$out" | grep "ferry-stats job $1 " | grep -o " $2=[0-9]*" | cut -d= -f2; }
+jnum() { echo "$out" | grep -o "^ferry-stats job $1=[0-9]*$" | cut -d= -f2; }
+[[ $(jval proto=eager_mailbox msgs) == 10 && $(jval proto=eager_mailbox bytes) == 80 ]] ||
+    mt_fail "job mailbox: want 10 messages, 80 bytes"
+[[ $(jval proto=rndv_get msgs) == 3 && $(jval proto=rndv_get bytes) == 3145728 ]] ||
+    mt_fail "job rendezvous get: want 3 messages, 3145728 bytes"
+[[ $(jval xfer=cma bytes) == 3145728 ]] || mt_fail "job: cma moved the 3 MiB"
+(( $(jnum unexpected) >= 15 )) || mt_fail "job: 15 unexpected messages"
+names=$(echo "$out" | grep -o "^ferry-stats job proto=[a-z_0-9]*" | cut -d= -f2)
+[[ -n $names ]] || mt_fail "no 'ferry-stats job proto=' lines"
+for name in $names; do
+    for f in msgs bytes; do
+        sum=0
+        for r in 0 1; do
+            v=$(echo "$out" | grep "ferry-stats rank=$r proto=$name " | grep -o " $f=[0-9]*" | cut -d= -f2)
+            sum=$((sum + ${v:-0}))
+        done
+        [[ $(jval "proto=$name" $f) == "$sum" ]] ||
+            mt_fail "job proto=$name $f: $(jval "proto=$name" $f), the ranks' lines sum to $sum"
+    done
+done
 echo "stats: OK"
