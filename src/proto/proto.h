@@ -22,6 +22,7 @@
 #include "xfer/xfer.h"
 
 struct fy_req;
+struct fy_unexp;
 
 /* The table. */
 enum fy_proto {

@@ -6,6 +6,8 @@
  * synchronous sends, and many late messages at once (past the pushed
  * buffer's budget). Pairs (0,1), (2,3)...; an odd last rank idles. Run
  * under every FERRY_PROTO setting by the suite. */
+#include <stdbool.h>
+
 #include "mpitest.h"
 
 static const size_t sizes[] = {4097,          8191,    16 * 1024,
@@ -35,9 +37,14 @@ static void early_late(int peer, bool early)
             if (early)
                 MT_MPI(MPI_Recv(&tok, 1, MPI_INT, peer, 99, MPI_COMM_WORLD,
                                 MPI_STATUS_IGNORE));
-            MT_MPI(MPI_Send(b, (int)n, MPI_BYTE, peer, 5, MPI_COMM_WORLD));
+            /* Nonblocking: a send that is not wholly pushed completes
+             * only once received, and the token must go first. */
+            MPI_Request rq;
+            MT_MPI(
+                MPI_Isend(b, (int)n, MPI_BYTE, peer, 5, MPI_COMM_WORLD, &rq));
             if (!early)
                 MT_MPI(MPI_Send(&tok, 1, MPI_INT, peer, 99, MPI_COMM_WORLD));
+            MT_MPI(MPI_Wait(&rq, MPI_STATUS_IGNORE));
         } else {
             memset(b, 0, n);
             MPI_Status st;
