@@ -129,7 +129,7 @@ static void el_usage(FILE *f)
             "             to 1 MiB, 40 above; --quick 30/15/6)\n"
             "  -x US, -y US  fixed computations (default per size: early "
             "x=50 y=10;\n"
-            "             late x=5, y = x + 20 + 2 x the size's one-way "
+            "             late x=5, y = x + 20 + 3 x the size's one-way "
             "time)\n"
             "  --quick    fewer sizes and iterations\n"
             "  --test     odd sizes around the protocol limits, 4 iterations "
@@ -457,7 +457,7 @@ int main(int argc, char **argv)
                 y = o.y_us >= 0 ? o.y_us : 10;
             } else {
                 x = o.x_us >= 0 ? o.x_us : 5;
-                y = o.y_us >= 0 ? o.y_us : x + 20 + 2 * ow;
+                y = o.y_us >= 0 ? o.y_us : x + 20 + 3 * ow;
             }
             struct el_row row;
             memset(&row, 0, sizeof(row));
