@@ -110,8 +110,10 @@ void lab_copies_init(void);
 
 struct lab_opts {
     bool quick, tune, no_plots, verbose, ops;
-    const char *out;  /* report directory, or tuning file with --tune */
-    const char *only; /* comma list of mechanism labels, or NULL */
+    bool protocols;    /* --protocols: only the early/late experiment */
+    bool no_protocols; /* --no-protocols: never it */
+    const char *out;   /* report directory, or tuning file with --tune */
+    const char *only;  /* comma list of mechanism labels, or NULL */
     const char *plot_script;
     int repeats;
 };
@@ -373,5 +375,55 @@ int lab_write_report(struct lab *L, FILE *f, const char *plots_note,
 int lab_write_tuning(struct lab *L, const char *path);
 void lab_print_tune(struct lab *L, FILE *f, bool settings);
 const char *lab_size_str(size_t n, char *buf, size_t len);
+
+/* ---- protocols.c: seed 001's early/late receivers per protocol setting -- */
+#define LAB_PROTO_MAX 12
+enum lab_proto_kind {
+    LAB_PROTO_AUTO,
+    LAB_PROTO_PUSHZERO,
+    LAB_PROTO_PUSHPULL,
+    LAB_PROTO_PUSHALL,
+    LAB_PROTO_WRITE
+};
+struct lab_proto_res {
+    bool done, quick, verified;
+    char why[300];  /* why not measured */
+    char fail[400]; /* first failed job */
+    int jobs, failed, repeats;
+    double seconds;
+    uint64_t eager;
+    int nset;
+    char label[LAB_PROTO_MAX][24];
+    char env[LAB_PROTO_MAX][160];
+    enum lab_proto_kind kind[LAB_PROTO_MAX];
+    uint64_t btp[LAB_PROTO_MAX];
+    bool main[LAB_PROTO_MAX]; /* in the early/late tables */
+    int nsizes;
+    size_t sizes[LAB_MAX_SIZES];
+    /* [setting][early, late][size]: us; < -1e29: missing */
+    double comm[LAB_PROTO_MAX][2][LAB_MAX_SIZES];
+    double t[LAB_PROTO_MAX][2][LAB_MAX_SIZES];
+    double order_ok[LAB_PROTO_MAX][2][LAB_MAX_SIZES];
+    double rep_comm[LAB_PROTO_MAX][2][LAB_MAX_SIZES][LAB_MAX_REPEATS];
+    double rep_t[LAB_PROTO_MAX][2][LAB_MAX_SIZES][LAB_MAX_REPEATS];
+    double x_us[2][LAB_MAX_SIZES], y_us[2][LAB_MAX_SIZES];
+    /* The choice. */
+    int btp_set, proto_set; /* indices, -1: none */
+    double btp_score[LAB_PROTO_MAX], worst[LAB_PROTO_MAX];
+    bool rw_measured;
+    int recv_write;
+    uint64_t recv_write_min;
+    double rw_ratio;
+};
+extern struct lab_proto_res lab_proto;
+struct fy_tuning;
+/* Call before the laboratory pins P0: the jobs get the CPUs back. */
+void lab_proto_save_affinity(void);
+/* P0 only, with P1 gone: runs the jobs and makes the choice. */
+void lab_exp_protocols(struct lab *L);
+void lab_proto_write_json(FILE *f); /* "protocols": {...} */
+void lab_proto_write_md(FILE *f);   /* the report section */
+void lab_proto_print_choice(FILE *f);
+void lab_proto_tuning(struct fy_tuning *out); /* adds the chosen keys */
 
 #endif /* FY_LAB_H */

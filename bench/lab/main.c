@@ -23,8 +23,8 @@ extern char **environ;
 #endif
 
 static const char *const plot_files[] = {
-    "bandwidth.png", "latency.png", "cache.png",
-    "sweeps.png",    "memcpy.png",  "crossover.png",
+    "bandwidth.png", "latency.png",   "cache.png",     "sweeps.png",
+    "memcpy.png",    "crossover.png", "protocols.png", "btp.png",
 };
 
 static void usage(FILE *f)
@@ -32,8 +32,9 @@ static void usage(FILE *f)
     fprintf(
         f,
         "usage: ferry-bench [--quick] [--out DIR] [--only LIST] [--repeats N]\n"
-        "                   [--no-plots]\n"
-        "       ferry-bench --tune [--quick] [--out FILE]\n"
+        "                   [--no-plots] [--no-protocols]\n"
+        "       ferry-bench --protocols [--quick] [--out DIR] [--repeats N]\n"
+        "       ferry-bench --tune [--quick] [--out FILE] [--no-protocols]\n"
         "       ferry-bench --ops [--quick] [--repeats N]\n"
         "\n"
         "The mechanism laboratory: seed-000's benchmarks (1-byte latency,\n"
@@ -50,6 +51,11 @@ static void usage(FILE *f)
         "                 and write a tuning file: --out FILE, else\n"
         "                 $FERRY_TUNING, else\n"
         "                 ${XDG_CONFIG_HOME:-$HOME/.config}/ferry/tuning.conf\n"
+        "  --protocols    only seed 001's early/late receiver test\n"
+        "                 (bench_earlylate under mpiexec, once per\n"
+        "                 FERRY_PROTO/BTP/RECV_WRITE setting; part of the\n"
+        "                 full run and of --tune, not of --quick)\n"
+        "  --no-protocols leave that experiment out\n"
         "  --ops          only the reduction kernels (MPI_SUM and others on\n"
         "                 4 KiB, 256 KiB, 8 MiB) against memcpy, in GB/s; a\n"
         "                 table on stdout, no second process\n"
@@ -75,12 +81,15 @@ static int parse_opts(struct lab_opts *o, int argc, char **argv)
         {"only", required_argument, NULL, 'O'},
         {"repeats", required_argument, NULL, 'r'},
         {"no-plots", no_argument, NULL, 'P'},
+        {"protocols", no_argument, NULL, 'p'},
+        {"no-protocols", no_argument, NULL, 'N'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     memset(o, 0, sizeof(*o));
     int c;
-    while ((c = getopt_long(argc, argv, "qo:tO:r:PhS", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "qo:tO:r:PhSpN", longopts, NULL)) !=
+           -1) {
         switch (c) {
         case 'q':
             o->quick = true;
@@ -111,6 +120,12 @@ static int parse_opts(struct lab_opts *o, int argc, char **argv)
         case 'P':
             o->no_plots = true;
             break;
+        case 'p':
+            o->protocols = true;
+            break;
+        case 'N':
+            o->no_protocols = true;
+            break;
         case 'h':
             usage(stdout);
             exit(0);
@@ -123,6 +138,11 @@ static int parse_opts(struct lab_opts *o, int argc, char **argv)
         fprintf(stderr, "ferry-bench: unexpected argument '%s'\n",
                 argv[optind]);
         usage(stderr);
+        return -1;
+    }
+    if (o->protocols && (o->tune || o->no_protocols || o->ops || o->only)) {
+        fprintf(stderr, "ferry-bench: --protocols goes with --quick, --out, "
+                        "--repeats and --no-plots only\n");
         return -1;
     }
     if (!o->repeats)
@@ -217,74 +237,9 @@ static void load_library_settings(struct lab *L)
         L->lib_eager = L->lib_cell - FY_CELL_HDR;
 }
 
-static struct lab lab;
-
-int main(int argc, char **argv)
+/* report.md + results.json + plots (or the report on stdout). */
+static int write_outputs(struct lab *L)
 {
-    struct lab *L = &lab;
-    if (parse_opts(&L->opt, argc, argv))
-        return 2;
-    if (L->opt.ops) /* a single-process measurement: no set-up */
-        return lab_ops_run(&L->opt, stdout);
-    load_library_settings(L);
-    lab_copies_init();
-
-    /* Resolve the tuning file's path before spending minutes measuring. */
-    char tune_path[512] = "";
-    if (L->opt.tune) {
-        if (L->opt.out)
-            snprintf(tune_path, sizeof(tune_path), "%s", L->opt.out);
-        else if (fy_tuning_default_path(tune_path, sizeof(tune_path)) != 0) {
-            fprintf(stderr, "ferry-bench: no place for the tuning file: set "
-                            "FERRY_TUNING or HOME, or pass --out FILE\n");
-            return 2;
-        }
-    } else if (L->opt.out && mkdir_p(L->opt.out) != 0) {
-        fprintf(stderr, "ferry-bench: cannot create %s: %s\n", L->opt.out,
-                strerror(errno));
-        return 2;
-    }
-
-    lab_idle_sample();
-    if (lab_setup(L, argc, argv) != 0)
-        return 1;
-    if (L->me == 0)
-        lab_machine_info(L, true);
-    lab_mechs_discover(L);
-    lab_sb_config(L, L->lib_shmbuf);
-    lab_queue_config(L, (uint32_t)L->lib_cell);
-    L->copy = NULL;
-
-    lab_exp_clock(L);
-    lab_progress(L, "verify: every mechanism once, byte for byte");
-    lab_mechs_verify(L);
-    if (!L->opt.tune) {
-        lab_exp_latency(L);
-        lab_exp_bandwidth(L);
-        lab_exp_setup(L);
-        lab_exp_cache(L);
-        lab_exp_overlap(L);
-        lab_exp_memcpy(L);
-        lab_exp_sweeps(L);
-    }
-    lab_exp_tune(L);
-    lab_progress_done(L);
-    if (L->me == 0)
-        lab_machine_info(L, false);
-    lab_finish(L); /* P1 leaves here */
-
-    if (L->opt.tune) {
-        lab_print_tune(L, stdout, true);
-        int rc = lab_write_tuning(L, tune_path);
-        if (rc) {
-            fprintf(stderr, "ferry-bench: cannot write %s: %s\n", tune_path,
-                    strerror(-rc));
-            return 1;
-        }
-        printf("\nwrote %s (%.0f s)\n", tune_path, lab_res.elapsed_s);
-        return 0;
-    }
-
     if (!L->opt.out) {
         return lab_write_report(L, stdout,
                                 "Run with `--out DIR` to get results.json and "
@@ -336,4 +291,102 @@ int main(int argc, char **argv)
     fprintf(stderr, "ferry-bench: wrote %s, %s%s in %.0f s\n", md, json,
             prc == 0 ? " and the plots" : " (no plots)", lab_res.elapsed_s);
     return 0;
+}
+
+static struct lab lab;
+
+int main(int argc, char **argv)
+{
+    struct lab *L = &lab;
+    if (parse_opts(&L->opt, argc, argv))
+        return 2;
+    if (L->opt.ops) /* a single-process measurement: no set-up */
+        return lab_ops_run(&L->opt, stdout);
+    load_library_settings(L);
+    lab_copies_init();
+
+    /* Resolve the tuning file's path before spending minutes measuring. */
+    char tune_path[512] = "";
+    if (L->opt.tune) {
+        if (L->opt.out)
+            snprintf(tune_path, sizeof(tune_path), "%s", L->opt.out);
+        else if (fy_tuning_default_path(tune_path, sizeof(tune_path)) != 0) {
+            fprintf(stderr, "ferry-bench: no place for the tuning file: set "
+                            "FERRY_TUNING or HOME, or pass --out FILE\n");
+            return 2;
+        }
+    } else if (L->opt.out && mkdir_p(L->opt.out) != 0) {
+        fprintf(stderr, "ferry-bench: cannot create %s: %s\n", L->opt.out,
+                strerror(errno));
+        return 2;
+    }
+
+    lab_idle_sample();
+    lab_proto_save_affinity();
+    if (L->opt.protocols) {
+        /* No second process: the jobs are the experiment. */
+        L->t_start = (double)lab_now_ns() / 1e9;
+        lab_machine_info(L, true);
+        lab_exp_protocols(L);
+        lab_progress_done(L);
+        lab_machine_info(L, false);
+        if (!lab_proto.done)
+            fprintf(stderr, "ferry-bench: protocols not measured: %s\n",
+                    lab_proto.why);
+        else if (!lab_proto.verified) {
+            fprintf(stderr, "ferry-bench: a job received wrong bytes\n");
+        }
+        return write_outputs(L) || !lab_proto.done || !lab_proto.verified;
+    }
+    if (lab_setup(L, argc, argv) != 0)
+        return 1;
+    if (L->me == 0)
+        lab_machine_info(L, true);
+    lab_mechs_discover(L);
+    lab_sb_config(L, L->lib_shmbuf);
+    lab_queue_config(L, (uint32_t)L->lib_cell);
+    L->copy = NULL;
+
+    lab_exp_clock(L);
+    lab_progress(L, "verify: every mechanism once, byte for byte");
+    lab_mechs_verify(L);
+    if (!L->opt.tune) {
+        lab_exp_latency(L);
+        lab_exp_bandwidth(L);
+        lab_exp_setup(L);
+        lab_exp_cache(L);
+        lab_exp_overlap(L);
+        lab_exp_memcpy(L);
+        lab_exp_sweeps(L);
+    }
+    lab_exp_tune(L);
+    lab_progress_done(L);
+    if (L->me == 0)
+        lab_machine_info(L, false);
+    lab_finish(L); /* P1 leaves here */
+    /* Seed 001's protocols: whole jobs of their own, so only once P1 has
+     * left the second core. */
+    if (!L->opt.no_protocols && (L->opt.tune || !L->opt.quick)) {
+        lab_exp_protocols(L);
+        lab_progress_done(L);
+        if (!lab_proto.done)
+            fprintf(stderr, "ferry-bench: protocols not measured: %s\n",
+                    lab_proto.why);
+        lab_machine_info(L, false);
+    }
+
+    if (L->opt.tune) {
+        lab_print_tune(L, stdout, true);
+        lab_proto_print_choice(stdout);
+        int rc = lab_write_tuning(L, tune_path);
+        if (rc) {
+            fprintf(stderr, "ferry-bench: cannot write %s: %s\n", tune_path,
+                    strerror(-rc));
+            return 1;
+        }
+        printf("\nwrote %s (%.0f s)\n", tune_path, lab_res.elapsed_s);
+        return 0;
+    }
+
+    return write_outputs(L);
 }

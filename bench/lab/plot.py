@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Plots of a ferry-bench results.json (the seed's Figs. 2-5 and the
 # crossovers): bandwidth.png, latency.png, cache.png, sweeps.png,
-# memcpy.png, crossover.png. Needs matplotlib (Debian: python3-matplotlib);
+# memcpy.png, crossover.png; and seed 001's protocols: protocols.png (early
+# and late receivers, its Fig. 6) and btp.png (the BTP sweep, its Fig. 3). Needs matplotlib (Debian: python3-matplotlib);
 # exits with status 3 when it is missing so ferry-bench can say so.
 #
 #   plot.py RESULTS.json OUTDIR
@@ -233,6 +234,64 @@ def plot_crossover(res, outdir, made):
     save(fig, outdir, "crossover.png", made)
 
 
+def proto_panel(ax, p, mode, labels):
+    sizes = p["sizes"]
+    for k, label in enumerate(labels):
+        us = p[mode]["comm_us"].get(label) or []
+        pts = [(s, u) for s, u in zip(sizes, us) if u is not None and u > 0]
+        ax.plot([q[0] for q in pts], [q[1] for q in pts], label=label,
+                **style(k))
+    ax.axvline(max(p["eager_max"], 1), color="grey", linestyle=":",
+               label="eager limit")
+    size_axis(ax)
+    ax.set_yscale("log")
+    ax.set_xlabel("message size (bytes)")
+    ax.set_ylabel("comm us (t minus the compute on the critical path)")
+
+
+def proto_title(fig, res, what):
+    m = res["machine"]
+    fig.suptitle("%s - %s, %d CPUs, %s" % (what, m["cpu"], m["ncpus"],
+                                             m["date"]), fontsize=10)
+
+
+def plot_protocols(res, outdir, made):
+    p = res.get("protocols")
+    if not p:
+        return
+    labels = [st["label"] for st in p["settings"] if st["main"]]
+    fig, axes = plt.subplots(1, 2, figsize=(13, 5.5))
+    for ax, mode in zip(axes, ("early", "late")):
+        proto_panel(ax, p, mode, labels)
+        ax.set_title("%s receiver" % mode)
+    axes[1].legend(fontsize=8)
+    proto_title(fig, res, "Early and late receivers (seed 001 Fig. 6)")
+    fig.tight_layout()
+    save(fig, outdir, "protocols.png", made)
+
+
+def plot_btp(res, outdir, made):
+    p = res.get("protocols")
+    if not p:
+        return
+    labels = [st["label"] for st in p["settings"]
+              if st["kind"] in ("pushzero", "pushpull", "pushall")]
+    fig, axes = plt.subplots(1, 2, figsize=(13, 5.5))
+    for ax, mode in zip(axes, ("late", "early")):
+        proto_panel(ax, p, mode, labels)
+        ax.set_title("%s receiver, by BTP (push-zero: 0, push-all: all)"
+                     % mode)
+    btp = p["choice"].get("btp")
+    if btp:
+        for ax in axes:
+            ax.axvline(btp, color="tab:red", linestyle="--",
+                       label="chosen BTP %s" % size_label(btp))
+    axes[0].legend(fontsize=8)
+    proto_title(fig, res, "BTP sweep (seed 001 Fig. 3)")
+    fig.tight_layout()
+    save(fig, outdir, "btp.png", made)
+
+
 def main():
     if len(sys.argv) != 3:
         sys.stderr.write("usage: plot.py RESULTS.json OUTDIR\n")
@@ -242,8 +301,12 @@ def main():
     outdir = sys.argv[2]
     os.makedirs(outdir, exist_ok=True)
     made = []
-    for fn in (plot_bandwidth, plot_latency, plot_cache, plot_sweeps,
-               plot_memcpy, plot_crossover):
+    # --protocols writes only the machine and the protocols.
+    fns = (plot_protocols, plot_btp)
+    if "bandwidth" in res:
+        fns = (plot_bandwidth, plot_latency, plot_cache, plot_sweeps,
+               plot_memcpy, plot_crossover) + fns
+    for fn in fns:
         try:
             fn(res, outdir, made)
         except (KeyError, TypeError, ValueError) as exc:

@@ -71,6 +71,22 @@ long long fy_tuned_value(enum fy_env_id id, const char **source_out)
         has = tuning.has_split_min;
         v = tuning.split_min;
         break;
+    case FY_ENV_BTP:
+        has = tuning.has_btp;
+        v = tuning.btp;
+        break;
+    case FY_ENV_BTP1:
+        has = tuning.has_btp1;
+        v = tuning.btp1;
+        break;
+    case FY_ENV_RECV_WRITE:
+        has = tuning.has_recv_write;
+        v = tuning.recv_write;
+        break;
+    case FY_ENV_RECV_WRITE_MIN:
+        has = tuning.has_recv_write_min;
+        v = tuning.recv_write_min;
+        break;
     default:
         break;
     }
@@ -81,6 +97,26 @@ long long fy_tuned_value(enum fy_env_id id, const char **source_out)
     } else if (have && has) {
         src = "tuning file";
         out = (long long)v;
+    }
+    if (source_out)
+        *source_out = src;
+    return out;
+}
+
+const char *fy_tuned_str(enum fy_env_id id, const char **source_out)
+{
+    if (fy_env[id].type != FY_ENV_STRING) {
+        if (source_out)
+            *source_out = NULL;
+        return NULL; /* a number: fy_tuned_value */
+    }
+    const char *src = "default";
+    const char *out = fy_env_str(id);
+    if (fy_env[id].from_env) {
+        src = "environment";
+    } else if (have && id == FY_ENV_PROTO && tuning.has_proto) {
+        src = "tuning file";
+        out = tuning.proto;
     }
     if (source_out)
         *source_out = src;

@@ -15,5 +15,10 @@ const struct fy_tuning *fy_tuned_file(const char **path_out);
 /* A threshold's value in force and where it came from ("environment",
  * "tuning file" or "default"). */
 long long fy_tuned_value(enum fy_env_id id, const char **source_out);
+/* The same for a string setting (FY_ENV_PROTO: "auto", "pushpull",
+ * "pushzero" or "pushall" from the tuning file; the environment's text as
+ * given, unchecked). The string lives as long as the process. NULL (and
+ * *source_out NULL) if id is not a string setting. */
+const char *fy_tuned_str(enum fy_env_id id, const char **source_out);
 
 #endif /* FY_TUNED_H */

@@ -28,6 +28,7 @@ struct parse_ctx {
     /* Line on which each scalar key was set (0: not yet), for duplicate
      * and cross-check messages. */
     int line_eager, line_fastbox, line_cell, line_shmbuf, line_split;
+    int line_proto, line_btp, line_btp1, line_rw, line_rw_min;
     int rule_line[FY_TUNING_MAX_RULES];
 };
 
@@ -81,6 +82,28 @@ static int check_scalar(struct parse_ctx *c, const char *key, int *seen,
     *has = true;
     *slot = v;
     return 0;
+}
+
+const char *const fy_tuning_protos[4] = {"auto", "pushpull", "pushzero",
+                                         "pushall"};
+
+static int parse_proto(struct parse_ctx *c, struct fy_tuning *t,
+                       const char *val)
+{
+    if (c->line_proto)
+        return bad(c, c->line, "duplicate key 'proto' (first set on line %d)",
+                   c->line_proto);
+    for (size_t i = 0; i < FY_ARRAY_LEN(fy_tuning_protos); i++) {
+        if (strcmp(val, fy_tuning_protos[i]))
+            continue;
+        snprintf(t->proto, sizeof(t->proto), "%s", val);
+        t->has_proto = true;
+        c->line_proto = c->line;
+        return 0;
+    }
+    return bad(c, c->line,
+               "proto: '%s' is not one of auto, pushpull, pushzero, pushall",
+               val);
 }
 
 static bool valid_mech_name(const char *s)
@@ -181,11 +204,30 @@ static int parse_line(struct parse_ctx *c, struct fy_tuning *t, char *s)
     if (!strcmp(key, "split_min"))
         return check_scalar(c, key, &c->line_split, &t->has_split_min,
                             &t->split_min, val, 0, FY_TUNING_XFER_MAX_BYTES, 1);
+    if (!strcmp(key, "proto"))
+        return parse_proto(c, t, val);
+    if (!strcmp(key, "btp"))
+        return check_scalar(c, key, &c->line_btp, &t->has_btp, &t->btp, val, 0,
+                            FY_TUNING_BTP_MAX, 1);
+    if (!strcmp(key, "btp1"))
+        return check_scalar(c, key, &c->line_btp1, &t->has_btp1, &t->btp1, val,
+                            0, FY_TUNING_BTP_MAX, 1);
+    if (!strcmp(key, "recv_write")) {
+        if (strcmp(val, "0") && strcmp(val, "1"))
+            return bad(c, c->line, "recv_write: '%s' is not 0 or 1", val);
+        return check_scalar(c, key, &c->line_rw, &t->has_recv_write,
+                            &t->recv_write, val, 0, 1, 1);
+    }
+    if (!strcmp(key, "recv_write_min"))
+        return check_scalar(c, key, &c->line_rw_min, &t->has_recv_write_min,
+                            &t->recv_write_min, val, 0,
+                            FY_TUNING_XFER_MAX_BYTES, 1);
     if (!strncmp(key, "xfer.", 5))
         return parse_rule(c, t, key, val);
     return bad(c, c->line,
                "unknown key '%s' (expected eager_max, fastbox_max, "
-               "cell_size, shmbuf_size, split_min or xfer.<min_bytes>)",
+               "cell_size, shmbuf_size, split_min, xfer.<min_bytes>, proto, "
+               "btp, btp1, recv_write or recv_write_min)",
                key);
 }
 
@@ -232,6 +274,13 @@ int fy_tuning_parse(const char *name, const char *text, struct fy_tuning *out,
                    (unsigned long long)t.eager_max,
                    (unsigned long long)t.cell_size, c.line_cell,
                    (unsigned long long)(t.cell_size - FY_TUNING_CELL_HDR));
+    /* BTP(1) is a part of BTP. */
+    if (t.has_btp && t.has_btp1 && t.btp1 > t.btp)
+        return bad(&c, c.line_btp1,
+                   "btp1 = %llu is larger than btp = %llu (line %d): the "
+                   "first packet is a part of the pushed bytes",
+                   (unsigned long long)t.btp1, (unsigned long long)t.btp,
+                   c.line_btp);
     *out = t;
     return 0;
 }
@@ -404,6 +453,17 @@ int fy_tuning_save(const char *path, const struct fy_tuning *t,
         fprintf(f, "shmbuf_size = %llu\n", (unsigned long long)t->shmbuf_size);
     if (t->has_split_min)
         fprintf(f, "split_min = %llu\n", (unsigned long long)t->split_min);
+    if (t->has_proto)
+        fprintf(f, "proto = %s\n", t->proto);
+    if (t->has_btp)
+        fprintf(f, "btp = %llu\n", (unsigned long long)t->btp);
+    if (t->has_btp1)
+        fprintf(f, "btp1 = %llu\n", (unsigned long long)t->btp1);
+    if (t->has_recv_write)
+        fprintf(f, "recv_write = %llu\n", (unsigned long long)t->recv_write);
+    if (t->has_recv_write_min)
+        fprintf(f, "recv_write_min = %llu\n",
+                (unsigned long long)t->recv_write_min);
     for (int i = 0; i < t->nrules; i++)
         fprintf(f, "xfer.%llu = %s\n",
                 (unsigned long long)t->rules[i].min_bytes, t->rules[i].mech);

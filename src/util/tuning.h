@@ -14,6 +14,12 @@
  *                             # (both processes copy pieces); 0: never
  *     xfer.0      = shmbuf    # from 0 bytes up: mechanism by name
  *     xfer.1M     = cma       # from 1 MiB up (overrides the rule below it)
+ *     proto       = pushpull  # above the eager limit: auto, pushpull,
+ *                             # pushzero or pushall (FERRY_PROTO)
+ *     btp         = 16K       # Push-Pull: bytes pushed (FERRY_BTP)
+ *     btp1        = 0         # of btp, bytes in the first packet; <= btp
+ *     recv_write  = 1         # receiver-initiated write: 0 or 1
+ *     recv_write_min = 64K    # smallest receive offered for it
  *
  * Every key is optional and may appear once. A message of n bytes uses the
  * rule with the largest min_bytes <= n. Mechanism names are checked for
@@ -38,6 +44,11 @@
 #define FY_TUNING_SHMBUF_MIN 4096u
 #define FY_TUNING_SHMBUF_MAX (16u << 20)
 #define FY_TUNING_XFER_MAX_BYTES (1ull << 48) /* largest min_bytes */
+#define FY_TUNING_BTP_MAX (1ull << 30)        /* largest btp and btp1 */
+#define FY_TUNING_PROTO_MAX 12                /* protocol name incl. the NUL */
+
+/* The protocol names proto accepts, as FERRY_PROTO spells them. */
+extern const char *const fy_tuning_protos[4];
 
 struct fy_tuning_rule {
     uint64_t min_bytes;            /* rule applies from this size up */
@@ -48,12 +59,17 @@ struct fy_tuning {
     /* has_*: the file set it (otherwise the value is 0 and meaningless). */
     bool has_eager_max, has_fastbox_max, has_cell_size, has_shmbuf_size,
         has_split_min;
+    bool has_proto, has_btp, has_btp1, has_recv_write, has_recv_write_min;
     uint64_t eager_max;
     uint64_t fastbox_max;
     uint64_t cell_size;
     uint64_t shmbuf_size;
-    uint64_t split_min; /* 0: the shared single copy is off */
-    int nrules;         /* sorted by min_bytes */
+    uint64_t split_min;              /* 0: the shared single copy is off */
+    char proto[FY_TUNING_PROTO_MAX]; /* one of fy_tuning_protos */
+    uint64_t btp, btp1;              /* Push-Pull's pushed bytes, first part */
+    uint64_t recv_write;             /* 0 or 1 */
+    uint64_t recv_write_min;
+    int nrules; /* sorted by min_bytes */
     struct fy_tuning_rule rules[FY_TUNING_MAX_RULES];
 };
 

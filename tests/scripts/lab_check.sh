@@ -11,6 +11,11 @@
 #     eager_max, an xfer rule and split_min (cma split is a candidate; where
 #     cma does not work, no split_min), and ferry-info, reading FILE as the
 #     library does, must show that split_min in force.
+#     With the protocol jobs (bench_earlylate, not --no-protocols), FILE
+#     must also hold proto and btp, which ferry-info must accept.
+#   lab_check.sh protocols FERRY_BENCH DIR
+#     --protocols --quick: every setting's job ran, every byte arrived
+#     right, and report.md has the early/late section with a choice.
 #   lab_check.sh ops FERRY_BENCH FILE
 #     --ops --quick: FILE gets the kernel table, which must have the memcpy
 #     row and MPI_SUM on float, double and int with a non-zero GB/s at each
@@ -18,7 +23,7 @@
 . "$(dirname "$0")/lib.sh"
 mode=$1 bench=$2 out=$3
 [[ -x $bench && -n $out ]] ||
-    mt_fail "usage: lab_check.sh smoke|tune|ops FERRY_BENCH OUT"
+    mt_fail "usage: lab_check.sh smoke|tune|protocols|ops FERRY_BENCH OUT"
 # A launcher's variables would make ferry-bench join a job: it forks its own.
 unset FERRY_RANK FERRY_SIZE FERRY_JOBID FERRY_NCPUS FERRY_SHM_FD
 
@@ -66,7 +71,24 @@ tune)
     else
         echo "note: cma split not measured here (cma does not work)"
     fi
+    grep -Eq '^proto = (auto|pushpull|pushzero|pushall)$' "$out" ||
+        mt_fail "no proto in $out"
+    grep -Eq '^btp = [0-9]+$' "$out" || mt_fail "no btp in $out"
+    FERRY_TUNING=$out "$(dirname "$bench")/ferry-info" >/dev/null ||
+        mt_fail "ferry-info rejects the protocol keys"
     cat "$out"
+    ;;
+protocols)
+    rm -rf "$out"
+    "$bench" --protocols --quick --no-plots --out "$out" ||
+        mt_fail "ferry-bench --protocols exited $?"
+    grep -q '"failed_jobs": 0, "verified": true' "$out/results.json" ||
+        mt_fail "a job failed or received wrong bytes: $(grep -o '"jobs".*"verified": [a-z]*' "$out/results.json")"
+    grep -q '^## Early and late receivers' "$out/report.md" ||
+        mt_fail "no early/late section in report.md"
+    grep -Eq '^proto = (auto|pushpull|pushzero|pushall) ' "$out/report.md" ||
+        mt_fail "no protocol choice in report.md"
+    sed -n '/^### Early receiver/,/^### Late/p' "$out/report.md"
     ;;
 ops)
     "$bench" --ops --quick --repeats 1 >"$out" ||

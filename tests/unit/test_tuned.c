@@ -27,10 +27,18 @@ int main(void)
         perror(path);
         return 1;
     }
-    fputs("eager_max = 8K\nsplit_min = 80K\nxfer.0 = cma\n", f);
+    fputs("eager_max = 8K\nsplit_min = 80K\nxfer.0 = cma\n"
+          "proto = pushzero\nbtp = 32K\nbtp1 = 1K\nrecv_write = 0\n"
+          "recv_write_min = 256K\n",
+          f);
     fclose(f);
 
     const char *src = NULL;
+    static const char *const proto_vars[] = {"FERRY_PROTO", "FERRY_BTP",
+                                             "FERRY_BTP1", "FERRY_RECV_WRITE",
+                                             "FERRY_RECV_WRITE_MIN"};
+    for (size_t i = 0; i < FY_ARRAY_LEN(proto_vars); i++)
+        unsetenv(proto_vars[i]);
     unsetenv("FERRY_SPLIT_MIN");
     unsetenv("FERRY_TUNING");
     TAP_EQ_INT(fy_env_load(), 0, "environment loads");
@@ -38,6 +46,13 @@ int main(void)
     TAP_OK(def > 0, "the built-in default turns the shared copy on (%lld)",
            def);
     TAP_EQ_STR(src, "default", "before any file: the default");
+    TAP_EQ_STR(fy_tuned_str(FY_ENV_PROTO, &src), "auto",
+               "proto before any file: auto");
+    TAP_EQ_STR(src, "default", "proto's source: the default");
+    TAP_EQ_INT(fy_tuned_value(FY_ENV_BTP, &src), 16384,
+               "btp before any file: the built-in 16 KiB");
+    TAP_OK(fy_tuned_str(FY_ENV_BTP, &src) == NULL && src == NULL,
+           "fy_tuned_str refuses a numeric setting");
 
     setenv("FERRY_TUNING", path, 1);
     TAP_EQ_INT(fy_env_load(), 0, "environment with FERRY_TUNING loads");
@@ -47,6 +62,34 @@ int main(void)
     TAP_EQ_STR(src, "tuning file", "its source is the tuning file");
     TAP_EQ_INT(fy_tuned_value(FY_ENV_EAGER_MAX, NULL), 8192,
                "the file's other keys still apply");
+    TAP_EQ_STR(fy_tuned_str(FY_ENV_PROTO, &src), "pushzero",
+               "proto from the file");
+    TAP_EQ_STR(src, "tuning file", "proto's source: the tuning file");
+    TAP_EQ_INT(fy_tuned_value(FY_ENV_BTP, &src), 32768, "btp from the file");
+    TAP_EQ_STR(src, "tuning file", "btp's source: the tuning file");
+    TAP_EQ_INT(fy_tuned_value(FY_ENV_BTP1, NULL), 1024, "btp1 from the file");
+    TAP_EQ_INT(fy_tuned_value(FY_ENV_RECV_WRITE, &src), 0,
+               "recv_write = 0 from the file overrides the default 1");
+    TAP_EQ_STR(src, "tuning file", "recv_write's source: the tuning file");
+    TAP_EQ_INT(fy_tuned_value(FY_ENV_RECV_WRITE_MIN, NULL), 262144,
+               "recv_write_min from the file");
+
+    setenv("FERRY_PROTO", "pushall", 1);
+    setenv("FERRY_BTP", "4K", 1);
+    setenv("FERRY_RECV_WRITE", "1", 1);
+    TAP_EQ_INT(fy_env_load(), 0, "environment with protocol settings loads");
+    TAP_EQ_STR(fy_tuned_str(FY_ENV_PROTO, &src), "pushall",
+               "FERRY_PROTO wins over the file");
+    TAP_EQ_STR(src, "environment", "proto's source: the environment");
+    TAP_EQ_INT(fy_tuned_value(FY_ENV_BTP, &src), 4096,
+               "FERRY_BTP wins over the file");
+    TAP_EQ_INT(fy_tuned_value(FY_ENV_RECV_WRITE, NULL), 1,
+               "FERRY_RECV_WRITE wins over the file");
+    TAP_EQ_INT(fy_tuned_value(FY_ENV_BTP1, &src), 1024,
+               "an unset variable still comes from the file");
+    TAP_EQ_STR(src, "tuning file", "btp1's source: still the file");
+    for (size_t i = 0; i < FY_ARRAY_LEN(proto_vars); i++)
+        unsetenv(proto_vars[i]);
 
     setenv("FERRY_SPLIT_MIN", "4096", 1);
     TAP_EQ_INT(fy_env_load(), 0, "environment with FERRY_SPLIT_MIN loads");

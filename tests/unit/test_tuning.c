@@ -192,6 +192,54 @@ int main(void)
                "does not fit in one cell (cell_size = 4096 on line 1",
                "eager_max larger than the cell's payload");
 
+    /* ---- the protocol keys (seed 001's Push-Pull, seed 002's write) ---- */
+    const char *proto_good = "proto = pushpull\n"
+                             "btp = 64K\n"
+                             "btp1 = 512\n"
+                             "recv_write = 0\n"
+                             "recv_write_min = 1M\n";
+    memset(&t, 0xa5, sizeof(t));
+    TAP_EQ_INT(fy_tuning_parse("t.conf", proto_good, &t, err, sizeof(err)), 0,
+               "protocol keys parse (%s)", err);
+    TAP_OK(t.has_proto && !strcmp(t.proto, "pushpull"), "proto = pushpull");
+    TAP_OK(t.has_btp && t.btp == 65536, "btp = 64K");
+    TAP_OK(t.has_btp1 && t.btp1 == 512, "btp1 = 512");
+    TAP_OK(t.has_recv_write && t.recv_write == 0, "recv_write = 0 is set, off");
+    TAP_OK(t.has_recv_write_min && t.recv_write_min == 1048576,
+           "recv_write_min = 1M");
+    TAP_OK(!t.has_eager_max && !t.has_split_min && t.nrules == 0,
+           "the other keys stay unset");
+    for (size_t i = 0; i < sizeof(fy_tuning_protos) / sizeof(*fy_tuning_protos);
+         i++) {
+        char l[64];
+        snprintf(l, sizeof(l), "proto = %s\n", fy_tuning_protos[i]);
+        TAP_EQ_INT(fy_tuning_parse("t.conf", l, &t, err, sizeof(err)), 0,
+                   "proto = %s accepted", fy_tuning_protos[i]);
+        TAP_EQ_STR(t.proto, fy_tuning_protos[i], "proto = %s kept",
+                   fy_tuning_protos[i]);
+    }
+    TAP_EQ_INT(
+        fy_tuning_parse("t.conf", "btp = 0\nbtp1 = 0\n", &t, err, sizeof(err)),
+        0, "btp = 0 (Push-Zero's amount) accepted");
+    expect_bad("proto = pull\n", 1, "not one of auto, pushpull",
+               "unknown protocol");
+    expect_bad("proto = PushPull\n", 1, "not one of", "protocol in capitals");
+    expect_bad("proto = auto\nproto = pushall\n", 2,
+               "duplicate key 'proto' (first set on line 1)", "proto twice");
+    expect_bad("btp = lots\n", 1, "is not a size", "btp not a size");
+    expect_bad("btp = 2G\n", 1, "out of range", "btp beyond 1 GiB");
+    expect_bad("btp1 = -1\n", 1, "is not a size", "btp1 negative");
+    expect_bad("btp = 4K\nbtp1 = 8K\n", 2,
+               "btp1 = 8192 is larger than btp = 4096 (line 1)",
+               "btp1 larger than btp");
+    expect_bad("recv_write = yes\n", 1, "is not 0 or 1", "recv_write not 0/1");
+    expect_bad("recv_write = 2\n", 1, "is not 0 or 1", "recv_write = 2");
+    expect_bad("recv_write = 1\nrecv_write = 0\n", 2,
+               "duplicate key 'recv_write'", "recv_write twice");
+    expect_bad("recv_write_min = 16Q\n", 1, "is not a size",
+               "recv_write_min bad suffix");
+    expect_bad("btp2 = 4K\n", 1, "unknown key 'btp2'", "unknown btp key");
+
     /* A failed parse leaves the output untouched. */
     memset(&t, 0, sizeof(t));
     t.eager_max = 777;
@@ -264,6 +312,16 @@ int main(void)
     strcpy(w.rules[0].mech, "shmbuf");
     w.rules[1].min_bytes = 262144;
     strcpy(w.rules[1].mech, "cma");
+    w.has_proto = true;
+    strcpy(w.proto, "pushall");
+    w.has_btp = true;
+    w.btp = 16384;
+    w.has_btp1 = true;
+    w.btp1 = 0;
+    w.has_recv_write = true;
+    w.recv_write = 1;
+    w.has_recv_write_min = true;
+    w.recv_write_min = 65536;
     snprintf(path, sizeof(path), "%s/sub/dir/tuning.conf", dir);
     TAP_EQ_INT(fy_tuning_save(path, &w, "written by test_tuning\n\nline 3"), 0,
                "save creates parents and writes");
@@ -275,6 +333,11 @@ int main(void)
                !strcmp(t.rules[1].mech, "cma") &&
                t.rules[1].min_bytes == 262144,
            "round trip keeps every value");
+    TAP_OK(t.has_proto && !strcmp(t.proto, "pushall") && t.has_btp &&
+               t.btp == 16384 && t.has_btp1 && t.btp1 == 0 &&
+               t.has_recv_write && t.recv_write == 1 && t.has_recv_write_min &&
+               t.recv_write_min == 65536,
+           "round trip keeps the protocol keys (btp1 = 0 set, not unset)");
 
     char cmd[600];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);

@@ -1,0 +1,493 @@
+/* SPDX-License-Identifier: MIT */
+/* Seed 001's early and late receiver tests (section 5.3, Fig. 5): a
+ * ping-pong between ranks 0 and 1 in which each side computes (a
+ * calibrated busy loop) before it communicates, with the computations
+ * chosen so that the receive is always posted before the message is sent
+ * ("early") or always after it arrived ("late"). Plain standard MPI, so the
+ * protocol under test is whatever the library picks (FERRY_PROTO, ...).
+ *
+ *   ping (rank 0): barrier; t0; compute x; send; compute y; recv; t = now-t0
+ *   pong (rank 1): barrier; compute y; recv; compute x; send
+ *
+ * comm = t - the computation on the critical path (measured, per iteration):
+ * early: ping's x + pong's x; late: pong's y + pong's x. */
+#define _GNU_SOURCE /* strtok_r */
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <mpi.h>
+
+#include "bench_common.h"
+
+#define EL_TAG 11
+#define EL_WARMUP 2 /* untimed, data-checked iterations per size */
+#define EL_MAX_ITERS 1000
+
+enum el_mode { EL_EARLY, EL_LATE };
+static MPI_Comm el_comm; /* ranks 0 and 1 */
+static const char *const mode_name[] = {"early", "late"};
+
+struct el_opts {
+    int modes;   /* bit 0: early, bit 1: late */
+    int iters;   /* 0: by size and --quick */
+    double x_us; /* < 0: chosen per size */
+    double y_us;
+    int quick, test;
+    int nsizes;
+    size_t sizes[BENCH_MAX_SIZES];
+};
+
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+/* ---- the computation: a dependent multiply-add chain the compiler may
+ * neither vectorise nor remove, calibrated once per rank ---- */
+
+static volatile uint64_t el_sink;
+static double el_ns_per_step = 1.0;
+
+static void spin_steps(uint64_t n)
+{
+    uint64_t a = n | 1;
+    for (uint64_t i = 0; i < n; i++) {
+        a = a * 6364136223846793005ull + 1442695040888963407ull;
+        __asm__ __volatile__("" : "+r"(a));
+    }
+    el_sink = a;
+}
+
+static void calibrate(void)
+{
+    const uint64_t n = 200000;
+    double best = 1e30;
+    spin_steps(n); /* wake the core up */
+    for (int i = 0; i < 7; i++) {
+        double t0 = now_us();
+        spin_steps(n);
+        double dt = now_us() - t0;
+        if (dt < best)
+            best = dt;
+    }
+    el_ns_per_step = best * 1e3 / (double)n;
+    if (el_ns_per_step <= 0)
+        el_ns_per_step = 1.0;
+}
+
+/* Compute for about us microseconds; returns the time it actually took
+ * (longer when the core was taken away meanwhile). */
+static double compute(double us)
+{
+    double t0 = now_us();
+    if (us > 0)
+        spin_steps((uint64_t)(us * 1e3 / el_ns_per_step));
+    return now_us() - t0;
+}
+
+/* ---- data ---- */
+
+static void fill(unsigned char *p, size_t n, unsigned salt)
+{
+    for (size_t i = 0; i < n; i++)
+        p[i] = (unsigned char)(i * 7 + (i >> 11) + salt * 29 + 3);
+}
+
+/* Index of the first wrong byte, or n. */
+static size_t check(const unsigned char *p, size_t n, unsigned salt)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != (unsigned char)(i * 7 + (i >> 11) + salt * 29 + 3))
+            return i;
+    return n;
+}
+
+/* ---- options ---- */
+
+static void el_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: bench_earlylate [--mode early|late|both] [-m MAX] "
+            "[-s SIZES]\n"
+            "                       [-i ITERS] [-x US] [-y US] [--quick] "
+            "[--test]\n"
+            "Seed 001's early/late receiver ping-pong (section 5.3, Fig. 5) "
+            "on ranks 0, 1.\n"
+            "  --mode M   early (receive posted before the send), late "
+            "(posted after\n"
+            "             the message arrived) or both (default)\n"
+            "  -m MAX     sizes 1, 2, 4, ... MAX (default 4M; K/M suffixes)\n"
+            "  -s SIZES   only these sizes (comma separated)\n"
+            "  -i ITERS   timed iterations per size (default 200 up to 64 "
+            "KiB, 100 up\n"
+            "             to 1 MiB, 40 above; --quick 30/15/6)\n"
+            "  -x US, -y US  fixed computations (default per size: early "
+            "x=50 y=10;\n"
+            "             late x=5, y = x + 20 + 3 x the size's one-way "
+            "time)\n"
+            "  --quick    fewer sizes and iterations\n"
+            "  --test     odd sizes around the protocol limits, 4 iterations "
+            "each\n"
+            "Every size is data-checked (the warm-up and the last timed "
+            "iteration, both\n"
+            "directions); a wrong byte fails the run. Output: '#' comments, a "
+            "CSV header,\n"
+            "one CSV row per mode and size, then 'earlylate: OK (2 ranks)'.\n");
+}
+
+static int el_parse(int argc, char **argv, int loud, struct el_opts *o)
+{
+    const char *list = NULL;
+    size_t max = BENCH_MAX_SIZE;
+    memset(o, 0, sizeof(*o));
+    o->modes = 3;
+    o->x_us = o->y_us = -1;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help"))
+            return 1;
+        if (!strcmp(a, "--quick")) {
+            o->quick = 1;
+            continue;
+        }
+        if (!strcmp(a, "--test")) {
+            o->test = 1;
+            continue;
+        }
+        if (!v) {
+            bench_complain(loud, "bench_earlylate: %s needs a value\n", a);
+            return -1;
+        }
+        int bad = 0;
+        if (!strcmp(a, "--mode")) {
+            if (!strcmp(v, "early"))
+                o->modes = 1;
+            else if (!strcmp(v, "late"))
+                o->modes = 2;
+            else if (!strcmp(v, "both"))
+                o->modes = 3;
+            else
+                bad = 1;
+        } else if (!strcmp(a, "-m")) {
+            bad = bench_parse_size(v, &max) || max == 0;
+        } else if (!strcmp(a, "-s")) {
+            list = v;
+        } else if (!strcmp(a, "-i")) {
+            bad = bench_parse_int(v, &o->iters) || o->iters > EL_MAX_ITERS;
+        } else if (!strcmp(a, "-x") || !strcmp(a, "-y")) {
+            char *end;
+            double d = strtod(v, &end);
+            bad = *end || !(d >= 0) || d > 1e6;
+            if (a[1] == 'x')
+                o->x_us = d;
+            else
+                o->y_us = d;
+        } else {
+            bench_complain(loud, "bench_earlylate: unknown option %s\n", a);
+            return -1;
+        }
+        if (bad) {
+            bench_complain(loud, "bench_earlylate: bad value '%s' for %s\n", v,
+                           a);
+            return -1;
+        }
+        i++;
+    }
+    if (list) {
+        o->nsizes = bench_parse_size_list(list, o->sizes, BENCH_MAX_SIZES);
+        if (o->nsizes < 0) {
+            bench_complain(loud, "bench_earlylate: bad size list '%s'\n", list);
+            return -1;
+        }
+        for (int k = 0; k < o->nsizes; k++)
+            if (o->sizes[k] == 0) {
+                bench_complain(loud, "bench_earlylate: sizes start at 1\n");
+                return -1;
+            }
+    } else if (o->test) {
+        /* Around the eager limit (4 KiB), the default BTP (16 KiB) and a
+         * cell; odd so a protocol's chunking has a remainder. */
+        static const size_t t[] = {1, 4097, 20000, 65549, 1048583};
+        o->nsizes = (int)(sizeof(t) / sizeof(t[0]));
+        memcpy(o->sizes, t, sizeof(t));
+    } else if (o->quick) {
+        static const size_t q[] = {1,     64,     1024,    4096,   16384,
+                                   65536, 262144, 1048576, 4194304};
+        for (size_t k = 0; k < sizeof(q) / sizeof(q[0]); k++)
+            if (q[k] <= max)
+                o->sizes[o->nsizes++] = q[k];
+    } else {
+        for (size_t s = 1; s <= max && o->nsizes < BENCH_MAX_SIZES; s *= 2)
+            o->sizes[o->nsizes++] = s;
+    }
+    return 0;
+}
+
+static int iters_for(const struct el_opts *o, size_t size)
+{
+    if (o->iters)
+        return o->iters;
+    if (o->test)
+        return 4;
+    if (size <= 65536)
+        return o->quick ? 30 : 200;
+    if (size <= (1u << 20))
+        return o->quick ? 15 : 100;
+    return o->quick ? 6 : 40;
+}
+
+/* ---- one size ---- */
+
+struct el_pong_rec {
+    double post;  /* absolute time pong posted its receive */
+    double cy;    /* pong's y, as it took */
+    double cx;    /* pong's x, as it took */
+    double check; /* bytes of the received message that were right (or -1) */
+};
+
+/* A plain ping-pong (no computation): this size's one-way time, to size
+ * the late receiver's y. Both ranks return it. */
+static double oneway_us(int rank, unsigned char *sbuf, unsigned char *rbuf,
+                        size_t size)
+{
+    double v[5];
+    for (int i = 0; i < 6; i++) {
+        MPI_Barrier(el_comm);
+        double t0 = now_us();
+        if (rank == 0) {
+            MPI_Send(sbuf, (int)size, MPI_BYTE, 1, EL_TAG, el_comm);
+            MPI_Recv(rbuf, (int)size, MPI_BYTE, 1, EL_TAG, el_comm,
+                     MPI_STATUS_IGNORE);
+        } else {
+            MPI_Recv(rbuf, (int)size, MPI_BYTE, 0, EL_TAG, el_comm,
+                     MPI_STATUS_IGNORE);
+            MPI_Send(sbuf, (int)size, MPI_BYTE, 0, EL_TAG, el_comm);
+        }
+        if (i > 0)
+            v[i - 1] = (now_us() - t0) / 2;
+    }
+    double m = bench_median(v, 5);
+    MPI_Bcast(&m, 1, MPI_DOUBLE, 0, el_comm);
+    return m;
+}
+
+struct el_row {
+    double t, comm, comm_min, comp, order_ok;
+    long bad_at; /* first wrong byte, or -1 */
+    int bad_rank;
+};
+
+static void run_size(int rank, enum el_mode mode, size_t size, int iters,
+                     double x, double y, double ow, unsigned char *sbuf,
+                     unsigned char *rbuf, struct el_pong_rec *rec,
+                     double *t_ping, double *send_at, double *cx_ping,
+                     struct el_row *row)
+{
+    int total = EL_WARMUP + iters;
+    long bad = -1;
+    for (int it = 0; it < total; it++) {
+        int timed = it >= EL_WARMUP;
+        /* Data is checked in the warm-up and the last iteration, each
+         * with its own pattern so a stale buffer cannot pass. */
+        int verify = !timed || it == total - 1;
+        unsigned salt = (unsigned)(it * 2 + rank + mode * 7 + size % 251);
+        if (verify) {
+            fill(sbuf, size, salt);
+            memset(rbuf, 0, size);
+        }
+        MPI_Barrier(el_comm);
+        if (rank == 0) {
+            double t0 = now_us();
+            double cx = compute(x);
+            double at = now_us();
+            MPI_Send(sbuf, (int)size, MPI_BYTE, 1, EL_TAG, el_comm);
+            compute(y);
+            MPI_Recv(rbuf, (int)size, MPI_BYTE, 1, EL_TAG, el_comm,
+                     MPI_STATUS_IGNORE);
+            double t = now_us() - t0;
+            if (timed) {
+                t_ping[it - EL_WARMUP] = t;
+                send_at[it - EL_WARMUP] = at;
+                cx_ping[it - EL_WARMUP] = cx;
+            }
+            if (verify && bad < 0) {
+                /* pong sent its pattern with its own salt (rank 1) */
+                size_t k = check(rbuf, size, salt + 1);
+                if (k != size)
+                    bad = (long)k;
+            }
+        } else {
+            double cy = compute(y);
+            double post = now_us();
+            MPI_Recv(rbuf, (int)size, MPI_BYTE, 0, EL_TAG, el_comm,
+                     MPI_STATUS_IGNORE);
+            double cx = compute(x);
+            MPI_Send(sbuf, (int)size, MPI_BYTE, 0, EL_TAG, el_comm);
+            if (timed) {
+                rec[it - EL_WARMUP].post = post;
+                rec[it - EL_WARMUP].cy = cy;
+                rec[it - EL_WARMUP].cx = cx;
+            }
+            if (verify && bad < 0) {
+                size_t k = check(rbuf, size, salt - 1);
+                if (k != size)
+                    bad = (long)k;
+            }
+        }
+    }
+    /* Pong's records and its data verdict go to ping (untimed). */
+    long pong_bad = bad;
+    if (rank == 1) {
+        MPI_Send(rec, (int)(iters * sizeof(*rec)), MPI_BYTE, 0, EL_TAG + 1,
+                 el_comm);
+        MPI_Send(&pong_bad, 1, MPI_LONG, 0, EL_TAG + 2, el_comm);
+        return;
+    }
+    MPI_Recv(rec, (int)(iters * sizeof(*rec)), MPI_BYTE, 1, EL_TAG + 1, el_comm,
+             MPI_STATUS_IGNORE);
+    MPI_Recv(&pong_bad, 1, MPI_LONG, 1, EL_TAG + 2, el_comm, MPI_STATUS_IGNORE);
+    row->bad_at = pong_bad >= 0 ? pong_bad : bad;
+    row->bad_rank = pong_bad >= 0 ? 1 : bad >= 0 ? 0 : -1;
+    double *comm = malloc(sizeof(double) * (size_t)iters * 2);
+    double *comp = comm + iters;
+    int ok = 0;
+    for (int i = 0; i < iters; i++) {
+        comp[i] =
+            mode == EL_EARLY ? cx_ping[i] + rec[i].cx : rec[i].cy + rec[i].cx;
+        comm[i] = t_ping[i] - comp[i];
+        /* Both ranks share CLOCK_MONOTONIC (one node). Early: pong was
+         * waiting before ping started sending. Late: pong arrived at
+         * least a whole one-way transfer time after ping started. */
+        if (mode == EL_EARLY ? rec[i].post < send_at[i]
+                             : rec[i].post >= send_at[i] + ow)
+            ok++;
+    }
+    row->order_ok = (double)ok / iters;
+    row->t = bench_median(t_ping, iters);
+    row->comp = bench_median(comp, iters);
+    row->comm = bench_median(comm, iters);
+    row->comm_min = comm[0]; /* sorted by bench_median */
+    free(comm);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, nranks;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    struct el_opts o;
+    int prc = el_parse(argc, argv, rank == 0, &o);
+    if (prc != 0 || nranks < 2) {
+        if (prc == 1 && rank == 0)
+            el_usage(stdout);
+        else if (prc == 0 && rank == 0)
+            fprintf(stderr, "bench_earlylate: needs 2 ranks\n");
+        else if (rank == 0)
+            el_usage(stderr);
+        MPI_Finalize();
+        return prc == 1 ? 0 : 2;
+    }
+    /* Ranks beyond 1 wait in bench_park; the barriers are the pair's. */
+    MPI_Comm_split(MPI_COMM_WORLD, rank < 2 ? 0 : MPI_UNDEFINED, rank,
+                   &el_comm);
+    if (rank >= 2) {
+        bench_park();
+        MPI_Finalize();
+        return 0;
+    }
+    size_t max = 1;
+    for (int k = 0; k < o.nsizes; k++)
+        if (o.sizes[k] > max)
+            max = o.sizes[k];
+    unsigned char *sbuf = bench_alloc(max, 0);
+    unsigned char *rbuf = bench_alloc(max, 0);
+    int maxit = EL_MAX_ITERS;
+    struct el_pong_rec *rec = calloc((size_t)maxit, sizeof(*rec));
+    double *t_ping = calloc((size_t)maxit * 3, sizeof(double));
+    if (!sbuf || !rbuf || !rec || !t_ping) {
+        fprintf(stderr, "bench_earlylate: out of memory\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    double *send_at = t_ping + maxit, *cx_ping = t_ping + 2 * maxit;
+    calibrate();
+
+    if (rank == 0) {
+        char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+        bench_lib_version(lib);
+        printf("# bench_earlylate (seed 001 sec. 5.3), %d ranks, %s\n", nranks,
+               lib);
+        static const char *const vars[] = {
+            "FERRY_PROTO",     "FERRY_BTP",        "FERRY_BTP1",
+            "FERRY_PUSH_BUF",  "FERRY_RECV_WRITE", "FERRY_RECV_WRITE_MIN",
+            "FERRY_EAGER_MAX", "FERRY_XFER",       "FERRY_TUNING"};
+        printf("# env");
+        for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+            const char *v = getenv(vars[i]);
+            if (v)
+                printf(" %s=%s", vars[i], v);
+        }
+        printf("\n# compute loop: %.3f ns/step; times in us; comm_us = t_us "
+               "- compute on the critical path (early: ping x + pong x; "
+               "late: pong y + pong x), medians over iterations; order_ok: "
+               "share of iterations with the intended order\n",
+               el_ns_per_step);
+        printf("mode,size,iters,t_us,comm_us,comm_min_us,compute_us,x_us,y_us,"
+               "oneway_us,order_ok,verified\n");
+        fflush(stdout);
+    }
+    int failed = 0;
+    for (int m = 0; m < 2 && !failed; m++) {
+        if (!(o.modes & (1 << m)))
+            continue;
+        for (int k = 0; k < o.nsizes && !failed; k++) {
+            size_t size = o.sizes[k];
+            int iters = iters_for(&o, size);
+            double ow = oneway_us(rank, sbuf, rbuf, size);
+            double x, y;
+            if (m == EL_EARLY) {
+                x = o.x_us >= 0 ? o.x_us : 50;
+                y = o.y_us >= 0 ? o.y_us : 10;
+            } else {
+                x = o.x_us >= 0 ? o.x_us : 5;
+                y = o.y_us >= 0 ? o.y_us : x + 20 + 3 * ow;
+            }
+            struct el_row row;
+            memset(&row, 0, sizeof(row));
+            run_size(rank, (enum el_mode)m, size, iters, x, y, ow, sbuf, rbuf,
+                     rec, t_ping, send_at, cx_ping, &row);
+            if (rank == 0) {
+                printf("%s,%zu,%d,%.3f,%.3f,%.3f,%.3f,%.1f,%.1f,%.3f,%.2f,%d\n",
+                       mode_name[m], size, iters, row.t, row.comm, row.comm_min,
+                       row.comp, x, y, ow, row.order_ok, row.bad_at < 0);
+                fflush(stdout);
+                if (row.bad_at >= 0) {
+                    fprintf(stderr,
+                            "bench_earlylate: %s, %zu bytes: rank %d "
+                            "received a wrong byte at offset %ld\n",
+                            mode_name[m], size, row.bad_rank, row.bad_at);
+                    failed = 1;
+                }
+            }
+            MPI_Bcast(&failed, 1, MPI_INT, 0, el_comm);
+        }
+    }
+    if (rank == 0 && !failed)
+        printf("earlylate: OK (%d ranks)\n", nranks);
+    if (rank == 0)
+        bench_unpark_all(nranks);
+    free(sbuf);
+    free(rbuf);
+    free(rec);
+    free(t_ping);
+    MPI_Comm_free(&el_comm);
+    MPI_Finalize();
+    return failed ? 1 : 0;
+}
