@@ -9,6 +9,11 @@
  *   ping (rank 0): barrier; t0; compute x; send; compute y; recv; t = now-t0
  *   pong (rank 1): barrier; compute y; recv; compute x; send
  *
+ * The seed's pp_send returns once the pushed part has left (its kernel
+ * serves the pull): the send is MPI_Isend, completed after the receive
+ * (--blocking: MPI_Send, so a sender whose message is not wholly pushed
+ * waits for a late receiver and its lateness is in the figure).
+ *
  * comm = t - the computation on the critical path (measured, per iteration):
  * early: ping's x + pong's x; late: pong's y + pong's x. */
 #define _GNU_SOURCE /* strtok_r */
@@ -29,6 +34,18 @@
 
 enum el_mode { EL_EARLY, EL_LATE };
 static MPI_Comm el_comm; /* ranks 0 and 1 */
+static int el_blocking;  /* MPI_Send rather than MPI_Isend */
+
+/* The timed send: blocking, or started here and completed by el_wait. */
+static void el_send(const void *buf, size_t size, int dest, MPI_Request *rq)
+{
+    if (el_blocking) {
+        MPI_Send(buf, (int)size, MPI_BYTE, dest, EL_TAG, el_comm);
+        *rq = MPI_REQUEST_NULL;
+    } else {
+        MPI_Isend(buf, (int)size, MPI_BYTE, dest, EL_TAG, el_comm, rq);
+    }
+}
 static const char *const mode_name[] = {"early", "late"};
 
 struct el_opts {
@@ -134,6 +151,8 @@ static void el_usage(FILE *f)
             "  --quick    fewer sizes and iterations\n"
             "  --test     odd sizes around the protocol limits, 4 iterations "
             "each\n"
+            "  --blocking MPI_Send instead of MPI_Isend + MPI_Wait after the "
+            "receive\n"
             "Every size is data-checked (the warm-up and the last timed "
             "iteration, both\n"
             "directions); a wrong byte fails the run. Output: '#' comments, a "
@@ -159,6 +178,10 @@ static int el_parse(int argc, char **argv, int loud, struct el_opts *o)
         }
         if (!strcmp(a, "--test")) {
             o->test = 1;
+            continue;
+        }
+        if (!strcmp(a, "--blocking")) {
+            el_blocking = 1;
             continue;
         }
         if (!v) {
@@ -307,10 +330,12 @@ static void run_size(int rank, enum el_mode mode, size_t size, int iters,
             double t0 = now_us();
             double cx = compute(x);
             double at = now_us();
-            MPI_Send(sbuf, (int)size, MPI_BYTE, 1, EL_TAG, el_comm);
+            MPI_Request rq;
+            el_send(sbuf, size, 1, &rq);
             compute(y);
             MPI_Recv(rbuf, (int)size, MPI_BYTE, 1, EL_TAG, el_comm,
                      MPI_STATUS_IGNORE);
+            MPI_Wait(&rq, MPI_STATUS_IGNORE);
             double t = now_us() - t0;
             if (timed) {
                 t_ping[it - EL_WARMUP] = t;
@@ -329,7 +354,9 @@ static void run_size(int rank, enum el_mode mode, size_t size, int iters,
             MPI_Recv(rbuf, (int)size, MPI_BYTE, 0, EL_TAG, el_comm,
                      MPI_STATUS_IGNORE);
             double cx = compute(x);
-            MPI_Send(sbuf, (int)size, MPI_BYTE, 0, EL_TAG, el_comm);
+            MPI_Request rq;
+            el_send(sbuf, size, 0, &rq);
+            MPI_Wait(&rq, MPI_STATUS_IGNORE);
             if (timed) {
                 rec[it - EL_WARMUP].post = post;
                 rec[it - EL_WARMUP].cy = cy;

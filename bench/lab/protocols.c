@@ -50,7 +50,7 @@ static const struct {
     {"push-all", LAB_PROTO_PUSHALL, 0, true, true,
      "FERRY_PROTO=pushall;FERRY_RECV_WRITE=0"},
     {"write", LAB_PROTO_WRITE, 0, true, true,
-     "FERRY_PROTO=pushzero;FERRY_RECV_WRITE=1;FERRY_RECV_WRITE_MIN=0"},
+     "FERRY_PROTO=pushzero;FERRY_RECV_WRITE=1"},
 };
 
 /* Variables a setting controls, and the launcher's own (a job started
@@ -711,7 +711,8 @@ void lab_proto_write_md(FILE *f)
           "N` FERRY_PROTO=pushpull FERRY_BTP=N; `push-all` "
           "FERRY_PROTO=pushall; all of them with FERRY_RECV_WRITE=0. "
           "`write` is seed 002's receiver-initiated write "
-          "(FERRY_RECV_WRITE=1, FERRY_RECV_WRITE_MIN=0) over push-zero. "
+          "(FERRY_RECV_WRITE=1, receive buffers from FERRY_RECV_WRITE_MIN) "
+          "over push-zero. "
           "**If the library in this build does not implement these "
           "settings yet, every column is the same code measured again and "
           "the differences are noise.**\n\n",

@@ -36,6 +36,7 @@ enum fy_pkt_type {
     FY_PKT_WDONE,      /* write protocol: sender wrote a message into it */
     FY_PKT_REVOKE,     /* write protocol: receiver withdraws an offer */
     FY_PKT_REVOKED,    /* write protocol: the sender will not use it */
+    FY_PKT_WSPLIT,     /* write protocol: help copy chunks of the write */
     FY_PKT_MAX
 };
 static_assert(FY_PKT_MAX <= 16, "packet type fits 4 bits of ctx_type");

@@ -488,6 +488,9 @@ static void handle_pkt(const struct fy_pkt *p)
     case FY_PKT_REVOKED:
         fy_write_on_revoked(p);
         break;
+    case FY_PKT_WSPLIT:
+        fy_split_on_wsplit(p);
+        break;
     case FY_PKT_CTS:
         fy_rndv_on_cts(p);
         break;
@@ -954,7 +957,7 @@ int fy_p2p_seg_params(uint32_t nranks, struct fy_p2p_seg_params *out)
         FY_ERROR("FERRY_WAIT='%s' is not one of auto, spin, block", wait);
         return -EINVAL;
     }
-    const char *proto = fy_env_str(FY_ENV_PROTO);
+    const char *proto = fy_tuned_str(FY_ENV_PROTO, NULL);
     if (fy_proto_mode_parse(proto) < 0) {
         FY_ERROR("FERRY_PROTO='%s' is not one of auto, pushpull, pushzero, "
                  "pushall",
@@ -1015,12 +1018,12 @@ int fy_p2p_init(fy_shm_declare_fn *above)
     s->shmbuf_size = pp.shmbuf_size;
     s->spin_limit = (long)fy_env_int(FY_ENV_SPIN);
     s->yield_limit = 8;
-    s->proto_mode = fy_proto_mode_parse(fy_env_str(FY_ENV_PROTO));
-    s->btp = (uint64_t)fy_env_int(FY_ENV_BTP);
-    s->btp1 = (uint64_t)fy_env_int(FY_ENV_BTP1);
+    s->proto_mode = fy_proto_mode_parse(fy_tuned_str(FY_ENV_PROTO, NULL));
+    s->btp = (uint64_t)fy_tuned_value(FY_ENV_BTP, NULL);
+    s->btp1 = (uint64_t)fy_tuned_value(FY_ENV_BTP1, NULL);
     s->push_buf = (uint64_t)fy_env_int(FY_ENV_PUSH_BUF);
-    s->recv_write = fy_env_int(FY_ENV_RECV_WRITE) != 0;
-    s->write_min = (uint64_t)fy_env_int(FY_ENV_RECV_WRITE_MIN);
+    s->recv_write = fy_tuned_value(FY_ENV_RECV_WRITE, NULL) != 0;
+    s->write_min = (uint64_t)fy_tuned_value(FY_ENV_RECV_WRITE_MIN, NULL);
     s->peers = calloc((size_t)s->P, sizeof(*s->peers));
     if (!s->peers)
         return -ENOMEM;

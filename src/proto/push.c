@@ -51,12 +51,17 @@ uint64_t fy_push_bytes(uint64_t bytes)
 {
     const struct fy_p2p_state *s = &fy_p2p;
     switch (s->proto_mode) {
-    case FY_MODE_PUSHZERO:
-        return 0;
     case FY_MODE_PUSHALL:
         return bytes;
-    default: /* pushpull; auto is pushpull with the measured BTP */
+    case FY_MODE_PUSHPULL:
         return FY_MIN(bytes, s->btp);
+    default:
+        /* pushzero, and auto: on the machines measured so far (bench/
+         * README.md, "Early and late receivers") pushing costs two copies
+         * through cells, more than the notification it saves before the
+         * single-copy pull; `ferry-bench --tune` writes another choice
+         * into the tuning file where it measures one. */
+        return 0;
     }
 }
 

@@ -207,6 +207,21 @@ int fy_proto_write_send(struct fy_req *r)
     pid_t pid = fy_shm.pid[fy_boot_local(r->wpeer)];
     uint8_t *src = fy_req_data(r);
     uint64_t done = 0;
+    if (o->kind == FY_XFER_CMA && fy_xfer_split_min && n >= fy_xfer_split_min) {
+        /* Large: the receiver, waiting for it, reads chunks while we
+         * write others (the shared single copy, split.c). */
+        ssize_t k = fy_split_put(r->wpeer, o->cookie, src, o->addr, n);
+        if (k == -ESRCH)
+            fy_fatal(1, "rank %d died while we wrote into its buffer",
+                     r->wpeer);
+        if (k != (ssize_t)n)
+            fy_fatal(1,
+                     "writing %llu bytes into the buffer rank %d offered "
+                     "failed (%s): a malformed offer",
+                     (unsigned long long)n, r->wpeer,
+                     strerror(k < 0 ? (int)-k : EIO));
+        done = n;
+    }
     while (done < n) {
         ssize_t k =
             ops->copy_remote(pid, src + done, o->addr + done, n - done, false);

@@ -87,7 +87,7 @@ struct fy_env_var fy_env[FY_ENV_COUNT] = {
                            "receiver-initiated write: a receive naming its "
                            "source, posted before its message, offers its "
                            "buffer and the sender writes into it"},
-    [FY_ENV_RECV_WRITE_MIN] = {"FERRY_RECV_WRITE_MIN", FY_ENV_SIZE, "16384",
+    [FY_ENV_RECV_WRITE_MIN] = {"FERRY_RECV_WRITE_MIN", FY_ENV_SIZE, "8192",
                                "smallest receive buffer offered to its "
                                "sender for the write protocol"},
 };
