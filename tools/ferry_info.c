@@ -203,9 +203,11 @@ static void print_protocols(long long fbox, long long eager)
            src_eager);
     char above[32];
     snprintf(above, sizeof(above), "above %lld B", eager);
-    printf("  %-22s FERRY_PROTO = %s (%s): auto, pushpull, pushzero "
-           "(rendezvous) or pushall\n",
-           above, fy_env_str(FY_ENV_PROTO), env_source(FY_ENV_PROTO));
+    const char *psrc;
+    const char *proto = fy_tuned_str(FY_ENV_PROTO, &psrc);
+    printf("  %-22s FERRY_PROTO = %s (%s): auto (= pushzero), pushpull, "
+           "pushzero (rendezvous) or pushall\n",
+           above, proto, psrc);
     print_size_setting("FERRY_BTP", FY_ENV_BTP,
                        "Push-Pull: bytes pushed before the pull");
     print_size_setting("FERRY_BTP1", FY_ENV_BTP1,

@@ -68,7 +68,8 @@ struct fy_env_var fy_env[FY_ENV_COUNT] = {
                              "(process_vm_readv), below it through shared "
                              "memory"},
     [FY_ENV_PROTO] = {"FERRY_PROTO", FY_ENV_STRING, "auto",
-                      "protocol above the eager limit: auto, pushpull (push "
+                      "protocol above the eager limit: auto (Push-Zero here, "
+                      "or the tuning file's), pushpull (push "
                       "the first FERRY_BTP bytes, pull the rest), pushzero "
                       "(plain rendezvous) or pushall (everything pushed)"},
     [FY_ENV_BTP] = {"FERRY_BTP", FY_ENV_SIZE, "16384",

@@ -7,8 +7,13 @@
 . "$(dirname "$0")/lib.sh"
 prog=$1
 [[ -x $prog ]] || mt_fail "usage: stats.sh PROGRAM"
-out=$(FERRY_STATS=1 FERRY_XFER=cma FERRY_XFER_REQUIRE=1 $MT_MPIEXEC -n 2 "$prog" 2>&1)
-rc=$?
+# Runs the program with FERRY_STATS=1, cma, and the settings given.
+run() {
+    out=$(env FERRY_STATS=1 FERRY_XFER=cma FERRY_XFER_REQUIRE=1 "$@" $MT_MPIEXEC -n 2 "$prog" 2>&1)
+    rc=$?
+}
+# 1. The plain rendezvous, no write protocol.
+run FERRY_PROTO=pushzero FERRY_RECV_WRITE=0
 [[ $rc == 77 ]] && { echo "$out" | tail -2; echo "SKIP: cma does not work here"; exit 77; }
 [[ $rc == 0 ]] || { echo "$out"; mt_fail "the job failed"; }
 echo "$out" | grep "rank=1"
@@ -50,4 +55,27 @@ for name in $names; do
             mt_fail "job proto=$name $f: $(jval "proto=$name" $f), the ranks' lines sum to $sum"
     done
 done
+
+# 2. The defaults: the three 1 MiB receives were posted before their
+# messages, so their buffers were offered and the sender wrote into them.
+run
+[[ $rc == 0 ]] || { echo "$out"; mt_fail "the job failed (defaults)"; }
+echo "$out" | grep -E "rank=[01] (proto=write|write=)"
+[[ $(val proto=write msgs) == 3 && $(val proto=write bytes) == 3145728 ]] ||
+    mt_fail "write protocol: want 3 messages, 3145728 bytes written into rank 1"
+[[ $(val proto=rndv_get msgs) == 0 ]] || mt_fail "no rendezvous when the write protocol carried them"
+(( $(val write=offers msgs) >= 3 )) || mt_fail "rank 1 offered its 3 receive buffers"
+[[ $(val write=offers used) == 3 ]] || mt_fail "rank 0 used 3 offers"
+r0() { echo "$out" | grep "ferry-stats rank=0 .*$1" | grep -o "$2=[0-9]*" | cut -d= -f2; }
+[[ $(r0 write=offers sends) == 3 ]] || mt_fail "rank 0 made 3 writes"
+
+# 3. Push-Pull with BTP = 64 KiB: each 1 MiB message pushed 64 KiB and
+# pulled the rest.
+run FERRY_PROTO=pushpull FERRY_BTP=64K FERRY_RECV_WRITE=0
+[[ $rc == 0 ]] || { echo "$out"; mt_fail "the job failed (pushpull)"; }
+echo "$out" | grep -E "rank=1 proto=(pushed|pulled)"
+[[ $(val proto=pushed msgs) == 3 && $(val proto=pushed bytes) == $((3 * 65536)) ]] ||
+    mt_fail "pushed: want 3 messages, 3 x 64 KiB"
+[[ $(val proto=pulled msgs) == 3 && $(val proto=pulled bytes) == $((3 * (1048576 - 65536))) ]] ||
+    mt_fail "pulled: want 3 messages, 3 x (1 MiB - 64 KiB)"
 echo "stats: OK"
