@@ -510,8 +510,13 @@ static void handle_pkt(const struct fy_pkt *p)
 
 void (*fy_p2p_progress_hook)(void);
 
+/* Nesting depth of fy_progress (a send started from a progress hook must
+ * not progress again). */
+static int progress_depth;
+
 int fy_progress(void)
 {
+    progress_depth++;
     int n = fy_chan_poll();
     if (fy_p2p.nout)
         n += flush_out();
@@ -519,6 +524,7 @@ int fy_progress(void)
         n += fy_rndv_progress();
     if (FY_UNLIKELY(fy_p2p_progress_hook != NULL))
         fy_p2p_progress_hook();
+    progress_depth--;
     return n;
 }
 
@@ -566,6 +572,12 @@ bool fy_req_test(struct fy_req *r)
 
 static int send_start(struct fy_req *r)
 {
+    /* Above the eager limit the protocol depends on whether the receiver
+     * offered its buffer: take what has arrived first (an offer sits in
+     * the channel while this rank computed). */
+    if (fy_p2p.recv_write && (uint64_t)r->bytes > fy_p2p.eager_max &&
+        !progress_depth && r->wpeer != fy_p2p.me)
+        fy_progress();
     if (!r->dt->contig && r->bytes > 0) {
         r->pack = malloc((size_t)r->bytes);
         if (!r->pack)
@@ -607,15 +619,17 @@ static void complete_proc_null(struct fy_req *r)
     fy_req_complete(r);
 }
 
-int fy_p2p_isend(const void *buf, MPI_Count count, struct fy_dtype *dt,
-                 int dest, int tag, struct fy_comm *comm, uint32_t ctx,
-                 enum fy_send_mode mode, struct fy_req **req_out)
+static int isend_common(const void *buf, MPI_Count count, struct fy_dtype *dt,
+                        int dest, int tag, struct fy_comm *comm, uint32_t ctx,
+                        enum fy_send_mode mode, bool blocking,
+                        struct fy_req **req_out)
 {
     struct fy_req *r =
         req_init(FY_REQ_SEND, (void *)buf, count, dt, dest, tag, comm, ctx);
     if (!r)
         return -ENOMEM;
     r->mode = (uint8_t)mode;
+    r->blocking = blocking;
     if (dest == MPI_PROC_NULL) {
         complete_proc_null(r);
     } else {
@@ -627,6 +641,14 @@ int fy_p2p_isend(const void *buf, MPI_Count count, struct fy_dtype *dt,
     }
     *req_out = r;
     return 0;
+}
+
+int fy_p2p_isend(const void *buf, MPI_Count count, struct fy_dtype *dt,
+                 int dest, int tag, struct fy_comm *comm, uint32_t ctx,
+                 enum fy_send_mode mode, struct fy_req **req_out)
+{
+    return isend_common(buf, count, dt, dest, tag, comm, ctx, mode, false,
+                        req_out);
 }
 
 int fy_p2p_send(const void *buf, MPI_Count count, struct fy_dtype *dt, int dest,
@@ -661,7 +683,7 @@ int fy_p2p_send(const void *buf, MPI_Count count, struct fy_dtype *dt, int dest,
         }
     }
     struct fy_req *r;
-    int rc = fy_p2p_isend(buf, count, dt, dest, tag, comm, ctx, mode, &r);
+    int rc = isend_common(buf, count, dt, dest, tag, comm, ctx, mode, true, &r);
     if (rc)
         return rc;
     rc = fy_req_wait(r);
@@ -1022,6 +1044,7 @@ int fy_p2p_init(fy_shm_declare_fn *above)
     s->btp = (uint64_t)fy_tuned_value(FY_ENV_BTP, NULL);
     s->btp1 = (uint64_t)fy_tuned_value(FY_ENV_BTP1, NULL);
     s->push_buf = (uint64_t)fy_env_int(FY_ENV_PUSH_BUF);
+    s->auto_push_max = (uint64_t)fy_env_int(FY_ENV_AUTO_PUSH_MAX);
     s->recv_write = fy_tuned_value(FY_ENV_RECV_WRITE, NULL) != 0;
     s->write_min = (uint64_t)fy_tuned_value(FY_ENV_RECV_WRITE_MIN, NULL);
     s->peers = calloc((size_t)s->P, sizeof(*s->peers));

@@ -39,10 +39,12 @@ struct fy_req {
     struct fy_dtype *dt;
     struct fy_comm *comm;
     uint32_t ctx;
-    int peer;     /* comm rank, or MPI_ANY_SOURCE */
-    int tag;      /* or MPI_ANY_TAG */
-    int wpeer;    /* world rank of peer (-1 for any) */
-    uint8_t mode; /* enum fy_send_mode */
+    int peer;      /* comm rank, or MPI_ANY_SOURCE */
+    int tag;       /* or MPI_ANY_TAG */
+    int wpeer;     /* world rank of peer (-1 for any) */
+    uint8_t mode;  /* enum fy_send_mode */
+    bool blocking; /* a send the caller waits for (MPI_Send): see
+                    * fy_proto_pick's auto rule */
 
     /* Protocol state, owned by src/p2p and src/xfer. */
     void *pack;           /* packed copy of a non-contiguous buffer, or NULL */
@@ -70,6 +72,7 @@ struct fy_req {
     bool push_fin;     /* receiver: answer FIN once everything arrived */
     bool push_discard; /* receiver: pushed bytes arriving are not kept */
     bool done_pending; /* sender: complete once push_pending is 0 */
+    bool push_eager;   /* sender: all pushed, no FIN (Push-All) */
     /* Write protocol (proto/write.c), receiver: the buffer was offered to
      * the sender, when it had seen 'offer_seen' messages from it. */
     bool offered;

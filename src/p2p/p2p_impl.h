@@ -114,15 +114,16 @@ struct fy_p2p_state {
     struct fy_req *pull_head, *pull_tail;
     /* Work that needs progress besides polling. */
     /* Protocol settings (proto/). */
-    int proto_mode;     /* enum fy_proto_mode */
-    uint64_t btp, btp1; /* Push-Pull: bytes pushed, in the first packet */
-    uint64_t push_buf;  /* pushed bytes kept for unexpected messages */
-    uint64_t push_used; /* of which in use */
-    bool recv_write;    /* write protocol on */
-    uint64_t write_min; /* smallest buffer offered */
-    int nout;           /* peers with deferred packets */
-    int ntx;            /* pipelined sends in flight */
-    int nrx;            /* pipelined receives in flight */
+    int proto_mode;         /* enum fy_proto_mode */
+    uint64_t btp, btp1;     /* Push-Pull: bytes pushed, in the first packet */
+    uint64_t auto_push_max; /* auto: blocking sends pushed whole up to */
+    uint64_t push_buf;      /* pushed bytes kept for unexpected messages */
+    uint64_t push_used;     /* of which in use */
+    bool recv_write;        /* write protocol on */
+    uint64_t write_min;     /* smallest buffer offered */
+    int nout;               /* peers with deferred packets */
+    int ntx;                /* pipelined sends in flight */
+    int nrx;                /* pipelined receives in flight */
 };
 
 extern struct fy_p2p_state fy_p2p;

@@ -47,6 +47,8 @@ enum fy_proto fy_proto_pick(struct fy_req *r)
         return FY_PROTO_WRITE;
     if ((uint64_t)r->bytes <= s->eager_max)
         return FY_PROTO_EAGER;
+    if (s->proto_mode == FY_MODE_AUTO)
+        return fy_push_auto(r) ? FY_PROTO_PUSH : FY_PROTO_RNDV;
     return fy_push_bytes((uint64_t)r->bytes) ? FY_PROTO_PUSH : FY_PROTO_RNDV;
 }
 

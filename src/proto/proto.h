@@ -139,6 +139,8 @@ void fy_push_sent(struct fy_req *r, uint32_t type);
 /* How many bytes of a message of 'bytes' the sender pushes, and of those
  * how many travel in the first packet (BTP(1)). */
 uint64_t fy_push_bytes(uint64_t bytes);
+/* FERRY_PROTO=auto: whether send r (no offer waiting) is pushed whole. */
+bool fy_push_auto(const struct fy_req *r);
 uint64_t fy_push_first(uint64_t pushed);
 /* Where receive r's bytes land (its buffer, or a staging copy of 'want'
  * bytes for a non-contiguous datatype). */

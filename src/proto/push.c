@@ -73,12 +73,26 @@ uint64_t fy_push_first(uint64_t pushed)
     return FY_MIN(pushed, cap);
 }
 
+bool fy_push_auto(const struct fy_req *r)
+{
+    /* A blocking send would wait for its receiver under the rendezvous; a
+     * late receiver can keep it waiting for a long time, so a blocking
+     * send of up to FERRY_AUTO_PUSH_MAX is pushed whole and completes at
+     * once. A nonblocking one costs its sender nothing while the receiver
+     * pulls its single copy, and an early receiver named its source and
+     * got the write protocol: both take the rendezvous (Push-Zero). */
+    return r->blocking && r->mode == FY_SEND_STANDARD &&
+           (uint64_t)r->bytes <= fy_p2p.auto_push_max;
+}
+
 int fy_proto_push_send(struct fy_req *r)
 {
     struct fy_p2p_state *s = &fy_p2p;
     uint64_t total = (uint64_t)r->bytes;
-    uint64_t pushed = fy_push_bytes(total);
+    uint64_t pushed =
+        s->proto_mode == FY_MODE_AUTO ? total : fy_push_bytes(total);
     bool sync = r->mode == FY_SEND_SYNC;
+    r->push_eager = pushed == total && !sync;
     uint64_t first = fy_push_first(pushed);
     uint64_t piece = fy_chan.cell_payload;
     r->cookie = fy_cookie_new(r);
@@ -96,7 +110,6 @@ int fy_proto_push_send(struct fy_req *r)
     }
     if (rc)
         fy_fatal(1, "out of memory pushing a message to rank %d", r->wpeer);
-    (void)s;
     return 0;
 }
 
@@ -106,9 +119,7 @@ void fy_push_sent(struct fy_req *r, uint32_t type)
         r->proto = FY_RP_RTS_SENT;
     if (--r->push_pending)
         return;
-    bool eager = (uint64_t)r->bytes == fy_push_bytes((uint64_t)r->bytes) &&
-                 r->mode != FY_SEND_SYNC;
-    if (eager) {
+    if (r->push_eager) {
         /* Push-All: the receiver keeps every byte; no FIN comes. */
         fy_cookie_drop(r->cookie);
         fy_req_complete(r);

@@ -88,6 +88,11 @@ struct fy_env_var fy_env[FY_ENV_COUNT] = {
                            "receiver-initiated write: a receive naming its "
                            "source, posted before its message, offers its "
                            "buffer and the sender writes into it"},
+    [FY_ENV_AUTO_PUSH_MAX] = {"FERRY_AUTO_PUSH_MAX", FY_ENV_SIZE, "65536",
+                              "FERRY_PROTO=auto: a blocking send up to this "
+                              "size that finds no receive buffer offered is "
+                              "pushed whole, so its sender need not wait for "
+                              "a late receiver (0: never)"},
     [FY_ENV_RECV_WRITE_MIN] = {"FERRY_RECV_WRITE_MIN", FY_ENV_SIZE, "8192",
                                "smallest receive buffer offered to its "
                                "sender for the write protocol"},
