@@ -108,7 +108,15 @@ static bool poll_fastbox(int src)
                        .data = copy,
                        .len = len,
                        .lane = FY_LANE_MAILBOX};
-    if (type != FY_PKT_EAGER) {
+    if (type == FY_PKT_PUSH) {
+        /* Control fields, then a few pushed bytes (seed 001's small
+         * BTP(1) rides in the mailbox like an RTS). */
+        if (len < sizeof(struct fy_ctl))
+            fy_chan_bad_packet(src, "mailbox push length");
+        memcpy(&p.ctl, copy, sizeof(p.ctl));
+        p.data = copy + sizeof(p.ctl);
+        p.len = len - sizeof(p.ctl);
+    } else if (type != FY_PKT_EAGER) {
         if (len != sizeof(struct fy_ctl))
             fy_chan_bad_packet(src, "mailbox control length");
         memcpy(&p.ctl, copy, sizeof(p.ctl));
@@ -205,7 +213,14 @@ static bool shm_try_send(int peer, uint32_t type, int32_t tag, uint32_t ctx,
      * pushed data) always take a cell (the mailbox slot has no room for
      * their control fields). */
     bool payload = fy_pkt_has_payload(type);
-    if (type == FY_PKT_EAGER ? len <= fy_chan.fbox_max : !payload) {
+    if (type == FY_PKT_PUSH && sizeof(*ctl) + len <= fy_chan.fbox_max) {
+        uint8_t box[FY_FBOX_MAX_LEN(FY_FBOX_SLOTS)];
+        memcpy(box, ctl, sizeof(*ctl));
+        if (len)
+            memcpy(box + sizeof(*ctl), data, len);
+        if (fy_chan_fbox_put(peer, pe, type, tag, ctx, box, sizeof(*ctl) + len))
+            return true;
+    } else if (type == FY_PKT_EAGER ? len <= fy_chan.fbox_max : !payload) {
         const void *box = type == FY_PKT_EAGER ? data : (const void *)ctl;
         uint64_t boxlen = type == FY_PKT_EAGER ? len : sizeof(*ctl);
         if (fy_chan_fbox_put(peer, pe, type, tag, ctx, box, boxlen))

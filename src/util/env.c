@@ -72,9 +72,10 @@ struct fy_env_var fy_env[FY_ENV_COUNT] = {
                       "or the tuning file's), pushpull (push "
                       "the first FERRY_BTP bytes, pull the rest), pushzero "
                       "(plain rendezvous) or pushall (everything pushed)"},
-    [FY_ENV_BTP] = {"FERRY_BTP", FY_ENV_SIZE, "16384",
+    [FY_ENV_BTP] = {"FERRY_BTP", FY_ENV_SIZE, "64",
                     "Push-Pull: bytes pushed with the message before the "
-                    "receiver pulls the rest"},
+                    "receiver pulls the rest (up to 224 ride in the "
+                    "mailbox with the envelope)"},
     [FY_ENV_BTP1] = {"FERRY_BTP1", FY_ENV_SIZE, "0",
                      "Push-Pull: of FERRY_BTP, bytes in the first packet "
                      "(BTP(1)); the rest follows at once, overlapped with "

@@ -49,8 +49,8 @@ int main(void)
     TAP_EQ_STR(fy_tuned_str(FY_ENV_PROTO, &src), "auto",
                "proto before any file: auto");
     TAP_EQ_STR(src, "default", "proto's source: the default");
-    TAP_EQ_INT(fy_tuned_value(FY_ENV_BTP, &src), 16384,
-               "btp before any file: the built-in 16 KiB");
+    TAP_EQ_INT(fy_tuned_value(FY_ENV_BTP, &src), 64,
+               "btp before any file: the built-in 64 B");
     TAP_OK(fy_tuned_str(FY_ENV_BTP, &src) == NULL && src == NULL,
            "fy_tuned_str refuses a numeric setting");
 
