@@ -205,7 +205,8 @@ static void print_protocols(long long fbox, long long eager)
     snprintf(above, sizeof(above), "above %lld B", eager);
     const char *psrc;
     const char *proto = fy_tuned_str(FY_ENV_PROTO, &psrc);
-    printf("  %-22s FERRY_PROTO = %s (%s): auto (= pushzero), pushpull, "
+    printf("  %-22s FERRY_PROTO = %s (%s): auto (write if offered, else "
+           "rendezvous), pushpull, "
            "pushzero (rendezvous) or pushall\n",
            above, proto, psrc);
     print_size_setting("FERRY_BTP", FY_ENV_BTP,
@@ -214,6 +215,8 @@ static void print_protocols(long long fbox, long long eager)
                        "Push-Pull: of those, in the first packet (0: a cell)");
     print_size_setting("FERRY_PUSH_BUF", FY_ENV_PUSH_BUF,
                        "pushed bytes kept for messages not yet received");
+    print_size_setting("FERRY_AUTO_PUSH_MAX", FY_ENV_AUTO_PUSH_MAX,
+                       "auto: blocking sends pushed whole up to");
     printf("  %-22s %s (FERRY_RECV_WRITE, %s)\n", "receiver write",
            fy_env_int(FY_ENV_RECV_WRITE) ? "on" : "off",
            env_source(FY_ENV_RECV_WRITE));
