@@ -347,6 +347,26 @@ static void posted_append(struct fy_req *r)
     r->on_list = true;
 }
 
+struct fy_unexp *fy_p2p_unexp_new(const struct fy_pkt *p, uint64_t room,
+                                  uint64_t len)
+{
+    struct fy_unexp *u = malloc(sizeof(*u) + room);
+    if (!u)
+        fy_fatal(1,
+                 "out of memory queueing an unexpected message (%llu bytes "
+                 "kept) from rank %d",
+                 (unsigned long long)room, p->src);
+    *u = (struct fy_unexp){.src = p->src,
+                           .type = p->type,
+                           .tag = p->tag,
+                           .ctx = p->ctx,
+                           .ctl = p->ctl,
+                           .len = len};
+    if (len)
+        memcpy(u->data, p->data, len);
+    return u;
+}
+
 void fy_p2p_unexp_append(struct fy_unexp *u)
 {
     u->next = NULL;
@@ -439,21 +459,7 @@ static void on_message(const struct fy_pkt *p)
         return;
     }
     uint64_t keep = p->type == FY_PKT_RTS ? 0 : p->len;
-    struct fy_unexp *u = malloc(sizeof(*u) + keep);
-    if (!u)
-        fy_fatal(1,
-                 "out of memory queueing an unexpected message of %llu "
-                 "bytes from rank %d",
-                 (unsigned long long)keep, p->src);
-    *u = (struct fy_unexp){.src = p->src,
-                           .type = p->type,
-                           .tag = p->tag,
-                           .ctx = p->ctx,
-                           .ctl = p->ctl,
-                           .len = keep};
-    if (keep)
-        memcpy(u->data, p->data, keep);
-    fy_p2p_unexp_append(u);
+    fy_p2p_unexp_append(fy_p2p_unexp_new(p, keep, keep));
 }
 
 /* Everything the channels hand up (fy_chan_init's deliver function). */

@@ -184,6 +184,10 @@ void fy_recv_finish(struct fy_req *r, uint64_t got, uint64_t total);
 /* Matching services for the protocols (proto/). */
 /* Take the oldest posted receive matching the envelope, or NULL. */
 struct fy_req *fy_p2p_posted_take(int wsrc, int32_t tag, uint32_t ctx);
+/* An unexpected entry for packet p with room for 'room' bytes, the first
+ * 'len' of them copied from p's payload (out of memory is fatal). */
+struct fy_unexp *fy_p2p_unexp_new(const struct fy_pkt *p, uint64_t room,
+                                  uint64_t len);
 /* Queue a message no receive matched yet (takes ownership of u). */
 void fy_p2p_unexp_append(struct fy_unexp *u);
 /* Copy a whole message of 'len' bytes into matched receive r, set its

@@ -234,22 +234,9 @@ void fy_push_unexpected(const struct fy_pkt *p)
      * others within FERRY_PUSH_BUF. */
     uint64_t kept =
         must_keep || s->push_used + pushed <= s->push_buf ? pushed : 0;
-    struct fy_unexp *u = malloc(sizeof(*u) + kept);
-    if (!u)
-        fy_fatal(1,
-                 "out of memory keeping %llu pushed bytes of a message from "
-                 "rank %d",
-                 (unsigned long long)kept, p->src);
-    *u = (struct fy_unexp){.src = p->src,
-                           .type = p->type,
-                           .tag = p->tag,
-                           .ctx = p->ctx,
-                           .ctl = p->ctl,
-                           .len = kept ? p->len : 0,
-                           .kept = kept,
-                           .pushing = pushed > p->len};
-    if (kept && p->len)
-        memcpy(u->data, p->data, p->len);
+    struct fy_unexp *u = fy_p2p_unexp_new(p, kept, kept ? p->len : 0);
+    u->kept = kept;
+    u->pushing = pushed > p->len;
     s->push_used += kept;
     if (u->pushing) {
         struct fy_peer *pe = &s->peers[p->src];
