@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: MIT */
+/* Malformed protocol packets from a peer (src/proto/push.c, write.c): a
+ * forged packet ends the receiving rank with a clear "malformed ..."
+ * error and exit status 1 - never a crash, a hang or a write outside a
+ * buffer. Two forked processes run the point-to-point core; rank 0 forges
+ * one packet per case with the library's own packet sender, rank 1 drives
+ * progress (or, for the offer cases, sends into what was offered). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "boot/boot.h"
+#include "harness.h"
+#include "p2p/p2p_impl.h"
+#include "proto/proto.h"
+#include "util/util.h"
+
+enum forged {
+    PUSH_DATA_ALONE,  /* pushed bytes for no message being pushed */
+    PUSH_TOO_LONG,    /* a PUSH claiming more pushed bytes than the message */
+    OFFER_FUTURE,     /* an offer counting messages never sent */
+    OFFER_BAD_KIND,   /* an offer naming a mechanism that does not exist */
+    OFFER_BAD_ADDR,   /* an offer of an address the offerer does not map */
+    WDONE_NO_RECEIVE, /* a write into no offered receive */
+    NCASES
+};
+
+static const char *const case_names[NCASES] = {
+    "PUSH_DATA with no push under way", "PUSH longer than its message",
+    "OFFER counting unsent messages",   "OFFER naming no mechanism",
+    "OFFER of an unmapped buffer",      "WDONE for no offered receive",
+};
+
+static int setup(int rank, int fd, struct fy_comm *c, struct fy_group *g,
+                 int *world)
+{
+    fy_boot.rank = rank;
+    fy_boot.size = 2;
+    fy_boot.shm_fd = fd;
+    fy_boot.ncpus = 2;
+    if (fy_boot_one_node(&fy_boot))
+        return -1;
+    fy_log_rank = rank;
+    if (fy_env_load() || fy_dtype_init() || fy_p2p_init(NULL))
+        return -1;
+    world[0] = 0;
+    world[1] = 1;
+    *g = (struct fy_group){.size = 2, .rank = rank, .world = world};
+    *c = (struct fy_comm){
+        .refcount = 1, .ctx = 0, .rank = rank, .size = 2, .group = g};
+    return 0;
+}
+
+/* Rank 0: forge the packet, then keep progressing until killed. */
+static void forger(enum forged k)
+{
+    struct fy_ctl ctl = {0};
+    uint32_t type = 0;
+    int32_t tag = 5;
+    switch (k) {
+    case PUSH_DATA_ALONE:
+        type = FY_PKT_PUSH_DATA;
+        ctl = (struct fy_ctl){.total = 100000, .addr = 50000, .offset = 64};
+        break;
+    case PUSH_TOO_LONG:
+        type = FY_PKT_PUSH;
+        ctl = (struct fy_ctl){.total = 10, .offset = 100000};
+        break;
+    case OFFER_FUTURE:
+        type = FY_PKT_OFFER;
+        ctl = (struct fy_ctl){.total = 65536,
+                              .addr = 4096,
+                              .offset = 7 | (uint64_t)FY_XFER_CMA << 56};
+        break;
+    case OFFER_BAD_KIND:
+        type = FY_PKT_OFFER;
+        ctl = (struct fy_ctl){
+            .total = 65536, .addr = 4096, .offset = (uint64_t)200 << 56};
+        break;
+    case OFFER_BAD_ADDR:
+        /* Valid but for the address: page 1 is never mapped. */
+        type = FY_PKT_OFFER;
+        ctl = (struct fy_ctl){.total = 1 << 20,
+                              .addr = 4096,
+                              .cookie = 1,
+                              .offset = (uint64_t)FY_XFER_CMA << 56};
+        break;
+    case WDONE_NO_RECEIVE:
+        type = FY_PKT_WDONE;
+        ctl = (struct fy_ctl){.total = 10, .cookie = 12345, .offset = 10};
+        break;
+    default:
+        _exit(3);
+    }
+    /* Straight into the channel, payload and all, as a peer could. */
+    static unsigned char payload[64];
+    uint64_t len = fy_pkt_has_payload(type) ? sizeof(payload) : 0;
+    while (!fy_chan_try_send(1, type, tag, 0, &ctl, payload, len))
+        fy_progress();
+    for (;;) {
+        fy_progress();
+        usleep(1000);
+    }
+}
+
+/* Rank 1: take packets; for the bad address, send into the offer. */
+static int victim(enum forged k, struct fy_comm *c)
+{
+    if (k == OFFER_BAD_ADDR) {
+        while (!fy_p2p.peers[0].offer_head)
+            fy_progress();
+        size_t n = 65536;
+        unsigned char *buf = calloc(1, n);
+        fy_p2p_send(buf, (MPI_Count)n, fy_dtype_get(MPI_BYTE), 0, 5, c, 0,
+                    FY_SEND_STANDARD);
+        return 0; /* not reached: the write must fail loudly */
+    }
+    for (int i = 0; i < 5000; i++) {
+        fy_progress();
+        usleep(1000);
+    }
+    return 0; /* not reached: the packet must end the rank */
+}
+
+int main(void)
+{
+    alarm(120);
+    for (int k = 0; k < NCASES; k++) {
+        int fd = memfd_create("ferry-test-malformed", 0);
+        int errp[2];
+        if (fd < 0 || pipe(errp))
+            return 1;
+        pid_t pid[2];
+        for (int r = 0; r < 2; r++) {
+            if ((pid[r] = fork()) == 0) {
+                if (r == 1) {
+                    dup2(errp[1], 2);
+                }
+                close(errp[0]);
+                close(errp[1]);
+                struct fy_comm c;
+                struct fy_group g;
+                int world[2];
+                if (setup(r, fd, &c, &g, world))
+                    _exit(100);
+                if (r == 0)
+                    forger((enum forged)k);
+                _exit(victim((enum forged)k, &c));
+            }
+        }
+        close(fd);
+        close(errp[1]);
+        int st;
+        waitpid(pid[1], &st, 0);
+        char out[4096];
+        ssize_t got = 0, m;
+        while (got < (ssize_t)sizeof(out) - 1 &&
+               (m = read(errp[0], out + got, sizeof(out) - 1 - (size_t)got)) >
+                   0)
+            got += m;
+        out[got > 0 ? got : 0] = '\0';
+        close(errp[0]);
+        kill(pid[0], SIGKILL);
+        waitpid(pid[0], NULL, 0);
+        if (WIFEXITED(st) && WEXITSTATUS(st) == 100) {
+            tap_skip("the point-to-point core did not start here");
+            continue;
+        }
+        TAP_OK(WIFEXITED(st) && WEXITSTATUS(st) == 1,
+               "%s: the rank exits with status 1 (status %d)", case_names[k],
+               WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st));
+        TAP_OK(strstr(out, "malformed") != NULL,
+               "%s: the error says the packet is malformed: %s", case_names[k],
+               out);
+    }
+    return tap_done();
+}
