@@ -2,13 +2,16 @@
 /* Entry points of the collectives, blocking and nonblocking: argument
  * checks (naming the argument), MPI_IN_PLACE rules, then src/coll; internal
  * errors become MPI error classes here. Each collective has one coll_x()
- * that checks and runs it; request == NULL means blocking. */
+ * that checks and runs it; request == NULL means blocking, and
+ * FY_PCOLL_CHECK_ONLY only checks (the persistent _init calls, at the end
+ * of this file, then describe the call to pcoll.c). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "coll/coll.h"
 #include "mpi/mpi_impl.h"
+#include "mpi/pcoll.h"
 #include "mpi/request.h"
 
 /* Resolve a datatype argument: valid and committed. */
@@ -131,6 +134,8 @@ int fy_mpi_coll_finish(struct fy_comm *c, int rc, struct fy_sched *s,
 #define NB(request) ((request) ? &s_ : NULL)
 #define RUN_NB(c, fn, request, call)                                           \
     do {                                                                       \
+        if ((request) == FY_PCOLL_CHECK_ONLY)                                  \
+            return MPI_SUCCESS;                                                \
         struct fy_sched *s_ = NULL;                                            \
         int rc_ = (call);                                                      \
         return coll_finish(c, rc_, s_, request, fn);                           \
@@ -1159,7 +1164,7 @@ static int coll_alltoallw(const void *sendbuf, const int sendcounts[],
     int rc = get_types(recvtypes, recvcounts, c, fn, "recvtypes", rdts);
     if (rc == MPI_SUCCESS && sendbuf != MPI_IN_PLACE)
         rc = get_types(sendtypes, sendcounts, c, fn, "sendtypes", sdts);
-    if (rc == MPI_SUCCESS) {
+    if (rc == MPI_SUCCESS && request != FY_PCOLL_CHECK_ONLY) {
         struct fy_sched *s_ = NULL;
         int err = fy_coll_alltoallw(sendbuf, sendcounts, sdispls, sdts, recvbuf,
                                     recvcounts, rdispls, rdts, c,
@@ -1195,3 +1200,381 @@ FY_API int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[],
                           __func__);
 }
 FY_ALIAS(MPI_Ialltoallw)
+
+/* ---- persistent collectives (MPI 4.0 6.13) ---------------------------- */
+
+/* An _init call's checks: the request pointer, then every check of the
+ * collective itself, by its coll_x() in check-only mode. The info
+ * argument carries hints only; none is interpreted. */
+#define PINIT_REQ(request, comm, fn)                                           \
+    FY_CHECK_INIT(fn);                                                         \
+    FY_CHECK((request) != NULL, fy_comm_get(comm), MPI_ERR_ARG, fn,            \
+             "request is NULL")
+#define PINIT_CHECK(request, comm, fn, check)                                  \
+    PINIT_REQ(request, comm, fn);                                              \
+    do {                                                                       \
+        int rc_ = (check);                                                     \
+        if (rc_ != MPI_SUCCESS)                                                \
+            return rc_;                                                        \
+    } while (0)
+
+FY_API int PMPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info;
+    PINIT_CHECK(request, comm, __func__,
+                coll_barrier(comm, FY_PCOLL_CHECK_ONLY, __func__));
+    struct fy_pcoll_args a = {.kind = FY_PCOLL_BARRIER};
+    return fy_pcoll_create(fy_comm_get(comm), &a, request, __func__);
+}
+FY_ALIAS(MPI_Barrier_init)
+
+static int bcast_init(void *buffer, MPI_Count count, MPI_Datatype datatype,
+                      int root, MPI_Comm comm, MPI_Request *request,
+                      const char *fn)
+{
+    PINIT_CHECK(request, comm, fn,
+                coll_bcast(buffer, count, datatype, root, comm,
+                           FY_PCOLL_CHECK_ONLY, fn));
+    struct fy_pcoll_args a = {.kind = FY_PCOLL_BCAST,
+                              .rbuf = buffer,
+                              .rcount = count,
+                              .rtype = datatype,
+                              .root = root};
+    return fy_pcoll_create(fy_comm_get(comm), &a, request, fn);
+}
+
+FY_API int PMPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype,
+                           int root, MPI_Comm comm, MPI_Info info,
+                           MPI_Request *request)
+{
+    (void)info;
+    return bcast_init(buffer, count, datatype, root, comm, request, __func__);
+}
+FY_ALIAS(MPI_Bcast_init)
+
+FY_API int PMPI_Bcast_init_c(void *buffer, MPI_Count count,
+                             MPI_Datatype datatype, int root, MPI_Comm comm,
+                             MPI_Info info, MPI_Request *request)
+{
+    (void)info;
+    return bcast_init(buffer, count, datatype, root, comm, request, __func__);
+}
+FY_ALIAS(MPI_Bcast_init_c)
+
+/* Reduce, allreduce, reduce_scatter_block, scan, exscan: one shape. The
+ * root is ignored by all but reduce. */
+static int reduction_init(enum fy_pcoll_kind kind, const void *sendbuf,
+                          void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                          MPI_Op op, int root, MPI_Comm comm,
+                          MPI_Request *request, const char *fn)
+{
+    PINIT_REQ(request, comm, fn);
+    MPI_Request *chk = FY_PCOLL_CHECK_ONLY;
+    int rc;
+    switch (kind) {
+    case FY_PCOLL_REDUCE:
+        rc = coll_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, chk,
+                         fn);
+        break;
+    case FY_PCOLL_ALLREDUCE:
+        rc = coll_allreduce(sendbuf, recvbuf, count, datatype, op, comm, chk,
+                            fn);
+        break;
+    case FY_PCOLL_REDUCE_SCATTER_BLOCK:
+        rc = coll_reduce_scatter_block(sendbuf, recvbuf, count, datatype, op,
+                                       comm, chk, fn);
+        break;
+    case FY_PCOLL_SCAN:
+        rc = coll_scan(sendbuf, recvbuf, count, datatype, op, comm, chk, fn);
+        break;
+    default:
+        rc = coll_exscan(sendbuf, recvbuf, count, datatype, op, comm, chk, fn);
+        break;
+    }
+    if (rc != MPI_SUCCESS)
+        return rc;
+    struct fy_pcoll_args a = {.kind = kind,
+                              .sbuf = sendbuf,
+                              .rbuf = recvbuf,
+                              .rcount = count,
+                              .rtype = datatype,
+                              .op = op,
+                              .root = root};
+    return fy_pcoll_create(fy_comm_get(comm), &a, request, fn);
+}
+
+FY_API int PMPI_Reduce_init(const void *sendbuf, void *recvbuf, int count,
+                            MPI_Datatype datatype, MPI_Op op, int root,
+                            MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info;
+    return reduction_init(FY_PCOLL_REDUCE, sendbuf, recvbuf, count, datatype,
+                          op, root, comm, request, __func__);
+}
+FY_ALIAS(MPI_Reduce_init)
+
+FY_API int PMPI_Reduce_init_c(const void *sendbuf, void *recvbuf,
+                              MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                              int root, MPI_Comm comm, MPI_Info info,
+                              MPI_Request *request)
+{
+    (void)info;
+    return reduction_init(FY_PCOLL_REDUCE, sendbuf, recvbuf, count, datatype,
+                          op, root, comm, request, __func__);
+}
+FY_ALIAS(MPI_Reduce_init_c)
+
+/* The entry points of the rootless reductions, int and large count. */
+#define REDUCTION_INIT(name, kind, count_t)                                    \
+    FY_API int PMPI_##name(const void *sendbuf, void *recvbuf, count_t count,  \
+                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,    \
+                           MPI_Info info, MPI_Request *request)                \
+    {                                                                          \
+        (void)info;                                                            \
+        return reduction_init(kind, sendbuf, recvbuf, count, datatype, op, 0,  \
+                              comm, request, __func__);                        \
+    }                                                                          \
+    FY_ALIAS(MPI_##name)
+
+REDUCTION_INIT(Allreduce_init, FY_PCOLL_ALLREDUCE, int)
+REDUCTION_INIT(Allreduce_init_c, FY_PCOLL_ALLREDUCE, MPI_Count)
+REDUCTION_INIT(Reduce_scatter_block_init, FY_PCOLL_REDUCE_SCATTER_BLOCK, int)
+REDUCTION_INIT(Reduce_scatter_block_init_c, FY_PCOLL_REDUCE_SCATTER_BLOCK,
+               MPI_Count)
+REDUCTION_INIT(Scan_init, FY_PCOLL_SCAN, int)
+REDUCTION_INIT(Scan_init_c, FY_PCOLL_SCAN, MPI_Count)
+REDUCTION_INIT(Exscan_init, FY_PCOLL_EXSCAN, int)
+REDUCTION_INIT(Exscan_init_c, FY_PCOLL_EXSCAN, MPI_Count)
+
+FY_API int PMPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf,
+                                    const int recvcounts[],
+                                    MPI_Datatype datatype, MPI_Op op,
+                                    MPI_Comm comm, MPI_Info info,
+                                    MPI_Request *request)
+{
+    (void)info;
+    PINIT_CHECK(request, comm, __func__,
+                coll_reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op,
+                                    comm, FY_PCOLL_CHECK_ONLY, __func__));
+    struct fy_comm *c = fy_comm_get(comm);
+    struct fy_pcoll_args a = {.kind = FY_PCOLL_REDUCE_SCATTER,
+                              .sbuf = sendbuf,
+                              .rbuf = recvbuf,
+                              .rtype = datatype,
+                              .op = op,
+                              .nr = c->size,
+                              .rcounts = recvcounts};
+    return fy_pcoll_create(c, &a, request, __func__);
+}
+FY_ALIAS(MPI_Reduce_scatter_init)
+
+/* Gather, scatter, allgather, alltoall: one shape. A non-root's receive
+ * (gather) or send (scatter) side is not significant and not kept. */
+static int block_init(enum fy_pcoll_kind kind, const void *sendbuf,
+                      MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                      MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                      MPI_Comm comm, MPI_Request *request, const char *fn)
+{
+    PINIT_REQ(request, comm, fn);
+    MPI_Request *chk = FY_PCOLL_CHECK_ONLY;
+    int rc;
+    switch (kind) {
+    case FY_PCOLL_GATHER:
+        rc = coll_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                         recvtype, root, comm, chk, fn);
+        break;
+    case FY_PCOLL_SCATTER:
+        rc = coll_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                          recvtype, root, comm, chk, fn);
+        break;
+    case FY_PCOLL_ALLGATHER:
+        rc = coll_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                            recvtype, comm, chk, fn);
+        break;
+    default:
+        rc = coll_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                           recvtype, comm, chk, fn);
+        break;
+    }
+    if (rc != MPI_SUCCESS)
+        return rc;
+    struct fy_comm *c = fy_comm_get(comm);
+    bool non_root = c->rank != root;
+    struct fy_pcoll_args a = {.kind = kind,
+                              .sbuf = sendbuf,
+                              .scount = sendcount,
+                              .stype = sendtype,
+                              .rbuf = recvbuf,
+                              .rcount = recvcount,
+                              .rtype = recvtype,
+                              .root = root};
+    if (kind == FY_PCOLL_GATHER && non_root)
+        a.rtype = MPI_DATATYPE_NULL;
+    if (kind == FY_PCOLL_SCATTER && non_root)
+        a.stype = MPI_DATATYPE_NULL;
+    return fy_pcoll_create(c, &a, request, fn);
+}
+
+/* The entry points of the block-shaped collectives, int and large count;
+ * root_param/root_val add the root to the rooted ones. */
+#define BLOCK_INIT(name, kind, count_t, root_param, root_val)                  \
+    FY_API int PMPI_##name(                                                    \
+        const void *sendbuf, count_t sendcount, MPI_Datatype sendtype,         \
+        void *recvbuf, count_t recvcount, MPI_Datatype recvtype,               \
+        root_param MPI_Comm comm, MPI_Info info, MPI_Request *request)         \
+    {                                                                          \
+        (void)info;                                                            \
+        return block_init(kind, sendbuf, sendcount, sendtype, recvbuf,         \
+                          recvcount, recvtype, root_val, comm, request,        \
+                          __func__);                                           \
+    }                                                                          \
+    FY_ALIAS(MPI_##name)
+
+#define ROOT_PARAM int root,
+#define NO_PARAM
+
+BLOCK_INIT(Gather_init, FY_PCOLL_GATHER, int, ROOT_PARAM, root)
+BLOCK_INIT(Gather_init_c, FY_PCOLL_GATHER, MPI_Count, ROOT_PARAM, root)
+BLOCK_INIT(Scatter_init, FY_PCOLL_SCATTER, int, ROOT_PARAM, root)
+BLOCK_INIT(Scatter_init_c, FY_PCOLL_SCATTER, MPI_Count, ROOT_PARAM, root)
+BLOCK_INIT(Allgather_init, FY_PCOLL_ALLGATHER, int, NO_PARAM, 0)
+BLOCK_INIT(Allgather_init_c, FY_PCOLL_ALLGATHER, MPI_Count, NO_PARAM, 0)
+BLOCK_INIT(Alltoall_init, FY_PCOLL_ALLTOALL, int, NO_PARAM, 0)
+BLOCK_INIT(Alltoall_init_c, FY_PCOLL_ALLTOALL, MPI_Count, NO_PARAM, 0)
+
+FY_API int PMPI_Gatherv_init(const void *sendbuf, int sendcount,
+                             MPI_Datatype sendtype, void *recvbuf,
+                             const int recvcounts[], const int displs[],
+                             MPI_Datatype recvtype, int root, MPI_Comm comm,
+                             MPI_Info info, MPI_Request *request)
+{
+    (void)info;
+    PINIT_CHECK(request, comm, __func__,
+                coll_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                             displs, recvtype, root, comm, FY_PCOLL_CHECK_ONLY,
+                             __func__));
+    struct fy_comm *c = fy_comm_get(comm);
+    bool is_root = c->rank == root;
+    struct fy_pcoll_args a = {.kind = FY_PCOLL_GATHERV,
+                              .sbuf = sendbuf,
+                              .scount = sendcount,
+                              .stype = sendtype,
+                              .rbuf = recvbuf,
+                              .rtype = is_root ? recvtype : MPI_DATATYPE_NULL,
+                              .root = root,
+                              .nr = c->size,
+                              .rcounts = is_root ? recvcounts : NULL,
+                              .rdispls = is_root ? displs : NULL};
+    return fy_pcoll_create(c, &a, request, __func__);
+}
+FY_ALIAS(MPI_Gatherv_init)
+
+FY_API int PMPI_Scatterv_init(const void *sendbuf, const int sendcounts[],
+                              const int displs[], MPI_Datatype sendtype,
+                              void *recvbuf, int recvcount,
+                              MPI_Datatype recvtype, int root, MPI_Comm comm,
+                              MPI_Info info, MPI_Request *request)
+{
+    (void)info;
+    PINIT_CHECK(request, comm, __func__,
+                coll_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf,
+                              recvcount, recvtype, root, comm,
+                              FY_PCOLL_CHECK_ONLY, __func__));
+    struct fy_comm *c = fy_comm_get(comm);
+    bool is_root = c->rank == root;
+    struct fy_pcoll_args a = {.kind = FY_PCOLL_SCATTERV,
+                              .sbuf = sendbuf,
+                              .stype = is_root ? sendtype : MPI_DATATYPE_NULL,
+                              .rbuf = recvbuf,
+                              .rcount = recvcount,
+                              .rtype = recvtype,
+                              .root = root,
+                              .ns = c->size,
+                              .scounts = is_root ? sendcounts : NULL,
+                              .sdispls = is_root ? displs : NULL};
+    return fy_pcoll_create(c, &a, request, __func__);
+}
+FY_ALIAS(MPI_Scatterv_init)
+
+FY_API int PMPI_Allgatherv_init(const void *sendbuf, int sendcount,
+                                MPI_Datatype sendtype, void *recvbuf,
+                                const int recvcounts[], const int displs[],
+                                MPI_Datatype recvtype, MPI_Comm comm,
+                                MPI_Info info, MPI_Request *request)
+{
+    (void)info;
+    PINIT_CHECK(request, comm, __func__,
+                coll_allgatherv(sendbuf, sendcount, sendtype, recvbuf,
+                                recvcounts, displs, recvtype, comm,
+                                FY_PCOLL_CHECK_ONLY, __func__));
+    struct fy_comm *c = fy_comm_get(comm);
+    struct fy_pcoll_args a = {.kind = FY_PCOLL_ALLGATHERV,
+                              .sbuf = sendbuf,
+                              .scount = sendcount,
+                              .stype = sendtype,
+                              .rbuf = recvbuf,
+                              .rtype = recvtype,
+                              .nr = c->size,
+                              .rcounts = recvcounts,
+                              .rdispls = displs};
+    return fy_pcoll_create(c, &a, request, __func__);
+}
+FY_ALIAS(MPI_Allgatherv_init)
+
+FY_API int PMPI_Alltoallv_init(const void *sendbuf, const int sendcounts[],
+                               const int sdispls[], MPI_Datatype sendtype,
+                               void *recvbuf, const int recvcounts[],
+                               const int rdispls[], MPI_Datatype recvtype,
+                               MPI_Comm comm, MPI_Info info,
+                               MPI_Request *request)
+{
+    (void)info;
+    PINIT_CHECK(request, comm, __func__,
+                coll_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                               recvcounts, rdispls, recvtype, comm,
+                               FY_PCOLL_CHECK_ONLY, __func__));
+    struct fy_comm *c = fy_comm_get(comm);
+    bool in_place = sendbuf == MPI_IN_PLACE;
+    struct fy_pcoll_args a = {.kind = FY_PCOLL_ALLTOALLV,
+                              .sbuf = sendbuf,
+                              .stype = sendtype,
+                              .rbuf = recvbuf,
+                              .rtype = recvtype,
+                              .ns = c->size,
+                              .nr = c->size,
+                              .scounts = in_place ? NULL : sendcounts,
+                              .sdispls = in_place ? NULL : sdispls,
+                              .rcounts = recvcounts,
+                              .rdispls = rdispls};
+    return fy_pcoll_create(c, &a, request, __func__);
+}
+FY_ALIAS(MPI_Alltoallv_init)
+
+FY_API int PMPI_Alltoallw_init(const void *sendbuf, const int sendcounts[],
+                               const int sdispls[],
+                               const MPI_Datatype sendtypes[], void *recvbuf,
+                               const int recvcounts[], const int rdispls[],
+                               const MPI_Datatype recvtypes[], MPI_Comm comm,
+                               MPI_Info info, MPI_Request *request)
+{
+    (void)info;
+    PINIT_CHECK(request, comm, __func__,
+                coll_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                               recvcounts, rdispls, recvtypes, comm,
+                               FY_PCOLL_CHECK_ONLY, __func__));
+    struct fy_comm *c = fy_comm_get(comm);
+    bool in_place = sendbuf == MPI_IN_PLACE;
+    struct fy_pcoll_args a = {.kind = FY_PCOLL_ALLTOALLW,
+                              .sbuf = sendbuf,
+                              .rbuf = recvbuf,
+                              .ns = c->size,
+                              .nr = c->size,
+                              .scounts = in_place ? NULL : sendcounts,
+                              .sdispls = in_place ? NULL : sdispls,
+                              .stypes = in_place ? NULL : sendtypes,
+                              .rcounts = recvcounts,
+                              .rdispls = rdispls,
+                              .rtypes = recvtypes};
+    return fy_pcoll_create(c, &a, request, __func__);
+}
+FY_ALIAS(MPI_Alltoallw_init)

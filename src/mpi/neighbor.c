@@ -3,12 +3,14 @@
  * the communicator must carry a topology (else MPI_ERR_TOPOLOGY), count
  * and displacement arrays have one entry per source or destination, and
  * MPI_IN_PLACE is not allowed; then src/coll/neighbor.c. request == NULL
- * means blocking. */
+ * means blocking, FY_PCOLL_CHECK_ONLY only checks (the persistent _init
+ * calls at the end of this file). */
 #include <errno.h>
 #include <stdlib.h>
 
 #include "coll/coll.h"
 #include "mpi/mpi_impl.h"
+#include "mpi/pcoll.h"
 
 #define GET_DT(var, h, c, fn, what)                                            \
     struct fy_dtype *var = fy_dtype_get(h);                                    \
@@ -72,6 +74,8 @@ static int nbr_run(struct fy_comm *c, const struct fy_coll_nbr_buf *snd,
                    const struct fy_coll_nbr_buf *rcv, MPI_Request *request,
                    const char *fn)
 {
+    if (request == FY_PCOLL_CHECK_ONLY)
+        return MPI_SUCCESS;
     struct fy_sched *s = NULL;
     int rc = fy_coll_neighbor(snd, rcv, c, request ? &s : NULL);
     return fy_mpi_coll_finish(c, rc, s, request, fn);
@@ -373,3 +377,151 @@ FY_API int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[],
                          __func__);
 }
 FY_ALIAS(MPI_Ineighbor_alltoallw)
+
+/* ---- persistent neighbourhood collectives (MPI 4.0 6.13) -------------- */
+
+/* An _init call's checks: the request pointer, then every check of the
+ * collective itself in check-only mode; *c_out is the communicator and
+ * indeg/outdeg its degrees. The info argument is not interpreted. */
+static int nbr_init_check(MPI_Comm comm, int check, struct fy_comm **c_out,
+                          int *indeg, int *outdeg)
+{
+    if (check != MPI_SUCCESS)
+        return check;
+    *c_out = fy_comm_get(comm);
+    fy_topo_degrees(*c_out, indeg, outdeg);
+    return MPI_SUCCESS;
+}
+
+#define NBR_INIT_CHECK(request, comm, fn, check)                               \
+    CHECK_REQUEST(request, comm, fn);                                          \
+    struct fy_comm *c;                                                         \
+    int indeg, outdeg;                                                         \
+    do {                                                                       \
+        int rc_ = nbr_init_check(comm, check, &c, &indeg, &outdeg);            \
+        if (rc_ != MPI_SUCCESS)                                                \
+            return rc_;                                                        \
+    } while (0)
+
+/* Allgather and alltoall: one shape. */
+static int nbr_block_init(enum fy_pcoll_kind kind, const void *sendbuf,
+                          MPI_Count sendcount, MPI_Datatype sendtype,
+                          void *recvbuf, MPI_Count recvcount,
+                          MPI_Datatype recvtype, MPI_Comm comm,
+                          MPI_Request *request, const char *fn)
+{
+    MPI_Request *chk = FY_PCOLL_CHECK_ONLY;
+    NBR_INIT_CHECK(request, comm, fn,
+                   kind == FY_PCOLL_NBR_ALLGATHER
+                       ? nbr_allgather(sendbuf, sendcount, sendtype, recvbuf,
+                                       recvcount, recvtype, false, NULL, NULL,
+                                       comm, chk, fn)
+                       : nbr_alltoall(sendbuf, sendcount, sendtype, recvbuf,
+                                      recvcount, recvtype, comm, chk, fn));
+    struct fy_pcoll_args a = {.kind = kind,
+                              .sbuf = sendbuf,
+                              .scount = sendcount,
+                              .stype = sendtype,
+                              .rbuf = recvbuf,
+                              .rcount = recvcount,
+                              .rtype = recvtype,
+                              .ns = outdeg,
+                              .nr = indeg};
+    return fy_pcoll_create(c, &a, request, fn);
+}
+
+#define NBR_BLOCK_INIT(name, kind, count_t)                                    \
+    FY_API int PMPI_##name(const void *sendbuf, count_t sendcount,             \
+                           MPI_Datatype sendtype, void *recvbuf,               \
+                           count_t recvcount, MPI_Datatype recvtype,           \
+                           MPI_Comm comm, MPI_Info info, MPI_Request *request) \
+    {                                                                          \
+        (void)info;                                                            \
+        return nbr_block_init(kind, sendbuf, sendcount, sendtype, recvbuf,     \
+                              recvcount, recvtype, comm, request, __func__);   \
+    }                                                                          \
+    FY_ALIAS(MPI_##name)
+
+NBR_BLOCK_INIT(Neighbor_allgather_init, FY_PCOLL_NBR_ALLGATHER, int)
+NBR_BLOCK_INIT(Neighbor_allgather_init_c, FY_PCOLL_NBR_ALLGATHER, MPI_Count)
+NBR_BLOCK_INIT(Neighbor_alltoall_init, FY_PCOLL_NBR_ALLTOALL, int)
+NBR_BLOCK_INIT(Neighbor_alltoall_init_c, FY_PCOLL_NBR_ALLTOALL, MPI_Count)
+
+FY_API int PMPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount,
+                                         MPI_Datatype sendtype, void *recvbuf,
+                                         const int recvcounts[],
+                                         const int displs[],
+                                         MPI_Datatype recvtype, MPI_Comm comm,
+                                         MPI_Info info, MPI_Request *request)
+{
+    (void)info;
+    NBR_INIT_CHECK(request, comm, __func__,
+                   nbr_allgather(sendbuf, sendcount, sendtype, recvbuf, 0,
+                                 recvtype, true, recvcounts, displs, comm,
+                                 FY_PCOLL_CHECK_ONLY, __func__));
+    struct fy_pcoll_args a = {.kind = FY_PCOLL_NBR_ALLGATHERV,
+                              .sbuf = sendbuf,
+                              .scount = sendcount,
+                              .stype = sendtype,
+                              .rbuf = recvbuf,
+                              .rtype = recvtype,
+                              .ns = outdeg,
+                              .nr = indeg,
+                              .rcounts = indeg ? recvcounts : NULL,
+                              .rdispls = indeg ? displs : NULL};
+    return fy_pcoll_create(c, &a, request, __func__);
+}
+FY_ALIAS(MPI_Neighbor_allgatherv_init)
+
+FY_API int
+PMPI_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[],
+                             const int sdispls[], MPI_Datatype sendtype,
+                             void *recvbuf, const int recvcounts[],
+                             const int rdispls[], MPI_Datatype recvtype,
+                             MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info;
+    NBR_INIT_CHECK(request, comm, __func__,
+                   nbr_alltoallv(sendbuf, sendcounts, sdispls, sendtype,
+                                 recvbuf, recvcounts, rdispls, recvtype, comm,
+                                 FY_PCOLL_CHECK_ONLY, __func__));
+    struct fy_pcoll_args a = {.kind = FY_PCOLL_NBR_ALLTOALLV,
+                              .sbuf = sendbuf,
+                              .stype = sendtype,
+                              .rbuf = recvbuf,
+                              .rtype = recvtype,
+                              .ns = outdeg,
+                              .nr = indeg,
+                              .scounts = outdeg ? sendcounts : NULL,
+                              .sdispls = outdeg ? sdispls : NULL,
+                              .rcounts = indeg ? recvcounts : NULL,
+                              .rdispls = indeg ? rdispls : NULL};
+    return fy_pcoll_create(c, &a, request, __func__);
+}
+FY_ALIAS(MPI_Neighbor_alltoallv_init)
+
+FY_API int PMPI_Neighbor_alltoallw_init(
+    const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+    const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+    const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+    MPI_Info info, MPI_Request *request)
+{
+    (void)info;
+    NBR_INIT_CHECK(request, comm, __func__,
+                   nbr_alltoallw(sendbuf, sendcounts, sdispls, sendtypes,
+                                 recvbuf, recvcounts, rdispls, recvtypes, comm,
+                                 FY_PCOLL_CHECK_ONLY, __func__));
+    struct fy_pcoll_args a = {.kind = FY_PCOLL_NBR_ALLTOALLW,
+                              .sbuf = sendbuf,
+                              .rbuf = recvbuf,
+                              .ns = outdeg,
+                              .nr = indeg,
+                              .scounts = outdeg ? sendcounts : NULL,
+                              .sbdispls = outdeg ? sdispls : NULL,
+                              .stypes = outdeg ? sendtypes : NULL,
+                              .rcounts = indeg ? recvcounts : NULL,
+                              .rbdispls = indeg ? rdispls : NULL,
+                              .rtypes = indeg ? recvtypes : NULL};
+    return fy_pcoll_create(c, &a, request, __func__);
+}
+FY_ALIAS(MPI_Neighbor_alltoallw_init)

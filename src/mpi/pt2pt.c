@@ -1330,6 +1330,8 @@ int fy_preq_start(const char *fn, struct fy_preq *p)
 {
     int err = 0;
     p->r = NULL;
+    if (p->coll)
+        return fy_pcoll_start(fn, p);
     if (p->peer == MPI_PROC_NULL) {
         p->active = true; /* completes at once */
         return MPI_SUCCESS;

@@ -97,6 +97,11 @@ int fy_mreq_peek(uintptr_t w, MPI_Status *st)
             fy_mreq_status_empty(st);
             return MPI_SUCCESS;
         }
+        if (p->coll) { /* a collective's status is the empty one */
+            int cls = err_class(fy_pcoll_err(p->coll));
+            fy_mreq_status_recv(st, MPI_ANY_SOURCE, MPI_ANY_TAG, 0, false, cls);
+            return cls;
+        }
         if (p->r)
             return core_status(p->r, is_recv, st);
         if (is_recv)
@@ -169,6 +174,19 @@ int fy_mreq_complete(MPI_Request *h, uintptr_t w, MPI_Status *st,
     return cls;
 }
 
+/* Drive the engine until the request polls done (requests the core does
+ * not know: ext ones and persistent collectives). */
+static void wait_polling(uintptr_t w)
+{
+    unsigned spins = 0;
+    while (!fy_mreq_poll(w)) {
+        if (fy_progress() == 0)
+            fy_progress_idle(&spins);
+        else
+            spins = 0;
+    }
+}
+
 void fy_mreq_wait_done(uintptr_t w)
 {
     void *o = fy_mreq_obj(w);
@@ -179,20 +197,15 @@ void fy_mreq_wait_done(uintptr_t w)
         return;
     case FY_MREQ_PERSIST: {
         struct fy_preq *p = o;
-        if (p->active && p->r)
+        if (p->coll)
+            wait_polling(w);
+        else if (p->active && p->r)
             (void)fy_req_wait(p->r);
         return;
     }
-    case FY_MREQ_EXT: {
-        unsigned spins = 0;
-        while (!fy_mreq_poll(w)) {
-            if (fy_progress() == 0)
-                fy_progress_idle(&spins);
-            else
-                spins = 0;
-        }
+    case FY_MREQ_EXT:
+        wait_polling(w);
         return;
-    }
     default:
         return;
     }
@@ -216,6 +229,19 @@ static void orphan_add(uintptr_t w)
         orphans_cap = ncap;
     }
     orphans[fy_mreq_norphans++] = w;
+}
+
+/* Release a persistent request's object and references (its core
+ * request, if any, is the caller's business). */
+static void preq_destroy(struct fy_preq *p)
+{
+    if (p->coll)
+        fy_pcoll_destroy(p->coll);
+    if (p->dt && !p->dt->builtin)
+        fy_dtype_release(p->dt);
+    if (!p->comm->builtin)
+        fy_comm_release(p->comm);
+    free(p);
 }
 
 /* Free an orphan whose work is over. */
@@ -278,11 +304,7 @@ void fy_mreq_free(MPI_Request *h, uintptr_t w)
                     (uintptr_t)p->r |
                     (p->kind == FY_PREQ_RECV ? FY_MREQ_RECV : FY_MREQ_SEND));
         }
-        if (!p->dt->builtin)
-            fy_dtype_release(p->dt);
-        if (!p->comm->builtin)
-            fy_comm_release(p->comm);
-        free(p);
+        preq_destroy(p);
         break;
     }
     default:
@@ -356,6 +378,25 @@ int fy_preq_create(enum fy_preq_kind kind, enum fy_send_mode mode,
     return 0;
 }
 
+int fy_preq_create_coll(struct fy_pcoll *pc, struct fy_comm *comm,
+                        MPI_Request *handle_out)
+{
+    struct fy_preq *p = calloc(1, sizeof(*p));
+    if (!p)
+        return -ENOMEM;
+    p->kind = FY_PREQ_COLL;
+    p->comm = comm;
+    p->coll = pc;
+    int rc = fy_mreq_register((uintptr_t)p | FY_MREQ_PERSIST, handle_out);
+    if (rc) {
+        free(p);
+        return rc;
+    }
+    if (!comm->builtin)
+        comm->refcount++;
+    return 0;
+}
+
 /* ---- finalize -------------------------------------------------------- */
 
 void fy_mpi_requests_finalize(void)
@@ -395,11 +436,7 @@ void fy_mpi_requests_finalize(void)
             struct fy_preq *p = fy_mreq_obj(w);
             if (p->r && p->r->complete)
                 fy_req_free(p->r);
-            if (!p->dt->builtin)
-                fy_dtype_release(p->dt);
-            if (!p->comm->builtin)
-                fy_comm_release(p->comm);
-            free(p);
+            preq_destroy(p);
         }
     }
     free(fy_mreq_table.objs);

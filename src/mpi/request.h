@@ -39,7 +39,10 @@ static inline void *fy_mreq_obj(uintptr_t w)
 
 /* A persistent request (MPI_Send_init and friends): the arguments, and the
  * core request of the current activation. */
-enum fy_preq_kind { FY_PREQ_SEND, FY_PREQ_BSEND, FY_PREQ_RECV };
+enum fy_preq_kind { FY_PREQ_SEND, FY_PREQ_BSEND, FY_PREQ_RECV, FY_PREQ_COLL };
+
+/* A persistent collective (pcoll.c); only its functions look inside. */
+struct fy_pcoll;
 
 struct fy_preq {
     uint8_t kind;     /* enum fy_preq_kind */
@@ -49,10 +52,22 @@ struct fy_preq {
                          means it completed at once (MPI_PROC_NULL, bsend) */
     void *buf;
     MPI_Count count;
-    struct fy_dtype *dt; /* referenced while the request exists */
+    struct fy_dtype *dt; /* referenced while the request exists; NULL for
+                            FY_PREQ_COLL */
     struct fy_comm *comm;
     int peer, tag;
+    struct fy_pcoll *coll; /* FY_PREQ_COLL: the collective, owned */
 };
+
+/* Persistent collectives (pcoll.c). Start: launch the collective and mark
+ * p active; MPI_SUCCESS or an error class reported as fn. Test: whether
+ * the activation is over (drives it; true when none is running). Err: the
+ * last activation's result, 0 or a negative errno. Destroy: release
+ * everything (waits for a running activation). */
+int fy_pcoll_start(const char *fn, struct fy_preq *p);
+bool fy_pcoll_test(struct fy_pcoll *pc);
+int fy_pcoll_err(const struct fy_pcoll *pc);
+void fy_pcoll_destroy(struct fy_pcoll *pc);
 
 /* A request implemented by another module (e.g. a non-blocking collective
  * schedule). The owner embeds this struct in its object, fills ops and
@@ -113,6 +128,8 @@ static inline bool fy_mreq_poll(uintptr_t w)
         return ((struct fy_req *)o)->complete;
     case FY_MREQ_PERSIST: {
         struct fy_preq *p = o;
+        if (p->coll)
+            return !p->active || fy_pcoll_test(p->coll);
         return !p->active || p->r == NULL || p->r->complete;
     }
     case FY_MREQ_EXT: {
@@ -154,6 +171,10 @@ int fy_preq_create(enum fy_preq_kind kind, enum fy_send_mode mode,
                    int peer, int tag, struct fy_comm *comm,
                    MPI_Request *handle_out);
 int fy_preq_start(const char *fn, struct fy_preq *p);
+/* A persistent collective's request: takes ownership of pc and a reference
+ * on comm. Returns 0 or -ENOMEM (pc then still belongs to the caller). */
+int fy_preq_create_coll(struct fy_pcoll *pc, struct fy_comm *comm,
+                        MPI_Request *handle_out);
 
 /* MPI_Request_free: free now if done, else orphan it so its resources are
  * reclaimed when it completes. */

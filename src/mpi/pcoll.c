@@ -1,0 +1,286 @@
+/* SPDX-License-Identifier: MIT */
+/* Persistent collective requests (MPI 4.0 6.13): a checked description of
+ * the _init call, with its own copies of the arrays and references on the
+ * objects, that each MPI_Start turns into a nonblocking collective
+ * schedule of src/coll. Starting in the same order on every member is the
+ * program's duty (MPI 6.12), which is what the schedules' tags rely on. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/coll.h"
+#include "mpi/pcoll.h"
+
+MPI_Request fy_pcoll_check_only;
+
+/* The object behind a persistent collective request. Owned by its
+ * fy_preq; 'a' holds the arguments with arrays pointing at our copies. */
+struct fy_pcoll {
+    struct fy_pcoll_args a;
+    struct fy_comm *c;          /* the fy_preq holds the reference */
+    struct fy_dtype *sdt, *rdt; /* NULL when not significant */
+    struct fy_op *op;
+    struct fy_dtype **sdts, **rdts; /* alltoallw: ns and nr entries */
+    struct fy_sched *s;             /* the running activation, or NULL */
+    int err;                        /* its result once done: 0 or -errno */
+};
+
+static void dt_hold(struct fy_dtype *dt)
+{
+    if (dt && !dt->builtin)
+        fy_dtype_retain(dt);
+}
+
+static void dt_drop(struct fy_dtype *dt)
+{
+    if (dt && !dt->builtin)
+        fy_dtype_release(dt);
+}
+
+/* Copy n elements of size sz; NULL stays NULL. False when out of memory. */
+static bool dup_array(const void **p, int n, size_t sz)
+{
+    if (!*p)
+        return true;
+    void *d = malloc((size_t)FY_MAX(n, 1) * sz);
+    if (!d) {
+        *p = NULL;
+        return false;
+    }
+    memcpy(d, *p, (size_t)n * sz);
+    *p = d;
+    return true;
+}
+
+/* Resolve a type array as the alltoallw checks did: an entry with a zero
+ * count may be any handle and stands for MPI_BYTE. */
+static struct fy_dtype **types_resolve(const MPI_Datatype *types,
+                                       const int *counts, int n)
+{
+    if (!types)
+        return NULL;
+    struct fy_dtype **out = malloc((size_t)FY_MAX(n, 1) * sizeof(*out));
+    if (!out)
+        return NULL;
+    for (int i = 0; i < n; i++) {
+        struct fy_dtype *dt = fy_dtype_get(types[i]);
+        if (counts[i] == 0 && (!dt || !dt->committed))
+            dt = fy_dtype_get(MPI_BYTE);
+        dt_hold(dt);
+        out[i] = dt;
+    }
+    return out;
+}
+
+static void types_drop(struct fy_dtype **dts, int n)
+{
+    if (!dts)
+        return;
+    for (int i = 0; i < n; i++)
+        dt_drop(dts[i]);
+    free(dts);
+}
+
+void fy_pcoll_destroy(struct fy_pcoll *pc)
+{
+    if (pc->s) /* freed while active (erroneous): see it through */
+        fy_sched_free(pc->s);
+    dt_drop(pc->sdt);
+    dt_drop(pc->rdt);
+    if (pc->op && !pc->op->builtin)
+        fy_op_release(pc->op);
+    types_drop(pc->sdts, pc->a.ns);
+    types_drop(pc->rdts, pc->a.nr);
+    free((void *)pc->a.scounts);
+    free((void *)pc->a.sdispls);
+    free((void *)pc->a.rcounts);
+    free((void *)pc->a.rdispls);
+    free((void *)pc->a.sbdispls);
+    free((void *)pc->a.rbdispls);
+    free(pc);
+}
+
+int fy_pcoll_create(struct fy_comm *c, const struct fy_pcoll_args *a,
+                    MPI_Request *request, const char *fn)
+{
+    struct fy_pcoll *pc = calloc(1, sizeof(*pc));
+    if (!pc)
+        return fy_mpi_err(c, MPI_ERR_NO_MEM, fn, "out of memory");
+    pc->a = *a;
+    pc->c = c;
+    /* Type arrays are resolved here, not kept: their handles may be freed
+     * while the request lives. */
+    pc->a.stypes = pc->a.rtypes = NULL;
+    bool ok =
+        dup_array((const void **)&pc->a.scounts, a->ns, sizeof(int)) &
+        dup_array((const void **)&pc->a.sdispls, a->ns, sizeof(int)) &
+        dup_array((const void **)&pc->a.rcounts, a->nr, sizeof(int)) &
+        dup_array((const void **)&pc->a.rdispls, a->nr, sizeof(int)) &
+        dup_array((const void **)&pc->a.sbdispls, a->ns, sizeof(MPI_Aint)) &
+        dup_array((const void **)&pc->a.rbdispls, a->nr, sizeof(MPI_Aint));
+    if (ok && a->stypes && a->sbuf != MPI_IN_PLACE) {
+        pc->sdts = types_resolve(a->stypes, a->scounts, a->ns);
+        ok = pc->sdts != NULL;
+    }
+    if (ok && a->rtypes) {
+        pc->rdts = types_resolve(a->rtypes, a->rcounts, a->nr);
+        ok = pc->rdts != NULL;
+    }
+    if (!ok) {
+        fy_pcoll_destroy(pc);
+        return fy_mpi_err(c, MPI_ERR_NO_MEM, fn, "out of memory");
+    }
+    /* Handles that were not checked because they are not significant
+     * here resolve to NULL or to a type the schedule never reads. */
+    bool scatter = a->kind == FY_PCOLL_SCATTER || a->kind == FY_PCOLL_SCATTERV;
+    if (a->sbuf != MPI_IN_PLACE)
+        pc->sdt = fy_dtype_get(a->stype);
+    if (a->rbuf != MPI_IN_PLACE || !scatter) /* only scatter's may be */
+        pc->rdt = fy_dtype_get(a->rtype);
+    dt_hold(pc->sdt);
+    dt_hold(pc->rdt);
+    if (a->kind >= FY_PCOLL_REDUCE && a->kind <= FY_PCOLL_EXSCAN) {
+        pc->op = fy_op_get(a->op);
+        if (pc->op && !pc->op->builtin)
+            fy_op_retain(pc->op);
+    }
+    if (fy_preq_create_coll(pc, c, request)) {
+        fy_pcoll_destroy(pc);
+        return fy_mpi_err(c, MPI_ERR_NO_MEM, fn,
+                          "out of memory for a request handle");
+    }
+    return MPI_SUCCESS;
+}
+
+/* Stands in for the arrays of a neighbourhood collective without
+ * neighbours on that side (never read). */
+static const int s_none[1];
+static const MPI_Aint s_none_aint[1];
+
+static int launch_neighbor(struct fy_pcoll *pc, struct fy_sched **s)
+{
+    const struct fy_pcoll_args *a = &pc->a;
+    struct fy_coll_nbr_buf snd = {
+        .buf = a->sbuf, .count = a->scount, .dt = pc->sdt};
+    struct fy_coll_nbr_buf rcv = {
+        .buf = a->rbuf, .count = a->rcount, .dt = pc->rdt};
+    switch (a->kind) {
+    case FY_PCOLL_NBR_ALLGATHERV:
+        snd.same = true;
+        rcv.counts = a->rcounts ? a->rcounts : s_none;
+        rcv.displs = a->rdispls ? a->rdispls : s_none;
+        break;
+    case FY_PCOLL_NBR_ALLGATHER:
+        snd.same = true;
+        break;
+    case FY_PCOLL_NBR_ALLTOALLV:
+        snd.counts = a->scounts ? a->scounts : s_none;
+        snd.displs = a->sdispls ? a->sdispls : s_none;
+        rcv.counts = a->rcounts ? a->rcounts : s_none;
+        rcv.displs = a->rdispls ? a->rdispls : s_none;
+        break;
+    case FY_PCOLL_NBR_ALLTOALLW:
+        snd.counts = a->scounts ? a->scounts : s_none;
+        snd.bdispls = a->sbdispls ? a->sbdispls : s_none_aint;
+        snd.dts = pc->sdts;
+        rcv.counts = a->rcounts ? a->rcounts : s_none;
+        rcv.bdispls = a->rbdispls ? a->rbdispls : s_none_aint;
+        rcv.dts = pc->rdts;
+        break;
+    default: /* FY_PCOLL_NBR_ALLTOALL */
+        break;
+    }
+    return fy_coll_neighbor(&snd, &rcv, pc->c, s);
+}
+
+/* Start the collective described by pc: 0 or a negative errno. */
+static int launch(struct fy_pcoll *pc, struct fy_sched **s)
+{
+    const struct fy_pcoll_args *a = &pc->a;
+    struct fy_comm *c = pc->c;
+    struct fy_dtype *sdt = pc->sdt, *rdt = pc->rdt;
+    switch (a->kind) {
+    case FY_PCOLL_BARRIER:
+        return fy_coll_barrier(c, s);
+    case FY_PCOLL_BCAST:
+        return fy_coll_bcast(a->rbuf, a->rcount, rdt, a->root, c, s);
+    case FY_PCOLL_GATHER:
+        return fy_coll_gather(a->sbuf, a->scount, sdt, a->rbuf, a->rcount, rdt,
+                              a->root, c, s);
+    case FY_PCOLL_GATHERV:
+        return fy_coll_gatherv(a->sbuf, a->scount, sdt, a->rbuf, a->rcounts,
+                               a->rdispls, rdt, a->root, c, s);
+    case FY_PCOLL_SCATTER:
+        return fy_coll_scatter(a->sbuf, a->scount, sdt, a->rbuf, a->rcount, rdt,
+                               a->root, c, s);
+    case FY_PCOLL_SCATTERV:
+        return fy_coll_scatterv(a->sbuf, a->scounts, a->sdispls, sdt, a->rbuf,
+                                a->rcount, rdt, a->root, c, s);
+    case FY_PCOLL_ALLGATHER:
+        return fy_coll_allgather(a->sbuf, a->scount, sdt, a->rbuf, a->rcount,
+                                 rdt, c, s);
+    case FY_PCOLL_ALLGATHERV:
+        return fy_coll_allgatherv(a->sbuf, a->scount, sdt, a->rbuf, a->rcounts,
+                                  a->rdispls, rdt, c, s);
+    case FY_PCOLL_ALLTOALL:
+        return fy_coll_alltoall(a->sbuf, a->scount, sdt, a->rbuf, a->rcount,
+                                rdt, c, s);
+    case FY_PCOLL_ALLTOALLV:
+        return fy_coll_alltoallv(a->sbuf, a->scounts, a->sdispls, sdt, a->rbuf,
+                                 a->rcounts, a->rdispls, rdt, c, s);
+    case FY_PCOLL_ALLTOALLW:
+        return fy_coll_alltoallw(a->sbuf, a->scounts, a->sdispls, pc->sdts,
+                                 a->rbuf, a->rcounts, a->rdispls, pc->rdts, c,
+                                 s);
+    case FY_PCOLL_REDUCE:
+        return fy_coll_reduce(a->sbuf, a->rbuf, a->rcount, rdt, pc->op, a->root,
+                              c, s);
+    case FY_PCOLL_ALLREDUCE:
+        return fy_coll_allreduce(a->sbuf, a->rbuf, a->rcount, rdt, pc->op, c,
+                                 s);
+    case FY_PCOLL_REDUCE_SCATTER:
+        return fy_coll_reduce_scatter(a->sbuf, a->rbuf, a->rcounts, rdt, pc->op,
+                                      c, s);
+    case FY_PCOLL_REDUCE_SCATTER_BLOCK:
+        return fy_coll_reduce_scatter_block(a->sbuf, a->rbuf, a->rcount, rdt,
+                                            pc->op, c, s);
+    case FY_PCOLL_SCAN:
+        return fy_coll_scan(a->sbuf, a->rbuf, a->rcount, rdt, pc->op, c, s);
+    case FY_PCOLL_EXSCAN:
+        return fy_coll_exscan(a->sbuf, a->rbuf, a->rcount, rdt, pc->op, c, s);
+    default:
+        return launch_neighbor(pc, s);
+    }
+}
+
+int fy_pcoll_start(const char *fn, struct fy_preq *p)
+{
+    struct fy_pcoll *pc = p->coll;
+    struct fy_sched *s = NULL;
+    int rc = launch(pc, &s);
+    if (rc != 0) /* reports it; the schedule saw itself through */
+        return fy_mpi_coll_finish(pc->c, rc, NULL, NULL, fn);
+    pc->s = s;
+    pc->err = 0;
+    p->active = true;
+    return MPI_SUCCESS;
+}
+
+bool fy_pcoll_test(struct fy_pcoll *pc)
+{
+    if (!pc->s)
+        return true;
+    int err;
+    if (!fy_sched_test(pc->s, &err))
+        return false;
+    /* Release the schedule at once: the request keeps only the result. */
+    fy_sched_free(pc->s);
+    pc->s = NULL;
+    pc->err = err;
+    return true;
+}
+
+int fy_pcoll_err(const struct fy_pcoll *pc)
+{
+    return pc->err;
+}
