@@ -1,6 +1,12 @@
 # SPDX-License-Identifier: MIT
-"""The coll scenario of bench/compare: the OSU micro-benchmarks'
-collective latency tests under Ferry, MPICH and Open MPI.
+"""The coll and rma scenarios of bench/compare: the OSU micro-benchmarks'
+collective latency tests, and their one-sided tests, under Ferry, MPICH
+and Open MPI.
+
+rma: osu_put/get/acc/fop/cas_latency (8 B) and osu_put/get_bw (1 and
+4 MiB), 2 ranks bound one per core, with each window and synchronisation
+variant of RMA_VARIANTS (OSU's -w and -s); latencies in us (lower is
+better), bandwidths in MB/s (higher is better).
 
 The user gives the path of an OSU micro-benchmarks source tree (nothing is
 fetched). Its collective sources are compiled unmodified with each
@@ -23,6 +29,11 @@ import time
 BENCHES = ("barrier", "bcast", "reduce", "allreduce", "allgather",
            "alltoall", "ibarrier", "ibcast", "ireduce", "iallreduce",
            "iallgather", "ialltoall")
+RMA_BENCHES = ("put_latency", "get_latency", "acc_latency", "fop_latency",
+               "cas_latency", "put_bw", "get_bw")
+RMA_VARIANTS = ("-w allocate -s flush", "-w create -s flush",
+                "-w allocate -s lock")
+RMA_ITERS = ["-i", "1000", "-x", "100"]
 SIZES = (8, 65536, 1048576)
 RANKS = (2, 4)
 CFLAGS = ["-O2"]
@@ -32,16 +43,17 @@ ITERS = ["-i", "200", "-x", "20"]
 LINE_RE = re.compile(r"^\s*(\d+)\s+([0-9.]+)")
 
 
-def find_sources(path):
-    """(directory of osu_bcast.c, [support sources], [include dirs]) of an
-    OSU tree at 'path', or None. Knows 5.x (mpi/collective/osu_coll.c)
-    and 7.x (c/mpi/collective/blocking + c/util/osu_util*.c)."""
-    hits = sorted(glob.glob(os.path.join(path, "**", "osu_bcast.c"),
+def find_sources(path, anchor="osu_bcast.c", support="osu_coll.c"):
+    """(directory of the anchor source, [support sources], [include dirs])
+    of an OSU tree at 'path', or None. Knows 5.x (mpi/collective/
+    osu_coll.c, mpi/one-sided/osu_1sc.c) and 7.x (c/mpi/... +
+    c/util/osu_util*.c)."""
+    hits = sorted(glob.glob(os.path.join(path, "**", anchor),
                             recursive=True))
     for bcast in hits:
         d = os.path.dirname(bcast)
-        if os.path.isfile(os.path.join(d, "osu_coll.c")):  # 5.x
-            return d, [os.path.join(d, "osu_coll.c")], [d]
+        if os.path.isfile(os.path.join(d, support)):  # 5.x
+            return d, [os.path.join(d, support)], [d]
         util = os.path.normpath(os.path.join(d, "..", "..", "..", "util"))
         if os.path.isfile(os.path.join(util, "osu_util_mpi.c")):  # 7.x
             srcs = [os.path.join(util, f) for f in
@@ -85,13 +97,16 @@ def build(impl, found, workdir, benches, log):
     return exes, errors
 
 
-def run_once(impl, exe, bench, nranks, size, timeout, locked, stop_job):
-    """Latency in us or (None, error)."""
+def run_once(impl, exe, bench, nranks, size, timeout, locked, stop_job,
+             args=None):
+    """Latency in us (bandwidth in MB/s) or (None, error). args: the
+    benchmark's options (default: the collectives' ITERS and -m size)."""
     bind = impl.bind_opts if nranks <= (os.cpu_count() or 1) else \
         impl.nobind_opts
-    args = ITERS[:]
-    if "barrier" not in bench:
-        args += ["-m", "%d:%d" % (size, size)]
+    if args is None:
+        args = ITERS[:]
+        if "barrier" not in bench:
+            args += ["-m", "%d:%d" % (size, size)]
     argv = locked([impl.mpiexec, "-n", str(nranks)] + impl.launch_opts +
                   bind + [exe] + args)
     try:
@@ -121,48 +136,77 @@ def run_once(impl, exe, bench, nranks, size, timeout, locked, stop_job):
     return None, "no result line in the output"
 
 
+class Family:
+    """One scenario: which OSU sources, which cells, how each runs."""
+
+    def __init__(self, name, anchor, support, what):
+        self.name, self.anchor, self.support, self.what = (
+            name, anchor, support, what)
+
+
+COLL = Family("coll", "osu_bcast.c", "osu_coll.c", "collective")
+RMA = Family("rma", "osu_put_latency.c", "osu_1sc.c", "one-sided")
+
+
+def coll_cells(args):
+    """(bench, ranks, size, options or None) of the coll scenario."""
+    benches = [b for b in args.osu_benches if b in BENCHES]
+    return benches, [(b, n, s, None) for b in benches
+                     for n in args.osu_ranks
+                     for s in ((0,) if "barrier" in b else SIZES)]
+
+
+def rma_cells(args):
+    """(bench, 2, size, options) of the rma scenario: every variant."""
+    cells = []
+    for b in RMA_BENCHES:
+        for v in RMA_VARIANTS:
+            if b in ("fop_latency", "cas_latency") and "create" in v:
+                continue  # atomics: allocate is the case that matters
+            for s in ((1048576, 4194304) if b.endswith("_bw") else (8,)):
+                cells.append((b, 2, s, v.split() + RMA_ITERS))
+    return list(RMA_BENCHES), cells
+
+
 def run(args, impls, workdir, cmdline, started, locked, stop_job, machine,
-        md_table):
-    """The whole coll scenario; returns the exit status for compare."""
+        md_table, fam=COLL):
+    """The whole coll (or rma) scenario; returns compare's exit status."""
+    name = fam.name
     if not args.osu:
-        print("coll: skipped: no OSU micro-benchmarks tree given (--osu "
-              "PATH; compare fetches nothing)")
+        print("%s: skipped: no OSU micro-benchmarks tree given (--osu "
+              "PATH; compare fetches nothing)" % name)
         return 0
-    found = find_sources(os.path.abspath(args.osu))
+    found = find_sources(os.path.abspath(args.osu), fam.anchor, fam.support)
     if not found:
-        print("coll: skipped: %s has no OSU collective sources (osu_bcast.c "
-              "with osu_coll.c, or with ../../../util/osu_util_mpi.c)"
-              % args.osu)
+        print("%s: skipped: %s has no OSU %s sources (%s with %s, or with "
+              "../../../util/osu_util_mpi.c)" % (
+                  name, args.osu, fam.what, fam.anchor, fam.support))
         return 0
     t_start = time.monotonic()
     log, exes, active = [], {}, []
-    benches = [b for b in args.osu_benches if b in BENCHES]
+    benches, cells = (rma_cells if fam is RMA else coll_cells)(args)
     for impl in impls:
         if impl.missing:
-            print("coll: %s skipped: %s" % (impl.label, impl.missing))
+            print("%s: %s skipped: %s" % (name, impl.label, impl.missing))
             continue
         e, err = build(impl, found, workdir, benches, log)
         exes[impl.key] = e
         active.append(impl)
         for b, why in sorted(err.items()):
-            print("coll: %s osu_%s %s" % (impl.label, b, why))
-    cells = []
-    for b in benches:
-        for n in args.osu_ranks:
-            for s in ((0,) if "barrier" in b else SIZES):
-                cells.append((b, n, s))
+            print("%s: %s osu_%s %s" % (name, impl.label, b, why))
     lat, fails = {}, {}
     for rnd in range(args.runs):
-        for b, n, s in cells:
+        for b, n, s, opts in cells:
             for impl in active:
                 exe = exes[impl.key].get(b)
-                key = (impl.key, b, n, s)
+                key = (impl.key, b, n, s, " ".join(opts[:4]) if opts else "")
                 if not exe or len(fails.get(key, [])) >= 2:
                     continue
                 v, err = run_once(impl, exe, b, n, s, args.timeout, locked,
-                                  stop_job)
-                tag = "run %d/%d osu_%s np%d %s %s" % (
-                    rnd + 1, args.runs, b, n, s, impl.label)
+                                  stop_job, opts)
+                tag = "run %d/%d osu_%s np%d %s %s%s" % (
+                    rnd + 1, args.runs, b, n, s, impl.label,
+                    " " + key[4] if key[4] else "")
                 if err:
                     fails.setdefault(key, []).append(err)
                     print("%s FAILED: %s" % (tag, err), flush=True)
@@ -170,15 +214,19 @@ def run(args, impls, workdir, cmdline, started, locked, stop_job, machine,
                 lat.setdefault(key, []).append(v)
                 print("%s %.2f us" % (tag, v), flush=True)
 
-    header = ["benchmark", "ranks", "size"] + [
-        "%s (us)" % i.label for i in active] + ["Ferry/best peer"]
+    header = ["benchmark", "ranks", "size"] + (
+        ["options"] if fam is RMA else []) + [
+        "%s (%s)" % (i.label, "us / MB/s" if fam is RMA else "us")
+        for i in active] + ["Ferry/best peer"]
     rows = []
-    for b, n, s in cells:
+    for b, n, s, opts in cells:
+        kopt = " ".join(opts[:4]) if opts else ""
         row = ["osu_" + b, str(n), "-" if s == 0 else
-               ("%d KiB" % (s // 1024) if s >= 1024 else "%d B" % s)]
+               ("%d KiB" % (s // 1024) if s >= 1024 else "%d B" % s)] + (
+                   [kopt] if fam is RMA else [])
         med = {}
         for impl in active:
-            vs = lat.get((impl.key, b, n, s))
+            vs = lat.get((impl.key, b, n, s, kopt))
             if vs:
                 med[impl.key] = statistics.median(vs)
                 cell = "%.2f" % med[impl.key]
@@ -186,11 +234,13 @@ def run(args, impls, workdir, cmdline, started, locked, stop_job, machine,
                     cell += "*"
                 row.append(cell)
             else:
-                row.append("FAILED" if (impl.key, b, n, s) in fails
+                row.append("FAILED" if (impl.key, b, n, s, kopt) in fails
                            else "n/a")
         peers = [med[k] for k in ("mpich", "ompi") if k in med]
-        row.append("%.2f" % (med["ferry"] / min(peers))
-                   if "ferry" in med and peers and min(peers) > 0 else "n/a")
+        bw = b.endswith("_bw")
+        best = (max(peers) if bw else min(peers)) if peers else 0
+        row.append("%.2f" % (med["ferry"] / best)
+                   if "ferry" in med and best > 0 else "n/a")
         rows.append(row)
 
     elapsed = time.monotonic() - t_start
@@ -198,32 +248,35 @@ def run(args, impls, workdir, cmdline, started, locked, stop_job, machine,
     print()
     print(table)
     print()
-    print("Medians of %d runs (OSU's average latency); ratio = Ferry / "
-          "fastest peer; *: runs spread more than 1.5x." % args.runs)
+    print("Medians of %d runs (OSU's average latency; bandwidth for *_bw); "
+          "ratio = Ferry / best peer; *: runs spread more than 1.5x."
+          % args.runs)
     print("Machine: %s" % machine)
     for key, errs in sorted(fails.items()):
-        print("  failures %s osu_%s np%d %s: %s" % (key + (errs[0],)))
+        print("  failures %s osu_%s np%d %s %s: %s" % (key + (errs[0],)))
     if args.out:
-        out = ["# OSU collectives: Ferry vs MPICH vs Open MPI (%s)" % started,
-               "", table, "",
+        out = ["# OSU %s: Ferry vs MPICH vs Open MPI (%s)" % (
+            fam.what, started), "", table, "",
                "Medians of %d runs, interleaved; OSU's average latency in "
-               "microseconds (options `%s`); ratio = Ferry / fastest peer; "
-               "`*`: runs spread more than 1.5x. 2 ranks bound one per "
-               "core, 4 ranks unbound on the 2 cores. Every run under "
-               "`flock /tmp/ferry-bench.lock`." % (args.runs, " ".join(ITERS)),
+               "microseconds, bandwidth (`*_bw`) in MB/s (options `%s`); "
+               "ratio = Ferry / best peer (latency: fastest, bandwidth: "
+               "highest); `*`: runs spread more than 1.5x. 2 ranks bound "
+               "one per core, 4 ranks unbound on the 2 cores. Every run "
+               "under `flock /tmp/ferry-bench.lock`." % (
+                   args.runs, " ".join(RMA_ITERS if fam is RMA else ITERS)),
                "", "- Machine: %s" % machine]
         for impl in active:
             out.append("- %s: %s" % (impl.label, impl.version))
         out.append("- Command: `%s` (%.0f s)" % (cmdline, elapsed))
         out += ["", "## Every run", "", "| run | us |", "|---|---|"]
         for key in sorted(lat):
-            out.append("| %s osu_%s np%d %d | %s |" % (
+            out.append("| %s osu_%s np%d %d %s | %s |" % (
                 key + (" ".join("%.2f" % v for v in lat[key]),)))
         if fails:
             out += ["", "## Failed runs", ""]
             for key, errs in sorted(fails.items()):
                 for e in errs:
-                    out.append("- %s osu_%s np%d %d: %s" % (key + (e,)))
+                    out.append("- %s osu_%s np%d %d %s: %s" % (key + (e,)))
         with open(args.out, "w") as f:
             f.write("\n".join(out) + "\n")
         print("Markdown written to %s" % args.out)
