@@ -95,4 +95,18 @@ struct fy_sched;
 int fy_mpi_coll_finish(struct fy_comm *c, int rc, struct fy_sched *s,
                        MPI_Request *request, const char *fn);
 
+/* Info objects (src/mpi/info.c). fy_info_get resolves a handle (NULL if
+ * invalid; MPI_INFO_ENV is the predefined read-only object); new objects
+ * get a handle (fy_info_handle) the user may free. Each returns 0 or
+ * -ENOMEM. */
+struct fy_info;
+struct fy_info *fy_info_get(MPI_Info h);
+int fy_info_new(struct fy_info **out);
+int fy_info_dup(const struct fy_info *src, struct fy_info **out);
+int fy_info_put(struct fy_info *in, const char *key, const char *val);
+/* The value of key in 'in' (NULL if absent or in is NULL). */
+const char *fy_info_lookup(const struct fy_info *in, const char *key);
+MPI_Info fy_info_handle(const struct fy_info *in);
+void fy_info_free(struct fy_info *in);
+
 #endif /* FY_MPI_IMPL_H */
