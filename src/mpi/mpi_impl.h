@@ -29,6 +29,12 @@ extern int fy_mpi_state; /* 0 before init, 1 initialized, 2 finalized */
 int fy_mpi_err(struct fy_comm *comm, int errclass, const char *fn,
                const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
+/* The same for an object with its own error handler (a window): 'obj' is
+ * its handle, passed to a user handler. */
+int fy_mpi_err_obj(MPI_Errhandler errhandler, int obj, int errclass,
+                   const char *fn, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
 /* Map an internal negative errno to an MPI error class. */
 int fy_errno_to_class(int err);
 
