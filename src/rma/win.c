@@ -160,18 +160,27 @@ close_fd:
     return rc;
 }
 
-/* Pick the mechanism for user memory once: CMA, then /proc/<pid>/mem. */
+/* Pick the mechanism for user memory once: FERRY_XFER when it names a
+ * one-sided one, else CMA (unless FERRY_NO_CMA), then /proc/<pid>/mem. */
 static const struct fy_xfer_ops *remote_ops(void)
 {
     if (s_remote)
         return s_remote;
+    int forced = fy_xfer_parse(fy_env_str(FY_ENV_XFER));
     const struct fy_xfer_ops *cand[2] = {&fy_xfer_cma_ops,
                                          &fy_xfer_procmem_ops};
     for (int i = 0; i < 2; i++) {
-        if (i == 0 && fy_env_int(FY_ENV_NO_CMA))
+        int kind = i == 0 ? FY_XFER_CMA : FY_XFER_PROCMEM;
+        if (forced >= 0 &&
+            (forced == FY_XFER_CMA || forced == FY_XFER_PROCMEM) &&
+            forced != kind)
             continue;
-        if (cand[i]->copy_remote && cand[i]->probe(NULL, 0))
+        if (kind == FY_XFER_CMA && fy_env_int(FY_ENV_NO_CMA))
+            continue;
+        if (cand[i]->copy_remote && cand[i]->probe(NULL, 0)) {
+            FY_INFO("one-sided windows on user memory use %s", cand[i]->name);
             return s_remote = cand[i];
+        }
     }
     return NULL;
 }
