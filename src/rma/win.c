@@ -38,25 +38,28 @@ struct fy_rma_win *fy_rma_win_get(MPI_Win h)
  * yield, then sleep on our doorbell (fy_progress_idle_until); whoever
  * releases what we wait for rings every member (wake_all). */
 
-static bool (*s_ready_fn)(void *);
-static void *s_ready_arg;
+static bool (*s_peek_fn)(void *);
+static void *s_peek_arg;
 
-static bool ready_thunk(void)
+static bool peek_thunk(void)
 {
-    return s_ready_fn(s_ready_arg);
+    return s_peek_fn(s_peek_arg);
 }
 
-static void wait_until(bool (*ready)(void *), void *arg)
+/* Loop until take(arg) succeeds (it may acquire something); peek(arg)
+ * says, without side effects, whether trying again may be worth it (the
+ * idle step polls it while sleeping: it must not acquire). */
+static void wait_until(bool (*take)(void *), bool (*peek)(void *), void *arg)
 {
     unsigned spins = 0;
-    while (!ready(arg)) {
+    while (!take(arg)) {
         if (fy_progress()) {
             spins = 0;
             continue;
         }
-        s_ready_fn = ready;
-        s_ready_arg = arg;
-        fy_progress_idle_until(&spins, ready_thunk);
+        s_peek_fn = peek;
+        s_peek_arg = arg;
+        fy_progress_idle_until(&spins, peek_thunk);
     }
 }
 
@@ -410,10 +413,17 @@ static bool lock_try(void *arg)
     }
 }
 
+static bool lock_peek(void *arg)
+{
+    struct lock_try *t = arg;
+    uint32_t v = atomic_load_explicit(t->word, memory_order_relaxed);
+    return t->exclusive ? v == 0 : (v & FY_RMA_WRITER) == 0;
+}
+
 static void lock_one(struct fy_rma_win *w, int target, bool exclusive)
 {
     struct lock_try t = {&w->slot[target].lock, exclusive};
-    wait_until(lock_try, &t);
+    wait_until(lock_try, lock_peek, &t);
 }
 
 static void unlock_one(struct fy_rma_win *w, int target, bool exclusive)
@@ -511,7 +521,7 @@ void fy_rma_start(struct fy_rma_win *w, int n, const int *ranks)
         w->nstart[t]++;
         struct count_wait c = {&w->posted[(size_t)t * w->size + w->rank],
                                w->nstart[t]};
-        wait_until(count_ready, &c);
+        wait_until(count_ready, count_ready, &c);
     }
     w->started = true;
 }
@@ -542,7 +552,7 @@ bool fy_rma_wait(struct fy_rma_win *w, bool block)
                 fy_progress_poll();
                 return false;
             }
-            wait_until(count_ready, &c);
+            wait_until(count_ready, count_ready, &c);
         }
     }
     for (int o = 0; o < w->size; o++)
@@ -741,9 +751,15 @@ static bool acc_try(void *arg)
                word, &zero, 1, memory_order_acquire, memory_order_relaxed);
 }
 
+static bool acc_peek(void *arg)
+{
+    return atomic_load_explicit((_Atomic uint32_t *)arg,
+                                memory_order_relaxed) == 0;
+}
+
 static void acc_lock(struct fy_rma_win *w, int target)
 {
-    wait_until(acc_try, (void *)&w->slot[target].acc);
+    wait_until(acc_try, acc_peek, (void *)&w->slot[target].acc);
 }
 
 static void acc_unlock(struct fy_rma_win *w, int target)
