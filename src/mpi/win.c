@@ -785,11 +785,12 @@ static int rma_acc(const void *obuf, MPI_Count ocount, MPI_Datatype otype,
         rc = check_buf(w, rcount, rtype, &rdt, "result", fn);
     if (rc)
         return rc;
-    WCHECK(fy_op_valid_for_accumulate(o, tdt), w, MPI_ERR_OP, fn,
+    MPI_Count tbytes = tcount * tdt->size;
+    /* Nothing to combine: no type to check the op against (MPICH agrees). */
+    WCHECK(tbytes == 0 || fy_op_valid_for_accumulate(o, tdt), w, MPI_ERR_OP, fn,
            "op 0x%x cannot accumulate on the target datatype (predefined "
            "ops on one predefined type only)",
            (unsigned)op);
-    MPI_Count tbytes = tcount * tdt->size;
     WCHECK(no_op || ocount * odt->size == tbytes, w, MPI_ERR_TRUNCATE, fn,
            "origin has %lld bytes, target %lld",
            (long long)(ocount * odt->size), (long long)tbytes);
