@@ -2,7 +2,8 @@
 /* MPI_Win_allocate_shared: contiguous by default (each rank's segment
  * ends where the next begins), page-aligned with alloc_shared_noncontig;
  * MPI_Win_shared_query; direct loads and stores between fences; window
- * attributes, name, group, info; MPI_Comm_split_type(SHARED). */
+ * attributes, name, group, info; MPI_Comm_split_type(SHARED); a window
+ * left for MPI_Finalize to free. */
 #include <unistd.h>
 
 #include "mpitest.h"
@@ -158,6 +159,8 @@ int main(int argc, char **argv)
     MT_MPI(MPI_Win_call_errhandler(win, MPI_ERR_OTHER));
     MT_MPI(MPI_Win_free(&win));
     MT_EQ(s_deleted, 10, "delete callback ran at MPI_Win_free");
+    /* A window the program never frees: MPI_Finalize unmaps it. */
+    MT_MPI(MPI_Win_allocate_shared(4096, 1, MPI_INFO_NULL, node, &base, &win));
     MPI_Comm_free(&node);
     return mt_finish("rma_shared");
 }
