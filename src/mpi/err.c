@@ -179,29 +179,31 @@ int fy_errno_to_class(int err)
 /* The last error reported by this process, for the fatal message. */
 static char s_last_msg[MPI_MAX_ERROR_STRING / 2];
 
-int fy_mpi_err(struct fy_comm *comm, int errclass, const char *fn,
-               const char *fmt, ...)
+/* Format the detail of an error raised by 'fn' into s_last_msg. */
+static void note_error(const char *fn, const char *fmt, va_list ap)
 {
     if (strncmp(fn, "PMPI_", 5) == 0)
         fn++;
     char detail[sizeof(s_last_msg) - 64]; /* room for the call name */
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(detail, sizeof(detail), fmt, ap);
-    va_end(ap);
     snprintf(s_last_msg, sizeof(s_last_msg), "%s: %s", fn, detail);
+}
 
-    struct fy_comm *target = comm ? comm : fy_comm_get(MPI_COMM_WORLD);
-    struct fy_errhandler *eh =
-        target ? fy_errhandler_get(target->errhandler) : NULL;
+/* Apply handler 'eh' (NULL: fatal) to an error of object handle 'obj'
+ * (a communicator or a window: both handler types take an int handle). */
+static int dispatch(struct fy_errhandler *eh, int obj, int errclass,
+                    const char *fn)
+{
+    if (strncmp(fn, "PMPI_", 5) == 0)
+        fn++;
     MPI_Errhandler h = eh ? eh->handle : MPI_ERRORS_ARE_FATAL;
     if (h == MPI_ERRORS_RETURN)
         return errclass;
     if (eh && eh->fn) {
         /* The handler gets copies: MPI lets it look, not change ours. */
-        MPI_Comm ch = target->handle;
+        int oh = obj;
         int code = errclass;
-        eh->fn(&ch, &code);
+        eh->fn(&oh, &code);
         return errclass;
     }
 
@@ -223,6 +225,29 @@ int fy_mpi_err(struct fy_comm *comm, int errclass, const char *fn,
     fflush(NULL);
     fy_fatal(1, "%s: the error handler is MPI_ERRORS_%s; aborting the job", fn,
              h == MPI_ERRORS_ABORT ? "ABORT" : "ARE_FATAL");
+}
+
+int fy_mpi_err(struct fy_comm *comm, int errclass, const char *fn,
+               const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    note_error(fn, fmt, ap);
+    va_end(ap);
+    struct fy_comm *target = comm ? comm : fy_comm_get(MPI_COMM_WORLD);
+    struct fy_errhandler *eh =
+        target ? fy_errhandler_get(target->errhandler) : NULL;
+    return dispatch(eh, target ? target->handle : MPI_COMM_NULL, errclass, fn);
+}
+
+int fy_mpi_err_obj(MPI_Errhandler errhandler, int obj, int errclass,
+                   const char *fn, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    note_error(fn, fmt, ap);
+    va_end(ap);
+    return dispatch(fy_errhandler_get(errhandler), obj, errclass, fn);
 }
 
 /* ---- user-defined classes and codes ----------------------------------

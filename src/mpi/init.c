@@ -16,6 +16,7 @@
 #include "mpi/mpi_impl.h"
 #include "mpi/request.h"
 #include "proto/proto.h"
+#include "rma/rma.h"
 
 int fy_mpi_state;
 static int thread_level = MPI_THREAD_SINGLE; /* what Init/Init_thread gave */
@@ -223,6 +224,7 @@ FY_API int PMPI_Finalize(void)
 {
     FY_CHECK_INIT(__func__);
     fy_mpi_requests_finalize();
+    fy_rma_finalize(); /* windows the program did not free */
     /* MPI_COMM_SELF's attribute callbacks run first, and may communicate;
      * then the job's counters are complete. */
     fy_comm_finalize_attrs();
@@ -266,7 +268,7 @@ FY_API int PMPI_Get_library_version(char *version, int *resultlen)
              "version or resultlen is NULL");
     int n = snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
                      "Ferry %s (MPICH ABI, MPI %d.%d interface; not yet: "
-                     "one-sided, info objects, MPI-IO, intercommunicators, "
+                     "MPI-IO, intercommunicators, "
                      "dynamic processes)",
                      FERRY_VERSION_STRING, MPI_VERSION, MPI_SUBVERSION);
     *resultlen = n < MPI_MAX_LIBRARY_VERSION_STRING

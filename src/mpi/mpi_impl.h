@@ -29,6 +29,12 @@ extern int fy_mpi_state; /* 0 before init, 1 initialized, 2 finalized */
 int fy_mpi_err(struct fy_comm *comm, int errclass, const char *fn,
                const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
+/* The same for an object with its own error handler (a window): 'obj' is
+ * its handle, passed to a user handler. */
+int fy_mpi_err_obj(MPI_Errhandler errhandler, int obj, int errclass,
+                   const char *fn, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
 /* Map an internal negative errno to an MPI error class. */
 int fy_errno_to_class(int err);
 
@@ -94,5 +100,19 @@ int fy_mpi_attr_delete(struct fy_attr **list, int obj, enum fy_attr_kind kind,
 struct fy_sched;
 int fy_mpi_coll_finish(struct fy_comm *c, int rc, struct fy_sched *s,
                        MPI_Request *request, const char *fn);
+
+/* Info objects (src/mpi/info.c). fy_info_get resolves a handle (NULL if
+ * invalid; MPI_INFO_ENV is the predefined read-only object); new objects
+ * get a handle (fy_info_handle) the user may free. Each returns 0 or
+ * -ENOMEM. */
+struct fy_info;
+struct fy_info *fy_info_get(MPI_Info h);
+int fy_info_new(struct fy_info **out);
+int fy_info_dup(const struct fy_info *src, struct fy_info **out);
+int fy_info_put(struct fy_info *in, const char *key, const char *val);
+/* The value of key in 'in' (NULL if absent or in is NULL). */
+const char *fy_info_lookup(const struct fy_info *in, const char *key);
+MPI_Info fy_info_handle(const struct fy_info *in);
+void fy_info_free(struct fy_info *in);
 
 #endif /* FY_MPI_IMPL_H */

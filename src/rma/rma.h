@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: MIT */
+/* One-sided communication: windows and RMA operations within one node.
+ * Every window has a control block in a memfd that all its ranks map
+ * (locks, the accumulate lock, PSCW counters, attached regions); window
+ * memory of MPI_Win_allocate(_shared) lives in the same memfd, so origins
+ * reach it with loads and stores. User memory (MPI_Win_create, dynamic
+ * windows) is reached through the one-sided mechanism (CMA, then
+ * /proc/<pid>/mem). Arguments are validated by the MPI layer; functions
+ * return 0 or a negative errno. Not thread safe (the MPI layer
+ * serialises calls). */
+#ifndef FY_RMA_H
+#define FY_RMA_H
+
+#include <assert.h>
+#include <mpi.h>
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "comm/comm.h"
+#include "dtype/dtype.h"
+
+#define FY_RMA_MAGIC 0x31304e4957524659ull /* "FYRWIN01" */
+#define FY_RMA_ATTACH_MAX 64               /* regions per dynamic window rank */
+#define FY_RMA_WRITER 0x80000000u          /* lock word: exclusive holder */
+
+/* Shared control block, at offset 0 of the window's memfd.
+ * Invariants:
+ * - hdr is written by the creator (comm rank 0) before any rank maps it
+ *   (ftruncate zero-fills the rest), read-only afterwards;
+ * - slot[t].lock: bit 31 is an exclusive holder, bits 0-30 the count of
+ *   shared holders; any origin may CAS it (acquire on success, release on
+ *   unlock);
+ * - slot[t].acc: 0 free, 1 held around one accumulate's
+ *   read-combine-write on target t (acquire / release);
+ * - slot[t].nattach and attach[]: written only by rank t (a seqlock in
+ *   'aseq': odd while t edits), read by every origin;
+ * - the PSCW counters after the slots: posted[t * n + o] counts the
+ *   exposure epochs target t opened to origin o (written by t), and
+ *   done[t * n + o] the access epochs o completed at t (written by o);
+ *   each side compares with its own private count of how many it
+ *   expects. Release on increment, acquire on the waiting load. */
+struct fy_rma_hdr {
+    uint64_t magic;
+    uint32_t nranks;
+    uint32_t pad;
+};
+
+struct fy_rma_region {
+    uint64_t base, size;
+};
+
+struct fy_rma_slot {
+    alignas(64) _Atomic uint32_t lock;
+    _Atomic uint32_t acc;
+    _Atomic uint32_t aseq;
+    uint32_t nattach;
+    struct fy_rma_region attach[FY_RMA_ATTACH_MAX];
+};
+static_assert(sizeof(struct fy_rma_slot) % 64 == 0, "slots own their lines");
+
+/* What a process knows of one member of the window. */
+struct fy_rma_peer {
+    uint64_t base; /* direct: address in our mapping; else in the peer */
+    uint64_t size;
+    int disp_unit;
+    pid_t pid;
+    int world; /* world rank (wake-ups) */
+    bool direct;
+};
+
+struct fy_info;
+
+struct fy_rma_win {
+    MPI_Win handle;
+    int flavor;             /* MPI_WIN_FLAVOR_* */
+    struct fy_comm *comm;   /* private: the window's own context */
+    struct fy_group *group; /* the user communicator's group */
+    int rank, size;
+    void *base; /* this rank's window memory (MPI_WIN_BASE) */
+    MPI_Aint wsize;
+    int disp_unit;
+    struct fy_rma_peer *peers;
+    /* The shared mapping: control block, then window memory. */
+    uint8_t *map;
+    size_t map_len;
+    struct fy_rma_hdr *hdr;
+    struct fy_rma_slot *slot;
+    _Atomic uint32_t *posted, *done;
+    /* Epochs of this process. */
+    bool fence;        /* between fences (no MPI_MODE_NOSUCCEED) */
+    bool lock_all;     /* MPI_Win_lock_all held */
+    uint8_t *lockmode; /* [target]: 0, or MPI_LOCK_SHARED/EXCLUSIVE */
+    uint8_t *nocheck;  /* [target]: locked with MPI_MODE_NOCHECK */
+    bool lock_all_nocheck;
+    int nlocks;   /* targets locked one by one */
+    bool *access; /* [target]: in the started PSCW access group */
+    bool started;
+    bool *exposed; /* [origin]: in the posted PSCW exposure group */
+    bool posted_open;
+    uint32_t *nstart; /* [target]: access epochs started to it */
+    uint32_t *npost;  /* [origin]: exposure epochs opened to it */
+    /* MPI-layer state. */
+    char name[MPI_MAX_OBJECT_NAME];
+    struct fy_attr *attrs;
+    MPI_Errhandler errhandler;
+    struct fy_info *info;
+    struct fy_rma_win *next; /* every live window, for MPI_Finalize */
+};
+
+/* The window behind a handle, or NULL. */
+struct fy_rma_win *fy_rma_win_get(MPI_Win h);
+
+/* Collective over 'parent': make a window of 'flavor'.
+ * - MPI_WIN_FLAVOR_SHARED / ALLOCATE: 'size' bytes are allocated in
+ *   shared memory (contiguous across ranks for SHARED unless 'noncontig';
+ *   page-aligned per rank otherwise) and returned in w->base;
+ * - MPI_WIN_FLAVOR_CREATE: 'base' (size bytes of user memory) is exposed;
+ * - MPI_WIN_FLAVOR_DYNAMIC: no memory until fy_rma_attach.
+ * Returns 0, -ENOTSUP (a member on another node), -EPERM (this machine
+ * lets neither the memfd be shared nor the peers' memory be reached;
+ * logged), -ENOMEM, or a collective's error. All members get the same
+ * result. */
+int fy_rma_win_create(struct fy_comm *parent, int flavor, MPI_Aint size,
+                      int disp_unit, bool noncontig, void *base,
+                      struct fy_rma_win **out);
+/* Collective: wait for every member, then release everything (attributes
+ * are the MPI layer's to delete first). */
+int fy_rma_win_free(struct fy_rma_win *w);
+/* MPI_Finalize: unmap windows the program never freed. */
+void fy_rma_finalize(void);
+
+/* Synchronisation. */
+int fy_rma_fence(struct fy_rma_win *w, int assert);
+/* Blocks until granted, progressing everything else meanwhile. */
+void fy_rma_lock(struct fy_rma_win *w, int type, int target, int assert);
+void fy_rma_unlock(struct fy_rma_win *w, int target);
+void fy_rma_lock_all(struct fy_rma_win *w, int assert);
+void fy_rma_unlock_all(struct fy_rma_win *w);
+/* Every operation of this process is complete (loads and stores went
+ * straight to the target): a full memory fence. */
+void fy_rma_flush(struct fy_rma_win *w);
+/* PSCW: group ranks are ranks of the window's communicator. */
+void fy_rma_post(struct fy_rma_win *w, int n, const int *ranks);
+void fy_rma_start(struct fy_rma_win *w, int n, const int *ranks);
+void fy_rma_complete(struct fy_rma_win *w);
+/* Wait (block) or test for the completes of the posted group. */
+bool fy_rma_wait(struct fy_rma_win *w, bool block);
+
+/* Whether an access epoch to 'target' is open here. */
+bool fy_rma_in_epoch(const struct fy_rma_win *w, int target);
+
+/* Attach / detach memory of a dynamic window (local). -ENOSPC when
+ * FY_RMA_ATTACH_MAX regions are attached, -ENOENT when base is not. */
+int fy_rma_attach(struct fy_rma_win *w, void *base, MPI_Aint size);
+int fy_rma_detach(struct fy_rma_win *w, const void *base);
+
+/* The target address of 'count' elements of dt at displacement 'disp' of
+ * target's window, or -ERANGE if any byte lies outside the window (outside
+ * every attached region for dynamic windows). */
+int fy_rma_target(const struct fy_rma_win *w, int target, MPI_Aint disp,
+                  MPI_Count count, const struct fy_dtype *dt,
+                  uint64_t *addr_out);
+
+/* Data movement to/from target address 'taddr' (from fy_rma_target). */
+int fy_rma_put(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
+               struct fy_dtype *odt, int target, uint64_t taddr,
+               MPI_Count tcount, struct fy_dtype *tdt);
+int fy_rma_get(struct fy_rma_win *w, void *obuf, MPI_Count ocount,
+               struct fy_dtype *odt, int target, uint64_t taddr,
+               MPI_Count tcount, struct fy_dtype *tdt);
+/* Accumulate, atomically per element against other accumulates to the
+ * same target: when rbuf is set, the target's old contents go there first
+ * (Get_accumulate, Fetch_and_op); op may be MPI_REPLACE or MPI_NO_OP
+ * (then obuf is unused). Returns 0, -ENOMEM or -EINVAL (op on type). */
+int fy_rma_acc(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
+               struct fy_dtype *odt, void *rbuf, MPI_Count rcount,
+               struct fy_dtype *rdt, int target, uint64_t taddr,
+               MPI_Count tcount, struct fy_dtype *tdt, struct fy_op *op);
+/* One element of a predefined type: old value to rbuf; obuf replaces it
+ * when it equals cbuf. */
+int fy_rma_cas(struct fy_rma_win *w, const void *obuf, const void *cbuf,
+               void *rbuf, struct fy_dtype *dt, int target, uint64_t taddr);
+
+#endif /* FY_RMA_H */

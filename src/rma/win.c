@@ -1,0 +1,854 @@
+/* SPDX-License-Identifier: MIT */
+/* Windows: creation (a memfd made by rank 0 of the window and opened by
+ * the others through /proc/<pid>/fd), the epochs (fence, locks, PSCW) on
+ * the shared control block described in rma.h, and the data movement:
+ * loads and stores for memory in the shared mapping, the one-sided
+ * mechanism (CMA or /proc/<pid>/mem) for user memory. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "boot/boot.h"
+#include "chan/chan.h"
+#include "coll/coll.h"
+#include "p2p/p2p.h"
+#include "rma/rma.h"
+#include "util/handle.h"
+#include "util/util.h"
+#include "xfer/xfer.h"
+
+static struct fy_handle_table s_wins = FY_HANDLE_TABLE_INIT(FY_HT_WIN);
+static struct fy_rma_win *s_live; /* every live window */
+/* How user memory of other ranks is reached (Win_create, dynamic). */
+static const struct fy_xfer_ops *s_remote;
+
+struct fy_rma_win *fy_rma_win_get(MPI_Win h)
+{
+    return fy_handle_get(&s_wins, h);
+}
+
+/* ---- waiting ------------------------------------------------------------
+ * Waits for a word another rank changes: progress everything else, spin,
+ * yield, then sleep on our doorbell (fy_progress_idle_until); whoever
+ * releases what we wait for rings every member (wake_all). */
+
+static bool (*s_peek_fn)(void *);
+static void *s_peek_arg;
+
+static bool peek_thunk(void)
+{
+    return s_peek_fn(s_peek_arg);
+}
+
+/* Loop until take(arg) succeeds (it may acquire something); peek(arg)
+ * says, without side effects, whether trying again may be worth it (the
+ * idle step polls it while sleeping: it must not acquire). */
+static void wait_until(bool (*take)(void *), bool (*peek)(void *), void *arg)
+{
+    unsigned spins = 0;
+    while (!take(arg)) {
+        if (fy_progress()) {
+            spins = 0;
+            continue;
+        }
+        s_peek_fn = peek;
+        s_peek_arg = arg;
+        fy_progress_idle_until(&spins, peek_thunk);
+    }
+}
+
+static void wake_all(const struct fy_rma_win *w)
+{
+    for (int i = 0; i < w->size; i++)
+        if (i != w->rank)
+            fy_wake(w->peers[i].world);
+}
+
+/* ---- creation ------------------------------------------------------------ */
+
+struct member_info {
+    uint64_t size;
+    uint64_t base; /* user memory (create) */
+    uint64_t ctl;  /* where this member mapped the control block */
+    int32_t disp_unit;
+    int32_t pid;
+};
+
+struct creator_info {
+    int32_t pid, fd, err;
+};
+
+static size_t page_size(void)
+{
+    long p = sysconf(_SC_PAGESIZE);
+    return p > 0 ? (size_t)p : 4096;
+}
+
+static uint64_t round_up(uint64_t v, uint64_t a)
+{
+    return (v + a - 1) / a * a;
+}
+
+static size_t ctl_bytes(int n)
+{
+    return sizeof(struct fy_rma_slot) * (size_t)(n + 1) +
+           2 * sizeof(uint32_t) * (size_t)n * (size_t)n;
+}
+
+/* Agree on the worst error of the members (errors are negative). */
+static int agree(struct fy_comm *c, int err)
+{
+    int e = -err, worst = 0;
+    int rc = fy_coll_allreduce(&e, &worst, 1, fy_dtype_get(MPI_INT),
+                               fy_op_get(MPI_MAX), c, NULL);
+    return rc ? rc : -worst;
+}
+
+/* Rank 0 makes the memfd; the others open it through /proc (the same
+ * permission as reading its memory: same user, not ptrace-protected). */
+static int map_shared(struct fy_rma_win *w, size_t len)
+{
+    struct creator_info ci = {.pid = (int32_t)getpid(), .fd = -1, .err = 0};
+    int fd = -1;
+    if (w->rank == 0) {
+        fd = memfd_create("ferry-win", MFD_CLOEXEC);
+        if (fd < 0 || ftruncate(fd, (off_t)len) != 0) {
+            ci.err = -errno;
+            FY_ERROR("MPI window: memfd of %zu bytes: %m", len);
+        }
+        ci.fd = fd;
+    }
+    int rc = fy_coll_bcast(&ci, sizeof(ci), fy_dtype_get(MPI_BYTE), 0, w->comm,
+                           NULL);
+    if (rc)
+        goto close_fd;
+    int err = ci.err;
+    if (!err && w->rank != 0) {
+        char path[64];
+        snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)ci.pid, (int)ci.fd);
+        fd = open(path, O_RDWR | O_CLOEXEC);
+        if (fd < 0) {
+            err = -errno;
+            FY_ERROR("MPI window: cannot open rank 0's window memory %s: %m "
+                     "(ptrace restrictions forbid sharing it)",
+                     path);
+        }
+    }
+    if (!err) {
+        void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (p == MAP_FAILED) {
+            err = -errno;
+            FY_ERROR("MPI window: mmap of %zu bytes: %m", len);
+        } else {
+            w->map = p;
+            w->map_len = len;
+        }
+    }
+    /* Every member has the memfd open (or failed) before rank 0 may close
+     * it; a mapping outlives its descriptor. */
+    rc = agree(w->comm, err);
+close_fd:
+    if (fd >= 0)
+        close(fd);
+    if (rc && w->map) {
+        munmap(w->map, w->map_len);
+        w->map = NULL;
+    }
+    return rc;
+}
+
+/* Pick the mechanism for user memory once: FERRY_XFER when it names a
+ * one-sided one, else CMA (unless FERRY_NO_CMA), then /proc/<pid>/mem. */
+static const struct fy_xfer_ops *remote_ops(void)
+{
+    if (s_remote)
+        return s_remote;
+    int forced = fy_xfer_parse(fy_env_str(FY_ENV_XFER));
+    const struct fy_xfer_ops *cand[2] = {&fy_xfer_cma_ops,
+                                         &fy_xfer_procmem_ops};
+    for (int i = 0; i < 2; i++) {
+        int kind = i == 0 ? FY_XFER_CMA : FY_XFER_PROCMEM;
+        if (forced >= 0 &&
+            (forced == FY_XFER_CMA || forced == FY_XFER_PROCMEM) &&
+            forced != kind)
+            continue;
+        if (kind == FY_XFER_CMA && fy_env_int(FY_ENV_NO_CMA))
+            continue;
+        if (cand[i]->copy_remote && cand[i]->probe(NULL, 0)) {
+            FY_INFO("one-sided windows on user memory use %s", cand[i]->name);
+            return s_remote = cand[i];
+        }
+    }
+    return NULL;
+}
+
+/* Read every peer's control-block magic through the mechanism: proves it
+ * reaches them (siblings may be ptrace-protected from each other). */
+static int check_remote(struct fy_rma_win *w, const struct member_info *mi)
+{
+    const struct fy_xfer_ops *ops = remote_ops();
+    if (!ops) {
+        FY_ERROR("MPI_Win_create: neither CMA nor /proc/<pid>/mem works "
+                 "here, so other ranks' memory cannot be reached");
+        return -EPERM;
+    }
+    for (int i = 0; i < w->size; i++) {
+        if (i == w->rank)
+            continue;
+        uint64_t magic = 0;
+        ssize_t n = ops->copy_remote((pid_t)mi[i].pid, &magic, mi[i].ctl,
+                                     sizeof(magic), true);
+        if (n != (ssize_t)sizeof(magic) || magic != FY_RMA_MAGIC) {
+            FY_ERROR("MPI_Win_create: %s cannot read rank %d (pid %d): %s",
+                     ops->name, i, (int)mi[i].pid,
+                     n < 0 ? strerror((int)-n) : "bad control block");
+            return n < 0 ? (int)n : -EPROTO;
+        }
+    }
+    return 0;
+}
+
+static void win_release(struct fy_rma_win *w)
+{
+    if (w->map)
+        munmap(w->map, w->map_len);
+    if (w->comm)
+        fy_comm_free(w->comm);
+    if (w->group)
+        fy_group_release(w->group);
+    free(w->peers);
+    free(w->lockmode);
+    free(w->nocheck);
+    free(w->access);
+    free(w->exposed);
+    free(w->nstart);
+    free(w->npost);
+    if (w->handle)
+        fy_handle_release(&s_wins, w->handle);
+    free(w);
+}
+
+int fy_rma_win_create(struct fy_comm *parent, int flavor, MPI_Aint size,
+                      int disp_unit, bool noncontig, void *base,
+                      struct fy_rma_win **out)
+{
+    for (int i = 0; i < parent->size; i++)
+        if (fy_boot_local(fy_comm_world_rank(parent, i)) < 0)
+            return -ENOTSUP;
+    struct fy_rma_win *w = calloc(1, sizeof(*w));
+    if (!w)
+        return -ENOMEM;
+    w->flavor = flavor;
+    w->errhandler = MPI_ERRORS_ARE_FATAL;
+    int rc = fy_comm_create_from_group(parent, parent->group, &w->comm);
+    if (rc) {
+        free(w);
+        return rc;
+    }
+    w->group = parent->group;
+    fy_group_retain(w->group);
+    int n = w->size = parent->size;
+    w->rank = parent->rank;
+    w->disp_unit = disp_unit;
+    w->wsize = flavor == MPI_WIN_FLAVOR_DYNAMIC ? 0 : size;
+    w->peers = calloc((size_t)n, sizeof(*w->peers));
+    w->lockmode = calloc((size_t)n, 1);
+    w->nocheck = calloc((size_t)n, 1);
+    w->access = calloc((size_t)n, sizeof(bool));
+    w->exposed = calloc((size_t)n, sizeof(bool));
+    w->nstart = calloc((size_t)n, sizeof(uint32_t));
+    w->npost = calloc((size_t)n, sizeof(uint32_t));
+    struct member_info *mi = calloc((size_t)n, sizeof(*mi));
+    int err = 0;
+    if (!w->peers || !w->lockmode || !w->nocheck || !w->access || !w->exposed ||
+        !w->nstart || !w->npost || !mi)
+        err = -ENOMEM;
+    /* Sizes first: the layout of the shared memory depends on them. */
+    struct member_info me = {.size = (uint64_t)w->wsize,
+                             .base = (uint64_t)(uintptr_t)base,
+                             .disp_unit = disp_unit,
+                             .pid = (int32_t)getpid()};
+    rc = agree(w->comm, err);
+    if (!rc)
+        rc = fy_coll_allgather(&me, sizeof(me), fy_dtype_get(MPI_BYTE), mi,
+                               sizeof(me), fy_dtype_get(MPI_BYTE), w->comm,
+                               NULL);
+    if (rc)
+        goto undo;
+
+    size_t pg = page_size();
+    bool in_shm =
+        flavor == MPI_WIN_FLAVOR_SHARED || flavor == MPI_WIN_FLAVOR_ALLOCATE;
+    bool contig = flavor == MPI_WIN_FLAVOR_SHARED && !noncontig;
+    uint64_t off = round_up(ctl_bytes(n), pg);
+    uint64_t *offs = NULL;
+    if (in_shm) {
+        offs = calloc((size_t)n, sizeof(*offs));
+        if (!offs) {
+            rc = -ENOMEM; /* same on every member in practice */
+            goto undo;
+        }
+        for (int i = 0; i < n; i++) {
+            if (!contig)
+                off = round_up(off, pg);
+            offs[i] = off;
+            off += mi[i].size;
+        }
+    }
+    rc = map_shared(w, round_up(off ? off : 1, pg));
+    if (rc) {
+        free(offs);
+        goto undo;
+    }
+    w->hdr = (struct fy_rma_hdr *)w->map;
+    w->slot = (struct fy_rma_slot *)w->map + 1;
+    w->posted = (_Atomic uint32_t *)(w->slot + n);
+    w->done = w->posted + (size_t)n * (size_t)n;
+    if (w->rank == 0) {
+        w->hdr->magic = FY_RMA_MAGIC;
+        w->hdr->nranks = (uint32_t)n;
+    }
+    for (int i = 0; i < n; i++) {
+        struct fy_rma_peer *p = &w->peers[i];
+        p->size = mi[i].size;
+        p->disp_unit = mi[i].disp_unit;
+        p->pid = mi[i].pid;
+        p->world = fy_comm_world_rank(parent, i);
+        p->direct = in_shm || i == w->rank;
+        p->base = in_shm ? (uint64_t)(uintptr_t)(w->map + offs[i]) : mi[i].base;
+    }
+    free(offs);
+    w->base = flavor == MPI_WIN_FLAVOR_DYNAMIC
+                  ? NULL
+                  : (void *)(uintptr_t)w->peers[w->rank].base;
+    /* The magic is written before the others read it: the allgather below
+     * orders rank 0's store before their copies. */
+    me.ctl = (uint64_t)(uintptr_t)w->map;
+    rc = fy_coll_allgather(&me, sizeof(me), fy_dtype_get(MPI_BYTE), mi,
+                           sizeof(me), fy_dtype_get(MPI_BYTE), w->comm, NULL);
+    if (!rc && !in_shm && n > 1)
+        rc = agree(w->comm, check_remote(w, mi));
+    if (rc)
+        goto undo;
+    if (fy_handle_alloc(&s_wins, w, &w->handle) != 0) {
+        rc = -ENOMEM;
+        goto undo;
+    }
+    free(mi);
+    w->next = s_live;
+    s_live = w;
+    *out = w;
+    return 0;
+undo:
+    free(mi);
+    win_release(w);
+    return rc;
+}
+
+int fy_rma_win_free(struct fy_rma_win *w)
+{
+    /* Nobody may still be reaching into our memory or control block. */
+    atomic_thread_fence(memory_order_seq_cst);
+    int rc = fy_coll_barrier(w->comm, NULL);
+    for (struct fy_rma_win **pp = &s_live; *pp; pp = &(*pp)->next)
+        if (*pp == w) {
+            *pp = w->next;
+            break;
+        }
+    win_release(w);
+    return rc;
+}
+
+void fy_rma_finalize(void)
+{
+    while (s_live) {
+        struct fy_rma_win *w = s_live;
+        s_live = w->next;
+        win_release(w);
+    }
+}
+
+/* ---- epochs -------------------------------------------------------------- */
+
+bool fy_rma_in_epoch(const struct fy_rma_win *w, int target)
+{
+    return w->fence || w->lock_all || w->lockmode[target] || w->access[target];
+}
+
+int fy_rma_fence(struct fy_rma_win *w, int assert)
+{
+    /* Our stores to any window memory are visible before the barrier lets
+     * anyone past; theirs are visible to us after it. */
+    atomic_thread_fence(memory_order_seq_cst);
+    int rc = fy_coll_barrier(w->comm, NULL);
+    atomic_thread_fence(memory_order_seq_cst);
+    w->fence = !(assert &MPI_MODE_NOSUCCEED);
+    return rc;
+}
+
+struct lock_try {
+    _Atomic uint32_t *word;
+    bool exclusive;
+};
+
+static bool lock_try(void *arg)
+{
+    struct lock_try *t = arg;
+    uint32_t v = atomic_load_explicit(t->word, memory_order_relaxed);
+    for (;;) {
+        if (t->exclusive ? v != 0 : (v & FY_RMA_WRITER) != 0)
+            return false;
+        uint32_t nv = t->exclusive ? FY_RMA_WRITER : v + 1;
+        /* L1: acquire pairs with U1 in unlock: the previous holder's
+         * stores to the target are visible once we own the lock. */
+        if (atomic_compare_exchange_weak_explicit(
+                t->word, &v, nv, memory_order_acquire, memory_order_relaxed))
+            return true;
+    }
+}
+
+static bool lock_peek(void *arg)
+{
+    struct lock_try *t = arg;
+    uint32_t v = atomic_load_explicit(t->word, memory_order_relaxed);
+    return t->exclusive ? v == 0 : (v & FY_RMA_WRITER) == 0;
+}
+
+static void lock_one(struct fy_rma_win *w, int target, bool exclusive)
+{
+    struct lock_try t = {&w->slot[target].lock, exclusive};
+    wait_until(lock_try, lock_peek, &t);
+}
+
+static void unlock_one(struct fy_rma_win *w, int target, bool exclusive)
+{
+    /* U1: release pairs with L1: our stores happen before the next
+     * holder's accesses. */
+    if (exclusive)
+        atomic_store_explicit(&w->slot[target].lock, 0, memory_order_release);
+    else
+        atomic_fetch_sub_explicit(&w->slot[target].lock, 1,
+                                  memory_order_release);
+}
+
+void fy_rma_lock(struct fy_rma_win *w, int type, int target, int assert)
+{
+    bool nocheck = (assert &MPI_MODE_NOCHECK) != 0;
+    if (!nocheck)
+        lock_one(w, target, type == MPI_LOCK_EXCLUSIVE);
+    w->lockmode[target] = (uint8_t)(type == MPI_LOCK_EXCLUSIVE ? 2 : 1);
+    w->nocheck[target] = nocheck;
+    w->nlocks++;
+}
+
+void fy_rma_unlock(struct fy_rma_win *w, int target)
+{
+    atomic_thread_fence(memory_order_seq_cst); /* the epoch's operations */
+    if (!w->nocheck[target]) {
+        unlock_one(w, target, w->lockmode[target] == 2);
+        wake_all(w);
+    }
+    w->lockmode[target] = 0;
+    w->nlocks--;
+}
+
+void fy_rma_lock_all(struct fy_rma_win *w, int assert)
+{
+    w->lock_all_nocheck = (assert &MPI_MODE_NOCHECK) != 0;
+    if (!w->lock_all_nocheck)
+        for (int t = 0; t < w->size; t++)
+            lock_one(w, t, false);
+    w->lock_all = true;
+}
+
+void fy_rma_unlock_all(struct fy_rma_win *w)
+{
+    atomic_thread_fence(memory_order_seq_cst);
+    if (!w->lock_all_nocheck) {
+        for (int t = 0; t < w->size; t++)
+            unlock_one(w, t, false);
+        wake_all(w);
+    }
+    w->lock_all = false;
+}
+
+void fy_rma_flush(struct fy_rma_win *w)
+{
+    (void)w;
+    atomic_thread_fence(memory_order_seq_cst);
+}
+
+/* PSCW. P1: the release increments pair with the acquire loads in the
+ * waits: stores before MPI_Win_post / MPI_Win_complete are visible once
+ * the other side sees the count. */
+void fy_rma_post(struct fy_rma_win *w, int n, const int *ranks)
+{
+    atomic_thread_fence(memory_order_seq_cst);
+    for (int i = 0; i < n; i++) {
+        int o = ranks[i];
+        w->exposed[o] = true;
+        w->npost[o]++;
+        atomic_fetch_add_explicit(&w->posted[(size_t)w->rank * w->size + o], 1,
+                                  memory_order_release);
+        fy_wake(w->peers[o].world);
+    }
+    w->posted_open = true;
+}
+
+struct count_wait {
+    _Atomic uint32_t *word;
+    uint32_t want;
+};
+
+static bool count_ready(void *arg)
+{
+    struct count_wait *c = arg;
+    return (int32_t)(atomic_load_explicit(c->word, memory_order_acquire) -
+                     c->want) >= 0;
+}
+
+void fy_rma_start(struct fy_rma_win *w, int n, const int *ranks)
+{
+    for (int i = 0; i < n; i++) {
+        int t = ranks[i];
+        w->access[t] = true;
+        w->nstart[t]++;
+        struct count_wait c = {&w->posted[(size_t)t * w->size + w->rank],
+                               w->nstart[t]};
+        wait_until(count_ready, count_ready, &c);
+    }
+    w->started = true;
+}
+
+void fy_rma_complete(struct fy_rma_win *w)
+{
+    atomic_thread_fence(memory_order_seq_cst);
+    for (int t = 0; t < w->size; t++) {
+        if (!w->access[t])
+            continue;
+        w->access[t] = false;
+        atomic_fetch_add_explicit(&w->done[(size_t)t * w->size + w->rank], 1,
+                                  memory_order_release);
+        fy_wake(w->peers[t].world);
+    }
+    w->started = false;
+}
+
+bool fy_rma_wait(struct fy_rma_win *w, bool block)
+{
+    for (int o = 0; o < w->size; o++) {
+        if (!w->exposed[o])
+            continue;
+        struct count_wait c = {&w->done[(size_t)w->rank * w->size + o],
+                               w->npost[o]};
+        if (!count_ready(&c)) {
+            if (!block) {
+                fy_progress_poll();
+                return false;
+            }
+            wait_until(count_ready, count_ready, &c);
+        }
+    }
+    for (int o = 0; o < w->size; o++)
+        w->exposed[o] = false;
+    w->posted_open = false;
+    atomic_thread_fence(memory_order_seq_cst);
+    return true;
+}
+
+/* ---- dynamic windows ----------------------------------------------------- */
+
+int fy_rma_attach(struct fy_rma_win *w, void *base, MPI_Aint size)
+{
+    struct fy_rma_slot *s = &w->slot[w->rank];
+    if (s->nattach >= FY_RMA_ATTACH_MAX)
+        return -ENOSPC;
+    /* A1: seqlock writer; readers retry while aseq is odd or changed. */
+    uint32_t q = atomic_load_explicit(&s->aseq, memory_order_relaxed);
+    atomic_store_explicit(&s->aseq, q + 1, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+    s->attach[s->nattach] =
+        (struct fy_rma_region){(uint64_t)(uintptr_t)base, (uint64_t)size};
+    s->nattach++;
+    atomic_store_explicit(&s->aseq, q + 2, memory_order_release);
+    return 0;
+}
+
+int fy_rma_detach(struct fy_rma_win *w, const void *base)
+{
+    struct fy_rma_slot *s = &w->slot[w->rank];
+    for (uint32_t i = 0; i < s->nattach; i++) {
+        if (s->attach[i].base != (uint64_t)(uintptr_t)base)
+            continue;
+        uint32_t q = atomic_load_explicit(&s->aseq, memory_order_relaxed);
+        atomic_store_explicit(&s->aseq, q + 1, memory_order_relaxed);
+        atomic_thread_fence(memory_order_release);
+        s->attach[i] = s->attach[s->nattach - 1];
+        s->nattach--;
+        atomic_store_explicit(&s->aseq, q + 2, memory_order_release);
+        return 0;
+    }
+    return -ENOENT;
+}
+
+/* Whether [lo, hi) lies inside one region target attached. */
+static bool attached(const struct fy_rma_win *w, int target, uint64_t lo,
+                     uint64_t hi)
+{
+    struct fy_rma_slot *s = &w->slot[target];
+    for (;;) {
+        /* A2: pairs with A1. */
+        uint32_t q = atomic_load_explicit(&s->aseq, memory_order_acquire);
+        if (q & 1) {
+            fy_cpu_relax();
+            continue;
+        }
+        bool found = false;
+        uint32_t n = FY_MIN(s->nattach, (uint32_t)FY_RMA_ATTACH_MAX);
+        for (uint32_t i = 0; i < n && !found; i++) {
+            struct fy_rma_region r = s->attach[i];
+            found = lo >= r.base && hi <= r.base + r.size;
+        }
+        atomic_thread_fence(memory_order_acquire);
+        if (atomic_load_explicit(&s->aseq, memory_order_relaxed) == q)
+            return found;
+    }
+}
+
+/* ---- data movement ------------------------------------------------------- */
+
+/* Byte span [lo, hi) of count elements of dt relative to the buffer. */
+static void span_of(MPI_Count count, const struct fy_dtype *dt, MPI_Aint *lo,
+                    MPI_Aint *hi)
+{
+    MPI_Aint last = (MPI_Aint)(count - 1) * dt->extent;
+    *lo = FY_MIN(dt->true_lb, last + dt->true_lb);
+    *hi = FY_MAX(dt->true_ub, last + dt->true_ub);
+}
+
+int fy_rma_target(const struct fy_rma_win *w, int target, MPI_Aint disp,
+                  MPI_Count count, const struct fy_dtype *dt,
+                  uint64_t *addr_out)
+{
+    const struct fy_rma_peer *p = &w->peers[target];
+    if (count == 0 || dt->size == 0) {
+        *addr_out = w->flavor == MPI_WIN_FLAVOR_DYNAMIC
+                        ? (uint64_t)disp
+                        : p->base + (uint64_t)(disp * p->disp_unit);
+        return 0;
+    }
+    MPI_Aint lo, hi;
+    span_of(count, dt, &lo, &hi);
+    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC) {
+        if ((MPI_Aint)(disp + lo) < 0 ||
+            !attached(w, target, (uint64_t)(disp + lo), (uint64_t)(disp + hi)))
+            return -ERANGE;
+        *addr_out = (uint64_t)disp;
+        return 0;
+    }
+    MPI_Aint off = disp * (MPI_Aint)p->disp_unit;
+    if (disp < 0 || off + lo < 0 || (uint64_t)(off + hi) > p->size)
+        return -ERANGE;
+    *addr_out = p->base + (uint64_t)off;
+    return 0;
+}
+
+/* Move packed bytes to/from count elements of dt at remote address taddr
+ * of peer p, piece by piece (holes of the type are never touched). */
+static int remote_io(const struct fy_rma_peer *p, uint64_t taddr,
+                     MPI_Count count, const struct fy_dtype *dt, void *packed,
+                     bool get)
+{
+    MPI_Count total = count * dt->size, done = 0;
+    struct iovec iov[64];
+    while (done < total) {
+        MPI_Count bytes = 0;
+        int k = fy_dtype_iov((void *)(uintptr_t)taddr, count, dt, done, iov, 64,
+                             &bytes);
+        if (k <= 0 || bytes <= 0)
+            return -EIO;
+        for (int i = 0; i < k; i++) {
+            ssize_t n = s_remote->copy_remote(
+                p->pid, (char *)packed + done,
+                (uint64_t)(uintptr_t)iov[i].iov_base, iov[i].iov_len, get);
+            if (n != (ssize_t)iov[i].iov_len)
+                return n < 0 ? (int)n : -EIO;
+            done += (MPI_Count)iov[i].iov_len;
+        }
+    }
+    return 0;
+}
+
+int fy_rma_put(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
+               struct fy_dtype *odt, int target, uint64_t taddr,
+               MPI_Count tcount, struct fy_dtype *tdt)
+{
+    const struct fy_rma_peer *p = &w->peers[target];
+    MPI_Count bytes = ocount * odt->size;
+    void *dst = (void *)(uintptr_t)taddr;
+    if (bytes == 0)
+        return 0;
+    if (p->direct && odt->contig && tdt->contig) {
+        memcpy((char *)dst + tdt->true_lb, (const char *)obuf + odt->true_lb,
+               (size_t)bytes);
+        return 0;
+    }
+    void *packed = malloc((size_t)bytes);
+    if (!packed)
+        return -ENOMEM;
+    fy_dtype_pack(obuf, ocount, odt, packed);
+    int rc = 0;
+    if (p->direct)
+        fy_dtype_unpack(packed, bytes, dst, tcount, tdt);
+    else
+        rc = remote_io(p, taddr, tcount, tdt, packed, false);
+    free(packed);
+    return rc;
+}
+
+int fy_rma_get(struct fy_rma_win *w, void *obuf, MPI_Count ocount,
+               struct fy_dtype *odt, int target, uint64_t taddr,
+               MPI_Count tcount, struct fy_dtype *tdt)
+{
+    const struct fy_rma_peer *p = &w->peers[target];
+    MPI_Count bytes = tcount * tdt->size;
+    const void *src = (const void *)(uintptr_t)taddr;
+    if (bytes == 0)
+        return 0;
+    if (p->direct && odt->contig && tdt->contig) {
+        memcpy((char *)obuf + odt->true_lb, (const char *)src + tdt->true_lb,
+               (size_t)bytes);
+        return 0;
+    }
+    void *packed = malloc((size_t)bytes);
+    if (!packed)
+        return -ENOMEM;
+    int rc = 0;
+    if (p->direct)
+        fy_dtype_pack(src, tcount, tdt, packed);
+    else
+        rc = remote_io(p, taddr, tcount, tdt, packed, true);
+    if (!rc)
+        fy_dtype_unpack(packed, bytes, obuf, ocount, odt);
+    free(packed);
+    return rc;
+}
+
+static bool acc_try(void *arg)
+{
+    _Atomic uint32_t *word = arg;
+    uint32_t zero = 0;
+    /* C1: acquire pairs with C2: the previous accumulate's result is
+     * visible to our read. */
+    return atomic_load_explicit(word, memory_order_relaxed) == 0 &&
+           atomic_compare_exchange_strong_explicit(
+               word, &zero, 1, memory_order_acquire, memory_order_relaxed);
+}
+
+static bool acc_peek(void *arg)
+{
+    return atomic_load_explicit((_Atomic uint32_t *)arg,
+                                memory_order_relaxed) == 0;
+}
+
+static void acc_lock(struct fy_rma_win *w, int target)
+{
+    wait_until(acc_try, acc_peek, (void *)&w->slot[target].acc);
+}
+
+static void acc_unlock(struct fy_rma_win *w, int target)
+{
+    /* C2: release pairs with C1. */
+    atomic_store_explicit(&w->slot[target].acc, 0, memory_order_release);
+    wake_all(w);
+}
+
+int fy_rma_acc(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
+               struct fy_dtype *odt, void *rbuf, MPI_Count rcount,
+               struct fy_dtype *rdt, int target, uint64_t taddr,
+               MPI_Count tcount, struct fy_dtype *tdt, struct fy_op *op)
+{
+    const struct fy_rma_peer *p = &w->peers[target];
+    MPI_Count bytes = tcount * tdt->size;
+    if (bytes == 0)
+        return 0;
+    bool no_op = op->handle == MPI_NO_OP;
+    /* The origin's data laid out as the target type (fy_op_apply combines
+     * two buffers of one layout); for user memory the target's span is
+     * read into a local copy of the same layout. */
+    MPI_Aint lo, hi;
+    span_of(tcount, tdt, &lo, &hi);
+    size_t span = (size_t)(hi - lo);
+    char *packed = malloc((size_t)bytes);
+    char *in = malloc(span ? span : 1);
+    char *cur = p->direct ? NULL : malloc(span ? span : 1);
+    int rc = -ENOMEM;
+    if (!packed || !in || (!p->direct && !cur))
+        goto free_bufs;
+    char *in_base = in - lo;
+    if (!no_op) {
+        fy_dtype_pack(obuf, ocount, odt, packed);
+        fy_dtype_unpack(packed, bytes, in_base, tcount, tdt);
+    }
+    char *tgt = p->direct ? (char *)(uintptr_t)taddr : cur - lo;
+    acc_lock(w, target);
+    rc = 0;
+    if (!p->direct) {
+        rc = remote_io(p, taddr, tcount, tdt, packed, true);
+        if (!rc)
+            fy_dtype_unpack(packed, bytes, tgt, tcount, tdt);
+    }
+    if (!rc && rbuf) {
+        fy_dtype_pack(tgt, tcount, tdt, packed);
+        fy_dtype_unpack(packed, bytes, rbuf, rcount, rdt);
+    }
+    if (!rc && !no_op) {
+        rc = fy_op_apply(op, in_base, tgt, tcount, tdt);
+        if (!rc && !p->direct) {
+            fy_dtype_pack(tgt, tcount, tdt, packed);
+            rc = remote_io(p, taddr, tcount, tdt, packed, false);
+        }
+    }
+    acc_unlock(w, target);
+free_bufs:
+    free(packed);
+    free(in);
+    free(cur);
+    return rc;
+}
+
+int fy_rma_cas(struct fy_rma_win *w, const void *obuf, const void *cbuf,
+               void *rbuf, struct fy_dtype *dt, int target, uint64_t taddr)
+{
+    const struct fy_rma_peer *p = &w->peers[target];
+    size_t n = (size_t)dt->size;
+    char old[64];
+    if (n > sizeof(old))
+        return -EINVAL;
+    acc_lock(w, target);
+    int rc = 0;
+    if (p->direct) {
+        memcpy(old, (void *)(uintptr_t)taddr, n);
+        if (memcmp(old, cbuf, n) == 0)
+            memcpy((void *)(uintptr_t)taddr, obuf, n);
+    } else {
+        ssize_t r = s_remote->copy_remote(p->pid, old, taddr, n, true);
+        if (r != (ssize_t)n)
+            rc = r < 0 ? (int)r : -EIO;
+        else if (memcmp(old, cbuf, n) == 0) {
+            r = s_remote->copy_remote(p->pid, (void *)obuf, taddr, n, false);
+            if (r != (ssize_t)n)
+                rc = r < 0 ? (int)r : -EIO;
+        }
+    }
+    acc_unlock(w, target);
+    if (!rc)
+        memcpy(rbuf, old, n);
+    return rc;
+}

@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: MIT */
+/* Windows on user memory: MPI_Win_create over malloc'd buffers (put/get
+ * with fence and locks, derived target types with holes untouched,
+ * accumulate and fetch-and-op from every rank, MPI_ERR_RMA_RANGE), and
+ * MPI_Win_create_dynamic with MPI_Win_attach/detach (absolute
+ * displacements from MPI_Get_address; outside every attached region, or
+ * after detach, is MPI_ERR_RMA_RANGE). The data moves by CMA or
+ * /proc/<pid>/mem; a machine that forbids both makes the test skip. */
+#include "mpitest.h"
+
+#define WB (256 * 1024)
+
+int main(int argc, char **argv)
+{
+    mt_init(&argc, &argv);
+    int me = mt_rank, n = mt_size;
+    int right = (me + 1) % n, left = (me + n - 1) % n;
+    unsigned char *mem = mt_malloc(WB), *buf = mt_malloc(WB);
+    memset(mem, 0x11, WB);
+    MPI_Win win;
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int rc = MPI_Win_create(mem, WB, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    if (rc != MPI_SUCCESS) {
+        int cls;
+        MPI_Error_class(rc, &cls);
+        MT_EQ(cls, MPI_ERR_WIN, "Win_create refused");
+        if (me == 0)
+            printf("rma_create: SKIP (ranks cannot reach each other's "
+                   "memory here)\n");
+        return mt_finish("rma_create");
+    }
+    int flavor_ok = 0;
+    int *fl;
+    MT_MPI(MPI_Win_get_attr(win, MPI_WIN_CREATE_FLAVOR, &fl, &flavor_ok));
+    MT_EQ(*fl, MPI_WIN_FLAVOR_CREATE, "flavor");
+
+    static const int sizes[] = {1, 100, 4096, 70000, WB};
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+        int sz = sizes[i];
+        mt_fill(buf, (size_t)sz, (uint32_t)(me * 10 + i));
+        MT_MPI(MPI_Win_fence(0, win));
+        MT_MPI(MPI_Put(buf, sz, MPI_BYTE, right, WB - sz, sz, MPI_BYTE, win));
+        MT_MPI(MPI_Win_fence(0, win));
+        MT_VERIFY(mem + WB - sz, (size_t)sz, (uint32_t)(left * 10 + i),
+                  "put into user memory");
+        memset(buf, 0, (size_t)sz);
+        MT_MPI(MPI_Get(buf, sz, MPI_BYTE, left, WB - sz, sz, MPI_BYTE, win));
+        MT_MPI(MPI_Win_fence(0, win));
+        MT_VERIFY(buf, (size_t)sz, (uint32_t)(((left + n - 1) % n) * 10 + i),
+                  "get from user memory");
+        MT_MPI(MPI_Win_fence(0, win));
+        memset(mem, 0x11, WB);
+    }
+    /* Vector target: blocks of 3 ints every 5. */
+    MPI_Datatype vec;
+    MT_MPI(MPI_Type_vector(10, 3, 5, MPI_INT, &vec));
+    MT_MPI(MPI_Type_commit(&vec));
+    int src[30];
+    for (int i = 0; i < 30; i++)
+        src[i] = me * 100 + i;
+    MT_MPI(MPI_Win_fence(0, win));
+    MT_MPI(MPI_Put(src, 30, MPI_INT, right, 0, 1, vec, win));
+    MT_MPI(MPI_Win_fence(0, win));
+    int *im = (int *)mem, hole;
+    memset(&hole, 0x11, sizeof hole);
+    for (int i = 0; i < 50; i++) {
+        int want = i % 5 < 3 ? left * 100 + (i / 5) * 3 + i % 5 : hole;
+        MT_EQ(im[i], want, "vector put into user memory");
+    }
+    MPI_Type_free(&vec);
+
+    /* Accumulate and fetch-and-op from everyone into rank 0. */
+    long *lm = (long *)(mem + 4096);
+    MT_MPI(MPI_Win_fence(0, win));
+    memset(lm, 0, 16 * sizeof(long));
+    MT_MPI(MPI_Win_fence(0, win));
+    long v[16], one = 1, got;
+    for (int i = 0; i < 16; i++)
+        v[i] = me + i;
+    MT_MPI(MPI_Win_lock_all(0, win));
+    for (int rep = 0; rep < 20; rep++) {
+        MT_MPI(MPI_Accumulate(v, 15, MPI_LONG, 0, 4096, 15, MPI_LONG, MPI_SUM,
+                              win));
+        MT_MPI(MPI_Fetch_and_op(&one, &got, MPI_LONG, 0, 4096 + 15 * 8, MPI_SUM,
+                                win));
+    }
+    MT_MPI(MPI_Win_unlock_all(win));
+    MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    if (me == 0) {
+        for (int i = 0; i < 15; i++)
+            MT_EQ(lm[i], 20L * ((long)n * (n - 1) / 2 + (long)n * i),
+                  "accumulated into user memory");
+        MT_EQ(lm[15], 20L * n, "fetch-and-op counter in user memory");
+    }
+    MT_MPI(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
+    MT_MPI(MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win));
+    MT_ERRCLASS(MPI_Put(buf, 2, MPI_BYTE, right, WB - 1, 2, MPI_BYTE, win),
+                MPI_ERR_RMA_RANGE, "put past user memory");
+    MT_MPI(MPI_Win_unlock(right, win));
+    MT_MPI(MPI_Win_free(&win));
+
+    /* Dynamic window. */
+    MT_MPI(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    MT_MPI(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
+    unsigned char *reg = mt_malloc(8192);
+    memset(reg, 0x22, 8192);
+    MT_MPI(MPI_Win_attach(win, reg, 8192));
+    MPI_Aint addr, *addrs = mt_malloc(sizeof(MPI_Aint) * (size_t)n);
+    MT_MPI(MPI_Get_address(reg, &addr));
+    MT_MPI(
+        MPI_Allgather(&addr, 1, MPI_AINT, addrs, 1, MPI_AINT, MPI_COMM_WORLD));
+    mt_fill(buf, 1000, (uint32_t)(900 + me));
+    MT_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, right, 0, win));
+    MT_MPI(MPI_Put(buf, 1000, MPI_BYTE, right, addrs[right] + 100, 1000,
+                   MPI_BYTE, win));
+    MT_ERRCLASS(MPI_Put(buf, 16, MPI_BYTE, right, addrs[right] + 8190, 16,
+                        MPI_BYTE, win),
+                MPI_ERR_RMA_RANGE, "put past an attached region");
+    MT_MPI(MPI_Win_unlock(right, win));
+    MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    MT_VERIFY(reg + 100, 1000, (uint32_t)(900 + left), "put to dynamic");
+    MT_ALL(reg, 100, 0x22, "before the dynamic put");
+    MT_ALL(reg + 1100, 8192 - 1100, 0x22, "after the dynamic put");
+    MT_MPI(MPI_Win_lock(MPI_LOCK_SHARED, left, 0, win));
+    MT_MPI(MPI_Get(buf, 1000, MPI_BYTE, left, addrs[left] + 100, 1000, MPI_BYTE,
+                   win));
+    MT_MPI(MPI_Win_unlock(left, win));
+    MT_VERIFY(buf, 1000, (uint32_t)(900 + (left + n - 1) % n),
+              "get from dynamic");
+    MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    MT_MPI(MPI_Win_detach(win, reg));
+    MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    MT_MPI(MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win));
+    MT_ERRCLASS(
+        MPI_Get(buf, 1, MPI_BYTE, right, addrs[right], 1, MPI_BYTE, win),
+        MPI_ERR_RMA_RANGE, "get from a detached region");
+    MT_MPI(MPI_Win_unlock(right, win));
+    MT_ERRCLASS(MPI_Win_detach(win, reg), MPI_ERR_RMA_ATTACH, "detach twice");
+    MT_MPI(MPI_Win_free(&win));
+    free(reg);
+    free(addrs);
+    free(mem);
+    free(buf);
+    return mt_finish("rma_create");
+}
