@@ -769,6 +769,38 @@ static void acc_unlock(struct fy_rma_win *w, int target)
     wake_all(w);
 }
 
+/* Whether count elements of dt are 'bytes' contiguous bytes from the
+ * buffer's start (no gaps, no offset). */
+static bool flat(MPI_Count count, const struct fy_dtype *dt, MPI_Count bytes)
+{
+    if (!dt->contig || count * dt->size != bytes)
+        return false;
+    MPI_Aint lo, hi;
+    span_of(count, dt, &lo, &hi);
+    return lo == 0 && hi == (MPI_Aint)bytes;
+}
+
+/* The common small case on a shared-memory window: a few contiguous
+ * elements (a counter, Fetch_and_op), combined in place with no staging. */
+#define ACC_SMALL 64
+
+static int acc_small(struct fy_rma_win *w, const void *obuf, void *rbuf,
+                     int target, uint64_t taddr, MPI_Count tcount,
+                     struct fy_dtype *tdt, struct fy_op *op, MPI_Count bytes)
+{
+    char in[ACC_SMALL];
+    bool no_op = op->handle == MPI_NO_OP;
+    if (!no_op)
+        memcpy(in, obuf, (size_t)bytes);
+    char *tgt = (char *)(uintptr_t)taddr;
+    acc_lock(w, target);
+    if (rbuf)
+        memcpy(rbuf, tgt, (size_t)bytes);
+    int rc = no_op ? 0 : fy_op_apply(op, in, tgt, tcount, tdt);
+    acc_unlock(w, target);
+    return rc;
+}
+
 int fy_rma_acc(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
                struct fy_dtype *odt, void *rbuf, MPI_Count rcount,
                struct fy_dtype *rdt, int target, uint64_t taddr,
@@ -779,6 +811,10 @@ int fy_rma_acc(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
     if (bytes == 0)
         return 0;
     bool no_op = op->handle == MPI_NO_OP;
+    if (p->direct && bytes <= ACC_SMALL && flat(tcount, tdt, bytes) &&
+        (no_op || flat(ocount, odt, bytes)) &&
+        (!rbuf || flat(rcount, rdt, bytes)))
+        return acc_small(w, obuf, rbuf, target, taddr, tcount, tdt, op, bytes);
     /* The origin's data laid out as the target type (fy_op_apply combines
      * two buffers of one layout); for user memory the target's span is
      * read into a local copy of the same layout. */
