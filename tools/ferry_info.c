@@ -296,6 +296,19 @@ int main(int argc, char **argv)
                ok ? "" : "\n           why not: ", ok ? "" : why);
     }
     printf("\n");
+    /* One-sided windows (src/rma/): what passive target needs here. */
+    bool cma = avail & (1u << FY_XFER_CMA),
+         pm = avail & (1u << FY_XFER_PROCMEM);
+    printf("One-sided windows (passive target, no help from the target):\n"
+           "  Win_allocate(_shared)  shared memory: puts, gets, accumulates "
+           "are loads and stores\n"
+           "  Win_create, dynamic    %s\n\n",
+           cma  ? "cma (process_vm_readv/writev into the target's memory)"
+           : pm ? "procmem (/proc/<pid>/mem of the target)"
+                : "NOT AVAILABLE: needs cma or procmem (ptrace permission "
+                  "between ranks); with only two-sided mechanisms the "
+                  "target would have to take part (a progress thread, not "
+                  "provided): MPI_Win_create fails with MPI_ERR_WIN");
 
     printf("Environment (FERRY_*):\n");
     for (int i = 0; i < FY_ENV_COUNT; i++) {
