@@ -19,10 +19,8 @@ extern "C" {
 /* The standard level Ferry claims: 3.1, the standard whose C interface
  * (const buffers, MPI_Count, the MPI-3 calls) Ferry follows. It is not a
  * claim that every chapter of MPI 3.1 is there: one-sided communication,
- * info objects, MPI-IO, intercommunicators, dynamic processes, graph and
- * neighbourhood topologies and the tool interface are missing (README.md,
- * "Standard level"); no lower level would be complete either, since
- * intercommunicators are MPI-1. 4.0 waits for the MPI-4.0 set (sessions,
+ * info objects, MPI-IO and dynamic processes are missing (README.md,
+ * "Standard level"). 4.0 waits for the MPI-4.0 set (sessions,
  * partitioned communication, every large-count _c call) on top of those.
  * tests/abi/pending.txt lists the declared calls still undefined. */
 #define MPI_VERSION 3

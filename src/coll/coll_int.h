@@ -84,19 +84,6 @@ int fy_sched_finish(struct fy_sched *s, struct fy_sched **nb_out);
 void *fy_coll_tmp_alloc(MPI_Count count, const struct fy_dtype *dt,
                         void **base_out);
 
-/* Where block i of a gather/scatter/all-to-all buffer lives. One struct
- * covers the three MPI shapes: uniform (counts == NULL: 'count' elements
- * at i * count extents), v (counts[i] at displs[i] extents) and w
- * (counts[i] of dts[i] at displs[i] bytes). */
-struct fy_coll_layout {
-    const void *buf;
-    MPI_Count count;
-    const int *counts;
-    const int *displs;
-    struct fy_dtype *dt;
-    struct fy_dtype *const *dts; /* w shape only */
-};
-
 struct fy_coll_block {
     char *ptr;
     MPI_Count count;

@@ -110,7 +110,9 @@ static struct fy_coll_cell *cell_of(int local, unsigned i)
  * node. Fills the member tables. */
 static bool members(struct fy_comm *c)
 {
-    if (!fy_coll_shm.on || c->size < 2)
+    /* Intercommunicators never come here (their collectives are in
+     * inter.c); this keeps it so should a caller slip. */
+    if (!fy_coll_shm.on || c->size < 2 || c->inter)
         return false;
     if (c->size > s_cap) {
         int cap = c->size;

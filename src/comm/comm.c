@@ -23,6 +23,8 @@ static void fy_comm_fill(struct fy_comm *c, struct fy_group *g, uint32_t ctx)
     c->refcount = 1;
     c->ctx = ctx;
     c->group = g;
+    c->p2p_group = g;
+    c->inter = NULL;
     c->rank = g->rank;
     c->size = g->size;
     c->errhandler = MPI_ERRORS_ARE_FATAL;
@@ -56,6 +58,8 @@ void fy_comm_release(struct fy_comm *c)
     fy_ctx_mark(c->ctx, true);
     fy_topo_free(c->topo);
     c->topo = NULL;
+    fy_inter_free(c->inter);
+    c->inter = NULL;
     fy_group_release(c->group);
     fy_errhandler_release(fy_errhandler_get(c->errhandler));
     if (!c->builtin) {
@@ -101,6 +105,7 @@ int fy_comm_init(int world_rank, int world_size)
     fy_comm_wrank = world_rank;
     fy_comm_wsize = world_size;
     fy_ctx_init();
+    fy_ctx_mark(FY_CTX_BRIDGE, false);
 
     int *all = malloc((size_t)world_size * sizeof(int));
     if (!all)
@@ -161,15 +166,22 @@ static int fy_comm_make(struct fy_comm *parent, struct fy_group *g,
 
 int fy_comm_dup(struct fy_comm *parent, struct fy_comm **out)
 {
-    uint32_t ctx;
-    int rc = fy_comm_ctx_alloc(parent, &ctx);
-    if (rc != 0)
-        return rc;
     struct fy_comm *c;
-    rc = fy_comm_make(parent, parent->group, ctx, &c);
-    if (rc != 0) {
-        fy_ctx_mark(ctx, true);
-        return rc;
+    int rc;
+    if (parent->inter) {
+        rc = fy_inter_dup(parent, &c);
+        if (rc != 0)
+            return rc;
+    } else {
+        uint32_t ctx;
+        rc = fy_comm_ctx_alloc(parent, &ctx);
+        if (rc != 0)
+            return rc;
+        rc = fy_comm_make(parent, parent->group, ctx, &c);
+        if (rc != 0) {
+            fy_ctx_mark(ctx, true);
+            return rc;
+        }
     }
     /* A duplicate keeps the topology (MPI 7.4). */
     if (parent->topo && !(c->topo = fy_topo_dup(parent->topo)))
@@ -233,6 +245,13 @@ bool fy_comm_idup_test(struct fy_comm *c, struct fy_ctx_agree *ag, int *err_out)
 int fy_comm_create_from_group(struct fy_comm *parent, struct fy_group *group,
                               struct fy_comm **out)
 {
+    if (parent->inter) {
+        /* MPI 4.0 7.4.2: each side gives a subgroup of its local group;
+         * that is a split with one colour, ordered as the group is. */
+        bool in = group->rank != MPI_UNDEFINED;
+        return fy_inter_split(parent, in ? 0 : MPI_UNDEFINED,
+                              in ? group->rank : 0, out);
+    }
     uint32_t ctx;
     int rc = fy_comm_ctx_alloc(parent, &ctx);
     if (rc != 0)
@@ -264,6 +283,7 @@ int fy_comm_create_group(struct fy_comm *parent, struct fy_group *group,
         .rank = group->rank,
         .size = group->size,
         .group = group,
+        .p2p_group = group,
         .errhandler = parent->errhandler,
         .coll_seq = 0x200000u | ((uint32_t)tag & 0x1fffffu),
     };
@@ -293,6 +313,8 @@ static int fy_split_cmp(const void *a, const void *b)
 int fy_comm_split(struct fy_comm *parent, int color, int key,
                   struct fy_comm **out)
 {
+    if (parent->inter)
+        return fy_inter_split(parent, color, key, out);
     int n = parent->size;
     int mine[2] = {color, key};
     int *all = malloc((size_t)n * 2 * sizeof(int));
@@ -362,7 +384,18 @@ int fy_comm_compare(const struct fy_comm *a, const struct fy_comm *b)
 {
     if (a == b)
         return MPI_IDENT;
+    if (!a->inter != !b->inter)
+        return MPI_UNEQUAL;
     int g = fy_group_compare(a->group, b->group);
+    if (a->inter) {
+        /* MPI 4.0 7.4.1: both the local and the remote groups decide. */
+        int r = fy_group_compare(a->inter->remote, b->inter->remote);
+        if (g == MPI_UNEQUAL || r == MPI_UNEQUAL)
+            return MPI_UNEQUAL;
+        if (g == MPI_IDENT && r == MPI_IDENT)
+            return MPI_CONGRUENT;
+        return MPI_SIMILAR;
+    }
     if (g == MPI_IDENT)
         return MPI_CONGRUENT;
     return g; /* MPI_SIMILAR or MPI_UNEQUAL */

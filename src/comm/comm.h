@@ -7,6 +7,7 @@
 
 #include <mpi.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct fy_group {
@@ -29,9 +30,14 @@ struct fy_comm {
     MPI_Comm handle;
     int refcount;
     bool builtin;
-    uint32_t ctx; /* point-to-point context; ctx+1 collectives */
-    int rank, size;
-    struct fy_group *group;
+    uint32_t ctx;           /* point-to-point context; ctx+1 collectives */
+    int rank, size;         /* in the (local) group */
+    struct fy_group *group; /* the local group */
+    /* Whom point-to-point ranks name: 'group' for an intracommunicator,
+     * the remote group for an intercommunicator. The p2p paths read it
+     * without testing which kind the communicator is. */
+    struct fy_group *p2p_group;
+    struct fy_inter *inter; /* NULL for an intracommunicator */
     MPI_Errhandler errhandler;
     uint32_t coll_seq; /* collectives issued, for tags */
     char name[MPI_MAX_OBJECT_NAME];
@@ -41,6 +47,9 @@ struct fy_comm {
 
 #define FY_CTX_WORLD 0u
 #define FY_CTX_SELF 2u
+/* Reserved for the context-id agreement of MPI_Intercomm_create, which
+ * runs over both groups before they share any communicator. */
+#define FY_CTX_BRIDGE 4u
 #define FY_CTX_MAX 4096u /* ctx values are < this and even */
 
 /* Build MPI_COMM_WORLD / MPI_COMM_SELF; called from MPI_Init. */
@@ -56,9 +65,31 @@ struct fy_comm *fy_comm_get(MPI_Comm h);    /* NULL if invalid/freed */
 struct fy_group *fy_group_get(MPI_Group h); /* NULL if invalid/freed */
 struct fy_errhandler *fy_errhandler_get(MPI_Errhandler h);
 
+/* An intercommunicator's own parts (src/comm/inter.c). Its context id is
+ * free at every member of both groups, so its messages can never mix with
+ * another communicator's; the hidden local intracommunicator has its own
+ * id and runs the local halves of the collectives. */
+struct fy_inter {
+    struct fy_group *remote;
+    /* Both groups, the one whose rank 0 has the lower world rank first:
+     * the same list at every member, over which context ids of derived
+     * communicators are agreed (on the intercommunicator's context). */
+    struct fy_group *all;
+    bool first;            /* the local group comes first in 'all' */
+    struct fy_comm *local; /* the local group's intracommunicator */
+    uint32_t all_seq;      /* agreements run over 'all' so far */
+};
+
+/* World rank of rank r as point-to-point names it: of the group for an
+ * intracommunicator, of the remote group for an intercommunicator. */
 static inline int fy_comm_world_rank(const struct fy_comm *c, int r)
 {
-    return c->group->world[r];
+    return c->p2p_group->world[r];
+}
+
+static inline bool fy_comm_is_inter(const struct fy_comm *c)
+{
+    return c->inter != NULL;
 }
 
 /* A communicator whose context id is still being agreed on. */
@@ -173,6 +204,28 @@ int fy_comm_free(struct fy_comm *c);
 int fy_comm_compare(const struct fy_comm *a, const struct fy_comm *b);
 /* Replace c's error handler (takes a reference on the new one). */
 void fy_comm_set_errhandler(struct fy_comm *c, struct fy_errhandler *eh);
+
+/* ---- additions: intercommunicators (inter.c) ---------------------------
+ * Same conventions as the constructors above. Errors particular to them:
+ * -ERANGE the remote leader is not a rank of peer_comm (at either
+ * leader: every member of both groups learns it), -EXDEV the two groups
+ * overlap. */
+
+/* MPI_Intercomm_create: collective over 'local' (an intracommunicator);
+ * 'peer' and 'remote_leader' matter at the local leader only, where they
+ * have been checked to be valid handles. */
+int fy_intercomm_create(struct fy_comm *local, int local_leader,
+                        struct fy_comm *peer, int remote_leader, int tag,
+                        struct fy_comm **out);
+/* MPI_Intercomm_merge: the group whose members said high == false comes
+ * first; equal flags, the group whose rank 0 has the lower world rank. */
+int fy_intercomm_merge(struct fy_comm *c, bool high, struct fy_comm **out);
+/* Duplicate / split / create on an intercommunicator: the result is an
+ * intercommunicator (NULL where the local or the remote part is empty). */
+int fy_inter_dup(struct fy_comm *c, struct fy_comm **out);
+int fy_inter_split(struct fy_comm *c, int color, int key, struct fy_comm **out);
+/* Release the intercommunicator parts (from fy_comm_release). */
+void fy_inter_free(struct fy_inter *in);
 
 /* ---- additions: error handlers ---------------------------------------- */
 

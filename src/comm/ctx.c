@@ -357,6 +357,7 @@ int fy_ctx_agree_start(struct fy_comm *over, bool keep, struct fy_comm *newcomm,
         .rank = over->rank,
         .size = over->size,
         .group = over->group,
+        .p2p_group = over->p2p_group,
         .errhandler = over->errhandler,
     };
     ag->seq = seq;

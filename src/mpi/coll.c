@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "coll/coll.h"
+#include "mpi/coll_inter.h"
 #include "mpi/mpi_impl.h"
 #include "mpi/pcoll.h"
 #include "mpi/request.h"
@@ -163,6 +164,8 @@ static int coll_barrier(MPI_Comm comm, MPI_Request *request, const char *fn)
 {
     FY_CHECK_INIT(fn);
     FY_GET_COMM(c, comm, fn);
+    if (FY_UNLIKELY(c->inter))
+        return fy_mpi_inter_barrier(c, request, fn);
     RUN_NB(c, fn, request, fy_coll_barrier(c, NB(request)));
 }
 
@@ -187,6 +190,9 @@ static int coll_bcast(void *buffer, MPI_Count count, MPI_Datatype datatype,
 {
     FY_CHECK_INIT(fn);
     FY_GET_COMM(c, comm, fn);
+    if (FY_UNLIKELY(c->inter))
+        return fy_mpi_inter_bcast(c, buffer, count, datatype, root, request,
+                                  fn);
     CHECK_COUNT(count, c, fn, "count");
     GET_DT(dt, datatype, c, fn, "datatype");
     CHECK_ROOT(root, c, fn);
@@ -236,6 +242,9 @@ static int coll_reduce(const void *sendbuf, void *recvbuf, MPI_Count count,
 {
     FY_CHECK_INIT(fn);
     FY_GET_COMM(c, comm, fn);
+    if (FY_UNLIKELY(c->inter))
+        return fy_mpi_inter_reduce(c, sendbuf, recvbuf, count, datatype, op,
+                                   root, request, fn);
     CHECK_COUNT(count, c, fn, "count");
     GET_DT(dt, datatype, c, fn, "datatype");
     GET_OP(o, op, dt, c, fn);
@@ -303,6 +312,9 @@ static int coll_allreduce(const void *sendbuf, void *recvbuf, MPI_Count count,
 {
     FY_CHECK_INIT(fn);
     FY_GET_COMM(c, comm, fn);
+    if (FY_UNLIKELY(c->inter))
+        return fy_mpi_inter_allreduce(c, sendbuf, recvbuf, count, datatype, op,
+                                      request, fn);
     CHECK_COUNT(count, c, fn, "count");
     GET_DT(dt, datatype, c, fn, "datatype");
     GET_OP(o, op, dt, c, fn);
@@ -397,6 +409,9 @@ static int coll_reduce_scatter_block(const void *sendbuf, void *recvbuf,
 {
     FY_CHECK_INIT(fn);
     FY_GET_COMM(c, comm, fn);
+    if (FY_UNLIKELY(c->inter))
+        return fy_mpi_inter_reduce_scatter(c, sendbuf, recvbuf, recvcount, NULL,
+                                           datatype, op, request, fn);
     CHECK_COUNT(recvcount, c, fn, "recvcount");
     GET_DT(dt, datatype, c, fn, "datatype");
     GET_OP(o, op, dt, c, fn);
@@ -462,6 +477,9 @@ static int coll_reduce_scatter(const void *sendbuf, void *recvbuf,
 {
     FY_CHECK_INIT(fn);
     FY_GET_COMM(c, comm, fn);
+    if (FY_UNLIKELY(c->inter))
+        return fy_mpi_inter_reduce_scatter(c, sendbuf, recvbuf, 0, recvcounts,
+                                           datatype, op, request, fn);
     CHECK_COUNTS(recvcounts, c, fn, "recvcounts");
     GET_DT(dt, datatype, c, fn, "datatype");
     GET_OP(o, op, dt, c, fn);
@@ -508,6 +526,8 @@ static int coll_scan(const void *sendbuf, void *recvbuf, MPI_Count count,
 {
     FY_CHECK_INIT(fn);
     FY_GET_COMM(c, comm, fn);
+    /* MPI 4.0 6.11: not defined on intercommunicators. */
+    FY_CHECK_INTRA(c, fn);
     CHECK_COUNT(count, c, fn, "count");
     GET_DT(dt, datatype, c, fn, "datatype");
     GET_OP(o, op, dt, c, fn);
@@ -566,6 +586,8 @@ static int coll_exscan(const void *sendbuf, void *recvbuf, MPI_Count count,
 {
     FY_CHECK_INIT(fn);
     FY_GET_COMM(c, comm, fn);
+    /* MPI 4.0 6.11: not defined on intercommunicators. */
+    FY_CHECK_INTRA(c, fn);
     CHECK_COUNT(count, c, fn, "count");
     GET_DT(dt, datatype, c, fn, "datatype");
     GET_OP(o, op, dt, c, fn);
@@ -627,6 +649,10 @@ static int coll_gather(const void *sendbuf, MPI_Count sendcount,
 {
     FY_CHECK_INIT(fn);
     FY_GET_COMM(c, comm, fn);
+    if (FY_UNLIKELY(c->inter))
+        return fy_mpi_inter_gather(c, sendbuf, sendcount, sendtype, recvbuf,
+                                   recvcount, NULL, NULL, recvtype, root,
+                                   request, fn);
     CHECK_ROOT(root, c, fn);
     struct fy_dtype *sdt = NULL, *rdt = NULL;
     bool is_root = c->rank == root;
@@ -704,6 +730,10 @@ static int coll_gatherv(const void *sendbuf, int sendcount,
 {
     FY_CHECK_INIT(fn);
     FY_GET_COMM(c, comm, fn);
+    if (FY_UNLIKELY(c->inter))
+        return fy_mpi_inter_gather(c, sendbuf, sendcount, sendtype, recvbuf, 0,
+                                   recvcounts, displs, recvtype, root, request,
+                                   fn);
     CHECK_ROOT(root, c, fn);
     struct fy_dtype *sdt = NULL, *rdt = NULL;
     bool is_root = c->rank == root;
@@ -758,6 +788,10 @@ static int coll_scatter(const void *sendbuf, MPI_Count sendcount,
 {
     FY_CHECK_INIT(fn);
     FY_GET_COMM(c, comm, fn);
+    if (FY_UNLIKELY(c->inter))
+        return fy_mpi_inter_scatter(c, sendbuf, sendcount, NULL, NULL, sendtype,
+                                    recvbuf, recvcount, recvtype, root, request,
+                                    fn);
     CHECK_ROOT(root, c, fn);
     struct fy_dtype *sdt = NULL, *rdt = NULL;
     bool is_root = c->rank == root;
@@ -835,6 +869,10 @@ static int coll_scatterv(const void *sendbuf, const int sendcounts[],
 {
     FY_CHECK_INIT(fn);
     FY_GET_COMM(c, comm, fn);
+    if (FY_UNLIKELY(c->inter))
+        return fy_mpi_inter_scatter(c, sendbuf, 0, sendcounts, displs, sendtype,
+                                    recvbuf, recvcount, recvtype, root, request,
+                                    fn);
     CHECK_ROOT(root, c, fn);
     struct fy_dtype *sdt = NULL, *rdt = NULL;
     bool is_root = c->rank == root;
@@ -890,6 +928,10 @@ static int coll_allgather(const void *sendbuf, MPI_Count sendcount,
 {
     FY_CHECK_INIT(fn);
     FY_GET_COMM(c, comm, fn);
+    if (FY_UNLIKELY(c->inter))
+        return fy_mpi_inter_allgather(c, sendbuf, sendcount, sendtype, recvbuf,
+                                      recvcount, NULL, NULL, recvtype, request,
+                                      fn);
     struct fy_dtype *sdt = NULL;
     if (sendbuf != MPI_IN_PLACE) {
         CHECK_COUNT(sendcount, c, fn, "sendcount");
@@ -960,6 +1002,10 @@ static int coll_allgatherv(const void *sendbuf, int sendcount,
 {
     FY_CHECK_INIT(fn);
     FY_GET_COMM(c, comm, fn);
+    if (FY_UNLIKELY(c->inter))
+        return fy_mpi_inter_allgather(c, sendbuf, sendcount, sendtype, recvbuf,
+                                      0, recvcounts, displs, recvtype, request,
+                                      fn);
     struct fy_dtype *sdt = NULL;
     if (sendbuf != MPI_IN_PLACE) {
         CHECK_COUNT(sendcount, c, fn, "sendcount");
@@ -1007,6 +1053,10 @@ static int coll_alltoall(const void *sendbuf, MPI_Count sendcount,
 {
     FY_CHECK_INIT(fn);
     FY_GET_COMM(c, comm, fn);
+    if (FY_UNLIKELY(c->inter))
+        return fy_mpi_inter_alltoall(c, sendbuf, sendcount, NULL, NULL,
+                                     sendtype, NULL, recvbuf, recvcount, NULL,
+                                     NULL, recvtype, NULL, request, fn);
     struct fy_dtype *sdt = NULL;
     if (sendbuf != MPI_IN_PLACE) {
         CHECK_COUNT(sendcount, c, fn, "sendcount");
@@ -1077,6 +1127,10 @@ static int coll_alltoallv(const void *sendbuf, const int sendcounts[],
 {
     FY_CHECK_INIT(fn);
     FY_GET_COMM(c, comm, fn);
+    if (FY_UNLIKELY(c->inter))
+        return fy_mpi_inter_alltoall(c, sendbuf, 0, sendcounts, sdispls,
+                                     sendtype, NULL, recvbuf, 0, recvcounts,
+                                     rdispls, recvtype, NULL, request, fn);
     struct fy_dtype *sdt = NULL;
     if (sendbuf != MPI_IN_PLACE) {
         CHECK_COUNTS(sendcounts, c, fn, "sendcounts");
@@ -1150,6 +1204,11 @@ static int coll_alltoallw(const void *sendbuf, const int sendcounts[],
 {
     FY_CHECK_INIT(fn);
     FY_GET_COMM(c, comm, fn);
+    if (FY_UNLIKELY(c->inter))
+        return fy_mpi_inter_alltoall(c, sendbuf, 0, sendcounts, sdispls,
+                                     MPI_DATATYPE_NULL, sendtypes, recvbuf, 0,
+                                     recvcounts, rdispls, MPI_DATATYPE_NULL,
+                                     recvtypes, request, fn);
     CHECK_COUNTS(recvcounts, c, fn, "recvcounts");
     CHECK_PTR(rdispls, c, fn);
     CHECK_NOT_IN_PLACE(recvbuf, c, fn, "recvbuf");

@@ -18,6 +18,12 @@ static int report_rc(struct fy_comm *c, int rc, const char *fn)
 {
     if (rc > 0)
         return fy_mpi_err(c, rc, fn, "an attribute callback returned %d", rc);
+    if (rc == -ERANGE)
+        return fy_mpi_err(c, MPI_ERR_RANK, fn,
+                          "remote_leader is not a rank of peer_comm");
+    if (rc == -EXDEV)
+        return fy_mpi_err(c, MPI_ERR_COMM, fn,
+                          "the local and remote groups overlap");
     if (rc == -ENOSPC)
         return fy_mpi_err(c, MPI_ERR_OTHER, fn,
                           "too many communicators: all %u context ids in "
@@ -134,6 +140,10 @@ static int comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request,
     FY_GET_COMM(c, comm, fn);
     FY_CHECK_PTR(newcomm, c, fn);
     FY_CHECK_PTR(request, c, fn);
+    /* The context agreement over both groups is blocking only today. */
+    FY_CHECK(!fy_comm_is_inter(c), c, MPI_ERR_UNSUPPORTED_OPERATION, fn,
+             "MPI_Comm_idup of an intercommunicator is not supported yet "
+             "(MPI_Comm_dup is)");
     struct fy_idup_req *r = calloc(1, sizeof(*r));
     if (!r)
         return fy_mpi_err(c, MPI_ERR_NO_MEM, fn, "out of memory for a request");
@@ -201,6 +211,7 @@ FY_API int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key,
     FY_CHECK_INIT(__func__);
     FY_GET_COMM(c, comm, __func__);
     FY_CHECK_PTR(newcomm, c, __func__);
+    FY_CHECK_INTRA(c, __func__);
     int color;
     switch (split_type) {
     case MPI_COMM_TYPE_SHARED:
@@ -260,6 +271,7 @@ FY_API int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
     FY_GET_COMM(c, comm, __func__);
     FY_GET_GROUP(g, group, c, __func__);
     FY_CHECK_PTR(newcomm, c, __func__);
+    FY_CHECK_INTRA(c, __func__);
     FY_CHECK(tag >= 0, c, MPI_ERR_TAG, __func__, "invalid tag %d", tag);
     FY_CHECK(group_within(g, c), c, MPI_ERR_GROUP, __func__,
              "group has processes that are not in the communicator");
@@ -287,6 +299,8 @@ static int comm_free(MPI_Comm *comm, const char *fn)
     /* Our last shared-memory publications on c must be read before its
      * context can name another communicator's. */
     fy_coll_shm_comm_free(c);
+    if (c->inter) /* its local part dies with it */
+        fy_coll_shm_comm_free(c->inter->local);
     int rc = fy_comm_free(c);
     if (rc != 0)
         return fy_mpi_err(c, rc, fn, "an attribute delete callback returned %d",
@@ -361,19 +375,24 @@ FY_API int PMPI_Comm_test_inter(MPI_Comm comm, int *flag)
     FY_CHECK_INIT(__func__);
     FY_GET_COMM(c, comm, __func__);
     FY_CHECK_PTR(flag, c, __func__);
-    *flag = 0; /* Ferry has no intercommunicators yet */
+    *flag = fy_comm_is_inter(c);
     return MPI_SUCCESS;
 }
 FY_ALIAS(MPI_Comm_test_inter)
+
+#define CHECK_INTER(c, fn)                                                     \
+    FY_CHECK(fy_comm_is_inter(c), c, MPI_ERR_COMM, fn,                         \
+             "%s is not an intercommunicator",                                 \
+             (c)->name[0] ? (c)->name : "comm")
 
 FY_API int PMPI_Comm_remote_size(MPI_Comm comm, int *size)
 {
     FY_CHECK_INIT(__func__);
     FY_GET_COMM(c, comm, __func__);
-    (void)size;
-    return fy_mpi_err(c, MPI_ERR_COMM, __func__,
-                      "%s is not an intercommunicator",
-                      c->name[0] ? c->name : "comm");
+    CHECK_INTER(c, __func__);
+    FY_CHECK_PTR(size, c, __func__);
+    *size = c->inter->remote->size;
+    return MPI_SUCCESS;
 }
 FY_ALIAS(MPI_Comm_remote_size)
 
@@ -381,10 +400,11 @@ FY_API int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
 {
     FY_CHECK_INIT(__func__);
     FY_GET_COMM(c, comm, __func__);
-    (void)group;
-    return fy_mpi_err(c, MPI_ERR_COMM, __func__,
-                      "%s is not an intercommunicator",
-                      c->name[0] ? c->name : "comm");
+    CHECK_INTER(c, __func__);
+    FY_CHECK_PTR(group, c, __func__);
+    fy_group_retain(c->inter->remote);
+    *group = c->inter->remote->handle;
+    return MPI_SUCCESS;
 }
 FY_ALIAS(MPI_Comm_remote_group)
 
@@ -851,8 +871,7 @@ FY_API int PMPI_Dims_create(int nnodes, int ndims, int dims[])
 FY_ALIAS(MPI_Dims_create)
 
 /* ---- intercommunicators -------------------------------------------------
- * Ferry has none yet (issue 10): creating one fails cleanly on every rank,
- * and since none exist, no communicator can be merged. */
+ * MPI 4.0 7.6: src/comm/inter.c does the work. */
 
 FY_API int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader,
                                  MPI_Comm peer_comm, int remote_leader, int tag,
@@ -862,15 +881,27 @@ FY_API int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader,
     FY_CHECK_INIT(fn);
     FY_GET_COMM(c, local_comm, fn);
     FY_CHECK_PTR(newintercomm, c, fn);
-    FY_CHECK(local_leader >= 0 && local_leader < c->group->size, c,
-             MPI_ERR_RANK, fn, "local_leader %d is not a rank of local_comm",
-             local_leader);
-    (void)peer_comm;
-    (void)remote_leader;
-    (void)tag;
     *newintercomm = MPI_COMM_NULL;
-    return fy_mpi_err(c, MPI_ERR_UNSUPPORTED_OPERATION, fn,
-                      "intercommunicators are not implemented in Ferry yet");
+    FY_CHECK_INTRA(c, fn);
+    FY_CHECK(local_leader >= 0 && local_leader < c->size, c, MPI_ERR_RANK, fn,
+             "local_leader %d is not a rank of local_comm (size %d)",
+             local_leader, c->size);
+    FY_CHECK(tag >= 0, c, MPI_ERR_TAG, fn, "invalid tag %d", tag);
+    /* peer_comm and remote_leader matter at the local leader only. */
+    struct fy_comm *peer = NULL;
+    if (c->rank == local_leader) {
+        peer = fy_comm_get(peer_comm);
+        FY_CHECK(peer != NULL, c, MPI_ERR_COMM, fn,
+                 "invalid peer_comm 0x%x at the local leader",
+                 (unsigned)peer_comm);
+    }
+    struct fy_comm *nc;
+    int rc =
+        fy_intercomm_create(c, local_leader, peer, remote_leader, tag, &nc);
+    if (rc != 0)
+        return report_rc(c, rc, fn);
+    *newintercomm = nc->handle;
+    return MPI_SUCCESS;
 }
 FY_ALIAS(MPI_Intercomm_create)
 
@@ -881,10 +912,13 @@ FY_API int PMPI_Intercomm_merge(MPI_Comm intercomm, int high,
     FY_CHECK_INIT(fn);
     FY_GET_COMM(c, intercomm, fn);
     FY_CHECK_PTR(newintracomm, c, fn);
-    (void)high;
-    return fy_mpi_err(c, MPI_ERR_COMM, fn,
-                      "%s is not an intercommunicator (Ferry has none yet)",
-                      c->name[0] ? c->name : "comm");
+    CHECK_INTER(c, fn);
+    struct fy_comm *nc;
+    int rc = fy_intercomm_merge(c, high != 0, &nc);
+    if (rc != 0)
+        return report_rc(c, rc, fn);
+    *newintracomm = nc->handle;
+    return MPI_SUCCESS;
 }
 FY_ALIAS(MPI_Intercomm_merge)
 

@@ -62,6 +62,13 @@ void fy_status_set(MPI_Status *st, int source, int tag, int err,
         return fy_mpi_err(NULL, MPI_ERR_COMM, fn, "invalid communicator 0x%x", \
                           (unsigned)(h));
 
+/* Calls MPI defines on intracommunicators only: MPI_ERR_COMM otherwise. */
+#define FY_CHECK_INTRA(c, fn)                                                  \
+    FY_CHECK(!fy_comm_is_inter(c), c, MPI_ERR_COMM, fn,                        \
+             "%s is an intercommunicator (allowed on intracommunicators "      \
+             "only)",                                                          \
+             (c)->name[0] ? (c)->name : "the communicator")
+
 /* Resolve a datatype handle or report MPI_ERR_TYPE. */
 #define FY_GET_TYPE(var, h, fn)                                                \
     struct fy_dtype *var = fy_dtype_get(h);                                    \

@@ -32,20 +32,20 @@ int fy_mpi_pt2pt_check(const char *fn, struct fy_comm *c, const void *buf,
                           (unsigned)dt_handle);
     if (is_recv) {
         if (peer != MPI_ANY_SOURCE && peer != MPI_PROC_NULL &&
-            (peer < 0 || peer >= c->size))
+            (peer < 0 || peer >= c->p2p_group->size))
             return fy_mpi_err(c, MPI_ERR_RANK, fn,
                               "source rank %d is not in [0, %d) nor "
                               "MPI_ANY_SOURCE nor MPI_PROC_NULL",
-                              peer, c->size);
+                              peer, c->p2p_group->size);
         if (tag < 0 && tag != MPI_ANY_TAG)
             return fy_mpi_err(c, MPI_ERR_TAG, fn,
                               "tag %d is negative and not MPI_ANY_TAG", tag);
     } else {
-        if (peer != MPI_PROC_NULL && (peer < 0 || peer >= c->size))
+        if (peer != MPI_PROC_NULL && (peer < 0 || peer >= c->p2p_group->size))
             return fy_mpi_err(c, MPI_ERR_RANK, fn,
                               "destination rank %d is not in [0, %d) nor "
                               "MPI_PROC_NULL",
-                              peer, c->size);
+                              peer, c->p2p_group->size);
         if (tag < 0)
             return fy_mpi_err(c, MPI_ERR_TAG, fn,
                               "tag %d is outside [0, MPI_TAG_UB=%d]", tag,
@@ -66,11 +66,11 @@ int fy_mpi_pt2pt_check(const char *fn, struct fy_comm *c, const void *buf,
 static int probe_check(const char *fn, struct fy_comm *c, int src, int tag)
 {
     if (src != MPI_ANY_SOURCE && src != MPI_PROC_NULL &&
-        (src < 0 || src >= c->size))
+        (src < 0 || src >= c->p2p_group->size))
         return fy_mpi_err(c, MPI_ERR_RANK, fn,
                           "source rank %d is not in [0, %d) nor "
                           "MPI_ANY_SOURCE nor MPI_PROC_NULL",
-                          src, c->size);
+                          src, c->p2p_group->size);
     if (tag < 0 && tag != MPI_ANY_TAG)
         return fy_mpi_err(c, MPI_ERR_TAG, fn,
                           "tag %d is negative and not MPI_ANY_TAG", tag);

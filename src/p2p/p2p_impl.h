@@ -155,12 +155,15 @@ bool fy_rndv_work_visible(void);
 void fy_req_complete(struct fy_req *r);
 struct fy_req *fy_req_alloc(void);
 
+/* Rank, as point-to-point names it (fy_comm_world_rank), of world rank
+ * wrank: in the remote group for an intercommunicator. */
 static inline int fy_comm_rank_of(const struct fy_comm *c, int wrank)
 {
-    if (wrank < c->size && c->group->world[wrank] == wrank)
+    const struct fy_group *g = c->p2p_group;
+    if (wrank < g->size && g->world[wrank] == wrank)
         return wrank;
-    for (int i = 0; i < c->size; i++)
-        if (c->group->world[i] == wrank)
+    for (int i = 0; i < g->size; i++)
+        if (g->world[i] == wrank)
             return i;
     return MPI_UNDEFINED;
 }

@@ -41,8 +41,12 @@ static int run_rank(int rank, int fd)
     int world[2] = {0, 1};
     struct fy_group g = {.size = 2, .rank = rank, .world = world};
     /* refcount 1: this frame holds it; requests take and drop more. */
-    struct fy_comm c = {
-        .refcount = 1, .ctx = 0, .rank = rank, .size = 2, .group = &g};
+    struct fy_comm c = {.refcount = 1,
+                        .ctx = 0,
+                        .rank = rank,
+                        .size = 2,
+                        .group = &g,
+                        .p2p_group = &g};
     struct fy_dtype *byte = fy_dtype_get(MPI_BYTE);
     int fails = 0;
     size_t max = 4 << 20;

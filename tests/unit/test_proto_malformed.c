@@ -51,8 +51,12 @@ static int setup(int rank, int fd, struct fy_comm *c, struct fy_group *g,
     world[0] = 0;
     world[1] = 1;
     *g = (struct fy_group){.size = 2, .rank = rank, .world = world};
-    *c = (struct fy_comm){
-        .refcount = 1, .ctx = 0, .rank = rank, .size = 2, .group = g};
+    *c = (struct fy_comm){.refcount = 1,
+                          .ctx = 0,
+                          .rank = rank,
+                          .size = 2,
+                          .group = g,
+                          .p2p_group = g};
     return 0;
 }
 

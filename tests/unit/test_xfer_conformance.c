@@ -270,8 +270,12 @@ static int rank_main(int rank, int fd, struct results *res, int want_kind)
     int world[NRANKS] = {0, 1, 2, 3};
     struct fy_group g = {.size = NRANKS, .rank = rank, .world = world};
     /* refcount 1: this frame holds it; requests take and drop more. */
-    struct fy_comm c = {
-        .refcount = 1, .ctx = 0, .rank = rank, .size = NRANKS, .group = &g};
+    struct fy_comm c = {.refcount = 1,
+                        .ctx = 0,
+                        .rank = rank,
+                        .size = NRANKS,
+                        .group = &g,
+                        .p2p_group = &g};
     struct fy_dtype *byte = fy_dtype_get(MPI_BYTE);
     int partner = rank ^ 1;
     size_t span = MAXSIZE + 2 * GUARD + 128;

@@ -1,0 +1,321 @@
+/* SPDX-License-Identifier: MIT */
+/* The intercommunicator branch of the collective entry points: argument
+ * checks by MPI 4.0 6.2.2 (which group sends, which receives, what the
+ * root argument may be) and the call into src/coll/inter.c. */
+#include "mpi/coll_inter.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/coll.h"
+#include "mpi/pcoll.h"
+
+static int report(struct fy_comm *c, int rc, const char *fn)
+    __attribute__((cold, noinline));
+static int report(struct fy_comm *c, int rc, const char *fn)
+{
+    if (rc == -EMSGSIZE)
+        return fy_mpi_err(c, MPI_ERR_TRUNCATE, fn,
+                          "data larger than its receive buffer (do counts "
+                          "and datatypes match on every process?)");
+    return fy_mpi_err(c, fy_errno_to_class(rc), fn, "%s", strerror(-rc));
+}
+
+static int finish(struct fy_comm *c, int rc, const char *fn)
+{
+    return rc == 0 ? MPI_SUCCESS : report(c, rc, fn);
+}
+
+/* Nonblocking and persistent forms: not on intercommunicators yet. */
+#define CHECK_BLOCKING(c, request, fn)                                         \
+    FY_CHECK((request) == NULL, c, MPI_ERR_UNSUPPORTED_OPERATION, fn,          \
+             "nonblocking and persistent collectives on an "                   \
+             "intercommunicator are not supported yet (the blocking ones "     \
+             "are)")
+
+#define GET_DT(var, h, c, fn, what)                                            \
+    struct fy_dtype *var = fy_dtype_get(h);                                    \
+    FY_CHECK(var != NULL, c, MPI_ERR_TYPE, fn, "invalid %s 0x%x", what,        \
+             (unsigned)(h));                                                   \
+    FY_CHECK(var->committed, c, MPI_ERR_TYPE, fn, "%s 0x%x is not committed",  \
+             what, (unsigned)(h))
+
+#define GET_OP(var, h, dt, c, fn)                                              \
+    struct fy_op *var = fy_op_get(h);                                          \
+    FY_CHECK(var != NULL, c, MPI_ERR_OP, fn, "invalid op 0x%x",                \
+             (unsigned)(h));                                                   \
+    FY_CHECK(fy_op_valid_for(var, dt), c, MPI_ERR_OP, fn,                      \
+             "op 0x%x is not defined for datatype 0x%x", (unsigned)(h),        \
+             (unsigned)(dt)->handle)
+
+#define CHECK_COUNT(n, c, fn, what)                                            \
+    FY_CHECK((n) >= 0, c, MPI_ERR_COUNT, fn, "%s %lld is negative", what,      \
+             (long long)(n))
+
+#define CHECK_NOT_IN_PLACE(buf, c, fn, what)                                   \
+    FY_CHECK((buf) != MPI_IN_PLACE, c, MPI_ERR_BUFFER, fn,                     \
+             "MPI_IN_PLACE is not allowed as %s on an intercommunicator",      \
+             what)
+
+/* MPI 4.0 6.2.2: the root itself passes MPI_ROOT, its group mates
+ * MPI_PROC_NULL, the other group the root's rank there. */
+#define CHECK_ROOT(root, c, fn)                                                \
+    FY_CHECK((root) == MPI_ROOT || (root) == MPI_PROC_NULL ||                  \
+                 ((root) >= 0 && (root) < (c)->p2p_group->size),               \
+             c, MPI_ERR_ROOT, fn,                                              \
+             "root %d is neither MPI_ROOT, MPI_PROC_NULL nor a rank of the "   \
+             "remote group [0, %d)",                                           \
+             root, (c)->p2p_group->size)
+
+static int check_counts(const int *counts, int n, struct fy_comm *c,
+                        const char *fn, const char *what)
+{
+    FY_CHECK(counts != NULL, c, MPI_ERR_ARG, fn, "%s is NULL", what);
+    for (int i = 0; i < n; i++)
+        FY_CHECK(counts[i] >= 0, c, MPI_ERR_COUNT, fn,
+                 "%s[%d] = %d is negative", what, i, counts[i]);
+    return MPI_SUCCESS;
+}
+
+#define CHECK_COUNTS(counts, n, c, fn, what)                                   \
+    do {                                                                       \
+        int rc_ = check_counts(counts, n, c, fn, what);                        \
+        if (rc_ != MPI_SUCCESS)                                                \
+            return rc_;                                                        \
+    } while (0)
+
+int fy_mpi_inter_barrier(struct fy_comm *c, MPI_Request *request,
+                         const char *fn)
+{
+    CHECK_BLOCKING(c, request, fn);
+    return finish(c, fy_coll_inter_barrier(c), fn);
+}
+
+int fy_mpi_inter_bcast(struct fy_comm *c, void *buf, MPI_Count count,
+                       MPI_Datatype datatype, int root, MPI_Request *request,
+                       const char *fn)
+{
+    CHECK_BLOCKING(c, request, fn);
+    CHECK_ROOT(root, c, fn);
+    if (root == MPI_PROC_NULL)
+        return finish(c, fy_coll_inter_bcast(NULL, 0, NULL, root, c), fn);
+    CHECK_COUNT(count, c, fn, "count");
+    GET_DT(dt, datatype, c, fn, "datatype");
+    CHECK_NOT_IN_PLACE(buf, c, fn, "buffer");
+    return finish(c, fy_coll_inter_bcast(buf, count, dt, root, c), fn);
+}
+
+int fy_mpi_inter_reduce(struct fy_comm *c, const void *sbuf, void *rbuf,
+                        MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                        int root, MPI_Request *request, const char *fn)
+{
+    CHECK_BLOCKING(c, request, fn);
+    CHECK_ROOT(root, c, fn);
+    if (root == MPI_PROC_NULL)
+        return finish(
+            c, fy_coll_inter_reduce(NULL, NULL, 0, NULL, NULL, root, c), fn);
+    CHECK_COUNT(count, c, fn, "count");
+    GET_DT(dt, datatype, c, fn, "datatype");
+    GET_OP(o, op, dt, c, fn);
+    if (root == MPI_ROOT)
+        CHECK_NOT_IN_PLACE(rbuf, c, fn, "recvbuf");
+    else
+        CHECK_NOT_IN_PLACE(sbuf, c, fn, "sendbuf");
+    return finish(c, fy_coll_inter_reduce(sbuf, rbuf, count, dt, o, root, c),
+                  fn);
+}
+
+int fy_mpi_inter_allreduce(struct fy_comm *c, const void *sbuf, void *rbuf,
+                           MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                           MPI_Request *request, const char *fn)
+{
+    CHECK_BLOCKING(c, request, fn);
+    CHECK_COUNT(count, c, fn, "count");
+    GET_DT(dt, datatype, c, fn, "datatype");
+    GET_OP(o, op, dt, c, fn);
+    CHECK_NOT_IN_PLACE(sbuf, c, fn, "sendbuf");
+    CHECK_NOT_IN_PLACE(rbuf, c, fn, "recvbuf");
+    return finish(c, fy_coll_inter_allreduce(sbuf, rbuf, count, dt, o, c), fn);
+}
+
+int fy_mpi_inter_reduce_scatter(struct fy_comm *c, const void *sbuf, void *rbuf,
+                                MPI_Count rcount, const int *rcounts,
+                                MPI_Datatype datatype, MPI_Op op,
+                                MPI_Request *request, const char *fn)
+{
+    CHECK_BLOCKING(c, request, fn);
+    if (rcounts)
+        CHECK_COUNTS(rcounts, c->size, c, fn, "recvcounts");
+    else
+        CHECK_COUNT(rcount, c, fn, "recvcount");
+    GET_DT(dt, datatype, c, fn, "datatype");
+    GET_OP(o, op, dt, c, fn);
+    CHECK_NOT_IN_PLACE(sbuf, c, fn, "sendbuf");
+    CHECK_NOT_IN_PLACE(rbuf, c, fn, "recvbuf");
+    return finish(
+        c, fy_coll_inter_reduce_scatter(sbuf, rbuf, rcount, rcounts, dt, o, c),
+        fn);
+}
+
+int fy_mpi_inter_gather(struct fy_comm *c, const void *sbuf, MPI_Count scount,
+                        MPI_Datatype stype, void *rbuf, MPI_Count rcount,
+                        const int *rcounts, const int *displs,
+                        MPI_Datatype rtype, int root, MPI_Request *request,
+                        const char *fn)
+{
+    CHECK_BLOCKING(c, request, fn);
+    CHECK_ROOT(root, c, fn);
+    struct fy_coll_layout l = {0};
+    struct fy_dtype *sdt = NULL;
+    if (root == MPI_ROOT) {
+        GET_DT(r, rtype, c, fn, "recvtype");
+        CHECK_NOT_IN_PLACE(rbuf, c, fn, "recvbuf");
+        if (rcounts) {
+            CHECK_COUNTS(rcounts, c->p2p_group->size, c, fn, "recvcounts");
+            FY_CHECK(displs != NULL, c, MPI_ERR_ARG, fn, "displs is NULL");
+        } else {
+            CHECK_COUNT(rcount, c, fn, "recvcount");
+        }
+        l = (struct fy_coll_layout){.buf = rbuf,
+                                    .count = rcount,
+                                    .counts = rcounts,
+                                    .displs = displs,
+                                    .dt = r};
+    } else if (root != MPI_PROC_NULL) {
+        CHECK_COUNT(scount, c, fn, "sendcount");
+        GET_DT(s, stype, c, fn, "sendtype");
+        CHECK_NOT_IN_PLACE(sbuf, c, fn, "sendbuf");
+        sdt = s;
+    }
+    return finish(c, fy_coll_inter_gather(sbuf, scount, sdt, &l, root, c), fn);
+}
+
+int fy_mpi_inter_scatter(struct fy_comm *c, const void *sbuf, MPI_Count scount,
+                         const int *scounts, const int *displs,
+                         MPI_Datatype stype, void *rbuf, MPI_Count rcount,
+                         MPI_Datatype rtype, int root, MPI_Request *request,
+                         const char *fn)
+{
+    CHECK_BLOCKING(c, request, fn);
+    CHECK_ROOT(root, c, fn);
+    struct fy_coll_layout l = {0};
+    struct fy_dtype *rdt = NULL;
+    if (root == MPI_ROOT) {
+        GET_DT(s, stype, c, fn, "sendtype");
+        CHECK_NOT_IN_PLACE(sbuf, c, fn, "sendbuf");
+        if (scounts) {
+            CHECK_COUNTS(scounts, c->p2p_group->size, c, fn, "sendcounts");
+            FY_CHECK(displs != NULL, c, MPI_ERR_ARG, fn, "displs is NULL");
+        } else {
+            CHECK_COUNT(scount, c, fn, "sendcount");
+        }
+        l = (struct fy_coll_layout){.buf = sbuf,
+                                    .count = scount,
+                                    .counts = scounts,
+                                    .displs = displs,
+                                    .dt = s};
+    } else if (root != MPI_PROC_NULL) {
+        CHECK_COUNT(rcount, c, fn, "recvcount");
+        GET_DT(r, rtype, c, fn, "recvtype");
+        CHECK_NOT_IN_PLACE(rbuf, c, fn, "recvbuf");
+        rdt = r;
+    }
+    return finish(c, fy_coll_inter_scatter(&l, rbuf, rcount, rdt, root, c), fn);
+}
+
+int fy_mpi_inter_allgather(struct fy_comm *c, const void *sbuf,
+                           MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                           MPI_Count rcount, const int *rcounts,
+                           const int *displs, MPI_Datatype rtype,
+                           MPI_Request *request, const char *fn)
+{
+    CHECK_BLOCKING(c, request, fn);
+    CHECK_NOT_IN_PLACE(sbuf, c, fn, "sendbuf");
+    CHECK_NOT_IN_PLACE(rbuf, c, fn, "recvbuf");
+    CHECK_COUNT(scount, c, fn, "sendcount");
+    GET_DT(sdt, stype, c, fn, "sendtype");
+    GET_DT(rdt, rtype, c, fn, "recvtype");
+    if (rcounts) {
+        CHECK_COUNTS(rcounts, c->p2p_group->size, c, fn, "recvcounts");
+        FY_CHECK(displs != NULL, c, MPI_ERR_ARG, fn, "displs is NULL");
+    } else {
+        CHECK_COUNT(rcount, c, fn, "recvcount");
+    }
+    struct fy_coll_layout l = {.buf = rbuf,
+                               .count = rcount,
+                               .counts = rcounts,
+                               .displs = displs,
+                               .dt = rdt};
+    return finish(c, fy_coll_inter_allgather(sbuf, scount, sdt, &l, c), fn);
+}
+
+/* Resolve a w-form type array of n entries (zero-count entries may be any
+ * handle, as for intracommunicators). */
+static int get_types(const MPI_Datatype *types, const int *counts, int n,
+                     struct fy_comm *c, const char *fn, const char *what,
+                     struct fy_dtype **out)
+{
+    FY_CHECK(types != NULL, c, MPI_ERR_ARG, fn, "%s is NULL", what);
+    for (int i = 0; i < n; i++) {
+        struct fy_dtype *dt = fy_dtype_get(types[i]);
+        if (counts[i] == 0 && (!dt || !dt->committed)) {
+            out[i] = fy_dtype_get(MPI_BYTE);
+            continue;
+        }
+        FY_CHECK(dt != NULL && dt->committed, c, MPI_ERR_TYPE, fn,
+                 "invalid or uncommitted %s[%d] 0x%x", what, i,
+                 (unsigned)types[i]);
+        out[i] = dt;
+    }
+    return MPI_SUCCESS;
+}
+
+int fy_mpi_inter_alltoall(struct fy_comm *c, const void *sbuf, MPI_Count scount,
+                          const int *scounts, const int *sdispls,
+                          MPI_Datatype stype, const MPI_Datatype *stypes,
+                          void *rbuf, MPI_Count rcount, const int *rcounts,
+                          const int *rdispls, MPI_Datatype rtype,
+                          const MPI_Datatype *rtypes, MPI_Request *request,
+                          const char *fn)
+{
+    CHECK_BLOCKING(c, request, fn);
+    CHECK_NOT_IN_PLACE(sbuf, c, fn, "sendbuf");
+    CHECK_NOT_IN_PLACE(rbuf, c, fn, "recvbuf");
+    int n = c->p2p_group->size;
+    struct fy_coll_layout sl = {.buf = sbuf, .count = scount},
+                          rl = {.buf = rbuf, .count = rcount};
+    if (scounts) {
+        CHECK_COUNTS(scounts, n, c, fn, "sendcounts");
+        CHECK_COUNTS(rcounts, n, c, fn, "recvcounts");
+        FY_CHECK(sdispls != NULL && rdispls != NULL, c, MPI_ERR_ARG, fn,
+                 "a displacement array is NULL");
+        sl.counts = scounts;
+        sl.displs = sdispls;
+        rl.counts = rcounts;
+        rl.displs = rdispls;
+    } else {
+        CHECK_COUNT(scount, c, fn, "sendcount");
+        CHECK_COUNT(rcount, c, fn, "recvcount");
+    }
+    if (!stypes) {
+        GET_DT(sdt, stype, c, fn, "sendtype");
+        GET_DT(rdt, rtype, c, fn, "recvtype");
+        sl.dt = sdt;
+        rl.dt = rdt;
+        return finish(c, fy_coll_inter_alltoall(&sl, &rl, c), fn);
+    }
+    struct fy_dtype **dts = malloc(2 * (size_t)n * sizeof(*dts) + 1);
+    if (!dts)
+        return fy_mpi_err(c, MPI_ERR_NO_MEM, fn, "out of memory");
+    int rc = get_types(stypes, scounts, n, c, fn, "sendtypes", dts);
+    if (rc == MPI_SUCCESS)
+        rc = get_types(rtypes, rcounts, n, c, fn, "recvtypes", dts + n);
+    if (rc == MPI_SUCCESS) {
+        sl.dts = dts;
+        rl.dts = dts + n;
+        rc = finish(c, fy_coll_inter_alltoall(&sl, &rl, c), fn);
+    }
+    free(dts);
+    return rc;
+}
