@@ -212,7 +212,8 @@ def run(args, impls, workdir, cmdline, started, locked, stop_job, machine,
                     print("%s FAILED: %s" % (tag, err), flush=True)
                     continue
                 lat.setdefault(key, []).append(v)
-                print("%s %.2f us" % (tag, v), flush=True)
+                print("%s %.2f %s" % (tag, v, "MB/s" if b.endswith("_bw")
+                                      else "us"), flush=True)
 
     header = ["benchmark", "ranks", "size"] + (
         ["options"] if fam is RMA else []) + [

@@ -699,6 +699,10 @@ int fy_rma_put(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
                (size_t)bytes);
         return 0;
     }
+    if (!p->direct && odt->contig)
+        /* Straight from the origin's buffer into the target's memory. */
+        return remote_io(p, taddr, tcount, tdt,
+                         (char *)(uintptr_t)obuf + odt->true_lb, false);
     void *packed = malloc((size_t)bytes);
     if (!packed)
         return -ENOMEM;
@@ -726,6 +730,10 @@ int fy_rma_get(struct fy_rma_win *w, void *obuf, MPI_Count ocount,
                (size_t)bytes);
         return 0;
     }
+    if (!p->direct && odt->contig)
+        /* Straight from the target's memory into the origin's buffer. */
+        return remote_io(p, taddr, tcount, tdt, (char *)obuf + odt->true_lb,
+                         true);
     void *packed = malloc((size_t)bytes);
     if (!packed)
         return -ENOMEM;
