@@ -9,22 +9,12 @@
 #include <string.h>
 
 #include "coll/coll.h"
+#include "mpi/coll_args.h"
 #include "mpi/pcoll.h"
-
-static int report(struct fy_comm *c, int rc, const char *fn)
-    __attribute__((cold, noinline));
-static int report(struct fy_comm *c, int rc, const char *fn)
-{
-    if (rc == -EMSGSIZE)
-        return fy_mpi_err(c, MPI_ERR_TRUNCATE, fn,
-                          "data larger than its receive buffer (do counts "
-                          "and datatypes match on every process?)");
-    return fy_mpi_err(c, fy_errno_to_class(rc), fn, "%s", strerror(-rc));
-}
 
 static int finish(struct fy_comm *c, int rc, const char *fn)
 {
-    return rc == 0 ? MPI_SUCCESS : report(c, rc, fn);
+    return fy_mpi_coll_finish(c, rc, NULL, NULL, fn);
 }
 
 /* Nonblocking and persistent forms: not on intercommunicators yet. */
@@ -33,25 +23,6 @@ static int finish(struct fy_comm *c, int rc, const char *fn)
              "nonblocking and persistent collectives on an "                   \
              "intercommunicator are not supported yet (the blocking ones "     \
              "are)")
-
-#define GET_DT(var, h, c, fn, what)                                            \
-    struct fy_dtype *var = fy_dtype_get(h);                                    \
-    FY_CHECK(var != NULL, c, MPI_ERR_TYPE, fn, "invalid %s 0x%x", what,        \
-             (unsigned)(h));                                                   \
-    FY_CHECK(var->committed, c, MPI_ERR_TYPE, fn, "%s 0x%x is not committed",  \
-             what, (unsigned)(h))
-
-#define GET_OP(var, h, dt, c, fn)                                              \
-    struct fy_op *var = fy_op_get(h);                                          \
-    FY_CHECK(var != NULL, c, MPI_ERR_OP, fn, "invalid op 0x%x",                \
-             (unsigned)(h));                                                   \
-    FY_CHECK(fy_op_valid_for(var, dt), c, MPI_ERR_OP, fn,                      \
-             "op 0x%x is not defined for datatype 0x%x", (unsigned)(h),        \
-             (unsigned)(dt)->handle)
-
-#define CHECK_COUNT(n, c, fn, what)                                            \
-    FY_CHECK((n) >= 0, c, MPI_ERR_COUNT, fn, "%s %lld is negative", what,      \
-             (long long)(n))
 
 #define CHECK_NOT_IN_PLACE(buf, c, fn, what)                                   \
     FY_CHECK((buf) != MPI_IN_PLACE, c, MPI_ERR_BUFFER, fn,                     \

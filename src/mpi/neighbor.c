@@ -9,19 +9,9 @@
 #include <stdlib.h>
 
 #include "coll/coll.h"
+#include "mpi/coll_args.h"
 #include "mpi/mpi_impl.h"
 #include "mpi/pcoll.h"
-
-#define GET_DT(var, h, c, fn, what)                                            \
-    struct fy_dtype *var = fy_dtype_get(h);                                    \
-    FY_CHECK(var != NULL, c, MPI_ERR_TYPE, fn, "invalid %s 0x%x", what,        \
-             (unsigned)(h));                                                   \
-    FY_CHECK(var->committed, c, MPI_ERR_TYPE, fn, "%s 0x%x is not committed",  \
-             what, (unsigned)(h))
-
-#define CHECK_COUNT(n, c, fn, what)                                            \
-    FY_CHECK((n) >= 0, c, MPI_ERR_COUNT, fn, "%s %lld is negative", what,      \
-             (long long)(n))
 
 /* NULL with elements to move is an error, unless the datatype is derived:
  * then NULL is MPI_BOTTOM and the type's displacements are addresses. */
