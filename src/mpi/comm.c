@@ -211,12 +211,13 @@ FY_API int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key,
     FY_CHECK_INIT(__func__);
     FY_GET_COMM(c, comm, __func__);
     FY_CHECK_PTR(newcomm, c, __func__);
-    FY_CHECK_INTRA(c, __func__);
     int color;
     switch (split_type) {
     case MPI_COMM_TYPE_SHARED:
         /* Every process of a Ferry job shares this node's memory today;
-         * when jobs span nodes this must become the node number. */
+         * when jobs span nodes this must become the node number. On an
+         * intercommunicator the split is MPI_Comm_split's (MPI 4.0): one
+         * intercommunicator of the node's processes of both groups. */
         color = 0;
         break;
     case MPI_COMM_TYPE_HW_GUIDED:

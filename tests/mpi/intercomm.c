@@ -297,6 +297,22 @@ static void check_derived(MPI_Comm ic)
     MT_MPI(MPI_Barrier(cr));
     MT_MPI(MPI_Comm_free(&cr));
     MT_MPI(MPI_Group_free(&lg));
+    /* Split by node (MPI 4.0 allows an intercommunicator): one node here,
+     * so both groups whole; the remote side still the other group. */
+    MPI_Comm sh;
+    MT_MPI(MPI_Comm_split_type(ic, MPI_COMM_TYPE_SHARED, s_lrank, MPI_INFO_NULL,
+                               &sh));
+    MT_MPI(MPI_Comm_test_inter(sh, &flag));
+    MT_EQ(flag, 1, "split_type shared of an intercommunicator");
+    MT_MPI(MPI_Comm_remote_size(sh, &rs));
+    MT_EQ(rs, s_rsize, "split_type shared: remote size");
+    MT_MPI(MPI_Comm_rank(sh, &r));
+    MT_EQ(r, s_lrank, "split_type shared: rank by key");
+    x = mt_rank;
+    y = -1;
+    MT_MPI(MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_MAX, sh));
+    MT_EQ(y, want, "allreduce on the split_type result");
+    MT_MPI(MPI_Comm_free(&sh));
 }
 
 static void run(int mode)
