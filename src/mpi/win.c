@@ -595,41 +595,38 @@ static int group_ranks(struct fy_rma_win *w, MPI_Group group, int **out,
     return MPI_SUCCESS;
 }
 
-FY_API int PMPI_Win_post(MPI_Group group, int assert, MPI_Win win)
+/* Win_post and Win_start: open an exposure (post) or access (start)
+ * epoch towards the window ranks of 'group'. */
+static int pscw_open(MPI_Group group, int assert, MPI_Win win, bool post,
+                     const char *fn)
 {
-    const char *fn = __func__;
     FY_CHECK_INIT(fn);
     GET_WIN(w, win, fn);
     WCHECK((assert & ~MODE_ALL) == 0, w, MPI_ERR_ASSERT, fn,
            "invalid assert 0x%x", (unsigned)assert);
-    WCHECK(!w->posted_open, w, MPI_ERR_RMA_SYNC, fn,
-           "an exposure epoch is already open");
-    int *r, n;
+    WCHECK(!(post ? w->posted_open : w->started), w, MPI_ERR_RMA_SYNC, fn,
+           "an %s epoch is already open", post ? "exposure" : "access");
+    int *r = NULL, n = 0;
     int rc = group_ranks(w, group, &r, &n, fn);
     if (rc)
         return rc;
-    fy_rma_post(w, n, r);
+    if (post)
+        fy_rma_post(w, n, r);
+    else
+        fy_rma_start(w, n, r);
     free(r);
     return MPI_SUCCESS;
+}
+
+FY_API int PMPI_Win_post(MPI_Group group, int assert, MPI_Win win)
+{
+    return pscw_open(group, assert, win, true, __func__);
 }
 FY_ALIAS(MPI_Win_post)
 
 FY_API int PMPI_Win_start(MPI_Group group, int assert, MPI_Win win)
 {
-    const char *fn = __func__;
-    FY_CHECK_INIT(fn);
-    GET_WIN(w, win, fn);
-    WCHECK((assert & ~MODE_ALL) == 0, w, MPI_ERR_ASSERT, fn,
-           "invalid assert 0x%x", (unsigned)assert);
-    WCHECK(!w->started, w, MPI_ERR_RMA_SYNC, fn,
-           "an access epoch is already open");
-    int *r, n;
-    int rc = group_ranks(w, group, &r, &n, fn);
-    if (rc)
-        return rc;
-    fy_rma_start(w, n, r);
-    free(r);
-    return MPI_SUCCESS;
+    return pscw_open(group, assert, win, false, __func__);
 }
 FY_ALIAS(MPI_Win_start)
 
