@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* The bootstrap registry and the two ways of starting Ferry has today:
- * its own launcher (tools/mpiexec.c: rank, size and two inherited memfds,
- * the segment and the key-value table, in the environment) and a
- * singleton (started without any launcher). */
+/* The bootstrap registry (FERRY_BOOT picks one, else the first whose
+ * launcher variables are present) and two ways of starting: Ferry's own
+ * launcher (tools/mpiexec.c: rank, size and two inherited memfds, the
+ * segment and the key-value table, in the environment) and a singleton
+ * (started without any launcher). PMI-1/PMI-2 are in pmi.c, PMIx in
+ * pmix.c. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -39,7 +41,7 @@ static int env_int(const char *name, long lo, long hi, int *out)
 /* Fill local_of[] (world -> local, -1 off this node) from local_ranks[]
  * and check that the launcher's node map is a set of distinct world ranks
  * that includes this one. */
-static int index_local(struct fy_boot *b)
+int fy_boot_index_local(struct fy_boot *b)
 {
     b->local_of = malloc((size_t)b->size * sizeof(*b->local_of));
     if (!b->local_of)
@@ -73,7 +75,7 @@ int fy_boot_one_node(struct fy_boot *b)
         b->local_ranks[i] = i;
     b->local_rank = b->rank;
     b->local_size = b->size;
-    return index_local(b);
+    return fy_boot_index_local(b);
 }
 
 /* ---- Ferry's own launcher ------------------------------------------------ */
@@ -184,23 +186,25 @@ const struct fy_boot_ops fy_boot_singleton_ops = {
 
 /* ---- the registry ------------------------------------------------------- */
 
-/* In the order they are tried; the singleton comes last and always fits. */
+/* In the order they are tried; the singleton comes last and always fits.
+ * Slurm's PMI-2 before PMI-1: srun --mpi=pmi2 sets PMI_FD as Hydra does. */
 static const struct fy_boot_ops *const boot_registry[] = {
-    &fy_boot_embedded_ops,
-    &fy_boot_singleton_ops,
+    &fy_boot_embedded_ops, &fy_boot_pmi2_ops,      &fy_boot_pmi1_ops,
+    &fy_boot_pmix_ops,     &fy_boot_singleton_ops,
 };
+#define BOOT_COUNT (sizeof(boot_registry) / sizeof(boot_registry[0]))
 
-/* Variables of launchers Ferry has no client for yet, with the size they
+/* Variables of launchers Ferry has no client for, with the size they
  * claim: a job of more than one rank started by one of them must fail
  * clearly rather than run as N singletons that all believe they are rank 0
- * of 1. */
+ * of 1. Checked when nothing else was detected. */
 static const struct {
     const char *size_var, *what;
 } foreign[] = {
-    {"PMI_SIZE", "a PMI launcher (MPICH's Hydra)"},
+    {"PMI_SIZE", "a PMI launcher that gave neither PMI_FD nor PMI_PORT"},
     {"PMIX_SIZE", "a PMIx launcher"},
-    {"OMPI_COMM_WORLD_SIZE", "Open MPI's mpirun"},
-    {"SLURM_NTASKS", "Slurm's srun"},
+    {"OMPI_COMM_WORLD_SIZE", "Open MPI's mpirun (without PMIx)"},
+    {"SLURM_NTASKS", "Slurm's srun without PMI (use srun --mpi=pmi2)"},
 };
 
 static int foreign_launcher_check(void)
@@ -209,9 +213,10 @@ static int foreign_launcher_check(void)
         const char *v = getenv(foreign[i].size_var);
         if (v && strtol(v, NULL, 10) > 1) {
             FY_ERROR("this program was started by %s (%s=%s), which Ferry "
-                     "cannot talk to yet; start it with Ferry's mpiexec "
-                     "(build/bin/mpiexec -n N prog) instead of running %s "
-                     "unconnected copies",
+                     "cannot talk to; start it with Ferry's mpiexec "
+                     "(build/bin/mpiexec -n N prog), mpiexec.hydra or "
+                     "srun --mpi=pmi2 instead of running %s unconnected "
+                     "copies",
                      foreign[i].what, foreign[i].size_var, v, v);
             return -ENOTSUP;
         }
@@ -219,29 +224,64 @@ static int foreign_launcher_check(void)
     return 0;
 }
 
+/* Launcher variables a program this rank starts (system(), fork+exec)
+ * must not see: it is not a rank, and must not find our bootstrap. */
+static const char *const launcher_vars[] = {
+    "PMI_FD",         "PMI_PORT",      "PMI_ID",   "PMI_RANK",
+    "PMI_SIZE",       "PMI_JOBID",     "PMIX_RANK", "PMIX_NAMESPACE",
+    "PMIX_SERVER_URI2", "PMIX_SERVER_URI21", "PMIX_SERVER_URI3",
+    "PMIX_SERVER_URI4", "PMIX_SERVER_URI41",
+};
+
+/* FERRY_BOOT: "auto" or the name of one entry of the registry. */
+static int pick_boot(const struct fy_boot_ops **out)
+{
+    const char *want = fy_env_str(FY_ENV_BOOT);
+    for (size_t i = 0; i < BOOT_COUNT; i++) {
+        bool hit = strcmp(want, "auto") ? !strcmp(want, boot_registry[i]->name)
+                                        : boot_registry[i]->detect();
+        if (hit) {
+            *out = boot_registry[i];
+            return 0;
+        }
+    }
+    FY_ERROR("FERRY_BOOT='%s' is not one of auto, ferry, pmi2, pmi1, pmix, "
+             "singleton",
+             want);
+    return -EINVAL;
+}
+
 int fy_boot_init(void)
 {
     const struct fy_boot_ops *ops = NULL;
-    for (size_t i = 0; i < sizeof(boot_registry) / sizeof(boot_registry[0]);
-         i++)
-        if (boot_registry[i]->detect()) {
-            ops = boot_registry[i];
-            break;
-        }
-    int rc = 0;
-    if (ops == &fy_boot_singleton_ops)
+    int rc = pick_boot(&ops);
+    if (!rc && ops == &fy_boot_singleton_ops &&
+        !strcmp(fy_env_str(FY_ENV_BOOT), "auto"))
         rc = foreign_launcher_check();
-    if (!rc)
+    if (!rc) {
+        fy_boot.ops = ops; /* abort() may be needed from here on */
         rc = ops->init(&fy_boot);
-    if (rc)
+    }
+    if (rc) {
+        fy_boot.ops = NULL;
         return rc;
-    fy_boot.ops = ops;
-    /* A program this rank starts (system(), fork+exec) is not a rank: it
-     * must not find our bootstrap and attach to the job's segment. */
+    }
+    FY_DEBUG("bootstrap %s: rank %d of %d, local %d of %d", ops->name,
+             fy_boot.rank, fy_boot.size, fy_boot.local_rank,
+             fy_boot.local_size);
     for (size_t i = 0; i < sizeof(embedded_vars) / sizeof(embedded_vars[0]);
          i++)
         unsetenv(embedded_vars[i]);
+    for (size_t i = 0; i < sizeof(launcher_vars) / sizeof(launcher_vars[0]);
+         i++)
+        unsetenv(launcher_vars[i]);
     return 0;
+}
+
+void fy_boot_abort(int code, const char *msg)
+{
+    if (fy_boot.ops && fy_boot.ops->abort)
+        fy_boot.ops->abort(code, msg);
 }
 
 void fy_boot_finalize(void)
@@ -252,4 +292,5 @@ void fy_boot_finalize(void)
     fy_boot.local_ranks = NULL;
     free(fy_boot.local_of);
     fy_boot.local_of = NULL;
+    fy_boot.ops = NULL;
 }

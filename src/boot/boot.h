@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Bootstrap: how a job starts, as an ops table. Each way of starting fills
  * one const struct fy_boot_ops (the embedded launcher's inherited memfd, a
- * singleton; PMI-1/PMI-2 wire clients and PMIx plug in here next) and
+ * singleton, the PMI-1 and PMI-2 wire clients, PMIx loaded at run time) and
  * gives world size and rank, which ranks share this node, and a key-value
  * exchange with a fence. Nothing above this layer knows which launcher
  * ran. */
@@ -49,6 +49,9 @@ struct fy_boot_ops {
     /* Collective over the job: everything put before it is visible. */
     int (*fence)(void);
     void (*finalize)(void);
+    /* Ask the launcher to end the whole job with 'code' (MPI_Abort, exit
+     * without MPI_Finalize). May return; the caller then _exits. */
+    void (*abort)(int code, const char *msg);
 };
 
 /* Limits of the key-value exchange (boot/kvs.c, the table of launchers
@@ -69,9 +72,57 @@ int fy_boot_kvs_fence(void);
 
 extern const struct fy_boot_ops fy_boot_embedded_ops;
 extern const struct fy_boot_ops fy_boot_singleton_ops;
+extern const struct fy_boot_ops fy_boot_pmi1_ops; /* boot/pmi.c */
+extern const struct fy_boot_ops fy_boot_pmi2_ops;
+extern const struct fy_boot_ops fy_boot_pmix_ops; /* boot/pmix.c */
+
+/* ---- what launchers send, parsed without trusting it (boot/pmi_wire.c) */
+
+#define FY_PMI_ATTRS 16     /* attributes of one message, cmd included */
+#define FY_PMI_MSG_MAX 8192 /* bytes of one message, NUL included */
+#define FY_PMI2_HDR 6       /* PMI-2's decimal length field */
+
+/* A message: attribute i is key[i]=val[i], both pointing into buf;
+ * key[0] is "cmd". */
+struct fy_pmi_msg {
+    int nattr;
+    const char *key[FY_PMI_ATTRS], *val[FY_PMI_ATTRS];
+    char buf[FY_PMI_MSG_MAX];
+};
+
+/* One PMI-1 line (without its newline): "cmd=x k=v ...". 0 or -EPROTO
+ * (logged: too long, NUL byte, a word without '=', no leading cmd=). */
+int fy_pmi1_parse(const char *line, size_t len, struct fy_pmi_msg *out);
+/* A PMI-2 frame's length field: 0 or -EPROTO (not decimal, 0, too long). */
+int fy_pmi2_frame_len(const char hdr[FY_PMI2_HDR], size_t *len_out);
+/* A PMI-2 frame's body: "cmd=x;k=v;..." with ";;" for ';' in a value. */
+int fy_pmi2_parse(const char *body, size_t len, struct fy_pmi_msg *out);
+/* The value of 'key' in m, or NULL. */
+const char *fy_pmi_msg_get(const struct fy_pmi_msg *m, const char *key);
+/* PMI_process_mapping "(vector,(node,nodes,ppn),...)" for a job of 'size'
+ * ranks: node_of[rank] (size entries) gets each rank's node id. 0 or
+ * -EINVAL (logged, nothing promised about node_of). */
+int fy_pmi_parse_mapping(const char *s, int size, int *node_of);
+
+/* ---- shared by the launchers that are not Ferry's (boot/pmi.c) ---- */
+
+/* Fill b's node map (rank and size set) from node_of[size]: this node's
+ * ranks are those with our node id. 0, -ENOMEM or -EINVAL (logged). */
+int fy_boot_node_from_map(struct fy_boot *b, const int *node_of);
+/* The node's segment: its first local rank creates a memfd and publishes
+ * "pid:fd" under key "shm" through ops' key-value space; after a fence the
+ * others open /proc/<pid>/fd/<fd>. Sets b->shm_fd. Then a job that spans
+ * nodes fails clearly (no network channel yet). 0 or a negative errno
+ * (logged). */
+int fy_boot_node_setup(struct fy_boot *b, const struct fy_boot_ops *ops);
+
+/* Ask the launcher to end the job (MPI_Abort, exit without MPI_Finalize)
+ * when it has a way; returns, and the caller _exits with 'code'. */
+void fy_boot_abort(int code, const char *msg);
 
 /* Find how this process was started and bring the bootstrap up: Ferry's
- * own mpiexec, or nothing at all (a singleton). A launcher Ferry cannot
+ * own mpiexec, a PMI-1 or PMI-2 launcher (Hydra, Slurm), PMIx, or nothing
+ * at all (a singleton); FERRY_BOOT forces one. A launcher Ferry cannot
  * talk to (PMI, PMIx or Slurm variables without Ferry's) is an error with
  * a clear message, never N singletons. Drops the launcher's variables from
  * the environment once read, so programs a rank starts are not ranks.
@@ -81,6 +132,10 @@ int fy_boot_init(void);
  * size set): local ranks are world ranks. For launchers, and for tests
  * that set fy_boot up by hand. 0, -ENOMEM or -EINVAL (logged). */
 int fy_boot_one_node(struct fy_boot *b);
+/* Fill b->local_of from b->local_ranks (local_size, local_rank set) and
+ * check the map holds distinct ranks, this one included. 0, -ENOMEM or
+ * -EINVAL (logged). */
+int fy_boot_index_local(struct fy_boot *b);
 void fy_boot_finalize(void);
 
 #endif /* FY_BOOT_H */

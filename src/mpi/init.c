@@ -35,6 +35,9 @@ static void exit_without_finalize(int status, void *arg)
                 "Ferry: rank %d exited with status %d without calling "
                 "MPI_Finalize; ending the job\n",
                 fy_log_rank < 0 ? 0 : fy_log_rank, status);
+        /* Under PMI the launcher ends the job with this status (Slurm
+         * would otherwise wait for the other ranks). */
+        fy_boot_abort(status ? status : 1, "exit without MPI_Finalize");
         _exit(status ? status : 1);
     }
 }
@@ -248,6 +251,7 @@ FY_API int PMPI_Abort(MPI_Comm comm, int errorcode)
             fy_log_rank < 0 ? 0 : fy_log_rank, errorcode);
     /* Exit statuses are 8 bits; 0 would hide the abort. */
     int code = errorcode & 0xff;
+    fy_boot_abort(code ? code : 1, "MPI_Abort");
     _exit(code ? code : 1);
 }
 FY_ALIAS(MPI_Abort)

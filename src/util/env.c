@@ -97,6 +97,9 @@ struct fy_env_var fy_env[FY_ENV_COUNT] = {
     [FY_ENV_RECV_WRITE_MIN] = {"FERRY_RECV_WRITE_MIN", FY_ENV_SIZE, "8192",
                                "smallest receive buffer offered to its "
                                "sender for the write protocol"},
+    [FY_ENV_BOOT] = {"FERRY_BOOT", FY_ENV_STRING, "auto",
+                     "how the job starts: auto (from the launcher's "
+                     "variables), ferry, pmi2, pmi1, pmix or singleton"},
 };
 
 int fy_parse_size(const char *s, long long *out)
