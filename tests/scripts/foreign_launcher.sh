@@ -1,18 +1,38 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# A Ferry program started by a launcher Ferry cannot talk to yet (MPICH's
-# Hydra: PMI) must fail with a clear message, never run as N singletons
-# that each believe they are rank 0 of 1. Skipped (77) without Hydra.
+# A Ferry program whose environment says a launcher started it, but which
+# cannot reach that launcher (fake PMI/PMIx/Slurm variables pointing to
+# nothing), must fail at once with a clear message naming the problem,
+# never run as N singletons that each believe they are rank 0 of 1.
 # Usage: foreign_launcher.sh PROGRAM
 . "$(dirname "$0")/lib.sh"
 prog=$1
 [[ -x $prog ]] || mt_fail "usage: foreign_launcher.sh PROGRAM"
-hydra=$(command -v mpiexec.hydra) || { echo "SKIP: mpiexec.hydra not installed"; exit 77; }
-out=$(timeout 60 "$hydra" -n 2 "$prog" 2>&1)
-rc=$?
-echo "$out" | tail -5
-echo "foreign_launcher: exit $rc"
-[[ $rc -ne 0 ]] || mt_fail "the job succeeded under Hydra (ran as singletons?)"
-echo "$out" | grep -q "cannot talk to yet" || mt_fail "no clear message"
-echo "$out" | grep -q ": OK (1 ranks)" && mt_fail "a rank ran as a singleton"
+# Drop anything real we may have been started under.
+unset FERRY_RANK FERRY_SIZE FERRY_JOBID FERRY_NCPUS FERRY_SHM_FD FERRY_KVS_FD \
+    FERRY_BOOT PMI_FD PMI_RANK PMI_SIZE PMI_PORT PMI_ID PMI_JOBID \
+    PMIX_NAMESPACE PMIX_RANK SLURM_NTASKS SLURM_STEP_ID OMPI_COMM_WORLD_SIZE
+# A port nobody listens on: bind and close one.
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+cases=(
+    "PMI_FD=200 PMI_RANK=0 PMI_SIZE=2|PMI_FD=200 is not an open descriptor"
+    "PMI_FD=0 PMI_RANK=0 PMI_SIZE=2|PMI_FD=0 is not a socket"
+    "PMI_PORT=127.0.0.1:$port PMI_ID=0|cannot connect to the PMI launcher"
+    "PMI_SIZE=3|gave neither PMI_FD nor PMI_PORT"
+    "SLURM_NTASKS=2|use srun --mpi=pmi2"
+    "PMIX_NAMESPACE=nowhere PMIX_RANK=0|PMIx"
+    "FERRY_BOOT=pmi2 PMI_RANK=0|neither PMI_FD nor"
+    "FERRY_BOOT=carrier-pigeon|FERRY_BOOT='carrier-pigeon' is not one of"
+)
+for c in "${cases[@]}"; do
+    vars=${c%%|*} want=${c#*|}
+    t0=$(mt_now_ms)
+    out=$(env $vars timeout 30 "$prog" </dev/null 2>&1)
+    rc=$?
+    ms=$(($(mt_now_ms) - t0))
+    echo "[$vars] exit $rc after $ms ms: $(echo "$out" | head -1)"
+    [[ $rc -ne 0 && $rc -ne 124 ]] || mt_fail "[$vars] exit $rc (want a prompt failure)"
+    echo "$out" | grep -qF -- "$want" || mt_fail "[$vars] no clear message ('$want')"
+    echo "$out" | grep -q "OK (" && mt_fail "[$vars] the program ran (as a singleton?)"
+done
 echo "foreign_launcher: OK"
