@@ -11,10 +11,13 @@ JOBS       ?= 2
 CMAKE_ARGS ?=
 
 # Debian packages: the toolchain (gfortran for the Fortran bindings), plus
-# MPICH and Open MPI, which the suite uses for the MPICH-built-binary tests
-# and bench/compare for comparisons.
+# MPICH and Open MPI, which the suite uses for the MPICH-built-binary tests,
+# the launcher tests (Hydra, Open MPI's PMIx) and bench/compare; Slurm and
+# munge for the srun --mpi=pmi2 test; libpmix-dev for PMIx's types (the
+# library is loaded at run time).
 DEB_PACKAGES = cmake ninja-build gcc gfortran make python3 mpich libmpich-dev \
-               openmpi-bin libopenmpi-dev python3-matplotlib clang-format
+               openmpi-bin libopenmpi-dev python3-matplotlib clang-format \
+               libpmix-dev slurm-wlm munge
 
 .PHONY: all deps build demo test test-asan test-tsan format format-check compare install clean
 

@@ -227,10 +227,19 @@ static int foreign_launcher_check(void)
 /* Launcher variables a program this rank starts (system(), fork+exec)
  * must not see: it is not a rank, and must not find our bootstrap. */
 static const char *const launcher_vars[] = {
-    "PMI_FD",         "PMI_PORT",      "PMI_ID",   "PMI_RANK",
-    "PMI_SIZE",       "PMI_JOBID",     "PMIX_RANK", "PMIX_NAMESPACE",
-    "PMIX_SERVER_URI2", "PMIX_SERVER_URI21", "PMIX_SERVER_URI3",
-    "PMIX_SERVER_URI4", "PMIX_SERVER_URI41",
+    "PMI_FD",
+    "PMI_PORT",
+    "PMI_ID",
+    "PMI_RANK",
+    "PMI_SIZE",
+    "PMI_JOBID",
+    "PMIX_RANK",
+    "PMIX_NAMESPACE",
+    "PMIX_SERVER_URI2",
+    "PMIX_SERVER_URI21",
+    "PMIX_SERVER_URI3",
+    "PMIX_SERVER_URI4",
+    "PMIX_SERVER_URI41",
 };
 
 /* FERRY_BOOT: "auto" or the name of one entry of the registry. */

@@ -90,8 +90,7 @@ static ssize_t read_some(char *buf, size_t len, int timeout_s)
             return -err;
         }
         if (n == 0) {
-            FY_ERROR("the PMI launcher closed its connection (fd %d)",
-                     pmi.fd);
+            FY_ERROR("the PMI launcher closed its connection (fd %d)", pmi.fd);
             return -ECONNRESET;
         }
         return n;
@@ -115,8 +114,8 @@ static int recv_v1(struct fy_pmi_msg *m, int timeout_s)
                      pmi.nin);
             return -EPROTO;
         }
-        ssize_t n = read_some(pmi.in + pmi.nin, sizeof(pmi.in) - pmi.nin,
-                              timeout_s);
+        ssize_t n =
+            read_some(pmi.in + pmi.nin, sizeof(pmi.in) - pmi.nin, timeout_s);
         if (n < 0)
             return (int)n;
         pmi.nin += (size_t)n;
@@ -167,8 +166,8 @@ static int call(const char *req, const char *want, struct fy_pmi_msg *m,
                 int timeout_s)
 {
     int rc = pmi.version == 2 ? send_v2(req) : write_all(req, strlen(req));
-    if (rc || (rc = pmi.version == 2 ? recv_v2(m, timeout_s)
-                                     : recv_v1(m, timeout_s)))
+    if (rc ||
+        (rc = pmi.version == 2 ? recv_v2(m, timeout_s) : recv_v1(m, timeout_s)))
         return rc;
     if (strcmp(m->val[0], want)) {
         FY_ERROR("PMI-%d launcher answered cmd=%.40s where Ferry expected "
@@ -238,8 +237,7 @@ static int env_int(const char *name, long lo, long hi, int *out)
     errno = 0;
     long v = strtol(s, &end, 10);
     if (end == s || *end || errno || v < lo || v > hi) {
-        FY_ERROR("%s='%.40s' is not an integer in [%ld, %ld]", name, s, lo,
-                 hi);
+        FY_ERROR("%s='%.40s' is not an integer in [%ld, %ld]", name, s, lo, hi);
         return -EINVAL;
     }
     *out = (int)v;
@@ -400,8 +398,8 @@ static int v1_init(struct fy_boot *b, char *mapping, size_t maplen)
     mapping[0] = '\0';
     if (b->size > 1) {
         char req[400];
-        snprintf(req, sizeof(req), "cmd=get kvsname=%s key=PMI_process_mapping\n",
-                 pmi.kvsname);
+        snprintf(req, sizeof(req),
+                 "cmd=get kvsname=%s key=PMI_process_mapping\n", pmi.kvsname);
         rc = call(req, "get_result", m, PMI_HANDSHAKE_SECONDS);
         const char *v = fy_pmi_msg_get(m, "value");
         if (rc || !v || strlen(v) >= maplen) {
@@ -524,8 +522,8 @@ static int pmi_init(struct fy_boot *b, int version)
     free(node_of);
     if (rc)
         return rc;
-    return fy_boot_node_setup(
-        b, version == 2 ? &fy_boot_pmi2_ops : &fy_boot_pmi1_ops);
+    return fy_boot_node_setup(b, version == 2 ? &fy_boot_pmi2_ops
+                                              : &fy_boot_pmi1_ops);
 }
 
 static int pmi1_init(struct fy_boot *b)
@@ -541,8 +539,8 @@ static int pmi2_init(struct fy_boot *b)
 static int pmi_key(int rank, const char *key, char *out, size_t len)
 {
     if (!*key || strlen(key) >= FY_BOOT_KEY_MAX) {
-        FY_ERROR("key-value exchange: key '%.32s' must have 1 to %d bytes",
-                 key, FY_BOOT_KEY_MAX - 1);
+        FY_ERROR("key-value exchange: key '%.32s' must have 1 to %d bytes", key,
+                 FY_BOOT_KEY_MAX - 1);
         return -E2BIG;
     }
     int rc = wire_safe(key, "key");
@@ -696,8 +694,7 @@ static void pmi_abort(int code, const char *msg)
 static bool pmi1_detect(void)
 {
     /* Slurm's srun --mpi=pmi2 sets PMI_FD too: its jobs take PMI-2. */
-    return (getenv("PMI_FD") || getenv("PMI_PORT")) &&
-           !getenv("SLURM_STEP_ID");
+    return (getenv("PMI_FD") || getenv("PMI_PORT")) && !getenv("SLURM_STEP_ID");
 }
 
 static bool pmi2_detect(void)

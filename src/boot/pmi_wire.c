@@ -235,8 +235,7 @@ int fy_pmi_parse_mapping(const char *s, int size, int *node_of)
         return rc;
     skip_space(&p);
     if (strncmp(p, "vector", 6)) {
-        FY_ERROR("launcher's process mapping '%.80s': not a '(vector,...)'",
-                 s);
+        FY_ERROR("launcher's process mapping '%.80s': not a '(vector,...)'", s);
         return -EINVAL;
     }
     p += 6;

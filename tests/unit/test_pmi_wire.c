@@ -58,32 +58,30 @@ int main(void)
     size_t len;
 
     /* ---- PMI-1 ---- */
-    EQ_INT(v1("cmd=get_result rc=0 msg=success value=(vector,(0,1,3))"),
-               0);
+    EQ_INT(v1("cmd=get_result rc=0 msg=success value=(vector,(0,1,3))"), 0);
     EQ_STR(m.val[0], "get_result");
     EQ_STR(get("rc"), "0");
     EQ_STR(get("value"), "(vector,(0,1,3))");
     EQ_STR(get("nothere"), "(none)");
     EQ_INT(v1("  cmd=barrier_out  \r"), 0);
     EQ_INT(m.nattr, 1);
-    EQ_INT(v1("cmd=maxes kvsname_max=256 keylen_max=64 vallen_max=1024"),
-               0);
+    EQ_INT(v1("cmd=maxes kvsname_max=256 keylen_max=64 vallen_max=1024"), 0);
     EQ_STR(get("vallen_max"), "1024");
     EQ_INT(v1("cmd=put_result rc=0 empty="), 0);
     EQ_STR(get("empty"), "");
     /* Malformed */
     EQ_INT(v1(""), -EPROTO);
-    EQ_INT(v1("rc=0 cmd=x"), -EPROTO);    /* cmd not first */
-    EQ_INT(v1("cmd= rc=0"), -EPROTO);     /* empty cmd */
-    EQ_INT(v1("cmd=x garbage"), -EPROTO); /* word without '=' */
-    EQ_INT(v1("cmd=x =v"), -EPROTO);      /* empty key */
+    EQ_INT(v1("rc=0 cmd=x"), -EPROTO);                   /* cmd not first */
+    EQ_INT(v1("cmd= rc=0"), -EPROTO);                    /* empty cmd */
+    EQ_INT(v1("cmd=x garbage"), -EPROTO);                /* word without '=' */
+    EQ_INT(v1("cmd=x =v"), -EPROTO);                     /* empty key */
     EQ_INT(fy_pmi1_parse("cmd=x\0y=1", 9, &m), -EPROTO); /* NUL */
     {
         /* Too many attributes, too long a line. */
         char many[400] = "cmd=x";
         for (int i = 0; i < FY_PMI_ATTRS + 2; i++)
-            snprintf(many + strlen(many), sizeof(many) - strlen(many),
-                     " k%d=v", i);
+            snprintf(many + strlen(many), sizeof(many) - strlen(many), " k%d=v",
+                     i);
         EQ_INT(v1(many), -EPROTO);
         char *huge = malloc(FY_PMI_MSG_MAX + 10);
         memset(huge, 'a', FY_PMI_MSG_MAX + 9);
@@ -114,8 +112,8 @@ int main(void)
     EQ_STR(get("found"), "TRUE");
     EQ_INT(v2("cmd=x;v=;"), 0);
     EQ_STR(get("v"), "");
-    EQ_INT(v2("cmd=x;v=1"), -EPROTO);  /* no closing ';' */
-    EQ_INT(v2("cmd=x;;"), -EPROTO);    /* escaped ';' then nothing */
+    EQ_INT(v2("cmd=x;v=1"), -EPROTO); /* no closing ';' */
+    EQ_INT(v2("cmd=x;;"), -EPROTO);   /* escaped ';' then nothing */
     EQ_INT(v2("cmd=x;novalue;"), -EPROTO);
     EQ_INT(v2("rc=0;cmd=x;"), -EPROTO);
     EQ_INT(v2("cmd=x;=v;"), -EPROTO);
@@ -140,19 +138,19 @@ int main(void)
     /* Malformed */
     const char *bad[] = {
         "",
-        "(vector)",                  /* no block */
-        "(vector,)",                 /* empty */
-        "(vector,(0,1))",            /* two numbers */
-        "(vector,(0,1,3,4))",        /* four */
-        "(vector,(0,0,3))",          /* no nodes */
-        "(vector,(0,1,0))",          /* no ranks per node */
-        "(vector,(-1,1,3))",         /* negative node */
-        "(vector,(0,1,3)",           /* unclosed */
-        "(vector,(0,1,3)) junk",     /* trailing text */
-        "(vectr,(0,1,3))",           /* not a vector */
-        "vector,(0,1,3)",            /* no parenthesis */
-        "(vector,(0,1,99999999999))",  /* overflow */
-        "(vector,(2147483647,2,1))", /* node ids overflow */
+        "(vector)",                   /* no block */
+        "(vector,)",                  /* empty */
+        "(vector,(0,1))",             /* two numbers */
+        "(vector,(0,1,3,4))",         /* four */
+        "(vector,(0,0,3))",           /* no nodes */
+        "(vector,(0,1,0))",           /* no ranks per node */
+        "(vector,(-1,1,3))",          /* negative node */
+        "(vector,(0,1,3)",            /* unclosed */
+        "(vector,(0,1,3)) junk",      /* trailing text */
+        "(vectr,(0,1,3))",            /* not a vector */
+        "vector,(0,1,3)",             /* no parenthesis */
+        "(vector,(0,1,99999999999))", /* overflow */
+        "(vector,(2147483647,2,1))",  /* node ids overflow */
         "(vector,(a,1,3))",
         "(vector;(0,1,3))",
     };
