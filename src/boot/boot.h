@@ -123,8 +123,8 @@ void fy_boot_abort(int code, const char *msg);
 /* Find how this process was started and bring the bootstrap up: Ferry's
  * own mpiexec, a PMI-1 or PMI-2 launcher (Hydra, Slurm), PMIx, or nothing
  * at all (a singleton); FERRY_BOOT forces one. A launcher Ferry cannot
- * talk to (PMI, PMIx or Slurm variables without Ferry's) is an error with
- * a clear message, never N singletons. Drops the launcher's variables from
+ * reach (its variables pointing to nothing, srun without PMI) is an error
+ * with a clear message, never N singletons. Drops the launcher's variables from
  * the environment once read, so programs a rank starts are not ranks.
  * Returns 0 or a negative errno after logging why. */
 int fy_boot_init(void);
