@@ -21,6 +21,9 @@ struct fy_boot {
     int shm_fd;       /* the node's segment (a memfd), or -1 */
     int ncpus;        /* CPUs the job may use on this node (oversubscription) */
     bool singleton;
+    /* The launcher may not end the job when a rank aborts (Slurm without
+     * --kill-on-bad-exit): the aborting rank ends this node's others. */
+    bool abort_ends_node;
     char jobid[64];
     const struct fy_boot_ops *ops; /* how this job started */
 };

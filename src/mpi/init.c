@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,10 +18,24 @@
 #include "mpi/request.h"
 #include "proto/proto.h"
 #include "rma/rma.h"
+#include "shm/shm.h"
 
 int fy_mpi_state;
 static int thread_level = MPI_THREAD_SINGLE; /* what Init/Init_thread gave */
 static pthread_t s_main_thread; /* the thread that called MPI_Init */
+
+/* When the launcher may not end the job on an abort (fy_boot.
+ * abort_ends_node), end this node's other ranks ourselves: SIGKILL by the
+ * pids the segment recorded, as Ferry's mpiexec would. Other nodes need
+ * the launcher (srun -K). */
+static void end_node(void)
+{
+    if (!fy_boot.abort_ends_node || !fy_shm.pid)
+        return;
+    for (int l = 0; l < fy_boot.local_size; l++)
+        if (l != fy_boot.local_rank && fy_shm.pid[l] > 0)
+            kill(fy_shm.pid[l], SIGKILL);
+}
 
 /* A rank that leaves after MPI_Init without MPI_Finalize would leave its
  * peers waiting forever: fail loudly instead, so mpiexec ends the job. The
@@ -38,6 +53,7 @@ static void exit_without_finalize(int status, void *arg)
         /* Under PMI the launcher ends the job with this status (Slurm
          * would otherwise wait for the other ranks). */
         fy_boot_abort(status ? status : 1, "exit without MPI_Finalize");
+        end_node();
         _exit(status ? status : 1);
     }
 }
@@ -252,6 +268,7 @@ FY_API int PMPI_Abort(MPI_Comm comm, int errorcode)
     /* Exit statuses are 8 bits; 0 would hide the abort. */
     int code = errorcode & 0xff;
     fy_boot_abort(code ? code : 1, "MPI_Abort");
+    end_node();
     _exit(code ? code : 1);
 }
 FY_ALIAS(MPI_Abort)
