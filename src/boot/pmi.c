@@ -83,6 +83,8 @@ static ssize_t read_some(char *buf, size_t len, int timeout_s)
         ssize_t n = read(pmi.fd, buf, len);
         if (n < 0 && errno == EINTR)
             continue;
+        if (n < 0 && errno == ECONNRESET)
+            n = 0; /* a hang-up like any other */
         if (n < 0) {
             int err = errno;
             FY_ERROR("cannot read from the PMI launcher (fd %d): %s", pmi.fd,

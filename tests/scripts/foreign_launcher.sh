@@ -3,7 +3,9 @@
 # A Ferry program whose environment says a launcher started it, but which
 # cannot reach that launcher (fake PMI/PMIx/Slurm variables pointing to
 # nothing), must fail at once with a clear message naming the problem,
-# never run as N singletons that each believe they are rank 0 of 1.
+# never run as N singletons that each believe they are rank 0 of 1. So
+# must one whose PMI server answers badly (hangs up, garbage, the wrong
+# reply, a malformed process mapping).
 # Usage: foreign_launcher.sh PROGRAM
 . "$(dirname "$0")/lib.sh"
 prog=$1
@@ -34,5 +36,20 @@ for c in "${cases[@]}"; do
     [[ $rc -ne 0 && $rc -ne 124 ]] || mt_fail "[$vars] exit $rc (want a prompt failure)"
     echo "$out" | grep -qF -- "$want" || mt_fail "[$vars] no clear message ('$want')"
     echo "$out" | grep -q "OK (" && mt_fail "[$vars] the program ran (as a singleton?)"
+done
+# A launcher that answers badly (tests/scripts/fake_pmi.py, PMI-1 on a
+# socketpair): a clear error each time, never a hang or a crash.
+fake=(
+    "close|the PMI launcher closed its connection"
+    "garbage|is not key=value"
+    "wrongcmd|where Ferry expected cmd=response_to_init"
+    "mapping|launcher's process mapping"
+)
+for c in "${fake[@]}"; do
+    mode=${c%%|*} want=${c#*|}
+    out=$(timeout 60 python3 "$(dirname "$0")/fake_pmi.py" "$mode" "$prog" 2>&1)
+    echo "[fake PMI: $mode] $(echo "$out" | head -1)"
+    echo "$out" | grep -q "^fake_pmi: $mode: exit 1$" || mt_fail "[fake PMI: $mode] $(echo "$out" | tail -1)"
+    echo "$out" | grep -qF -- "$want" || mt_fail "[fake PMI: $mode] no clear message ('$want')"
 done
 echo "foreign_launcher: OK"
