@@ -48,13 +48,18 @@ static struct {
 static int write_all(const char *buf, size_t len)
 {
     while (len) {
-        ssize_t n = write(pmi.fd, buf, len);
+        /* Always a socket (checked): no SIGPIPE if the launcher is gone. */
+        ssize_t n = send(pmi.fd, buf, len, MSG_NOSIGNAL);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0) {
             int err = n < 0 ? errno : EPIPE;
-            FY_ERROR("cannot write to the PMI launcher (fd %d): %s", pmi.fd,
-                     strerror(err));
+            if (err == EPIPE || err == ECONNRESET)
+                FY_ERROR("the PMI launcher closed its connection (fd %d)",
+                         pmi.fd);
+            else
+                FY_ERROR("cannot write to the PMI launcher (fd %d): %s", pmi.fd,
+                         strerror(err));
             return -err;
         }
         buf += n;
