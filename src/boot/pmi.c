@@ -804,6 +804,10 @@ int fy_boot_node_setup(struct fy_boot *b, const struct fy_boot_ops *ops)
                  "%d ranks on this one), and Ferry has no network channel "
                  "between nodes yet: run every rank on one node",
                  b->local_size, b->size);
+        /* Everyone says so before anyone exits: the first exit makes the
+         * launcher kill the rest, and Hydra then drops output it has not
+         * forwarded yet. */
+        ops->fence();
         return -ENOTSUP;
     }
     return 0;

@@ -48,7 +48,7 @@ out=$(FERRY_TEST_TAG=$tag timeout 60 "$hydra" -launcher fork -hosts nodeA,nodeB 
 rc=$?
 echo "$out" | grep "spans several nodes" | head -1
 [[ $rc -ne 0 ]] || mt_fail "a job over two nodes succeeded without a network channel"
-echo "$out" | grep -q "spans several nodes" || mt_fail "two nodes: no clear message"
+echo "$out" | grep -q "spans several nodes" || { echo "$out" | tail -20; mt_fail "two nodes: no clear message"; }
 echo "$out" | grep -q "OK (" && mt_fail "two nodes: a rank reported success"
 echo "hydra: two nodes refused clearly"
 
