@@ -737,6 +737,13 @@ FERRY_DECL(int, Rsend_init, (const void *buf, int count, MPI_Datatype datatype, 
 FERRY_DECL(int, Recv_init, (void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request));
 FERRY_DECL(int, Start, (MPI_Request *request));
 FERRY_DECL(int, Startall, (int count, MPI_Request array_of_requests[]));
+/* Partitioned point-to-point (MPI 4.0 4.2) */
+FERRY_DECL(int, Psend_init, (const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request));
+FERRY_DECL(int, Precv_init, (void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request));
+FERRY_DECL(int, Pready, (int partition, MPI_Request request));
+FERRY_DECL(int, Pready_range, (int partition_low, int partition_high, MPI_Request request));
+FERRY_DECL(int, Pready_list, (int length, const int array_of_partitions[], MPI_Request request));
+FERRY_DECL(int, Parrived, (MPI_Request request, int partition, int *flag));
 
 /* Large-count point-to-point. */
 FERRY_DECL(int, Send_c, (const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm));
@@ -886,6 +893,20 @@ FERRY_DECL(int, Comm_remote_size, (MPI_Comm comm, int *size));
 FERRY_DECL(int, Comm_remote_group, (MPI_Comm comm, MPI_Group *group));
 FERRY_DECL(int, Intercomm_create, (MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag, MPI_Comm *newintercomm));
 FERRY_DECL(int, Intercomm_merge, (MPI_Comm intercomm, int high, MPI_Comm *newintracomm));
+/* Sessions (MPI 4.0 11.3) */
+FERRY_DECL(int, Session_init, (MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session));
+FERRY_DECL(int, Session_finalize, (MPI_Session *session));
+FERRY_DECL(int, Session_get_num_psets, (MPI_Session session, MPI_Info info, int *npset_names));
+FERRY_DECL(int, Session_get_nth_pset, (MPI_Session session, MPI_Info info, int n, int *pset_len, char *pset_name));
+FERRY_DECL(int, Session_get_info, (MPI_Session session, MPI_Info *info_used));
+FERRY_DECL(int, Session_get_pset_info, (MPI_Session session, const char *pset_name, MPI_Info *info));
+FERRY_DECL(int, Group_from_session_pset, (MPI_Session session, const char *pset_name, MPI_Group *newgroup));
+FERRY_DECL(int, Comm_create_from_group, (MPI_Group group, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newcomm));
+FERRY_DECL(int, Intercomm_create_from_groups, (MPI_Group local_group, int local_leader, MPI_Group remote_group, int remote_leader, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newintercomm));
+FERRY_DECL(int, Session_create_errhandler, (MPI_Session_errhandler_function *session_errhandler_fn, MPI_Errhandler *errhandler));
+FERRY_DECL(int, Session_set_errhandler, (MPI_Session session, MPI_Errhandler errhandler));
+FERRY_DECL(int, Session_get_errhandler, (MPI_Session session, MPI_Errhandler *errhandler));
+FERRY_DECL(int, Session_call_errhandler, (MPI_Session session, int errorcode));
 /* Dynamic processes: defined, and each fails (MPI_ERR_SPAWN, MPI_ERR_PORT,
  * ...) since Ferry's launcher starts a fixed set of ranks; Comm_get_parent
  * gives MPI_COMM_NULL. */

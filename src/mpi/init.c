@@ -22,30 +22,42 @@ int fy_mpi_state;
 static int thread_level = MPI_THREAD_SINGLE; /* what Init/Init_thread gave */
 static pthread_t s_main_thread; /* the thread that called MPI_Init */
 
+/* Who holds the core (the world model and open sessions, see session.c):
+ * s_world is 0 before MPI_Init, 1 between MPI_Init and MPI_Finalize, 2
+ * after; s_sessions counts open sessions. fy_mpi_state says whether the
+ * core is up (1) or was taken down (2). */
+static int s_world;
+static int s_sessions;
+
+static void core_down(void);
+
 /* A rank that leaves after MPI_Init without MPI_Finalize would leave its
  * peers waiting forever: fail loudly instead, so mpiexec ends the job. The
  * job's status is the one the program gave exit() (1 for exit(0), which
- * must not look like success). */
+ * must not look like success). A program that used sessions only and
+ * closed them all leaves normally: the core goes down here, waiting for
+ * the node's other ranks as MPI_Finalize would. */
 static void exit_without_finalize(int status, void *arg)
 {
     (void)arg;
-    if (fy_mpi_state == 1) {
+    if (fy_mpi_state != 1)
+        return;
+    if (s_world == 1 || s_sessions > 0) {
         fflush(stdout);
         fprintf(stderr,
                 "Ferry: rank %d exited with status %d without calling "
-                "MPI_Finalize; ending the job\n",
-                fy_log_rank < 0 ? 0 : fy_log_rank, status);
+                "%s; ending the job\n",
+                fy_log_rank < 0 ? 0 : fy_log_rank, status,
+                s_world == 1 ? "MPI_Finalize" : "MPI_Session_finalize");
         _exit(status ? status : 1);
     }
+    if (status == 0)
+        core_down();
 }
 
-static int init_common(const char *fn)
+/* Bring the core up (once per process). */
+static int core_up(const char *fn)
 {
-    if (fy_mpi_state != 0) {
-        fprintf(stderr, "Ferry: %s: MPI is already %s (MPI_ERR_OTHER)\n", fn,
-                fy_mpi_state == 1 ? "initialized" : "finalized");
-        return MPI_ERR_OTHER;
-    }
     const char *step = "the FERRY_* environment";
     int rc = fy_env_load();
     if (!rc) {
@@ -80,6 +92,51 @@ static int init_common(const char *fn)
     return MPI_SUCCESS;
 }
 
+/* The world model: MPI_Init and MPI_Init_thread. */
+static int init_common(const char *fn)
+{
+    if (s_world != 0 || fy_mpi_state == 2) {
+        fprintf(stderr, "Ferry: %s: MPI is already %s (MPI_ERR_OTHER)\n", fn,
+                s_world == 1 ? "initialized" : "finalized");
+        return MPI_ERR_OTHER;
+    }
+    if (fy_mpi_state == 0) {
+        int rc = core_up(fn);
+        if (rc)
+            return rc;
+    }
+    s_world = 1;
+    return MPI_SUCCESS;
+}
+
+int fy_mpi_core_hold(const char *fn)
+{
+    if (fy_mpi_state == 2)
+        return MPI_ERR_OTHER;
+    if (fy_mpi_state == 0) {
+        int rc = core_up(fn);
+        if (rc)
+            return rc;
+    }
+    s_sessions++;
+    return MPI_SUCCESS;
+}
+
+void fy_mpi_core_release(void)
+{
+    /* The core stays up for later sessions; MPI_Finalize or the exit hook
+     * takes it down. */
+    if (s_sessions > 0)
+        s_sessions--;
+}
+
+int fy_mpi_thread_level_max(void)
+{
+    /* The progress engine is single-threaded and unlocked: calls from one
+     * thread at a time are safe, so SERIALIZED is what we honestly give. */
+    return MPI_THREAD_SERIALIZED;
+}
+
 FY_API int PMPI_Init(int *argc, char ***argv)
 {
     (void)argc;
@@ -99,10 +156,8 @@ FY_API int PMPI_Init_thread(int *argc, char ***argv, int required,
         return fy_mpi_err(NULL, MPI_ERR_ARG, __func__,
                           "required level %d is not a thread level", required);
     int rc = init_common("MPI_Init_thread");
-    /* The progress engine is single-threaded and unlocked: calls from one
-     * thread at a time are safe, so SERIALIZED is what we honestly give. */
-    thread_level =
-        required < MPI_THREAD_SERIALIZED ? required : MPI_THREAD_SERIALIZED;
+    int most = fy_mpi_thread_level_max();
+    thread_level = required < most ? required : most;
     *provided = thread_level;
     return rc;
 }
@@ -129,7 +184,7 @@ FY_ALIAS(MPI_Is_thread_main)
 FY_API int PMPI_Initialized(int *flag)
 {
     FY_CHECK(flag, NULL, MPI_ERR_ARG, __func__, "flag is NULL");
-    *flag = fy_mpi_state != 0;
+    *flag = s_world != 0; /* the world model only (MPI 4.0 11.2.1) */
     return MPI_SUCCESS;
 }
 FY_ALIAS(MPI_Initialized)
@@ -137,7 +192,7 @@ FY_ALIAS(MPI_Initialized)
 FY_API int PMPI_Finalized(int *flag)
 {
     FY_CHECK(flag, NULL, MPI_ERR_ARG, __func__, "flag is NULL");
-    *flag = fy_mpi_state == 2;
+    *flag = s_world == 2;
     return MPI_SUCCESS;
 }
 FY_ALIAS(MPI_Finalized)
@@ -220,9 +275,9 @@ static void stats_job_summary(void)
     }
 }
 
-FY_API int PMPI_Finalize(void)
+/* Take the core down: every rank of the node waits for the others. */
+static void core_down(void)
 {
-    FY_CHECK_INIT(__func__);
     fy_mpi_requests_finalize();
     fy_rma_finalize(); /* windows the program did not free */
     /* MPI_COMM_SELF's attribute callbacks run first, and may communicate;
@@ -236,6 +291,20 @@ FY_API int PMPI_Finalize(void)
     fy_dtype_finalize();
     fy_mpi_state = 2;
     fflush(stdout);
+}
+
+FY_API int PMPI_Finalize(void)
+{
+    FY_CHECK_INIT(__func__);
+    if (s_world != 1)
+        return fy_mpi_err(NULL, MPI_ERR_OTHER, __func__,
+                          "MPI_Init was not called (the world model is not "
+                          "initialized)");
+    s_world = 2;
+    /* Open sessions keep the core; the exit hook takes it down after
+     * their MPI_Session_finalize. */
+    if (s_sessions == 0)
+        core_down();
     return MPI_SUCCESS;
 }
 FY_ALIAS(MPI_Finalize)

@@ -19,7 +19,15 @@
         __attribute__((weak, alias("P" #name), visibility("default")));
 
 /* Library state, set by MPI_Init/Finalize. */
-extern int fy_mpi_state; /* 0 before init, 1 initialized, 2 finalized */
+extern int fy_mpi_state; /* the core: 0 not yet up, 1 up, 2 taken down */
+
+/* Sessions (session.c) hold the core as MPI_Init does: bring it up if it
+ * is not (MPI_SUCCESS, or MPI_ERR_OTHER once it was taken down) and count
+ * one more holder; release drops that count. */
+int fy_mpi_core_hold(const char *fn);
+void fy_mpi_core_release(void);
+/* The highest thread level Ferry provides. */
+int fy_mpi_thread_level_max(void);
 
 /* Report an error raised by the MPI call 'fn' (pass __func__: a leading 'P'
  * is dropped) on 'comm' (NULL means MPI_COMM_WORLD's handler applies).

@@ -1332,6 +1332,8 @@ int fy_preq_start(const char *fn, struct fy_preq *p)
     p->r = NULL;
     if (p->coll)
         return fy_pcoll_start(fn, p);
+    if (p->kind == FY_PREQ_PSEND || p->kind == FY_PREQ_PRECV)
+        return fy_part_start(fn, p);
     if (p->peer == MPI_PROC_NULL) {
         p->active = true; /* completes at once */
         return MPI_SUCCESS;
