@@ -978,6 +978,7 @@ FERRY_DECL(int, Attr_delete, (MPI_Comm comm, int keyval));
 
 /* Info objects. */
 FERRY_DECL(int, Info_create, (MPI_Info *info));
+FERRY_DECL(int, Info_create_env, (int argc, char *argv[], MPI_Info *info));
 FERRY_DECL(int, Info_free, (MPI_Info *info));
 FERRY_DECL(int, Info_dup, (MPI_Info info, MPI_Info *newinfo));
 FERRY_DECL(int, Info_set, (MPI_Info info, const char *key, const char *value));

@@ -373,6 +373,48 @@ FY_ALIAS(MPI_Info_get_nthkey)
 /* Ferry keeps no communicator hints (MPI_Comm_set_info checks its info
  * argument and drops it, which MPI allows), so the info object returned
  * holds no keys; the caller frees it. */
+/* MPI 4.0 11.2.4: a new info object with MPI_INFO_ENV's keys; when the
+ * program passes its arguments, "command" and "argv" come from them
+ * (argv[0] and the rest, space-separated) instead of /proc/self/cmdline.
+ * Callable before MPI_Init and MPI_Session_init. */
+FY_API int PMPI_Info_create_env(int argc, char *argv[], MPI_Info *info)
+{
+    const char *fn = __func__;
+    CHECK_PTR(info, fn);
+    FY_CHECK(argc >= 0, NULL, MPI_ERR_ARG, fn, "argc %d is negative", argc);
+    FY_CHECK(argc == 0 || argv != NULL, NULL, MPI_ERR_ARG, fn,
+             "argv is NULL with argc %d", argc);
+    env_fill();
+    struct fy_info *in;
+    FY_CHECK(fy_info_dup(&s_env, &in) == 0, NULL, MPI_ERR_NO_MEM, fn,
+             "out of memory for an info object");
+    int rc = 0;
+    if (argc > 0 && argv[0]) {
+        char buf[MPI_MAX_INFO_VAL + 1];
+        rc = fy_info_put(in, "command", argv[0]);
+        size_t off = 0;
+        buf[0] = '\0';
+        for (int i = 1; i < argc && argv[i] && off < sizeof(buf) - 1; i++) {
+            int n = snprintf(buf + off, sizeof(buf) - off, "%s%s",
+                             i > 1 ? " " : "", argv[i]);
+            if (n < 0)
+                break;
+            off += (size_t)n < sizeof(buf) - off ? (size_t)n
+                                                 : sizeof(buf) - off - 1;
+        }
+        if (!rc && argc > 1)
+            rc = fy_info_put(in, "argv", buf);
+    }
+    if (rc) {
+        fy_info_free(in);
+        return fy_mpi_err(NULL, MPI_ERR_NO_MEM, fn,
+                          "out of memory for an info object");
+    }
+    *info = fy_info_handle(in);
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Info_create_env)
+
 FY_API int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
 {
     const char *fn = __func__;

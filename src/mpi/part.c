@@ -67,8 +67,7 @@ static int part_init(const char *fn, bool is_recv, const void *buf,
                        FY_SEND_STANDARD, buf, total, dt, peer, tag, c,
                        request)) {
         free(ready);
-        return fy_mpi_err(c, MPI_ERR_NO_MEM, fn,
-                          "out of memory for a request");
+        return fy_mpi_err(c, MPI_ERR_NO_MEM, fn, "out of memory for a request");
     }
     struct fy_preq *p = fy_mreq_obj(fy_mreq_lookup(*request));
     p->partitions = partitions;
@@ -192,8 +191,7 @@ FY_API int PMPI_Pready_range(int partition_low, int partition_high,
              partition_high, p->partitions);
     for (int k = partition_low; k <= partition_high; k++)
         FY_CHECK(!p->ready[k], p->comm, MPI_ERR_ARG, __func__,
-                 "partition %d is already marked ready in this activation",
-                 k);
+                 "partition %d is already marked ready in this activation", k);
     for (int k = partition_low; k <= partition_high && !rc; k++)
         rc = part_ready(__func__, p, k);
     return rc;
@@ -209,8 +207,8 @@ FY_API int PMPI_Pready_list(int length, const int array_of_partitions[],
         return rc;
     FY_CHECK(length >= 0, p->comm, MPI_ERR_ARG, __func__,
              "length %d is negative", length);
-    FY_CHECK(length == 0 || array_of_partitions, p->comm, MPI_ERR_ARG,
-             __func__, "array_of_partitions is NULL");
+    FY_CHECK(length == 0 || array_of_partitions, p->comm, MPI_ERR_ARG, __func__,
+             "array_of_partitions is NULL");
     /* Check the whole list first, so an error marks nothing: entries are
      * flagged 2 while checked (a duplicate finds its own flag) and the
      * flags are undone before any is counted. */
@@ -245,9 +243,9 @@ FY_API int PMPI_Parrived(MPI_Request request, int partition, int *flag)
     if (rc)
         return rc;
     FY_CHECK(flag, p->comm, MPI_ERR_ARG, __func__, "flag is NULL");
-    FY_CHECK(partition >= 0 && partition < p->partitions, p->comm,
-             MPI_ERR_ARG, __func__, "partition %d is not in [0, %d)",
-             partition, p->partitions);
+    FY_CHECK(partition >= 0 && partition < p->partitions, p->comm, MPI_ERR_ARG,
+             __func__, "partition %d is not in [0, %d)", partition,
+             p->partitions);
     if (p->r && !p->r->complete)
         (void)fy_progress_poll();
     *flag = !p->r || p->r->complete;

@@ -51,14 +51,14 @@ static struct fy_session *session_get(MPI_Session h)
     } while (0)
 
 /* Resolve a session handle or report MPI_ERR_SESSION: there is no session
- * to ask for a handler, so MPI_ERRORS_ARE_FATAL applies (MPI 4.0 9.3: errors
- * not tied to an object go to the default handler). */
+ * to ask for a handler, so the error goes where other errors without an
+ * object go (MPI_COMM_WORLD's handler; MPI_ERRORS_ARE_FATAL before the
+ * core is up), as for an invalid window or communicator. */
 #define GET_SESSION(var, h, fn)                                                \
     struct fy_session *var = session_get(h);                                   \
     if (FY_UNLIKELY(!var))                                                     \
-        return fy_mpi_err_obj(MPI_ERRORS_ARE_FATAL, MPI_SESSION_NULL,          \
-                              MPI_ERR_SESSION, fn, "invalid session 0x%x",     \
-                              (unsigned)(h));
+        return fy_mpi_err(NULL, MPI_ERR_SESSION, fn, "invalid session 0x%x",   \
+                          (unsigned)(h));
 
 /* The process sets Ferry knows, in the order MPI_Session_get_nth_pset
  * lists them. Names compare case-insensitively in their "mpi://" prefix
@@ -113,13 +113,11 @@ FY_API int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler,
     const char *fn = __func__;
     struct fy_errhandler *eh = fy_errhandler_get(errhandler);
     if (!session)
-        return fy_mpi_err_obj(MPI_ERRORS_ARE_FATAL, MPI_SESSION_NULL,
-                              MPI_ERR_ARG, fn, "session is NULL");
+        return fy_mpi_err(NULL, MPI_ERR_ARG, fn, "session is NULL");
     *session = MPI_SESSION_NULL;
     if (!eh)
-        return fy_mpi_err_obj(MPI_ERRORS_ARE_FATAL, MPI_SESSION_NULL,
-                              MPI_ERR_ARG, fn, "invalid error handler 0x%x",
-                              (unsigned)errhandler);
+        return fy_mpi_err(NULL, MPI_ERR_ARG, fn, "invalid error handler 0x%x",
+                          (unsigned)errhandler);
     if (info != MPI_INFO_NULL && !fy_info_get(info))
         return fy_mpi_err_obj(errhandler, MPI_SESSION_NULL, MPI_ERR_INFO, fn,
                               "invalid info 0x%x", (unsigned)info);
@@ -149,8 +147,7 @@ FY_API int PMPI_Session_finalize(MPI_Session *session)
 {
     const char *fn = __func__;
     if (!session)
-        return fy_mpi_err_obj(MPI_ERRORS_ARE_FATAL, MPI_SESSION_NULL,
-                              MPI_ERR_ARG, fn, "session is NULL");
+        return fy_mpi_err(NULL, MPI_ERR_ARG, fn, "session is NULL");
     GET_SESSION(s, *session, fn);
     fy_handle_release(&s_sessions, s->handle);
     struct fy_errhandler *eh = fy_errhandler_get(s->errhandler);
@@ -183,8 +180,8 @@ FY_API int PMPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n,
     GET_SESSION(s, session, fn);
     SCHECK(info == MPI_INFO_NULL || fy_info_get(info), s, MPI_ERR_INFO, fn,
            "invalid info 0x%x", (unsigned)info);
-    SCHECK(n >= 0 && n < NPSETS, s, MPI_ERR_ARG, fn,
-           "n = %d is not in [0, %d)", n, NPSETS);
+    SCHECK(n >= 0 && n < NPSETS, s, MPI_ERR_ARG, fn, "n = %d is not in [0, %d)",
+           n, NPSETS);
     SCHECK(pset_len, s, MPI_ERR_ARG, fn, "pset_len is NULL");
     int need = (int)strlen(s_psets[n]) + 1;
     /* *pset_len == 0 asks for the length (NUL included); otherwise copy at
@@ -282,16 +279,14 @@ PMPI_Session_create_errhandler(MPI_Session_errhandler_function *function,
     /* Callable before any session exists (MPI 4.0 9.3.4), so no core
      * check: error handlers need nothing of it. */
     if (!function || !errhandler)
-        return fy_mpi_err_obj(MPI_ERRORS_ARE_FATAL, MPI_SESSION_NULL,
-                              MPI_ERR_ARG, fn, "%s is NULL",
-                              function ? "errhandler" : "function");
+        return fy_mpi_err(NULL, MPI_ERR_ARG, fn, "%s is NULL",
+                          function ? "errhandler" : "function");
     struct fy_errhandler *eh;
     /* MPI_Session is an int handle like MPI_Comm: the handler types agree. */
     if (fy_errhandler_create((MPI_Comm_errhandler_function *)(void *)function,
                              &eh) != 0)
-        return fy_mpi_err_obj(MPI_ERRORS_ARE_FATAL, MPI_SESSION_NULL,
-                              MPI_ERR_NO_MEM, fn,
-                              "out of memory for an error handler");
+        return fy_mpi_err(NULL, MPI_ERR_NO_MEM, fn,
+                          "out of memory for an error handler");
     *errhandler = eh->handle;
     return MPI_SUCCESS;
 }
@@ -362,12 +357,10 @@ static int from_group_check(const char *fn, MPI_Group group,
                             struct fy_group **g_out)
 {
     FY_CHECK_INIT(fn);
-    MPI_Errhandler eh =
-        fy_errhandler_get(errhandler) ? errhandler : MPI_ERRORS_ARE_FATAL;
+    MPI_Errhandler eh = errhandler;
     if (!fy_errhandler_get(errhandler))
-        return fy_mpi_err_obj(eh, MPI_COMM_NULL, MPI_ERR_ARG, fn,
-                              "invalid error handler 0x%x",
-                              (unsigned)errhandler);
+        return fy_mpi_err(NULL, MPI_ERR_ARG, fn, "invalid error handler 0x%x",
+                          (unsigned)errhandler);
     if (!out)
         return fy_mpi_err_obj(eh, MPI_COMM_NULL, MPI_ERR_ARG, fn,
                               "the output communicator pointer is NULL");
@@ -413,8 +406,8 @@ static int comm_of_group(struct fy_group *g, const char *stringtag,
 {
     struct fy_comm *world = fy_comm_get(MPI_COMM_WORLD);
     struct fy_comm *nc;
-    int rc = fy_comm_create_group(world, g, (int)stringtag_hash(stringtag),
-                                  &nc);
+    int rc =
+        fy_comm_create_group(world, g, (int)stringtag_hash(stringtag), &nc);
     if (rc != 0)
         return rc;
     fy_comm_set_errhandler(nc, fy_errhandler_get(eh));
@@ -428,8 +421,8 @@ FY_API int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag,
 {
     const char *fn = __func__;
     struct fy_group *g;
-    int cls = from_group_check(fn, group, stringtag, info, errhandler, newcomm,
-                               &g);
+    int cls =
+        from_group_check(fn, group, stringtag, info, errhandler, newcomm, &g);
     if (cls)
         return cls;
     *newcomm = MPI_COMM_NULL;

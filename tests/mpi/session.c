@@ -8,7 +8,8 @@
  * (an unknown process set, a user handler called by
  * MPI_Session_call_errhandler); MPI_Initialized false all along; a second
  * session after the first is finalized; then the world model (MPI_Init)
- * in the same process, with MPI_COMM_WORLD working. With --sessions-only
+ * in the same process, with MPI_COMM_WORLD working; MPI_Info_create_env
+ * before anything. With --sessions-only
  * the program ends after the sessions, never calling MPI_Init. */
 #include "mpitest.h"
 
@@ -199,10 +200,19 @@ static int one_session(int round)
 
 int main(int argc, char **argv)
 {
+    /* MPI_Info_create_env works before any initialisation. */
+    MPI_Info env;
+    char val[MPI_MAX_INFO_VAL + 1];
+    int flag = 0;
+    MT_MPI(MPI_Info_create_env(argc, argv, &env));
+    MT_MPI(MPI_Info_get(env, "command", MPI_MAX_INFO_VAL, val, &flag));
+    MT_CHECK(flag && !strcmp(val, argv[0]), "command %s",
+             flag ? val : "absent");
+    MT_MPI(MPI_Info_free(&env));
     int n = one_session(0);
     /* Sessions may come and go. */
     MT_EQ(one_session(1), n, "ranks in the second session");
-    int flag = 1;
+    flag = 1;
     MT_MPI(MPI_Initialized(&flag));
     MT_EQ(flag, 0, "MPI_Initialized after the sessions");
     if (argc > 1 && !strcmp(argv[1], "--sessions-only")) {
