@@ -301,6 +301,7 @@ static int fy_user_code_add(int cls, int *code_out)
 
 FY_API int PMPI_Add_error_class(int *errorclass)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_CHECK(errorclass != NULL, NULL, MPI_ERR_ARG, __func__,
              "errorclass is NULL");
@@ -312,6 +313,7 @@ FY_ALIAS(MPI_Add_error_class)
 
 FY_API int PMPI_Add_error_code(int errorclass, int *errorcode)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_CHECK(errorcode != NULL, NULL, MPI_ERR_ARG, __func__,
              "errorcode is NULL");
@@ -325,6 +327,7 @@ FY_ALIAS(MPI_Add_error_code)
 
 FY_API int PMPI_Add_error_string(int errorcode, const char *string)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_CHECK(string != NULL, NULL, MPI_ERR_ARG, __func__, "string is NULL");
     struct fy_user_code *u = fy_user_code(errorcode);
@@ -344,6 +347,7 @@ FY_ALIAS(MPI_Add_error_string)
 
 FY_API int PMPI_Error_class(int errorcode, int *errorclass)
 {
+    FY_MT_ENTER();
     /* Allowed before MPI_Init and after MPI_Finalize. */
     int cls = fy_code_class(errorcode);
     if (cls < 0)
@@ -358,6 +362,7 @@ FY_ALIAS(MPI_Error_class)
 
 FY_API int PMPI_Error_string(int errorcode, char *string, int *resultlen)
 {
+    FY_MT_ENTER();
     if (!string || !resultlen)
         return fy_mpi_err(NULL, MPI_ERR_ARG, __func__, "%s is NULL",
                           !string ? "string" : "resultlen");
@@ -388,6 +393,7 @@ FY_ALIAS(MPI_Error_string)
 FY_API int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn,
                                        MPI_Errhandler *errhandler)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_CHECK(fn != NULL, NULL, MPI_ERR_ARG, __func__,
              "comm_errhandler_fn is NULL");
@@ -404,6 +410,7 @@ FY_ALIAS(MPI_Comm_create_errhandler)
 
 FY_API int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_GET_COMM(c, comm, __func__);
     struct fy_errhandler *eh = fy_errhandler_get(errhandler);
@@ -416,6 +423,7 @@ FY_ALIAS(MPI_Comm_set_errhandler)
 
 FY_API int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_GET_COMM(c, comm, __func__);
     FY_CHECK(errhandler != NULL, c, MPI_ERR_ARG, __func__,
@@ -431,6 +439,7 @@ FY_ALIAS(MPI_Comm_get_errhandler)
 
 FY_API int PMPI_Errhandler_free(MPI_Errhandler *errhandler)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_CHECK(errhandler != NULL, NULL, MPI_ERR_ARG, __func__,
              "errhandler is NULL");
@@ -445,6 +454,7 @@ FY_ALIAS(MPI_Errhandler_free)
 
 FY_API int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_GET_COMM(c, comm, __func__);
     struct fy_errhandler *eh = fy_errhandler_get(c->errhandler);
@@ -469,18 +479,21 @@ FY_ALIAS(MPI_Comm_call_errhandler)
 FY_API int PMPI_Errhandler_create(MPI_Handler_function *function,
                                   MPI_Errhandler *errhandler)
 {
+    FY_MT_ENTER();
     return PMPI_Comm_create_errhandler(function, errhandler);
 }
 FY_ALIAS(MPI_Errhandler_create)
 
 FY_API int PMPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler)
 {
+    FY_MT_ENTER();
     return PMPI_Comm_set_errhandler(comm, errhandler);
 }
 FY_ALIAS(MPI_Errhandler_set)
 
 FY_API int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler)
 {
+    FY_MT_ENTER();
     return PMPI_Comm_get_errhandler(comm, errhandler);
 }
 FY_ALIAS(MPI_Errhandler_get)

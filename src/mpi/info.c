@@ -204,6 +204,7 @@ struct fy_info *fy_info_get(MPI_Info h)
  * MPI_Finalize (MPI 4.0 11.2.1 lists them): sessions take an info. */
 FY_API int PMPI_Info_create(MPI_Info *info)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     CHECK_PTR(info, fn);
     struct fy_info *in;
@@ -217,6 +218,7 @@ FY_ALIAS(MPI_Info_create)
 
 FY_API int PMPI_Info_free(MPI_Info *info)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     CHECK_PTR(info, fn);
     FY_CHECK(*info != MPI_INFO_ENV, NULL, MPI_ERR_INFO, fn,
@@ -230,6 +232,7 @@ FY_ALIAS(MPI_Info_free)
 
 FY_API int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     GET_INFO(in, info, fn);
     CHECK_PTR(newinfo, fn);
@@ -244,6 +247,7 @@ FY_ALIAS(MPI_Info_dup)
 
 FY_API int PMPI_Info_set(MPI_Info info, const char *key, const char *value)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK(info != MPI_INFO_ENV, NULL, MPI_ERR_INFO, fn,
              "MPI_INFO_ENV is read-only");
@@ -263,6 +267,7 @@ FY_ALIAS(MPI_Info_set)
 
 FY_API int PMPI_Info_delete(MPI_Info info, const char *key)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK(info != MPI_INFO_ENV, NULL, MPI_ERR_INFO, fn,
              "MPI_INFO_ENV is read-only");
@@ -284,6 +289,7 @@ FY_ALIAS(MPI_Info_delete)
 FY_API int PMPI_Info_get(MPI_Info info, const char *key, int valuelen,
                          char *value, int *flag)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     GET_INFO(in, info, fn);
     CHECK_KEY(key, fn);
@@ -306,6 +312,7 @@ FY_ALIAS(MPI_Info_get)
 FY_API int PMPI_Info_get_string(MPI_Info info, const char *key, int *buflen,
                                 char *value, int *flag)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     GET_INFO(in, info, fn);
     CHECK_KEY(key, fn);
@@ -334,6 +341,7 @@ FY_ALIAS(MPI_Info_get_string)
 FY_API int PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen,
                                   int *flag)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     GET_INFO(in, info, fn);
     CHECK_KEY(key, fn);
@@ -349,6 +357,7 @@ FY_ALIAS(MPI_Info_get_valuelen)
 
 FY_API int PMPI_Info_get_nkeys(MPI_Info info, int *nkeys)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     GET_INFO(in, info, fn);
     CHECK_PTR(nkeys, fn);
@@ -359,6 +368,7 @@ FY_ALIAS(MPI_Info_get_nkeys)
 
 FY_API int PMPI_Info_get_nthkey(MPI_Info info, int n, char *key)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     GET_INFO(in, info, fn);
     CHECK_PTR(key, fn);
@@ -379,6 +389,7 @@ FY_ALIAS(MPI_Info_get_nthkey)
  * Callable before MPI_Init and MPI_Session_init. */
 FY_API int PMPI_Info_create_env(int argc, char *argv[], MPI_Info *info)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     CHECK_PTR(info, fn);
     FY_CHECK(argc >= 0, NULL, MPI_ERR_ARG, fn, "argc %d is negative", argc);
@@ -417,6 +428,7 @@ FY_ALIAS(MPI_Info_create_env)
 
 FY_API int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     FY_GET_COMM(c, comm, fn);
@@ -436,6 +448,7 @@ FY_ALIAS(MPI_Comm_get_info)
  * hints are accepted and ignored. */
 FY_API int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     FY_CHECK(size >= 0, NULL, MPI_ERR_SIZE, fn, "size %ld is negative",
@@ -454,6 +467,7 @@ FY_ALIAS(MPI_Alloc_mem)
 
 FY_API int PMPI_Free_mem(void *base)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     free(base);
     return MPI_SUCCESS;

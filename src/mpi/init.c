@@ -132,13 +132,20 @@ void fy_mpi_core_release(void)
 
 int fy_mpi_thread_level_max(void)
 {
-    /* The progress engine is single-threaded and unlocked: calls from one
-     * thread at a time are safe, so SERIALIZED is what we honestly give. */
-    return MPI_THREAD_SERIALIZED;
+    return MPI_THREAD_MULTIPLE;
+}
+
+void fy_mpi_thread_level_use(int level)
+{
+    /* MULTIPLE turns the library lock on (util/mt.h) for the rest of the
+     * process: the calling thread is the only one in MPI at this point. */
+    if (level == MPI_THREAD_MULTIPLE)
+        fy_mt_on = true;
 }
 
 FY_API int PMPI_Init(int *argc, char ***argv)
 {
+    FY_MT_ENTER();
     (void)argc;
     (void)argv;
     return init_common("MPI_Init");
@@ -148,6 +155,7 @@ FY_ALIAS(MPI_Init)
 FY_API int PMPI_Init_thread(int *argc, char ***argv, int required,
                             int *provided)
 {
+    FY_MT_ENTER();
     (void)argc;
     (void)argv;
     if (!provided)
@@ -158,6 +166,7 @@ FY_API int PMPI_Init_thread(int *argc, char ***argv, int required,
     int rc = init_common("MPI_Init_thread");
     int most = fy_mpi_thread_level_max();
     thread_level = required < most ? required : most;
+    fy_mpi_thread_level_use(thread_level);
     *provided = thread_level;
     return rc;
 }
@@ -165,6 +174,7 @@ FY_ALIAS(MPI_Init_thread)
 
 FY_API int PMPI_Query_thread(int *provided)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_CHECK(provided, NULL, MPI_ERR_ARG, __func__, "provided is NULL");
     *provided = thread_level;
@@ -174,6 +184,7 @@ FY_ALIAS(MPI_Query_thread)
 
 FY_API int PMPI_Is_thread_main(int *flag)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_CHECK(flag, NULL, MPI_ERR_ARG, __func__, "flag is NULL");
     *flag = pthread_equal(pthread_self(), s_main_thread) != 0;
@@ -183,6 +194,7 @@ FY_ALIAS(MPI_Is_thread_main)
 
 FY_API int PMPI_Initialized(int *flag)
 {
+    FY_MT_ENTER();
     FY_CHECK(flag, NULL, MPI_ERR_ARG, __func__, "flag is NULL");
     *flag = s_world != 0; /* the world model only (MPI 4.0 11.2.1) */
     return MPI_SUCCESS;
@@ -191,6 +203,7 @@ FY_ALIAS(MPI_Initialized)
 
 FY_API int PMPI_Finalized(int *flag)
 {
+    FY_MT_ENTER();
     FY_CHECK(flag, NULL, MPI_ERR_ARG, __func__, "flag is NULL");
     *flag = s_world == 2;
     return MPI_SUCCESS;
@@ -295,6 +308,7 @@ static void core_down(void)
 
 FY_API int PMPI_Finalize(void)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     if (s_world != 1)
         return fy_mpi_err(NULL, MPI_ERR_OTHER, __func__,
@@ -323,6 +337,7 @@ FY_ALIAS(MPI_Abort)
 
 FY_API int PMPI_Get_version(int *version, int *subversion)
 {
+    FY_MT_ENTER();
     FY_CHECK(version && subversion, NULL, MPI_ERR_ARG, __func__,
              "version or subversion is NULL");
     *version = MPI_VERSION;
@@ -333,6 +348,7 @@ FY_ALIAS(MPI_Get_version)
 
 FY_API int PMPI_Get_library_version(char *version, int *resultlen)
 {
+    FY_MT_ENTER();
     FY_CHECK(version && resultlen, NULL, MPI_ERR_ARG, __func__,
              "version or resultlen is NULL");
     int n = snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
@@ -348,6 +364,7 @@ FY_ALIAS(MPI_Get_library_version)
 
 FY_API int PMPI_Get_processor_name(char *name, int *resultlen)
 {
+    FY_MT_ENTER();
     FY_CHECK(name && resultlen, NULL, MPI_ERR_ARG, __func__,
              "name or resultlen is NULL");
     if (gethostname(name, MPI_MAX_PROCESSOR_NAME) != 0)
@@ -360,12 +377,14 @@ FY_ALIAS(MPI_Get_processor_name)
 
 FY_API double PMPI_Wtime(void)
 {
+    FY_MT_ENTER();
     return fy_wtime();
 }
 FY_ALIAS(MPI_Wtime)
 
 FY_API double PMPI_Wtick(void)
 {
+    FY_MT_ENTER();
     struct timespec ts;
     clock_getres(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
@@ -376,6 +395,7 @@ FY_ALIAS(MPI_Wtick)
  * it, so any level is accepted (MPI 15.2.1). */
 FY_API int PMPI_Pcontrol(const int level, ...)
 {
+    FY_MT_ENTER();
     (void)level;
     return MPI_SUCCESS;
 }

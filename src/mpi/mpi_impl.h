@@ -9,6 +9,7 @@
 #include "comm/comm.h"
 #include "dtype/dtype.h"
 #include "p2p/p2p.h"
+#include "util/mt.h"
 #include "util/util.h"
 
 /* Define PMPI_x with default visibility; FY_ALIAS(MPI_x) after it makes
@@ -26,8 +27,10 @@ extern int fy_mpi_state; /* the core: 0 not yet up, 1 up, 2 taken down */
  * one more holder; release drops that count. */
 int fy_mpi_core_hold(const char *fn);
 void fy_mpi_core_release(void);
-/* The highest thread level Ferry provides. */
+/* The highest thread level Ferry provides, and what the program got (from
+ * MPI_Init_thread or a session): MULTIPLE turns the library lock on. */
 int fy_mpi_thread_level_max(void);
+void fy_mpi_thread_level_use(int level);
 
 /* Report an error raised by the MPI call 'fn' (pass __func__: a leading 'P'
  * is dropped) on 'comm' (NULL means MPI_COMM_WORLD's handler applies).

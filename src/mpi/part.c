@@ -79,6 +79,7 @@ FY_API int PMPI_Psend_init(const void *buf, int partitions, MPI_Count count,
                            MPI_Datatype datatype, int dest, int tag,
                            MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    FY_MT_ENTER();
     return part_init(__func__, false, buf, partitions, count, datatype, dest,
                      tag, comm, info, request);
 }
@@ -88,6 +89,7 @@ FY_API int PMPI_Precv_init(void *buf, int partitions, MPI_Count count,
                            MPI_Datatype datatype, int source, int tag,
                            MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    FY_MT_ENTER();
     return part_init(__func__, true, buf, partitions, count, datatype, source,
                      tag, comm, info, request);
 }
@@ -169,6 +171,7 @@ static int part_ready(const char *fn, struct fy_preq *p, int k)
 
 FY_API int PMPI_Pready(int partition, MPI_Request request)
 {
+    FY_MT_ENTER();
     struct fy_preq *p;
     int rc = part_resolve(__func__, request, FY_PREQ_PSEND, &p);
     if (rc)
@@ -180,6 +183,7 @@ FY_ALIAS(MPI_Pready)
 FY_API int PMPI_Pready_range(int partition_low, int partition_high,
                              MPI_Request request)
 {
+    FY_MT_ENTER();
     struct fy_preq *p;
     int rc = part_resolve(__func__, request, FY_PREQ_PSEND, &p);
     if (rc)
@@ -201,6 +205,7 @@ FY_ALIAS(MPI_Pready_range)
 FY_API int PMPI_Pready_list(int length, const int array_of_partitions[],
                             MPI_Request request)
 {
+    FY_MT_ENTER();
     struct fy_preq *p;
     int rc = part_resolve(__func__, request, FY_PREQ_PSEND, &p);
     if (rc)
@@ -238,6 +243,7 @@ FY_ALIAS(MPI_Pready_list)
 
 FY_API int PMPI_Parrived(MPI_Request request, int partition, int *flag)
 {
+    FY_MT_ENTER();
     struct fy_preq *p;
     int rc = part_resolve(__func__, request, FY_PREQ_PRECV, &p);
     if (rc)

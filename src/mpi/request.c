@@ -501,6 +501,7 @@ FY_API int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn,
                                MPI_Grequest_cancel_function *cancel_fn,
                                void *extra_state, MPI_Request *request)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_CHECK_REQ_PTR(request, NULL, __func__);
     struct fy_greq *g = calloc(1, sizeof(*g));
@@ -523,6 +524,7 @@ FY_ALIAS(MPI_Grequest_start)
 
 FY_API int PMPI_Grequest_complete(MPI_Request request)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     uintptr_t w = request == MPI_REQUEST_NULL ? 0 : fy_mreq_lookup(request);
     struct fy_mreq_ext *x = fy_mreq_obj(w);

@@ -110,6 +110,7 @@ static const char *thread_level_name(int level)
 FY_API int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler,
                              MPI_Session *session)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     struct fy_errhandler *eh = fy_errhandler_get(errhandler);
     if (!session)
@@ -137,7 +138,9 @@ FY_API int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler,
     s->errhandler = errhandler;
     int want = info_thread_level(info);
     int most = fy_mpi_thread_level_max();
-    s->thread_level = want < 0 || want > most ? most : want;
+    /* No thread_level asked: MPI_THREAD_SINGLE, the default of MPI_Init. */
+    s->thread_level = want < 0 ? MPI_THREAD_SINGLE : want > most ? most : want;
+    fy_mpi_thread_level_use(s->thread_level);
     *session = s->handle;
     return MPI_SUCCESS;
 }
@@ -145,6 +148,7 @@ FY_ALIAS(MPI_Session_init)
 
 FY_API int PMPI_Session_finalize(MPI_Session *session)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     if (!session)
         return fy_mpi_err(NULL, MPI_ERR_ARG, fn, "session is NULL");
@@ -163,6 +167,7 @@ FY_ALIAS(MPI_Session_finalize)
 FY_API int PMPI_Session_get_num_psets(MPI_Session session, MPI_Info info,
                                       int *npset_names)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     GET_SESSION(s, session, fn);
     SCHECK(info == MPI_INFO_NULL || fy_info_get(info), s, MPI_ERR_INFO, fn,
@@ -176,6 +181,7 @@ FY_ALIAS(MPI_Session_get_num_psets)
 FY_API int PMPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n,
                                      int *pset_len, char *pset_name)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     GET_SESSION(s, session, fn);
     SCHECK(info == MPI_INFO_NULL || fy_info_get(info), s, MPI_ERR_INFO, fn,
@@ -201,6 +207,7 @@ FY_ALIAS(MPI_Session_get_nth_pset)
 
 FY_API int PMPI_Session_get_info(MPI_Session session, MPI_Info *info_used)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     GET_SESSION(s, session, fn);
     SCHECK(info_used, s, MPI_ERR_ARG, fn, "info_used is NULL");
@@ -228,6 +235,7 @@ static struct fy_group *pset_group(int k)
 FY_API int PMPI_Session_get_pset_info(MPI_Session session,
                                       const char *pset_name, MPI_Info *info)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     GET_SESSION(s, session, fn);
     SCHECK(info, s, MPI_ERR_ARG, fn, "info is NULL");
@@ -256,6 +264,7 @@ FY_API int PMPI_Group_from_session_pset(MPI_Session session,
                                         const char *pset_name,
                                         MPI_Group *newgroup)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     GET_SESSION(s, session, fn);
     SCHECK(newgroup, s, MPI_ERR_ARG, fn, "newgroup is NULL");
@@ -275,6 +284,7 @@ FY_API int
 PMPI_Session_create_errhandler(MPI_Session_errhandler_function *function,
                                MPI_Errhandler *errhandler)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     /* Callable before any session exists (MPI 4.0 9.3.4), so no core
      * check: error handlers need nothing of it. */
@@ -295,6 +305,7 @@ FY_ALIAS(MPI_Session_create_errhandler)
 FY_API int PMPI_Session_set_errhandler(MPI_Session session,
                                        MPI_Errhandler errhandler)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     GET_SESSION(s, session, fn);
     struct fy_errhandler *eh = fy_errhandler_get(errhandler);
@@ -312,6 +323,7 @@ FY_ALIAS(MPI_Session_set_errhandler)
 FY_API int PMPI_Session_get_errhandler(MPI_Session session,
                                        MPI_Errhandler *errhandler)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     GET_SESSION(s, session, fn);
     SCHECK(errhandler, s, MPI_ERR_ARG, fn, "errhandler is NULL");
@@ -325,6 +337,7 @@ FY_ALIAS(MPI_Session_get_errhandler)
 
 FY_API int PMPI_Session_call_errhandler(MPI_Session session, int errorcode)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     GET_SESSION(s, session, fn);
     struct fy_errhandler *eh = fy_errhandler_get(s->errhandler);
@@ -419,6 +432,7 @@ FY_API int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag,
                                        MPI_Info info, MPI_Errhandler errhandler,
                                        MPI_Comm *newcomm)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     struct fy_group *g;
     int cls =
@@ -440,6 +454,7 @@ FY_API int PMPI_Intercomm_create_from_groups(
     int remote_leader, const char *stringtag, MPI_Info info,
     MPI_Errhandler errhandler, MPI_Comm *newintercomm)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     struct fy_group *lg;
     int cls = from_group_check(fn, local_group, stringtag, info, errhandler,
