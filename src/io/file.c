@@ -219,11 +219,15 @@ int fy_io_close(struct fy_file *f)
         err = -errno;
     if (f->shared)
         munmap(f->shared, (size_t)sysconf(_SC_PAGESIZE));
-    /* Everyone has closed before rank 0 deletes. */
+    /* Everyone has closed before rank 0 deletes, and the file is gone
+     * before anyone returns. */
     int rc = fy_io_agree(f->comm, err);
-    if ((f->amode & MPI_MODE_DELETE_ON_CLOSE) && f->comm->rank == 0 &&
-        unlink(f->path) != 0 && !rc)
-        rc = -errno;
+    if (!rc && (f->amode & MPI_MODE_DELETE_ON_CLOSE)) {
+        err = 0;
+        if (f->comm->rank == 0 && unlink(f->path) != 0)
+            err = -errno;
+        rc = fy_io_agree(f->comm, err);
+    }
     fy_io_view_clear(&f->view);
     fy_comm_free(f->comm);
     free(f->path);
@@ -333,6 +337,13 @@ int fy_io_pieces(const struct fy_file *f, MPI_Offset voff, MPI_Offset n,
     struct fy_io_piece *p = malloc(sizeof(*p) * (size_t)cap);
     if (!p)
         return -ENOMEM;
+    if (v->nblocks == 1 && v->blocks[0].len == v->ft_extent) {
+        /* A contiguous filetype: the stream is the file from disp on. */
+        p[0] = (struct fy_io_piece){fy_io_byte_offset(f, voff), n};
+        *out = p;
+        *n_out = 1;
+        return 0;
+    }
     MPI_Offset inst = voff / v->ft_size, w = voff % v->ft_size;
     int i = find_block(v, w);
     MPI_Offset in_blk = w - v->blocks[i].pre;

@@ -315,8 +315,9 @@ static int set_size(MPI_File fh, MPI_Offset size, bool prealloc, const char *fn)
            "file opened MPI_MODE_RDONLY");
     FCHECK(!(f->amode & MPI_MODE_SEQUENTIAL), f, MPI_ERR_UNSUPPORTED_OPERATION,
            fn, "file opened MPI_MODE_SEQUENTIAL");
-    int err = 0;
-    if (f->comm->rank == 0) {
+    /* Nobody may still be reading or writing when rank 0 resizes. */
+    int err = fy_coll_barrier(f->comm, NULL);
+    if (!err && f->comm->rank == 0) {
         struct stat st;
         if (fstat(f->fd, &st) != 0) {
             err = -errno;
