@@ -96,10 +96,10 @@ int main(int argc, char **argv)
         double bytes = (double)nblk * blk * size;
         printf("# ranks %d, file %lld MiB, block %d B, median of %d\n", size,
                mib, blk, runs);
-        printf("independent %.1f MB/s (%.3f s)\n",
-               bytes / t[0][runs / 2] / 1e6, t[0][runs / 2]);
-        printf("collective  %.1f MB/s (%.3f s)\n",
-               bytes / t[1][runs / 2] / 1e6, t[1][runs / 2]);
+        printf("independent %.1f MB/s (%.3f s)\n", bytes / t[0][runs / 2] / 1e6,
+               t[0][runs / 2]);
+        printf("collective  %.1f MB/s (%.3f s)\n", bytes / t[1][runs / 2] / 1e6,
+               t[1][runs / 2]);
     }
     free(buf);
     free(t[0]);

@@ -68,9 +68,9 @@ struct tp {
     int64_t lo, hi, dom, cb;
     int *cur; /* per aggregator: first piece not yet fully sent */
     /* per round */
-    int *scnt, *sdsp, *rcnt, *rdsp;    /* pairs, bytes */
+    int *scnt, *sdsp, *rcnt, *rdsp;     /* pairs, bytes */
     int *sdcnt, *sddsp, *rdcnt, *rddsp; /* data, bytes */
-    char *abuf;                        /* aggregator window */
+    char *abuf;                         /* aggregator window */
 };
 
 static int aggr_rank(const struct tp *t, int a)
@@ -174,8 +174,8 @@ static int run_round(struct tp *t, int64_t r)
         rc = -ENOMEM;
         goto free_bufs;
     }
-    rc = fy_coll_alltoallv(pairs, t->scnt, t->sdsp, byte, rp, t->rcnt,
-                           t->rdsp, byte, c, NULL);
+    rc = fy_coll_alltoallv(pairs, t->scnt, t->sdsp, byte, rp, t->rcnt, t->rdsp,
+                           byte, c, NULL);
     if (rc)
         goto free_bufs;
     if (t->write) {
@@ -183,8 +183,8 @@ static int run_round(struct tp *t, int64_t r)
             memcpy(sdata + o, t->buf + spos[k], (size_t)pairs[k].len);
             o += (int)pairs[k].len;
         }
-        rc = fy_coll_alltoallv(sdata, t->sdcnt, t->sddsp, byte, rdata,
-                               t->rdcnt, t->rddsp, byte, c, NULL);
+        rc = fy_coll_alltoallv(sdata, t->sdcnt, t->sddsp, byte, rdata, t->rdcnt,
+                               t->rddsp, byte, c, NULL);
         if (rc)
             goto free_bufs;
     }
@@ -253,8 +253,8 @@ static int run_round(struct tp *t, int64_t r)
     }
 reply:
     if (!t->write) {
-        rc = fy_coll_alltoallv(sdata, t->rdcnt, t->rddsp, byte, rdata,
-                               t->sdcnt, t->sddsp, byte, c, NULL);
+        rc = fy_coll_alltoallv(sdata, t->rdcnt, t->rddsp, byte, rdata, t->sdcnt,
+                               t->sddsp, byte, c, NULL);
         for (int k = 0, o = 0; !rc && k < npairs; k++) {
             memcpy(t->buf + spos[k], rdata + o, (size_t)pairs[k].len);
             o += (int)pairs[k].len;

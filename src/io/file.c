@@ -52,15 +52,14 @@ static int shared_map(struct fy_file *f)
         }
         si.fd = fd;
     }
-    int rc = fy_coll_bcast(&si, sizeof(si), fy_dtype_get(MPI_BYTE), 0,
-                           f->comm, NULL);
+    int rc = fy_coll_bcast(&si, sizeof(si), fy_dtype_get(MPI_BYTE), 0, f->comm,
+                           NULL);
     if (rc)
         goto close_fd;
     int err = si.err;
     if (!err && f->comm->rank != 0) {
         char path[64];
-        snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)si.pid,
-                 (int)si.fd);
+        snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)si.pid, (int)si.fd);
         fd = open(path, O_RDWR | O_CLOEXEC);
         if (fd < 0) {
             err = -errno;
@@ -103,8 +102,7 @@ close_fd:
     return 0; /* the file works without it */
 }
 
-int fy_io_shared_fetch_add(struct fy_file *f, MPI_Offset n,
-                           MPI_Offset *old_out)
+int fy_io_shared_fetch_add(struct fy_file *f, MPI_Offset n, MPI_Offset *old_out)
 {
     if (!f->shared)
         return f->shared_err;
@@ -475,8 +473,8 @@ free_pieces:
     return rc;
 }
 
-int fy_io_read(struct fy_file *f, MPI_Offset voff, void *buf,
-               MPI_Offset nbytes, MPI_Offset *done_out)
+int fy_io_read(struct fy_file *f, MPI_Offset voff, void *buf, MPI_Offset nbytes,
+               MPI_Offset *done_out)
 {
     return access_indep(f, voff, buf, nbytes, false, done_out);
 }

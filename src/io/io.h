@@ -60,7 +60,7 @@ struct fy_file {
     MPI_Errhandler errhandler;
     bool atomic;
     struct fy_io_view view;
-    MPI_Offset pos; /* individual file pointer, in etypes */
+    MPI_Offset pos;              /* individual file pointer, in etypes */
     struct fy_io_shared *shared; /* NULL if it could not be mapped */
     int shared_err;              /* why not (negative errno) */
     int cb_nodes;                /* aggregators for collective access */
@@ -95,8 +95,8 @@ MPI_Offset fy_io_byte_offset(const struct fy_file *f, MPI_Offset v);
 
 /* Independent access: returns 0 or -errno; *done_out = bytes moved (a
  * read stops at end of file). */
-int fy_io_read(struct fy_file *f, MPI_Offset voff, void *buf,
-               MPI_Offset nbytes, MPI_Offset *done_out);
+int fy_io_read(struct fy_file *f, MPI_Offset voff, void *buf, MPI_Offset nbytes,
+               MPI_Offset *done_out);
 int fy_io_write(struct fy_file *f, MPI_Offset voff, const void *buf,
                 MPI_Offset nbytes, MPI_Offset *done_out);
 /* Collective access (every member of f->comm calls it; nbytes may be 0):

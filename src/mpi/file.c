@@ -184,7 +184,8 @@ FY_API int PMPI_Register_datarep_c(
 }
 FY_ALIAS(MPI_Register_datarep_c)
 
-/* ---- open, close, delete --------------------------------------------------- */
+/* ---- open, close, delete ---------------------------------------------------
+ */
 
 static bool amode_valid(int amode)
 {
@@ -296,14 +297,15 @@ FY_API int PMPI_File_delete(const char *filename, MPI_Info info)
     FCHECK(filename != NULL, NULL, MPI_ERR_ARG, fn, "filename is NULL");
     if (unlink(filename) != 0) {
         int e = -errno;
-        return FERR((struct fy_file *)NULL, io_class(e), fn, "%s: %s",
-                    filename, strerror(-e));
+        return FERR((struct fy_file *)NULL, io_class(e), fn, "%s: %s", filename,
+                    strerror(-e));
     }
     return MPI_SUCCESS;
 }
 FY_ALIAS(MPI_File_delete)
 
-/* ---- sizes, group, mode, info --------------------------------------------- */
+/* ---- sizes, group, mode, info ---------------------------------------------
+ */
 
 static int set_size(MPI_File fh, MPI_Offset size, bool prealloc, const char *fn)
 {
@@ -421,7 +423,8 @@ FY_API int PMPI_File_get_info(MPI_File fh, MPI_Info *info_used)
 }
 FY_ALIAS(MPI_File_get_info)
 
-/* ---- views ------------------------------------------------------------------ */
+/* ---- views ------------------------------------------------------------------
+ */
 
 /* The view stream position of file byte 'off' (data of the view before
  * it), for MPI_SEEK_END. */
@@ -443,9 +446,9 @@ static MPI_Offset stream_pos_of(const struct fy_file *f, MPI_Offset off)
     return data;
 }
 
-FY_API int PMPI_File_set_view(MPI_File fh, MPI_Offset disp,
-                              MPI_Datatype etype, MPI_Datatype filetype,
-                              const char *datarep, MPI_Info info)
+FY_API int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype,
+                              MPI_Datatype filetype, const char *datarep,
+                              MPI_Info info)
 {
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
@@ -543,7 +546,8 @@ FY_API int PMPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype,
 }
 FY_ALIAS(MPI_File_get_type_extent_c)
 
-/* ---- pointers --------------------------------------------------------------- */
+/* ---- pointers ---------------------------------------------------------------
+ */
 
 static int seek_target(struct fy_file *f, MPI_Offset cur, MPI_Offset offset,
                        int whence, MPI_Offset *out)
@@ -645,7 +649,8 @@ FY_API int PMPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset,
 }
 FY_ALIAS(MPI_File_get_byte_offset)
 
-/* ---- consistency -------------------------------------------------------------- */
+/* ---- consistency
+ * -------------------------------------------------------------- */
 
 FY_API int PMPI_File_set_atomicity(MPI_File fh, int flag)
 {
@@ -687,11 +692,12 @@ FY_API int PMPI_File_sync(MPI_File fh)
 }
 FY_ALIAS(MPI_File_sync)
 
-/* ---- error handlers ------------------------------------------------------------ */
+/* ---- error handlers
+ * ------------------------------------------------------------ */
 
-FY_API int PMPI_File_create_errhandler(
-    MPI_File_errhandler_function *file_errhandler_fn,
-    MPI_Errhandler *errhandler)
+FY_API int
+PMPI_File_create_errhandler(MPI_File_errhandler_function *file_errhandler_fn,
+                            MPI_Errhandler *errhandler)
 {
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
@@ -700,10 +706,9 @@ FY_API int PMPI_File_create_errhandler(
     struct fy_errhandler *eh;
     /* Stored as the communicator kind; fy_mpi_err_file casts it back to
      * MPI_File_errhandler_function before calling it. */
-    FCHECK(fy_errhandler_create(
-               (MPI_Comm_errhandler_function *)(void (*)(void))
-                   file_errhandler_fn,
-               &eh) == 0,
+    FCHECK(fy_errhandler_create((MPI_Comm_errhandler_function *)(void (*)(
+                                    void))file_errhandler_fn,
+                                &eh) == 0,
            NULL, MPI_ERR_NO_MEM, fn, "out of memory");
     *errhandler = eh->handle;
     return MPI_SUCCESS;
@@ -781,7 +786,8 @@ FY_API MPI_File PMPI_File_f2c(MPI_Fint file)
 }
 FY_ALIAS(MPI_File_f2c)
 
-/* ---- data access ------------------------------------------------------------ */
+/* ---- data access ------------------------------------------------------------
+ */
 
 enum pos_kind { POS_AT, POS_INDIV, POS_SHARED, POS_ORDERED };
 
@@ -895,12 +901,11 @@ static int file_access(const char *fn, struct fy_file *f, enum pos_kind pk,
            "file opened MPI_MODE_RDONLY");
     FCHECK(write || !(f->amode & MPI_MODE_WRONLY), f, MPI_ERR_ACCESS, fn,
            "file opened MPI_MODE_WRONLY");
-    FCHECK(!(f->amode & MPI_MODE_SEQUENTIAL) ||
-               pk == POS_SHARED || pk == POS_ORDERED,
+    FCHECK(!(f->amode & MPI_MODE_SEQUENTIAL) || pk == POS_SHARED ||
+               pk == POS_ORDERED,
            f, MPI_ERR_UNSUPPORTED_OPERATION, fn,
            "file opened MPI_MODE_SEQUENTIAL: shared file pointer only");
-    FCHECK(pk != POS_AT || offset >= 0, f, MPI_ERR_ARG, fn,
-           "negative offset");
+    FCHECK(pk != POS_AT || offset >= 0, f, MPI_ERR_ARG, fn, "negative offset");
     FCHECK((pk != POS_SHARED && pk != POS_ORDERED) || f->shared, f,
            MPI_ERR_UNSUPPORTED_OPERATION, fn,
            "no shared file pointer on this file: %s", strerror(-f->shared_err));
@@ -991,9 +996,9 @@ static const struct fy_mreq_ext_ops done_ops = {
     .free = done_free,
 };
 
-static int nonblocking(const char *fn, MPI_File fh, enum pos_kind pk,
-                       bool coll, bool write, MPI_Offset offset,
-                       const void *buf, MPI_Count count, MPI_Datatype datatype,
+static int nonblocking(const char *fn, MPI_File fh, enum pos_kind pk, bool coll,
+                       bool write, MPI_Offset offset, const void *buf,
+                       MPI_Count count, MPI_Datatype datatype,
                        MPI_Request *request)
 {
     FY_CHECK_INIT(fn);
@@ -1056,16 +1061,18 @@ static int split_end(const char *fn, MPI_File fh, const void *buf,
 
 /* ---- the entry points of every read/write family ---------------------- */
 
-FY_API int PMPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count,
-    MPI_Datatype datatype, MPI_Status *status)
+FY_API int PMPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf,
+                             int count, MPI_Datatype datatype,
+                             MPI_Status *status)
 {
     return blocking(__func__, fh, POS_AT, false, false, offset, buf, count,
                     datatype, status);
 }
 FY_ALIAS(MPI_File_read_at)
 
-FY_API int PMPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count,
-    MPI_Datatype datatype, MPI_Status *status)
+FY_API int PMPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf,
+                                 int count, MPI_Datatype datatype,
+                                 MPI_Status *status)
 {
     return blocking(__func__, fh, POS_AT, true, false, offset, buf, count,
                     datatype, status);
@@ -1073,7 +1080,7 @@ FY_API int PMPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int 
 FY_ALIAS(MPI_File_read_at_all)
 
 FY_API int PMPI_File_read(MPI_File fh, void *buf, int count,
-    MPI_Datatype datatype, MPI_Status *status)
+                          MPI_Datatype datatype, MPI_Status *status)
 {
     return blocking(__func__, fh, POS_INDIV, false, false, 0, buf, count,
                     datatype, status);
@@ -1081,7 +1088,7 @@ FY_API int PMPI_File_read(MPI_File fh, void *buf, int count,
 FY_ALIAS(MPI_File_read)
 
 FY_API int PMPI_File_read_all(MPI_File fh, void *buf, int count,
-    MPI_Datatype datatype, MPI_Status *status)
+                              MPI_Datatype datatype, MPI_Status *status)
 {
     return blocking(__func__, fh, POS_INDIV, true, false, 0, buf, count,
                     datatype, status);
@@ -1089,7 +1096,7 @@ FY_API int PMPI_File_read_all(MPI_File fh, void *buf, int count,
 FY_ALIAS(MPI_File_read_all)
 
 FY_API int PMPI_File_read_shared(MPI_File fh, void *buf, int count,
-    MPI_Datatype datatype, MPI_Status *status)
+                                 MPI_Datatype datatype, MPI_Status *status)
 {
     return blocking(__func__, fh, POS_SHARED, false, false, 0, buf, count,
                     datatype, status);
@@ -1097,55 +1104,58 @@ FY_API int PMPI_File_read_shared(MPI_File fh, void *buf, int count,
 FY_ALIAS(MPI_File_read_shared)
 
 FY_API int PMPI_File_read_ordered(MPI_File fh, void *buf, int count,
-    MPI_Datatype datatype, MPI_Status *status)
+                                  MPI_Datatype datatype, MPI_Status *status)
 {
     return blocking(__func__, fh, POS_ORDERED, true, false, 0, buf, count,
                     datatype, status);
 }
 FY_ALIAS(MPI_File_read_ordered)
 
-FY_API int PMPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int count,
-    MPI_Datatype datatype, MPI_Request *request)
+FY_API int PMPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf,
+                              int count, MPI_Datatype datatype,
+                              MPI_Request *request)
 {
-    return nonblocking(__func__, fh, POS_AT, false, false, offset, buf,
-                       count, datatype, request);
+    return nonblocking(__func__, fh, POS_AT, false, false, offset, buf, count,
+                       datatype, request);
 }
 FY_ALIAS(MPI_File_iread_at)
 
-FY_API int PMPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count,
-    MPI_Datatype datatype, MPI_Request *request)
+FY_API int PMPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf,
+                                  int count, MPI_Datatype datatype,
+                                  MPI_Request *request)
 {
-    return nonblocking(__func__, fh, POS_AT, true, false, offset, buf,
-                       count, datatype, request);
+    return nonblocking(__func__, fh, POS_AT, true, false, offset, buf, count,
+                       datatype, request);
 }
 FY_ALIAS(MPI_File_iread_at_all)
 
 FY_API int PMPI_File_iread(MPI_File fh, void *buf, int count,
-    MPI_Datatype datatype, MPI_Request *request)
+                           MPI_Datatype datatype, MPI_Request *request)
 {
-    return nonblocking(__func__, fh, POS_INDIV, false, false, 0, buf,
-                       count, datatype, request);
+    return nonblocking(__func__, fh, POS_INDIV, false, false, 0, buf, count,
+                       datatype, request);
 }
 FY_ALIAS(MPI_File_iread)
 
 FY_API int PMPI_File_iread_all(MPI_File fh, void *buf, int count,
-    MPI_Datatype datatype, MPI_Request *request)
+                               MPI_Datatype datatype, MPI_Request *request)
 {
-    return nonblocking(__func__, fh, POS_INDIV, true, false, 0, buf,
-                       count, datatype, request);
+    return nonblocking(__func__, fh, POS_INDIV, true, false, 0, buf, count,
+                       datatype, request);
 }
 FY_ALIAS(MPI_File_iread_all)
 
 FY_API int PMPI_File_iread_shared(MPI_File fh, void *buf, int count,
-    MPI_Datatype datatype, MPI_Request *request)
+                                  MPI_Datatype datatype, MPI_Request *request)
 {
-    return nonblocking(__func__, fh, POS_SHARED, false, false, 0, buf,
-                       count, datatype, request);
+    return nonblocking(__func__, fh, POS_SHARED, false, false, 0, buf, count,
+                       datatype, request);
 }
 FY_ALIAS(MPI_File_iread_shared)
 
-FY_API int PMPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void *buf, int count,
-    MPI_Datatype datatype)
+FY_API int PMPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset,
+                                       void *buf, int count,
+                                       MPI_Datatype datatype)
 {
     return split_begin(__func__, fh, POS_AT, false, offset, buf, count,
                        datatype);
@@ -1159,10 +1169,9 @@ FY_API int PMPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *status)
 FY_ALIAS(MPI_File_read_at_all_end)
 
 FY_API int PMPI_File_read_all_begin(MPI_File fh, void *buf, int count,
-    MPI_Datatype datatype)
+                                    MPI_Datatype datatype)
 {
-    return split_begin(__func__, fh, POS_INDIV, false, 0, buf, count,
-                       datatype);
+    return split_begin(__func__, fh, POS_INDIV, false, 0, buf, count, datatype);
 }
 FY_ALIAS(MPI_File_read_all_begin)
 
@@ -1173,29 +1182,32 @@ FY_API int PMPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *status)
 FY_ALIAS(MPI_File_read_all_end)
 
 FY_API int PMPI_File_read_ordered_begin(MPI_File fh, void *buf, int count,
-    MPI_Datatype datatype)
+                                        MPI_Datatype datatype)
 {
     return split_begin(__func__, fh, POS_ORDERED, false, 0, buf, count,
                        datatype);
 }
 FY_ALIAS(MPI_File_read_ordered_begin)
 
-FY_API int PMPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *status)
+FY_API int PMPI_File_read_ordered_end(MPI_File fh, void *buf,
+                                      MPI_Status *status)
 {
     return split_end(__func__, fh, buf, status);
 }
 FY_ALIAS(MPI_File_read_ordered_end)
 
-FY_API int PMPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count,
-    MPI_Datatype datatype, MPI_Status *status)
+FY_API int PMPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf,
+                              int count, MPI_Datatype datatype,
+                              MPI_Status *status)
 {
     return blocking(__func__, fh, POS_AT, false, true, offset, buf, count,
                     datatype, status);
 }
 FY_ALIAS(MPI_File_write_at)
 
-FY_API int PMPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count,
-    MPI_Datatype datatype, MPI_Status *status)
+FY_API int PMPI_File_write_at_all(MPI_File fh, MPI_Offset offset,
+                                  const void *buf, int count,
+                                  MPI_Datatype datatype, MPI_Status *status)
 {
     return blocking(__func__, fh, POS_AT, true, true, offset, buf, count,
                     datatype, status);
@@ -1203,7 +1215,7 @@ FY_API int PMPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *bu
 FY_ALIAS(MPI_File_write_at_all)
 
 FY_API int PMPI_File_write(MPI_File fh, const void *buf, int count,
-    MPI_Datatype datatype, MPI_Status *status)
+                           MPI_Datatype datatype, MPI_Status *status)
 {
     return blocking(__func__, fh, POS_INDIV, false, true, 0, buf, count,
                     datatype, status);
@@ -1211,7 +1223,7 @@ FY_API int PMPI_File_write(MPI_File fh, const void *buf, int count,
 FY_ALIAS(MPI_File_write)
 
 FY_API int PMPI_File_write_all(MPI_File fh, const void *buf, int count,
-    MPI_Datatype datatype, MPI_Status *status)
+                               MPI_Datatype datatype, MPI_Status *status)
 {
     return blocking(__func__, fh, POS_INDIV, true, true, 0, buf, count,
                     datatype, status);
@@ -1219,7 +1231,7 @@ FY_API int PMPI_File_write_all(MPI_File fh, const void *buf, int count,
 FY_ALIAS(MPI_File_write_all)
 
 FY_API int PMPI_File_write_shared(MPI_File fh, const void *buf, int count,
-    MPI_Datatype datatype, MPI_Status *status)
+                                  MPI_Datatype datatype, MPI_Status *status)
 {
     return blocking(__func__, fh, POS_SHARED, false, true, 0, buf, count,
                     datatype, status);
@@ -1227,105 +1239,112 @@ FY_API int PMPI_File_write_shared(MPI_File fh, const void *buf, int count,
 FY_ALIAS(MPI_File_write_shared)
 
 FY_API int PMPI_File_write_ordered(MPI_File fh, const void *buf, int count,
-    MPI_Datatype datatype, MPI_Status *status)
+                                   MPI_Datatype datatype, MPI_Status *status)
 {
     return blocking(__func__, fh, POS_ORDERED, true, true, 0, buf, count,
                     datatype, status);
 }
 FY_ALIAS(MPI_File_write_ordered)
 
-FY_API int PMPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf, int count,
-    MPI_Datatype datatype, MPI_Request *request)
+FY_API int PMPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf,
+                               int count, MPI_Datatype datatype,
+                               MPI_Request *request)
 {
-    return nonblocking(__func__, fh, POS_AT, false, true, offset, buf,
-                       count, datatype, request);
+    return nonblocking(__func__, fh, POS_AT, false, true, offset, buf, count,
+                       datatype, request);
 }
 FY_ALIAS(MPI_File_iwrite_at)
 
-FY_API int PMPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count,
-    MPI_Datatype datatype, MPI_Request *request)
+FY_API int PMPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset,
+                                   const void *buf, int count,
+                                   MPI_Datatype datatype, MPI_Request *request)
 {
-    return nonblocking(__func__, fh, POS_AT, true, true, offset, buf,
-                       count, datatype, request);
+    return nonblocking(__func__, fh, POS_AT, true, true, offset, buf, count,
+                       datatype, request);
 }
 FY_ALIAS(MPI_File_iwrite_at_all)
 
 FY_API int PMPI_File_iwrite(MPI_File fh, const void *buf, int count,
-    MPI_Datatype datatype, MPI_Request *request)
+                            MPI_Datatype datatype, MPI_Request *request)
 {
-    return nonblocking(__func__, fh, POS_INDIV, false, true, 0, buf,
-                       count, datatype, request);
+    return nonblocking(__func__, fh, POS_INDIV, false, true, 0, buf, count,
+                       datatype, request);
 }
 FY_ALIAS(MPI_File_iwrite)
 
 FY_API int PMPI_File_iwrite_all(MPI_File fh, const void *buf, int count,
-    MPI_Datatype datatype, MPI_Request *request)
+                                MPI_Datatype datatype, MPI_Request *request)
 {
-    return nonblocking(__func__, fh, POS_INDIV, true, true, 0, buf,
-                       count, datatype, request);
+    return nonblocking(__func__, fh, POS_INDIV, true, true, 0, buf, count,
+                       datatype, request);
 }
 FY_ALIAS(MPI_File_iwrite_all)
 
 FY_API int PMPI_File_iwrite_shared(MPI_File fh, const void *buf, int count,
-    MPI_Datatype datatype, MPI_Request *request)
+                                   MPI_Datatype datatype, MPI_Request *request)
 {
-    return nonblocking(__func__, fh, POS_SHARED, false, true, 0, buf,
-                       count, datatype, request);
+    return nonblocking(__func__, fh, POS_SHARED, false, true, 0, buf, count,
+                       datatype, request);
 }
 FY_ALIAS(MPI_File_iwrite_shared)
 
-FY_API int PMPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset, const void *buf, int count,
-    MPI_Datatype datatype)
+FY_API int PMPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset,
+                                        const void *buf, int count,
+                                        MPI_Datatype datatype)
 {
     return split_begin(__func__, fh, POS_AT, true, offset, buf, count,
                        datatype);
 }
 FY_ALIAS(MPI_File_write_at_all_begin)
 
-FY_API int PMPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *status)
+FY_API int PMPI_File_write_at_all_end(MPI_File fh, const void *buf,
+                                      MPI_Status *status)
 {
     return split_end(__func__, fh, buf, status);
 }
 FY_ALIAS(MPI_File_write_at_all_end)
 
 FY_API int PMPI_File_write_all_begin(MPI_File fh, const void *buf, int count,
-    MPI_Datatype datatype)
+                                     MPI_Datatype datatype)
 {
-    return split_begin(__func__, fh, POS_INDIV, true, 0, buf, count,
-                       datatype);
+    return split_begin(__func__, fh, POS_INDIV, true, 0, buf, count, datatype);
 }
 FY_ALIAS(MPI_File_write_all_begin)
 
-FY_API int PMPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *status)
+FY_API int PMPI_File_write_all_end(MPI_File fh, const void *buf,
+                                   MPI_Status *status)
 {
     return split_end(__func__, fh, buf, status);
 }
 FY_ALIAS(MPI_File_write_all_end)
 
-FY_API int PMPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count,
-    MPI_Datatype datatype)
+FY_API int PMPI_File_write_ordered_begin(MPI_File fh, const void *buf,
+                                         int count, MPI_Datatype datatype)
 {
     return split_begin(__func__, fh, POS_ORDERED, true, 0, buf, count,
                        datatype);
 }
 FY_ALIAS(MPI_File_write_ordered_begin)
 
-FY_API int PMPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *status)
+FY_API int PMPI_File_write_ordered_end(MPI_File fh, const void *buf,
+                                       MPI_Status *status)
 {
     return split_end(__func__, fh, buf, status);
 }
 FY_ALIAS(MPI_File_write_ordered_end)
 
-FY_API int PMPI_File_read_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
-    MPI_Datatype datatype, MPI_Status *status)
+FY_API int PMPI_File_read_at_c(MPI_File fh, MPI_Offset offset, void *buf,
+                               MPI_Count count, MPI_Datatype datatype,
+                               MPI_Status *status)
 {
     return blocking(__func__, fh, POS_AT, false, false, offset, buf, count,
                     datatype, status);
 }
 FY_ALIAS(MPI_File_read_at_c)
 
-FY_API int PMPI_File_read_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
-    MPI_Datatype datatype, MPI_Status *status)
+FY_API int PMPI_File_read_at_all_c(MPI_File fh, MPI_Offset offset, void *buf,
+                                   MPI_Count count, MPI_Datatype datatype,
+                                   MPI_Status *status)
 {
     return blocking(__func__, fh, POS_AT, true, false, offset, buf, count,
                     datatype, status);
@@ -1333,7 +1352,7 @@ FY_API int PMPI_File_read_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MP
 FY_ALIAS(MPI_File_read_at_all_c)
 
 FY_API int PMPI_File_read_c(MPI_File fh, void *buf, MPI_Count count,
-    MPI_Datatype datatype, MPI_Status *status)
+                            MPI_Datatype datatype, MPI_Status *status)
 {
     return blocking(__func__, fh, POS_INDIV, false, false, 0, buf, count,
                     datatype, status);
@@ -1341,7 +1360,7 @@ FY_API int PMPI_File_read_c(MPI_File fh, void *buf, MPI_Count count,
 FY_ALIAS(MPI_File_read_c)
 
 FY_API int PMPI_File_read_all_c(MPI_File fh, void *buf, MPI_Count count,
-    MPI_Datatype datatype, MPI_Status *status)
+                                MPI_Datatype datatype, MPI_Status *status)
 {
     return blocking(__func__, fh, POS_INDIV, true, false, 0, buf, count,
                     datatype, status);
@@ -1349,7 +1368,7 @@ FY_API int PMPI_File_read_all_c(MPI_File fh, void *buf, MPI_Count count,
 FY_ALIAS(MPI_File_read_all_c)
 
 FY_API int PMPI_File_read_shared_c(MPI_File fh, void *buf, MPI_Count count,
-    MPI_Datatype datatype, MPI_Status *status)
+                                   MPI_Datatype datatype, MPI_Status *status)
 {
     return blocking(__func__, fh, POS_SHARED, false, false, 0, buf, count,
                     datatype, status);
@@ -1357,55 +1376,58 @@ FY_API int PMPI_File_read_shared_c(MPI_File fh, void *buf, MPI_Count count,
 FY_ALIAS(MPI_File_read_shared_c)
 
 FY_API int PMPI_File_read_ordered_c(MPI_File fh, void *buf, MPI_Count count,
-    MPI_Datatype datatype, MPI_Status *status)
+                                    MPI_Datatype datatype, MPI_Status *status)
 {
     return blocking(__func__, fh, POS_ORDERED, true, false, 0, buf, count,
                     datatype, status);
 }
 FY_ALIAS(MPI_File_read_ordered_c)
 
-FY_API int PMPI_File_iread_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
-    MPI_Datatype datatype, MPI_Request *request)
+FY_API int PMPI_File_iread_at_c(MPI_File fh, MPI_Offset offset, void *buf,
+                                MPI_Count count, MPI_Datatype datatype,
+                                MPI_Request *request)
 {
-    return nonblocking(__func__, fh, POS_AT, false, false, offset, buf,
-                       count, datatype, request);
+    return nonblocking(__func__, fh, POS_AT, false, false, offset, buf, count,
+                       datatype, request);
 }
 FY_ALIAS(MPI_File_iread_at_c)
 
-FY_API int PMPI_File_iread_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
-    MPI_Datatype datatype, MPI_Request *request)
+FY_API int PMPI_File_iread_at_all_c(MPI_File fh, MPI_Offset offset, void *buf,
+                                    MPI_Count count, MPI_Datatype datatype,
+                                    MPI_Request *request)
 {
-    return nonblocking(__func__, fh, POS_AT, true, false, offset, buf,
-                       count, datatype, request);
+    return nonblocking(__func__, fh, POS_AT, true, false, offset, buf, count,
+                       datatype, request);
 }
 FY_ALIAS(MPI_File_iread_at_all_c)
 
 FY_API int PMPI_File_iread_c(MPI_File fh, void *buf, MPI_Count count,
-    MPI_Datatype datatype, MPI_Request *request)
+                             MPI_Datatype datatype, MPI_Request *request)
 {
-    return nonblocking(__func__, fh, POS_INDIV, false, false, 0, buf,
-                       count, datatype, request);
+    return nonblocking(__func__, fh, POS_INDIV, false, false, 0, buf, count,
+                       datatype, request);
 }
 FY_ALIAS(MPI_File_iread_c)
 
 FY_API int PMPI_File_iread_all_c(MPI_File fh, void *buf, MPI_Count count,
-    MPI_Datatype datatype, MPI_Request *request)
+                                 MPI_Datatype datatype, MPI_Request *request)
 {
-    return nonblocking(__func__, fh, POS_INDIV, true, false, 0, buf,
-                       count, datatype, request);
+    return nonblocking(__func__, fh, POS_INDIV, true, false, 0, buf, count,
+                       datatype, request);
 }
 FY_ALIAS(MPI_File_iread_all_c)
 
 FY_API int PMPI_File_iread_shared_c(MPI_File fh, void *buf, MPI_Count count,
-    MPI_Datatype datatype, MPI_Request *request)
+                                    MPI_Datatype datatype, MPI_Request *request)
 {
-    return nonblocking(__func__, fh, POS_SHARED, false, false, 0, buf,
-                       count, datatype, request);
+    return nonblocking(__func__, fh, POS_SHARED, false, false, 0, buf, count,
+                       datatype, request);
 }
 FY_ALIAS(MPI_File_iread_shared_c)
 
-FY_API int PMPI_File_read_at_all_begin_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
-    MPI_Datatype datatype)
+FY_API int PMPI_File_read_at_all_begin_c(MPI_File fh, MPI_Offset offset,
+                                         void *buf, MPI_Count count,
+                                         MPI_Datatype datatype)
 {
     return split_begin(__func__, fh, POS_AT, false, offset, buf, count,
                        datatype);
@@ -1413,31 +1435,33 @@ FY_API int PMPI_File_read_at_all_begin_c(MPI_File fh, MPI_Offset offset, void *b
 FY_ALIAS(MPI_File_read_at_all_begin_c)
 
 FY_API int PMPI_File_read_all_begin_c(MPI_File fh, void *buf, MPI_Count count,
-    MPI_Datatype datatype)
+                                      MPI_Datatype datatype)
 {
-    return split_begin(__func__, fh, POS_INDIV, false, 0, buf, count,
-                       datatype);
+    return split_begin(__func__, fh, POS_INDIV, false, 0, buf, count, datatype);
 }
 FY_ALIAS(MPI_File_read_all_begin_c)
 
-FY_API int PMPI_File_read_ordered_begin_c(MPI_File fh, void *buf, MPI_Count count,
-    MPI_Datatype datatype)
+FY_API int PMPI_File_read_ordered_begin_c(MPI_File fh, void *buf,
+                                          MPI_Count count,
+                                          MPI_Datatype datatype)
 {
     return split_begin(__func__, fh, POS_ORDERED, false, 0, buf, count,
                        datatype);
 }
 FY_ALIAS(MPI_File_read_ordered_begin_c)
 
-FY_API int PMPI_File_write_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
-    MPI_Datatype datatype, MPI_Status *status)
+FY_API int PMPI_File_write_at_c(MPI_File fh, MPI_Offset offset, const void *buf,
+                                MPI_Count count, MPI_Datatype datatype,
+                                MPI_Status *status)
 {
     return blocking(__func__, fh, POS_AT, false, true, offset, buf, count,
                     datatype, status);
 }
 FY_ALIAS(MPI_File_write_at_c)
 
-FY_API int PMPI_File_write_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
-    MPI_Datatype datatype, MPI_Status *status)
+FY_API int PMPI_File_write_at_all_c(MPI_File fh, MPI_Offset offset,
+                                    const void *buf, MPI_Count count,
+                                    MPI_Datatype datatype, MPI_Status *status)
 {
     return blocking(__func__, fh, POS_AT, true, true, offset, buf, count,
                     datatype, status);
@@ -1445,7 +1469,7 @@ FY_API int PMPI_File_write_at_all_c(MPI_File fh, MPI_Offset offset, const void *
 FY_ALIAS(MPI_File_write_at_all_c)
 
 FY_API int PMPI_File_write_c(MPI_File fh, const void *buf, MPI_Count count,
-    MPI_Datatype datatype, MPI_Status *status)
+                             MPI_Datatype datatype, MPI_Status *status)
 {
     return blocking(__func__, fh, POS_INDIV, false, true, 0, buf, count,
                     datatype, status);
@@ -1453,90 +1477,96 @@ FY_API int PMPI_File_write_c(MPI_File fh, const void *buf, MPI_Count count,
 FY_ALIAS(MPI_File_write_c)
 
 FY_API int PMPI_File_write_all_c(MPI_File fh, const void *buf, MPI_Count count,
-    MPI_Datatype datatype, MPI_Status *status)
+                                 MPI_Datatype datatype, MPI_Status *status)
 {
     return blocking(__func__, fh, POS_INDIV, true, true, 0, buf, count,
                     datatype, status);
 }
 FY_ALIAS(MPI_File_write_all_c)
 
-FY_API int PMPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count,
-    MPI_Datatype datatype, MPI_Status *status)
+FY_API int PMPI_File_write_shared_c(MPI_File fh, const void *buf,
+                                    MPI_Count count, MPI_Datatype datatype,
+                                    MPI_Status *status)
 {
     return blocking(__func__, fh, POS_SHARED, false, true, 0, buf, count,
                     datatype, status);
 }
 FY_ALIAS(MPI_File_write_shared_c)
 
-FY_API int PMPI_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count count,
-    MPI_Datatype datatype, MPI_Status *status)
+FY_API int PMPI_File_write_ordered_c(MPI_File fh, const void *buf,
+                                     MPI_Count count, MPI_Datatype datatype,
+                                     MPI_Status *status)
 {
     return blocking(__func__, fh, POS_ORDERED, true, true, 0, buf, count,
                     datatype, status);
 }
 FY_ALIAS(MPI_File_write_ordered_c)
 
-FY_API int PMPI_File_iwrite_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
-    MPI_Datatype datatype, MPI_Request *request)
+FY_API int PMPI_File_iwrite_at_c(MPI_File fh, MPI_Offset offset,
+                                 const void *buf, MPI_Count count,
+                                 MPI_Datatype datatype, MPI_Request *request)
 {
-    return nonblocking(__func__, fh, POS_AT, false, true, offset, buf,
-                       count, datatype, request);
+    return nonblocking(__func__, fh, POS_AT, false, true, offset, buf, count,
+                       datatype, request);
 }
 FY_ALIAS(MPI_File_iwrite_at_c)
 
-FY_API int PMPI_File_iwrite_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
-    MPI_Datatype datatype, MPI_Request *request)
+FY_API int PMPI_File_iwrite_at_all_c(MPI_File fh, MPI_Offset offset,
+                                     const void *buf, MPI_Count count,
+                                     MPI_Datatype datatype,
+                                     MPI_Request *request)
 {
-    return nonblocking(__func__, fh, POS_AT, true, true, offset, buf,
-                       count, datatype, request);
+    return nonblocking(__func__, fh, POS_AT, true, true, offset, buf, count,
+                       datatype, request);
 }
 FY_ALIAS(MPI_File_iwrite_at_all_c)
 
 FY_API int PMPI_File_iwrite_c(MPI_File fh, const void *buf, MPI_Count count,
-    MPI_Datatype datatype, MPI_Request *request)
+                              MPI_Datatype datatype, MPI_Request *request)
 {
-    return nonblocking(__func__, fh, POS_INDIV, false, true, 0, buf,
-                       count, datatype, request);
+    return nonblocking(__func__, fh, POS_INDIV, false, true, 0, buf, count,
+                       datatype, request);
 }
 FY_ALIAS(MPI_File_iwrite_c)
 
 FY_API int PMPI_File_iwrite_all_c(MPI_File fh, const void *buf, MPI_Count count,
-    MPI_Datatype datatype, MPI_Request *request)
+                                  MPI_Datatype datatype, MPI_Request *request)
 {
-    return nonblocking(__func__, fh, POS_INDIV, true, true, 0, buf,
-                       count, datatype, request);
+    return nonblocking(__func__, fh, POS_INDIV, true, true, 0, buf, count,
+                       datatype, request);
 }
 FY_ALIAS(MPI_File_iwrite_all_c)
 
-FY_API int PMPI_File_iwrite_shared_c(MPI_File fh, const void *buf, MPI_Count count,
-    MPI_Datatype datatype, MPI_Request *request)
+FY_API int PMPI_File_iwrite_shared_c(MPI_File fh, const void *buf,
+                                     MPI_Count count, MPI_Datatype datatype,
+                                     MPI_Request *request)
 {
-    return nonblocking(__func__, fh, POS_SHARED, false, true, 0, buf,
-                       count, datatype, request);
+    return nonblocking(__func__, fh, POS_SHARED, false, true, 0, buf, count,
+                       datatype, request);
 }
 FY_ALIAS(MPI_File_iwrite_shared_c)
 
-FY_API int PMPI_File_write_at_all_begin_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
-    MPI_Datatype datatype)
+FY_API int PMPI_File_write_at_all_begin_c(MPI_File fh, MPI_Offset offset,
+                                          const void *buf, MPI_Count count,
+                                          MPI_Datatype datatype)
 {
     return split_begin(__func__, fh, POS_AT, true, offset, buf, count,
                        datatype);
 }
 FY_ALIAS(MPI_File_write_at_all_begin_c)
 
-FY_API int PMPI_File_write_all_begin_c(MPI_File fh, const void *buf, MPI_Count count,
-    MPI_Datatype datatype)
+FY_API int PMPI_File_write_all_begin_c(MPI_File fh, const void *buf,
+                                       MPI_Count count, MPI_Datatype datatype)
 {
-    return split_begin(__func__, fh, POS_INDIV, true, 0, buf, count,
-                       datatype);
+    return split_begin(__func__, fh, POS_INDIV, true, 0, buf, count, datatype);
 }
 FY_ALIAS(MPI_File_write_all_begin_c)
 
-FY_API int PMPI_File_write_ordered_begin_c(MPI_File fh, const void *buf, MPI_Count count,
-    MPI_Datatype datatype)
+FY_API int PMPI_File_write_ordered_begin_c(MPI_File fh, const void *buf,
+                                           MPI_Count count,
+                                           MPI_Datatype datatype)
 {
     return split_begin(__func__, fh, POS_ORDERED, true, 0, buf, count,
                        datatype);
 }
 FY_ALIAS(MPI_File_write_ordered_begin_c)
-

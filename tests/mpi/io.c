@@ -34,13 +34,13 @@ static void test_open_errors(void)
     path(p, sizeof(p), "nofile");
     MPI_File fh = MPI_FILE_NULL;
     /* Files default to MPI_ERRORS_RETURN. */
-    MT_ERRCLASS(MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_RDONLY,
-                              MPI_INFO_NULL, &fh),
-                MPI_ERR_NO_SUCH_FILE, "open a missing file");
+    MT_ERRCLASS(
+        MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh),
+        MPI_ERR_NO_SUCH_FILE, "open a missing file");
     MT_CHECK(fh == MPI_FILE_NULL, "no handle on failure");
     MT_ERRCLASS(MPI_File_open(MPI_COMM_WORLD, p,
-                              MPI_MODE_RDONLY | MPI_MODE_CREATE,
-                              MPI_INFO_NULL, &fh),
+                              MPI_MODE_RDONLY | MPI_MODE_CREATE, MPI_INFO_NULL,
+                              &fh),
                 MPI_ERR_AMODE, "RDONLY|CREATE");
     MT_ERRCLASS(MPI_File_open(MPI_COMM_WORLD, p,
                               MPI_MODE_RDWR | MPI_MODE_WRONLY, MPI_INFO_NULL,
@@ -53,13 +53,12 @@ static void test_open_errors(void)
     MT_MPI(MPI_File_close(&fh));
     MT_CHECK(fh == MPI_FILE_NULL, "close sets MPI_FILE_NULL");
     MT_ERRCLASS(MPI_File_open(MPI_COMM_WORLD, p,
-                              MPI_MODE_WRONLY | MPI_MODE_CREATE |
-                                  MPI_MODE_EXCL,
+                              MPI_MODE_WRONLY | MPI_MODE_CREATE | MPI_MODE_EXCL,
                               MPI_INFO_NULL, &fh),
                 MPI_ERR_FILE_EXISTS, "EXCL on an existing file");
     /* Read-only: writes refused, reads of a write-only file refused. */
-    MT_MPI(MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_RDONLY, MPI_INFO_NULL,
-                         &fh));
+    MT_MPI(
+        MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh));
     int amode;
     MT_MPI(MPI_File_get_amode(fh, &amode));
     MT_EQ(amode, MPI_MODE_RDONLY, "amode");
@@ -67,8 +66,8 @@ static void test_open_errors(void)
     MT_ERRCLASS(MPI_File_write_at(fh, 0, b, 8, MPI_BYTE, MPI_STATUS_IGNORE),
                 MPI_ERR_READ_ONLY, "write on RDONLY");
     MT_MPI(MPI_File_close(&fh));
-    MT_MPI(MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_WRONLY, MPI_INFO_NULL,
-                         &fh));
+    MT_MPI(
+        MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_WRONLY, MPI_INFO_NULL, &fh));
     MT_ERRCLASS(MPI_File_read_at(fh, 0, b, 8, MPI_BYTE, MPI_STATUS_IGNORE),
                 MPI_ERR_ACCESS, "read on WRONLY");
     MT_ERRCLASS(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "nosuchrep",
@@ -281,8 +280,7 @@ static void test_families(void)
     MT_MPI(MPI_File_get_position_shared(fh, &sp));
     MT_EQ(sp, 2 * BLK * mt_size, "shared pointer after reads");
     /* End of file: a read past it returns what there is. */
-    MT_MPI(MPI_File_read_at(fh, (MPI_Offset)n - 10, back, BLK, MPI_BYTE,
-                            &st));
+    MT_MPI(MPI_File_read_at(fh, (MPI_Offset)n - 10, back, BLK, MPI_BYTE, &st));
     MPI_Get_count(&st, MPI_BYTE, &cnt);
     MT_EQ(cnt, 10, "short read at end of file");
     free(all);
@@ -308,8 +306,7 @@ static void test_views(void)
     enum { N = 6000, B = 3 }; /* ints per rank, block of B ints */
     MPI_Datatype blk, ft;
     MPI_Type_contiguous(B, MPI_INT, &blk);
-    MPI_Type_create_resized(blk, 0, (MPI_Aint)(B * sizeof(int) * mt_size),
-                            &ft);
+    MPI_Type_create_resized(blk, 0, (MPI_Aint)(B * sizeof(int) * mt_size), &ft);
     MPI_Type_commit(&ft);
     int *w = mt_malloc(N * sizeof(int)), *r = mt_malloc(N * sizeof(int));
     for (int i = 0; i < N; i++)
@@ -366,8 +363,8 @@ static void test_views(void)
     MPI_Datatype mem;
     MPI_Type_vector(N / 2, 1, 2, MPI_INT, &mem);
     MPI_Type_commit(&mem);
-    MT_MPI(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native",
-                             MPI_INFO_NULL));
+    MT_MPI(
+        MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
     MPI_Offset at = (MPI_Offset)mt_rank * (N / 2) * sizeof(int);
     MT_MPI(MPI_File_write_at_all(fh, at, w, 1, mem, MPI_STATUS_IGNORE));
     for (int i = 0; i < N; i++)
@@ -451,8 +448,8 @@ static void test_size_atomic_ext32(void)
                                 MPI_STATUS_IGNORE));
     for (int i = 0; i < 4; i++)
         MT_EQ(u[i], v[i], "external32 round trip");
-    MT_MPI(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native",
-                             MPI_INFO_NULL));
+    MT_MPI(
+        MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
     uint8_t raw[4];
     MT_MPI(MPI_File_read_at(fh, mt_rank * 16, raw, 4, MPI_BYTE,
                             MPI_STATUS_IGNORE));
