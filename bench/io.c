@@ -6,7 +6,7 @@
  * timed from open to close. Prints the median of R runs of each. Plain
  * MPI: builds against any MPI (bench/README.md, "MPI-IO").
  *
- *   bench_io [-s MiB] [-b bytes] [-r runs] [-d dir]
+ *   bench_io [-s MiB] [-b bytes] [-r runs] [-d dir] [-a cb_nodes]
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -28,9 +28,9 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     long long mib = 256;
     int blk = 4096, runs = 5;
-    const char *dir = "/tmp";
+    const char *dir = "/tmp", *cb_nodes = NULL;
     int opt;
-    while ((opt = getopt(argc, argv, "s:b:r:d:")) != -1) {
+    while ((opt = getopt(argc, argv, "s:b:r:d:a:")) != -1) {
         if (opt == 's')
             mib = atoll(optarg);
         else if (opt == 'b')
@@ -39,6 +39,8 @@ int main(int argc, char **argv)
             runs = atoi(optarg);
         else if (opt == 'd')
             dir = optarg;
+        else if (opt == 'a')
+            cb_nodes = optarg;
     }
     long long total = mib << 20;
     long long nblk = total / blk / size; /* blocks per rank */
@@ -61,9 +63,15 @@ int main(int argc, char **argv)
     for (int r = 0; r < runs; r++) {
         for (int coll = 0; coll < 2; coll++) {
             MPI_File fh;
+            MPI_Info info = MPI_INFO_NULL;
+            if (cb_nodes) {
+                MPI_Info_create(&info);
+                MPI_Info_set(info, "cb_nodes", cb_nodes);
+            }
             MPI_File_open(MPI_COMM_WORLD, path,
-                          MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL,
-                          &fh);
+                          MPI_MODE_CREATE | MPI_MODE_WRONLY, info, &fh);
+            if (info != MPI_INFO_NULL)
+                MPI_Info_free(&info);
             MPI_File_set_view(fh, (MPI_Offset)rank * blk, MPI_BYTE, ft,
                               "native", MPI_INFO_NULL);
             MPI_Barrier(MPI_COMM_WORLD);
