@@ -250,6 +250,28 @@ int fy_mpi_err_obj(MPI_Errhandler errhandler, int obj, int errclass,
     return dispatch(fy_errhandler_get(errhandler), obj, errclass, fn);
 }
 
+int fy_mpi_err_file(MPI_Errhandler errhandler, MPI_File fh, int errclass,
+                    const char *fn, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    note_error(fn, fmt, ap);
+    va_end(ap);
+    struct fy_errhandler *eh = fy_errhandler_get(errhandler);
+    if (eh && eh->fn) {
+        /* MPI_File_create_errhandler stored the function under the
+         * communicator type; call it through its own. The handler gets
+         * copies: MPI lets it look, not change ours. */
+        MPI_File_errhandler_function *f =
+            (MPI_File_errhandler_function *)(void (*)(void))eh->fn;
+        MPI_File copy = fh;
+        int code = errclass;
+        f(&copy, &code);
+        return errclass;
+    }
+    return dispatch(eh, 0, errclass, fn);
+}
+
 /* ---- user-defined classes and codes ----------------------------------
  * MPI_Add_error_class/code hand out numbers above MPI_ERR_LASTCODE (as
  * MPICH does: MPI_LASTUSEDCODE must not be below it);

@@ -353,7 +353,7 @@ FY_API int PMPI_Get_library_version(char *version, int *resultlen)
              "version or resultlen is NULL");
     int n = snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
                      "Ferry %s (MPICH ABI, MPI %d.%d interface; not yet: "
-                     "MPI-IO, dynamic processes)",
+                     "dynamic processes)",
                      FERRY_VERSION_STRING, MPI_VERSION, MPI_SUBVERSION);
     *resultlen = n < MPI_MAX_LIBRARY_VERSION_STRING
                      ? n

@@ -46,6 +46,12 @@ int fy_mpi_err_obj(MPI_Errhandler errhandler, int obj, int errclass,
                    const char *fn, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 
+/* The same for a file (MPI_File is a pointer, so a user handler gets an
+ * MPI_File *): 'errhandler' is the file's, or MPI_FILE_NULL's. */
+int fy_mpi_err_file(MPI_Errhandler errhandler, MPI_File fh, int errclass,
+                    const char *fn, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
 /* Map an internal negative errno to an MPI error class. */
 int fy_errno_to_class(int err);
 
