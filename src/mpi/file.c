@@ -165,6 +165,7 @@ FY_API int PMPI_Register_datarep(
     MPI_Datarep_conversion_function *write_conversion_fn,
     MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state)
 {
+    FY_MT_ENTER();
     (void)dtype_file_extent_fn;
     (void)extra_state;
     return register_datarep(datarep, read_conversion_fn || write_conversion_fn,
@@ -177,6 +178,7 @@ FY_API int PMPI_Register_datarep_c(
     MPI_Datarep_conversion_function_c *write_conversion_fn,
     MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state)
 {
+    FY_MT_ENTER();
     (void)dtype_file_extent_fn;
     (void)extra_state;
     return register_datarep(datarep, read_conversion_fn || write_conversion_fn,
@@ -228,6 +230,7 @@ static void apply_hints(struct fy_file *f, MPI_Info info)
 FY_API int PMPI_File_open(MPI_Comm comm, const char *filename, int amode,
                           MPI_Info info, MPI_File *fh)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     struct fy_comm *c = fy_comm_get(comm);
@@ -268,6 +271,7 @@ FY_ALIAS(MPI_File_open)
 
 FY_API int PMPI_File_close(MPI_File *fh)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     FCHECK(fh != NULL, NULL, MPI_ERR_ARG, fn, "fh is NULL");
@@ -291,6 +295,7 @@ FY_ALIAS(MPI_File_close)
 
 FY_API int PMPI_File_delete(const char *filename, MPI_Info info)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     (void)info;
@@ -341,18 +346,21 @@ static int set_size(MPI_File fh, MPI_Offset size, bool prealloc, const char *fn)
 
 FY_API int PMPI_File_set_size(MPI_File fh, MPI_Offset size)
 {
+    FY_MT_ENTER();
     return set_size(fh, size, false, __func__);
 }
 FY_ALIAS(MPI_File_set_size)
 
 FY_API int PMPI_File_preallocate(MPI_File fh, MPI_Offset size)
 {
+    FY_MT_ENTER();
     return set_size(fh, size, true, __func__);
 }
 FY_ALIAS(MPI_File_preallocate)
 
 FY_API int PMPI_File_get_size(MPI_File fh, MPI_Offset *size)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     GET_FILE(f, fh, fn);
@@ -367,6 +375,7 @@ FY_ALIAS(MPI_File_get_size)
 
 FY_API int PMPI_File_get_group(MPI_File fh, MPI_Group *group)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     GET_FILE(f, fh, fn);
@@ -377,6 +386,7 @@ FY_ALIAS(MPI_File_get_group)
 
 FY_API int PMPI_File_get_amode(MPI_File fh, int *amode)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     GET_FILE(f, fh, fn);
@@ -388,6 +398,7 @@ FY_ALIAS(MPI_File_get_amode)
 
 FY_API int PMPI_File_set_info(MPI_File fh, MPI_Info info)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     GET_FILE(f, fh, fn);
@@ -400,6 +411,7 @@ FY_ALIAS(MPI_File_set_info)
 
 FY_API int PMPI_File_get_info(MPI_File fh, MPI_Info *info_used)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     GET_FILE(f, fh, fn);
@@ -450,6 +462,7 @@ FY_API int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype,
                               MPI_Datatype filetype, const char *datarep,
                               MPI_Info info)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     GET_FILE(f, fh, fn);
@@ -502,6 +515,7 @@ FY_API int PMPI_File_get_view(MPI_File fh, MPI_Offset *disp,
                               MPI_Datatype *etype, MPI_Datatype *filetype,
                               char *datarep)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     GET_FILE(f, fh, fn);
@@ -518,6 +532,7 @@ FY_ALIAS(MPI_File_get_view)
 FY_API int PMPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype,
                                      MPI_Aint *extent)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     GET_FILE(f, fh, fn);
@@ -538,6 +553,7 @@ FY_ALIAS(MPI_File_get_type_extent)
 FY_API int PMPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype,
                                        MPI_Count *extent)
 {
+    FY_MT_ENTER();
     MPI_Aint e = 0;
     int rc = PMPI_File_get_type_extent(fh, datatype, extent ? &e : NULL);
     if (rc == MPI_SUCCESS)
@@ -573,6 +589,7 @@ static int seek_target(struct fy_file *f, MPI_Offset cur, MPI_Offset offset,
 
 FY_API int PMPI_File_seek(MPI_File fh, MPI_Offset offset, int whence)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     GET_FILE(f, fh, fn);
@@ -589,6 +606,7 @@ FY_ALIAS(MPI_File_seek)
 
 FY_API int PMPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     GET_FILE(f, fh, fn);
@@ -614,6 +632,7 @@ FY_ALIAS(MPI_File_seek_shared)
 
 FY_API int PMPI_File_get_position(MPI_File fh, MPI_Offset *offset)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     GET_FILE(f, fh, fn);
@@ -625,6 +644,7 @@ FY_ALIAS(MPI_File_get_position)
 
 FY_API int PMPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     GET_FILE(f, fh, fn);
@@ -639,6 +659,7 @@ FY_ALIAS(MPI_File_get_position_shared)
 FY_API int PMPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset,
                                      MPI_Offset *disp)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     GET_FILE(f, fh, fn);
@@ -654,6 +675,7 @@ FY_ALIAS(MPI_File_get_byte_offset)
 
 FY_API int PMPI_File_set_atomicity(MPI_File fh, int flag)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     GET_FILE(f, fh, fn);
@@ -667,6 +689,7 @@ FY_ALIAS(MPI_File_set_atomicity)
 
 FY_API int PMPI_File_get_atomicity(MPI_File fh, int *flag)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     GET_FILE(f, fh, fn);
@@ -678,6 +701,7 @@ FY_ALIAS(MPI_File_get_atomicity)
 
 FY_API int PMPI_File_sync(MPI_File fh)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     GET_FILE(f, fh, fn);
@@ -699,6 +723,7 @@ FY_API int
 PMPI_File_create_errhandler(MPI_File_errhandler_function *file_errhandler_fn,
                             MPI_Errhandler *errhandler)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     FCHECK(file_errhandler_fn && errhandler, NULL, MPI_ERR_ARG, fn,
@@ -717,6 +742,7 @@ FY_ALIAS(MPI_File_create_errhandler)
 
 FY_API int PMPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     struct fy_file *f = NULL;
@@ -739,6 +765,7 @@ FY_ALIAS(MPI_File_set_errhandler)
 
 FY_API int PMPI_File_get_errhandler(MPI_File file, MPI_Errhandler *errhandler)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     struct fy_file *f = NULL;
@@ -758,6 +785,7 @@ FY_ALIAS(MPI_File_get_errhandler)
 
 FY_API int PMPI_File_call_errhandler(MPI_File fh, int errorcode)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     struct fy_file *f = NULL;
@@ -773,6 +801,7 @@ FY_ALIAS(MPI_File_call_errhandler)
 
 FY_API MPI_Fint PMPI_File_c2f(MPI_File file)
 {
+    FY_MT_ENTER();
     struct fy_file *f = file_get(file);
     return f ? (MPI_Fint)f->handle : 0;
 }
@@ -780,6 +809,7 @@ FY_ALIAS(MPI_File_c2f)
 
 FY_API MPI_File PMPI_File_f2c(MPI_Fint file)
 {
+    FY_MT_ENTER();
     if (file <= 0 || file > s_nfiles || !s_files[file - 1])
         return MPI_FILE_NULL;
     return (MPI_File)s_files[file - 1];
@@ -1065,6 +1095,7 @@ FY_API int PMPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf,
                              int count, MPI_Datatype datatype,
                              MPI_Status *status)
 {
+    FY_MT_ENTER();
     return blocking(__func__, fh, POS_AT, false, false, offset, buf, count,
                     datatype, status);
 }
@@ -1074,6 +1105,7 @@ FY_API int PMPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf,
                                  int count, MPI_Datatype datatype,
                                  MPI_Status *status)
 {
+    FY_MT_ENTER();
     return blocking(__func__, fh, POS_AT, true, false, offset, buf, count,
                     datatype, status);
 }
@@ -1082,6 +1114,7 @@ FY_ALIAS(MPI_File_read_at_all)
 FY_API int PMPI_File_read(MPI_File fh, void *buf, int count,
                           MPI_Datatype datatype, MPI_Status *status)
 {
+    FY_MT_ENTER();
     return blocking(__func__, fh, POS_INDIV, false, false, 0, buf, count,
                     datatype, status);
 }
@@ -1090,6 +1123,7 @@ FY_ALIAS(MPI_File_read)
 FY_API int PMPI_File_read_all(MPI_File fh, void *buf, int count,
                               MPI_Datatype datatype, MPI_Status *status)
 {
+    FY_MT_ENTER();
     return blocking(__func__, fh, POS_INDIV, true, false, 0, buf, count,
                     datatype, status);
 }
@@ -1098,6 +1132,7 @@ FY_ALIAS(MPI_File_read_all)
 FY_API int PMPI_File_read_shared(MPI_File fh, void *buf, int count,
                                  MPI_Datatype datatype, MPI_Status *status)
 {
+    FY_MT_ENTER();
     return blocking(__func__, fh, POS_SHARED, false, false, 0, buf, count,
                     datatype, status);
 }
@@ -1106,6 +1141,7 @@ FY_ALIAS(MPI_File_read_shared)
 FY_API int PMPI_File_read_ordered(MPI_File fh, void *buf, int count,
                                   MPI_Datatype datatype, MPI_Status *status)
 {
+    FY_MT_ENTER();
     return blocking(__func__, fh, POS_ORDERED, true, false, 0, buf, count,
                     datatype, status);
 }
@@ -1115,6 +1151,7 @@ FY_API int PMPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf,
                               int count, MPI_Datatype datatype,
                               MPI_Request *request)
 {
+    FY_MT_ENTER();
     return nonblocking(__func__, fh, POS_AT, false, false, offset, buf, count,
                        datatype, request);
 }
@@ -1124,6 +1161,7 @@ FY_API int PMPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf,
                                   int count, MPI_Datatype datatype,
                                   MPI_Request *request)
 {
+    FY_MT_ENTER();
     return nonblocking(__func__, fh, POS_AT, true, false, offset, buf, count,
                        datatype, request);
 }
@@ -1132,6 +1170,7 @@ FY_ALIAS(MPI_File_iread_at_all)
 FY_API int PMPI_File_iread(MPI_File fh, void *buf, int count,
                            MPI_Datatype datatype, MPI_Request *request)
 {
+    FY_MT_ENTER();
     return nonblocking(__func__, fh, POS_INDIV, false, false, 0, buf, count,
                        datatype, request);
 }
@@ -1140,6 +1179,7 @@ FY_ALIAS(MPI_File_iread)
 FY_API int PMPI_File_iread_all(MPI_File fh, void *buf, int count,
                                MPI_Datatype datatype, MPI_Request *request)
 {
+    FY_MT_ENTER();
     return nonblocking(__func__, fh, POS_INDIV, true, false, 0, buf, count,
                        datatype, request);
 }
@@ -1148,6 +1188,7 @@ FY_ALIAS(MPI_File_iread_all)
 FY_API int PMPI_File_iread_shared(MPI_File fh, void *buf, int count,
                                   MPI_Datatype datatype, MPI_Request *request)
 {
+    FY_MT_ENTER();
     return nonblocking(__func__, fh, POS_SHARED, false, false, 0, buf, count,
                        datatype, request);
 }
@@ -1157,6 +1198,7 @@ FY_API int PMPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset,
                                        void *buf, int count,
                                        MPI_Datatype datatype)
 {
+    FY_MT_ENTER();
     return split_begin(__func__, fh, POS_AT, false, offset, buf, count,
                        datatype);
 }
@@ -1164,6 +1206,7 @@ FY_ALIAS(MPI_File_read_at_all_begin)
 
 FY_API int PMPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *status)
 {
+    FY_MT_ENTER();
     return split_end(__func__, fh, buf, status);
 }
 FY_ALIAS(MPI_File_read_at_all_end)
@@ -1171,12 +1214,14 @@ FY_ALIAS(MPI_File_read_at_all_end)
 FY_API int PMPI_File_read_all_begin(MPI_File fh, void *buf, int count,
                                     MPI_Datatype datatype)
 {
+    FY_MT_ENTER();
     return split_begin(__func__, fh, POS_INDIV, false, 0, buf, count, datatype);
 }
 FY_ALIAS(MPI_File_read_all_begin)
 
 FY_API int PMPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *status)
 {
+    FY_MT_ENTER();
     return split_end(__func__, fh, buf, status);
 }
 FY_ALIAS(MPI_File_read_all_end)
@@ -1184,6 +1229,7 @@ FY_ALIAS(MPI_File_read_all_end)
 FY_API int PMPI_File_read_ordered_begin(MPI_File fh, void *buf, int count,
                                         MPI_Datatype datatype)
 {
+    FY_MT_ENTER();
     return split_begin(__func__, fh, POS_ORDERED, false, 0, buf, count,
                        datatype);
 }
@@ -1192,6 +1238,7 @@ FY_ALIAS(MPI_File_read_ordered_begin)
 FY_API int PMPI_File_read_ordered_end(MPI_File fh, void *buf,
                                       MPI_Status *status)
 {
+    FY_MT_ENTER();
     return split_end(__func__, fh, buf, status);
 }
 FY_ALIAS(MPI_File_read_ordered_end)
@@ -1200,6 +1247,7 @@ FY_API int PMPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf,
                               int count, MPI_Datatype datatype,
                               MPI_Status *status)
 {
+    FY_MT_ENTER();
     return blocking(__func__, fh, POS_AT, false, true, offset, buf, count,
                     datatype, status);
 }
@@ -1209,6 +1257,7 @@ FY_API int PMPI_File_write_at_all(MPI_File fh, MPI_Offset offset,
                                   const void *buf, int count,
                                   MPI_Datatype datatype, MPI_Status *status)
 {
+    FY_MT_ENTER();
     return blocking(__func__, fh, POS_AT, true, true, offset, buf, count,
                     datatype, status);
 }
@@ -1217,6 +1266,7 @@ FY_ALIAS(MPI_File_write_at_all)
 FY_API int PMPI_File_write(MPI_File fh, const void *buf, int count,
                            MPI_Datatype datatype, MPI_Status *status)
 {
+    FY_MT_ENTER();
     return blocking(__func__, fh, POS_INDIV, false, true, 0, buf, count,
                     datatype, status);
 }
@@ -1225,6 +1275,7 @@ FY_ALIAS(MPI_File_write)
 FY_API int PMPI_File_write_all(MPI_File fh, const void *buf, int count,
                                MPI_Datatype datatype, MPI_Status *status)
 {
+    FY_MT_ENTER();
     return blocking(__func__, fh, POS_INDIV, true, true, 0, buf, count,
                     datatype, status);
 }
@@ -1233,6 +1284,7 @@ FY_ALIAS(MPI_File_write_all)
 FY_API int PMPI_File_write_shared(MPI_File fh, const void *buf, int count,
                                   MPI_Datatype datatype, MPI_Status *status)
 {
+    FY_MT_ENTER();
     return blocking(__func__, fh, POS_SHARED, false, true, 0, buf, count,
                     datatype, status);
 }
@@ -1241,6 +1293,7 @@ FY_ALIAS(MPI_File_write_shared)
 FY_API int PMPI_File_write_ordered(MPI_File fh, const void *buf, int count,
                                    MPI_Datatype datatype, MPI_Status *status)
 {
+    FY_MT_ENTER();
     return blocking(__func__, fh, POS_ORDERED, true, true, 0, buf, count,
                     datatype, status);
 }
@@ -1250,6 +1303,7 @@ FY_API int PMPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf,
                                int count, MPI_Datatype datatype,
                                MPI_Request *request)
 {
+    FY_MT_ENTER();
     return nonblocking(__func__, fh, POS_AT, false, true, offset, buf, count,
                        datatype, request);
 }
@@ -1259,6 +1313,7 @@ FY_API int PMPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset,
                                    const void *buf, int count,
                                    MPI_Datatype datatype, MPI_Request *request)
 {
+    FY_MT_ENTER();
     return nonblocking(__func__, fh, POS_AT, true, true, offset, buf, count,
                        datatype, request);
 }
@@ -1267,6 +1322,7 @@ FY_ALIAS(MPI_File_iwrite_at_all)
 FY_API int PMPI_File_iwrite(MPI_File fh, const void *buf, int count,
                             MPI_Datatype datatype, MPI_Request *request)
 {
+    FY_MT_ENTER();
     return nonblocking(__func__, fh, POS_INDIV, false, true, 0, buf, count,
                        datatype, request);
 }
@@ -1275,6 +1331,7 @@ FY_ALIAS(MPI_File_iwrite)
 FY_API int PMPI_File_iwrite_all(MPI_File fh, const void *buf, int count,
                                 MPI_Datatype datatype, MPI_Request *request)
 {
+    FY_MT_ENTER();
     return nonblocking(__func__, fh, POS_INDIV, true, true, 0, buf, count,
                        datatype, request);
 }
@@ -1283,6 +1340,7 @@ FY_ALIAS(MPI_File_iwrite_all)
 FY_API int PMPI_File_iwrite_shared(MPI_File fh, const void *buf, int count,
                                    MPI_Datatype datatype, MPI_Request *request)
 {
+    FY_MT_ENTER();
     return nonblocking(__func__, fh, POS_SHARED, false, true, 0, buf, count,
                        datatype, request);
 }
@@ -1292,6 +1350,7 @@ FY_API int PMPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset,
                                         const void *buf, int count,
                                         MPI_Datatype datatype)
 {
+    FY_MT_ENTER();
     return split_begin(__func__, fh, POS_AT, true, offset, buf, count,
                        datatype);
 }
@@ -1300,6 +1359,7 @@ FY_ALIAS(MPI_File_write_at_all_begin)
 FY_API int PMPI_File_write_at_all_end(MPI_File fh, const void *buf,
                                       MPI_Status *status)
 {
+    FY_MT_ENTER();
     return split_end(__func__, fh, buf, status);
 }
 FY_ALIAS(MPI_File_write_at_all_end)
@@ -1307,6 +1367,7 @@ FY_ALIAS(MPI_File_write_at_all_end)
 FY_API int PMPI_File_write_all_begin(MPI_File fh, const void *buf, int count,
                                      MPI_Datatype datatype)
 {
+    FY_MT_ENTER();
     return split_begin(__func__, fh, POS_INDIV, true, 0, buf, count, datatype);
 }
 FY_ALIAS(MPI_File_write_all_begin)
@@ -1314,6 +1375,7 @@ FY_ALIAS(MPI_File_write_all_begin)
 FY_API int PMPI_File_write_all_end(MPI_File fh, const void *buf,
                                    MPI_Status *status)
 {
+    FY_MT_ENTER();
     return split_end(__func__, fh, buf, status);
 }
 FY_ALIAS(MPI_File_write_all_end)
@@ -1321,6 +1383,7 @@ FY_ALIAS(MPI_File_write_all_end)
 FY_API int PMPI_File_write_ordered_begin(MPI_File fh, const void *buf,
                                          int count, MPI_Datatype datatype)
 {
+    FY_MT_ENTER();
     return split_begin(__func__, fh, POS_ORDERED, true, 0, buf, count,
                        datatype);
 }
@@ -1329,6 +1392,7 @@ FY_ALIAS(MPI_File_write_ordered_begin)
 FY_API int PMPI_File_write_ordered_end(MPI_File fh, const void *buf,
                                        MPI_Status *status)
 {
+    FY_MT_ENTER();
     return split_end(__func__, fh, buf, status);
 }
 FY_ALIAS(MPI_File_write_ordered_end)
@@ -1337,6 +1401,7 @@ FY_API int PMPI_File_read_at_c(MPI_File fh, MPI_Offset offset, void *buf,
                                MPI_Count count, MPI_Datatype datatype,
                                MPI_Status *status)
 {
+    FY_MT_ENTER();
     return blocking(__func__, fh, POS_AT, false, false, offset, buf, count,
                     datatype, status);
 }
@@ -1346,6 +1411,7 @@ FY_API int PMPI_File_read_at_all_c(MPI_File fh, MPI_Offset offset, void *buf,
                                    MPI_Count count, MPI_Datatype datatype,
                                    MPI_Status *status)
 {
+    FY_MT_ENTER();
     return blocking(__func__, fh, POS_AT, true, false, offset, buf, count,
                     datatype, status);
 }
@@ -1354,6 +1420,7 @@ FY_ALIAS(MPI_File_read_at_all_c)
 FY_API int PMPI_File_read_c(MPI_File fh, void *buf, MPI_Count count,
                             MPI_Datatype datatype, MPI_Status *status)
 {
+    FY_MT_ENTER();
     return blocking(__func__, fh, POS_INDIV, false, false, 0, buf, count,
                     datatype, status);
 }
@@ -1362,6 +1429,7 @@ FY_ALIAS(MPI_File_read_c)
 FY_API int PMPI_File_read_all_c(MPI_File fh, void *buf, MPI_Count count,
                                 MPI_Datatype datatype, MPI_Status *status)
 {
+    FY_MT_ENTER();
     return blocking(__func__, fh, POS_INDIV, true, false, 0, buf, count,
                     datatype, status);
 }
@@ -1370,6 +1438,7 @@ FY_ALIAS(MPI_File_read_all_c)
 FY_API int PMPI_File_read_shared_c(MPI_File fh, void *buf, MPI_Count count,
                                    MPI_Datatype datatype, MPI_Status *status)
 {
+    FY_MT_ENTER();
     return blocking(__func__, fh, POS_SHARED, false, false, 0, buf, count,
                     datatype, status);
 }
@@ -1378,6 +1447,7 @@ FY_ALIAS(MPI_File_read_shared_c)
 FY_API int PMPI_File_read_ordered_c(MPI_File fh, void *buf, MPI_Count count,
                                     MPI_Datatype datatype, MPI_Status *status)
 {
+    FY_MT_ENTER();
     return blocking(__func__, fh, POS_ORDERED, true, false, 0, buf, count,
                     datatype, status);
 }
@@ -1387,6 +1457,7 @@ FY_API int PMPI_File_iread_at_c(MPI_File fh, MPI_Offset offset, void *buf,
                                 MPI_Count count, MPI_Datatype datatype,
                                 MPI_Request *request)
 {
+    FY_MT_ENTER();
     return nonblocking(__func__, fh, POS_AT, false, false, offset, buf, count,
                        datatype, request);
 }
@@ -1396,6 +1467,7 @@ FY_API int PMPI_File_iread_at_all_c(MPI_File fh, MPI_Offset offset, void *buf,
                                     MPI_Count count, MPI_Datatype datatype,
                                     MPI_Request *request)
 {
+    FY_MT_ENTER();
     return nonblocking(__func__, fh, POS_AT, true, false, offset, buf, count,
                        datatype, request);
 }
@@ -1404,6 +1476,7 @@ FY_ALIAS(MPI_File_iread_at_all_c)
 FY_API int PMPI_File_iread_c(MPI_File fh, void *buf, MPI_Count count,
                              MPI_Datatype datatype, MPI_Request *request)
 {
+    FY_MT_ENTER();
     return nonblocking(__func__, fh, POS_INDIV, false, false, 0, buf, count,
                        datatype, request);
 }
@@ -1412,6 +1485,7 @@ FY_ALIAS(MPI_File_iread_c)
 FY_API int PMPI_File_iread_all_c(MPI_File fh, void *buf, MPI_Count count,
                                  MPI_Datatype datatype, MPI_Request *request)
 {
+    FY_MT_ENTER();
     return nonblocking(__func__, fh, POS_INDIV, true, false, 0, buf, count,
                        datatype, request);
 }
@@ -1420,6 +1494,7 @@ FY_ALIAS(MPI_File_iread_all_c)
 FY_API int PMPI_File_iread_shared_c(MPI_File fh, void *buf, MPI_Count count,
                                     MPI_Datatype datatype, MPI_Request *request)
 {
+    FY_MT_ENTER();
     return nonblocking(__func__, fh, POS_SHARED, false, false, 0, buf, count,
                        datatype, request);
 }
@@ -1429,6 +1504,7 @@ FY_API int PMPI_File_read_at_all_begin_c(MPI_File fh, MPI_Offset offset,
                                          void *buf, MPI_Count count,
                                          MPI_Datatype datatype)
 {
+    FY_MT_ENTER();
     return split_begin(__func__, fh, POS_AT, false, offset, buf, count,
                        datatype);
 }
@@ -1437,6 +1513,7 @@ FY_ALIAS(MPI_File_read_at_all_begin_c)
 FY_API int PMPI_File_read_all_begin_c(MPI_File fh, void *buf, MPI_Count count,
                                       MPI_Datatype datatype)
 {
+    FY_MT_ENTER();
     return split_begin(__func__, fh, POS_INDIV, false, 0, buf, count, datatype);
 }
 FY_ALIAS(MPI_File_read_all_begin_c)
@@ -1445,6 +1522,7 @@ FY_API int PMPI_File_read_ordered_begin_c(MPI_File fh, void *buf,
                                           MPI_Count count,
                                           MPI_Datatype datatype)
 {
+    FY_MT_ENTER();
     return split_begin(__func__, fh, POS_ORDERED, false, 0, buf, count,
                        datatype);
 }
@@ -1454,6 +1532,7 @@ FY_API int PMPI_File_write_at_c(MPI_File fh, MPI_Offset offset, const void *buf,
                                 MPI_Count count, MPI_Datatype datatype,
                                 MPI_Status *status)
 {
+    FY_MT_ENTER();
     return blocking(__func__, fh, POS_AT, false, true, offset, buf, count,
                     datatype, status);
 }
@@ -1463,6 +1542,7 @@ FY_API int PMPI_File_write_at_all_c(MPI_File fh, MPI_Offset offset,
                                     const void *buf, MPI_Count count,
                                     MPI_Datatype datatype, MPI_Status *status)
 {
+    FY_MT_ENTER();
     return blocking(__func__, fh, POS_AT, true, true, offset, buf, count,
                     datatype, status);
 }
@@ -1471,6 +1551,7 @@ FY_ALIAS(MPI_File_write_at_all_c)
 FY_API int PMPI_File_write_c(MPI_File fh, const void *buf, MPI_Count count,
                              MPI_Datatype datatype, MPI_Status *status)
 {
+    FY_MT_ENTER();
     return blocking(__func__, fh, POS_INDIV, false, true, 0, buf, count,
                     datatype, status);
 }
@@ -1479,6 +1560,7 @@ FY_ALIAS(MPI_File_write_c)
 FY_API int PMPI_File_write_all_c(MPI_File fh, const void *buf, MPI_Count count,
                                  MPI_Datatype datatype, MPI_Status *status)
 {
+    FY_MT_ENTER();
     return blocking(__func__, fh, POS_INDIV, true, true, 0, buf, count,
                     datatype, status);
 }
@@ -1488,6 +1570,7 @@ FY_API int PMPI_File_write_shared_c(MPI_File fh, const void *buf,
                                     MPI_Count count, MPI_Datatype datatype,
                                     MPI_Status *status)
 {
+    FY_MT_ENTER();
     return blocking(__func__, fh, POS_SHARED, false, true, 0, buf, count,
                     datatype, status);
 }
@@ -1497,6 +1580,7 @@ FY_API int PMPI_File_write_ordered_c(MPI_File fh, const void *buf,
                                      MPI_Count count, MPI_Datatype datatype,
                                      MPI_Status *status)
 {
+    FY_MT_ENTER();
     return blocking(__func__, fh, POS_ORDERED, true, true, 0, buf, count,
                     datatype, status);
 }
@@ -1506,6 +1590,7 @@ FY_API int PMPI_File_iwrite_at_c(MPI_File fh, MPI_Offset offset,
                                  const void *buf, MPI_Count count,
                                  MPI_Datatype datatype, MPI_Request *request)
 {
+    FY_MT_ENTER();
     return nonblocking(__func__, fh, POS_AT, false, true, offset, buf, count,
                        datatype, request);
 }
@@ -1516,6 +1601,7 @@ FY_API int PMPI_File_iwrite_at_all_c(MPI_File fh, MPI_Offset offset,
                                      MPI_Datatype datatype,
                                      MPI_Request *request)
 {
+    FY_MT_ENTER();
     return nonblocking(__func__, fh, POS_AT, true, true, offset, buf, count,
                        datatype, request);
 }
@@ -1524,6 +1610,7 @@ FY_ALIAS(MPI_File_iwrite_at_all_c)
 FY_API int PMPI_File_iwrite_c(MPI_File fh, const void *buf, MPI_Count count,
                               MPI_Datatype datatype, MPI_Request *request)
 {
+    FY_MT_ENTER();
     return nonblocking(__func__, fh, POS_INDIV, false, true, 0, buf, count,
                        datatype, request);
 }
@@ -1532,6 +1619,7 @@ FY_ALIAS(MPI_File_iwrite_c)
 FY_API int PMPI_File_iwrite_all_c(MPI_File fh, const void *buf, MPI_Count count,
                                   MPI_Datatype datatype, MPI_Request *request)
 {
+    FY_MT_ENTER();
     return nonblocking(__func__, fh, POS_INDIV, true, true, 0, buf, count,
                        datatype, request);
 }
@@ -1541,6 +1629,7 @@ FY_API int PMPI_File_iwrite_shared_c(MPI_File fh, const void *buf,
                                      MPI_Count count, MPI_Datatype datatype,
                                      MPI_Request *request)
 {
+    FY_MT_ENTER();
     return nonblocking(__func__, fh, POS_SHARED, false, true, 0, buf, count,
                        datatype, request);
 }
@@ -1550,6 +1639,7 @@ FY_API int PMPI_File_write_at_all_begin_c(MPI_File fh, MPI_Offset offset,
                                           const void *buf, MPI_Count count,
                                           MPI_Datatype datatype)
 {
+    FY_MT_ENTER();
     return split_begin(__func__, fh, POS_AT, true, offset, buf, count,
                        datatype);
 }
@@ -1558,6 +1648,7 @@ FY_ALIAS(MPI_File_write_at_all_begin_c)
 FY_API int PMPI_File_write_all_begin_c(MPI_File fh, const void *buf,
                                        MPI_Count count, MPI_Datatype datatype)
 {
+    FY_MT_ENTER();
     return split_begin(__func__, fh, POS_INDIV, true, 0, buf, count, datatype);
 }
 FY_ALIAS(MPI_File_write_all_begin_c)
@@ -1566,6 +1657,7 @@ FY_API int PMPI_File_write_ordered_begin_c(MPI_File fh, const void *buf,
                                            MPI_Count count,
                                            MPI_Datatype datatype)
 {
+    FY_MT_ENTER();
     return split_begin(__func__, fh, POS_ORDERED, true, 0, buf, count,
                        datatype);
 }

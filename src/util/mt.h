@@ -45,7 +45,7 @@ static inline void fy_mt_leave(int *locked)
 }
 
 #define FY_MT_ENTER()                                                          \
-    int fy_mt_guard_ __attribute__((cleanup(fy_mt_leave), unused)) =          \
+    int fy_mt_guard_ __attribute__((cleanup(fy_mt_leave), unused)) =           \
         fy_mt_enter()
 
 /* Around a wait: let other threads in (no-op below MULTIPLE). */

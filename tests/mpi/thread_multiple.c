@@ -50,11 +50,11 @@ static void *thread0(void *arg)
                                 MPI_BYTE, left, 10, MPI_COMM_WORLD, &st));
         } else if (mt_rank % 2 == 0) {
             MT_MPI(MPI_Ssend(out, (int)n, MPI_BYTE, right, 10, MPI_COMM_WORLD));
-            MT_MPI(MPI_Recv(in, MAXLEN, MPI_BYTE, left, 10, MPI_COMM_WORLD,
-                            &st));
+            MT_MPI(
+                MPI_Recv(in, MAXLEN, MPI_BYTE, left, 10, MPI_COMM_WORLD, &st));
         } else {
-            MT_MPI(MPI_Recv(in, MAXLEN, MPI_BYTE, left, 10, MPI_COMM_WORLD,
-                            &st));
+            MT_MPI(
+                MPI_Recv(in, MAXLEN, MPI_BYTE, left, 10, MPI_COMM_WORLD, &st));
             MT_MPI(MPI_Ssend(out, (int)n, MPI_BYTE, right, 10, MPI_COMM_WORLD));
         }
         int count = -1;
@@ -86,8 +86,8 @@ static void *thread1(void *arg)
         case 1: {
             int flag = 0;
             while (!flag)
-                MT_MPI(MPI_Iprobe(MPI_ANY_SOURCE, 11, MPI_COMM_WORLD, &flag,
-                                  &st));
+                MT_MPI(
+                    MPI_Iprobe(MPI_ANY_SOURCE, 11, MPI_COMM_WORLD, &flag, &st));
             break;
         }
         default: {
@@ -125,8 +125,8 @@ static void *thread2(void *arg)
     for (int i = 0; i < ITERS / 4; i++) {
         MPI_Request rr[BATCH], sr[BATCH];
         for (int k = 0; k < BATCH; k++)
-            MT_MPI(MPI_Irecv(in + (size_t)k * 20000, 20000, MPI_BYTE, left,
-                             12, MPI_COMM_WORLD, &rr[k]));
+            MT_MPI(MPI_Irecv(in + (size_t)k * 20000, 20000, MPI_BYTE, left, 12,
+                             MPI_COMM_WORLD, &rr[k]));
         for (int k = 0; k < BATCH; k++) {
             size_t n = (size_t)(k + 1) * 2000;
             mt_fill(out + (size_t)k * 20000, n, seed_of(mt_rank, 2, i * 8 + k));
@@ -139,8 +139,8 @@ static void *thread2(void *arg)
             int left_ = BATCH;
             while (left_ > 0) {
                 int outc = 0, idx[BATCH];
-                MT_MPI(MPI_Testsome(BATCH, rr, &outc, idx,
-                                    MPI_STATUSES_IGNORE));
+                MT_MPI(
+                    MPI_Testsome(BATCH, rr, &outc, idx, MPI_STATUSES_IGNORE));
                 if (outc != MPI_UNDEFINED)
                     left_ -= outc;
             }
