@@ -737,6 +737,13 @@ FERRY_DECL(int, Rsend_init, (const void *buf, int count, MPI_Datatype datatype, 
 FERRY_DECL(int, Recv_init, (void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request));
 FERRY_DECL(int, Start, (MPI_Request *request));
 FERRY_DECL(int, Startall, (int count, MPI_Request array_of_requests[]));
+/* Partitioned point-to-point (MPI 4.0 4.2) */
+FERRY_DECL(int, Psend_init, (const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request));
+FERRY_DECL(int, Precv_init, (void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request));
+FERRY_DECL(int, Pready, (int partition, MPI_Request request));
+FERRY_DECL(int, Pready_range, (int partition_low, int partition_high, MPI_Request request));
+FERRY_DECL(int, Pready_list, (int length, const int array_of_partitions[], MPI_Request request));
+FERRY_DECL(int, Parrived, (MPI_Request request, int partition, int *flag));
 
 /* Large-count point-to-point. */
 FERRY_DECL(int, Send_c, (const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm));
@@ -886,6 +893,20 @@ FERRY_DECL(int, Comm_remote_size, (MPI_Comm comm, int *size));
 FERRY_DECL(int, Comm_remote_group, (MPI_Comm comm, MPI_Group *group));
 FERRY_DECL(int, Intercomm_create, (MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag, MPI_Comm *newintercomm));
 FERRY_DECL(int, Intercomm_merge, (MPI_Comm intercomm, int high, MPI_Comm *newintracomm));
+/* Sessions (MPI 4.0 11.3) */
+FERRY_DECL(int, Session_init, (MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session));
+FERRY_DECL(int, Session_finalize, (MPI_Session *session));
+FERRY_DECL(int, Session_get_num_psets, (MPI_Session session, MPI_Info info, int *npset_names));
+FERRY_DECL(int, Session_get_nth_pset, (MPI_Session session, MPI_Info info, int n, int *pset_len, char *pset_name));
+FERRY_DECL(int, Session_get_info, (MPI_Session session, MPI_Info *info_used));
+FERRY_DECL(int, Session_get_pset_info, (MPI_Session session, const char *pset_name, MPI_Info *info));
+FERRY_DECL(int, Group_from_session_pset, (MPI_Session session, const char *pset_name, MPI_Group *newgroup));
+FERRY_DECL(int, Comm_create_from_group, (MPI_Group group, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newcomm));
+FERRY_DECL(int, Intercomm_create_from_groups, (MPI_Group local_group, int local_leader, MPI_Group remote_group, int remote_leader, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newintercomm));
+FERRY_DECL(int, Session_create_errhandler, (MPI_Session_errhandler_function *session_errhandler_fn, MPI_Errhandler *errhandler));
+FERRY_DECL(int, Session_set_errhandler, (MPI_Session session, MPI_Errhandler errhandler));
+FERRY_DECL(int, Session_get_errhandler, (MPI_Session session, MPI_Errhandler *errhandler));
+FERRY_DECL(int, Session_call_errhandler, (MPI_Session session, int errorcode));
 /* Dynamic processes: defined, and each fails (MPI_ERR_SPAWN, MPI_ERR_PORT,
  * ...) since Ferry's launcher starts a fixed set of ranks; Comm_get_parent
  * gives MPI_COMM_NULL. */
@@ -957,6 +978,7 @@ FERRY_DECL(int, Attr_delete, (MPI_Comm comm, int keyval));
 
 /* Info objects. */
 FERRY_DECL(int, Info_create, (MPI_Info *info));
+FERRY_DECL(int, Info_create_env, (int argc, char *argv[], MPI_Info *info));
 FERRY_DECL(int, Info_free, (MPI_Info *info));
 FERRY_DECL(int, Info_dup, (MPI_Info info, MPI_Info *newinfo));
 FERRY_DECL(int, Info_set, (MPI_Info info, const char *key, const char *value));
@@ -1172,6 +1194,101 @@ FERRY_DECL(int, T_event_read, (MPI_T_event_instance event_instance, int element_
 FERRY_DECL(int, T_event_copy, (MPI_T_event_instance event_instance, void *buffer));
 FERRY_DECL(int, T_event_get_timestamp, (MPI_T_event_instance event_instance, MPI_Count *event_timestamp));
 FERRY_DECL(int, T_event_get_source, (MPI_T_event_instance event_instance, int *source_index));
+
+/* MPI-IO (src/io/): files, views, data access, error handlers, data
+ * representations. */
+FERRY_DECL(int, File_open, (MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh));
+FERRY_DECL(int, File_close, (MPI_File *fh));
+FERRY_DECL(int, File_delete, (const char *filename, MPI_Info info));
+FERRY_DECL(int, File_set_size, (MPI_File fh, MPI_Offset size));
+FERRY_DECL(int, File_preallocate, (MPI_File fh, MPI_Offset size));
+FERRY_DECL(int, File_get_size, (MPI_File fh, MPI_Offset *size));
+FERRY_DECL(int, File_get_group, (MPI_File fh, MPI_Group *group));
+FERRY_DECL(int, File_get_amode, (MPI_File fh, int *amode));
+FERRY_DECL(int, File_set_info, (MPI_File fh, MPI_Info info));
+FERRY_DECL(int, File_get_info, (MPI_File fh, MPI_Info *info_used));
+FERRY_DECL(int, File_set_view, (MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype, const char *datarep, MPI_Info info));
+FERRY_DECL(int, File_get_view, (MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_Datatype *filetype, char *datarep));
+FERRY_DECL(int, File_read_at, (MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status));
+FERRY_DECL(int, File_read_at_all, (MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status));
+FERRY_DECL(int, File_read, (MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status));
+FERRY_DECL(int, File_read_all, (MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status));
+FERRY_DECL(int, File_read_shared, (MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status));
+FERRY_DECL(int, File_read_ordered, (MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status));
+FERRY_DECL(int, File_iread_at, (MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Request *request));
+FERRY_DECL(int, File_iread_at_all, (MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Request *request));
+FERRY_DECL(int, File_iread, (MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request));
+FERRY_DECL(int, File_iread_all, (MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request));
+FERRY_DECL(int, File_iread_shared, (MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request));
+FERRY_DECL(int, File_read_at_all_begin, (MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype));
+FERRY_DECL(int, File_read_at_all_end, (MPI_File fh, void *buf, MPI_Status *status));
+FERRY_DECL(int, File_read_all_begin, (MPI_File fh, void *buf, int count, MPI_Datatype datatype));
+FERRY_DECL(int, File_read_all_end, (MPI_File fh, void *buf, MPI_Status *status));
+FERRY_DECL(int, File_read_ordered_begin, (MPI_File fh, void *buf, int count, MPI_Datatype datatype));
+FERRY_DECL(int, File_read_ordered_end, (MPI_File fh, void *buf, MPI_Status *status));
+FERRY_DECL(int, File_write_at, (MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status));
+FERRY_DECL(int, File_write_at_all, (MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status));
+FERRY_DECL(int, File_write, (MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status));
+FERRY_DECL(int, File_write_all, (MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status));
+FERRY_DECL(int, File_write_shared, (MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status));
+FERRY_DECL(int, File_write_ordered, (MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status));
+FERRY_DECL(int, File_iwrite_at, (MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request));
+FERRY_DECL(int, File_iwrite_at_all, (MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request));
+FERRY_DECL(int, File_iwrite, (MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request));
+FERRY_DECL(int, File_iwrite_all, (MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request));
+FERRY_DECL(int, File_iwrite_shared, (MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request));
+FERRY_DECL(int, File_write_at_all_begin, (MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype));
+FERRY_DECL(int, File_write_at_all_end, (MPI_File fh, const void *buf, MPI_Status *status));
+FERRY_DECL(int, File_write_all_begin, (MPI_File fh, const void *buf, int count, MPI_Datatype datatype));
+FERRY_DECL(int, File_write_all_end, (MPI_File fh, const void *buf, MPI_Status *status));
+FERRY_DECL(int, File_write_ordered_begin, (MPI_File fh, const void *buf, int count, MPI_Datatype datatype));
+FERRY_DECL(int, File_write_ordered_end, (MPI_File fh, const void *buf, MPI_Status *status));
+FERRY_DECL(int, File_read_at_c, (MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status));
+FERRY_DECL(int, File_read_at_all_c, (MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status));
+FERRY_DECL(int, File_read_c, (MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status));
+FERRY_DECL(int, File_read_all_c, (MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status));
+FERRY_DECL(int, File_read_shared_c, (MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status));
+FERRY_DECL(int, File_read_ordered_c, (MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status));
+FERRY_DECL(int, File_iread_at_c, (MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request));
+FERRY_DECL(int, File_iread_at_all_c, (MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request));
+FERRY_DECL(int, File_iread_c, (MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request));
+FERRY_DECL(int, File_iread_all_c, (MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request));
+FERRY_DECL(int, File_iread_shared_c, (MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request));
+FERRY_DECL(int, File_read_at_all_begin_c, (MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype));
+FERRY_DECL(int, File_read_all_begin_c, (MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype));
+FERRY_DECL(int, File_read_ordered_begin_c, (MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype));
+FERRY_DECL(int, File_write_at_c, (MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status));
+FERRY_DECL(int, File_write_at_all_c, (MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status));
+FERRY_DECL(int, File_write_c, (MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status));
+FERRY_DECL(int, File_write_all_c, (MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status));
+FERRY_DECL(int, File_write_shared_c, (MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status));
+FERRY_DECL(int, File_write_ordered_c, (MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status));
+FERRY_DECL(int, File_iwrite_at_c, (MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request));
+FERRY_DECL(int, File_iwrite_at_all_c, (MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request));
+FERRY_DECL(int, File_iwrite_c, (MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request));
+FERRY_DECL(int, File_iwrite_all_c, (MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request));
+FERRY_DECL(int, File_iwrite_shared_c, (MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request));
+FERRY_DECL(int, File_write_at_all_begin_c, (MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype));
+FERRY_DECL(int, File_write_all_begin_c, (MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype));
+FERRY_DECL(int, File_write_ordered_begin_c, (MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype));
+FERRY_DECL(int, File_seek, (MPI_File fh, MPI_Offset offset, int whence));
+FERRY_DECL(int, File_seek_shared, (MPI_File fh, MPI_Offset offset, int whence));
+FERRY_DECL(int, File_get_position, (MPI_File fh, MPI_Offset *offset));
+FERRY_DECL(int, File_get_position_shared, (MPI_File fh, MPI_Offset *offset));
+FERRY_DECL(int, File_get_byte_offset, (MPI_File fh, MPI_Offset offset, MPI_Offset *disp));
+FERRY_DECL(int, File_get_type_extent, (MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent));
+FERRY_DECL(int, File_get_type_extent_c, (MPI_File fh, MPI_Datatype datatype, MPI_Count *extent));
+FERRY_DECL(int, File_set_atomicity, (MPI_File fh, int flag));
+FERRY_DECL(int, File_get_atomicity, (MPI_File fh, int *flag));
+FERRY_DECL(int, File_sync, (MPI_File fh));
+FERRY_DECL(int, File_create_errhandler, (MPI_File_errhandler_function *file_errhandler_fn, MPI_Errhandler *errhandler));
+FERRY_DECL(int, File_set_errhandler, (MPI_File file, MPI_Errhandler errhandler));
+FERRY_DECL(int, File_get_errhandler, (MPI_File file, MPI_Errhandler *errhandler));
+FERRY_DECL(int, File_call_errhandler, (MPI_File fh, int errorcode));
+FERRY_DECL(int, Register_datarep, (const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn, MPI_Datarep_conversion_function *write_conversion_fn, MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state));
+FERRY_DECL(int, Register_datarep_c, (const char *datarep, MPI_Datarep_conversion_function_c *read_conversion_fn, MPI_Datarep_conversion_function_c *write_conversion_fn, MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state));
+FERRY_DECL(MPI_Fint, File_c2f, (MPI_File file));
+FERRY_DECL(MPI_File, File_f2c, (MPI_Fint file));
 
 #ifdef __cplusplus
 }

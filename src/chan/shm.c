@@ -18,6 +18,7 @@
 
 #include "boot/boot.h"
 #include "chan/shm_inl.h"
+#include "util/mt.h"
 
 struct fy_chan_state fy_chan;
 
@@ -43,7 +44,9 @@ void fy_wake_slow(int peer)
     atomic_thread_fence(memory_order_seq_cst);
     if (atomic_load_explicit(&pr->sleeping, memory_order_relaxed)) {
         atomic_fetch_add_explicit(&pr->doorbell, 1, memory_order_seq_cst);
-        futex(&pr->doorbell, FUTEX_WAKE, 1, NULL);
+        /* Every sleeper: under MPI_THREAD_MULTIPLE several threads of the
+         * peer may sleep on its doorbell. */
+        futex(&pr->doorbell, FUTEX_WAKE, INT32_MAX, NULL);
     }
 }
 
@@ -51,15 +54,21 @@ void fy_chan_sleep(bool (*more_work)(void))
 {
     struct fy_chan_bell *my = &fy_chan.bells[fy_chan.local_me];
     uint32_t v = atomic_load_explicit(&my->doorbell, memory_order_seq_cst);
-    atomic_store_explicit(&my->sleeping, 1, memory_order_seq_cst);
+    /* A count of sleepers, not a flag: under MPI_THREAD_MULTIPLE several
+     * threads of this rank may sleep at once, and the first to wake must
+     * not tell peers that nobody sleeps. */
+    atomic_fetch_add_explicit(&my->sleeping, 1, memory_order_seq_cst);
     /* F2: pairs with F1. */
     atomic_thread_fence(memory_order_seq_cst);
     if (!fy_chan_visible() && !(more_work && more_work())) {
-        /* The timeout is a safety net only; wake-ups are explicit. */
+        /* The timeout is a safety net only; wake-ups are explicit. Other
+         * threads may use the library meanwhile (MULTIPLE). */
         struct timespec ts = {0, 20 * 1000 * 1000};
+        int d = fy_mt_wait_begin();
         futex(&my->doorbell, FUTEX_WAIT, v, &ts);
+        fy_mt_wait_end(d);
     }
-    atomic_store_explicit(&my->sleeping, 0, memory_order_relaxed);
+    atomic_fetch_sub_explicit(&my->sleeping, 1, memory_order_relaxed);
 }
 
 /* ---- cells ------------------------------------------------------------ */

@@ -64,8 +64,9 @@ struct fy_fbox_ack {
 };
 static_assert(sizeof(struct fy_fbox_ack) == FY_CACHELINE, "one line");
 
-/* Waiting (see chan/shm.c): the owner sets 'sleeping' before it sleeps on
- * 'doorbell' (F2); a sender that sees it set bumps and wakes (F1). */
+/* Waiting (see chan/shm.c): each of the owner's threads about to sleep on
+ * 'doorbell' counts itself in 'sleeping' (F2); a sender that sees it
+ * non-zero bumps the doorbell and wakes them all (F1). */
 struct fy_chan_bell {
     /* Senders bump it; the owner only reads it and futex-waits on it. */
     alignas(FY_CACHELINE) _Atomic uint32_t doorbell;

@@ -106,6 +106,7 @@ FY_API int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *copy_fn,
                                    MPI_Comm_delete_attr_function *delete_fn,
                                    int *comm_keyval, void *extra_state)
 {
+    FY_MT_ENTER();
     return fy_mpi_keyval_create(FY_ATTR_COMM, copy_fn, delete_fn, comm_keyval,
                                 extra_state, __func__);
 }
@@ -115,6 +116,7 @@ FY_API int PMPI_Keyval_create(MPI_Copy_function *copy_fn,
                               MPI_Delete_function *delete_fn, int *keyval,
                               void *extra_state)
 {
+    FY_MT_ENTER();
     /* MPI-1's callback types have the same signatures as MPI-2's. */
     return fy_mpi_keyval_create(FY_ATTR_COMM, copy_fn, delete_fn, keyval,
                                 extra_state, __func__);
@@ -123,12 +125,14 @@ FY_ALIAS(MPI_Keyval_create)
 
 FY_API int PMPI_Comm_free_keyval(int *comm_keyval)
 {
+    FY_MT_ENTER();
     return fy_mpi_keyval_free(FY_ATTR_COMM, comm_keyval, __func__);
 }
 FY_ALIAS(MPI_Comm_free_keyval)
 
 FY_API int PMPI_Keyval_free(int *keyval)
 {
+    FY_MT_ENTER();
     return fy_mpi_keyval_free(FY_ATTR_COMM, keyval, __func__);
 }
 FY_ALIAS(MPI_Keyval_free)
@@ -143,12 +147,14 @@ static int comm_set_attr(MPI_Comm comm, int keyval, void *val, const char *fn)
 FY_API int PMPI_Comm_set_attr(MPI_Comm comm, int comm_keyval,
                               void *attribute_val)
 {
+    FY_MT_ENTER();
     return comm_set_attr(comm, comm_keyval, attribute_val, __func__);
 }
 FY_ALIAS(MPI_Comm_set_attr)
 
 FY_API int PMPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val)
 {
+    FY_MT_ENTER();
     return comm_set_attr(comm, keyval, attribute_val, __func__);
 }
 FY_ALIAS(MPI_Attr_put)
@@ -165,6 +171,7 @@ static int comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val,
 FY_API int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval,
                               void *attribute_val, int *flag)
 {
+    FY_MT_ENTER();
     return comm_get_attr(comm, comm_keyval, attribute_val, flag, __func__);
 }
 FY_ALIAS(MPI_Comm_get_attr)
@@ -172,6 +179,7 @@ FY_ALIAS(MPI_Comm_get_attr)
 FY_API int PMPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val,
                          int *flag)
 {
+    FY_MT_ENTER();
     return comm_get_attr(comm, keyval, attribute_val, flag, __func__);
 }
 FY_ALIAS(MPI_Attr_get)
@@ -185,12 +193,14 @@ static int comm_delete_attr(MPI_Comm comm, int keyval, const char *fn)
 
 FY_API int PMPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval)
 {
+    FY_MT_ENTER();
     return comm_delete_attr(comm, comm_keyval, __func__);
 }
 FY_ALIAS(MPI_Comm_delete_attr)
 
 FY_API int PMPI_Attr_delete(MPI_Comm comm, int keyval)
 {
+    FY_MT_ENTER();
     return comm_delete_attr(comm, keyval, __func__);
 }
 FY_ALIAS(MPI_Attr_delete)
@@ -203,6 +213,7 @@ FY_API int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *copy_fn,
                                    MPI_Type_delete_attr_function *delete_fn,
                                    int *type_keyval, void *extra_state)
 {
+    FY_MT_ENTER();
     return fy_mpi_keyval_create(FY_ATTR_TYPE, copy_fn, delete_fn, type_keyval,
                                 extra_state, __func__);
 }
@@ -210,6 +221,7 @@ FY_ALIAS(MPI_Type_create_keyval)
 
 FY_API int PMPI_Type_free_keyval(int *type_keyval)
 {
+    FY_MT_ENTER();
     return fy_mpi_keyval_free(FY_ATTR_TYPE, type_keyval, __func__);
 }
 FY_ALIAS(MPI_Type_free_keyval)
@@ -217,6 +229,7 @@ FY_ALIAS(MPI_Type_free_keyval)
 FY_API int PMPI_Type_set_attr(MPI_Datatype datatype, int type_keyval,
                               void *attribute_val)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     GET_TYPE(dt, datatype, __func__);
     return fy_mpi_attr_set(&dt->attrs, datatype, FY_ATTR_TYPE, type_keyval,
@@ -227,6 +240,7 @@ FY_ALIAS(MPI_Type_set_attr)
 FY_API int PMPI_Type_get_attr(MPI_Datatype datatype, int type_keyval,
                               void *attribute_val, int *flag)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     GET_TYPE(dt, datatype, __func__);
     return fy_mpi_attr_get(&dt->attrs, FY_ATTR_TYPE, type_keyval, attribute_val,
@@ -236,6 +250,7 @@ FY_ALIAS(MPI_Type_get_attr)
 
 FY_API int PMPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     GET_TYPE(dt, datatype, __func__);
     return fy_mpi_attr_delete(&dt->attrs, datatype, FY_ATTR_TYPE, type_keyval,

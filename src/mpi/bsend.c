@@ -154,6 +154,7 @@ void fy_bsend_flush(void)
 
 FY_API int PMPI_Buffer_attach(void *buffer, int size)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_CHECK(size >= 0, NULL, MPI_ERR_ARG, __func__, "size %d is negative",
              size);
@@ -183,6 +184,7 @@ FY_ALIAS(MPI_Buffer_attach)
 /* Waits for every pending buffered send, then hands the buffer back. */
 FY_API int PMPI_Buffer_detach(void *buffer_addr, int *size)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_CHECK(buffer_addr != NULL, NULL, MPI_ERR_ARG, __func__,
              "buffer_addr is NULL");

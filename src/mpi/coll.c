@@ -152,12 +152,14 @@ static int coll_barrier(MPI_Comm comm, MPI_Request *request, const char *fn)
 
 FY_API int PMPI_Barrier(MPI_Comm comm)
 {
+    FY_MT_ENTER();
     return coll_barrier(comm, NULL, __func__);
 }
 FY_ALIAS(MPI_Barrier)
 
 FY_API int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
              "request is NULL");
@@ -186,6 +188,7 @@ static int coll_bcast(void *buffer, MPI_Count count, MPI_Datatype datatype,
 FY_API int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root,
                       MPI_Comm comm)
 {
+    FY_MT_ENTER();
     return coll_bcast(buffer, count, datatype, root, comm, NULL, __func__);
 }
 FY_ALIAS(MPI_Bcast)
@@ -193,6 +196,7 @@ FY_ALIAS(MPI_Bcast)
 FY_API int PMPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype,
                         int root, MPI_Comm comm)
 {
+    FY_MT_ENTER();
     return coll_bcast(buffer, count, datatype, root, comm, NULL, __func__);
 }
 FY_ALIAS(MPI_Bcast_c)
@@ -200,6 +204,7 @@ FY_ALIAS(MPI_Bcast_c)
 FY_API int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root,
                        MPI_Comm comm, MPI_Request *request)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
              "request is NULL");
@@ -210,6 +215,7 @@ FY_ALIAS(MPI_Ibcast)
 FY_API int PMPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype,
                          int root, MPI_Comm comm, MPI_Request *request)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
              "request is NULL");
@@ -249,6 +255,7 @@ FY_API int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count,
                        MPI_Datatype datatype, MPI_Op op, int root,
                        MPI_Comm comm)
 {
+    FY_MT_ENTER();
     return coll_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, NULL,
                        __func__);
 }
@@ -258,6 +265,7 @@ FY_API int PMPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count,
                          MPI_Datatype datatype, MPI_Op op, int root,
                          MPI_Comm comm)
 {
+    FY_MT_ENTER();
     return coll_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, NULL,
                        __func__);
 }
@@ -267,6 +275,7 @@ FY_API int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count,
                         MPI_Datatype datatype, MPI_Op op, int root,
                         MPI_Comm comm, MPI_Request *request)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
              "request is NULL");
@@ -279,6 +288,7 @@ FY_API int PMPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count,
                           MPI_Datatype datatype, MPI_Op op, int root,
                           MPI_Comm comm, MPI_Request *request)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
              "request is NULL");
@@ -311,6 +321,7 @@ static int coll_allreduce(const void *sendbuf, void *recvbuf, MPI_Count count,
 FY_API int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count,
                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+    FY_MT_ENTER();
     return coll_allreduce(sendbuf, recvbuf, count, datatype, op, comm, NULL,
                           __func__);
 }
@@ -319,6 +330,7 @@ FY_ALIAS(MPI_Allreduce)
 FY_API int PMPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count,
                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+    FY_MT_ENTER();
     return coll_allreduce(sendbuf, recvbuf, count, datatype, op, comm, NULL,
                           __func__);
 }
@@ -328,6 +340,7 @@ FY_API int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count,
                            MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                            MPI_Request *request)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
              "request is NULL");
@@ -340,6 +353,7 @@ FY_API int PMPI_Iallreduce_c(const void *sendbuf, void *recvbuf,
                              MPI_Count count, MPI_Datatype datatype, MPI_Op op,
                              MPI_Comm comm, MPI_Request *request)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
              "request is NULL");
@@ -371,6 +385,7 @@ static int reduce_local(const char *fn, const void *inbuf, void *inoutbuf,
 FY_API int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count,
                              MPI_Datatype datatype, MPI_Op op)
 {
+    FY_MT_ENTER();
     return reduce_local(__func__, inbuf, inoutbuf, count, datatype, op);
 }
 FY_ALIAS(MPI_Reduce_local)
@@ -379,6 +394,7 @@ FY_API int PMPI_Reduce_local_c(const void *inbuf, void *inoutbuf,
                                MPI_Count count, MPI_Datatype datatype,
                                MPI_Op op)
 {
+    FY_MT_ENTER();
     return reduce_local(__func__, inbuf, inoutbuf, count, datatype, op);
 }
 FY_ALIAS(MPI_Reduce_local_c)
@@ -410,6 +426,7 @@ FY_API int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf,
                                      int recvcount, MPI_Datatype datatype,
                                      MPI_Op op, MPI_Comm comm)
 {
+    FY_MT_ENTER();
     return coll_reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op,
                                      comm, NULL, __func__);
 }
@@ -420,6 +437,7 @@ FY_API int PMPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf,
                                        MPI_Datatype datatype, MPI_Op op,
                                        MPI_Comm comm)
 {
+    FY_MT_ENTER();
     return coll_reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op,
                                      comm, NULL, __func__);
 }
@@ -430,6 +448,7 @@ FY_API int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf,
                                       MPI_Op op, MPI_Comm comm,
                                       MPI_Request *request)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
              "request is NULL");
@@ -443,6 +462,7 @@ FY_API int PMPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf,
                                         MPI_Datatype datatype, MPI_Op op,
                                         MPI_Comm comm, MPI_Request *request)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
              "request is NULL");
@@ -484,6 +504,7 @@ FY_API int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf,
                                const int recvcounts[], MPI_Datatype datatype,
                                MPI_Op op, MPI_Comm comm)
 {
+    FY_MT_ENTER();
     return coll_reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm,
                                NULL, __func__);
 }
@@ -493,6 +514,7 @@ FY_API int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf,
                                 const int recvcounts[], MPI_Datatype datatype,
                                 MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
              "request is NULL");
@@ -524,6 +546,7 @@ static int coll_scan(const void *sendbuf, void *recvbuf, MPI_Count count,
 FY_API int PMPI_Scan(const void *sendbuf, void *recvbuf, int count,
                      MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+    FY_MT_ENTER();
     return coll_scan(sendbuf, recvbuf, count, datatype, op, comm, NULL,
                      __func__);
 }
@@ -532,6 +555,7 @@ FY_ALIAS(MPI_Scan)
 FY_API int PMPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count,
                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+    FY_MT_ENTER();
     return coll_scan(sendbuf, recvbuf, count, datatype, op, comm, NULL,
                      __func__);
 }
@@ -541,6 +565,7 @@ FY_API int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count,
                       MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                       MPI_Request *request)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
              "request is NULL");
@@ -553,6 +578,7 @@ FY_API int PMPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count,
                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                         MPI_Request *request)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
              "request is NULL");
@@ -584,6 +610,7 @@ static int coll_exscan(const void *sendbuf, void *recvbuf, MPI_Count count,
 FY_API int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count,
                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+    FY_MT_ENTER();
     return coll_exscan(sendbuf, recvbuf, count, datatype, op, comm, NULL,
                        __func__);
 }
@@ -592,6 +619,7 @@ FY_ALIAS(MPI_Exscan)
 FY_API int PMPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count,
                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+    FY_MT_ENTER();
     return coll_exscan(sendbuf, recvbuf, count, datatype, op, comm, NULL,
                        __func__);
 }
@@ -601,6 +629,7 @@ FY_API int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count,
                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                         MPI_Request *request)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
              "request is NULL");
@@ -613,6 +642,7 @@ FY_API int PMPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count,
                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                           MPI_Request *request)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
              "request is NULL");
@@ -662,6 +692,7 @@ FY_API int PMPI_Gather(const void *sendbuf, int sendcount,
                        MPI_Datatype sendtype, void *recvbuf, int recvcount,
                        MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    FY_MT_ENTER();
     return coll_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                        recvtype, root, comm, NULL, __func__);
 }
@@ -672,6 +703,7 @@ FY_API int PMPI_Gather_c(const void *sendbuf, MPI_Count sendcount,
                          MPI_Count recvcount, MPI_Datatype recvtype, int root,
                          MPI_Comm comm)
 {
+    FY_MT_ENTER();
     return coll_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                        recvtype, root, comm, NULL, __func__);
 }
@@ -682,6 +714,7 @@ FY_API int PMPI_Igather(const void *sendbuf, int sendcount,
                         MPI_Datatype recvtype, int root, MPI_Comm comm,
                         MPI_Request *request)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
              "request is NULL");
@@ -695,6 +728,7 @@ FY_API int PMPI_Igather_c(const void *sendbuf, MPI_Count sendcount,
                           MPI_Count recvcount, MPI_Datatype recvtype, int root,
                           MPI_Comm comm, MPI_Request *request)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
              "request is NULL");
@@ -743,6 +777,7 @@ FY_API int PMPI_Gatherv(const void *sendbuf, int sendcount,
                         const int recvcounts[], const int displs[],
                         MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    FY_MT_ENTER();
     return coll_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
                         displs, recvtype, root, comm, NULL, __func__);
 }
@@ -754,6 +789,7 @@ FY_API int PMPI_Igatherv(const void *sendbuf, int sendcount,
                          MPI_Datatype recvtype, int root, MPI_Comm comm,
                          MPI_Request *request)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
              "request is NULL");
@@ -801,6 +837,7 @@ FY_API int PMPI_Scatter(const void *sendbuf, int sendcount,
                         MPI_Datatype sendtype, void *recvbuf, int recvcount,
                         MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    FY_MT_ENTER();
     return coll_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                         recvtype, root, comm, NULL, __func__);
 }
@@ -811,6 +848,7 @@ FY_API int PMPI_Scatter_c(const void *sendbuf, MPI_Count sendcount,
                           MPI_Count recvcount, MPI_Datatype recvtype, int root,
                           MPI_Comm comm)
 {
+    FY_MT_ENTER();
     return coll_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                         recvtype, root, comm, NULL, __func__);
 }
@@ -821,6 +859,7 @@ FY_API int PMPI_Iscatter(const void *sendbuf, int sendcount,
                          MPI_Datatype recvtype, int root, MPI_Comm comm,
                          MPI_Request *request)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
              "request is NULL");
@@ -834,6 +873,7 @@ FY_API int PMPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount,
                            MPI_Count recvcount, MPI_Datatype recvtype, int root,
                            MPI_Comm comm, MPI_Request *request)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
              "request is NULL");
@@ -882,6 +922,7 @@ FY_API int PMPI_Scatterv(const void *sendbuf, const int sendcounts[],
                          void *recvbuf, int recvcount, MPI_Datatype recvtype,
                          int root, MPI_Comm comm)
 {
+    FY_MT_ENTER();
     return coll_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf,
                          recvcount, recvtype, root, comm, NULL, __func__);
 }
@@ -892,6 +933,7 @@ FY_API int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[],
                           void *recvbuf, int recvcount, MPI_Datatype recvtype,
                           int root, MPI_Comm comm, MPI_Request *request)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
              "request is NULL");
@@ -934,6 +976,7 @@ FY_API int PMPI_Allgather(const void *sendbuf, int sendcount,
                           MPI_Datatype sendtype, void *recvbuf, int recvcount,
                           MPI_Datatype recvtype, MPI_Comm comm)
 {
+    FY_MT_ENTER();
     return coll_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                           recvtype, comm, NULL, __func__);
 }
@@ -944,6 +987,7 @@ FY_API int PMPI_Allgather_c(const void *sendbuf, MPI_Count sendcount,
                             MPI_Count recvcount, MPI_Datatype recvtype,
                             MPI_Comm comm)
 {
+    FY_MT_ENTER();
     return coll_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                           recvtype, comm, NULL, __func__);
 }
@@ -954,6 +998,7 @@ FY_API int PMPI_Iallgather(const void *sendbuf, int sendcount,
                            MPI_Datatype recvtype, MPI_Comm comm,
                            MPI_Request *request)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
              "request is NULL");
@@ -967,6 +1012,7 @@ FY_API int PMPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount,
                              MPI_Count recvcount, MPI_Datatype recvtype,
                              MPI_Comm comm, MPI_Request *request)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
              "request is NULL");
@@ -1008,6 +1054,7 @@ FY_API int PMPI_Allgatherv(const void *sendbuf, int sendcount,
                            const int recvcounts[], const int displs[],
                            MPI_Datatype recvtype, MPI_Comm comm)
 {
+    FY_MT_ENTER();
     return coll_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
                            displs, recvtype, comm, NULL, __func__);
 }
@@ -1019,6 +1066,7 @@ FY_API int PMPI_Iallgatherv(const void *sendbuf, int sendcount,
                             MPI_Datatype recvtype, MPI_Comm comm,
                             MPI_Request *request)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
              "request is NULL");
@@ -1059,6 +1107,7 @@ FY_API int PMPI_Alltoall(const void *sendbuf, int sendcount,
                          MPI_Datatype sendtype, void *recvbuf, int recvcount,
                          MPI_Datatype recvtype, MPI_Comm comm)
 {
+    FY_MT_ENTER();
     return coll_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                          recvtype, comm, NULL, __func__);
 }
@@ -1069,6 +1118,7 @@ FY_API int PMPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount,
                            MPI_Count recvcount, MPI_Datatype recvtype,
                            MPI_Comm comm)
 {
+    FY_MT_ENTER();
     return coll_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                          recvtype, comm, NULL, __func__);
 }
@@ -1079,6 +1129,7 @@ FY_API int PMPI_Ialltoall(const void *sendbuf, int sendcount,
                           MPI_Datatype recvtype, MPI_Comm comm,
                           MPI_Request *request)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
              "request is NULL");
@@ -1092,6 +1143,7 @@ FY_API int PMPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount,
                             MPI_Count recvcount, MPI_Datatype recvtype,
                             MPI_Comm comm, MPI_Request *request)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
              "request is NULL");
@@ -1134,6 +1186,7 @@ FY_API int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[],
                           const int rdispls[], MPI_Datatype recvtype,
                           MPI_Comm comm)
 {
+    FY_MT_ENTER();
     return coll_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
                           recvcounts, rdispls, recvtype, comm, NULL, __func__);
 }
@@ -1145,6 +1198,7 @@ FY_API int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[],
                            const int rdispls[], MPI_Datatype recvtype,
                            MPI_Comm comm, MPI_Request *request)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
              "request is NULL");
@@ -1221,6 +1275,7 @@ FY_API int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[],
                           const int rdispls[], const MPI_Datatype recvtypes[],
                           MPI_Comm comm)
 {
+    FY_MT_ENTER();
     return coll_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
                           recvcounts, rdispls, recvtypes, comm, NULL, __func__);
 }
@@ -1232,6 +1287,7 @@ FY_API int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[],
                            const int rdispls[], const MPI_Datatype recvtypes[],
                            MPI_Comm comm, MPI_Request *request)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
              "request is NULL");
@@ -1260,6 +1316,7 @@ FY_ALIAS(MPI_Ialltoallw)
 
 FY_API int PMPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    FY_MT_ENTER();
     (void)info;
     PINIT_CHECK(request, comm, __func__,
                 coll_barrier(comm, FY_PCOLL_CHECK_ONLY, __func__));
@@ -1287,6 +1344,7 @@ FY_API int PMPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype,
                            int root, MPI_Comm comm, MPI_Info info,
                            MPI_Request *request)
 {
+    FY_MT_ENTER();
     (void)info;
     return bcast_init(buffer, count, datatype, root, comm, request, __func__);
 }
@@ -1296,6 +1354,7 @@ FY_API int PMPI_Bcast_init_c(void *buffer, MPI_Count count,
                              MPI_Datatype datatype, int root, MPI_Comm comm,
                              MPI_Info info, MPI_Request *request)
 {
+    FY_MT_ENTER();
     (void)info;
     return bcast_init(buffer, count, datatype, root, comm, request, __func__);
 }
@@ -1347,6 +1406,7 @@ FY_API int PMPI_Reduce_init(const void *sendbuf, void *recvbuf, int count,
                             MPI_Datatype datatype, MPI_Op op, int root,
                             MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    FY_MT_ENTER();
     (void)info;
     return reduction_init(FY_PCOLL_REDUCE, sendbuf, recvbuf, count, datatype,
                           op, root, comm, request, __func__);
@@ -1358,6 +1418,7 @@ FY_API int PMPI_Reduce_init_c(const void *sendbuf, void *recvbuf,
                               int root, MPI_Comm comm, MPI_Info info,
                               MPI_Request *request)
 {
+    FY_MT_ENTER();
     (void)info;
     return reduction_init(FY_PCOLL_REDUCE, sendbuf, recvbuf, count, datatype,
                           op, root, comm, request, __func__);
@@ -1370,6 +1431,7 @@ FY_ALIAS(MPI_Reduce_init_c)
                            MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,    \
                            MPI_Info info, MPI_Request *request)                \
     {                                                                          \
+        FY_MT_ENTER();                                                         \
         (void)info;                                                            \
         return reduction_init(kind, sendbuf, recvbuf, count, datatype, op, 0,  \
                               comm, request, __func__);                        \
@@ -1392,6 +1454,7 @@ FY_API int PMPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf,
                                     MPI_Comm comm, MPI_Info info,
                                     MPI_Request *request)
 {
+    FY_MT_ENTER();
     (void)info;
     PINIT_CHECK(request, comm, __func__,
                 coll_reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op,
@@ -1463,6 +1526,7 @@ static int block_init(enum fy_pcoll_kind kind, const void *sendbuf,
         void *recvbuf, count_t recvcount, MPI_Datatype recvtype,               \
         root_param MPI_Comm comm, MPI_Info info, MPI_Request *request)         \
     {                                                                          \
+        FY_MT_ENTER();                                                         \
         (void)info;                                                            \
         return block_init(kind, sendbuf, sendcount, sendtype, recvbuf,         \
                           recvcount, recvtype, root_val, comm, request,        \
@@ -1488,6 +1552,7 @@ FY_API int PMPI_Gatherv_init(const void *sendbuf, int sendcount,
                              MPI_Datatype recvtype, int root, MPI_Comm comm,
                              MPI_Info info, MPI_Request *request)
 {
+    FY_MT_ENTER();
     (void)info;
     PINIT_CHECK(request, comm, __func__,
                 coll_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
@@ -1515,6 +1580,7 @@ FY_API int PMPI_Scatterv_init(const void *sendbuf, const int sendcounts[],
                               MPI_Datatype recvtype, int root, MPI_Comm comm,
                               MPI_Info info, MPI_Request *request)
 {
+    FY_MT_ENTER();
     (void)info;
     PINIT_CHECK(request, comm, __func__,
                 coll_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf,
@@ -1542,6 +1608,7 @@ FY_API int PMPI_Allgatherv_init(const void *sendbuf, int sendcount,
                                 MPI_Datatype recvtype, MPI_Comm comm,
                                 MPI_Info info, MPI_Request *request)
 {
+    FY_MT_ENTER();
     (void)info;
     PINIT_CHECK(request, comm, __func__,
                 coll_allgatherv(sendbuf, sendcount, sendtype, recvbuf,
@@ -1568,6 +1635,7 @@ FY_API int PMPI_Alltoallv_init(const void *sendbuf, const int sendcounts[],
                                MPI_Comm comm, MPI_Info info,
                                MPI_Request *request)
 {
+    FY_MT_ENTER();
     (void)info;
     PINIT_CHECK(request, comm, __func__,
                 coll_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
@@ -1597,6 +1665,7 @@ FY_API int PMPI_Alltoallw_init(const void *sendbuf, const int sendcounts[],
                                const MPI_Datatype recvtypes[], MPI_Comm comm,
                                MPI_Info info, MPI_Request *request)
 {
+    FY_MT_ENTER();
     (void)info;
     PINIT_CHECK(request, comm, __func__,
                 coll_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,

@@ -50,6 +50,7 @@ static bool is_builtin_comm(MPI_Comm h)
 
 FY_API int PMPI_Comm_size(MPI_Comm comm, int *size)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_GET_COMM(c, comm, __func__);
     FY_CHECK_PTR(size, c, __func__);
@@ -60,6 +61,7 @@ FY_ALIAS(MPI_Comm_size)
 
 FY_API int PMPI_Comm_rank(MPI_Comm comm, int *rank)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_GET_COMM(c, comm, __func__);
     FY_CHECK_PTR(rank, c, __func__);
@@ -70,6 +72,7 @@ FY_ALIAS(MPI_Comm_rank)
 
 FY_API int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_GET_COMM(c, comm, __func__);
     FY_CHECK_PTR(newcomm, c, __func__);
@@ -85,6 +88,7 @@ FY_ALIAS(MPI_Comm_dup)
 FY_API int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info,
                                    MPI_Comm *newcomm)
 {
+    FY_MT_ENTER();
     /* Ferry acts on no communicator info key yet. */
     (void)info;
     FY_CHECK_INIT(__func__);
@@ -175,6 +179,7 @@ static int comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request,
 FY_API int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm,
                           MPI_Request *request)
 {
+    FY_MT_ENTER();
     return comm_idup(comm, newcomm, request, __func__);
 }
 FY_ALIAS(MPI_Comm_idup)
@@ -182,6 +187,7 @@ FY_ALIAS(MPI_Comm_idup)
 FY_API int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info,
                                     MPI_Comm *newcomm, MPI_Request *request)
 {
+    FY_MT_ENTER();
     /* Ferry acts on no communicator info key yet (as Comm_dup_with_info). */
     (void)info;
     return comm_idup(comm, newcomm, request, __func__);
@@ -190,6 +196,7 @@ FY_ALIAS(MPI_Comm_idup_with_info)
 
 FY_API int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_GET_COMM(c, comm, __func__);
     FY_CHECK_PTR(newcomm, c, __func__);
@@ -207,6 +214,7 @@ FY_ALIAS(MPI_Comm_split)
 FY_API int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key,
                                 MPI_Info info, MPI_Comm *newcomm)
 {
+    FY_MT_ENTER();
     (void)info;
     FY_CHECK_INIT(__func__);
     FY_GET_COMM(c, comm, __func__);
@@ -250,6 +258,7 @@ static bool group_within(struct fy_group *g, struct fy_comm *c)
 
 FY_API int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_GET_COMM(c, comm, __func__);
     FY_GET_GROUP(g, group, c, __func__);
@@ -268,6 +277,7 @@ FY_ALIAS(MPI_Comm_create)
 FY_API int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
                                   MPI_Comm *newcomm)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_GET_COMM(c, comm, __func__);
     FY_GET_GROUP(g, group, c, __func__);
@@ -312,18 +322,21 @@ static int comm_free(MPI_Comm *comm, const char *fn)
 
 FY_API int PMPI_Comm_free(MPI_Comm *comm)
 {
+    FY_MT_ENTER();
     return comm_free(comm, __func__);
 }
 FY_ALIAS(MPI_Comm_free)
 
 FY_API int PMPI_Comm_disconnect(MPI_Comm *comm)
 {
+    FY_MT_ENTER();
     return comm_free(comm, __func__);
 }
 FY_ALIAS(MPI_Comm_disconnect)
 
 FY_API int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_GET_COMM(a, comm1, __func__);
     FY_GET_COMM(b, comm2, __func__);
@@ -335,6 +348,7 @@ FY_ALIAS(MPI_Comm_compare)
 
 FY_API int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_GET_COMM(c, comm, __func__);
     FY_CHECK_PTR(group, c, __func__);
@@ -348,6 +362,7 @@ FY_ALIAS(MPI_Comm_group)
 
 FY_API int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_GET_COMM(c, comm, __func__);
     FY_CHECK_PTR(comm_name, c, __func__);
@@ -360,6 +375,7 @@ FY_ALIAS(MPI_Comm_set_name)
 
 FY_API int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_GET_COMM(c, comm, __func__);
     FY_CHECK_PTR(comm_name, c, __func__);
@@ -373,6 +389,7 @@ FY_ALIAS(MPI_Comm_get_name)
 
 FY_API int PMPI_Comm_test_inter(MPI_Comm comm, int *flag)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_GET_COMM(c, comm, __func__);
     FY_CHECK_PTR(flag, c, __func__);
@@ -388,6 +405,7 @@ FY_ALIAS(MPI_Comm_test_inter)
 
 FY_API int PMPI_Comm_remote_size(MPI_Comm comm, int *size)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_GET_COMM(c, comm, __func__);
     CHECK_INTER(c, __func__);
@@ -399,6 +417,7 @@ FY_ALIAS(MPI_Comm_remote_size)
 
 FY_API int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_GET_COMM(c, comm, __func__);
     CHECK_INTER(c, __func__);
@@ -413,6 +432,7 @@ FY_ALIAS(MPI_Comm_remote_group)
 
 FY_API int PMPI_Group_size(MPI_Group group, int *size)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_GET_GROUP(g, group, NULL, __func__);
     FY_CHECK_PTR(size, NULL, __func__);
@@ -423,6 +443,7 @@ FY_ALIAS(MPI_Group_size)
 
 FY_API int PMPI_Group_rank(MPI_Group group, int *rank)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_GET_GROUP(g, group, NULL, __func__);
     FY_CHECK_PTR(rank, NULL, __func__);
@@ -433,6 +454,7 @@ FY_ALIAS(MPI_Group_rank)
 
 FY_API int PMPI_Group_free(MPI_Group *group)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_CHECK_PTR(group, NULL, __func__);
     FY_GET_GROUP(g, *group, NULL, __func__);
@@ -484,6 +506,7 @@ static int new_group(int rc, struct fy_group **ng, MPI_Group *newgroup,
 FY_API int PMPI_Group_incl(MPI_Group group, int n, const int ranks[],
                            MPI_Group *newgroup)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_GET_GROUP(g, group, NULL, __func__);
     FY_CHECK_PTR(newgroup, NULL, __func__);
@@ -499,6 +522,7 @@ FY_ALIAS(MPI_Group_incl)
 FY_API int PMPI_Group_excl(MPI_Group group, int n, const int ranks[],
                            MPI_Group *newgroup)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_GET_GROUP(g, group, NULL, __func__);
     FY_CHECK_PTR(newgroup, NULL, __func__);
@@ -558,6 +582,7 @@ static int expand_ranges(struct fy_group *g, int n, int ranges[][3], int **out,
 FY_API int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3],
                                  MPI_Group *newgroup)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_GET_GROUP(g, group, NULL, __func__);
     FY_CHECK_PTR(newgroup, NULL, __func__);
@@ -576,6 +601,7 @@ FY_ALIAS(MPI_Group_range_incl)
 FY_API int PMPI_Group_range_excl(MPI_Group group, int n, int ranges[][3],
                                  MPI_Group *newgroup)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_GET_GROUP(g, group, NULL, __func__);
     FY_CHECK_PTR(newgroup, NULL, __func__);
@@ -595,6 +621,7 @@ FY_API int PMPI_Group_translate_ranks(MPI_Group group1, int n,
                                       const int ranks1[], MPI_Group group2,
                                       int ranks2[])
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_GET_GROUP(a, group1, NULL, __func__);
     FY_GET_GROUP(b, group2, NULL, __func__);
@@ -617,6 +644,7 @@ FY_ALIAS(MPI_Group_translate_ranks)
 
 FY_API int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_GET_GROUP(a, group1, NULL, __func__);
     FY_GET_GROUP(b, group2, NULL, __func__);
@@ -644,6 +672,7 @@ static int group_setop(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup,
 FY_API int PMPI_Group_union(MPI_Group group1, MPI_Group group2,
                             MPI_Group *newgroup)
 {
+    FY_MT_ENTER();
     return group_setop(group1, group2, newgroup, fy_group_union, __func__);
 }
 FY_ALIAS(MPI_Group_union)
@@ -651,6 +680,7 @@ FY_ALIAS(MPI_Group_union)
 FY_API int PMPI_Group_intersection(MPI_Group group1, MPI_Group group2,
                                    MPI_Group *newgroup)
 {
+    FY_MT_ENTER();
     return group_setop(group1, group2, newgroup, fy_group_intersection,
                        __func__);
 }
@@ -659,6 +689,7 @@ FY_ALIAS(MPI_Group_intersection)
 FY_API int PMPI_Group_difference(MPI_Group group1, MPI_Group group2,
                                  MPI_Group *newgroup)
 {
+    FY_MT_ENTER();
     return group_setop(group1, group2, newgroup, fy_group_difference, __func__);
 }
 FY_ALIAS(MPI_Group_difference)
@@ -675,6 +706,7 @@ FY_API int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[],
                             const int periods[], int reorder,
                             MPI_Comm *comm_cart)
 {
+    FY_MT_ENTER();
     (void)reorder; /* one node: no placement is better than another */
     FY_CHECK_INIT(__func__);
     FY_GET_COMM(c, comm_old, __func__);
@@ -704,6 +736,7 @@ FY_ALIAS(MPI_Cart_create)
 FY_API int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[],
                          MPI_Comm *newcomm)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     GET_CART(c, comm, __func__);
     FY_CHECK_PTR(newcomm, c, __func__);
@@ -720,6 +753,7 @@ FY_ALIAS(MPI_Cart_sub)
 
 FY_API int PMPI_Cartdim_get(MPI_Comm comm, int *ndims)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     GET_CART(c, comm, __func__);
     FY_CHECK_PTR(ndims, c, __func__);
@@ -731,6 +765,7 @@ FY_ALIAS(MPI_Cartdim_get)
 FY_API int PMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[],
                          int coords[])
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     GET_CART(c, comm, __func__);
     const struct fy_topo *t = c->topo;
@@ -755,6 +790,7 @@ FY_ALIAS(MPI_Cart_get)
 
 FY_API int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[])
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     GET_CART(c, comm, __func__);
     const struct fy_topo *t = c->topo;
@@ -771,6 +807,7 @@ FY_ALIAS(MPI_Cart_coords)
 
 FY_API int PMPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     GET_CART(c, comm, __func__);
     FY_CHECK_PTR(rank, c, __func__);
@@ -804,6 +841,7 @@ FY_ALIAS(MPI_Cart_rank)
 FY_API int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp,
                            int *rank_source, int *rank_dest)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     GET_CART(c, comm, __func__);
     FY_CHECK_PTR(rank_source, c, __func__);
@@ -841,6 +879,7 @@ FY_ALIAS(MPI_Cart_shift)
 
 FY_API int PMPI_Topo_test(MPI_Comm comm, int *status)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_GET_COMM(c, comm, __func__);
     FY_CHECK_PTR(status, c, __func__);
@@ -851,6 +890,7 @@ FY_ALIAS(MPI_Topo_test)
 
 FY_API int PMPI_Dims_create(int nnodes, int ndims, int dims[])
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_CHECK(nnodes > 0, NULL, MPI_ERR_ARG, __func__,
              "nnodes %d is not positive", nnodes);
@@ -878,6 +918,7 @@ FY_API int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader,
                                  MPI_Comm peer_comm, int remote_leader, int tag,
                                  MPI_Comm *newintercomm)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     FY_GET_COMM(c, local_comm, fn);
@@ -909,6 +950,7 @@ FY_ALIAS(MPI_Intercomm_create)
 FY_API int PMPI_Intercomm_merge(MPI_Comm intercomm, int high,
                                 MPI_Comm *newintracomm)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     FY_GET_COMM(c, intercomm, fn);
@@ -930,6 +972,7 @@ FY_ALIAS(MPI_Intercomm_merge)
 
 FY_API int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     FY_GET_COMM(c, comm, fn);

@@ -100,6 +100,7 @@ static int contiguous(MPI_Count count, MPI_Datatype oldtype,
 FY_API int PMPI_Type_contiguous(int count, MPI_Datatype oldtype,
                                 MPI_Datatype *newtype)
 {
+    FY_MT_ENTER();
     return contiguous(count, oldtype, newtype, __func__);
 }
 FY_ALIAS(MPI_Type_contiguous)
@@ -107,6 +108,7 @@ FY_ALIAS(MPI_Type_contiguous)
 FY_API int PMPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype,
                                   MPI_Datatype *newtype)
 {
+    FY_MT_ENTER();
     return contiguous(count, oldtype, newtype, __func__);
 }
 FY_ALIAS(MPI_Type_contiguous_c)
@@ -141,6 +143,7 @@ static int vector(int count, int blocklength, MPI_Aint stride,
 FY_API int PMPI_Type_vector(int count, int blocklength, int stride,
                             MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    FY_MT_ENTER();
     return vector(count, blocklength, stride, false, oldtype, newtype,
                   __func__);
 }
@@ -149,6 +152,7 @@ FY_ALIAS(MPI_Type_vector)
 FY_API int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride,
                                     MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    FY_MT_ENTER();
     return vector(count, blocklength, stride, true, oldtype, newtype, __func__);
 }
 FY_ALIAS(MPI_Type_create_hvector)
@@ -156,6 +160,7 @@ FY_ALIAS(MPI_Type_create_hvector)
 FY_API int PMPI_Type_hvector(int count, int blocklength, MPI_Aint stride,
                              MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    FY_MT_ENTER();
     return vector(count, blocklength, stride, true, oldtype, newtype, __func__);
 }
 FY_ALIAS(MPI_Type_hvector)
@@ -223,6 +228,7 @@ FY_API int PMPI_Type_indexed(int count, const int array_of_blocklengths[],
                              const int array_of_displacements[],
                              MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    FY_MT_ENTER();
     FY_CHECK(count <= 0 || array_of_blocklengths, NULL, MPI_ERR_ARG, __func__,
              "array_of_blocklengths is NULL");
     return indexed(count, array_of_blocklengths, 0, array_of_displacements,
@@ -236,6 +242,7 @@ FY_API int PMPI_Type_create_hindexed(int count,
                                      MPI_Datatype oldtype,
                                      MPI_Datatype *newtype)
 {
+    FY_MT_ENTER();
     FY_CHECK(count <= 0 || array_of_blocklengths, NULL, MPI_ERR_ARG, __func__,
              "array_of_blocklengths is NULL");
     return indexed(count, array_of_blocklengths, 0, NULL,
@@ -248,6 +255,7 @@ FY_API int PMPI_Type_hindexed(int count, int array_of_blocklengths[],
                               MPI_Aint array_of_displacements[],
                               MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    FY_MT_ENTER();
     FY_CHECK(count <= 0 || array_of_blocklengths, NULL, MPI_ERR_ARG, __func__,
              "array_of_blocklengths is NULL");
     return indexed(count, array_of_blocklengths, 0, NULL,
@@ -261,6 +269,7 @@ FY_API int PMPI_Type_create_indexed_block(int count, int blocklength,
                                           MPI_Datatype oldtype,
                                           MPI_Datatype *newtype)
 {
+    FY_MT_ENTER();
     return indexed(count, NULL, blocklength, array_of_displacements, NULL,
                    oldtype, newtype, MPI_COMBINER_INDEXED_BLOCK, __func__);
 }
@@ -271,6 +280,7 @@ PMPI_Type_create_hindexed_block(int count, int blocklength,
                                 const MPI_Aint array_of_displacements[],
                                 MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    FY_MT_ENTER();
     return indexed(count, NULL, blocklength, NULL, array_of_displacements,
                    oldtype, newtype, MPI_COMBINER_HINDEXED_BLOCK, __func__);
 }
@@ -331,6 +341,7 @@ FY_API int PMPI_Type_create_struct(int count, const int array_of_blocklengths[],
                                    const MPI_Datatype array_of_types[],
                                    MPI_Datatype *newtype)
 {
+    FY_MT_ENTER();
     return create_struct(count, array_of_blocklengths, array_of_displacements,
                          array_of_types, newtype, __func__);
 }
@@ -341,6 +352,7 @@ FY_API int PMPI_Type_struct(int count, int array_of_blocklengths[],
                             MPI_Datatype array_of_types[],
                             MPI_Datatype *newtype)
 {
+    FY_MT_ENTER();
     return create_struct(count, array_of_blocklengths, array_of_displacements,
                          array_of_types, newtype, __func__);
 }
@@ -349,6 +361,7 @@ FY_ALIAS(MPI_Type_struct)
 FY_API int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb,
                                     MPI_Aint extent, MPI_Datatype *newtype)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     CHECK_PTR(newtype, fn);
@@ -363,6 +376,7 @@ FY_ALIAS(MPI_Type_create_resized)
 
 FY_API int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     CHECK_PTR(newtype, fn);
@@ -387,6 +401,7 @@ FY_ALIAS(MPI_Type_dup)
 
 FY_API int PMPI_Type_commit(MPI_Datatype *datatype)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     CHECK_PTR(datatype, fn);
@@ -398,6 +413,7 @@ FY_ALIAS(MPI_Type_commit)
 
 FY_API int PMPI_Type_free(MPI_Datatype *datatype)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     CHECK_PTR(datatype, fn);
@@ -423,6 +439,7 @@ FY_ALIAS(MPI_Type_free)
 
 FY_API int PMPI_Type_size(MPI_Datatype datatype, int *size)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     CHECK_PTR(size, fn);
@@ -443,12 +460,14 @@ static int size_count(MPI_Datatype datatype, MPI_Count *size, const char *fn)
 
 FY_API int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
 {
+    FY_MT_ENTER();
     return size_count(datatype, size, __func__);
 }
 FY_ALIAS(MPI_Type_size_x)
 
 FY_API int PMPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size)
 {
+    FY_MT_ENTER();
     return size_count(datatype, size, __func__);
 }
 FY_ALIAS(MPI_Type_size_c)
@@ -456,6 +475,7 @@ FY_ALIAS(MPI_Type_size_c)
 FY_API int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb,
                                 MPI_Aint *extent)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     CHECK_PTR(lb, fn);
@@ -487,6 +507,7 @@ static int extent_count(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent,
 FY_API int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb,
                                   MPI_Count *extent)
 {
+    FY_MT_ENTER();
     return extent_count(datatype, lb, extent, false, __func__);
 }
 FY_ALIAS(MPI_Type_get_extent_x)
@@ -494,6 +515,7 @@ FY_ALIAS(MPI_Type_get_extent_x)
 FY_API int PMPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb,
                                   MPI_Count *extent)
 {
+    FY_MT_ENTER();
     return extent_count(datatype, lb, extent, false, __func__);
 }
 FY_ALIAS(MPI_Type_get_extent_c)
@@ -501,6 +523,7 @@ FY_ALIAS(MPI_Type_get_extent_c)
 FY_API int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb,
                                      MPI_Aint *true_extent)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     CHECK_PTR(true_lb, fn);
@@ -516,6 +539,7 @@ FY_API int PMPI_Type_get_true_extent_x(MPI_Datatype datatype,
                                        MPI_Count *true_lb,
                                        MPI_Count *true_extent)
 {
+    FY_MT_ENTER();
     return extent_count(datatype, true_lb, true_extent, true, __func__);
 }
 FY_ALIAS(MPI_Type_get_true_extent_x)
@@ -524,6 +548,7 @@ FY_API int PMPI_Type_get_true_extent_c(MPI_Datatype datatype,
                                        MPI_Count *true_lb,
                                        MPI_Count *true_extent)
 {
+    FY_MT_ENTER();
     return extent_count(datatype, true_lb, true_extent, true, __func__);
 }
 FY_ALIAS(MPI_Type_get_true_extent_c)
@@ -531,6 +556,7 @@ FY_ALIAS(MPI_Type_get_true_extent_c)
 /* MPI-1 forms, removed from the standard but still in MPICH's ABI. */
 FY_API int PMPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     CHECK_PTR(extent, fn);
@@ -542,6 +568,7 @@ FY_ALIAS(MPI_Type_extent)
 
 FY_API int PMPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     CHECK_PTR(displacement, fn);
@@ -553,6 +580,7 @@ FY_ALIAS(MPI_Type_lb)
 
 FY_API int PMPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     CHECK_PTR(displacement, fn);
@@ -565,6 +593,7 @@ FY_ALIAS(MPI_Type_ub)
 FY_API int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name,
                               int *resultlen)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     CHECK_PTR(type_name, fn);
@@ -580,6 +609,7 @@ FY_ALIAS(MPI_Type_get_name)
 
 FY_API int PMPI_Type_set_name(MPI_Datatype datatype, const char *type_name)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     CHECK_PTR(type_name, fn);
@@ -594,6 +624,7 @@ FY_ALIAS(MPI_Type_set_name)
 
 FY_API int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     CHECK_PTR(datatype, fn);
@@ -634,6 +665,7 @@ FY_ALIAS(MPI_Type_match_size)
 
 FY_API int PMPI_Get_address(const void *location, MPI_Aint *address)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     CHECK_PTR(address, fn);
     *address = (MPI_Aint)(uintptr_t)location;
@@ -643,18 +675,21 @@ FY_ALIAS(MPI_Get_address)
 
 FY_API int PMPI_Address(void *location, MPI_Aint *address)
 {
+    FY_MT_ENTER();
     return PMPI_Get_address(location, address);
 }
 FY_ALIAS(MPI_Address)
 
 FY_API MPI_Aint PMPI_Aint_add(MPI_Aint base, MPI_Aint disp)
 {
+    FY_MT_ENTER();
     return (MPI_Aint)((uintptr_t)base + (uintptr_t)disp);
 }
 FY_ALIAS(MPI_Aint_add)
 
 FY_API MPI_Aint PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2)
 {
+    FY_MT_ENTER();
     return (MPI_Aint)((uintptr_t)addr1 - (uintptr_t)addr2);
 }
 FY_ALIAS(MPI_Aint_diff)
@@ -723,6 +758,7 @@ static int unpack(const void *inbuf, MPI_Count insize, MPI_Count *position,
 FY_API int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype,
                      void *outbuf, int outsize, int *position, MPI_Comm comm)
 {
+    FY_MT_ENTER();
     FY_CHECK(position != NULL, NULL, MPI_ERR_ARG, __func__, "position is NULL");
     MPI_Count pos = *position;
     int rc =
@@ -737,6 +773,7 @@ FY_API int PMPI_Pack_c(const void *inbuf, MPI_Count incount,
                        MPI_Datatype datatype, void *outbuf, MPI_Count outsize,
                        MPI_Count *position, MPI_Comm comm)
 {
+    FY_MT_ENTER();
     return pack(inbuf, incount, datatype, outbuf, outsize, position, comm,
                 __func__);
 }
@@ -746,6 +783,7 @@ FY_API int PMPI_Unpack(const void *inbuf, int insize, int *position,
                        void *outbuf, int outcount, MPI_Datatype datatype,
                        MPI_Comm comm)
 {
+    FY_MT_ENTER();
     FY_CHECK(position != NULL, NULL, MPI_ERR_ARG, __func__, "position is NULL");
     MPI_Count pos = *position;
     int rc =
@@ -760,6 +798,7 @@ FY_API int PMPI_Unpack_c(const void *inbuf, MPI_Count insize,
                          MPI_Count *position, void *outbuf, MPI_Count outcount,
                          MPI_Datatype datatype, MPI_Comm comm)
 {
+    FY_MT_ENTER();
     return unpack(inbuf, insize, position, outbuf, outcount, datatype, comm,
                   __func__);
 }
@@ -785,6 +824,7 @@ static int pack_size(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm,
 FY_API int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm,
                           int *size)
 {
+    FY_MT_ENTER();
     MPI_Count n = 0;
     FY_CHECK(size != NULL, NULL, MPI_ERR_ARG, __func__, "size is NULL");
     int rc = pack_size(incount, datatype, comm, &n, __func__);
@@ -801,6 +841,7 @@ FY_ALIAS(MPI_Pack_size)
 FY_API int PMPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype,
                             MPI_Comm comm, MPI_Count *size)
 {
+    FY_MT_ENTER();
     return pack_size(incount, datatype, comm, size, __func__);
 }
 FY_ALIAS(MPI_Pack_size_c)
@@ -850,6 +891,7 @@ static int get_count_int(const MPI_Status *status, MPI_Datatype datatype,
 FY_API int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype,
                           int *count)
 {
+    FY_MT_ENTER();
     return get_count_int(status, datatype, count, false, __func__);
 }
 FY_ALIAS(MPI_Get_count)
@@ -857,6 +899,7 @@ FY_ALIAS(MPI_Get_count)
 FY_API int PMPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype,
                             MPI_Count *count)
 {
+    FY_MT_ENTER();
     return get_count(status, datatype, count, false, __func__);
 }
 FY_ALIAS(MPI_Get_count_c)
@@ -864,6 +907,7 @@ FY_ALIAS(MPI_Get_count_c)
 FY_API int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype,
                              int *count)
 {
+    FY_MT_ENTER();
     return get_count_int(status, datatype, count, true, __func__);
 }
 FY_ALIAS(MPI_Get_elements)
@@ -871,6 +915,7 @@ FY_ALIAS(MPI_Get_elements)
 FY_API int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype,
                                MPI_Count *count)
 {
+    FY_MT_ENTER();
     return get_count(status, datatype, count, true, __func__);
 }
 FY_ALIAS(MPI_Get_elements_x)
@@ -878,6 +923,7 @@ FY_ALIAS(MPI_Get_elements_x)
 FY_API int PMPI_Get_elements_c(const MPI_Status *status, MPI_Datatype datatype,
                                MPI_Count *count)
 {
+    FY_MT_ENTER();
     return get_count(status, datatype, count, true, __func__);
 }
 FY_ALIAS(MPI_Get_elements_c)
@@ -898,6 +944,7 @@ static int set_elements(MPI_Status *status, MPI_Datatype datatype,
 FY_API int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype,
                                     int count)
 {
+    FY_MT_ENTER();
     return set_elements(status, datatype, count, __func__);
 }
 FY_ALIAS(MPI_Status_set_elements)
@@ -905,12 +952,14 @@ FY_ALIAS(MPI_Status_set_elements)
 FY_API int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype,
                                       MPI_Count count)
 {
+    FY_MT_ENTER();
     return set_elements(status, datatype, count, __func__);
 }
 FY_ALIAS(MPI_Status_set_elements_x)
 
 FY_API int PMPI_Status_set_cancelled(MPI_Status *status, int flag)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     CHECK_STATUS(status, fn);
@@ -924,6 +973,7 @@ FY_ALIAS(MPI_Status_set_cancelled)
 
 FY_API int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     CHECK_PTR(user_fn, fn);
@@ -941,6 +991,7 @@ FY_ALIAS(MPI_Op_create)
 FY_API int PMPI_Op_create_c(MPI_User_function_c *user_fn, int commute,
                             MPI_Op *op)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     CHECK_PTR(user_fn, fn);
@@ -957,6 +1008,7 @@ FY_ALIAS(MPI_Op_create_c)
 
 FY_API int PMPI_Op_free(MPI_Op *op)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     CHECK_PTR(op, fn);
@@ -971,6 +1023,7 @@ FY_ALIAS(MPI_Op_free)
 
 FY_API int PMPI_Op_commutative(MPI_Op op, int *commute)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     CHECK_PTR(commute, fn);

@@ -39,6 +39,7 @@ FY_API int PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers,
                                   int *num_addresses, int *num_datatypes,
                                   int *combiner)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK(num_integers && num_addresses && num_datatypes && combiner, NULL,
              MPI_ERR_ARG, fn, "an output argument is NULL");
@@ -62,6 +63,7 @@ FY_API int PMPI_Type_get_envelope_c(MPI_Datatype datatype,
                                     MPI_Count *num_large_counts,
                                     MPI_Count *num_datatypes, int *combiner)
 {
+    FY_MT_ENTER();
     FY_CHECK(num_integers && num_addresses && num_large_counts &&
                  num_datatypes && combiner,
              NULL, MPI_ERR_ARG, __func__, "an output argument is NULL");
@@ -109,6 +111,7 @@ FY_API int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers,
                                   MPI_Aint array_of_addresses[],
                                   MPI_Datatype array_of_datatypes[])
 {
+    FY_MT_ENTER();
     return contents(datatype, max_integers, max_addresses, 0, max_datatypes,
                     array_of_integers, array_of_addresses, NULL,
                     array_of_datatypes, __func__);
@@ -121,6 +124,7 @@ FY_API int PMPI_Type_get_contents_c(
     int array_of_integers[], MPI_Aint array_of_addresses[],
     MPI_Count array_of_large_counts[], MPI_Datatype array_of_datatypes[])
 {
+    FY_MT_ENTER();
     return contents(datatype, max_integers, max_addresses, max_large_counts,
                     max_datatypes, array_of_integers, array_of_addresses,
                     array_of_large_counts, array_of_datatypes, __func__);
@@ -163,6 +167,7 @@ FY_API int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[],
                                      MPI_Datatype oldtype,
                                      MPI_Datatype *newtype)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     CHECK_PTR(newtype, fn);
@@ -259,6 +264,7 @@ FY_API int PMPI_Type_create_darray(int size, int rank, int ndims,
                                    const int array_of_psizes[], int order,
                                    MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     CHECK_PTR(newtype, fn);
@@ -406,6 +412,7 @@ FY_API int PMPI_Pack_external(const char datarep[], const void *inbuf,
                               int incount, MPI_Datatype datatype, void *outbuf,
                               MPI_Aint outsize, MPI_Aint *position)
 {
+    FY_MT_ENTER();
     return pack_external(datarep, inbuf, incount, datatype, outbuf, outsize,
                          position, false, __func__);
 }
@@ -416,6 +423,7 @@ FY_API int PMPI_Pack_external_c(const char datarep[], const void *inbuf,
                                 void *outbuf, MPI_Count outsize,
                                 MPI_Count *position)
 {
+    FY_MT_ENTER();
     return pack_external(datarep, inbuf, incount, datatype, outbuf, outsize,
                          position, false, __func__);
 }
@@ -426,6 +434,7 @@ FY_API int PMPI_Unpack_external(const char datarep[], const void *inbuf,
                                 void *outbuf, int outcount,
                                 MPI_Datatype datatype)
 {
+    FY_MT_ENTER();
     return pack_external(datarep, inbuf, outcount, datatype, outbuf, insize,
                          position, true, __func__);
 }
@@ -436,6 +445,7 @@ FY_API int PMPI_Unpack_external_c(const char datarep[], const void *inbuf,
                                   void *outbuf, MPI_Count outcount,
                                   MPI_Datatype datatype)
 {
+    FY_MT_ENTER();
     return pack_external(datarep, inbuf, outcount, datatype, outbuf, insize,
                          position, true, __func__);
 }
@@ -459,6 +469,7 @@ static int pack_external_size(const char *datarep, MPI_Count incount,
 FY_API int PMPI_Pack_external_size(const char datarep[], int incount,
                                    MPI_Datatype datatype, MPI_Aint *size)
 {
+    FY_MT_ENTER();
     return pack_external_size(datarep, incount, datatype, size, __func__);
 }
 FY_ALIAS(MPI_Pack_external_size)
@@ -466,6 +477,7 @@ FY_ALIAS(MPI_Pack_external_size)
 FY_API int PMPI_Pack_external_size_c(const char datarep[], MPI_Count incount,
                                      MPI_Datatype datatype, MPI_Count *size)
 {
+    FY_MT_ENTER();
     return pack_external_size(datarep, incount, datatype, size, __func__);
 }
 FY_ALIAS(MPI_Pack_external_size_c)
@@ -528,6 +540,7 @@ static bool f90_fits(int p, int r, int kp, int kr)
 
 FY_API int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     /* gfortran's real(4) and real(8); real(16) is not a C type here. */
     MPI_Datatype t = f90_fits(p, r, 6, 37)     ? MPI_REAL4
@@ -539,6 +552,7 @@ FY_ALIAS(MPI_Type_create_f90_real)
 
 FY_API int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     MPI_Datatype t = f90_fits(p, r, 6, 37)     ? MPI_COMPLEX8
                      : f90_fits(p, r, 15, 307) ? MPI_COMPLEX16
@@ -549,6 +563,7 @@ FY_ALIAS(MPI_Type_create_f90_complex)
 
 FY_API int PMPI_Type_create_f90_integer(int r, MPI_Datatype *newtype)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     MPI_Datatype t = r <= 2    ? MPI_INTEGER1
                      : r <= 4  ? MPI_INTEGER2

@@ -49,6 +49,7 @@ FY_API int PMPI_Comm_spawn(const char *command, char *argv[], int maxprocs,
                            MPI_Info info, int root, MPI_Comm comm,
                            MPI_Comm *intercomm, int array_of_errcodes[])
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     struct fy_comm *c = NULL;
     set_null(intercomm);
@@ -74,6 +75,7 @@ FY_API int PMPI_Comm_spawn_multiple(int count, char *array_of_commands[],
                                     MPI_Comm comm, MPI_Comm *intercomm,
                                     int array_of_errcodes[])
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     struct fy_comm *c = NULL;
     set_null(intercomm);
@@ -97,6 +99,7 @@ FY_ALIAS(MPI_Comm_spawn_multiple)
 
 FY_API int PMPI_Comm_get_parent(MPI_Comm *parent)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_CHECK(parent != NULL, NULL, MPI_ERR_ARG, __func__, "parent is NULL");
     *parent = MPI_COMM_NULL; /* every Ferry process was started by mpiexec */
@@ -106,6 +109,7 @@ FY_ALIAS(MPI_Comm_get_parent)
 
 FY_API int PMPI_Open_port(MPI_Info info, char *port_name)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     (void)info;
     if (port_name)
@@ -117,6 +121,7 @@ FY_ALIAS(MPI_Open_port)
 
 FY_API int PMPI_Close_port(const char *port_name)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     return fy_mpi_err(NULL, MPI_ERR_PORT, __func__,
                       "'%s' is not an open port (Ferry opens none)",
@@ -140,6 +145,7 @@ static int connect_common(const char *fn, const char *port_name, int root,
 FY_API int PMPI_Comm_accept(const char *port_name, MPI_Info info, int root,
                             MPI_Comm comm, MPI_Comm *newcomm)
 {
+    FY_MT_ENTER();
     (void)info;
     return connect_common(__func__, port_name, root, comm, newcomm);
 }
@@ -148,6 +154,7 @@ FY_ALIAS(MPI_Comm_accept)
 FY_API int PMPI_Comm_connect(const char *port_name, MPI_Info info, int root,
                              MPI_Comm comm, MPI_Comm *newcomm)
 {
+    FY_MT_ENTER();
     (void)info;
     return connect_common(__func__, port_name, root, comm, newcomm);
 }
@@ -156,6 +163,7 @@ FY_ALIAS(MPI_Comm_connect)
 FY_API int PMPI_Publish_name(const char *service_name, MPI_Info info,
                              const char *port_name)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     (void)info;
     (void)port_name;
@@ -168,6 +176,7 @@ FY_ALIAS(MPI_Publish_name)
 FY_API int PMPI_Unpublish_name(const char *service_name, MPI_Info info,
                                const char *port_name)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     (void)info;
     (void)port_name;
@@ -180,6 +189,7 @@ FY_ALIAS(MPI_Unpublish_name)
 FY_API int PMPI_Lookup_name(const char *service_name, MPI_Info info,
                             char *port_name)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     (void)info;
     if (port_name)
@@ -192,6 +202,7 @@ FY_ALIAS(MPI_Lookup_name)
 
 FY_API int PMPI_Comm_join(int fd, MPI_Comm *intercomm)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     set_null(intercomm);
     return fy_mpi_err(NULL, MPI_ERR_UNSUPPORTED_OPERATION, __func__,

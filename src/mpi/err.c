@@ -250,6 +250,28 @@ int fy_mpi_err_obj(MPI_Errhandler errhandler, int obj, int errclass,
     return dispatch(fy_errhandler_get(errhandler), obj, errclass, fn);
 }
 
+int fy_mpi_err_file(MPI_Errhandler errhandler, MPI_File fh, int errclass,
+                    const char *fn, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    note_error(fn, fmt, ap);
+    va_end(ap);
+    struct fy_errhandler *eh = fy_errhandler_get(errhandler);
+    if (eh && eh->fn) {
+        /* MPI_File_create_errhandler stored the function under the
+         * communicator type; call it through its own. The handler gets
+         * copies: MPI lets it look, not change ours. */
+        MPI_File_errhandler_function *f =
+            (MPI_File_errhandler_function *)(void (*)(void))eh->fn;
+        MPI_File copy = fh;
+        int code = errclass;
+        f(&copy, &code);
+        return errclass;
+    }
+    return dispatch(eh, 0, errclass, fn);
+}
+
 /* ---- user-defined classes and codes ----------------------------------
  * MPI_Add_error_class/code hand out numbers above MPI_ERR_LASTCODE (as
  * MPICH does: MPI_LASTUSEDCODE must not be below it);
@@ -301,6 +323,7 @@ static int fy_user_code_add(int cls, int *code_out)
 
 FY_API int PMPI_Add_error_class(int *errorclass)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_CHECK(errorclass != NULL, NULL, MPI_ERR_ARG, __func__,
              "errorclass is NULL");
@@ -312,6 +335,7 @@ FY_ALIAS(MPI_Add_error_class)
 
 FY_API int PMPI_Add_error_code(int errorclass, int *errorcode)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_CHECK(errorcode != NULL, NULL, MPI_ERR_ARG, __func__,
              "errorcode is NULL");
@@ -325,6 +349,7 @@ FY_ALIAS(MPI_Add_error_code)
 
 FY_API int PMPI_Add_error_string(int errorcode, const char *string)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_CHECK(string != NULL, NULL, MPI_ERR_ARG, __func__, "string is NULL");
     struct fy_user_code *u = fy_user_code(errorcode);
@@ -344,6 +369,7 @@ FY_ALIAS(MPI_Add_error_string)
 
 FY_API int PMPI_Error_class(int errorcode, int *errorclass)
 {
+    FY_MT_ENTER();
     /* Allowed before MPI_Init and after MPI_Finalize. */
     int cls = fy_code_class(errorcode);
     if (cls < 0)
@@ -358,6 +384,7 @@ FY_ALIAS(MPI_Error_class)
 
 FY_API int PMPI_Error_string(int errorcode, char *string, int *resultlen)
 {
+    FY_MT_ENTER();
     if (!string || !resultlen)
         return fy_mpi_err(NULL, MPI_ERR_ARG, __func__, "%s is NULL",
                           !string ? "string" : "resultlen");
@@ -388,6 +415,7 @@ FY_ALIAS(MPI_Error_string)
 FY_API int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn,
                                        MPI_Errhandler *errhandler)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_CHECK(fn != NULL, NULL, MPI_ERR_ARG, __func__,
              "comm_errhandler_fn is NULL");
@@ -404,6 +432,7 @@ FY_ALIAS(MPI_Comm_create_errhandler)
 
 FY_API int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_GET_COMM(c, comm, __func__);
     struct fy_errhandler *eh = fy_errhandler_get(errhandler);
@@ -416,6 +445,7 @@ FY_ALIAS(MPI_Comm_set_errhandler)
 
 FY_API int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_GET_COMM(c, comm, __func__);
     FY_CHECK(errhandler != NULL, c, MPI_ERR_ARG, __func__,
@@ -431,6 +461,7 @@ FY_ALIAS(MPI_Comm_get_errhandler)
 
 FY_API int PMPI_Errhandler_free(MPI_Errhandler *errhandler)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_CHECK(errhandler != NULL, NULL, MPI_ERR_ARG, __func__,
              "errhandler is NULL");
@@ -445,6 +476,7 @@ FY_ALIAS(MPI_Errhandler_free)
 
 FY_API int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_GET_COMM(c, comm, __func__);
     struct fy_errhandler *eh = fy_errhandler_get(c->errhandler);
@@ -469,18 +501,21 @@ FY_ALIAS(MPI_Comm_call_errhandler)
 FY_API int PMPI_Errhandler_create(MPI_Handler_function *function,
                                   MPI_Errhandler *errhandler)
 {
+    FY_MT_ENTER();
     return PMPI_Comm_create_errhandler(function, errhandler);
 }
 FY_ALIAS(MPI_Errhandler_create)
 
 FY_API int PMPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler)
 {
+    FY_MT_ENTER();
     return PMPI_Comm_set_errhandler(comm, errhandler);
 }
 FY_ALIAS(MPI_Errhandler_set)
 
 FY_API int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler)
 {
+    FY_MT_ENTER();
     return PMPI_Comm_get_errhandler(comm, errhandler);
 }
 FY_ALIAS(MPI_Errhandler_get)

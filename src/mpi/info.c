@@ -200,10 +200,12 @@ struct fy_info *fy_info_get(MPI_Info h)
                  kl_ ? "too long" : "empty", MPI_MAX_INFO_KEY);                \
     } while (0)
 
+/* The info calls work before MPI_Init / MPI_Session_init and after
+ * MPI_Finalize (MPI 4.0 11.2.1 lists them): sessions take an info. */
 FY_API int PMPI_Info_create(MPI_Info *info)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
-    FY_CHECK_INIT(fn);
     CHECK_PTR(info, fn);
     struct fy_info *in;
     if (fy_info_new(&in) != 0)
@@ -216,8 +218,8 @@ FY_ALIAS(MPI_Info_create)
 
 FY_API int PMPI_Info_free(MPI_Info *info)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
-    FY_CHECK_INIT(fn);
     CHECK_PTR(info, fn);
     FY_CHECK(*info != MPI_INFO_ENV, NULL, MPI_ERR_INFO, fn,
              "MPI_INFO_ENV is predefined and cannot be freed");
@@ -230,8 +232,8 @@ FY_ALIAS(MPI_Info_free)
 
 FY_API int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
-    FY_CHECK_INIT(fn);
     GET_INFO(in, info, fn);
     CHECK_PTR(newinfo, fn);
     struct fy_info *out;
@@ -245,8 +247,8 @@ FY_ALIAS(MPI_Info_dup)
 
 FY_API int PMPI_Info_set(MPI_Info info, const char *key, const char *value)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
-    FY_CHECK_INIT(fn);
     FY_CHECK(info != MPI_INFO_ENV, NULL, MPI_ERR_INFO, fn,
              "MPI_INFO_ENV is read-only");
     GET_INFO(in, info, fn);
@@ -265,8 +267,8 @@ FY_ALIAS(MPI_Info_set)
 
 FY_API int PMPI_Info_delete(MPI_Info info, const char *key)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
-    FY_CHECK_INIT(fn);
     FY_CHECK(info != MPI_INFO_ENV, NULL, MPI_ERR_INFO, fn,
              "MPI_INFO_ENV is read-only");
     GET_INFO(in, info, fn);
@@ -287,8 +289,8 @@ FY_ALIAS(MPI_Info_delete)
 FY_API int PMPI_Info_get(MPI_Info info, const char *key, int valuelen,
                          char *value, int *flag)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
-    FY_CHECK_INIT(fn);
     GET_INFO(in, info, fn);
     CHECK_KEY(key, fn);
     CHECK_PTR(flag, fn);
@@ -310,8 +312,8 @@ FY_ALIAS(MPI_Info_get)
 FY_API int PMPI_Info_get_string(MPI_Info info, const char *key, int *buflen,
                                 char *value, int *flag)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
-    FY_CHECK_INIT(fn);
     GET_INFO(in, info, fn);
     CHECK_KEY(key, fn);
     CHECK_PTR(buflen, fn);
@@ -339,8 +341,8 @@ FY_ALIAS(MPI_Info_get_string)
 FY_API int PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen,
                                   int *flag)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
-    FY_CHECK_INIT(fn);
     GET_INFO(in, info, fn);
     CHECK_KEY(key, fn);
     CHECK_PTR(valuelen, fn);
@@ -355,8 +357,8 @@ FY_ALIAS(MPI_Info_get_valuelen)
 
 FY_API int PMPI_Info_get_nkeys(MPI_Info info, int *nkeys)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
-    FY_CHECK_INIT(fn);
     GET_INFO(in, info, fn);
     CHECK_PTR(nkeys, fn);
     *nkeys = in->n;
@@ -366,8 +368,8 @@ FY_ALIAS(MPI_Info_get_nkeys)
 
 FY_API int PMPI_Info_get_nthkey(MPI_Info info, int n, char *key)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
-    FY_CHECK_INIT(fn);
     GET_INFO(in, info, fn);
     CHECK_PTR(key, fn);
     FY_CHECK(n >= 0 && n < in->n, NULL, MPI_ERR_ARG, fn,
@@ -381,8 +383,52 @@ FY_ALIAS(MPI_Info_get_nthkey)
 /* Ferry keeps no communicator hints (MPI_Comm_set_info checks its info
  * argument and drops it, which MPI allows), so the info object returned
  * holds no keys; the caller frees it. */
+/* MPI 4.0 11.2.4: a new info object with MPI_INFO_ENV's keys; when the
+ * program passes its arguments, "command" and "argv" come from them
+ * (argv[0] and the rest, space-separated) instead of /proc/self/cmdline.
+ * Callable before MPI_Init and MPI_Session_init. */
+FY_API int PMPI_Info_create_env(int argc, char *argv[], MPI_Info *info)
+{
+    FY_MT_ENTER();
+    const char *fn = __func__;
+    CHECK_PTR(info, fn);
+    FY_CHECK(argc >= 0, NULL, MPI_ERR_ARG, fn, "argc %d is negative", argc);
+    FY_CHECK(argc == 0 || argv != NULL, NULL, MPI_ERR_ARG, fn,
+             "argv is NULL with argc %d", argc);
+    env_fill();
+    struct fy_info *in;
+    FY_CHECK(fy_info_dup(&s_env, &in) == 0, NULL, MPI_ERR_NO_MEM, fn,
+             "out of memory for an info object");
+    int rc = 0;
+    if (argc > 0 && argv[0]) {
+        char buf[MPI_MAX_INFO_VAL + 1];
+        rc = fy_info_put(in, "command", argv[0]);
+        size_t off = 0;
+        buf[0] = '\0';
+        for (int i = 1; i < argc && argv[i] && off < sizeof(buf) - 1; i++) {
+            int n = snprintf(buf + off, sizeof(buf) - off, "%s%s",
+                             i > 1 ? " " : "", argv[i]);
+            if (n < 0)
+                break;
+            off += (size_t)n < sizeof(buf) - off ? (size_t)n
+                                                 : sizeof(buf) - off - 1;
+        }
+        if (!rc && argc > 1)
+            rc = fy_info_put(in, "argv", buf);
+    }
+    if (rc) {
+        fy_info_free(in);
+        return fy_mpi_err(NULL, MPI_ERR_NO_MEM, fn,
+                          "out of memory for an info object");
+    }
+    *info = fy_info_handle(in);
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Info_create_env)
+
 FY_API int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     FY_GET_COMM(c, comm, fn);
@@ -402,6 +448,7 @@ FY_ALIAS(MPI_Comm_get_info)
  * hints are accepted and ignored. */
 FY_API int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     FY_CHECK(size >= 0, NULL, MPI_ERR_SIZE, fn, "size %ld is negative",
@@ -420,6 +467,7 @@ FY_ALIAS(MPI_Alloc_mem)
 
 FY_API int PMPI_Free_mem(void *base)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     free(base);
     return MPI_SUCCESS;

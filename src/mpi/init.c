@@ -24,6 +24,15 @@ int fy_mpi_state;
 static int thread_level = MPI_THREAD_SINGLE; /* what Init/Init_thread gave */
 static pthread_t s_main_thread; /* the thread that called MPI_Init */
 
+/* Who holds the core (the world model and open sessions, see session.c):
+ * s_world is 0 before MPI_Init, 1 between MPI_Init and MPI_Finalize, 2
+ * after; s_sessions counts open sessions. fy_mpi_state says whether the
+ * core is up (1) or was taken down (2). */
+static int s_world;
+static int s_sessions;
+
+static void core_down(void);
+
 /* When the launcher may not end the job on an abort (fy_boot.
  * abort_ends_node), end this node's other ranks ourselves: SIGKILL by the
  * pids the segment recorded, as Ferry's mpiexec would. Other nodes need
@@ -40,31 +49,34 @@ static void end_node(void)
 /* A rank that leaves after MPI_Init without MPI_Finalize would leave its
  * peers waiting forever: fail loudly instead, so mpiexec ends the job. The
  * job's status is the one the program gave exit() (1 for exit(0), which
- * must not look like success). */
+ * must not look like success). A program that used sessions only and
+ * closed them all leaves normally: the core goes down here, waiting for
+ * the node's other ranks as MPI_Finalize would. */
 static void exit_without_finalize(int status, void *arg)
 {
     (void)arg;
-    if (fy_mpi_state == 1) {
+    if (fy_mpi_state != 1)
+        return;
+    if (s_world == 1 || s_sessions > 0) {
         fflush(stdout);
         fprintf(stderr,
                 "Ferry: rank %d exited with status %d without calling "
-                "MPI_Finalize; ending the job\n",
-                fy_log_rank < 0 ? 0 : fy_log_rank, status);
+                "%s; ending the job\n",
+                fy_log_rank < 0 ? 0 : fy_log_rank, status,
+                s_world == 1 ? "MPI_Finalize" : "MPI_Session_finalize");
         /* Under PMI the launcher ends the job with this status (Slurm
          * would otherwise wait for the other ranks). */
         fy_boot_abort(status ? status : 1, "exit without MPI_Finalize");
         end_node();
         _exit(status ? status : 1);
     }
+    if (status == 0)
+        core_down();
 }
 
-static int init_common(const char *fn)
+/* Bring the core up (once per process). */
+static int core_up(const char *fn)
 {
-    if (fy_mpi_state != 0) {
-        fprintf(stderr, "Ferry: %s: MPI is already %s (MPI_ERR_OTHER)\n", fn,
-                fy_mpi_state == 1 ? "initialized" : "finalized");
-        return MPI_ERR_OTHER;
-    }
     const char *step = "the FERRY_* environment";
     int rc = fy_env_load();
     if (!rc) {
@@ -99,8 +111,60 @@ static int init_common(const char *fn)
     return MPI_SUCCESS;
 }
 
+/* The world model: MPI_Init and MPI_Init_thread. */
+static int init_common(const char *fn)
+{
+    if (s_world != 0 || fy_mpi_state == 2) {
+        fprintf(stderr, "Ferry: %s: MPI is already %s (MPI_ERR_OTHER)\n", fn,
+                s_world == 1 ? "initialized" : "finalized");
+        return MPI_ERR_OTHER;
+    }
+    if (fy_mpi_state == 0) {
+        int rc = core_up(fn);
+        if (rc)
+            return rc;
+    }
+    s_world = 1;
+    return MPI_SUCCESS;
+}
+
+int fy_mpi_core_hold(const char *fn)
+{
+    if (fy_mpi_state == 2)
+        return MPI_ERR_OTHER;
+    if (fy_mpi_state == 0) {
+        int rc = core_up(fn);
+        if (rc)
+            return rc;
+    }
+    s_sessions++;
+    return MPI_SUCCESS;
+}
+
+void fy_mpi_core_release(void)
+{
+    /* The core stays up for later sessions; MPI_Finalize or the exit hook
+     * takes it down. */
+    if (s_sessions > 0)
+        s_sessions--;
+}
+
+int fy_mpi_thread_level_max(void)
+{
+    return MPI_THREAD_MULTIPLE;
+}
+
+void fy_mpi_thread_level_use(int level)
+{
+    /* MULTIPLE turns the library lock on (util/mt.h) for the rest of the
+     * process: the calling thread is the only one in MPI at this point. */
+    if (level == MPI_THREAD_MULTIPLE)
+        fy_mt_on = true;
+}
+
 FY_API int PMPI_Init(int *argc, char ***argv)
 {
+    FY_MT_ENTER();
     (void)argc;
     (void)argv;
     return init_common("MPI_Init");
@@ -110,6 +174,7 @@ FY_ALIAS(MPI_Init)
 FY_API int PMPI_Init_thread(int *argc, char ***argv, int required,
                             int *provided)
 {
+    FY_MT_ENTER();
     (void)argc;
     (void)argv;
     if (!provided)
@@ -118,10 +183,9 @@ FY_API int PMPI_Init_thread(int *argc, char ***argv, int required,
         return fy_mpi_err(NULL, MPI_ERR_ARG, __func__,
                           "required level %d is not a thread level", required);
     int rc = init_common("MPI_Init_thread");
-    /* The progress engine is single-threaded and unlocked: calls from one
-     * thread at a time are safe, so SERIALIZED is what we honestly give. */
-    thread_level =
-        required < MPI_THREAD_SERIALIZED ? required : MPI_THREAD_SERIALIZED;
+    int most = fy_mpi_thread_level_max();
+    thread_level = required < most ? required : most;
+    fy_mpi_thread_level_use(thread_level);
     *provided = thread_level;
     return rc;
 }
@@ -129,6 +193,7 @@ FY_ALIAS(MPI_Init_thread)
 
 FY_API int PMPI_Query_thread(int *provided)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_CHECK(provided, NULL, MPI_ERR_ARG, __func__, "provided is NULL");
     *provided = thread_level;
@@ -138,6 +203,7 @@ FY_ALIAS(MPI_Query_thread)
 
 FY_API int PMPI_Is_thread_main(int *flag)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_CHECK(flag, NULL, MPI_ERR_ARG, __func__, "flag is NULL");
     *flag = pthread_equal(pthread_self(), s_main_thread) != 0;
@@ -147,16 +213,18 @@ FY_ALIAS(MPI_Is_thread_main)
 
 FY_API int PMPI_Initialized(int *flag)
 {
+    FY_MT_ENTER();
     FY_CHECK(flag, NULL, MPI_ERR_ARG, __func__, "flag is NULL");
-    *flag = fy_mpi_state != 0;
+    *flag = s_world != 0; /* the world model only (MPI 4.0 11.2.1) */
     return MPI_SUCCESS;
 }
 FY_ALIAS(MPI_Initialized)
 
 FY_API int PMPI_Finalized(int *flag)
 {
+    FY_MT_ENTER();
     FY_CHECK(flag, NULL, MPI_ERR_ARG, __func__, "flag is NULL");
-    *flag = fy_mpi_state == 2;
+    *flag = s_world == 2;
     return MPI_SUCCESS;
 }
 FY_ALIAS(MPI_Finalized)
@@ -239,9 +307,9 @@ static void stats_job_summary(void)
     }
 }
 
-FY_API int PMPI_Finalize(void)
+/* Take the core down: every rank of the node waits for the others. */
+static void core_down(void)
 {
-    FY_CHECK_INIT(__func__);
     fy_mpi_requests_finalize();
     fy_rma_finalize(); /* windows the program did not free */
     /* MPI_COMM_SELF's attribute callbacks run first, and may communicate;
@@ -255,6 +323,21 @@ FY_API int PMPI_Finalize(void)
     fy_dtype_finalize();
     fy_mpi_state = 2;
     fflush(stdout);
+}
+
+FY_API int PMPI_Finalize(void)
+{
+    FY_MT_ENTER();
+    FY_CHECK_INIT(__func__);
+    if (s_world != 1)
+        return fy_mpi_err(NULL, MPI_ERR_OTHER, __func__,
+                          "MPI_Init was not called (the world model is not "
+                          "initialized)");
+    s_world = 2;
+    /* Open sessions keep the core; the exit hook takes it down after
+     * their MPI_Session_finalize. */
+    if (s_sessions == 0)
+        core_down();
     return MPI_SUCCESS;
 }
 FY_ALIAS(MPI_Finalize)
@@ -275,6 +358,7 @@ FY_ALIAS(MPI_Abort)
 
 FY_API int PMPI_Get_version(int *version, int *subversion)
 {
+    FY_MT_ENTER();
     FY_CHECK(version && subversion, NULL, MPI_ERR_ARG, __func__,
              "version or subversion is NULL");
     *version = MPI_VERSION;
@@ -285,11 +369,12 @@ FY_ALIAS(MPI_Get_version)
 
 FY_API int PMPI_Get_library_version(char *version, int *resultlen)
 {
+    FY_MT_ENTER();
     FY_CHECK(version && resultlen, NULL, MPI_ERR_ARG, __func__,
              "version or resultlen is NULL");
     int n = snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
                      "Ferry %s (MPICH ABI, MPI %d.%d interface; not yet: "
-                     "MPI-IO, dynamic processes)",
+                     "dynamic processes)",
                      FERRY_VERSION_STRING, MPI_VERSION, MPI_SUBVERSION);
     *resultlen = n < MPI_MAX_LIBRARY_VERSION_STRING
                      ? n
@@ -300,6 +385,7 @@ FY_ALIAS(MPI_Get_library_version)
 
 FY_API int PMPI_Get_processor_name(char *name, int *resultlen)
 {
+    FY_MT_ENTER();
     FY_CHECK(name && resultlen, NULL, MPI_ERR_ARG, __func__,
              "name or resultlen is NULL");
     if (gethostname(name, MPI_MAX_PROCESSOR_NAME) != 0)
@@ -312,12 +398,14 @@ FY_ALIAS(MPI_Get_processor_name)
 
 FY_API double PMPI_Wtime(void)
 {
+    FY_MT_ENTER();
     return fy_wtime();
 }
 FY_ALIAS(MPI_Wtime)
 
 FY_API double PMPI_Wtick(void)
 {
+    FY_MT_ENTER();
     struct timespec ts;
     clock_getres(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
@@ -328,6 +416,7 @@ FY_ALIAS(MPI_Wtick)
  * it, so any level is accepted (MPI 15.2.1). */
 FY_API int PMPI_Pcontrol(const int level, ...)
 {
+    FY_MT_ENTER();
     (void)level;
     return MPI_SUCCESS;
 }

@@ -9,6 +9,7 @@
 #include "comm/comm.h"
 #include "dtype/dtype.h"
 #include "p2p/p2p.h"
+#include "util/mt.h"
 #include "util/util.h"
 
 /* Define PMPI_x with default visibility; FY_ALIAS(MPI_x) after it makes
@@ -19,7 +20,17 @@
         __attribute__((weak, alias("P" #name), visibility("default")));
 
 /* Library state, set by MPI_Init/Finalize. */
-extern int fy_mpi_state; /* 0 before init, 1 initialized, 2 finalized */
+extern int fy_mpi_state; /* the core: 0 not yet up, 1 up, 2 taken down */
+
+/* Sessions (session.c) hold the core as MPI_Init does: bring it up if it
+ * is not (MPI_SUCCESS, or MPI_ERR_OTHER once it was taken down) and count
+ * one more holder; release drops that count. */
+int fy_mpi_core_hold(const char *fn);
+void fy_mpi_core_release(void);
+/* The highest thread level Ferry provides, and what the program got (from
+ * MPI_Init_thread or a session): MULTIPLE turns the library lock on. */
+int fy_mpi_thread_level_max(void);
+void fy_mpi_thread_level_use(int level);
 
 /* Report an error raised by the MPI call 'fn' (pass __func__: a leading 'P'
  * is dropped) on 'comm' (NULL means MPI_COMM_WORLD's handler applies).
@@ -33,6 +44,12 @@ int fy_mpi_err(struct fy_comm *comm, int errclass, const char *fn,
  * its handle, passed to a user handler. */
 int fy_mpi_err_obj(MPI_Errhandler errhandler, int obj, int errclass,
                    const char *fn, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+/* The same for a file (MPI_File is a pointer, so a user handler gets an
+ * MPI_File *): 'errhandler' is the file's, or MPI_FILE_NULL's. */
+int fy_mpi_err_file(MPI_Errhandler errhandler, MPI_File fh, int errclass,
+                    const char *fn, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 
 /* Map an internal negative errno to an MPI error class. */

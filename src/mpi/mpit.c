@@ -4,8 +4,9 @@
  * ("FERRY_EAGER_MAX"), every protocol counter of fy_proto_pvars() a
  * performance variable ("ferry_eager_mailbox_msgs"), and there are no
  * enumerations and no events. Works before MPI_Init and after
- * MPI_Finalize. Not thread safe: MPI_T_init_thread gives at most
- * MPI_THREAD_SERIALIZED, as MPI_Init_thread does. MPI_T calls return their
+ * MPI_Finalize. MPI_T_init_thread gives the level asked for; MULTIPLE
+ * turns on the library lock every entry point takes (util/mt.h), as
+ * MPI_Init_thread does. MPI_T calls return their
  * error codes without calling any error handler (MPI 4.0 15.3). */
 #include <stdint.h>
 #include <stdlib.h>
@@ -67,6 +68,7 @@ static const char *const cat_descs[CAT_COUNT] = {
  * most *len - 1 characters and a NUL, and *len = what was stored. */
 static void put_string(const char *src, char *str, int *len)
 {
+    FY_MT_ENTER();
     if (!len)
         return;
     size_t need = strlen(src) + 1;
@@ -89,6 +91,7 @@ static int pvar_table(const struct fy_pvar **out)
 
 FY_API int PMPI_T_init_thread(int required, int *provided)
 {
+    FY_MT_ENTER();
     if (!provided || required < MPI_THREAD_SINGLE ||
         required > MPI_THREAD_MULTIPLE)
         return MPI_T_ERR_INVALID;
@@ -98,8 +101,8 @@ FY_API int PMPI_T_init_thread(int required, int *provided)
     if (fy_mpi_state == 0 && s_refs == 0 && fy_env_load() != 0)
         return MPI_T_ERR_CANNOT_INIT;
     s_refs++;
-    *provided =
-        required < MPI_THREAD_SERIALIZED ? required : MPI_THREAD_SERIALIZED;
+    *provided = required;
+    fy_mpi_thread_level_use(required);
     return MPI_SUCCESS;
 }
 FY_ALIAS(MPI_T_init_thread)
@@ -116,6 +119,7 @@ static void session_free(struct MPIR_T_pvar_session_s *s)
 
 FY_API int PMPI_T_finalize(void)
 {
+    FY_MT_ENTER();
     CHECK_T_INIT();
     if (--s_refs > 0)
         return MPI_SUCCESS;
@@ -139,6 +143,7 @@ FY_ALIAS(MPI_T_finalize)
 FY_API int PMPI_T_enum_get_info(MPI_T_enum enumtype, int *num, char *name,
                                 int *name_len)
 {
+    FY_MT_ENTER();
     (void)enumtype;
     (void)num;
     (void)name;
@@ -151,6 +156,7 @@ FY_ALIAS(MPI_T_enum_get_info)
 FY_API int PMPI_T_enum_get_item(MPI_T_enum enumtype, int indx, int *value,
                                 char *name, int *name_len)
 {
+    FY_MT_ENTER();
     (void)enumtype;
     (void)indx;
     (void)value;
@@ -186,6 +192,7 @@ static const char *cvar_string(int index)
 
 FY_API int PMPI_T_cvar_get_num(int *num_cvar)
 {
+    FY_MT_ENTER();
     CHECK_T_INIT();
     if (!num_cvar)
         return MPI_T_ERR_INVALID;
@@ -199,6 +206,7 @@ FY_API int PMPI_T_cvar_get_info(int cvar_index, char *name, int *name_len,
                                 MPI_T_enum *enumtype, char *desc, int *desc_len,
                                 int *bind, int *scope)
 {
+    FY_MT_ENTER();
     CHECK_T_INIT();
     if (cvar_index < 0 || cvar_index >= FY_ENV_COUNT)
         return MPI_T_ERR_INVALID_INDEX;
@@ -222,6 +230,7 @@ FY_ALIAS(MPI_T_cvar_get_info)
 
 FY_API int PMPI_T_cvar_get_index(const char *name, int *cvar_index)
 {
+    FY_MT_ENTER();
     CHECK_T_INIT();
     if (!name || !cvar_index)
         return MPI_T_ERR_INVALID;
@@ -237,6 +246,7 @@ FY_ALIAS(MPI_T_cvar_get_index)
 FY_API int PMPI_T_cvar_handle_alloc(int cvar_index, void *obj_handle,
                                     MPI_T_cvar_handle *handle, int *count)
 {
+    FY_MT_ENTER();
     (void)obj_handle; /* MPI_T_BIND_NO_OBJECT: ignored */
     CHECK_T_INIT();
     if (cvar_index < 0 || cvar_index >= FY_ENV_COUNT)
@@ -273,6 +283,7 @@ cvar_handle_find(MPI_T_cvar_handle h, struct MPIR_T_cvar_handle_s ***prev_out)
 
 FY_API int PMPI_T_cvar_handle_free(MPI_T_cvar_handle *handle)
 {
+    FY_MT_ENTER();
     CHECK_T_INIT();
     struct MPIR_T_cvar_handle_s **prev;
     if (!handle || !cvar_handle_find(*handle, &prev))
@@ -286,6 +297,7 @@ FY_ALIAS(MPI_T_cvar_handle_free)
 
 FY_API int PMPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf)
 {
+    FY_MT_ENTER();
     CHECK_T_INIT();
     struct MPIR_T_cvar_handle_s *h = cvar_handle_find(handle, NULL);
     if (!h)
@@ -323,6 +335,7 @@ FY_ALIAS(MPI_T_cvar_read)
  * it can never be set through MPI_T (set the environment variable). */
 FY_API int PMPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf)
 {
+    FY_MT_ENTER();
     (void)buf;
     CHECK_T_INIT();
     if (!cvar_handle_find(handle, NULL))
@@ -335,6 +348,7 @@ FY_ALIAS(MPI_T_cvar_write)
 
 FY_API int PMPI_T_pvar_get_num(int *num_pvar)
 {
+    FY_MT_ENTER();
     CHECK_T_INIT();
     if (!num_pvar)
         return MPI_T_ERR_INVALID;
@@ -353,6 +367,7 @@ FY_API int PMPI_T_pvar_get_info(int pvar_index, char *name, int *name_len,
                                 char *desc, int *desc_len, int *bind,
                                 int *readonly, int *continuous, int *atomic)
 {
+    FY_MT_ENTER();
     CHECK_T_INIT();
     const struct fy_pvar *t;
     int n = pvar_table(&t);
@@ -383,6 +398,7 @@ FY_ALIAS(MPI_T_pvar_get_info)
 FY_API int PMPI_T_pvar_get_index(const char *name, int var_class,
                                  int *pvar_index)
 {
+    FY_MT_ENTER();
     CHECK_T_INIT();
     if (!name || !pvar_index)
         return MPI_T_ERR_INVALID;
@@ -401,6 +417,7 @@ FY_ALIAS(MPI_T_pvar_get_index)
 
 FY_API int PMPI_T_pvar_session_create(MPI_T_pvar_session *session)
 {
+    FY_MT_ENTER();
     CHECK_T_INIT();
     if (!session)
         return MPI_T_ERR_INVALID;
@@ -429,6 +446,7 @@ session_find(MPI_T_pvar_session s, struct MPIR_T_pvar_session_s ***prev_out)
 
 FY_API int PMPI_T_pvar_session_free(MPI_T_pvar_session *session)
 {
+    FY_MT_ENTER();
     CHECK_T_INIT();
     struct MPIR_T_pvar_session_s **prev;
     if (!session || !session_find(*session, &prev))
@@ -444,6 +462,7 @@ FY_API int PMPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index,
                                     void *obj_handle, MPI_T_pvar_handle *handle,
                                     int *count)
 {
+    FY_MT_ENTER();
     (void)obj_handle; /* MPI_T_BIND_NO_OBJECT: ignored */
     CHECK_T_INIT();
     struct MPIR_T_pvar_session_s *s = session_find(session, NULL);
@@ -503,6 +522,7 @@ static uint64_t pvar_live(const struct MPIR_T_pvar_handle_s *h)
 FY_API int PMPI_T_pvar_handle_free(MPI_T_pvar_session session,
                                    MPI_T_pvar_handle *handle)
 {
+    FY_MT_ENTER();
     CHECK_T_INIT();
     if (!handle)
         return MPI_T_ERR_INVALID_HANDLE;
@@ -535,6 +555,7 @@ static int pvar_startstop(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
 FY_API int PMPI_T_pvar_start(MPI_T_pvar_session session,
                              MPI_T_pvar_handle handle)
 {
+    FY_MT_ENTER();
     return pvar_startstop(session, handle);
 }
 FY_ALIAS(MPI_T_pvar_start)
@@ -542,6 +563,7 @@ FY_ALIAS(MPI_T_pvar_start)
 FY_API int PMPI_T_pvar_stop(MPI_T_pvar_session session,
                             MPI_T_pvar_handle handle)
 {
+    FY_MT_ENTER();
     return pvar_startstop(session, handle);
 }
 FY_ALIAS(MPI_T_pvar_stop)
@@ -549,6 +571,7 @@ FY_ALIAS(MPI_T_pvar_stop)
 FY_API int PMPI_T_pvar_read(MPI_T_pvar_session session,
                             MPI_T_pvar_handle handle, void *buf)
 {
+    FY_MT_ENTER();
     CHECK_T_INIT();
     struct MPIR_T_pvar_session_s *s;
     struct MPIR_T_pvar_handle_s **link;
@@ -566,6 +589,7 @@ FY_ALIAS(MPI_T_pvar_read)
 FY_API int PMPI_T_pvar_write(MPI_T_pvar_session session,
                              MPI_T_pvar_handle handle, const void *buf)
 {
+    FY_MT_ENTER();
     (void)buf;
     CHECK_T_INIT();
     struct MPIR_T_pvar_session_s *s;
@@ -578,6 +602,7 @@ FY_ALIAS(MPI_T_pvar_write)
 FY_API int PMPI_T_pvar_reset(MPI_T_pvar_session session,
                              MPI_T_pvar_handle handle)
 {
+    FY_MT_ENTER();
     CHECK_T_INIT();
     struct MPIR_T_pvar_session_s *s;
     struct MPIR_T_pvar_handle_s **link;
@@ -597,6 +622,7 @@ FY_ALIAS(MPI_T_pvar_reset)
 FY_API int PMPI_T_pvar_readreset(MPI_T_pvar_session session,
                                  MPI_T_pvar_handle handle, void *buf)
 {
+    FY_MT_ENTER();
     CHECK_T_INIT();
     struct MPIR_T_pvar_session_s *s;
     struct MPIR_T_pvar_handle_s **link;
@@ -617,6 +643,7 @@ FY_ALIAS(MPI_T_pvar_readreset)
 
 FY_API int PMPI_T_category_get_num(int *num_cat)
 {
+    FY_MT_ENTER();
     CHECK_T_INIT();
     if (!num_cat)
         return MPI_T_ERR_INVALID;
@@ -640,6 +667,7 @@ FY_API int PMPI_T_category_get_info(int cat_index, char *name, int *name_len,
                                     char *desc, int *desc_len, int *num_cvars,
                                     int *num_pvars, int *num_categories)
 {
+    FY_MT_ENTER();
     CHECK_T_INIT();
     if (cat_index < 0 || cat_index >= CAT_COUNT)
         return MPI_T_ERR_INVALID_INDEX;
@@ -657,6 +685,7 @@ FY_ALIAS(MPI_T_category_get_info)
 
 FY_API int PMPI_T_category_get_index(const char *name, int *cat_index)
 {
+    FY_MT_ENTER();
     CHECK_T_INIT();
     if (!name || !cat_index)
         return MPI_T_ERR_INVALID;
@@ -692,24 +721,28 @@ static int cat_none(int cat)
 
 FY_API int PMPI_T_category_get_cvars(int cat_index, int len, int indices[])
 {
+    FY_MT_ENTER();
     return cat_list(cat_index, len, indices, cat_ncvars);
 }
 FY_ALIAS(MPI_T_category_get_cvars)
 
 FY_API int PMPI_T_category_get_pvars(int cat_index, int len, int indices[])
 {
+    FY_MT_ENTER();
     return cat_list(cat_index, len, indices, cat_npvars);
 }
 FY_ALIAS(MPI_T_category_get_pvars)
 
 FY_API int PMPI_T_category_get_categories(int cat_index, int len, int indices[])
 {
+    FY_MT_ENTER();
     return cat_list(cat_index, len, indices, cat_none);
 }
 FY_ALIAS(MPI_T_category_get_categories)
 
 FY_API int PMPI_T_category_get_num_events(int cat_index, int *num_events)
 {
+    FY_MT_ENTER();
     CHECK_T_INIT();
     if (cat_index < 0 || cat_index >= CAT_COUNT)
         return MPI_T_ERR_INVALID_INDEX;
@@ -722,6 +755,7 @@ FY_ALIAS(MPI_T_category_get_num_events)
 
 FY_API int PMPI_T_category_get_events(int cat_index, int len, int indices[])
 {
+    FY_MT_ENTER();
     return cat_list(cat_index, len, indices, cat_none);
 }
 FY_ALIAS(MPI_T_category_get_events)
@@ -729,6 +763,7 @@ FY_ALIAS(MPI_T_category_get_events)
 /* The variables and categories are fixed for the life of the process. */
 FY_API int PMPI_T_category_changed(int *update_number)
 {
+    FY_MT_ENTER();
     CHECK_T_INIT();
     if (!update_number)
         return MPI_T_ERR_INVALID;
@@ -741,6 +776,7 @@ FY_ALIAS(MPI_T_category_changed)
 
 FY_API int PMPI_T_source_get_num(int *num_sources)
 {
+    FY_MT_ENTER();
     CHECK_T_INIT();
     if (!num_sources)
         return MPI_T_ERR_INVALID;
@@ -755,6 +791,7 @@ FY_API int PMPI_T_source_get_info(int source_index, char *name, int *name_len,
                                   MPI_Count *ticks_per_second,
                                   MPI_Count *max_ticks, MPI_Info *info)
 {
+    FY_MT_ENTER();
     (void)source_index;
     (void)name;
     (void)name_len;
@@ -771,6 +808,7 @@ FY_ALIAS(MPI_T_source_get_info)
 
 FY_API int PMPI_T_source_get_timestamp(int source_index, MPI_Count *timestamp)
 {
+    FY_MT_ENTER();
     (void)source_index;
     (void)timestamp;
     CHECK_T_INIT();
@@ -780,6 +818,7 @@ FY_ALIAS(MPI_T_source_get_timestamp)
 
 FY_API int PMPI_T_event_get_num(int *num_events)
 {
+    FY_MT_ENTER();
     CHECK_T_INIT();
     if (!num_events)
         return MPI_T_ERR_INVALID;
@@ -796,6 +835,7 @@ FY_API int PMPI_T_event_get_info(int event_index, char *name, int *name_len,
                                  MPI_Info *info, char *desc, int *desc_len,
                                  int *bind)
 {
+    FY_MT_ENTER();
     (void)event_index;
     (void)name;
     (void)name_len;
@@ -815,6 +855,7 @@ FY_ALIAS(MPI_T_event_get_info)
 
 FY_API int PMPI_T_event_get_index(const char *name, int *event_index)
 {
+    FY_MT_ENTER();
     CHECK_T_INIT();
     if (!name || !event_index)
         return MPI_T_ERR_INVALID;
@@ -826,6 +867,7 @@ FY_API int
 PMPI_T_event_handle_alloc(int event_index, void *obj_handle, MPI_Info info,
                           MPI_T_event_registration *event_registration)
 {
+    FY_MT_ENTER();
     (void)event_index;
     (void)obj_handle;
     (void)info;
@@ -846,6 +888,7 @@ FY_ALIAS(MPI_T_event_handle_alloc)
 FY_API int PMPI_T_event_handle_set_info(MPI_T_event_registration reg,
                                         MPI_Info info)
 {
+    FY_MT_ENTER();
     (void)reg;
     (void)info;
     NO_EVENT_HANDLE();
@@ -855,6 +898,7 @@ FY_ALIAS(MPI_T_event_handle_set_info)
 FY_API int PMPI_T_event_handle_get_info(MPI_T_event_registration reg,
                                         MPI_Info *info_used)
 {
+    FY_MT_ENTER();
     (void)reg;
     (void)info_used;
     NO_EVENT_HANDLE();
@@ -866,6 +910,7 @@ FY_API int PMPI_T_event_register_callback(MPI_T_event_registration reg,
                                           MPI_Info info, void *user_data,
                                           MPI_T_event_cb_function cb)
 {
+    FY_MT_ENTER();
     (void)reg;
     (void)cb_safety;
     (void)info;
@@ -879,6 +924,7 @@ FY_API int PMPI_T_event_callback_set_info(MPI_T_event_registration reg,
                                           MPI_T_cb_safety cb_safety,
                                           MPI_Info info)
 {
+    FY_MT_ENTER();
     (void)reg;
     (void)cb_safety;
     (void)info;
@@ -890,6 +936,7 @@ FY_API int PMPI_T_event_callback_get_info(MPI_T_event_registration reg,
                                           MPI_T_cb_safety cb_safety,
                                           MPI_Info *info_used)
 {
+    FY_MT_ENTER();
     (void)reg;
     (void)cb_safety;
     (void)info_used;
@@ -901,6 +948,7 @@ FY_API int PMPI_T_event_handle_free(MPI_T_event_registration reg,
                                     void *user_data,
                                     MPI_T_event_free_cb_function free_cb)
 {
+    FY_MT_ENTER();
     (void)reg;
     (void)user_data;
     (void)free_cb;
@@ -911,6 +959,7 @@ FY_ALIAS(MPI_T_event_handle_free)
 FY_API int PMPI_T_event_set_dropped_handler(MPI_T_event_registration reg,
                                             MPI_T_event_dropped_cb_function cb)
 {
+    FY_MT_ENTER();
     (void)reg;
     (void)cb;
     NO_EVENT_HANDLE();
@@ -920,6 +969,7 @@ FY_ALIAS(MPI_T_event_set_dropped_handler)
 FY_API int PMPI_T_event_read(MPI_T_event_instance inst, int element_index,
                              void *buffer)
 {
+    FY_MT_ENTER();
     (void)inst;
     (void)element_index;
     (void)buffer;
@@ -929,6 +979,7 @@ FY_ALIAS(MPI_T_event_read)
 
 FY_API int PMPI_T_event_copy(MPI_T_event_instance inst, void *buffer)
 {
+    FY_MT_ENTER();
     (void)inst;
     (void)buffer;
     NO_EVENT_HANDLE();
@@ -938,6 +989,7 @@ FY_ALIAS(MPI_T_event_copy)
 FY_API int PMPI_T_event_get_timestamp(MPI_T_event_instance inst,
                                       MPI_Count *event_timestamp)
 {
+    FY_MT_ENTER();
     (void)inst;
     (void)event_timestamp;
     NO_EVENT_HANDLE();
@@ -946,6 +998,7 @@ FY_ALIAS(MPI_T_event_get_timestamp)
 
 FY_API int PMPI_T_event_get_source(MPI_T_event_instance inst, int *source_index)
 {
+    FY_MT_ENTER();
     (void)inst;
     (void)source_index;
     NO_EVENT_HANDLE();

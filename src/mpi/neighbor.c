@@ -109,6 +109,7 @@ FY_API int PMPI_Neighbor_allgather(const void *sendbuf, int sendcount,
                                    int recvcount, MPI_Datatype recvtype,
                                    MPI_Comm comm)
 {
+    FY_MT_ENTER();
     return nbr_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                          recvtype, false, NULL, NULL, comm, NULL, __func__);
 }
@@ -119,6 +120,7 @@ FY_API int PMPI_Ineighbor_allgather(const void *sendbuf, int sendcount,
                                     int recvcount, MPI_Datatype recvtype,
                                     MPI_Comm comm, MPI_Request *request)
 {
+    FY_MT_ENTER();
     CHECK_REQUEST(request, comm, __func__);
     return nbr_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                          recvtype, false, NULL, NULL, comm, request, __func__);
@@ -130,6 +132,7 @@ FY_API int PMPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount,
                                      MPI_Count recvcount, MPI_Datatype recvtype,
                                      MPI_Comm comm)
 {
+    FY_MT_ENTER();
     return nbr_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                          recvtype, false, NULL, NULL, comm, NULL, __func__);
 }
@@ -141,6 +144,7 @@ FY_API int PMPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount,
                                       MPI_Datatype recvtype, MPI_Comm comm,
                                       MPI_Request *request)
 {
+    FY_MT_ENTER();
     CHECK_REQUEST(request, comm, __func__);
     return nbr_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                          recvtype, false, NULL, NULL, comm, request, __func__);
@@ -152,6 +156,7 @@ FY_API int PMPI_Neighbor_allgatherv(const void *sendbuf, int sendcount,
                                     const int recvcounts[], const int displs[],
                                     MPI_Datatype recvtype, MPI_Comm comm)
 {
+    FY_MT_ENTER();
     return nbr_allgather(sendbuf, sendcount, sendtype, recvbuf, 0, recvtype,
                          true, recvcounts, displs, comm, NULL, __func__);
 }
@@ -163,6 +168,7 @@ FY_API int PMPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount,
                                      MPI_Datatype recvtype, MPI_Comm comm,
                                      MPI_Request *request)
 {
+    FY_MT_ENTER();
     CHECK_REQUEST(request, comm, __func__);
     return nbr_allgather(sendbuf, sendcount, sendtype, recvbuf, 0, recvtype,
                          true, recvcounts, displs, comm, request, __func__);
@@ -196,6 +202,7 @@ FY_API int PMPI_Neighbor_alltoall(const void *sendbuf, int sendcount,
                                   int recvcount, MPI_Datatype recvtype,
                                   MPI_Comm comm)
 {
+    FY_MT_ENTER();
     return nbr_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                         recvtype, comm, NULL, __func__);
 }
@@ -206,6 +213,7 @@ FY_API int PMPI_Ineighbor_alltoall(const void *sendbuf, int sendcount,
                                    int recvcount, MPI_Datatype recvtype,
                                    MPI_Comm comm, MPI_Request *request)
 {
+    FY_MT_ENTER();
     CHECK_REQUEST(request, comm, __func__);
     return nbr_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                         recvtype, comm, request, __func__);
@@ -217,6 +225,7 @@ FY_API int PMPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount,
                                     MPI_Count recvcount, MPI_Datatype recvtype,
                                     MPI_Comm comm)
 {
+    FY_MT_ENTER();
     return nbr_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                         recvtype, comm, NULL, __func__);
 }
@@ -227,6 +236,7 @@ FY_API int PMPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount,
                                      MPI_Count recvcount, MPI_Datatype recvtype,
                                      MPI_Comm comm, MPI_Request *request)
 {
+    FY_MT_ENTER();
     CHECK_REQUEST(request, comm, __func__);
     return nbr_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                         recvtype, comm, request, __func__);
@@ -262,6 +272,7 @@ FY_API int PMPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[],
                                    const int rdispls[], MPI_Datatype recvtype,
                                    MPI_Comm comm)
 {
+    FY_MT_ENTER();
     return nbr_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
                          recvcounts, rdispls, recvtype, comm, NULL, __func__);
 }
@@ -273,6 +284,7 @@ FY_API int PMPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[],
                                     const int rdispls[], MPI_Datatype recvtype,
                                     MPI_Comm comm, MPI_Request *request)
 {
+    FY_MT_ENTER();
     CHECK_REQUEST(request, comm, __func__);
     return nbr_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
                          recvcounts, rdispls, recvtype, comm, request,
@@ -348,6 +360,7 @@ FY_API int PMPI_Neighbor_alltoallw(
     const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
     const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
+    FY_MT_ENTER();
     return nbr_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
                          recvcounts, rdispls, recvtypes, comm, NULL, __func__);
 }
@@ -361,6 +374,7 @@ FY_API int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[],
                                     const MPI_Datatype recvtypes[],
                                     MPI_Comm comm, MPI_Request *request)
 {
+    FY_MT_ENTER();
     CHECK_REQUEST(request, comm, __func__);
     return nbr_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
                          recvcounts, rdispls, recvtypes, comm, request,
@@ -426,6 +440,7 @@ static int nbr_block_init(enum fy_pcoll_kind kind, const void *sendbuf,
                            count_t recvcount, MPI_Datatype recvtype,           \
                            MPI_Comm comm, MPI_Info info, MPI_Request *request) \
     {                                                                          \
+        FY_MT_ENTER();                                                         \
         (void)info;                                                            \
         return nbr_block_init(kind, sendbuf, sendcount, sendtype, recvbuf,     \
                               recvcount, recvtype, comm, request, __func__);   \
@@ -444,6 +459,7 @@ FY_API int PMPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount,
                                          MPI_Datatype recvtype, MPI_Comm comm,
                                          MPI_Info info, MPI_Request *request)
 {
+    FY_MT_ENTER();
     (void)info;
     NBR_INIT_CHECK(request, comm, __func__,
                    nbr_allgather(sendbuf, sendcount, sendtype, recvbuf, 0,
@@ -470,6 +486,7 @@ PMPI_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[],
                              const int rdispls[], MPI_Datatype recvtype,
                              MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    FY_MT_ENTER();
     (void)info;
     NBR_INIT_CHECK(request, comm, __func__,
                    nbr_alltoallv(sendbuf, sendcounts, sdispls, sendtype,
@@ -496,6 +513,7 @@ FY_API int PMPI_Neighbor_alltoallw_init(
     const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
     MPI_Info info, MPI_Request *request)
 {
+    FY_MT_ENTER();
     (void)info;
     NBR_INIT_CHECK(request, comm, __func__,
                    nbr_alltoallw(sendbuf, sendcounts, sdispls, sendtypes,

@@ -141,6 +141,7 @@ FY_INLINE int send_common(const char *fn, const void *buf, MPI_Count count,
 FY_API int PMPI_Send(const void *buf, int count, MPI_Datatype datatype,
                      int dest, int tag, MPI_Comm comm)
 {
+    FY_MT_ENTER();
     return send_common(__func__, buf, count, datatype, dest, tag, comm,
                        FY_SEND_STANDARD);
 }
@@ -149,6 +150,7 @@ FY_ALIAS(MPI_Send)
 FY_API int PMPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype,
                        int dest, int tag, MPI_Comm comm)
 {
+    FY_MT_ENTER();
     return send_common(__func__, buf, count, datatype, dest, tag, comm,
                        FY_SEND_STANDARD);
 }
@@ -157,6 +159,7 @@ FY_ALIAS(MPI_Send_c)
 FY_API int PMPI_Ssend(const void *buf, int count, MPI_Datatype datatype,
                       int dest, int tag, MPI_Comm comm)
 {
+    FY_MT_ENTER();
     return send_common(__func__, buf, count, datatype, dest, tag, comm,
                        FY_SEND_SYNC);
 }
@@ -165,6 +168,7 @@ FY_ALIAS(MPI_Ssend)
 FY_API int PMPI_Rsend(const void *buf, int count, MPI_Datatype datatype,
                       int dest, int tag, MPI_Comm comm)
 {
+    FY_MT_ENTER();
     return send_common(__func__, buf, count, datatype, dest, tag, comm,
                        FY_SEND_READY);
 }
@@ -173,6 +177,7 @@ FY_ALIAS(MPI_Rsend)
 FY_API int PMPI_Bsend(const void *buf, int count, MPI_Datatype datatype,
                       int dest, int tag, MPI_Comm comm)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_GET_COMM(c, comm, __func__);
     struct fy_dtype *dt = fy_dtype_get(datatype);
@@ -221,6 +226,7 @@ FY_INLINE int recv_common(const char *fn, void *buf, MPI_Count count,
 FY_API int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source,
                      int tag, MPI_Comm comm, MPI_Status *status)
 {
+    FY_MT_ENTER();
     return recv_common(__func__, buf, count, datatype, source, tag, comm,
                        status);
 }
@@ -229,6 +235,7 @@ FY_ALIAS(MPI_Recv)
 FY_API int PMPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype,
                        int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
+    FY_MT_ENTER();
     return recv_common(__func__, buf, count, datatype, source, tag, comm,
                        status);
 }
@@ -273,6 +280,7 @@ FY_INLINE int isend_common(const char *fn, const void *buf, MPI_Count count,
 FY_API int PMPI_Isend(const void *buf, int count, MPI_Datatype datatype,
                       int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
+    FY_MT_ENTER();
     return isend_common(__func__, buf, count, datatype, dest, tag, comm,
                         FY_SEND_STANDARD, request);
 }
@@ -281,6 +289,7 @@ FY_ALIAS(MPI_Isend)
 FY_API int PMPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype datatype,
                         int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
+    FY_MT_ENTER();
     return isend_common(__func__, buf, count, datatype, dest, tag, comm,
                         FY_SEND_STANDARD, request);
 }
@@ -289,6 +298,7 @@ FY_ALIAS(MPI_Isend_c)
 FY_API int PMPI_Issend(const void *buf, int count, MPI_Datatype datatype,
                        int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
+    FY_MT_ENTER();
     return isend_common(__func__, buf, count, datatype, dest, tag, comm,
                         FY_SEND_SYNC, request);
 }
@@ -297,6 +307,7 @@ FY_ALIAS(MPI_Issend)
 FY_API int PMPI_Irsend(const void *buf, int count, MPI_Datatype datatype,
                        int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
+    FY_MT_ENTER();
     return isend_common(__func__, buf, count, datatype, dest, tag, comm,
                         FY_SEND_READY, request);
 }
@@ -307,6 +318,7 @@ FY_ALIAS(MPI_Irsend)
 FY_API int PMPI_Ibsend(const void *buf, int count, MPI_Datatype datatype,
                        int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_GET_COMM(c, comm, __func__);
     FY_CHECK_REQ_PTR(request, c, __func__);
@@ -362,6 +374,7 @@ FY_INLINE int irecv_common(const char *fn, void *buf, MPI_Count count,
 FY_API int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source,
                       int tag, MPI_Comm comm, MPI_Request *request)
 {
+    FY_MT_ENTER();
     return irecv_common(__func__, buf, count, datatype, source, tag, comm,
                         request);
 }
@@ -371,6 +384,7 @@ FY_API int PMPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype,
                         int source, int tag, MPI_Comm comm,
                         MPI_Request *request)
 {
+    FY_MT_ENTER();
     return irecv_common(__func__, buf, count, datatype, source, tag, comm,
                         request);
 }
@@ -471,6 +485,7 @@ FY_API int PMPI_Sendrecv(const void *sendbuf, int sendcount,
                          int source, int recvtag, MPI_Comm comm,
                          MPI_Status *status)
 {
+    FY_MT_ENTER();
     return sendrecv_common(__func__, sendbuf, sendcount, sendtype, dest,
                            sendtag, recvbuf, recvcount, recvtype, source,
                            recvtag, comm, status);
@@ -483,6 +498,7 @@ FY_API int PMPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount,
                            MPI_Datatype recvtype, int source, int recvtag,
                            MPI_Comm comm, MPI_Status *status)
 {
+    FY_MT_ENTER();
     return sendrecv_common(__func__, sendbuf, sendcount, sendtype, dest,
                            sendtag, recvbuf, recvcount, recvtype, source,
                            recvtag, comm, status);
@@ -546,6 +562,7 @@ FY_API int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype,
                                  int dest, int sendtag, int source, int recvtag,
                                  MPI_Comm comm, MPI_Status *status)
 {
+    FY_MT_ENTER();
     return sendrecv_replace_common(__func__, buf, count, datatype, dest,
                                    sendtag, source, recvtag, comm, status);
 }
@@ -556,6 +573,7 @@ FY_API int PMPI_Sendrecv_replace_c(void *buf, MPI_Count count,
                                    int source, int recvtag, MPI_Comm comm,
                                    MPI_Status *status)
 {
+    FY_MT_ENTER();
     return sendrecv_replace_common(__func__, buf, count, datatype, dest,
                                    sendtag, source, recvtag, comm, status);
 }
@@ -689,6 +707,7 @@ FY_API int PMPI_Isendrecv(const void *sendbuf, int sendcount,
                           int source, int recvtag, MPI_Comm comm,
                           MPI_Request *request)
 {
+    FY_MT_ENTER();
     return isendrecv_common(__func__, sendbuf, sendcount, sendtype, dest,
                             sendtag, recvbuf, recvcount, recvtype, source,
                             recvtag, comm, request);
@@ -701,6 +720,7 @@ FY_API int PMPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount,
                             MPI_Datatype recvtype, int source, int recvtag,
                             MPI_Comm comm, MPI_Request *request)
 {
+    FY_MT_ENTER();
     return isendrecv_common(__func__, sendbuf, sendcount, sendtype, dest,
                             sendtag, recvbuf, recvcount, recvtype, source,
                             recvtag, comm, request);
@@ -735,6 +755,7 @@ FY_API int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype,
                                   int recvtag, MPI_Comm comm,
                                   MPI_Request *request)
 {
+    FY_MT_ENTER();
     return isendrecv_replace_common(__func__, buf, count, datatype, dest,
                                     sendtag, source, recvtag, comm, request);
 }
@@ -745,6 +766,7 @@ FY_API int PMPI_Isendrecv_replace_c(void *buf, MPI_Count count,
                                     int sendtag, int source, int recvtag,
                                     MPI_Comm comm, MPI_Request *request)
 {
+    FY_MT_ENTER();
     return isendrecv_replace_common(__func__, buf, count, datatype, dest,
                                     sendtag, source, recvtag, comm, request);
 }
@@ -755,6 +777,7 @@ FY_ALIAS(MPI_Isendrecv_replace_c)
 FY_API int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag,
                        MPI_Status *status)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_GET_COMM(c, comm, __func__);
     FY_CHECK(flag != NULL, c, MPI_ERR_ARG, __func__, "flag is NULL");
@@ -784,6 +807,7 @@ FY_ALIAS(MPI_Iprobe)
 
 FY_API int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_GET_COMM(c, comm, __func__);
     int rc = probe_check(__func__, c, source, tag);
@@ -825,6 +849,7 @@ FY_INLINE int req_resolve(const char *fn, const MPI_Request *request,
 
 FY_API int PMPI_Wait(MPI_Request *request, MPI_Status *status)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     uintptr_t w = 0;
     int rc = req_resolve(__func__, request, &w);
@@ -846,6 +871,7 @@ FY_ALIAS(MPI_Wait)
 
 FY_API int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_CHECK(flag != NULL, NULL, MPI_ERR_ARG, __func__, "flag is NULL");
     uintptr_t w = 0;
@@ -877,6 +903,7 @@ FY_ALIAS(MPI_Test)
 FY_API int PMPI_Request_get_status(MPI_Request request, int *flag,
                                    MPI_Status *status)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_CHECK(flag != NULL, NULL, MPI_ERR_ARG, __func__, "flag is NULL");
     uintptr_t w = 0;
@@ -906,6 +933,7 @@ FY_ALIAS(MPI_Request_get_status)
 
 FY_API int PMPI_Request_free(MPI_Request *request)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     uintptr_t w = 0;
     int rc = req_resolve(__func__, request, &w);
@@ -924,6 +952,7 @@ FY_ALIAS(MPI_Request_free)
  * MPI_Test_cancelled reports false. See fy_mreq_cancel(). */
 FY_API int PMPI_Cancel(MPI_Request *request)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     uintptr_t w = 0;
     int rc = req_resolve(__func__, request, &w);
@@ -938,6 +967,7 @@ FY_ALIAS(MPI_Cancel)
 
 FY_API int PMPI_Test_cancelled(const MPI_Status *status, int *flag)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_CHECK(status != NULL && status != MPI_STATUS_IGNORE, NULL, MPI_ERR_ARG,
              __func__, "status is NULL or MPI_STATUS_IGNORE");
@@ -1038,6 +1068,7 @@ static int report_in_status(const char *fn, struct fy_comm *c, int first_bad,
 FY_API int PMPI_Waitall(int count, MPI_Request array_of_requests[],
                         MPI_Status array_of_statuses[])
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     struct slot stack[SLOTS_ON_STACK], *s;
     int rc = slots_resolve(__func__, count, array_of_requests, stack, &s);
@@ -1088,6 +1119,7 @@ FY_ALIAS(MPI_Waitall)
 FY_API int PMPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
                         MPI_Status array_of_statuses[])
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_CHECK(flag != NULL, NULL, MPI_ERR_ARG, __func__, "flag is NULL");
     struct slot stack[SLOTS_ON_STACK], *s;
@@ -1172,6 +1204,7 @@ static int any_complete(const char *fn, MPI_Request reqs[], struct slot *s,
 FY_API int PMPI_Waitany(int count, MPI_Request array_of_requests[], int *index,
                         MPI_Status *status)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_CHECK(index != NULL, NULL, MPI_ERR_ARG, __func__, "index is NULL");
     struct slot stack[SLOTS_ON_STACK], *s;
@@ -1199,6 +1232,7 @@ FY_ALIAS(MPI_Waitany)
 FY_API int PMPI_Testany(int count, MPI_Request array_of_requests[], int *index,
                         int *flag, MPI_Status *status)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_CHECK(index != NULL, NULL, MPI_ERR_ARG, __func__, "index is NULL");
     FY_CHECK(flag != NULL, NULL, MPI_ERR_ARG, __func__, "flag is NULL");
@@ -1278,6 +1312,7 @@ FY_API int PMPI_Waitsome(int incount, MPI_Request array_of_requests[],
                          int *outcount, int array_of_indices[],
                          MPI_Status array_of_statuses[])
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     int rc = some_check(__func__, outcount, array_of_indices, incount);
     if (rc)
@@ -1306,6 +1341,7 @@ FY_API int PMPI_Testsome(int incount, MPI_Request array_of_requests[],
                          int *outcount, int array_of_indices[],
                          MPI_Status array_of_statuses[])
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     int rc = some_check(__func__, outcount, array_of_indices, incount);
     if (rc)
@@ -1332,6 +1368,8 @@ int fy_preq_start(const char *fn, struct fy_preq *p)
     p->r = NULL;
     if (p->coll)
         return fy_pcoll_start(fn, p);
+    if (p->kind == FY_PREQ_PSEND || p->kind == FY_PREQ_PRECV)
+        return fy_part_start(fn, p);
     if (p->peer == MPI_PROC_NULL) {
         p->active = true; /* completes at once */
         return MPI_SUCCESS;
@@ -1393,6 +1431,7 @@ FY_API int PMPI_Send_init(const void *buf, int count, MPI_Datatype datatype,
                           int dest, int tag, MPI_Comm comm,
                           MPI_Request *request)
 {
+    FY_MT_ENTER();
     return preq_init(__func__, FY_PREQ_SEND, FY_SEND_STANDARD, buf, count,
                      datatype, dest, tag, comm, request);
 }
@@ -1402,6 +1441,7 @@ FY_API int PMPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype,
                            int dest, int tag, MPI_Comm comm,
                            MPI_Request *request)
 {
+    FY_MT_ENTER();
     return preq_init(__func__, FY_PREQ_SEND, FY_SEND_SYNC, buf, count, datatype,
                      dest, tag, comm, request);
 }
@@ -1411,6 +1451,7 @@ FY_API int PMPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype,
                            int dest, int tag, MPI_Comm comm,
                            MPI_Request *request)
 {
+    FY_MT_ENTER();
     return preq_init(__func__, FY_PREQ_SEND, FY_SEND_READY, buf, count,
                      datatype, dest, tag, comm, request);
 }
@@ -1420,6 +1461,7 @@ FY_API int PMPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype,
                            int dest, int tag, MPI_Comm comm,
                            MPI_Request *request)
 {
+    FY_MT_ENTER();
     return preq_init(__func__, FY_PREQ_BSEND, FY_SEND_STANDARD, buf, count,
                      datatype, dest, tag, comm, request);
 }
@@ -1429,6 +1471,7 @@ FY_API int PMPI_Recv_init(void *buf, int count, MPI_Datatype datatype,
                           int source, int tag, MPI_Comm comm,
                           MPI_Request *request)
 {
+    FY_MT_ENTER();
     return preq_init(__func__, FY_PREQ_RECV, FY_SEND_STANDARD, buf, count,
                      datatype, source, tag, comm, request);
 }
@@ -1459,6 +1502,7 @@ static int preq_resolve(const char *fn, MPI_Request h, int index,
 
 FY_API int PMPI_Start(MPI_Request *request)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_CHECK(request != NULL, NULL, MPI_ERR_ARG, __func__,
              "request pointer is NULL");
@@ -1472,6 +1516,7 @@ FY_ALIAS(MPI_Start)
 
 FY_API int PMPI_Startall(int count, MPI_Request array_of_requests[])
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_CHECK(count >= 0, NULL, MPI_ERR_COUNT, __func__, "count %d is negative",
              count);
@@ -1565,6 +1610,7 @@ static int improbe_common(const char *fn, int source, int tag, MPI_Comm comm,
 FY_API int PMPI_Improbe(int source, int tag, MPI_Comm comm, int *flag,
                         MPI_Message *message, MPI_Status *status)
 {
+    FY_MT_ENTER();
     return improbe_common(__func__, source, tag, comm, false, flag, message,
                           status);
 }
@@ -1573,6 +1619,7 @@ FY_ALIAS(MPI_Improbe)
 FY_API int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message,
                        MPI_Status *status)
 {
+    FY_MT_ENTER();
     return improbe_common(__func__, source, tag, comm, true, NULL, message,
                           status);
 }
@@ -1614,6 +1661,7 @@ static int imrecv_start(const char *fn, void *buf, MPI_Count count,
 FY_API int PMPI_Mrecv(void *buf, int count, MPI_Datatype datatype,
                       MPI_Message *message, MPI_Status *status)
 {
+    FY_MT_ENTER();
     struct fy_req *r;
     struct fy_comm *c;
     int rc = imrecv_start(__func__, buf, count, datatype, message, &r, &c);
@@ -1640,6 +1688,7 @@ FY_ALIAS(MPI_Mrecv)
 FY_API int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype,
                        MPI_Message *message, MPI_Request *request)
 {
+    FY_MT_ENTER();
     FY_CHECK(request != NULL, NULL, MPI_ERR_ARG, __func__, "request is NULL");
     struct fy_req *r;
     struct fy_comm *c;

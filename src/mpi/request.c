@@ -92,7 +92,7 @@ int fy_mreq_peek(uintptr_t w, MPI_Status *st)
         return core_status(o, true, st);
     case FY_MREQ_PERSIST: {
         struct fy_preq *p = o;
-        bool is_recv = p->kind == FY_PREQ_RECV;
+        bool is_recv = fy_preq_is_recv(p);
         if (!p->active) {
             fy_mreq_status_empty(st);
             return MPI_SUCCESS;
@@ -197,8 +197,9 @@ void fy_mreq_wait_done(uintptr_t w)
         return;
     case FY_MREQ_PERSIST: {
         struct fy_preq *p = o;
-        if (p->coll)
-            wait_polling(w);
+        if (p->coll || p->held)
+            wait_polling(w); /* a held partitioned send: MPI_Pready from
+                                another thread (MPI 4.0 4.2.4) */
         else if (p->active && p->r)
             (void)fy_req_wait(p->r);
         return;
@@ -237,6 +238,7 @@ static void preq_destroy(struct fy_preq *p)
 {
     if (p->coll)
         fy_pcoll_destroy(p->coll);
+    free(p->ready);
     if (p->dt && !p->dt->builtin)
         fy_dtype_release(p->dt);
     if (!p->comm->builtin)
@@ -300,9 +302,8 @@ void fy_mreq_free(MPI_Request *h, uintptr_t w)
             if (p->r->complete)
                 fy_req_free(p->r);
             else
-                orphan_add(
-                    (uintptr_t)p->r |
-                    (p->kind == FY_PREQ_RECV ? FY_MREQ_RECV : FY_MREQ_SEND));
+                orphan_add((uintptr_t)p->r |
+                           (fy_preq_is_recv(p) ? FY_MREQ_RECV : FY_MREQ_SEND));
         }
         preq_destroy(p);
         break;
@@ -326,7 +327,7 @@ void fy_mreq_cancel(uintptr_t w)
     }
     case FY_MREQ_PERSIST: {
         struct fy_preq *p = o;
-        if (p->active && p->r && p->kind == FY_PREQ_RECV && !p->r->complete)
+        if (p->active && p->r && fy_preq_is_recv(p) && !p->r->complete)
             fy_p2p_cancel_recv(p->r);
         return;
     }
@@ -500,6 +501,7 @@ FY_API int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn,
                                MPI_Grequest_cancel_function *cancel_fn,
                                void *extra_state, MPI_Request *request)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_CHECK_REQ_PTR(request, NULL, __func__);
     struct fy_greq *g = calloc(1, sizeof(*g));
@@ -522,6 +524,7 @@ FY_ALIAS(MPI_Grequest_start)
 
 FY_API int PMPI_Grequest_complete(MPI_Request request)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     uintptr_t w = request == MPI_REQUEST_NULL ? 0 : fy_mreq_lookup(request);
     struct fy_mreq_ext *x = fy_mreq_obj(w);

@@ -39,7 +39,14 @@ static inline void *fy_mreq_obj(uintptr_t w)
 
 /* A persistent request (MPI_Send_init and friends): the arguments, and the
  * core request of the current activation. */
-enum fy_preq_kind { FY_PREQ_SEND, FY_PREQ_BSEND, FY_PREQ_RECV, FY_PREQ_COLL };
+enum fy_preq_kind {
+    FY_PREQ_SEND,
+    FY_PREQ_BSEND,
+    FY_PREQ_RECV,
+    FY_PREQ_COLL,
+    FY_PREQ_PSEND, /* partitioned send (part.c) */
+    FY_PREQ_PRECV, /* partitioned receive (part.c) */
+};
 
 /* A persistent collective (pcoll.c); only its functions look inside. */
 struct fy_pcoll;
@@ -57,7 +64,24 @@ struct fy_preq {
     struct fy_comm *comm;
     int peer, tag;
     struct fy_pcoll *coll; /* FY_PREQ_COLL: the collective, owned */
+    /* Partitioned requests: 'count' is the whole message's element count
+     * (partitions x count per partition). A partitioned send is 'held'
+     * from MPI_Start until its last partition is marked ready; only then
+     * does the message leave (one message, part.c). */
+    int partitions;
+    bool held;
+    int nready;
+    uint8_t *ready; /* [partitions] for a partitioned send */
 };
+
+static inline bool fy_preq_is_recv(const struct fy_preq *p)
+{
+    return p->kind == FY_PREQ_RECV || p->kind == FY_PREQ_PRECV;
+}
+
+/* Partitioned requests (part.c): start an activation (MPI_SUCCESS or an
+ * error class reported as fn). */
+int fy_part_start(const char *fn, struct fy_preq *p);
 
 /* Persistent collectives (pcoll.c). Start: launch the collective and mark
  * p active; MPI_SUCCESS or an error class reported as fn. Test: whether
@@ -130,7 +154,7 @@ static inline bool fy_mreq_poll(uintptr_t w)
         struct fy_preq *p = o;
         if (p->coll)
             return !p->active || fy_pcoll_test(p->coll);
-        return !p->active || p->r == NULL || p->r->complete;
+        return !p->active || (!p->held && (p->r == NULL || p->r->complete));
     }
     case FY_MREQ_EXT: {
         struct fy_mreq_ext *x = o;

@@ -32,6 +32,7 @@ _Static_assert(sizeof(MPI_Status) == MPI_F_STATUS_SIZE * sizeof(MPI_Fint),
 
 FY_API int PMPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status)
 {
+    FY_MT_ENTER();
     FY_CHECK(c_status != NULL && c_status != MPI_STATUS_IGNORE, NULL,
              MPI_ERR_ARG, __func__, "c_status is NULL or MPI_STATUS_IGNORE");
     FY_CHECK(f_status != NULL && f_status != MPI_F_STATUS_IGNORE &&
@@ -45,6 +46,7 @@ FY_ALIAS(MPI_Status_c2f)
 
 FY_API int PMPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status)
 {
+    FY_MT_ENTER();
     FY_CHECK(f_status != NULL && f_status != MPI_F_STATUS_IGNORE &&
                  f_status != MPI_F_STATUSES_IGNORE,
              NULL, MPI_ERR_ARG, __func__,

@@ -55,6 +55,7 @@ FY_API int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int indx[],
                              const int edges[], int reorder,
                              MPI_Comm *comm_graph)
 {
+    FY_MT_ENTER();
     (void)reorder;
     FY_CHECK_INIT(__func__);
     FY_GET_COMM(c, comm_old, __func__);
@@ -73,6 +74,7 @@ FY_ALIAS(MPI_Graph_create)
 
 FY_API int PMPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     GET_TOPO(c, comm, FY_TOPO_GRAPH, __func__, "graph");
     CHECK_PTR(nnodes, c, __func__);
@@ -87,6 +89,7 @@ FY_ALIAS(MPI_Graphdims_get)
 FY_API int PMPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int indx[],
                           int edges[])
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     GET_TOPO(c, comm, FY_TOPO_GRAPH, __func__, "graph");
     const struct fy_topo *t = c->topo;
@@ -106,6 +109,7 @@ FY_ALIAS(MPI_Graph_get)
 
 FY_API int PMPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     GET_TOPO(c, comm, FY_TOPO_GRAPH, __func__, "graph");
     CHECK_PTR(nneighbors, c, __func__);
@@ -120,6 +124,7 @@ FY_ALIAS(MPI_Graph_neighbors_count)
 FY_API int PMPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors,
                                 int neighbors[])
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     GET_TOPO(c, comm, FY_TOPO_GRAPH, __func__, "graph");
     const struct fy_topo *t = c->topo;
@@ -140,6 +145,7 @@ FY_ALIAS(MPI_Graph_neighbors)
 FY_API int PMPI_Graph_map(MPI_Comm comm, int nnodes, const int indx[],
                           const int edges[], int *newrank)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_GET_COMM(c, comm, __func__);
     CHECK_PTR(newrank, c, __func__);
@@ -156,6 +162,7 @@ FY_ALIAS(MPI_Graph_map)
 FY_API int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[],
                          const int periods[], int *newrank)
 {
+    FY_MT_ENTER();
     (void)periods; /* the identity mapping does not depend on them */
     FY_CHECK_INIT(__func__);
     FY_GET_COMM(c, comm, __func__);
@@ -229,6 +236,7 @@ PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree,
                                 const int destweights[], MPI_Info info,
                                 int reorder, MPI_Comm *comm_dist_graph)
 {
+    FY_MT_ENTER();
     (void)info;
     (void)reorder;
     const char *fn = __func__;
@@ -256,6 +264,7 @@ FY_API int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[],
                                   const int weights[], MPI_Info info,
                                   int reorder, MPI_Comm *comm_dist_graph)
 {
+    FY_MT_ENTER();
     (void)info;
     (void)reorder;
     const char *fn = __func__;
@@ -291,6 +300,7 @@ FY_ALIAS(MPI_Dist_graph_create)
 FY_API int PMPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree,
                                            int *outdegree, int *weighted)
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     GET_TOPO(c, comm, FY_TOPO_DIST_GRAPH, __func__, "distributed graph");
     CHECK_PTR(indegree, c, __func__);
@@ -308,6 +318,7 @@ FY_API int PMPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree,
                                      int maxoutdegree, int destinations[],
                                      int destweights[])
 {
+    FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     GET_TOPO(c, comm, FY_TOPO_DIST_GRAPH, __func__, "distributed graph");
     const struct fy_topo *t = c->topo;

@@ -90,6 +90,7 @@ static int win_make(int flavor, MPI_Aint size, int disp_unit, MPI_Info info,
 FY_API int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info,
                                     MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
+    FY_MT_ENTER();
     return win_make(MPI_WIN_FLAVOR_SHARED, size, disp_unit, info, comm, NULL,
                     baseptr, win, __func__);
 }
@@ -98,6 +99,7 @@ FY_ALIAS(MPI_Win_allocate_shared)
 FY_API int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info,
                              MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
+    FY_MT_ENTER();
     return win_make(MPI_WIN_FLAVOR_ALLOCATE, size, disp_unit, info, comm, NULL,
                     baseptr, win, __func__);
 }
@@ -106,6 +108,7 @@ FY_ALIAS(MPI_Win_allocate)
 FY_API int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit,
                            MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
+    FY_MT_ENTER();
     return win_make(MPI_WIN_FLAVOR_CREATE, size, disp_unit, info, comm, base,
                     NULL, win, __func__);
 }
@@ -113,6 +116,7 @@ FY_ALIAS(MPI_Win_create)
 
 FY_API int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
+    FY_MT_ENTER();
     return win_make(MPI_WIN_FLAVOR_DYNAMIC, 0, 1, info, comm, NULL, NULL, win,
                     __func__);
 }
@@ -121,6 +125,7 @@ FY_ALIAS(MPI_Win_create_dynamic)
 FY_API int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size,
                                  int *disp_unit, void *baseptr)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     GET_WIN(w, win, fn);
@@ -154,6 +159,7 @@ FY_ALIAS(MPI_Win_shared_query)
 
 FY_API int PMPI_Win_free(MPI_Win *win)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     FY_CHECK(win != NULL, NULL, MPI_ERR_ARG, fn, "win is NULL");
@@ -181,6 +187,7 @@ FY_ALIAS(MPI_Win_free)
 
 FY_API int PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     GET_WIN(w, win, fn);
@@ -197,6 +204,7 @@ FY_ALIAS(MPI_Win_attach)
 
 FY_API int PMPI_Win_detach(MPI_Win win, const void *base)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     GET_WIN(w, win, fn);
@@ -215,6 +223,7 @@ FY_API int PMPI_Win_create_keyval(MPI_Win_copy_attr_function *copy_fn,
                                   MPI_Win_delete_attr_function *delete_fn,
                                   int *win_keyval, void *extra_state)
 {
+    FY_MT_ENTER();
     return fy_mpi_keyval_create(FY_ATTR_WIN, copy_fn, delete_fn, win_keyval,
                                 extra_state, __func__);
 }
@@ -222,6 +231,7 @@ FY_ALIAS(MPI_Win_create_keyval)
 
 FY_API int PMPI_Win_free_keyval(int *win_keyval)
 {
+    FY_MT_ENTER();
     return fy_mpi_keyval_free(FY_ATTR_WIN, win_keyval, __func__);
 }
 FY_ALIAS(MPI_Win_free_keyval)
@@ -235,6 +245,7 @@ static bool win_predefined(int keyval)
 
 FY_API int PMPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     GET_WIN(w, win, fn);
@@ -250,6 +261,7 @@ FY_ALIAS(MPI_Win_set_attr)
 FY_API int PMPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val,
                              int *flag)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     GET_WIN(w, win, fn);
@@ -289,6 +301,7 @@ FY_ALIAS(MPI_Win_get_attr)
 
 FY_API int PMPI_Win_delete_attr(MPI_Win win, int win_keyval)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     GET_WIN(w, win, fn);
@@ -305,6 +318,7 @@ FY_ALIAS(MPI_Win_delete_attr)
 
 FY_API int PMPI_Win_get_group(MPI_Win win, MPI_Group *group)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     GET_WIN(w, win, fn);
@@ -317,6 +331,7 @@ FY_ALIAS(MPI_Win_get_group)
 
 FY_API int PMPI_Win_set_name(MPI_Win win, const char *win_name)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     GET_WIN(w, win, fn);
@@ -329,6 +344,7 @@ FY_ALIAS(MPI_Win_set_name)
 
 FY_API int PMPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     GET_WIN(w, win, fn);
@@ -342,6 +358,7 @@ FY_ALIAS(MPI_Win_get_name)
 
 FY_API int PMPI_Win_set_info(MPI_Win win, MPI_Info info)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     GET_WIN(w, win, fn);
@@ -359,6 +376,7 @@ FY_ALIAS(MPI_Win_set_info)
 
 FY_API int PMPI_Win_get_info(MPI_Win win, MPI_Info *info_used)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     GET_WIN(w, win, fn);
@@ -374,6 +392,7 @@ FY_ALIAS(MPI_Win_get_info)
 FY_API int PMPI_Win_create_errhandler(MPI_Win_errhandler_function *function,
                                       MPI_Errhandler *errhandler)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     FY_CHECK(function != NULL, NULL, MPI_ERR_ARG, fn, "function is NULL");
@@ -391,6 +410,7 @@ FY_ALIAS(MPI_Win_create_errhandler)
 
 FY_API int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     GET_WIN(w, win, fn);
@@ -408,6 +428,7 @@ FY_ALIAS(MPI_Win_set_errhandler)
 
 FY_API int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     GET_WIN(w, win, fn);
@@ -422,6 +443,7 @@ FY_ALIAS(MPI_Win_get_errhandler)
 
 FY_API int PMPI_Win_call_errhandler(MPI_Win win, int errorcode)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     GET_WIN(w, win, fn);
@@ -441,6 +463,7 @@ FY_ALIAS(MPI_Win_call_errhandler)
 
 FY_API int PMPI_Win_fence(int assert, MPI_Win win)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     GET_WIN(w, win, fn);
@@ -461,6 +484,7 @@ FY_ALIAS(MPI_Win_fence)
 
 FY_API int PMPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     GET_WIN(w, win, fn);
@@ -480,6 +504,7 @@ FY_ALIAS(MPI_Win_lock)
 
 FY_API int PMPI_Win_unlock(int rank, MPI_Win win)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     GET_WIN(w, win, fn);
@@ -495,6 +520,7 @@ FY_ALIAS(MPI_Win_unlock)
 
 FY_API int PMPI_Win_lock_all(int assert, MPI_Win win)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     GET_WIN(w, win, fn);
@@ -509,6 +535,7 @@ FY_ALIAS(MPI_Win_lock_all)
 
 FY_API int PMPI_Win_unlock_all(MPI_Win win)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     GET_WIN(w, win, fn);
@@ -539,30 +566,35 @@ static int flush(MPI_Win win, int rank, bool all, const char *fn)
 
 FY_API int PMPI_Win_flush(int rank, MPI_Win win)
 {
+    FY_MT_ENTER();
     return flush(win, rank, false, __func__);
 }
 FY_ALIAS(MPI_Win_flush)
 
 FY_API int PMPI_Win_flush_local(int rank, MPI_Win win)
 {
+    FY_MT_ENTER();
     return flush(win, rank, false, __func__);
 }
 FY_ALIAS(MPI_Win_flush_local)
 
 FY_API int PMPI_Win_flush_all(MPI_Win win)
 {
+    FY_MT_ENTER();
     return flush(win, 0, true, __func__);
 }
 FY_ALIAS(MPI_Win_flush_all)
 
 FY_API int PMPI_Win_flush_local_all(MPI_Win win)
 {
+    FY_MT_ENTER();
     return flush(win, 0, true, __func__);
 }
 FY_ALIAS(MPI_Win_flush_local_all)
 
 FY_API int PMPI_Win_sync(MPI_Win win)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     GET_WIN(w, win, fn);
@@ -620,18 +652,21 @@ static int pscw_open(MPI_Group group, int assert, MPI_Win win, bool post,
 
 FY_API int PMPI_Win_post(MPI_Group group, int assert, MPI_Win win)
 {
+    FY_MT_ENTER();
     return pscw_open(group, assert, win, true, __func__);
 }
 FY_ALIAS(MPI_Win_post)
 
 FY_API int PMPI_Win_start(MPI_Group group, int assert, MPI_Win win)
 {
+    FY_MT_ENTER();
     return pscw_open(group, assert, win, false, __func__);
 }
 FY_ALIAS(MPI_Win_start)
 
 FY_API int PMPI_Win_complete(MPI_Win win)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     GET_WIN(w, win, fn);
@@ -643,6 +678,7 @@ FY_ALIAS(MPI_Win_complete)
 
 FY_API int PMPI_Win_wait(MPI_Win win)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     GET_WIN(w, win, fn);
@@ -655,6 +691,7 @@ FY_ALIAS(MPI_Win_wait)
 
 FY_API int PMPI_Win_test(MPI_Win win, int *flag)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     GET_WIN(w, win, fn);
@@ -746,6 +783,7 @@ FY_API int PMPI_Put(const void *origin_addr, int origin_count,
                     MPI_Aint target_disp, int target_count,
                     MPI_Datatype target_datatype, MPI_Win win)
 {
+    FY_MT_ENTER();
     return rma_put_get(origin_addr, origin_count, origin_datatype, target_rank,
                        target_disp, target_count, target_datatype, win, false,
                        __func__);
@@ -757,6 +795,7 @@ FY_API int PMPI_Get(void *origin_addr, int origin_count,
                     MPI_Aint target_disp, int target_count,
                     MPI_Datatype target_datatype, MPI_Win win)
 {
+    FY_MT_ENTER();
     return rma_put_get(origin_addr, origin_count, origin_datatype, target_rank,
                        target_disp, target_count, target_datatype, win, true,
                        __func__);
@@ -809,6 +848,7 @@ FY_API int PMPI_Accumulate(const void *origin_addr, int origin_count,
                            MPI_Aint target_disp, int target_count,
                            MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
+    FY_MT_ENTER();
     return rma_acc(origin_addr, origin_count, origin_datatype, NULL, 0,
                    MPI_DATATYPE_NULL, target_rank, target_disp, target_count,
                    target_datatype, op, win, __func__);
@@ -822,6 +862,7 @@ FY_API int PMPI_Get_accumulate(const void *origin_addr, int origin_count,
                                int target_count, MPI_Datatype target_datatype,
                                MPI_Op op, MPI_Win win)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK(result_addr != NULL || result_count == 0, NULL, MPI_ERR_BUFFER, fn,
              "result_addr is NULL");
@@ -838,6 +879,7 @@ FY_API int PMPI_Fetch_and_op(const void *origin_addr, void *result_addr,
                              MPI_Datatype datatype, int target_rank,
                              MPI_Aint target_disp, MPI_Op op, MPI_Win win)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK(result_addr != NULL, NULL, MPI_ERR_BUFFER, fn,
              "result_addr is NULL");
@@ -851,6 +893,7 @@ FY_API int PMPI_Compare_and_swap(const void *origin_addr,
                                  MPI_Datatype datatype, int target_rank,
                                  MPI_Aint target_disp, MPI_Win win)
 {
+    FY_MT_ENTER();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     GET_WIN(w, win, fn);
@@ -910,6 +953,7 @@ FY_API int PMPI_Rput(const void *origin_addr, int origin_count,
                      MPI_Datatype target_datatype, MPI_Win win,
                      MPI_Request *request)
 {
+    FY_MT_ENTER();
     int rc = check_req(win, target_rank, request, __func__);
     if (!rc)
         rc = rma_put_get(origin_addr, origin_count, origin_datatype,
@@ -925,6 +969,7 @@ FY_API int PMPI_Rget(void *origin_addr, int origin_count,
                      MPI_Datatype target_datatype, MPI_Win win,
                      MPI_Request *request)
 {
+    FY_MT_ENTER();
     int rc = check_req(win, target_rank, request, __func__);
     if (!rc)
         rc = rma_put_get(origin_addr, origin_count, origin_datatype,
@@ -940,6 +985,7 @@ FY_API int PMPI_Raccumulate(const void *origin_addr, int origin_count,
                             MPI_Datatype target_datatype, MPI_Op op,
                             MPI_Win win, MPI_Request *request)
 {
+    FY_MT_ENTER();
     int rc = check_req(win, target_rank, request, __func__);
     if (!rc)
         rc = PMPI_Accumulate(origin_addr, origin_count, origin_datatype,
@@ -956,6 +1002,7 @@ FY_API int PMPI_Rget_accumulate(const void *origin_addr, int origin_count,
                                 int target_count, MPI_Datatype target_datatype,
                                 MPI_Op op, MPI_Win win, MPI_Request *request)
 {
+    FY_MT_ENTER();
     int rc = check_req(win, target_rank, request, __func__);
     if (!rc)
         rc = PMPI_Get_accumulate(origin_addr, origin_count, origin_datatype,

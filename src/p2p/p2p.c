@@ -33,6 +33,7 @@
 #include "p2p/p2p_impl.h"
 #include "proto/proto.h"
 #include "shm/cellq_inl.h"
+#include "util/mt.h"
 #include "util/tuned.h"
 
 int fy_world_rank;
@@ -143,16 +144,29 @@ static bool more_work_visible(void)
     return fy_rndv_work_visible();
 }
 
-/* Spin, then yield, then sleep until a peer rings or more() holds. */
+/* Spin, then yield, then sleep until a peer rings or more() holds. Under
+ * MPI_THREAD_MULTIPLE the library lock is given up for the pause (the
+ * sleep gives it up inside fy_chan_sleep, once it has checked the
+ * channels), so other threads of this process can run MPI meanwhile. */
 static void idle_step(unsigned *spins, bool (*more)(void))
 {
     unsigned n = ++*spins;
-    if (!fy_p2p.wait_block || n < (unsigned)fy_p2p.spin_limit) {
+    if (n < (unsigned)fy_p2p.spin_limit ||
+        FY_LIKELY(!fy_p2p.wait_block && !fy_mt_on)) {
+        int d = fy_mt_wait_begin();
         fy_cpu_relax();
+        fy_mt_wait_end(d);
         return;
     }
-    if (n < (unsigned)fy_p2p.spin_limit + fy_p2p.yield_limit) {
+    /* Ranks that never sleep (one per core) still yield between polls
+     * under MULTIPLE: the rank's threads share its cores, and the one
+     * that holds what we wait for may be among them. Peers do not ring
+     * such ranks, so they never sleep. */
+    if (n < (unsigned)fy_p2p.spin_limit + fy_p2p.yield_limit ||
+        !fy_p2p.wait_block) {
+        int d = fy_mt_wait_begin();
         sched_yield();
+        fy_mt_wait_end(d);
         return;
     }
     fy_chan_sleep(more);
@@ -163,9 +177,9 @@ void fy_progress_idle(unsigned *spins)
     idle_step(spins, more_work_visible);
 }
 
-/* The condition of the current fy_progress_idle_until (one at a time: the
- * MPI layer serialises calls). */
-static bool (*idle_ready)(void);
+/* The condition of the current fy_progress_idle_until, per thread (under
+ * MPI_THREAD_MULTIPLE several threads may be waiting at once). */
+static _Thread_local bool (*idle_ready)(void);
 
 static bool more_work_or_ready(void)
 {

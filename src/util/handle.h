@@ -31,6 +31,7 @@ enum fy_handle_type {
     FY_HT_KEYVAL = 0x9,
     FY_HT_ATTR = 0xa,
     FY_HT_REQUEST = 0xb,
+    FY_HT_SESSION = 0xe,
 };
 
 static inline uint32_t fy_handle_kind(int h)
