@@ -65,7 +65,7 @@ int fy_coll_gather(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
 }
 
 int fy_coll_gatherv(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
-                    void *rbuf, const int *rcounts, const int *displs,
+                    void *rbuf, struct fy_coll_vec rcounts, struct fy_coll_vec displs,
                     struct fy_dtype *rdt, int root, struct fy_comm *c,
                     struct fy_sched **nb)
 {
@@ -98,7 +98,7 @@ int fy_coll_scatter(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
     return fy_sched_finish(s, nb);
 }
 
-int fy_coll_scatterv(const void *sbuf, const int *scounts, const int *displs,
+int fy_coll_scatterv(const void *sbuf, struct fy_coll_vec scounts, struct fy_coll_vec displs,
                      struct fy_dtype *sdt, void *rbuf, MPI_Count rcount,
                      struct fy_dtype *rdt, int root, struct fy_comm *c,
                      struct fy_sched **nb)
@@ -159,7 +159,7 @@ int fy_coll_allgather(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
 }
 
 int fy_coll_allgatherv(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
-                       void *rbuf, const int *rcounts, const int *displs,
+                       void *rbuf, struct fy_coll_vec rcounts, struct fy_coll_vec displs,
                        struct fy_dtype *rdt, struct fy_comm *c,
                        struct fy_sched **nb)
 {
@@ -248,9 +248,9 @@ int fy_coll_alltoall(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
     return fy_sched_finish(s, nb);
 }
 
-int fy_coll_alltoallv(const void *sbuf, const int *scounts, const int *sdispls,
-                      struct fy_dtype *sdt, void *rbuf, const int *rcounts,
-                      const int *rdispls, struct fy_dtype *rdt,
+int fy_coll_alltoallv(const void *sbuf, struct fy_coll_vec scounts, struct fy_coll_vec sdispls,
+                      struct fy_dtype *sdt, void *rbuf, struct fy_coll_vec rcounts,
+                      struct fy_coll_vec rdispls, struct fy_dtype *rdt,
                       struct fy_comm *c, struct fy_sched **nb)
 {
     if (!nb) {
@@ -272,9 +272,9 @@ int fy_coll_alltoallv(const void *sbuf, const int *scounts, const int *sdispls,
     return fy_sched_finish(s, nb);
 }
 
-int fy_coll_alltoallw(const void *sbuf, const int *scounts, const int *sdispls,
+int fy_coll_alltoallw(const void *sbuf, struct fy_coll_vec scounts, struct fy_coll_vec sdispls,
                       struct fy_dtype *const *sdts, void *rbuf,
-                      const int *rcounts, const int *rdispls,
+                      struct fy_coll_vec rcounts, struct fy_coll_vec rdispls,
                       struct fy_dtype *const *rdts, struct fy_comm *c,
                       struct fy_sched **nb)
 {
