@@ -87,48 +87,50 @@ int fy_coll_gather(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
                    void *rbuf, MPI_Count rcount, struct fy_dtype *rdt, int root,
                    struct fy_comm *c, struct fy_sched **nb);
 int fy_coll_gatherv(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
-                    void *rbuf, struct fy_coll_vec rcounts, struct fy_coll_vec displs,
-                    struct fy_dtype *rdt, int root, struct fy_comm *c,
-                    struct fy_sched **nb);
+                    void *rbuf, struct fy_coll_vec rcounts,
+                    struct fy_coll_vec displs, struct fy_dtype *rdt, int root,
+                    struct fy_comm *c, struct fy_sched **nb);
 /* rbuf may be MPI_IN_PLACE at the root (its block stays where it is). */
 int fy_coll_scatter(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
                     void *rbuf, MPI_Count rcount, struct fy_dtype *rdt,
                     int root, struct fy_comm *c, struct fy_sched **nb);
-int fy_coll_scatterv(const void *sbuf, struct fy_coll_vec scounts, struct fy_coll_vec displs,
-                     struct fy_dtype *sdt, void *rbuf, MPI_Count rcount,
-                     struct fy_dtype *rdt, int root, struct fy_comm *c,
-                     struct fy_sched **nb);
+int fy_coll_scatterv(const void *sbuf, struct fy_coll_vec scounts,
+                     struct fy_coll_vec displs, struct fy_dtype *sdt,
+                     void *rbuf, MPI_Count rcount, struct fy_dtype *rdt,
+                     int root, struct fy_comm *c, struct fy_sched **nb);
 /* sbuf may be MPI_IN_PLACE (each member's block is already in rbuf). */
 int fy_coll_allgather(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
                       void *rbuf, MPI_Count rcount, struct fy_dtype *rdt,
                       struct fy_comm *c, struct fy_sched **nb);
 int fy_coll_allgatherv(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
-                       void *rbuf, struct fy_coll_vec rcounts, struct fy_coll_vec displs,
-                       struct fy_dtype *rdt, struct fy_comm *c,
-                       struct fy_sched **nb);
+                       void *rbuf, struct fy_coll_vec rcounts,
+                       struct fy_coll_vec displs, struct fy_dtype *rdt,
+                       struct fy_comm *c, struct fy_sched **nb);
 /* sbuf may be MPI_IN_PLACE (data to send is in rbuf, laid out as the
  * receive arguments describe; send arguments are then ignored). */
 int fy_coll_alltoall(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
                      void *rbuf, MPI_Count rcount, struct fy_dtype *rdt,
                      struct fy_comm *c, struct fy_sched **nb);
-int fy_coll_alltoallv(const void *sbuf, struct fy_coll_vec scounts, struct fy_coll_vec sdispls,
-                      struct fy_dtype *sdt, void *rbuf, struct fy_coll_vec rcounts,
+int fy_coll_alltoallv(const void *sbuf, struct fy_coll_vec scounts,
+                      struct fy_coll_vec sdispls, struct fy_dtype *sdt,
+                      void *rbuf, struct fy_coll_vec rcounts,
                       struct fy_coll_vec rdispls, struct fy_dtype *rdt,
                       struct fy_comm *c, struct fy_sched **nb);
 /* Displacements in bytes, one datatype per peer. */
-int fy_coll_alltoallw(const void *sbuf, struct fy_coll_vec scounts, struct fy_coll_vec sdispls,
-                      struct fy_dtype *const *sdts, void *rbuf,
-                      struct fy_coll_vec rcounts, struct fy_coll_vec rdispls,
-                      struct fy_dtype *const *rdts, struct fy_comm *c,
-                      struct fy_sched **nb);
+int fy_coll_alltoallw(const void *sbuf, struct fy_coll_vec scounts,
+                      struct fy_coll_vec sdispls, struct fy_dtype *const *sdts,
+                      void *rbuf, struct fy_coll_vec rcounts,
+                      struct fy_coll_vec rdispls, struct fy_dtype *const *rdts,
+                      struct fy_comm *c, struct fy_sched **nb);
 
 /* sbuf (count * size elements) may be MPI_IN_PLACE: input in rbuf. */
 int fy_coll_reduce_scatter_block(const void *sbuf, void *rbuf, MPI_Count count,
                                  struct fy_dtype *dt, struct fy_op *op,
                                  struct fy_comm *c, struct fy_sched **nb);
-int fy_coll_reduce_scatter(const void *sbuf, void *rbuf, struct fy_coll_vec rcounts,
-                           struct fy_dtype *dt, struct fy_op *op,
-                           struct fy_comm *c, struct fy_sched **nb);
+int fy_coll_reduce_scatter(const void *sbuf, void *rbuf,
+                           struct fy_coll_vec rcounts, struct fy_dtype *dt,
+                           struct fy_op *op, struct fy_comm *c,
+                           struct fy_sched **nb);
 /* Inclusive and exclusive prefix reductions; sbuf may be MPI_IN_PLACE.
  * Exscan leaves rank 0's rbuf untouched. */
 int fy_coll_scan(const void *sbuf, void *rbuf, MPI_Count count,
@@ -196,8 +198,9 @@ int fy_coll_inter_allreduce(const void *sbuf, void *rbuf, MPI_Count count,
                             struct fy_comm *c);
 /* rcounts NULL: rcount to every local member (the _block form). */
 int fy_coll_inter_reduce_scatter(const void *sbuf, void *rbuf, MPI_Count rcount,
-                                 struct fy_coll_vec rcounts, struct fy_dtype *dt,
-                                 struct fy_op *op, struct fy_comm *c);
+                                 struct fy_coll_vec rcounts,
+                                 struct fy_dtype *dt, struct fy_op *op,
+                                 struct fy_comm *c);
 /* Gather: the root receives block i of 'dst' from remote rank i. */
 int fy_coll_inter_gather(const void *sbuf, MPI_Count scount,
                          struct fy_dtype *sdt, const struct fy_coll_layout *dst,

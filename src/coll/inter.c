@@ -112,8 +112,9 @@ int fy_coll_inter_allreduce(const void *sbuf, void *rbuf, MPI_Count count,
 }
 
 int fy_coll_inter_reduce_scatter(const void *sbuf, void *rbuf, MPI_Count rcount,
-                                 struct fy_coll_vec rcounts, struct fy_dtype *dt,
-                                 struct fy_op *op, struct fy_comm *c)
+                                 struct fy_coll_vec rcounts,
+                                 struct fy_dtype *dt, struct fy_op *op,
+                                 struct fy_comm *c)
 {
     int n = c->size;
     MPI_Aint *displs = NULL;

@@ -209,9 +209,10 @@ int fy_coll_reduce_scatter_block(const void *sbuf, void *rbuf, MPI_Count count,
                                          dt, op, c, nb);
 }
 
-int fy_coll_reduce_scatter(const void *sbuf, void *rbuf, struct fy_coll_vec rcounts,
-                           struct fy_dtype *dt, struct fy_op *op,
-                           struct fy_comm *c, struct fy_sched **nb)
+int fy_coll_reduce_scatter(const void *sbuf, void *rbuf,
+                           struct fy_coll_vec rcounts, struct fy_dtype *dt,
+                           struct fy_op *op, struct fy_comm *c,
+                           struct fy_sched **nb)
 {
     if (!nb) {
         int rc = fy_coll_shm_reduce_scatter(sbuf, rbuf, rcounts, dt, op, c);

@@ -997,9 +997,9 @@ static bool v_here(struct fy_comm *c, int nblocks)
 }
 
 int fy_coll_shm_gatherv(const void *sbuf, MPI_Count scount,
-                        struct fy_dtype *sdt, void *rbuf, struct fy_coll_vec rcounts,
-                        struct fy_coll_vec displs, struct fy_dtype *rdt, int root,
-                        struct fy_comm *c)
+                        struct fy_dtype *sdt, void *rbuf,
+                        struct fy_coll_vec rcounts, struct fy_coll_vec displs,
+                        struct fy_dtype *rdt, int root, struct fy_comm *c)
 {
     if (!v_here(c, 1))
         return FY_COLL_SHM_NO;
@@ -1035,9 +1035,9 @@ int fy_coll_shm_gatherv(const void *sbuf, MPI_Count scount,
 }
 
 int fy_coll_shm_scatterv(const void *sbuf, struct fy_coll_vec scounts,
-                         struct fy_coll_vec displs, struct fy_dtype *sdt, void *rbuf,
-                         MPI_Count rcount, struct fy_dtype *rdt, int root,
-                         struct fy_comm *c)
+                         struct fy_coll_vec displs, struct fy_dtype *sdt,
+                         void *rbuf, MPI_Count rcount, struct fy_dtype *rdt,
+                         int root, struct fy_comm *c)
 {
     int P = c->size, me = c->rank;
     if (!v_here(c, P))
@@ -1073,7 +1073,8 @@ int fy_coll_shm_scatterv(const void *sbuf, struct fy_coll_vec scounts,
  * block is larger than its receive block in a correct program cannot
  * be. */
 int fy_coll_shm_allgatherv(const void *sbuf, MPI_Count scount,
-                           struct fy_dtype *sdt, void *rbuf, struct fy_coll_vec rcounts,
+                           struct fy_dtype *sdt, void *rbuf,
+                           struct fy_coll_vec rcounts,
                            struct fy_coll_vec displs, struct fy_dtype *rdt,
                            struct fy_comm *c)
 {
@@ -1149,9 +1150,10 @@ static int shm_alltoallv(const struct fy_coll_layout *src,
 }
 
 int fy_coll_shm_alltoallv(const void *sbuf, struct fy_coll_vec scounts,
-                          struct fy_coll_vec sdispls, struct fy_dtype *sdt, void *rbuf,
-                          struct fy_coll_vec rcounts, struct fy_coll_vec rdispls,
-                          struct fy_dtype *rdt, struct fy_comm *c)
+                          struct fy_coll_vec sdispls, struct fy_dtype *sdt,
+                          void *rbuf, struct fy_coll_vec rcounts,
+                          struct fy_coll_vec rdispls, struct fy_dtype *rdt,
+                          struct fy_comm *c)
 {
     struct fy_coll_layout src = {
         .buf = sbuf, .counts = scounts, .displs = sdispls, .dt = sdt};
@@ -1161,8 +1163,10 @@ int fy_coll_shm_alltoallv(const void *sbuf, struct fy_coll_vec scounts,
 }
 
 int fy_coll_shm_alltoallw(const void *sbuf, struct fy_coll_vec scounts,
-                          struct fy_coll_vec sdispls, struct fy_dtype *const *sdts,
-                          void *rbuf, struct fy_coll_vec rcounts, struct fy_coll_vec rdispls,
+                          struct fy_coll_vec sdispls,
+                          struct fy_dtype *const *sdts, void *rbuf,
+                          struct fy_coll_vec rcounts,
+                          struct fy_coll_vec rdispls,
                           struct fy_dtype *const *rdts, struct fy_comm *c)
 {
     if (sbuf == MPI_IN_PLACE) /* sdts may be anything then */
@@ -1191,9 +1195,10 @@ int fy_coll_shm_alltoallw(const void *sbuf, struct fy_coll_vec scounts,
  * and the path agree. In place, round k writes output elements below
  * (k + 1) q, and every later round reads input at or above that: the
  * input is published before the output overwrites it. */
-static int shm_reduce_scatter(const void *sbuf, void *rbuf, struct fy_coll_vec counts,
-                              MPI_Count count, struct fy_dtype *dt,
-                              struct fy_op *op, struct fy_comm *c)
+static int shm_reduce_scatter(const void *sbuf, void *rbuf,
+                              struct fy_coll_vec counts, MPI_Count count,
+                              struct fy_dtype *dt, struct fy_op *op,
+                              struct fy_comm *c)
 {
     int P = c->size, me = c->rank;
     MPI_Count maxc = 0;
@@ -1245,9 +1250,9 @@ int fy_coll_shm_reduce_scatter_block(const void *sbuf, void *rbuf,
     return shm_reduce_scatter(sbuf, rbuf, FY_VEC_NONE, count, dt, op, c);
 }
 
-int fy_coll_shm_reduce_scatter(const void *sbuf, void *rbuf, struct fy_coll_vec rcounts,
-                               struct fy_dtype *dt, struct fy_op *op,
-                               struct fy_comm *c)
+int fy_coll_shm_reduce_scatter(const void *sbuf, void *rbuf,
+                               struct fy_coll_vec rcounts, struct fy_dtype *dt,
+                               struct fy_op *op, struct fy_comm *c)
 {
     return shm_reduce_scatter(sbuf, rbuf, rcounts, 0, dt, op, c);
 }

@@ -202,9 +202,9 @@ static int run_round(struct tp *t, int64_t r)
             memcpy(sdata + o, t->buf + spos[k], (size_t)pairs[k].len);
             o += (int)pairs[k].len;
         }
-        rc = fy_coll_alltoallv(sdata, fy_vec_int(t->sdcnt), fy_vec_int(t->sddsp),
-                               byte, rdata, fy_vec_int(t->rdcnt),
-                               fy_vec_int(t->rddsp), byte, c, NULL);
+        rc = fy_coll_alltoallv(
+            sdata, fy_vec_int(t->sdcnt), fy_vec_int(t->sddsp), byte, rdata,
+            fy_vec_int(t->rdcnt), fy_vec_int(t->rddsp), byte, c, NULL);
         if (rc)
             goto free_bufs;
     }
@@ -273,9 +273,9 @@ static int run_round(struct tp *t, int64_t r)
     }
 reply:
     if (!t->write) {
-        rc = fy_coll_alltoallv(sdata, fy_vec_int(t->rdcnt), fy_vec_int(t->rddsp),
-                               byte, rdata, fy_vec_int(t->sdcnt),
-                               fy_vec_int(t->sddsp), byte, c, NULL);
+        rc = fy_coll_alltoallv(
+            sdata, fy_vec_int(t->rdcnt), fy_vec_int(t->rddsp), byte, rdata,
+            fy_vec_int(t->sdcnt), fy_vec_int(t->sddsp), byte, c, NULL);
         for (int k = 0, o = 0; !rc && k < npairs; k++) {
             memcpy(t->buf + spos[k], rdata + o, (size_t)pairs[k].len);
             o += (int)pairs[k].len;

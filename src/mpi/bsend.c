@@ -7,8 +7,8 @@
 #include "mpi/request.h"
 
 #include <errno.h>
-#include <stddef.h>
 #include <limits.h>
+#include <stddef.h>
 #include <string.h>
 
 /* A block header, stored in the user's buffer just before the packed
@@ -201,8 +201,7 @@ static int buffer_detach(const char *fn, void *buffer_addr, MPI_Count *size,
                          bool int_size)
 {
     FY_CHECK_INIT(fn);
-    FY_CHECK(buffer_addr != NULL, NULL, MPI_ERR_ARG, fn,
-             "buffer_addr is NULL");
+    FY_CHECK(buffer_addr != NULL, NULL, MPI_ERR_ARG, fn, "buffer_addr is NULL");
     FY_CHECK(!int_size || bs.user_size <= INT_MAX, NULL, MPI_ERR_COUNT, fn,
              "the attached buffer's size %zu does not fit an int: detach "
              "it with MPI_Buffer_detach_c",

@@ -413,7 +413,8 @@ static int coll_reduce_scatter_block(const void *sendbuf, void *recvbuf,
     FY_GET_COMM(c, comm, fn);
     if (FY_UNLIKELY(c->inter))
         return fy_mpi_inter_reduce_scatter(c, sendbuf, recvbuf, recvcount,
-                                           FY_VEC_NONE, datatype, op, request, fn);
+                                           FY_VEC_NONE, datatype, op, request,
+                                           fn);
     CHECK_COUNT(recvcount, c, fn, "recvcount");
     GET_DT(dt, datatype, c, fn, "datatype");
     GET_OP(o, op, dt, c, fn);
@@ -477,9 +478,9 @@ FY_API int PMPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf,
 FY_ALIAS(MPI_Ireduce_scatter_block_c)
 
 static int coll_reduce_scatter(const void *sendbuf, void *recvbuf,
-                               struct fy_coll_vec recvcounts, MPI_Datatype datatype,
-                               MPI_Op op, MPI_Comm comm, MPI_Request *request,
-                               const char *fn)
+                               struct fy_coll_vec recvcounts,
+                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                               MPI_Request *request, const char *fn)
 {
     FY_CHECK_INIT(fn);
     FY_GET_COMM(c, comm, fn);
@@ -508,18 +509,19 @@ FY_API int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf,
                                MPI_Op op, MPI_Comm comm)
 {
     FY_MT_ENTER();
-    return coll_reduce_scatter(sendbuf, recvbuf, fy_vec_int(recvcounts), datatype, op, comm,
-                               NULL, __func__);
+    return coll_reduce_scatter(sendbuf, recvbuf, fy_vec_int(recvcounts),
+                               datatype, op, comm, NULL, __func__);
 }
 FY_ALIAS(MPI_Reduce_scatter)
 
 FY_API int PMPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf,
-                               const MPI_Count recvcounts[], MPI_Datatype datatype,
-                               MPI_Op op, MPI_Comm comm)
+                                 const MPI_Count recvcounts[],
+                                 MPI_Datatype datatype, MPI_Op op,
+                                 MPI_Comm comm)
 {
     FY_MT_ENTER();
-    return coll_reduce_scatter(sendbuf, recvbuf, fy_vec_wide(recvcounts), datatype, op, comm,
-                               NULL, __func__);
+    return coll_reduce_scatter(sendbuf, recvbuf, fy_vec_wide(recvcounts),
+                               datatype, op, comm, NULL, __func__);
 }
 FY_ALIAS(MPI_Reduce_scatter_c)
 
@@ -531,21 +533,22 @@ FY_API int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf,
     FY_CHECK_INIT(__func__);
     FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
              "request is NULL");
-    return coll_reduce_scatter(sendbuf, recvbuf, fy_vec_int(recvcounts), datatype, op, comm,
-                               request, __func__);
+    return coll_reduce_scatter(sendbuf, recvbuf, fy_vec_int(recvcounts),
+                               datatype, op, comm, request, __func__);
 }
 FY_ALIAS(MPI_Ireduce_scatter)
 
 FY_API int PMPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf,
-                                const MPI_Count recvcounts[], MPI_Datatype datatype,
-                                MPI_Op op, MPI_Comm comm, MPI_Request *request)
+                                  const MPI_Count recvcounts[],
+                                  MPI_Datatype datatype, MPI_Op op,
+                                  MPI_Comm comm, MPI_Request *request)
 {
     FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
              "request is NULL");
-    return coll_reduce_scatter(sendbuf, recvbuf, fy_vec_wide(recvcounts), datatype, op, comm,
-                               request, __func__);
+    return coll_reduce_scatter(sendbuf, recvbuf, fy_vec_wide(recvcounts),
+                               datatype, op, comm, request, __func__);
 }
 FY_ALIAS(MPI_Ireduce_scatter_c)
 
@@ -688,8 +691,8 @@ static int coll_gather(const void *sendbuf, MPI_Count sendcount,
     FY_GET_COMM(c, comm, fn);
     if (FY_UNLIKELY(c->inter))
         return fy_mpi_inter_gather(c, sendbuf, sendcount, sendtype, recvbuf,
-                                   recvcount, FY_VEC_NONE, FY_VEC_NONE, recvtype, root,
-                                   request, fn);
+                                   recvcount, FY_VEC_NONE, FY_VEC_NONE,
+                                   recvtype, root, request, fn);
     CHECK_ROOT(root, c, fn);
     struct fy_dtype *sdt = NULL, *rdt = NULL;
     bool is_root = c->rank == root;
@@ -765,9 +768,10 @@ FY_ALIAS(MPI_Igather_c)
 
 static int coll_gatherv(const void *sendbuf, MPI_Count sendcount,
                         MPI_Datatype sendtype, void *recvbuf,
-                        struct fy_coll_vec recvcounts, struct fy_coll_vec displs,
-                        MPI_Datatype recvtype, int root, MPI_Comm comm,
-                        MPI_Request *request, const char *fn)
+                        struct fy_coll_vec recvcounts,
+                        struct fy_coll_vec displs, MPI_Datatype recvtype,
+                        int root, MPI_Comm comm, MPI_Request *request,
+                        const char *fn)
 {
     FY_CHECK_INIT(fn);
     FY_GET_COMM(c, comm, fn);
@@ -804,19 +808,21 @@ FY_API int PMPI_Gatherv(const void *sendbuf, int sendcount,
                         MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     FY_MT_ENTER();
-    return coll_gatherv(sendbuf, sendcount, sendtype, recvbuf, fy_vec_int(recvcounts),
-                        fy_vec_int(displs), recvtype, root, comm, NULL, __func__);
+    return coll_gatherv(sendbuf, sendcount, sendtype, recvbuf,
+                        fy_vec_int(recvcounts), fy_vec_int(displs), recvtype,
+                        root, comm, NULL, __func__);
 }
 FY_ALIAS(MPI_Gatherv)
 
 FY_API int PMPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount,
-                        MPI_Datatype sendtype, void *recvbuf,
-                        const MPI_Count recvcounts[], const MPI_Aint displs[],
-                        MPI_Datatype recvtype, int root, MPI_Comm comm)
+                          MPI_Datatype sendtype, void *recvbuf,
+                          const MPI_Count recvcounts[], const MPI_Aint displs[],
+                          MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     FY_MT_ENTER();
-    return coll_gatherv(sendbuf, sendcount, sendtype, recvbuf, fy_vec_wide(recvcounts),
-                        fy_vec_wide(displs), recvtype, root, comm, NULL, __func__);
+    return coll_gatherv(sendbuf, sendcount, sendtype, recvbuf,
+                        fy_vec_wide(recvcounts), fy_vec_wide(displs), recvtype,
+                        root, comm, NULL, __func__);
 }
 FY_ALIAS(MPI_Gatherv_c)
 
@@ -830,23 +836,25 @@ FY_API int PMPI_Igatherv(const void *sendbuf, int sendcount,
     FY_CHECK_INIT(__func__);
     FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
              "request is NULL");
-    return coll_gatherv(sendbuf, sendcount, sendtype, recvbuf, fy_vec_int(recvcounts),
-                        fy_vec_int(displs), recvtype, root, comm, request, __func__);
+    return coll_gatherv(sendbuf, sendcount, sendtype, recvbuf,
+                        fy_vec_int(recvcounts), fy_vec_int(displs), recvtype,
+                        root, comm, request, __func__);
 }
 FY_ALIAS(MPI_Igatherv)
 
 FY_API int PMPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount,
-                         MPI_Datatype sendtype, void *recvbuf,
-                         const MPI_Count recvcounts[], const MPI_Aint displs[],
-                         MPI_Datatype recvtype, int root, MPI_Comm comm,
-                         MPI_Request *request)
+                           MPI_Datatype sendtype, void *recvbuf,
+                           const MPI_Count recvcounts[],
+                           const MPI_Aint displs[], MPI_Datatype recvtype,
+                           int root, MPI_Comm comm, MPI_Request *request)
 {
     FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
              "request is NULL");
-    return coll_gatherv(sendbuf, sendcount, sendtype, recvbuf, fy_vec_wide(recvcounts),
-                        fy_vec_wide(displs), recvtype, root, comm, request, __func__);
+    return coll_gatherv(sendbuf, sendcount, sendtype, recvbuf,
+                        fy_vec_wide(recvcounts), fy_vec_wide(displs), recvtype,
+                        root, comm, request, __func__);
 }
 FY_ALIAS(MPI_Igatherv_c)
 
@@ -858,9 +866,9 @@ static int coll_scatter(const void *sendbuf, MPI_Count sendcount,
     FY_CHECK_INIT(fn);
     FY_GET_COMM(c, comm, fn);
     if (FY_UNLIKELY(c->inter))
-        return fy_mpi_inter_scatter(c, sendbuf, sendcount, FY_VEC_NONE, FY_VEC_NONE, sendtype,
-                                    recvbuf, recvcount, recvtype, root, request,
-                                    fn);
+        return fy_mpi_inter_scatter(c, sendbuf, sendcount, FY_VEC_NONE,
+                                    FY_VEC_NONE, sendtype, recvbuf, recvcount,
+                                    recvtype, root, request, fn);
     CHECK_ROOT(root, c, fn);
     struct fy_dtype *sdt = NULL, *rdt = NULL;
     bool is_root = c->rank == root;
@@ -936,9 +944,9 @@ FY_ALIAS(MPI_Iscatter_c)
 
 static int coll_scatterv(const void *sendbuf, struct fy_coll_vec sendcounts,
                          struct fy_coll_vec displs, MPI_Datatype sendtype,
-                         void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                         int root, MPI_Comm comm, MPI_Request *request,
-                         const char *fn)
+                         void *recvbuf, MPI_Count recvcount,
+                         MPI_Datatype recvtype, int root, MPI_Comm comm,
+                         MPI_Request *request, const char *fn)
 {
     FY_CHECK_INIT(fn);
     FY_GET_COMM(c, comm, fn);
@@ -975,19 +983,21 @@ FY_API int PMPI_Scatterv(const void *sendbuf, const int sendcounts[],
                          int root, MPI_Comm comm)
 {
     FY_MT_ENTER();
-    return coll_scatterv(sendbuf, fy_vec_int(sendcounts), fy_vec_int(displs), sendtype, recvbuf,
-                         recvcount, recvtype, root, comm, NULL, __func__);
+    return coll_scatterv(sendbuf, fy_vec_int(sendcounts), fy_vec_int(displs),
+                         sendtype, recvbuf, recvcount, recvtype, root, comm,
+                         NULL, __func__);
 }
 FY_ALIAS(MPI_Scatterv)
 
 FY_API int PMPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[],
-                         const MPI_Aint displs[], MPI_Datatype sendtype,
-                         void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                         int root, MPI_Comm comm)
+                           const MPI_Aint displs[], MPI_Datatype sendtype,
+                           void *recvbuf, MPI_Count recvcount,
+                           MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     FY_MT_ENTER();
-    return coll_scatterv(sendbuf, fy_vec_wide(sendcounts), fy_vec_wide(displs), sendtype, recvbuf,
-                         recvcount, recvtype, root, comm, NULL, __func__);
+    return coll_scatterv(sendbuf, fy_vec_wide(sendcounts), fy_vec_wide(displs),
+                         sendtype, recvbuf, recvcount, recvtype, root, comm,
+                         NULL, __func__);
 }
 FY_ALIAS(MPI_Scatterv_c)
 
@@ -1000,22 +1010,25 @@ FY_API int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[],
     FY_CHECK_INIT(__func__);
     FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
              "request is NULL");
-    return coll_scatterv(sendbuf, fy_vec_int(sendcounts), fy_vec_int(displs), sendtype, recvbuf,
-                         recvcount, recvtype, root, comm, request, __func__);
+    return coll_scatterv(sendbuf, fy_vec_int(sendcounts), fy_vec_int(displs),
+                         sendtype, recvbuf, recvcount, recvtype, root, comm,
+                         request, __func__);
 }
 FY_ALIAS(MPI_Iscatterv)
 
 FY_API int PMPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[],
-                          const MPI_Aint displs[], MPI_Datatype sendtype,
-                          void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                          int root, MPI_Comm comm, MPI_Request *request)
+                            const MPI_Aint displs[], MPI_Datatype sendtype,
+                            void *recvbuf, MPI_Count recvcount,
+                            MPI_Datatype recvtype, int root, MPI_Comm comm,
+                            MPI_Request *request)
 {
     FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
              "request is NULL");
-    return coll_scatterv(sendbuf, fy_vec_wide(sendcounts), fy_vec_wide(displs), sendtype, recvbuf,
-                         recvcount, recvtype, root, comm, request, __func__);
+    return coll_scatterv(sendbuf, fy_vec_wide(sendcounts), fy_vec_wide(displs),
+                         sendtype, recvbuf, recvcount, recvtype, root, comm,
+                         request, __func__);
 }
 FY_ALIAS(MPI_Iscatterv_c)
 
@@ -1030,8 +1043,8 @@ static int coll_allgather(const void *sendbuf, MPI_Count sendcount,
     FY_GET_COMM(c, comm, fn);
     if (FY_UNLIKELY(c->inter))
         return fy_mpi_inter_allgather(c, sendbuf, sendcount, sendtype, recvbuf,
-                                      recvcount, FY_VEC_NONE, FY_VEC_NONE, recvtype, request,
-                                      fn);
+                                      recvcount, FY_VEC_NONE, FY_VEC_NONE,
+                                      recvtype, request, fn);
     struct fy_dtype *sdt = NULL;
     if (sendbuf != MPI_IN_PLACE) {
         CHECK_COUNT(sendcount, c, fn, "sendcount");
@@ -1100,9 +1113,9 @@ FY_ALIAS(MPI_Iallgather_c)
 
 static int coll_allgatherv(const void *sendbuf, MPI_Count sendcount,
                            MPI_Datatype sendtype, void *recvbuf,
-                           struct fy_coll_vec recvcounts, struct fy_coll_vec displs,
-                           MPI_Datatype recvtype, MPI_Comm comm,
-                           MPI_Request *request, const char *fn)
+                           struct fy_coll_vec recvcounts,
+                           struct fy_coll_vec displs, MPI_Datatype recvtype,
+                           MPI_Comm comm, MPI_Request *request, const char *fn)
 {
     FY_CHECK_INIT(fn);
     FY_GET_COMM(c, comm, fn);
@@ -1132,19 +1145,22 @@ FY_API int PMPI_Allgatherv(const void *sendbuf, int sendcount,
                            MPI_Datatype recvtype, MPI_Comm comm)
 {
     FY_MT_ENTER();
-    return coll_allgatherv(sendbuf, sendcount, sendtype, recvbuf, fy_vec_int(recvcounts),
-                           fy_vec_int(displs), recvtype, comm, NULL, __func__);
+    return coll_allgatherv(sendbuf, sendcount, sendtype, recvbuf,
+                           fy_vec_int(recvcounts), fy_vec_int(displs), recvtype,
+                           comm, NULL, __func__);
 }
 FY_ALIAS(MPI_Allgatherv)
 
 FY_API int PMPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount,
-                           MPI_Datatype sendtype, void *recvbuf,
-                           const MPI_Count recvcounts[], const MPI_Aint displs[],
-                           MPI_Datatype recvtype, MPI_Comm comm)
+                             MPI_Datatype sendtype, void *recvbuf,
+                             const MPI_Count recvcounts[],
+                             const MPI_Aint displs[], MPI_Datatype recvtype,
+                             MPI_Comm comm)
 {
     FY_MT_ENTER();
-    return coll_allgatherv(sendbuf, sendcount, sendtype, recvbuf, fy_vec_wide(recvcounts),
-                           fy_vec_wide(displs), recvtype, comm, NULL, __func__);
+    return coll_allgatherv(sendbuf, sendcount, sendtype, recvbuf,
+                           fy_vec_wide(recvcounts), fy_vec_wide(displs),
+                           recvtype, comm, NULL, __func__);
 }
 FY_ALIAS(MPI_Allgatherv_c)
 
@@ -1158,23 +1174,25 @@ FY_API int PMPI_Iallgatherv(const void *sendbuf, int sendcount,
     FY_CHECK_INIT(__func__);
     FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
              "request is NULL");
-    return coll_allgatherv(sendbuf, sendcount, sendtype, recvbuf, fy_vec_int(recvcounts),
-                           fy_vec_int(displs), recvtype, comm, request, __func__);
+    return coll_allgatherv(sendbuf, sendcount, sendtype, recvbuf,
+                           fy_vec_int(recvcounts), fy_vec_int(displs), recvtype,
+                           comm, request, __func__);
 }
 FY_ALIAS(MPI_Iallgatherv)
 
 FY_API int PMPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount,
-                            MPI_Datatype sendtype, void *recvbuf,
-                            const MPI_Count recvcounts[], const MPI_Aint displs[],
-                            MPI_Datatype recvtype, MPI_Comm comm,
-                            MPI_Request *request)
+                              MPI_Datatype sendtype, void *recvbuf,
+                              const MPI_Count recvcounts[],
+                              const MPI_Aint displs[], MPI_Datatype recvtype,
+                              MPI_Comm comm, MPI_Request *request)
 {
     FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
              "request is NULL");
-    return coll_allgatherv(sendbuf, sendcount, sendtype, recvbuf, fy_vec_wide(recvcounts),
-                           fy_vec_wide(displs), recvtype, comm, request, __func__);
+    return coll_allgatherv(sendbuf, sendcount, sendtype, recvbuf,
+                           fy_vec_wide(recvcounts), fy_vec_wide(displs),
+                           recvtype, comm, request, __func__);
 }
 FY_ALIAS(MPI_Iallgatherv_c)
 
@@ -1291,20 +1309,23 @@ FY_API int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[],
                           MPI_Comm comm)
 {
     FY_MT_ENTER();
-    return coll_alltoallv(sendbuf, fy_vec_int(sendcounts), fy_vec_int(sdispls), sendtype, recvbuf,
-                          fy_vec_int(recvcounts), fy_vec_int(rdispls), recvtype, comm, NULL, __func__);
+    return coll_alltoallv(sendbuf, fy_vec_int(sendcounts), fy_vec_int(sdispls),
+                          sendtype, recvbuf, fy_vec_int(recvcounts),
+                          fy_vec_int(rdispls), recvtype, comm, NULL, __func__);
 }
 FY_ALIAS(MPI_Alltoallv)
 
 FY_API int PMPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
-                          const MPI_Aint sdispls[], MPI_Datatype sendtype,
-                          void *recvbuf, const MPI_Count recvcounts[],
-                          const MPI_Aint rdispls[], MPI_Datatype recvtype,
-                          MPI_Comm comm)
+                            const MPI_Aint sdispls[], MPI_Datatype sendtype,
+                            void *recvbuf, const MPI_Count recvcounts[],
+                            const MPI_Aint rdispls[], MPI_Datatype recvtype,
+                            MPI_Comm comm)
 {
     FY_MT_ENTER();
-    return coll_alltoallv(sendbuf, fy_vec_wide(sendcounts), fy_vec_wide(sdispls), sendtype, recvbuf,
-                          fy_vec_wide(recvcounts), fy_vec_wide(rdispls), recvtype, comm, NULL, __func__);
+    return coll_alltoallv(sendbuf, fy_vec_wide(sendcounts),
+                          fy_vec_wide(sdispls), sendtype, recvbuf,
+                          fy_vec_wide(recvcounts), fy_vec_wide(rdispls),
+                          recvtype, comm, NULL, __func__);
 }
 FY_ALIAS(MPI_Alltoallv_c)
 
@@ -1318,25 +1339,27 @@ FY_API int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[],
     FY_CHECK_INIT(__func__);
     FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
              "request is NULL");
-    return coll_alltoallv(sendbuf, fy_vec_int(sendcounts), fy_vec_int(sdispls), sendtype, recvbuf,
-                          fy_vec_int(recvcounts), fy_vec_int(rdispls), recvtype, comm, request,
+    return coll_alltoallv(sendbuf, fy_vec_int(sendcounts), fy_vec_int(sdispls),
+                          sendtype, recvbuf, fy_vec_int(recvcounts),
+                          fy_vec_int(rdispls), recvtype, comm, request,
                           __func__);
 }
 FY_ALIAS(MPI_Ialltoallv)
 
 FY_API int PMPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
-                           const MPI_Aint sdispls[], MPI_Datatype sendtype,
-                           void *recvbuf, const MPI_Count recvcounts[],
-                           const MPI_Aint rdispls[], MPI_Datatype recvtype,
-                           MPI_Comm comm, MPI_Request *request)
+                             const MPI_Aint sdispls[], MPI_Datatype sendtype,
+                             void *recvbuf, const MPI_Count recvcounts[],
+                             const MPI_Aint rdispls[], MPI_Datatype recvtype,
+                             MPI_Comm comm, MPI_Request *request)
 {
     FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
              "request is NULL");
-    return coll_alltoallv(sendbuf, fy_vec_wide(sendcounts), fy_vec_wide(sdispls), sendtype, recvbuf,
-                          fy_vec_wide(recvcounts), fy_vec_wide(rdispls), recvtype, comm, request,
-                          __func__);
+    return coll_alltoallv(sendbuf, fy_vec_wide(sendcounts),
+                          fy_vec_wide(sdispls), sendtype, recvbuf,
+                          fy_vec_wide(recvcounts), fy_vec_wide(rdispls),
+                          recvtype, comm, request, __func__);
 }
 FY_ALIAS(MPI_Ialltoallv_c)
 
@@ -1364,10 +1387,12 @@ static int get_types(const MPI_Datatype *types, struct fy_coll_vec counts,
 }
 
 static int coll_alltoallw(const void *sendbuf, struct fy_coll_vec sendcounts,
-                          struct fy_coll_vec sdispls, const MPI_Datatype sendtypes[],
-                          void *recvbuf, struct fy_coll_vec recvcounts,
-                          struct fy_coll_vec rdispls, const MPI_Datatype recvtypes[],
-                          MPI_Comm comm, MPI_Request *request, const char *fn)
+                          struct fy_coll_vec sdispls,
+                          const MPI_Datatype sendtypes[], void *recvbuf,
+                          struct fy_coll_vec recvcounts,
+                          struct fy_coll_vec rdispls,
+                          const MPI_Datatype recvtypes[], MPI_Comm comm,
+                          MPI_Request *request, const char *fn)
 {
     FY_CHECK_INIT(fn);
     FY_GET_COMM(c, comm, fn);
@@ -1408,20 +1433,24 @@ FY_API int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[],
                           MPI_Comm comm)
 {
     FY_MT_ENTER();
-    return coll_alltoallw(sendbuf, fy_vec_int(sendcounts), fy_vec_int(sdispls), sendtypes, recvbuf,
-                          fy_vec_int(recvcounts), fy_vec_int(rdispls), recvtypes, comm, NULL, __func__);
+    return coll_alltoallw(sendbuf, fy_vec_int(sendcounts), fy_vec_int(sdispls),
+                          sendtypes, recvbuf, fy_vec_int(recvcounts),
+                          fy_vec_int(rdispls), recvtypes, comm, NULL, __func__);
 }
 FY_ALIAS(MPI_Alltoallw)
 
 FY_API int PMPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
-                          const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
-                          void *recvbuf, const MPI_Count recvcounts[],
-                          const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
-                          MPI_Comm comm)
+                            const MPI_Aint sdispls[],
+                            const MPI_Datatype sendtypes[], void *recvbuf,
+                            const MPI_Count recvcounts[],
+                            const MPI_Aint rdispls[],
+                            const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
     FY_MT_ENTER();
-    return coll_alltoallw(sendbuf, fy_vec_wide(sendcounts), fy_vec_wide(sdispls), sendtypes, recvbuf,
-                          fy_vec_wide(recvcounts), fy_vec_wide(rdispls), recvtypes, comm, NULL, __func__);
+    return coll_alltoallw(sendbuf, fy_vec_wide(sendcounts),
+                          fy_vec_wide(sdispls), sendtypes, recvbuf,
+                          fy_vec_wide(recvcounts), fy_vec_wide(rdispls),
+                          recvtypes, comm, NULL, __func__);
 }
 FY_ALIAS(MPI_Alltoallw_c)
 
@@ -1435,25 +1464,29 @@ FY_API int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[],
     FY_CHECK_INIT(__func__);
     FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
              "request is NULL");
-    return coll_alltoallw(sendbuf, fy_vec_int(sendcounts), fy_vec_int(sdispls), sendtypes, recvbuf,
-                          fy_vec_int(recvcounts), fy_vec_int(rdispls), recvtypes, comm, request,
+    return coll_alltoallw(sendbuf, fy_vec_int(sendcounts), fy_vec_int(sdispls),
+                          sendtypes, recvbuf, fy_vec_int(recvcounts),
+                          fy_vec_int(rdispls), recvtypes, comm, request,
                           __func__);
 }
 FY_ALIAS(MPI_Ialltoallw)
 
 FY_API int PMPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
-                           const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
-                           void *recvbuf, const MPI_Count recvcounts[],
-                           const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
-                           MPI_Comm comm, MPI_Request *request)
+                             const MPI_Aint sdispls[],
+                             const MPI_Datatype sendtypes[], void *recvbuf,
+                             const MPI_Count recvcounts[],
+                             const MPI_Aint rdispls[],
+                             const MPI_Datatype recvtypes[], MPI_Comm comm,
+                             MPI_Request *request)
 {
     FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
     FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
              "request is NULL");
-    return coll_alltoallw(sendbuf, fy_vec_wide(sendcounts), fy_vec_wide(sdispls), sendtypes, recvbuf,
-                          fy_vec_wide(recvcounts), fy_vec_wide(rdispls), recvtypes, comm, request,
-                          __func__);
+    return coll_alltoallw(sendbuf, fy_vec_wide(sendcounts),
+                          fy_vec_wide(sdispls), sendtypes, recvbuf,
+                          fy_vec_wide(recvcounts), fy_vec_wide(rdispls),
+                          recvtypes, comm, request, __func__);
 }
 FY_ALIAS(MPI_Ialltoallw_c)
 
@@ -1617,8 +1650,9 @@ FY_API int PMPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf,
     FY_MT_ENTER();
     (void)info;
     PINIT_CHECK(request, comm, __func__,
-                coll_reduce_scatter(sendbuf, recvbuf, fy_vec_int(recvcounts), datatype, op,
-                                    comm, FY_PCOLL_CHECK_ONLY, __func__));
+                coll_reduce_scatter(sendbuf, recvbuf, fy_vec_int(recvcounts),
+                                    datatype, op, comm, FY_PCOLL_CHECK_ONLY,
+                                    __func__));
     struct fy_comm *c = fy_comm_get(comm);
     struct fy_pcoll_args a = {.kind = FY_PCOLL_REDUCE_SCATTER,
                               .sbuf = sendbuf,
@@ -1632,16 +1666,17 @@ FY_API int PMPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf,
 FY_ALIAS(MPI_Reduce_scatter_init)
 
 FY_API int PMPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf,
-                                    const MPI_Count recvcounts[],
-                                    MPI_Datatype datatype, MPI_Op op,
-                                    MPI_Comm comm, MPI_Info info,
-                                    MPI_Request *request)
+                                      const MPI_Count recvcounts[],
+                                      MPI_Datatype datatype, MPI_Op op,
+                                      MPI_Comm comm, MPI_Info info,
+                                      MPI_Request *request)
 {
     FY_MT_ENTER();
     (void)info;
     PINIT_CHECK(request, comm, __func__,
-                coll_reduce_scatter(sendbuf, recvbuf, fy_vec_wide(recvcounts), datatype, op,
-                                    comm, FY_PCOLL_CHECK_ONLY, __func__));
+                coll_reduce_scatter(sendbuf, recvbuf, fy_vec_wide(recvcounts),
+                                    datatype, op, comm, FY_PCOLL_CHECK_ONLY,
+                                    __func__));
     struct fy_comm *c = fy_comm_get(comm);
     struct fy_pcoll_args a = {.kind = FY_PCOLL_REDUCE_SCATTER,
                               .sbuf = sendbuf,
@@ -1738,49 +1773,54 @@ FY_API int PMPI_Gatherv_init(const void *sendbuf, int sendcount,
     FY_MT_ENTER();
     (void)info;
     PINIT_CHECK(request, comm, __func__,
-                coll_gatherv(sendbuf, sendcount, sendtype, recvbuf, fy_vec_int(recvcounts),
-                             fy_vec_int(displs), recvtype, root, comm, FY_PCOLL_CHECK_ONLY,
+                coll_gatherv(sendbuf, sendcount, sendtype, recvbuf,
+                             fy_vec_int(recvcounts), fy_vec_int(displs),
+                             recvtype, root, comm, FY_PCOLL_CHECK_ONLY,
                              __func__));
     struct fy_comm *c = fy_comm_get(comm);
     bool is_root = c->rank == root;
-    struct fy_pcoll_args a = {.kind = FY_PCOLL_GATHERV,
-                              .sbuf = sendbuf,
-                              .scount = sendcount,
-                              .stype = sendtype,
-                              .rbuf = recvbuf,
-                              .rtype = is_root ? recvtype : MPI_DATATYPE_NULL,
-                              .root = root,
-                              .nr = c->size,
-                              .rcounts = is_root ? fy_vec_int(recvcounts) : FY_VEC_NONE,
-                              .rdispls = is_root ? fy_vec_int(displs) : FY_VEC_NONE};
+    struct fy_pcoll_args a = {
+        .kind = FY_PCOLL_GATHERV,
+        .sbuf = sendbuf,
+        .scount = sendcount,
+        .stype = sendtype,
+        .rbuf = recvbuf,
+        .rtype = is_root ? recvtype : MPI_DATATYPE_NULL,
+        .root = root,
+        .nr = c->size,
+        .rcounts = is_root ? fy_vec_int(recvcounts) : FY_VEC_NONE,
+        .rdispls = is_root ? fy_vec_int(displs) : FY_VEC_NONE};
     return fy_pcoll_create(c, &a, request, __func__);
 }
 FY_ALIAS(MPI_Gatherv_init)
 
 FY_API int PMPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount,
-                             MPI_Datatype sendtype, void *recvbuf,
-                             const MPI_Count recvcounts[], const MPI_Aint displs[],
-                             MPI_Datatype recvtype, int root, MPI_Comm comm,
-                             MPI_Info info, MPI_Request *request)
+                               MPI_Datatype sendtype, void *recvbuf,
+                               const MPI_Count recvcounts[],
+                               const MPI_Aint displs[], MPI_Datatype recvtype,
+                               int root, MPI_Comm comm, MPI_Info info,
+                               MPI_Request *request)
 {
     FY_MT_ENTER();
     (void)info;
     PINIT_CHECK(request, comm, __func__,
-                coll_gatherv(sendbuf, sendcount, sendtype, recvbuf, fy_vec_wide(recvcounts),
-                             fy_vec_wide(displs), recvtype, root, comm, FY_PCOLL_CHECK_ONLY,
+                coll_gatherv(sendbuf, sendcount, sendtype, recvbuf,
+                             fy_vec_wide(recvcounts), fy_vec_wide(displs),
+                             recvtype, root, comm, FY_PCOLL_CHECK_ONLY,
                              __func__));
     struct fy_comm *c = fy_comm_get(comm);
     bool is_root = c->rank == root;
-    struct fy_pcoll_args a = {.kind = FY_PCOLL_GATHERV,
-                              .sbuf = sendbuf,
-                              .scount = sendcount,
-                              .stype = sendtype,
-                              .rbuf = recvbuf,
-                              .rtype = is_root ? recvtype : MPI_DATATYPE_NULL,
-                              .root = root,
-                              .nr = c->size,
-                              .rcounts = is_root ? fy_vec_wide(recvcounts) : FY_VEC_NONE,
-                              .rdispls = is_root ? fy_vec_wide(displs) : FY_VEC_NONE};
+    struct fy_pcoll_args a = {
+        .kind = FY_PCOLL_GATHERV,
+        .sbuf = sendbuf,
+        .scount = sendcount,
+        .stype = sendtype,
+        .rbuf = recvbuf,
+        .rtype = is_root ? recvtype : MPI_DATATYPE_NULL,
+        .root = root,
+        .nr = c->size,
+        .rcounts = is_root ? fy_vec_wide(recvcounts) : FY_VEC_NONE,
+        .rdispls = is_root ? fy_vec_wide(displs) : FY_VEC_NONE};
     return fy_pcoll_create(c, &a, request, __func__);
 }
 FY_ALIAS(MPI_Gatherv_init_c)
@@ -1794,49 +1834,54 @@ FY_API int PMPI_Scatterv_init(const void *sendbuf, const int sendcounts[],
     FY_MT_ENTER();
     (void)info;
     PINIT_CHECK(request, comm, __func__,
-                coll_scatterv(sendbuf, fy_vec_int(sendcounts), fy_vec_int(displs), sendtype, recvbuf,
-                              recvcount, recvtype, root, comm,
-                              FY_PCOLL_CHECK_ONLY, __func__));
+                coll_scatterv(sendbuf, fy_vec_int(sendcounts),
+                              fy_vec_int(displs), sendtype, recvbuf, recvcount,
+                              recvtype, root, comm, FY_PCOLL_CHECK_ONLY,
+                              __func__));
     struct fy_comm *c = fy_comm_get(comm);
     bool is_root = c->rank == root;
-    struct fy_pcoll_args a = {.kind = FY_PCOLL_SCATTERV,
-                              .sbuf = sendbuf,
-                              .stype = is_root ? sendtype : MPI_DATATYPE_NULL,
-                              .rbuf = recvbuf,
-                              .rcount = recvcount,
-                              .rtype = recvtype,
-                              .root = root,
-                              .ns = c->size,
-                              .scounts = is_root ? fy_vec_int(sendcounts) : FY_VEC_NONE,
-                              .sdispls = is_root ? fy_vec_int(displs) : FY_VEC_NONE};
+    struct fy_pcoll_args a = {
+        .kind = FY_PCOLL_SCATTERV,
+        .sbuf = sendbuf,
+        .stype = is_root ? sendtype : MPI_DATATYPE_NULL,
+        .rbuf = recvbuf,
+        .rcount = recvcount,
+        .rtype = recvtype,
+        .root = root,
+        .ns = c->size,
+        .scounts = is_root ? fy_vec_int(sendcounts) : FY_VEC_NONE,
+        .sdispls = is_root ? fy_vec_int(displs) : FY_VEC_NONE};
     return fy_pcoll_create(c, &a, request, __func__);
 }
 FY_ALIAS(MPI_Scatterv_init)
 
-FY_API int PMPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
-                              const MPI_Aint displs[], MPI_Datatype sendtype,
-                              void *recvbuf, MPI_Count recvcount,
-                              MPI_Datatype recvtype, int root, MPI_Comm comm,
-                              MPI_Info info, MPI_Request *request)
+FY_API int PMPI_Scatterv_init_c(const void *sendbuf,
+                                const MPI_Count sendcounts[],
+                                const MPI_Aint displs[], MPI_Datatype sendtype,
+                                void *recvbuf, MPI_Count recvcount,
+                                MPI_Datatype recvtype, int root, MPI_Comm comm,
+                                MPI_Info info, MPI_Request *request)
 {
     FY_MT_ENTER();
     (void)info;
     PINIT_CHECK(request, comm, __func__,
-                coll_scatterv(sendbuf, fy_vec_wide(sendcounts), fy_vec_wide(displs), sendtype, recvbuf,
-                              recvcount, recvtype, root, comm,
-                              FY_PCOLL_CHECK_ONLY, __func__));
+                coll_scatterv(sendbuf, fy_vec_wide(sendcounts),
+                              fy_vec_wide(displs), sendtype, recvbuf, recvcount,
+                              recvtype, root, comm, FY_PCOLL_CHECK_ONLY,
+                              __func__));
     struct fy_comm *c = fy_comm_get(comm);
     bool is_root = c->rank == root;
-    struct fy_pcoll_args a = {.kind = FY_PCOLL_SCATTERV,
-                              .sbuf = sendbuf,
-                              .stype = is_root ? sendtype : MPI_DATATYPE_NULL,
-                              .rbuf = recvbuf,
-                              .rcount = recvcount,
-                              .rtype = recvtype,
-                              .root = root,
-                              .ns = c->size,
-                              .scounts = is_root ? fy_vec_wide(sendcounts) : FY_VEC_NONE,
-                              .sdispls = is_root ? fy_vec_wide(displs) : FY_VEC_NONE};
+    struct fy_pcoll_args a = {
+        .kind = FY_PCOLL_SCATTERV,
+        .sbuf = sendbuf,
+        .stype = is_root ? sendtype : MPI_DATATYPE_NULL,
+        .rbuf = recvbuf,
+        .rcount = recvcount,
+        .rtype = recvtype,
+        .root = root,
+        .ns = c->size,
+        .scounts = is_root ? fy_vec_wide(sendcounts) : FY_VEC_NONE,
+        .sdispls = is_root ? fy_vec_wide(displs) : FY_VEC_NONE};
     return fy_pcoll_create(c, &a, request, __func__);
 }
 FY_ALIAS(MPI_Scatterv_init_c)
@@ -1851,8 +1896,8 @@ FY_API int PMPI_Allgatherv_init(const void *sendbuf, int sendcount,
     (void)info;
     PINIT_CHECK(request, comm, __func__,
                 coll_allgatherv(sendbuf, sendcount, sendtype, recvbuf,
-                                fy_vec_int(recvcounts), fy_vec_int(displs), recvtype, comm,
-                                FY_PCOLL_CHECK_ONLY, __func__));
+                                fy_vec_int(recvcounts), fy_vec_int(displs),
+                                recvtype, comm, FY_PCOLL_CHECK_ONLY, __func__));
     struct fy_comm *c = fy_comm_get(comm);
     struct fy_pcoll_args a = {.kind = FY_PCOLL_ALLGATHERV,
                               .sbuf = sendbuf,
@@ -1868,17 +1913,18 @@ FY_API int PMPI_Allgatherv_init(const void *sendbuf, int sendcount,
 FY_ALIAS(MPI_Allgatherv_init)
 
 FY_API int PMPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount,
-                                MPI_Datatype sendtype, void *recvbuf,
-                                const MPI_Count recvcounts[], const MPI_Aint displs[],
-                                MPI_Datatype recvtype, MPI_Comm comm,
-                                MPI_Info info, MPI_Request *request)
+                                  MPI_Datatype sendtype, void *recvbuf,
+                                  const MPI_Count recvcounts[],
+                                  const MPI_Aint displs[],
+                                  MPI_Datatype recvtype, MPI_Comm comm,
+                                  MPI_Info info, MPI_Request *request)
 {
     FY_MT_ENTER();
     (void)info;
     PINIT_CHECK(request, comm, __func__,
                 coll_allgatherv(sendbuf, sendcount, sendtype, recvbuf,
-                                fy_vec_wide(recvcounts), fy_vec_wide(displs), recvtype, comm,
-                                FY_PCOLL_CHECK_ONLY, __func__));
+                                fy_vec_wide(recvcounts), fy_vec_wide(displs),
+                                recvtype, comm, FY_PCOLL_CHECK_ONLY, __func__));
     struct fy_comm *c = fy_comm_get(comm);
     struct fy_pcoll_args a = {.kind = FY_PCOLL_ALLGATHERV,
                               .sbuf = sendbuf,
@@ -1903,52 +1949,56 @@ FY_API int PMPI_Alltoallv_init(const void *sendbuf, const int sendcounts[],
     FY_MT_ENTER();
     (void)info;
     PINIT_CHECK(request, comm, __func__,
-                coll_alltoallv(sendbuf, fy_vec_int(sendcounts), fy_vec_int(sdispls), sendtype, recvbuf,
-                               fy_vec_int(recvcounts), fy_vec_int(rdispls), recvtype, comm,
-                               FY_PCOLL_CHECK_ONLY, __func__));
+                coll_alltoallv(sendbuf, fy_vec_int(sendcounts),
+                               fy_vec_int(sdispls), sendtype, recvbuf,
+                               fy_vec_int(recvcounts), fy_vec_int(rdispls),
+                               recvtype, comm, FY_PCOLL_CHECK_ONLY, __func__));
     struct fy_comm *c = fy_comm_get(comm);
     bool in_place = sendbuf == MPI_IN_PLACE;
-    struct fy_pcoll_args a = {.kind = FY_PCOLL_ALLTOALLV,
-                              .sbuf = sendbuf,
-                              .stype = sendtype,
-                              .rbuf = recvbuf,
-                              .rtype = recvtype,
-                              .ns = c->size,
-                              .nr = c->size,
-                              .scounts = in_place ? FY_VEC_NONE : fy_vec_int(sendcounts),
-                              .sdispls = in_place ? FY_VEC_NONE : fy_vec_int(sdispls),
-                              .rcounts = fy_vec_int(recvcounts),
-                              .rdispls = fy_vec_int(rdispls)};
+    struct fy_pcoll_args a = {
+        .kind = FY_PCOLL_ALLTOALLV,
+        .sbuf = sendbuf,
+        .stype = sendtype,
+        .rbuf = recvbuf,
+        .rtype = recvtype,
+        .ns = c->size,
+        .nr = c->size,
+        .scounts = in_place ? FY_VEC_NONE : fy_vec_int(sendcounts),
+        .sdispls = in_place ? FY_VEC_NONE : fy_vec_int(sdispls),
+        .rcounts = fy_vec_int(recvcounts),
+        .rdispls = fy_vec_int(rdispls)};
     return fy_pcoll_create(c, &a, request, __func__);
 }
 FY_ALIAS(MPI_Alltoallv_init)
 
-FY_API int PMPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
-                               const MPI_Aint sdispls[], MPI_Datatype sendtype,
-                               void *recvbuf, const MPI_Count recvcounts[],
-                               const MPI_Aint rdispls[], MPI_Datatype recvtype,
-                               MPI_Comm comm, MPI_Info info,
-                               MPI_Request *request)
+FY_API int
+PMPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+                      const MPI_Aint sdispls[], MPI_Datatype sendtype,
+                      void *recvbuf, const MPI_Count recvcounts[],
+                      const MPI_Aint rdispls[], MPI_Datatype recvtype,
+                      MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     FY_MT_ENTER();
     (void)info;
     PINIT_CHECK(request, comm, __func__,
-                coll_alltoallv(sendbuf, fy_vec_wide(sendcounts), fy_vec_wide(sdispls), sendtype, recvbuf,
-                               fy_vec_wide(recvcounts), fy_vec_wide(rdispls), recvtype, comm,
-                               FY_PCOLL_CHECK_ONLY, __func__));
+                coll_alltoallv(sendbuf, fy_vec_wide(sendcounts),
+                               fy_vec_wide(sdispls), sendtype, recvbuf,
+                               fy_vec_wide(recvcounts), fy_vec_wide(rdispls),
+                               recvtype, comm, FY_PCOLL_CHECK_ONLY, __func__));
     struct fy_comm *c = fy_comm_get(comm);
     bool in_place = sendbuf == MPI_IN_PLACE;
-    struct fy_pcoll_args a = {.kind = FY_PCOLL_ALLTOALLV,
-                              .sbuf = sendbuf,
-                              .stype = sendtype,
-                              .rbuf = recvbuf,
-                              .rtype = recvtype,
-                              .ns = c->size,
-                              .nr = c->size,
-                              .scounts = in_place ? FY_VEC_NONE : fy_vec_wide(sendcounts),
-                              .sdispls = in_place ? FY_VEC_NONE : fy_vec_wide(sdispls),
-                              .rcounts = fy_vec_wide(recvcounts),
-                              .rdispls = fy_vec_wide(rdispls)};
+    struct fy_pcoll_args a = {
+        .kind = FY_PCOLL_ALLTOALLV,
+        .sbuf = sendbuf,
+        .stype = sendtype,
+        .rbuf = recvbuf,
+        .rtype = recvtype,
+        .ns = c->size,
+        .nr = c->size,
+        .scounts = in_place ? FY_VEC_NONE : fy_vec_wide(sendcounts),
+        .sdispls = in_place ? FY_VEC_NONE : fy_vec_wide(sdispls),
+        .rcounts = fy_vec_wide(recvcounts),
+        .rdispls = fy_vec_wide(rdispls)};
     return fy_pcoll_create(c, &a, request, __func__);
 }
 FY_ALIAS(MPI_Alltoallv_init_c)
@@ -1963,52 +2013,56 @@ FY_API int PMPI_Alltoallw_init(const void *sendbuf, const int sendcounts[],
     FY_MT_ENTER();
     (void)info;
     PINIT_CHECK(request, comm, __func__,
-                coll_alltoallw(sendbuf, fy_vec_int(sendcounts), fy_vec_int(sdispls), sendtypes, recvbuf,
-                               fy_vec_int(recvcounts), fy_vec_int(rdispls), recvtypes, comm,
-                               FY_PCOLL_CHECK_ONLY, __func__));
+                coll_alltoallw(sendbuf, fy_vec_int(sendcounts),
+                               fy_vec_int(sdispls), sendtypes, recvbuf,
+                               fy_vec_int(recvcounts), fy_vec_int(rdispls),
+                               recvtypes, comm, FY_PCOLL_CHECK_ONLY, __func__));
     struct fy_comm *c = fy_comm_get(comm);
     bool in_place = sendbuf == MPI_IN_PLACE;
-    struct fy_pcoll_args a = {.kind = FY_PCOLL_ALLTOALLW,
-                              .sbuf = sendbuf,
-                              .rbuf = recvbuf,
-                              .ns = c->size,
-                              .nr = c->size,
-                              .scounts = in_place ? FY_VEC_NONE : fy_vec_int(sendcounts),
-                              .sdispls = in_place ? FY_VEC_NONE : fy_vec_int(sdispls),
-                              .stypes = in_place ? NULL : sendtypes,
-                              .rcounts = fy_vec_int(recvcounts),
-                              .rdispls = fy_vec_int(rdispls),
-                              .rtypes = recvtypes};
+    struct fy_pcoll_args a = {
+        .kind = FY_PCOLL_ALLTOALLW,
+        .sbuf = sendbuf,
+        .rbuf = recvbuf,
+        .ns = c->size,
+        .nr = c->size,
+        .scounts = in_place ? FY_VEC_NONE : fy_vec_int(sendcounts),
+        .sdispls = in_place ? FY_VEC_NONE : fy_vec_int(sdispls),
+        .stypes = in_place ? NULL : sendtypes,
+        .rcounts = fy_vec_int(recvcounts),
+        .rdispls = fy_vec_int(rdispls),
+        .rtypes = recvtypes};
     return fy_pcoll_create(c, &a, request, __func__);
 }
 FY_ALIAS(MPI_Alltoallw_init)
 
-FY_API int PMPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[],
-                               const MPI_Aint sdispls[],
-                               const MPI_Datatype sendtypes[], void *recvbuf,
-                               const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-                               const MPI_Datatype recvtypes[], MPI_Comm comm,
-                               MPI_Info info, MPI_Request *request)
+FY_API int
+PMPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+                      const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                      void *recvbuf, const MPI_Count recvcounts[],
+                      const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                      MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     FY_MT_ENTER();
     (void)info;
     PINIT_CHECK(request, comm, __func__,
-                coll_alltoallw(sendbuf, fy_vec_wide(sendcounts), fy_vec_wide(sdispls), sendtypes, recvbuf,
-                               fy_vec_wide(recvcounts), fy_vec_wide(rdispls), recvtypes, comm,
-                               FY_PCOLL_CHECK_ONLY, __func__));
+                coll_alltoallw(sendbuf, fy_vec_wide(sendcounts),
+                               fy_vec_wide(sdispls), sendtypes, recvbuf,
+                               fy_vec_wide(recvcounts), fy_vec_wide(rdispls),
+                               recvtypes, comm, FY_PCOLL_CHECK_ONLY, __func__));
     struct fy_comm *c = fy_comm_get(comm);
     bool in_place = sendbuf == MPI_IN_PLACE;
-    struct fy_pcoll_args a = {.kind = FY_PCOLL_ALLTOALLW,
-                              .sbuf = sendbuf,
-                              .rbuf = recvbuf,
-                              .ns = c->size,
-                              .nr = c->size,
-                              .scounts = in_place ? FY_VEC_NONE : fy_vec_wide(sendcounts),
-                              .sdispls = in_place ? FY_VEC_NONE : fy_vec_wide(sdispls),
-                              .stypes = in_place ? NULL : sendtypes,
-                              .rcounts = fy_vec_wide(recvcounts),
-                              .rdispls = fy_vec_wide(rdispls),
-                              .rtypes = recvtypes};
+    struct fy_pcoll_args a = {
+        .kind = FY_PCOLL_ALLTOALLW,
+        .sbuf = sendbuf,
+        .rbuf = recvbuf,
+        .ns = c->size,
+        .nr = c->size,
+        .scounts = in_place ? FY_VEC_NONE : fy_vec_wide(sendcounts),
+        .sdispls = in_place ? FY_VEC_NONE : fy_vec_wide(sdispls),
+        .stypes = in_place ? NULL : sendtypes,
+        .rcounts = fy_vec_wide(recvcounts),
+        .rdispls = fy_vec_wide(rdispls),
+        .rtypes = recvtypes};
     return fy_pcoll_create(c, &a, request, __func__);
 }
 FY_ALIAS(MPI_Alltoallw_init_c)

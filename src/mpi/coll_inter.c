@@ -225,8 +225,7 @@ int fy_mpi_inter_allgather(struct fy_comm *c, const void *sbuf,
 /* Resolve a w-form type array of n entries (zero-count entries may be any
  * handle, as for intracommunicators). */
 static int get_types(const MPI_Datatype *types, struct fy_coll_vec counts,
-                     int n,
-                     struct fy_comm *c, const char *fn, const char *what,
+                     int n, struct fy_comm *c, const char *fn, const char *what,
                      struct fy_dtype **out)
 {
     FY_CHECK(types != NULL, c, MPI_ERR_ARG, fn, "%s is NULL", what);
@@ -245,9 +244,10 @@ static int get_types(const MPI_Datatype *types, struct fy_coll_vec counts,
 }
 
 int fy_mpi_inter_alltoall(struct fy_comm *c, const void *sbuf, MPI_Count scount,
-                          struct fy_coll_vec scounts, struct fy_coll_vec sdispls,
-                          MPI_Datatype stype, const MPI_Datatype *stypes,
-                          void *rbuf, MPI_Count rcount, struct fy_coll_vec rcounts,
+                          struct fy_coll_vec scounts,
+                          struct fy_coll_vec sdispls, MPI_Datatype stype,
+                          const MPI_Datatype *stypes, void *rbuf,
+                          MPI_Count rcount, struct fy_coll_vec rcounts,
                           struct fy_coll_vec rdispls, MPI_Datatype rtype,
                           const MPI_Datatype *rtypes, MPI_Request *request,
                           const char *fn)

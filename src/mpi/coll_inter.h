@@ -46,9 +46,10 @@ int fy_mpi_inter_allgather(struct fy_comm *c, const void *sbuf,
 /* Uniform (counts NULL), v (counts, displs, one type) or w (types
  * arrays set: displs in bytes). */
 int fy_mpi_inter_alltoall(struct fy_comm *c, const void *sbuf, MPI_Count scount,
-                          struct fy_coll_vec scounts, struct fy_coll_vec sdispls,
-                          MPI_Datatype stype, const MPI_Datatype *stypes,
-                          void *rbuf, MPI_Count rcount, struct fy_coll_vec rcounts,
+                          struct fy_coll_vec scounts,
+                          struct fy_coll_vec sdispls, MPI_Datatype stype,
+                          const MPI_Datatype *stypes, void *rbuf,
+                          MPI_Count rcount, struct fy_coll_vec rcounts,
                           struct fy_coll_vec rdispls, MPI_Datatype rtype,
                           const MPI_Datatype *rtypes, MPI_Request *request,
                           const char *fn);

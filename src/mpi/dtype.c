@@ -77,8 +77,8 @@ static int finish(int rc, struct fy_dtype *dt, const struct args *a,
 {
     if (rc)
         return ctor_err(rc, fn);
-    rc = fy_dtype_set_contents(dt, a->combiner, a->ni, a->ints, a->na,
-                               a->aints, a->nc, a->counts, a->nt, a->types);
+    rc = fy_dtype_set_contents(dt, a->combiner, a->ni, a->ints, a->na, a->aints,
+                               a->nc, a->counts, a->nt, a->types);
     if (rc) {
         fy_dtype_release(dt);
         return ctor_err(rc, fn);
@@ -185,8 +185,14 @@ static int vector(MPI_Count count, MPI_Count blocklength, MPI_Aint stride,
                (!stride_in_bytes && !fits_int(stride));
     int ints[3] = {(int)count, (int)blocklength, (int)stride};
     MPI_Count counts[3] = {count, blocklength, stride};
-    struct args a = {combiner, stride_in_bytes ? 2 : 3, stride_in_bytes, 1,
-                     ints,     &stride,                 &old,            0,
+    struct args a = {combiner,
+                     stride_in_bytes ? 2 : 3,
+                     stride_in_bytes,
+                     1,
+                     ints,
+                     &stride,
+                     &old,
+                     0,
                      NULL};
     if (big) /* MPI 4.0: the (h)vector_c stride is a large count too */
         a = (struct args){combiner, 0, 0, 1, NULL, NULL, &old, 3, counts};
@@ -241,9 +247,8 @@ FY_ALIAS(MPI_Type_hvector)
  * blocklens is NULL) and displacements in elements (idisps, scaled by the
  * old extent) or bytes (adisps). */
 static int indexed(MPI_Count count, struct ivec blocklens, MPI_Count blocklen,
-                   struct ivec idisps, struct ivec adisps,
-                   MPI_Datatype oldtype, MPI_Datatype *newtype, int combiner,
-                   const char *fn)
+                   struct ivec idisps, struct ivec adisps, MPI_Datatype oldtype,
+                   MPI_Datatype *newtype, int combiner, const char *fn)
 {
     FY_CHECK_INIT(fn);
     CHECK_COUNT(count, fn);
@@ -302,9 +307,15 @@ static int indexed(MPI_Count count, struct ivec blocklens, MPI_Count blocklen,
     struct fy_dtype *dt = NULL;
     if (err == MPI_SUCCESS) {
         int rc = fy_dtype_indexed(count, bl, d, old, combiner, &dt);
-        struct args a = {combiner, elems ? nc : nlens, elems ? 0 : (int)n,
-                         1,        ints,               aints,
-                         &old,     0,                  NULL};
+        struct args a = {combiner,
+                         elems ? nc : nlens,
+                         elems ? 0 : (int)n,
+                         1,
+                         ints,
+                         aints,
+                         &old,
+                         0,
+                         NULL};
         if (big)
             a = (struct args){combiner, 0, 0, 1, NULL, NULL, &old, nc, counts};
         err = finish(rc, dt, &a, newtype, fn);
@@ -480,11 +491,11 @@ static int create_struct(MPI_Count count, struct ivec blocklens,
         struct fy_dtype *dt = NULL;
         int rc = fy_dtype_struct(count, bl, disps, ts, &dt);
         int c = (int)count;
-        struct args a = {MPI_COMBINER_STRUCT, c + 1, c, c, ints, disps, ts, 0,
-                         NULL};
+        struct args a = {
+            MPI_COMBINER_STRUCT, c + 1, c, c, ints, disps, ts, 0, NULL};
         if (big)
-            a = (struct args){MPI_COMBINER_STRUCT, 0, 0, c, NULL, NULL, ts,
-                              2 * c + 1, counts};
+            a = (struct args){MPI_COMBINER_STRUCT, 0,     0, c, NULL, NULL, ts,
+                              2 * c + 1,           counts};
         err = finish(rc, dt, &a, newtype, fn);
     }
     free(bl);

@@ -225,9 +225,8 @@ static int subarray(int ndims, const MPI_Count *sizes, const MPI_Count *subs,
                 ints[1 + 2 * nd + d] = (int)starts[d];
             }
             ints[1 + 3 * nd] = order;
-            rc = grid_finish(ndims, gs, runs, order, old,
-                             MPI_COMBINER_SUBARRAY, ints, (int)(3 * nd + 2),
-                             NULL, 0, newtype, fn);
+            rc = grid_finish(ndims, gs, runs, order, old, MPI_COMBINER_SUBARRAY,
+                             ints, (int)(3 * nd + 2), NULL, 0, newtype, fn);
         }
     }
     free(v);
@@ -241,7 +240,7 @@ static int subarray(int ndims, const MPI_Count *sizes, const MPI_Count *subs,
     FY_CHECK_INIT(fn);                                                         \
     FY_CHECK(ndims > 0, NULL, MPI_ERR_DIMS, fn, "ndims %d is not positive",    \
              ndims);                                                           \
-    FY_CHECK(array_of_sizes && array_of_subsizes && array_of_starts, NULL,     \
+    FY_CHECK(array_of_sizes &&array_of_subsizes &&array_of_starts, NULL,       \
              MPI_ERR_ARG, fn, "an array argument is NULL")
 
 FY_API int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[],

@@ -114,7 +114,8 @@ FY_API int PMPI_Neighbor_allgather(const void *sendbuf, int sendcount,
 {
     FY_MT_ENTER();
     return nbr_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                         recvtype, false, FY_VEC_NONE, FY_VEC_NONE, comm, NULL, __func__);
+                         recvtype, false, FY_VEC_NONE, FY_VEC_NONE, comm, NULL,
+                         __func__);
 }
 FY_ALIAS(MPI_Neighbor_allgather)
 
@@ -126,7 +127,8 @@ FY_API int PMPI_Ineighbor_allgather(const void *sendbuf, int sendcount,
     FY_MT_ENTER();
     CHECK_REQUEST(request, comm, __func__);
     return nbr_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                         recvtype, false, FY_VEC_NONE, FY_VEC_NONE, comm, request, __func__);
+                         recvtype, false, FY_VEC_NONE, FY_VEC_NONE, comm,
+                         request, __func__);
 }
 FY_ALIAS(MPI_Ineighbor_allgather)
 
@@ -137,7 +139,8 @@ FY_API int PMPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount,
 {
     FY_MT_ENTER();
     return nbr_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                         recvtype, false, FY_VEC_NONE, FY_VEC_NONE, comm, NULL, __func__);
+                         recvtype, false, FY_VEC_NONE, FY_VEC_NONE, comm, NULL,
+                         __func__);
 }
 FY_ALIAS(MPI_Neighbor_allgather_c)
 
@@ -150,7 +153,8 @@ FY_API int PMPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount,
     FY_MT_ENTER();
     CHECK_REQUEST(request, comm, __func__);
     return nbr_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                         recvtype, false, FY_VEC_NONE, FY_VEC_NONE, comm, request, __func__);
+                         recvtype, false, FY_VEC_NONE, FY_VEC_NONE, comm,
+                         request, __func__);
 }
 FY_ALIAS(MPI_Ineighbor_allgather_c)
 
@@ -161,18 +165,21 @@ FY_API int PMPI_Neighbor_allgatherv(const void *sendbuf, int sendcount,
 {
     FY_MT_ENTER();
     return nbr_allgather(sendbuf, sendcount, sendtype, recvbuf, 0, recvtype,
-                         true, fy_vec_int(recvcounts), fy_vec_int(displs), comm, NULL, __func__);
+                         true, fy_vec_int(recvcounts), fy_vec_int(displs), comm,
+                         NULL, __func__);
 }
 FY_ALIAS(MPI_Neighbor_allgatherv)
 
 FY_API int PMPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount,
-                                    MPI_Datatype sendtype, void *recvbuf,
-                                    const MPI_Count recvcounts[], const MPI_Aint displs[],
-                                    MPI_Datatype recvtype, MPI_Comm comm)
+                                      MPI_Datatype sendtype, void *recvbuf,
+                                      const MPI_Count recvcounts[],
+                                      const MPI_Aint displs[],
+                                      MPI_Datatype recvtype, MPI_Comm comm)
 {
     FY_MT_ENTER();
     return nbr_allgather(sendbuf, sendcount, sendtype, recvbuf, 0, recvtype,
-                         true, fy_vec_wide(recvcounts), fy_vec_wide(displs), comm, NULL, __func__);
+                         true, fy_vec_wide(recvcounts), fy_vec_wide(displs),
+                         comm, NULL, __func__);
 }
 FY_ALIAS(MPI_Neighbor_allgatherv_c)
 
@@ -185,20 +192,23 @@ FY_API int PMPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount,
     FY_MT_ENTER();
     CHECK_REQUEST(request, comm, __func__);
     return nbr_allgather(sendbuf, sendcount, sendtype, recvbuf, 0, recvtype,
-                         true, fy_vec_int(recvcounts), fy_vec_int(displs), comm, request, __func__);
+                         true, fy_vec_int(recvcounts), fy_vec_int(displs), comm,
+                         request, __func__);
 }
 FY_ALIAS(MPI_Ineighbor_allgatherv)
 
 FY_API int PMPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount,
-                                     MPI_Datatype sendtype, void *recvbuf,
-                                     const MPI_Count recvcounts[], const MPI_Aint displs[],
-                                     MPI_Datatype recvtype, MPI_Comm comm,
-                                     MPI_Request *request)
+                                       MPI_Datatype sendtype, void *recvbuf,
+                                       const MPI_Count recvcounts[],
+                                       const MPI_Aint displs[],
+                                       MPI_Datatype recvtype, MPI_Comm comm,
+                                       MPI_Request *request)
 {
     FY_MT_ENTER();
     CHECK_REQUEST(request, comm, __func__);
     return nbr_allgather(sendbuf, sendcount, sendtype, recvbuf, 0, recvtype,
-                         true, fy_vec_wide(recvcounts), fy_vec_wide(displs), comm, request, __func__);
+                         true, fy_vec_wide(recvcounts), fy_vec_wide(displs),
+                         comm, request, __func__);
 }
 FY_ALIAS(MPI_Ineighbor_allgatherv_c)
 
@@ -278,20 +288,20 @@ static int nbr_alltoallv(const void *sendbuf, struct fy_coll_vec sendcounts,
 {
     GET_NBR_COMM(c, comm, fn, indeg, outdeg);
     CHECK_BUFS(sendbuf, recvbuf, c, fn);
-    CHECK_COUNTS(c, outdeg, sendcounts, sdispls.p, fn, "sendcounts",
-                 "sdispls");
-    CHECK_COUNTS(c, indeg, recvcounts, rdispls.p, fn, "recvcounts",
-                 "rdispls");
+    CHECK_COUNTS(c, outdeg, sendcounts, sdispls.p, fn, "sendcounts", "sdispls");
+    CHECK_COUNTS(c, indeg, recvcounts, rdispls.p, fn, "recvcounts", "rdispls");
     GET_DT(sdt, sendtype, c, fn, "sendtype");
     GET_DT(rdt, recvtype, c, fn, "recvtype");
-    struct fy_coll_nbr_buf snd = {.buf = sendbuf,
-                                  .counts = sendcounts.p ? sendcounts : fy_vec_wide(s_none),
-                                  .displs = sdispls.p ? sdispls : fy_vec_wide(s_none),
-                                  .dt = sdt};
-    struct fy_coll_nbr_buf rcv = {.buf = recvbuf,
-                                  .counts = recvcounts.p ? recvcounts : fy_vec_wide(s_none),
-                                  .displs = rdispls.p ? rdispls : fy_vec_wide(s_none),
-                                  .dt = rdt};
+    struct fy_coll_nbr_buf snd = {
+        .buf = sendbuf,
+        .counts = sendcounts.p ? sendcounts : fy_vec_wide(s_none),
+        .displs = sdispls.p ? sdispls : fy_vec_wide(s_none),
+        .dt = sdt};
+    struct fy_coll_nbr_buf rcv = {
+        .buf = recvbuf,
+        .counts = recvcounts.p ? recvcounts : fy_vec_wide(s_none),
+        .displs = rdispls.p ? rdispls : fy_vec_wide(s_none),
+        .dt = rdt};
     return nbr_run(c, &snd, &rcv, request, fn);
 }
 
@@ -302,20 +312,21 @@ FY_API int PMPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[],
                                    MPI_Comm comm)
 {
     FY_MT_ENTER();
-    return nbr_alltoallv(sendbuf, fy_vec_int(sendcounts), fy_vec_int(sdispls), sendtype, recvbuf,
-                         fy_vec_int(recvcounts), fy_vec_int(rdispls), recvtype, comm, NULL, __func__);
+    return nbr_alltoallv(sendbuf, fy_vec_int(sendcounts), fy_vec_int(sdispls),
+                         sendtype, recvbuf, fy_vec_int(recvcounts),
+                         fy_vec_int(rdispls), recvtype, comm, NULL, __func__);
 }
 FY_ALIAS(MPI_Neighbor_alltoallv)
 
-FY_API int PMPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
-                                   const MPI_Aint sdispls[], MPI_Datatype sendtype,
-                                   void *recvbuf, const MPI_Count recvcounts[],
-                                   const MPI_Aint rdispls[], MPI_Datatype recvtype,
-                                   MPI_Comm comm)
+FY_API int PMPI_Neighbor_alltoallv_c(
+    const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+    MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+    const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
     FY_MT_ENTER();
-    return nbr_alltoallv(sendbuf, fy_vec_wide(sendcounts), fy_vec_wide(sdispls), sendtype, recvbuf,
-                         fy_vec_wide(recvcounts), fy_vec_wide(rdispls), recvtype, comm, NULL, __func__);
+    return nbr_alltoallv(sendbuf, fy_vec_wide(sendcounts), fy_vec_wide(sdispls),
+                         sendtype, recvbuf, fy_vec_wide(recvcounts),
+                         fy_vec_wide(rdispls), recvtype, comm, NULL, __func__);
 }
 FY_ALIAS(MPI_Neighbor_alltoallv_c)
 
@@ -327,22 +338,25 @@ FY_API int PMPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[],
 {
     FY_MT_ENTER();
     CHECK_REQUEST(request, comm, __func__);
-    return nbr_alltoallv(sendbuf, fy_vec_int(sendcounts), fy_vec_int(sdispls), sendtype, recvbuf,
-                         fy_vec_int(recvcounts), fy_vec_int(rdispls), recvtype, comm, request,
+    return nbr_alltoallv(sendbuf, fy_vec_int(sendcounts), fy_vec_int(sdispls),
+                         sendtype, recvbuf, fy_vec_int(recvcounts),
+                         fy_vec_int(rdispls), recvtype, comm, request,
                          __func__);
 }
 FY_ALIAS(MPI_Ineighbor_alltoallv)
 
-FY_API int PMPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
-                                    const MPI_Aint sdispls[], MPI_Datatype sendtype,
-                                    void *recvbuf, const MPI_Count recvcounts[],
-                                    const MPI_Aint rdispls[], MPI_Datatype recvtype,
-                                    MPI_Comm comm, MPI_Request *request)
+FY_API int
+PMPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
+                           const MPI_Aint sdispls[], MPI_Datatype sendtype,
+                           void *recvbuf, const MPI_Count recvcounts[],
+                           const MPI_Aint rdispls[], MPI_Datatype recvtype,
+                           MPI_Comm comm, MPI_Request *request)
 {
     FY_MT_ENTER();
     CHECK_REQUEST(request, comm, __func__);
-    return nbr_alltoallv(sendbuf, fy_vec_wide(sendcounts), fy_vec_wide(sdispls), sendtype, recvbuf,
-                         fy_vec_wide(recvcounts), fy_vec_wide(rdispls), recvtype, comm, request,
+    return nbr_alltoallv(sendbuf, fy_vec_wide(sendcounts), fy_vec_wide(sdispls),
+                         sendtype, recvbuf, fy_vec_wide(recvcounts),
+                         fy_vec_wide(rdispls), recvtype, comm, request,
                          __func__);
 }
 FY_ALIAS(MPI_Ineighbor_alltoallv_c)
@@ -353,8 +367,7 @@ FY_ALIAS(MPI_Ineighbor_alltoallv_c)
  * MPI_DATATYPE_NULL) and become MPI_BYTE. */
 static int get_types(struct fy_comm *c, int n, const MPI_Datatype *types,
                      struct fy_coll_vec counts, const char *fn,
-                     const char *what,
-                     struct fy_dtype **out)
+                     const char *what, struct fy_dtype **out)
 {
     if (n == 0)
         return MPI_SUCCESS;
@@ -377,7 +390,8 @@ static int get_types(struct fy_comm *c, int n, const MPI_Datatype *types,
 static int nbr_alltoallw(const void *sendbuf, struct fy_coll_vec sendcounts,
                          const MPI_Aint sdispls[],
                          const MPI_Datatype sendtypes[], void *recvbuf,
-                         struct fy_coll_vec recvcounts, const MPI_Aint rdispls[],
+                         struct fy_coll_vec recvcounts,
+                         const MPI_Aint rdispls[],
                          const MPI_Datatype recvtypes[], MPI_Comm comm,
                          MPI_Request *request, const char *fn)
 {
@@ -395,16 +409,16 @@ static int nbr_alltoallw(const void *sendbuf, struct fy_coll_vec sendcounts,
                        dts + outdeg);
     if (rc == MPI_SUCCESS) {
         static const MPI_Aint none[1];
-        struct fy_coll_nbr_buf snd = {.buf = sendbuf,
-                                      .counts =
-                                          sendcounts.p ? sendcounts : fy_vec_wide(s_none),
-                                      .bdispls = sdispls ? sdispls : none,
-                                      .dts = dts};
-        struct fy_coll_nbr_buf rcv = {.buf = recvbuf,
-                                      .counts =
-                                          recvcounts.p ? recvcounts : fy_vec_wide(s_none),
-                                      .bdispls = rdispls ? rdispls : none,
-                                      .dts = dts + outdeg};
+        struct fy_coll_nbr_buf snd = {
+            .buf = sendbuf,
+            .counts = sendcounts.p ? sendcounts : fy_vec_wide(s_none),
+            .bdispls = sdispls ? sdispls : none,
+            .dts = dts};
+        struct fy_coll_nbr_buf rcv = {
+            .buf = recvbuf,
+            .counts = recvcounts.p ? recvcounts : fy_vec_wide(s_none),
+            .bdispls = rdispls ? rdispls : none,
+            .dts = dts + outdeg};
         rc = nbr_run(c, &snd, &rcv, request, fn);
     }
     free(dts);
@@ -417,8 +431,9 @@ FY_API int PMPI_Neighbor_alltoallw(
     const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
     FY_MT_ENTER();
-    return nbr_alltoallw(sendbuf, fy_vec_int(sendcounts), sdispls, sendtypes, recvbuf,
-                         fy_vec_int(recvcounts), rdispls, recvtypes, comm, NULL, __func__);
+    return nbr_alltoallw(sendbuf, fy_vec_int(sendcounts), sdispls, sendtypes,
+                         recvbuf, fy_vec_int(recvcounts), rdispls, recvtypes,
+                         comm, NULL, __func__);
 }
 FY_ALIAS(MPI_Neighbor_alltoallw)
 
@@ -428,8 +443,9 @@ FY_API int PMPI_Neighbor_alltoallw_c(
     const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
     FY_MT_ENTER();
-    return nbr_alltoallw(sendbuf, fy_vec_wide(sendcounts), sdispls, sendtypes, recvbuf,
-                         fy_vec_wide(recvcounts), rdispls, recvtypes, comm, NULL, __func__);
+    return nbr_alltoallw(sendbuf, fy_vec_wide(sendcounts), sdispls, sendtypes,
+                         recvbuf, fy_vec_wide(recvcounts), rdispls, recvtypes,
+                         comm, NULL, __func__);
 }
 FY_ALIAS(MPI_Neighbor_alltoallw_c)
 
@@ -443,25 +459,23 @@ FY_API int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[],
 {
     FY_MT_ENTER();
     CHECK_REQUEST(request, comm, __func__);
-    return nbr_alltoallw(sendbuf, fy_vec_int(sendcounts), sdispls, sendtypes, recvbuf,
-                         fy_vec_int(recvcounts), rdispls, recvtypes, comm, request,
-                         __func__);
+    return nbr_alltoallw(sendbuf, fy_vec_int(sendcounts), sdispls, sendtypes,
+                         recvbuf, fy_vec_int(recvcounts), rdispls, recvtypes,
+                         comm, request, __func__);
 }
 FY_ALIAS(MPI_Ineighbor_alltoallw)
 
-FY_API int PMPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
-                                    const MPI_Aint sdispls[],
-                                    const MPI_Datatype sendtypes[],
-                                    void *recvbuf, const MPI_Count recvcounts[],
-                                    const MPI_Aint rdispls[],
-                                    const MPI_Datatype recvtypes[],
-                                    MPI_Comm comm, MPI_Request *request)
+FY_API int PMPI_Ineighbor_alltoallw_c(
+    const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+    const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
+    const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+    MPI_Request *request)
 {
     FY_MT_ENTER();
     CHECK_REQUEST(request, comm, __func__);
-    return nbr_alltoallw(sendbuf, fy_vec_wide(sendcounts), sdispls, sendtypes, recvbuf,
-                         fy_vec_wide(recvcounts), rdispls, recvtypes, comm, request,
-                         __func__);
+    return nbr_alltoallw(sendbuf, fy_vec_wide(sendcounts), sdispls, sendtypes,
+                         recvbuf, fy_vec_wide(recvcounts), rdispls, recvtypes,
+                         comm, request, __func__);
 }
 FY_ALIAS(MPI_Ineighbor_alltoallw_c)
 
@@ -546,45 +560,47 @@ FY_API int PMPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount,
     (void)info;
     NBR_INIT_CHECK(request, comm, __func__,
                    nbr_allgather(sendbuf, sendcount, sendtype, recvbuf, 0,
-                                 recvtype, true, fy_vec_int(recvcounts), fy_vec_int(displs), comm,
-                                 FY_PCOLL_CHECK_ONLY, __func__));
-    struct fy_pcoll_args a = {.kind = FY_PCOLL_NBR_ALLGATHERV,
-                              .sbuf = sendbuf,
-                              .scount = sendcount,
-                              .stype = sendtype,
-                              .rbuf = recvbuf,
-                              .rtype = recvtype,
-                              .ns = outdeg,
-                              .nr = indeg,
-                              .rcounts = indeg ? fy_vec_int(recvcounts) : FY_VEC_NONE,
-                              .rdispls = indeg ? fy_vec_int(displs) : FY_VEC_NONE};
+                                 recvtype, true, fy_vec_int(recvcounts),
+                                 fy_vec_int(displs), comm, FY_PCOLL_CHECK_ONLY,
+                                 __func__));
+    struct fy_pcoll_args a = {
+        .kind = FY_PCOLL_NBR_ALLGATHERV,
+        .sbuf = sendbuf,
+        .scount = sendcount,
+        .stype = sendtype,
+        .rbuf = recvbuf,
+        .rtype = recvtype,
+        .ns = outdeg,
+        .nr = indeg,
+        .rcounts = indeg ? fy_vec_int(recvcounts) : FY_VEC_NONE,
+        .rdispls = indeg ? fy_vec_int(displs) : FY_VEC_NONE};
     return fy_pcoll_create(c, &a, request, __func__);
 }
 FY_ALIAS(MPI_Neighbor_allgatherv_init)
 
-FY_API int PMPI_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount,
-                                         MPI_Datatype sendtype, void *recvbuf,
-                                         const MPI_Count recvcounts[],
-                                         const MPI_Aint displs[],
-                                         MPI_Datatype recvtype, MPI_Comm comm,
-                                         MPI_Info info, MPI_Request *request)
+FY_API int PMPI_Neighbor_allgatherv_init_c(
+    const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+    void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+    MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     FY_MT_ENTER();
     (void)info;
     NBR_INIT_CHECK(request, comm, __func__,
                    nbr_allgather(sendbuf, sendcount, sendtype, recvbuf, 0,
-                                 recvtype, true, fy_vec_wide(recvcounts), fy_vec_wide(displs), comm,
-                                 FY_PCOLL_CHECK_ONLY, __func__));
-    struct fy_pcoll_args a = {.kind = FY_PCOLL_NBR_ALLGATHERV,
-                              .sbuf = sendbuf,
-                              .scount = sendcount,
-                              .stype = sendtype,
-                              .rbuf = recvbuf,
-                              .rtype = recvtype,
-                              .ns = outdeg,
-                              .nr = indeg,
-                              .rcounts = indeg ? fy_vec_wide(recvcounts) : FY_VEC_NONE,
-                              .rdispls = indeg ? fy_vec_wide(displs) : FY_VEC_NONE};
+                                 recvtype, true, fy_vec_wide(recvcounts),
+                                 fy_vec_wide(displs), comm, FY_PCOLL_CHECK_ONLY,
+                                 __func__));
+    struct fy_pcoll_args a = {
+        .kind = FY_PCOLL_NBR_ALLGATHERV,
+        .sbuf = sendbuf,
+        .scount = sendcount,
+        .stype = sendtype,
+        .rbuf = recvbuf,
+        .rtype = recvtype,
+        .ns = outdeg,
+        .nr = indeg,
+        .rcounts = indeg ? fy_vec_wide(recvcounts) : FY_VEC_NONE,
+        .rdispls = indeg ? fy_vec_wide(displs) : FY_VEC_NONE};
     return fy_pcoll_create(c, &a, request, __func__);
 }
 FY_ALIAS(MPI_Neighbor_allgatherv_init_c)
@@ -599,48 +615,53 @@ PMPI_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[],
     FY_MT_ENTER();
     (void)info;
     NBR_INIT_CHECK(request, comm, __func__,
-                   nbr_alltoallv(sendbuf, fy_vec_int(sendcounts), fy_vec_int(sdispls), sendtype,
-                                 recvbuf, fy_vec_int(recvcounts), fy_vec_int(rdispls), recvtype, comm,
-                                 FY_PCOLL_CHECK_ONLY, __func__));
-    struct fy_pcoll_args a = {.kind = FY_PCOLL_NBR_ALLTOALLV,
-                              .sbuf = sendbuf,
-                              .stype = sendtype,
-                              .rbuf = recvbuf,
-                              .rtype = recvtype,
-                              .ns = outdeg,
-                              .nr = indeg,
-                              .scounts = outdeg ? fy_vec_int(sendcounts) : FY_VEC_NONE,
-                              .sdispls = outdeg ? fy_vec_int(sdispls) : FY_VEC_NONE,
-                              .rcounts = indeg ? fy_vec_int(recvcounts) : FY_VEC_NONE,
-                              .rdispls = indeg ? fy_vec_int(rdispls) : FY_VEC_NONE};
+                   nbr_alltoallv(sendbuf, fy_vec_int(sendcounts),
+                                 fy_vec_int(sdispls), sendtype, recvbuf,
+                                 fy_vec_int(recvcounts), fy_vec_int(rdispls),
+                                 recvtype, comm, FY_PCOLL_CHECK_ONLY,
+                                 __func__));
+    struct fy_pcoll_args a = {
+        .kind = FY_PCOLL_NBR_ALLTOALLV,
+        .sbuf = sendbuf,
+        .stype = sendtype,
+        .rbuf = recvbuf,
+        .rtype = recvtype,
+        .ns = outdeg,
+        .nr = indeg,
+        .scounts = outdeg ? fy_vec_int(sendcounts) : FY_VEC_NONE,
+        .sdispls = outdeg ? fy_vec_int(sdispls) : FY_VEC_NONE,
+        .rcounts = indeg ? fy_vec_int(recvcounts) : FY_VEC_NONE,
+        .rdispls = indeg ? fy_vec_int(rdispls) : FY_VEC_NONE};
     return fy_pcoll_create(c, &a, request, __func__);
 }
 FY_ALIAS(MPI_Neighbor_alltoallv_init)
 
-FY_API int
-PMPI_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
-                             const MPI_Aint sdispls[], MPI_Datatype sendtype,
-                             void *recvbuf, const MPI_Count recvcounts[],
-                             const MPI_Aint rdispls[], MPI_Datatype recvtype,
-                             MPI_Comm comm, MPI_Info info, MPI_Request *request)
+FY_API int PMPI_Neighbor_alltoallv_init_c(
+    const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+    MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+    const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+    MPI_Info info, MPI_Request *request)
 {
     FY_MT_ENTER();
     (void)info;
     NBR_INIT_CHECK(request, comm, __func__,
-                   nbr_alltoallv(sendbuf, fy_vec_wide(sendcounts), fy_vec_wide(sdispls), sendtype,
-                                 recvbuf, fy_vec_wide(recvcounts), fy_vec_wide(rdispls), recvtype, comm,
-                                 FY_PCOLL_CHECK_ONLY, __func__));
-    struct fy_pcoll_args a = {.kind = FY_PCOLL_NBR_ALLTOALLV,
-                              .sbuf = sendbuf,
-                              .stype = sendtype,
-                              .rbuf = recvbuf,
-                              .rtype = recvtype,
-                              .ns = outdeg,
-                              .nr = indeg,
-                              .scounts = outdeg ? fy_vec_wide(sendcounts) : FY_VEC_NONE,
-                              .sdispls = outdeg ? fy_vec_wide(sdispls) : FY_VEC_NONE,
-                              .rcounts = indeg ? fy_vec_wide(recvcounts) : FY_VEC_NONE,
-                              .rdispls = indeg ? fy_vec_wide(rdispls) : FY_VEC_NONE};
+                   nbr_alltoallv(sendbuf, fy_vec_wide(sendcounts),
+                                 fy_vec_wide(sdispls), sendtype, recvbuf,
+                                 fy_vec_wide(recvcounts), fy_vec_wide(rdispls),
+                                 recvtype, comm, FY_PCOLL_CHECK_ONLY,
+                                 __func__));
+    struct fy_pcoll_args a = {
+        .kind = FY_PCOLL_NBR_ALLTOALLV,
+        .sbuf = sendbuf,
+        .stype = sendtype,
+        .rbuf = recvbuf,
+        .rtype = recvtype,
+        .ns = outdeg,
+        .nr = indeg,
+        .scounts = outdeg ? fy_vec_wide(sendcounts) : FY_VEC_NONE,
+        .sdispls = outdeg ? fy_vec_wide(sdispls) : FY_VEC_NONE,
+        .rcounts = indeg ? fy_vec_wide(recvcounts) : FY_VEC_NONE,
+        .rdispls = indeg ? fy_vec_wide(rdispls) : FY_VEC_NONE};
     return fy_pcoll_create(c, &a, request, __func__);
 }
 FY_ALIAS(MPI_Neighbor_alltoallv_init_c)
@@ -654,20 +675,22 @@ FY_API int PMPI_Neighbor_alltoallw_init(
     FY_MT_ENTER();
     (void)info;
     NBR_INIT_CHECK(request, comm, __func__,
-                   nbr_alltoallw(sendbuf, fy_vec_int(sendcounts), sdispls, sendtypes,
-                                 recvbuf, fy_vec_int(recvcounts), rdispls, recvtypes, comm,
-                                 FY_PCOLL_CHECK_ONLY, __func__));
-    struct fy_pcoll_args a = {.kind = FY_PCOLL_NBR_ALLTOALLW,
-                              .sbuf = sendbuf,
-                              .rbuf = recvbuf,
-                              .ns = outdeg,
-                              .nr = indeg,
-                              .scounts = outdeg ? fy_vec_int(sendcounts) : FY_VEC_NONE,
-                              .sbdispls = outdeg ? sdispls : NULL,
-                              .stypes = outdeg ? sendtypes : NULL,
-                              .rcounts = indeg ? fy_vec_int(recvcounts) : FY_VEC_NONE,
-                              .rbdispls = indeg ? rdispls : NULL,
-                              .rtypes = indeg ? recvtypes : NULL};
+                   nbr_alltoallw(sendbuf, fy_vec_int(sendcounts), sdispls,
+                                 sendtypes, recvbuf, fy_vec_int(recvcounts),
+                                 rdispls, recvtypes, comm, FY_PCOLL_CHECK_ONLY,
+                                 __func__));
+    struct fy_pcoll_args a = {
+        .kind = FY_PCOLL_NBR_ALLTOALLW,
+        .sbuf = sendbuf,
+        .rbuf = recvbuf,
+        .ns = outdeg,
+        .nr = indeg,
+        .scounts = outdeg ? fy_vec_int(sendcounts) : FY_VEC_NONE,
+        .sbdispls = outdeg ? sdispls : NULL,
+        .stypes = outdeg ? sendtypes : NULL,
+        .rcounts = indeg ? fy_vec_int(recvcounts) : FY_VEC_NONE,
+        .rbdispls = indeg ? rdispls : NULL,
+        .rtypes = indeg ? recvtypes : NULL};
     return fy_pcoll_create(c, &a, request, __func__);
 }
 FY_ALIAS(MPI_Neighbor_alltoallw_init)
@@ -681,20 +704,22 @@ FY_API int PMPI_Neighbor_alltoallw_init_c(
     FY_MT_ENTER();
     (void)info;
     NBR_INIT_CHECK(request, comm, __func__,
-                   nbr_alltoallw(sendbuf, fy_vec_wide(sendcounts), sdispls, sendtypes,
-                                 recvbuf, fy_vec_wide(recvcounts), rdispls, recvtypes, comm,
-                                 FY_PCOLL_CHECK_ONLY, __func__));
-    struct fy_pcoll_args a = {.kind = FY_PCOLL_NBR_ALLTOALLW,
-                              .sbuf = sendbuf,
-                              .rbuf = recvbuf,
-                              .ns = outdeg,
-                              .nr = indeg,
-                              .scounts = outdeg ? fy_vec_wide(sendcounts) : FY_VEC_NONE,
-                              .sbdispls = outdeg ? sdispls : NULL,
-                              .stypes = outdeg ? sendtypes : NULL,
-                              .rcounts = indeg ? fy_vec_wide(recvcounts) : FY_VEC_NONE,
-                              .rbdispls = indeg ? rdispls : NULL,
-                              .rtypes = indeg ? recvtypes : NULL};
+                   nbr_alltoallw(sendbuf, fy_vec_wide(sendcounts), sdispls,
+                                 sendtypes, recvbuf, fy_vec_wide(recvcounts),
+                                 rdispls, recvtypes, comm, FY_PCOLL_CHECK_ONLY,
+                                 __func__));
+    struct fy_pcoll_args a = {
+        .kind = FY_PCOLL_NBR_ALLTOALLW,
+        .sbuf = sendbuf,
+        .rbuf = recvbuf,
+        .ns = outdeg,
+        .nr = indeg,
+        .scounts = outdeg ? fy_vec_wide(sendcounts) : FY_VEC_NONE,
+        .sbdispls = outdeg ? sdispls : NULL,
+        .stypes = outdeg ? sendtypes : NULL,
+        .rcounts = indeg ? fy_vec_wide(recvcounts) : FY_VEC_NONE,
+        .rbdispls = indeg ? rdispls : NULL,
+        .rtypes = indeg ? recvtypes : NULL};
     return fy_pcoll_create(c, &a, request, __func__);
 }
 FY_ALIAS(MPI_Neighbor_alltoallw_init_c)

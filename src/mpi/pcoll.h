@@ -43,8 +43,9 @@ enum fy_pcoll_kind {
  * Bcast and the reductions keep their buffer (recvbuf), count and
  * datatype in rbuf, rcount and rtype. Arrays that are not significant on
  * this process are NULL; the others have ns (send side) or nr (receive
- * side) entries and are copied (as 64-bit arrays, whatever their width). Datatype handles that are not significant
- * (MPI_IN_PLACE, a non-root's receive side) may be anything. */
+ * side) entries and are copied (as 64-bit arrays, whatever their width).
+ * Datatype handles that are not significant (MPI_IN_PLACE, a non-root's receive
+ * side) may be anything. */
 struct fy_pcoll_args {
     enum fy_pcoll_kind kind;
     const void *sbuf;

@@ -166,7 +166,7 @@ FY_API int PMPI_Ssend(const void *buf, int count, MPI_Datatype datatype,
 FY_ALIAS(MPI_Ssend)
 
 FY_API int PMPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype,
-                      int dest, int tag, MPI_Comm comm)
+                        int dest, int tag, MPI_Comm comm)
 {
     FY_MT_ENTER();
     return send_common(__func__, buf, count, datatype, dest, tag, comm,
@@ -184,7 +184,7 @@ FY_API int PMPI_Rsend(const void *buf, int count, MPI_Datatype datatype,
 FY_ALIAS(MPI_Rsend)
 
 FY_API int PMPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype,
-                      int dest, int tag, MPI_Comm comm)
+                        int dest, int tag, MPI_Comm comm)
 {
     FY_MT_ENTER();
     return send_common(__func__, buf, count, datatype, dest, tag, comm,
@@ -210,7 +210,7 @@ FY_API int PMPI_Bsend(const void *buf, int count, MPI_Datatype datatype,
 FY_ALIAS(MPI_Bsend)
 
 FY_API int PMPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype,
-                      int dest, int tag, MPI_Comm comm)
+                        int dest, int tag, MPI_Comm comm)
 {
     FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
@@ -339,8 +339,9 @@ FY_API int PMPI_Issend(const void *buf, int count, MPI_Datatype datatype,
 }
 FY_ALIAS(MPI_Issend)
 
-FY_API int PMPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype datatype,
-                       int dest, int tag, MPI_Comm comm, MPI_Request *request)
+FY_API int PMPI_Issend_c(const void *buf, MPI_Count count,
+                         MPI_Datatype datatype, int dest, int tag,
+                         MPI_Comm comm, MPI_Request *request)
 {
     FY_MT_ENTER();
     return isend_common(__func__, buf, count, datatype, dest, tag, comm,
@@ -357,8 +358,9 @@ FY_API int PMPI_Irsend(const void *buf, int count, MPI_Datatype datatype,
 }
 FY_ALIAS(MPI_Irsend)
 
-FY_API int PMPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype,
-                       int dest, int tag, MPI_Comm comm, MPI_Request *request)
+FY_API int PMPI_Irsend_c(const void *buf, MPI_Count count,
+                         MPI_Datatype datatype, int dest, int tag,
+                         MPI_Comm comm, MPI_Request *request)
 {
     FY_MT_ENTER();
     return isend_common(__func__, buf, count, datatype, dest, tag, comm,
@@ -392,8 +394,9 @@ FY_API int PMPI_Ibsend(const void *buf, int count, MPI_Datatype datatype,
 }
 FY_ALIAS(MPI_Ibsend)
 
-FY_API int PMPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype,
-                       int dest, int tag, MPI_Comm comm, MPI_Request *request)
+FY_API int PMPI_Ibsend_c(const void *buf, MPI_Count count,
+                         MPI_Datatype datatype, int dest, int tag,
+                         MPI_Comm comm, MPI_Request *request)
 {
     FY_MT_ENTER();
     FY_CHECK_INIT(__func__);
@@ -1514,9 +1517,9 @@ FY_API int PMPI_Send_init(const void *buf, int count, MPI_Datatype datatype,
 }
 FY_ALIAS(MPI_Send_init)
 
-FY_API int PMPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype,
-                          int dest, int tag, MPI_Comm comm,
-                          MPI_Request *request)
+FY_API int PMPI_Send_init_c(const void *buf, MPI_Count count,
+                            MPI_Datatype datatype, int dest, int tag,
+                            MPI_Comm comm, MPI_Request *request)
 {
     FY_MT_ENTER();
     return preq_init(__func__, FY_PREQ_SEND, FY_SEND_STANDARD, buf, count,
@@ -1534,9 +1537,9 @@ FY_API int PMPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype,
 }
 FY_ALIAS(MPI_Ssend_init)
 
-FY_API int PMPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype,
-                           int dest, int tag, MPI_Comm comm,
-                           MPI_Request *request)
+FY_API int PMPI_Ssend_init_c(const void *buf, MPI_Count count,
+                             MPI_Datatype datatype, int dest, int tag,
+                             MPI_Comm comm, MPI_Request *request)
 {
     FY_MT_ENTER();
     return preq_init(__func__, FY_PREQ_SEND, FY_SEND_SYNC, buf, count, datatype,
@@ -1554,9 +1557,9 @@ FY_API int PMPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype,
 }
 FY_ALIAS(MPI_Rsend_init)
 
-FY_API int PMPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype,
-                           int dest, int tag, MPI_Comm comm,
-                           MPI_Request *request)
+FY_API int PMPI_Rsend_init_c(const void *buf, MPI_Count count,
+                             MPI_Datatype datatype, int dest, int tag,
+                             MPI_Comm comm, MPI_Request *request)
 {
     FY_MT_ENTER();
     return preq_init(__func__, FY_PREQ_SEND, FY_SEND_READY, buf, count,
@@ -1574,9 +1577,9 @@ FY_API int PMPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype,
 }
 FY_ALIAS(MPI_Bsend_init)
 
-FY_API int PMPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype,
-                           int dest, int tag, MPI_Comm comm,
-                           MPI_Request *request)
+FY_API int PMPI_Bsend_init_c(const void *buf, MPI_Count count,
+                             MPI_Datatype datatype, int dest, int tag,
+                             MPI_Comm comm, MPI_Request *request)
 {
     FY_MT_ENTER();
     return preq_init(__func__, FY_PREQ_BSEND, FY_SEND_STANDARD, buf, count,
@@ -1595,8 +1598,8 @@ FY_API int PMPI_Recv_init(void *buf, int count, MPI_Datatype datatype,
 FY_ALIAS(MPI_Recv_init)
 
 FY_API int PMPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype datatype,
-                          int source, int tag, MPI_Comm comm,
-                          MPI_Request *request)
+                            int source, int tag, MPI_Comm comm,
+                            MPI_Request *request)
 {
     FY_MT_ENTER();
     return preq_init(__func__, FY_PREQ_RECV, FY_SEND_STANDARD, buf, count,
@@ -1813,7 +1816,7 @@ FY_API int PMPI_Mrecv(void *buf, int count, MPI_Datatype datatype,
 FY_ALIAS(MPI_Mrecv)
 
 FY_API int PMPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype,
-                      MPI_Message *message, MPI_Status *status)
+                        MPI_Message *message, MPI_Status *status)
 {
     FY_MT_ENTER();
     struct fy_req *r;
@@ -1867,7 +1870,7 @@ FY_API int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype,
 FY_ALIAS(MPI_Imrecv)
 
 FY_API int PMPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype,
-                       MPI_Message *message, MPI_Request *request)
+                         MPI_Message *message, MPI_Request *request)
 {
     FY_MT_ENTER();
     FY_CHECK(request != NULL, NULL, MPI_ERR_ARG, __func__, "request is NULL");

@@ -6,8 +6,8 @@
  * (MPI_ERRORS_ARE_FATAL unless the program sets another); src/rma does
  * the work. */
 #include <errno.h>
-#include <stdlib.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "mpi/mpi_impl.h"
@@ -43,9 +43,9 @@ static bool info_true(struct fy_info *in, const char *key)
     return v && strcmp(v, "true") == 0;
 }
 
-static int win_make(int flavor, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info,
-                    MPI_Comm comm, void *base, void *baseptr, MPI_Win *win,
-                    const char *fn)
+static int win_make(int flavor, MPI_Aint size, MPI_Aint disp_unit,
+                    MPI_Info info, MPI_Comm comm, void *base, void *baseptr,
+                    MPI_Win *win, const char *fn)
 {
     FY_CHECK_INIT(fn);
     FY_GET_COMM(c, comm, fn);
@@ -102,8 +102,9 @@ FY_API int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info,
 }
 FY_ALIAS(MPI_Win_allocate_shared)
 
-FY_API int PMPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info,
-                                    MPI_Comm comm, void *baseptr, MPI_Win *win)
+FY_API int PMPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit,
+                                      MPI_Info info, MPI_Comm comm,
+                                      void *baseptr, MPI_Win *win)
 {
     FY_MT_ENTER();
     return win_make(MPI_WIN_FLAVOR_SHARED, size, disp_unit, info, comm, NULL,
@@ -121,7 +122,7 @@ FY_API int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info,
 FY_ALIAS(MPI_Win_allocate)
 
 FY_API int PMPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info,
-                             MPI_Comm comm, void *baseptr, MPI_Win *win)
+                               MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
     FY_MT_ENTER();
     return win_make(MPI_WIN_FLAVOR_ALLOCATE, size, disp_unit, info, comm, NULL,
@@ -139,7 +140,7 @@ FY_API int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit,
 FY_ALIAS(MPI_Win_create)
 
 FY_API int PMPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit,
-                           MPI_Info info, MPI_Comm comm, MPI_Win *win)
+                             MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
     FY_MT_ENTER();
     return win_make(MPI_WIN_FLAVOR_CREATE, size, disp_unit, info, comm, base,
@@ -842,9 +843,9 @@ FY_API int PMPI_Put(const void *origin_addr, int origin_count,
 FY_ALIAS(MPI_Put)
 
 FY_API int PMPI_Put_c(const void *origin_addr, MPI_Count origin_count,
-                    MPI_Datatype origin_datatype, int target_rank,
-                    MPI_Aint target_disp, MPI_Count target_count,
-                    MPI_Datatype target_datatype, MPI_Win win)
+                      MPI_Datatype origin_datatype, int target_rank,
+                      MPI_Aint target_disp, MPI_Count target_count,
+                      MPI_Datatype target_datatype, MPI_Win win)
 {
     FY_MT_ENTER();
     return rma_put_get(origin_addr, origin_count, origin_datatype, target_rank,
@@ -866,9 +867,9 @@ FY_API int PMPI_Get(void *origin_addr, int origin_count,
 FY_ALIAS(MPI_Get)
 
 FY_API int PMPI_Get_c(void *origin_addr, MPI_Count origin_count,
-                    MPI_Datatype origin_datatype, int target_rank,
-                    MPI_Aint target_disp, MPI_Count target_count,
-                    MPI_Datatype target_datatype, MPI_Win win)
+                      MPI_Datatype origin_datatype, int target_rank,
+                      MPI_Aint target_disp, MPI_Count target_count,
+                      MPI_Datatype target_datatype, MPI_Win win)
 {
     FY_MT_ENTER();
     return rma_put_get(origin_addr, origin_count, origin_datatype, target_rank,
@@ -931,9 +932,10 @@ FY_API int PMPI_Accumulate(const void *origin_addr, int origin_count,
 FY_ALIAS(MPI_Accumulate)
 
 FY_API int PMPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count,
-                           MPI_Datatype origin_datatype, int target_rank,
-                           MPI_Aint target_disp, MPI_Count target_count,
-                           MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
+                             MPI_Datatype origin_datatype, int target_rank,
+                             MPI_Aint target_disp, MPI_Count target_count,
+                             MPI_Datatype target_datatype, MPI_Op op,
+                             MPI_Win win)
 {
     FY_MT_ENTER();
     return rma_acc(origin_addr, origin_count, origin_datatype, NULL, 0,
@@ -962,12 +964,14 @@ FY_API int PMPI_Get_accumulate(const void *origin_addr, int origin_count,
 }
 FY_ALIAS(MPI_Get_accumulate)
 
-FY_API int PMPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count,
-                               MPI_Datatype origin_datatype, void *result_addr,
-                               MPI_Count result_count, MPI_Datatype result_datatype,
-                               int target_rank, MPI_Aint target_disp,
-                               MPI_Count target_count, MPI_Datatype target_datatype,
-                               MPI_Op op, MPI_Win win)
+FY_API int PMPI_Get_accumulate_c(const void *origin_addr,
+                                 MPI_Count origin_count,
+                                 MPI_Datatype origin_datatype,
+                                 void *result_addr, MPI_Count result_count,
+                                 MPI_Datatype result_datatype, int target_rank,
+                                 MPI_Aint target_disp, MPI_Count target_count,
+                                 MPI_Datatype target_datatype, MPI_Op op,
+                                 MPI_Win win)
 {
     FY_MT_ENTER();
     const char *fn = __func__;
@@ -1071,10 +1075,10 @@ FY_API int PMPI_Rput(const void *origin_addr, int origin_count,
 FY_ALIAS(MPI_Rput)
 
 FY_API int PMPI_Rput_c(const void *origin_addr, MPI_Count origin_count,
-                     MPI_Datatype origin_datatype, int target_rank,
-                     MPI_Aint target_disp, MPI_Count target_count,
-                     MPI_Datatype target_datatype, MPI_Win win,
-                     MPI_Request *request)
+                       MPI_Datatype origin_datatype, int target_rank,
+                       MPI_Aint target_disp, MPI_Count target_count,
+                       MPI_Datatype target_datatype, MPI_Win win,
+                       MPI_Request *request)
 {
     FY_MT_ENTER();
     int rc = check_req(win, target_rank, request, __func__);
@@ -1103,10 +1107,10 @@ FY_API int PMPI_Rget(void *origin_addr, int origin_count,
 FY_ALIAS(MPI_Rget)
 
 FY_API int PMPI_Rget_c(void *origin_addr, MPI_Count origin_count,
-                     MPI_Datatype origin_datatype, int target_rank,
-                     MPI_Aint target_disp, MPI_Count target_count,
-                     MPI_Datatype target_datatype, MPI_Win win,
-                     MPI_Request *request)
+                       MPI_Datatype origin_datatype, int target_rank,
+                       MPI_Aint target_disp, MPI_Count target_count,
+                       MPI_Datatype target_datatype, MPI_Win win,
+                       MPI_Request *request)
 {
     FY_MT_ENTER();
     int rc = check_req(win, target_rank, request, __func__);
@@ -1135,17 +1139,17 @@ FY_API int PMPI_Raccumulate(const void *origin_addr, int origin_count,
 FY_ALIAS(MPI_Raccumulate)
 
 FY_API int PMPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count,
-                            MPI_Datatype origin_datatype, int target_rank,
-                            MPI_Aint target_disp, MPI_Count target_count,
-                            MPI_Datatype target_datatype, MPI_Op op,
-                            MPI_Win win, MPI_Request *request)
+                              MPI_Datatype origin_datatype, int target_rank,
+                              MPI_Aint target_disp, MPI_Count target_count,
+                              MPI_Datatype target_datatype, MPI_Op op,
+                              MPI_Win win, MPI_Request *request)
 {
     FY_MT_ENTER();
     int rc = check_req(win, target_rank, request, __func__);
     if (!rc)
         rc = PMPI_Accumulate_c(origin_addr, origin_count, origin_datatype,
-                             target_rank, target_disp, target_count,
-                             target_datatype, op, win);
+                               target_rank, target_disp, target_count,
+                               target_datatype, op, win);
     return rc ? rc : born_done(win, rc, request, __func__);
 }
 FY_ALIAS(MPI_Raccumulate_c)
@@ -1168,20 +1172,22 @@ FY_API int PMPI_Rget_accumulate(const void *origin_addr, int origin_count,
 }
 FY_ALIAS(MPI_Rget_accumulate)
 
-FY_API int PMPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count,
-                                MPI_Datatype origin_datatype, void *result_addr,
-                                MPI_Count result_count, MPI_Datatype result_datatype,
-                                int target_rank, MPI_Aint target_disp,
-                                MPI_Count target_count, MPI_Datatype target_datatype,
-                                MPI_Op op, MPI_Win win, MPI_Request *request)
+FY_API int PMPI_Rget_accumulate_c(const void *origin_addr,
+                                  MPI_Count origin_count,
+                                  MPI_Datatype origin_datatype,
+                                  void *result_addr, MPI_Count result_count,
+                                  MPI_Datatype result_datatype, int target_rank,
+                                  MPI_Aint target_disp, MPI_Count target_count,
+                                  MPI_Datatype target_datatype, MPI_Op op,
+                                  MPI_Win win, MPI_Request *request)
 {
     FY_MT_ENTER();
     int rc = check_req(win, target_rank, request, __func__);
     if (!rc)
         rc = PMPI_Get_accumulate_c(origin_addr, origin_count, origin_datatype,
-                                 result_addr, result_count, result_datatype,
-                                 target_rank, target_disp, target_count,
-                                 target_datatype, op, win);
+                                   result_addr, result_count, result_datatype,
+                                   target_rank, target_disp, target_count,
+                                   target_datatype, op, win);
     return rc ? rc : born_done(win, rc, request, __func__);
 }
 FY_ALIAS(MPI_Rget_accumulate_c)

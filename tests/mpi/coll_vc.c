@@ -104,16 +104,15 @@ static void gatherv(void)
     for (int m = 0; m < 3; m++) {
         int *o = out[0][m];
         RUN3(m,
-             MPI_Gatherv(sbuf, scnt(R), MPI_INT, o, v.n, v.d, MPI_INT, root,
-                         W),
-             MPI_Igatherv(sbuf, scnt(R), MPI_INT, o, v.n, v.d, MPI_INT, root,
-                          W, &rq_),
+             MPI_Gatherv(sbuf, scnt(R), MPI_INT, o, v.n, v.d, MPI_INT, root, W),
+             MPI_Igatherv(sbuf, scnt(R), MPI_INT, o, v.n, v.d, MPI_INT, root, W,
+                          &rq_),
              MPI_Gatherv_init(sbuf, scnt(R), MPI_INT, o, v.n, v.d, MPI_INT,
                               root, W, INFO, &rq_));
         o = out[1][m];
         RUN3(m,
-             MPI_Gatherv_c(sbuf, scnt(R), MPI_INT, o, v.cn, v.cd, MPI_INT,
-                           root, W),
+             MPI_Gatherv_c(sbuf, scnt(R), MPI_INT, o, v.cn, v.cd, MPI_INT, root,
+                           W),
              MPI_Igatherv_c(sbuf, scnt(R), MPI_INT, o, v.cn, v.cd, MPI_INT,
                             root, W, &rq_),
              MPI_Gatherv_init_c(sbuf, scnt(R), MPI_INT, o, v.cn, v.cd, MPI_INT,
@@ -142,8 +141,7 @@ static void scatterv(void)
     int n = scnt(R);
     for (int m = 0; m < 3; m++) {
         int *o = out[0][m];
-        RUN3(m,
-             MPI_Scatterv(sbuf, v.n, v.d, MPI_INT, o, n, MPI_INT, root, W),
+        RUN3(m, MPI_Scatterv(sbuf, v.n, v.d, MPI_INT, o, n, MPI_INT, root, W),
              MPI_Iscatterv(sbuf, v.n, v.d, MPI_INT, o, n, MPI_INT, root, W,
                            &rq_),
              MPI_Scatterv_init(sbuf, v.n, v.d, MPI_INT, o, n, MPI_INT, root, W,
@@ -153,8 +151,8 @@ static void scatterv(void)
              MPI_Scatterv_c(sbuf, v.cn, v.cd, MPI_INT, o, n, MPI_INT, root, W),
              MPI_Iscatterv_c(sbuf, v.cn, v.cd, MPI_INT, o, n, MPI_INT, root, W,
                              &rq_),
-             MPI_Scatterv_init_c(sbuf, v.cn, v.cd, MPI_INT, o, n, MPI_INT,
-                                 root, W, INFO, &rq_));
+             MPI_Scatterv_init_c(sbuf, v.cn, v.cd, MPI_INT, o, n, MPI_INT, root,
+                                 W, INFO, &rq_));
     }
     same_all("Scatterv");
     for (int i = 0; i < n; i++)
@@ -228,13 +226,13 @@ static void alltoallvw(void)
                      MPI_Alltoallv_init(sbuf, s.n, s.d, MPI_INT, o, v.n, v.d,
                                         MPI_INT, W, INFO, &rq_));
             else
-                RUN3(m,
-                     MPI_Alltoallw(sbuf, s.n, s.b, types, o, v.n, v.b, types,
-                                   W),
-                     MPI_Ialltoallw(sbuf, s.n, s.b, types, o, v.n, v.b, types,
-                                    W, &rq_),
-                     MPI_Alltoallw_init(sbuf, s.n, s.b, types, o, v.n, v.b,
-                                        types, W, INFO, &rq_));
+                RUN3(
+                    m,
+                    MPI_Alltoallw(sbuf, s.n, s.b, types, o, v.n, v.b, types, W),
+                    MPI_Ialltoallw(sbuf, s.n, s.b, types, o, v.n, v.b, types, W,
+                                   &rq_),
+                    MPI_Alltoallw_init(sbuf, s.n, s.b, types, o, v.n, v.b,
+                                       types, W, INFO, &rq_));
             o = out[1][m];
             if (!w)
                 RUN3(m,
@@ -331,8 +329,8 @@ static void neighbors(void)
                                           MPI_INT, ring, INFO, &rq_));
         o = out[1][m];
         RUN3(m,
-             MPI_Neighbor_allgatherv_c(sbuf, n, MPI_INT, o, g.cn, g.cd,
-                                       MPI_INT, ring),
+             MPI_Neighbor_allgatherv_c(sbuf, n, MPI_INT, o, g.cn, g.cd, MPI_INT,
+                                       ring),
              MPI_Ineighbor_allgatherv_c(sbuf, n, MPI_INT, o, g.cn, g.cd,
                                         MPI_INT, ring, &rq_),
              MPI_Neighbor_allgatherv_init_c(sbuf, n, MPI_INT, o, g.cn, g.cd,
@@ -373,8 +371,8 @@ static void neighbors(void)
                                             v.cb, types, ring),
                      MPI_Ineighbor_alltoallw(sbuf, s.n, s.cb, types, o, v.n,
                                              v.cb, types, ring, &rq_),
-                     MPI_Neighbor_alltoallw_init(sbuf, s.n, s.cb, types, o,
-                                                 v.n, v.cb, types, ring, INFO,
+                     MPI_Neighbor_alltoallw_init(sbuf, s.n, s.cb, types, o, v.n,
+                                                 v.cb, types, ring, INFO,
                                                  &rq_));
             o = out[1][m];
             if (!w)
@@ -382,17 +380,16 @@ static void neighbors(void)
                      MPI_Neighbor_alltoallv_c(sbuf, s.cn, s.cd, MPI_INT, o,
                                               v.cn, v.cd, MPI_INT, ring),
                      MPI_Ineighbor_alltoallv_c(sbuf, s.cn, s.cd, MPI_INT, o,
-                                               v.cn, v.cd, MPI_INT, ring,
-                                               &rq_),
-                     MPI_Neighbor_alltoallv_init_c(sbuf, s.cn, s.cd, MPI_INT,
-                                                   o, v.cn, v.cd, MPI_INT,
-                                                   ring, INFO, &rq_));
+                                               v.cn, v.cd, MPI_INT, ring, &rq_),
+                     MPI_Neighbor_alltoallv_init_c(sbuf, s.cn, s.cd, MPI_INT, o,
+                                                   v.cn, v.cd, MPI_INT, ring,
+                                                   INFO, &rq_));
             else
                 RUN3(m,
                      MPI_Neighbor_alltoallw_c(sbuf, s.cn, s.cb, types, o, v.cn,
                                               v.cb, types, ring),
-                     MPI_Ineighbor_alltoallw_c(sbuf, s.cn, s.cb, types, o,
-                                               v.cn, v.cb, types, ring, &rq_),
+                     MPI_Ineighbor_alltoallw_c(sbuf, s.cn, s.cb, types, o, v.cn,
+                                               v.cb, types, ring, &rq_),
                      MPI_Neighbor_alltoallw_init_c(sbuf, s.cn, s.cb, types, o,
                                                    v.cn, v.cb, types, ring,
                                                    INFO, &rq_));
@@ -420,12 +417,12 @@ static void errors(void)
     }
     cn[P - 1] = -1;
     MPI_Comm_set_errhandler(W, MPI_ERRORS_RETURN);
-    MT_ERRCLASS(MPI_Allgatherv_c(sbuf, 1, MPI_INT, out[0][0], cn, cd, MPI_INT,
-                                 W),
-                MPI_ERR_COUNT, "Allgatherv_c negative recvcount");
-    MT_ERRCLASS(MPI_Allgatherv_c(sbuf, 1, MPI_INT, out[0][0], cn, NULL,
-                                 MPI_INT, W),
-                MPI_ERR_COUNT, "Allgatherv_c negative count before NULL displs");
+    MT_ERRCLASS(
+        MPI_Allgatherv_c(sbuf, 1, MPI_INT, out[0][0], cn, cd, MPI_INT, W),
+        MPI_ERR_COUNT, "Allgatherv_c negative recvcount");
+    MT_ERRCLASS(
+        MPI_Allgatherv_c(sbuf, 1, MPI_INT, out[0][0], cn, NULL, MPI_INT, W),
+        MPI_ERR_COUNT, "Allgatherv_c negative count before NULL displs");
     MPI_Comm_set_errhandler(W, MPI_ERRORS_ARE_FATAL);
 }
 

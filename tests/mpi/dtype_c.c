@@ -62,8 +62,8 @@ static void same(MPI_Datatype t, MPI_Datatype tc, const char *what)
              "%lld)",
              what, (long long)a.size, (long long)b.size, (long long)a.extent,
              (long long)b.extent, (long long)a.ni, (long long)a.na,
-             (long long)a.nc, (long long)a.nt, (long long)b.ni,
-             (long long)b.na, (long long)b.nc, (long long)b.nt);
+             (long long)a.nc, (long long)a.nt, (long long)b.ni, (long long)b.na,
+             (long long)b.nc, (long long)b.nt);
     int ni, na, nt, comb, sz;
     MT_MPI(MPI_Type_get_envelope(tc, &ni, &na, &nt, &comb));
     MT_EQ(ni, a.ni, what);
@@ -75,14 +75,14 @@ static void same(MPI_Datatype t, MPI_Datatype tc, const char *what)
     /* Pack two elements of each from the same patterned memory (the
      * types reach at most 4 KiB past their origin). */
     enum { SPAN = 8192 };
-    char *src = mt_malloc(2 * SPAN), *pa = mt_malloc(SPAN), *pb = mt_malloc(SPAN);
+    char *src = mt_malloc(2 * SPAN), *pa = mt_malloc(SPAN),
+         *pb = mt_malloc(SPAN);
     mt_fill(src, 2 * SPAN, 7);
     MPI_Count pos_a = 0, pos_b = 0, psz;
     MT_MPI(MPI_Pack_size_c(2, t, MPI_COMM_WORLD, &psz));
     MT_CHECK(psz <= SPAN, "%s: pack size %lld", what, (long long)psz);
     MT_MPI(MPI_Pack_c(src + SPAN / 2, 2, t, pa, SPAN, &pos_a, MPI_COMM_WORLD));
-    MT_MPI(
-        MPI_Pack_c(src + SPAN / 2, 2, tc, pb, SPAN, &pos_b, MPI_COMM_WORLD));
+    MT_MPI(MPI_Pack_c(src + SPAN / 2, 2, tc, pb, SPAN, &pos_b, MPI_COMM_WORLD));
     MT_EQ(pos_a, pos_b, what);
     MT_CHECK(memcmp(pa, pb, (size_t)pos_a) == 0, "%s: packed bytes differ",
              what);
@@ -153,12 +153,13 @@ static void twins(void)
         same(t, tc, "subarray");
     }
 
-    int gs[2] = {10, 7}, dist[2] = {MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_CYCLIC};
+    int gs[2] = {10, 7},
+        dist[2] = {MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_CYCLIC};
     int darg[2] = {MPI_DISTRIBUTE_DFLT_DARG, 2}, ps[2] = {2, 2};
     MPI_Count gsc[2] = {10, 7};
     for (int r = 0; r < 4; r++) {
-        MT_MPI(MPI_Type_create_darray(4, r, 2, gs, dist, darg, ps,
-                                      MPI_ORDER_C, MPI_INT, &t));
+        MT_MPI(MPI_Type_create_darray(4, r, 2, gs, dist, darg, ps, MPI_ORDER_C,
+                                      MPI_INT, &t));
         MT_MPI(MPI_Type_create_darray_c(4, r, 2, gsc, dist, darg, ps,
                                         MPI_ORDER_C, MPI_INT, &tc));
         same(t, tc, "darray");
@@ -239,8 +240,8 @@ static void big(void)
 
     /* subarray_c of a 4 Gi-element dimension. */
     MPI_Count s1[1] = {4 * G}, u1[1] = {b31}, o1[1] = {G};
-    MT_MPI(MPI_Type_create_subarray_c(1, s1, u1, o1, MPI_ORDER_C, MPI_BYTE,
-                                      &t));
+    MT_MPI(
+        MPI_Type_create_subarray_c(1, s1, u1, o1, MPI_ORDER_C, MPI_BYTE, &t));
     MT_MPI(MPI_Type_size_c(t, &size));
     MT_EQ(size, b31, "subarray_c size");
     MT_MPI(MPI_Type_get_extent_c(t, &lb, &ext));

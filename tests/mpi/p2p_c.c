@@ -50,9 +50,8 @@ enum kind {
 };
 
 static const char *const kind_name[] = {
-    "Ssend_c",      "Rsend_c",     "Bsend_c",      "Issend_c",
-    "Irsend_c",     "Ibsend_c",    "Send_init_c",  "Ssend_init_c",
-    "Rsend_init_c", "Bsend_init_c"};
+    "Ssend_c",  "Rsend_c",     "Bsend_c",      "Issend_c",     "Irsend_c",
+    "Ibsend_c", "Send_init_c", "Ssend_init_c", "Rsend_init_c", "Bsend_init_c"};
 
 /* One ring exchange: the receive is posted (as a persistent Recv_init_c
  * for every other kind) before a barrier, so ready sends are legal. */
@@ -65,8 +64,8 @@ static void ring(enum kind k)
     MPI_Request rr, sr = MPI_REQUEST_NULL;
     bool persistent_recv = k % 2;
     if (persistent_recv) {
-        MT_MPI(MPI_Recv_init_c(rbuf, N, MPI_BYTE, left, tag, MPI_COMM_WORLD,
-                               &rr));
+        MT_MPI(
+            MPI_Recv_init_c(rbuf, N, MPI_BYTE, left, tag, MPI_COMM_WORLD, &rr));
         MT_MPI(MPI_Start(&rr));
     } else {
         MT_MPI(MPI_Irecv_c(rbuf, N, MPI_BYTE, left, tag, MPI_COMM_WORLD, &rr));

@@ -38,8 +38,8 @@ static void run(MPI_Win win, int *mem, bool wide, int *got)
         MT_MPI(MPI_Put_c(src, K, MPI_INT, right, (MPI_Aint)R * K, K, MPI_INT,
                          win));
     } else {
-        MT_MPI(MPI_Put(src, K, MPI_INT, right, (MPI_Aint)R * K, K, MPI_INT,
-                       win));
+        MT_MPI(
+            MPI_Put(src, K, MPI_INT, right, (MPI_Aint)R * K, K, MPI_INT, win));
     }
     MT_MPI(MPI_Win_fence(0, win));
     if (wide)
@@ -52,17 +52,16 @@ static void run(MPI_Win win, int *mem, bool wide, int *got)
     /* Read back what the left neighbour put here, from its own slot on us
      * (Get) and fetch-and-add it (Get_accumulate). */
     if (wide) {
-        MT_MPI(MPI_Get_c(got, K, MPI_INT, R, (MPI_Aint)left * K, K, MPI_INT,
-                         win));
+        MT_MPI(
+            MPI_Get_c(got, K, MPI_INT, R, (MPI_Aint)left * K, K, MPI_INT, win));
     } else {
-        MT_MPI(MPI_Get(got, K, MPI_INT, R, (MPI_Aint)left * K, K, MPI_INT,
-                       win));
+        MT_MPI(
+            MPI_Get(got, K, MPI_INT, R, (MPI_Aint)left * K, K, MPI_INT, win));
     }
     MT_MPI(MPI_Win_fence(0, win));
     if (wide)
-        MT_MPI(MPI_Get_accumulate_c(src, K, MPI_INT, got + K, K, MPI_INT,
-                                    right, (MPI_Aint)R * K, K, MPI_INT,
-                                    MPI_SUM, win));
+        MT_MPI(MPI_Get_accumulate_c(src, K, MPI_INT, got + K, K, MPI_INT, right,
+                                    (MPI_Aint)R * K, K, MPI_INT, MPI_SUM, win));
     else
         MT_MPI(MPI_Get_accumulate(src, K, MPI_INT, got + K, K, MPI_INT, right,
                                   (MPI_Aint)R * K, K, MPI_INT, MPI_SUM, win));
@@ -92,9 +91,8 @@ static void run(MPI_Win win, int *mem, bool wide, int *got)
     } else {
         MT_MPI(MPI_Rget(got + 2 * K, K, MPI_INT, right, (MPI_Aint)R * K, K,
                         MPI_INT, win, &rq[0]));
-        MT_MPI(MPI_Rget_accumulate(NULL, 0, MPI_INT, mem + 0, 0, MPI_INT,
-                                   right, 0, 0, MPI_INT, MPI_NO_OP, win,
-                                   &rq[1]));
+        MT_MPI(MPI_Rget_accumulate(NULL, 0, MPI_INT, mem + 0, 0, MPI_INT, right,
+                                   0, 0, MPI_INT, MPI_NO_OP, win, &rq[1]));
     }
     MT_MPI(MPI_Waitall(2, rq, MPI_STATUSES_IGNORE));
     MT_MPI(MPI_Win_unlock_all(win));
@@ -119,9 +117,9 @@ static void run(MPI_Win win, int *mem, bool wide, int *got)
 static void check(const int *mem, const int *got, const char *what)
 {
     for (int i = 0; i < K; i++) {
-        MT_EQ(got[i], 2 * v(left, i), what);         /* put + accumulate */
-        MT_EQ(got[K + i], 2 * v(R, i), what);        /* at the right one */
-        MT_EQ(got[2 * K + i], 4 * v(R, i), what);    /* + get_acc + racc */
+        MT_EQ(got[i], 2 * v(left, i), what);            /* put + accumulate */
+        MT_EQ(got[K + i], 2 * v(R, i), what);           /* at the right one */
+        MT_EQ(got[2 * K + i], 4 * v(R, i), what);       /* + get_acc + racc */
         MT_EQ(mem[left * K + i], 5 * v(left, i), what); /* Rput */
     }
 }
@@ -194,9 +192,9 @@ static void errors(void)
     MT_ERRCLASS(MPI_Win_create_c(&x, sizeof(x), (MPI_Aint)INT_MAX + 1,
                                  MPI_INFO_NULL, MPI_COMM_WORLD, &w),
                 MPI_ERR_DISP, "Win_create_c with disp_unit beyond INT_MAX");
-    MT_ERRCLASS(MPI_Win_allocate_c(sizeof(x), 0, MPI_INFO_NULL,
-                                   MPI_COMM_WORLD, &x, &w),
-                MPI_ERR_DISP, "Win_allocate_c with disp_unit 0");
+    MT_ERRCLASS(
+        MPI_Win_allocate_c(sizeof(x), 0, MPI_INFO_NULL, MPI_COMM_WORLD, &x, &w),
+        MPI_ERR_DISP, "Win_allocate_c with disp_unit 0");
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
