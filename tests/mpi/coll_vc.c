@@ -5,7 +5,8 @@
  * each blocking, nonblocking (I*) and persistent (_init + Start), run with
  * the int form and the _c form on the same data: every result is checked
  * against the expected values and byte for byte against the int form's,
- * guard gaps between blocks included. Counts differ per rank and block. */
+ * guard gaps between blocks included. Counts differ per rank and block.
+ * Allgatherv_c and Gatherv_c also run on an intercommunicator. */
 #include "mpitest.h"
 
 enum { MAXP = 64, MAXN = 4096 };
@@ -407,6 +408,52 @@ static void neighbors(void)
     MT_MPI(MPI_Comm_free(&ring));
 }
 
+/* On an intercommunicator (even world ranks against odd ones): the
+ * blocking Allgatherv and Gatherv, int and _c forms alike. */
+static void inter(void)
+{
+    MPI_Comm local, ic;
+    int color = R % 2, me = R / 2;
+    MT_MPI(MPI_Comm_split(W, color, R, &local));
+    MT_MPI(MPI_Intercomm_create(local, 0, W, 1 - color, 99, &ic));
+    int rsize;
+    MT_MPI(MPI_Comm_remote_size(ic, &rsize));
+    int c[MAXP] = {0};
+    for (int j = 0; j < rsize; j++)
+        c[j] = scnt(j);
+    struct vv v;
+    vv_set(&v, rsize, c);
+    int n = scnt(me);
+    for (int i = 0; i < n; i++)
+        sbuf[i] = ival(R, 0, i);
+    fill_out();
+    MT_MPI(MPI_Allgatherv(sbuf, n, MPI_INT, out[0][0], v.n, v.d, MPI_INT, ic));
+    MT_MPI(
+        MPI_Allgatherv_c(sbuf, n, MPI_INT, out[1][0], v.cn, v.cd, MPI_INT, ic));
+    for (int j = 0; j < rsize; j++) {
+        for (int i = 0; i < c[j]; i++)
+            MT_EQ(out[0][0][v.d[j] + i], ival(2 * j + 1 - color, 0, i),
+                  "intercommunicator Allgatherv");
+        MT_EQ(out[0][0][v.d[j] + c[j]], -1, "intercommunicator gap");
+    }
+    MT_CHECK(memcmp(out[0][0], out[1][0], sizeof(out[0][0])) == 0,
+             "intercommunicator Allgatherv_c differs from Allgatherv");
+    /* Gatherv to rank 0 of the even group. */
+    int root = color ? 0 : (me == 0 ? MPI_ROOT : MPI_PROC_NULL);
+    MT_MPI(
+        MPI_Gatherv(sbuf, n, MPI_INT, out[0][1], v.n, v.d, MPI_INT, root, ic));
+    MT_MPI(MPI_Gatherv_c(sbuf, n, MPI_INT, out[1][1], v.cn, v.cd, MPI_INT, root,
+                         ic));
+    MT_CHECK(memcmp(out[0][1], out[1][1], sizeof(out[0][1])) == 0,
+             "intercommunicator Gatherv_c differs from Gatherv");
+    if (root == MPI_ROOT)
+        for (int j = 0; j < rsize; j++)
+            MT_EQ(out[1][1][v.d[j]], ival(2 * j + 1, 0, 0),
+                  "intercommunicator Gatherv_c");
+    MT_MPI(MPI_Comm_free(&ic));
+    MT_MPI(MPI_Comm_free(&local));
+}
+
 static void errors(void)
 {
     MPI_Count cn[MAXP];
@@ -438,6 +485,7 @@ int main(int argc, char **argv)
     alltoallvw();
     reduce_scatter();
     neighbors();
+    inter();
     errors();
     return mt_finish("coll_vc");
 }
