@@ -20,8 +20,9 @@
  *   local copy) would be truncated, or what the p2p layer returned. After
  *   an error the call still runs to the end of its communication pattern
  *   where it can, so that the other members are not left hanging;
- * - integer count/displacement arrays are in elements of the datatype
- *   (displacements in multiples of its extent), as in the MPI bindings;
+ * - count/displacement arrays (struct fy_coll_vec, int or 64-bit) are in
+ *   elements of the datatype (displacements in multiples of its extent),
+ *   as in the MPI bindings;
  * - derived datatypes are fine everywhere; reductions combine values in
  *   the datatype's own layout, in temporaries of extent-sized elements, as
  *   user-defined ops expect. Datatypes with a negative extent are not
@@ -37,6 +38,34 @@
 
 /* A started nonblocking collective (src/coll/sched.c). */
 struct fy_sched;
+
+/* An array of counts or displacements exactly as the program passed it:
+ * int elements from the classic bindings, 64-bit ones (MPI_Count and
+ * MPI_Aint, both long) from the large-count _c bindings. Never converted:
+ * the int forms keep their cost (one predictable branch per element read)
+ * and a nonblocking call needs no copy. p NULL means "no array". */
+struct fy_coll_vec {
+    const void *p;
+    bool wide;
+};
+
+static inline struct fy_coll_vec fy_vec_int(const int *a)
+{
+    return (struct fy_coll_vec){.p = a, .wide = false};
+}
+
+static inline struct fy_coll_vec fy_vec_wide(const MPI_Aint *a)
+{
+    return (struct fy_coll_vec){.p = a, .wide = true};
+}
+
+#define FY_VEC_NONE ((struct fy_coll_vec){.p = NULL, .wide = false})
+
+/* Element i of v (v.p not NULL). */
+static inline MPI_Aint fy_vec_at(struct fy_coll_vec v, int i)
+{
+    return v.wide ? ((const MPI_Aint *)v.p)[i] : ((const int *)v.p)[i];
+}
 
 int fy_coll_barrier(struct fy_comm *c, struct fy_sched **nb);
 int fy_coll_bcast(void *buf, MPI_Count count, struct fy_dtype *dt, int root,
@@ -58,48 +87,50 @@ int fy_coll_gather(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
                    void *rbuf, MPI_Count rcount, struct fy_dtype *rdt, int root,
                    struct fy_comm *c, struct fy_sched **nb);
 int fy_coll_gatherv(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
-                    void *rbuf, const int *rcounts, const int *displs,
-                    struct fy_dtype *rdt, int root, struct fy_comm *c,
-                    struct fy_sched **nb);
+                    void *rbuf, struct fy_coll_vec rcounts,
+                    struct fy_coll_vec displs, struct fy_dtype *rdt, int root,
+                    struct fy_comm *c, struct fy_sched **nb);
 /* rbuf may be MPI_IN_PLACE at the root (its block stays where it is). */
 int fy_coll_scatter(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
                     void *rbuf, MPI_Count rcount, struct fy_dtype *rdt,
                     int root, struct fy_comm *c, struct fy_sched **nb);
-int fy_coll_scatterv(const void *sbuf, const int *scounts, const int *displs,
-                     struct fy_dtype *sdt, void *rbuf, MPI_Count rcount,
-                     struct fy_dtype *rdt, int root, struct fy_comm *c,
-                     struct fy_sched **nb);
+int fy_coll_scatterv(const void *sbuf, struct fy_coll_vec scounts,
+                     struct fy_coll_vec displs, struct fy_dtype *sdt,
+                     void *rbuf, MPI_Count rcount, struct fy_dtype *rdt,
+                     int root, struct fy_comm *c, struct fy_sched **nb);
 /* sbuf may be MPI_IN_PLACE (each member's block is already in rbuf). */
 int fy_coll_allgather(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
                       void *rbuf, MPI_Count rcount, struct fy_dtype *rdt,
                       struct fy_comm *c, struct fy_sched **nb);
 int fy_coll_allgatherv(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
-                       void *rbuf, const int *rcounts, const int *displs,
-                       struct fy_dtype *rdt, struct fy_comm *c,
-                       struct fy_sched **nb);
+                       void *rbuf, struct fy_coll_vec rcounts,
+                       struct fy_coll_vec displs, struct fy_dtype *rdt,
+                       struct fy_comm *c, struct fy_sched **nb);
 /* sbuf may be MPI_IN_PLACE (data to send is in rbuf, laid out as the
  * receive arguments describe; send arguments are then ignored). */
 int fy_coll_alltoall(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
                      void *rbuf, MPI_Count rcount, struct fy_dtype *rdt,
                      struct fy_comm *c, struct fy_sched **nb);
-int fy_coll_alltoallv(const void *sbuf, const int *scounts, const int *sdispls,
-                      struct fy_dtype *sdt, void *rbuf, const int *rcounts,
-                      const int *rdispls, struct fy_dtype *rdt,
+int fy_coll_alltoallv(const void *sbuf, struct fy_coll_vec scounts,
+                      struct fy_coll_vec sdispls, struct fy_dtype *sdt,
+                      void *rbuf, struct fy_coll_vec rcounts,
+                      struct fy_coll_vec rdispls, struct fy_dtype *rdt,
                       struct fy_comm *c, struct fy_sched **nb);
 /* Displacements in bytes, one datatype per peer. */
-int fy_coll_alltoallw(const void *sbuf, const int *scounts, const int *sdispls,
-                      struct fy_dtype *const *sdts, void *rbuf,
-                      const int *rcounts, const int *rdispls,
-                      struct fy_dtype *const *rdts, struct fy_comm *c,
-                      struct fy_sched **nb);
+int fy_coll_alltoallw(const void *sbuf, struct fy_coll_vec scounts,
+                      struct fy_coll_vec sdispls, struct fy_dtype *const *sdts,
+                      void *rbuf, struct fy_coll_vec rcounts,
+                      struct fy_coll_vec rdispls, struct fy_dtype *const *rdts,
+                      struct fy_comm *c, struct fy_sched **nb);
 
 /* sbuf (count * size elements) may be MPI_IN_PLACE: input in rbuf. */
 int fy_coll_reduce_scatter_block(const void *sbuf, void *rbuf, MPI_Count count,
                                  struct fy_dtype *dt, struct fy_op *op,
                                  struct fy_comm *c, struct fy_sched **nb);
-int fy_coll_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
-                           struct fy_dtype *dt, struct fy_op *op,
-                           struct fy_comm *c, struct fy_sched **nb);
+int fy_coll_reduce_scatter(const void *sbuf, void *rbuf,
+                           struct fy_coll_vec rcounts, struct fy_dtype *dt,
+                           struct fy_op *op, struct fy_comm *c,
+                           struct fy_sched **nb);
 /* Inclusive and exclusive prefix reductions; sbuf may be MPI_IN_PLACE.
  * Exscan leaves rank 0's rbuf untouched. */
 int fy_coll_scan(const void *sbuf, void *rbuf, MPI_Count count,
@@ -124,8 +155,8 @@ struct fy_coll_nbr_buf {
     const void *buf;
     MPI_Count count;
     bool same;
-    const int *counts;
-    const int *displs;
+    struct fy_coll_vec counts;
+    struct fy_coll_vec displs;
     const MPI_Aint *bdispls;
     struct fy_dtype *dt;
     struct fy_dtype *const *dts;
@@ -141,8 +172,8 @@ int fy_coll_neighbor(const struct fy_coll_nbr_buf *send,
 struct fy_coll_layout {
     const void *buf;
     MPI_Count count;
-    const int *counts;
-    const int *displs;
+    struct fy_coll_vec counts;
+    struct fy_coll_vec displs;
     struct fy_dtype *dt;
     struct fy_dtype *const *dts; /* w shape only */
 };
@@ -167,8 +198,9 @@ int fy_coll_inter_allreduce(const void *sbuf, void *rbuf, MPI_Count count,
                             struct fy_comm *c);
 /* rcounts NULL: rcount to every local member (the _block form). */
 int fy_coll_inter_reduce_scatter(const void *sbuf, void *rbuf, MPI_Count rcount,
-                                 const int *rcounts, struct fy_dtype *dt,
-                                 struct fy_op *op, struct fy_comm *c);
+                                 struct fy_coll_vec rcounts,
+                                 struct fy_dtype *dt, struct fy_op *op,
+                                 struct fy_comm *c);
 /* Gather: the root receives block i of 'dst' from remote rank i. */
 int fy_coll_inter_gather(const void *sbuf, MPI_Count scount,
                          struct fy_dtype *sdt, const struct fy_coll_layout *dst,

@@ -51,18 +51,18 @@ int fy_coll_copy(const void *src, MPI_Count scount, struct fy_dtype *sdt,
 struct fy_coll_block fy_coll_layout_block(const struct fy_coll_layout *l, int i)
 {
     struct fy_coll_block b;
-    if (!l->counts) {
+    if (!l->counts.p) {
         b.count = l->count;
         b.dt = l->dt;
         b.ptr = fy_coll_at(l->buf, (MPI_Aint)i * l->count * l->dt->extent);
     } else if (!l->dts) {
-        b.count = l->counts[i];
+        b.count = fy_vec_at(l->counts, i);
         b.dt = l->dt;
-        b.ptr = fy_coll_at(l->buf, (MPI_Aint)l->displs[i] * l->dt->extent);
+        b.ptr = fy_coll_at(l->buf, fy_vec_at(l->displs, i) * l->dt->extent);
     } else {
-        b.count = l->counts[i];
+        b.count = fy_vec_at(l->counts, i);
         b.dt = l->dts[i];
-        b.ptr = fy_coll_at(l->buf, l->displs[i]);
+        b.ptr = fy_coll_at(l->buf, fy_vec_at(l->displs, i));
     }
     return b;
 }

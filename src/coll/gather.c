@@ -65,9 +65,9 @@ int fy_coll_gather(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
 }
 
 int fy_coll_gatherv(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
-                    void *rbuf, const int *rcounts, const int *displs,
-                    struct fy_dtype *rdt, int root, struct fy_comm *c,
-                    struct fy_sched **nb)
+                    void *rbuf, struct fy_coll_vec rcounts,
+                    struct fy_coll_vec displs, struct fy_dtype *rdt, int root,
+                    struct fy_comm *c, struct fy_sched **nb)
 {
     if (!nb) {
         int rc = fy_coll_shm_gatherv(sbuf, scount, sdt, rbuf, rcounts, displs,
@@ -98,10 +98,10 @@ int fy_coll_scatter(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
     return fy_sched_finish(s, nb);
 }
 
-int fy_coll_scatterv(const void *sbuf, const int *scounts, const int *displs,
-                     struct fy_dtype *sdt, void *rbuf, MPI_Count rcount,
-                     struct fy_dtype *rdt, int root, struct fy_comm *c,
-                     struct fy_sched **nb)
+int fy_coll_scatterv(const void *sbuf, struct fy_coll_vec scounts,
+                     struct fy_coll_vec displs, struct fy_dtype *sdt,
+                     void *rbuf, MPI_Count rcount, struct fy_dtype *rdt,
+                     int root, struct fy_comm *c, struct fy_sched **nb)
 {
     if (!nb) {
         int rc = fy_coll_shm_scatterv(sbuf, scounts, displs, sdt, rbuf, rcount,
@@ -159,9 +159,9 @@ int fy_coll_allgather(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
 }
 
 int fy_coll_allgatherv(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
-                       void *rbuf, const int *rcounts, const int *displs,
-                       struct fy_dtype *rdt, struct fy_comm *c,
-                       struct fy_sched **nb)
+                       void *rbuf, struct fy_coll_vec rcounts,
+                       struct fy_coll_vec displs, struct fy_dtype *rdt,
+                       struct fy_comm *c, struct fy_sched **nb)
 {
     if (!nb) {
         int rc = fy_coll_shm_allgatherv(sbuf, scount, sdt, rbuf, rcounts,
@@ -248,9 +248,10 @@ int fy_coll_alltoall(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
     return fy_sched_finish(s, nb);
 }
 
-int fy_coll_alltoallv(const void *sbuf, const int *scounts, const int *sdispls,
-                      struct fy_dtype *sdt, void *rbuf, const int *rcounts,
-                      const int *rdispls, struct fy_dtype *rdt,
+int fy_coll_alltoallv(const void *sbuf, struct fy_coll_vec scounts,
+                      struct fy_coll_vec sdispls, struct fy_dtype *sdt,
+                      void *rbuf, struct fy_coll_vec rcounts,
+                      struct fy_coll_vec rdispls, struct fy_dtype *rdt,
                       struct fy_comm *c, struct fy_sched **nb)
 {
     if (!nb) {
@@ -272,11 +273,11 @@ int fy_coll_alltoallv(const void *sbuf, const int *scounts, const int *sdispls,
     return fy_sched_finish(s, nb);
 }
 
-int fy_coll_alltoallw(const void *sbuf, const int *scounts, const int *sdispls,
-                      struct fy_dtype *const *sdts, void *rbuf,
-                      const int *rcounts, const int *rdispls,
-                      struct fy_dtype *const *rdts, struct fy_comm *c,
-                      struct fy_sched **nb)
+int fy_coll_alltoallw(const void *sbuf, struct fy_coll_vec scounts,
+                      struct fy_coll_vec sdispls, struct fy_dtype *const *sdts,
+                      void *rbuf, struct fy_coll_vec rcounts,
+                      struct fy_coll_vec rdispls, struct fy_dtype *const *rdts,
+                      struct fy_comm *c, struct fy_sched **nb)
 {
     if (!nb) {
         int rc = fy_coll_shm_alltoallw(sbuf, scounts, sdispls, sdts, rbuf,

@@ -112,19 +112,20 @@ int fy_coll_inter_allreduce(const void *sbuf, void *rbuf, MPI_Count count,
 }
 
 int fy_coll_inter_reduce_scatter(const void *sbuf, void *rbuf, MPI_Count rcount,
-                                 const int *rcounts, struct fy_dtype *dt,
-                                 struct fy_op *op, struct fy_comm *c)
+                                 struct fy_coll_vec rcounts,
+                                 struct fy_dtype *dt, struct fy_op *op,
+                                 struct fy_comm *c)
 {
     int n = c->size;
-    int *displs = NULL;
+    MPI_Aint *displs = NULL;
     MPI_Count total = rcount * n;
-    if (rcounts) {
-        if (!(displs = malloc((size_t)n * sizeof(int))))
+    if (rcounts.p) {
+        if (!(displs = malloc((size_t)n * sizeof(*displs))))
             fy_fatal(1, "collective: out of memory for %d counts", n);
         total = 0;
         for (int i = 0; i < n; i++) {
-            displs[i] = (int)total;
-            total += rcounts[i];
+            displs[i] = total;
+            total += fy_vec_at(rcounts, i);
         }
     }
     /* This group's reduction goes to the other group, whose reduction
@@ -148,10 +149,11 @@ int fy_coll_inter_reduce_scatter(const void *sbuf, void *rbuf, MPI_Count rcount,
         fy_sched_recv(s, theirs, total, dt, 0, tag);
     }
     rc = fy_coll_keep(rc, fy_sched_finish(s, NULL));
-    if (rcounts)
-        rc = fy_coll_keep(rc, fy_coll_scatterv(theirs, rcounts, displs, dt,
-                                               rbuf, rcounts[c->rank], dt, 0,
-                                               local_of(c), NULL));
+    if (rcounts.p)
+        rc = fy_coll_keep(rc, fy_coll_scatterv(theirs, rcounts,
+                                               fy_vec_wide(displs), dt, rbuf,
+                                               fy_vec_at(rcounts, c->rank), dt,
+                                               0, local_of(c), NULL));
     else
         rc = fy_coll_keep(rc, fy_coll_scatter(theirs, rcount, dt, rbuf, rcount,
                                               dt, 0, local_of(c), NULL));

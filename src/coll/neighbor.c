@@ -37,11 +37,11 @@ static struct fy_coll_block nbr_block(const struct fy_coll_nbr_buf *b, int i)
         k.dt = b->dt;
     } else if (b->bdispls) {
         k.ptr = fy_coll_at(b->buf, b->bdispls[i]);
-        k.count = b->counts[i];
+        k.count = fy_vec_at(b->counts, i);
         k.dt = b->dts[i];
-    } else if (b->displs) {
-        k.ptr = fy_coll_at(b->buf, (MPI_Aint)b->displs[i] * b->dt->extent);
-        k.count = b->counts[i];
+    } else if (b->displs.p) {
+        k.ptr = fy_coll_at(b->buf, fy_vec_at(b->displs, i) * b->dt->extent);
+        k.count = fy_vec_at(b->counts, i);
         k.dt = b->dt;
     } else {
         k.ptr = fy_coll_at(b->buf, (MPI_Aint)i * b->count * b->dt->extent);

@@ -209,9 +209,10 @@ int fy_coll_reduce_scatter_block(const void *sbuf, void *rbuf, MPI_Count count,
                                          dt, op, c, nb);
 }
 
-int fy_coll_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
-                           struct fy_dtype *dt, struct fy_op *op,
-                           struct fy_comm *c, struct fy_sched **nb)
+int fy_coll_reduce_scatter(const void *sbuf, void *rbuf,
+                           struct fy_coll_vec rcounts, struct fy_dtype *dt,
+                           struct fy_op *op, struct fy_comm *c,
+                           struct fy_sched **nb)
 {
     if (!nb) {
         int rc = fy_coll_shm_reduce_scatter(sbuf, rbuf, rcounts, dt, op, c);
@@ -219,7 +220,7 @@ int fy_coll_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
             return rc;
     }
     /* Only needed while building: block addresses are fixed then. */
-    int *displs = malloc((size_t)c->size * sizeof(int));
+    MPI_Aint *displs = malloc((size_t)c->size * sizeof(*displs));
     if (!displs) {
         /* Keep the sequence numbers in step with the other members even
          * though this one cannot take part. */
@@ -228,12 +229,13 @@ int fy_coll_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
     }
     MPI_Count total = 0;
     for (int i = 0; i < c->size; i++) {
-        displs[i] = (int)total;
-        total += rcounts[i];
+        displs[i] = total;
+        total += fy_vec_at(rcounts, i);
     }
-    struct fy_coll_layout l = {.counts = rcounts, .displs = displs, .dt = dt};
-    int rc = fy_coll_reduce_scatter_common(sbuf, rbuf, total, &l,
-                                           rcounts[c->rank], dt, op, c, nb);
+    struct fy_coll_layout l = {
+        .counts = rcounts, .displs = fy_vec_wide(displs), .dt = dt};
+    int rc = fy_coll_reduce_scatter_common(
+        sbuf, rbuf, total, &l, fy_vec_at(rcounts, c->rank), dt, op, c, nb);
     free(displs);
     return rc;
 }

@@ -997,9 +997,9 @@ static bool v_here(struct fy_comm *c, int nblocks)
 }
 
 int fy_coll_shm_gatherv(const void *sbuf, MPI_Count scount,
-                        struct fy_dtype *sdt, void *rbuf, const int *rcounts,
-                        const int *displs, struct fy_dtype *rdt, int root,
-                        struct fy_comm *c)
+                        struct fy_dtype *sdt, void *rbuf,
+                        struct fy_coll_vec rcounts, struct fy_coll_vec displs,
+                        struct fy_dtype *rdt, int root, struct fy_comm *c)
 {
     if (!v_here(c, 1))
         return FY_COLL_SHM_NO;
@@ -1034,10 +1034,10 @@ int fy_coll_shm_gatherv(const void *sbuf, MPI_Count scount,
     return err;
 }
 
-int fy_coll_shm_scatterv(const void *sbuf, const int *scounts,
-                         const int *displs, struct fy_dtype *sdt, void *rbuf,
-                         MPI_Count rcount, struct fy_dtype *rdt, int root,
-                         struct fy_comm *c)
+int fy_coll_shm_scatterv(const void *sbuf, struct fy_coll_vec scounts,
+                         struct fy_coll_vec displs, struct fy_dtype *sdt,
+                         void *rbuf, MPI_Count rcount, struct fy_dtype *rdt,
+                         int root, struct fy_comm *c)
 {
     int P = c->size, me = c->rank;
     if (!v_here(c, P))
@@ -1073,15 +1073,16 @@ int fy_coll_shm_scatterv(const void *sbuf, const int *scounts,
  * block is larger than its receive block in a correct program cannot
  * be. */
 int fy_coll_shm_allgatherv(const void *sbuf, MPI_Count scount,
-                           struct fy_dtype *sdt, void *rbuf, const int *rcounts,
-                           const int *displs, struct fy_dtype *rdt,
+                           struct fy_dtype *sdt, void *rbuf,
+                           struct fy_coll_vec rcounts,
+                           struct fy_coll_vec displs, struct fy_dtype *rdt,
                            struct fy_comm *c)
 {
     int P = c->size, me = c->rank;
     uint64_t room = FY_COLL_DATA - sizeof(struct fy_coll_desc);
     bool fit = true;
     for (int r = 0; r < P && fit; r++)
-        fit = (uint64_t)rcounts[r] * (uint64_t)rdt->size <= room;
+        fit = (uint64_t)fy_vec_at(rcounts, r) * (uint64_t)rdt->size <= room;
     if ((!fit && !single_copy()) || !members(c))
         return FY_COLL_SHM_NO;
     uint64_t tag = tag_of(c, fy_coll_begin(c), 0);
@@ -1148,10 +1149,11 @@ static int shm_alltoallv(const struct fy_coll_layout *src,
     return err;
 }
 
-int fy_coll_shm_alltoallv(const void *sbuf, const int *scounts,
-                          const int *sdispls, struct fy_dtype *sdt, void *rbuf,
-                          const int *rcounts, const int *rdispls,
-                          struct fy_dtype *rdt, struct fy_comm *c)
+int fy_coll_shm_alltoallv(const void *sbuf, struct fy_coll_vec scounts,
+                          struct fy_coll_vec sdispls, struct fy_dtype *sdt,
+                          void *rbuf, struct fy_coll_vec rcounts,
+                          struct fy_coll_vec rdispls, struct fy_dtype *rdt,
+                          struct fy_comm *c)
 {
     struct fy_coll_layout src = {
         .buf = sbuf, .counts = scounts, .displs = sdispls, .dt = sdt};
@@ -1160,9 +1162,11 @@ int fy_coll_shm_alltoallv(const void *sbuf, const int *scounts,
     return shm_alltoallv(&src, &dst, c);
 }
 
-int fy_coll_shm_alltoallw(const void *sbuf, const int *scounts,
-                          const int *sdispls, struct fy_dtype *const *sdts,
-                          void *rbuf, const int *rcounts, const int *rdispls,
+int fy_coll_shm_alltoallw(const void *sbuf, struct fy_coll_vec scounts,
+                          struct fy_coll_vec sdispls,
+                          struct fy_dtype *const *sdts, void *rbuf,
+                          struct fy_coll_vec rcounts,
+                          struct fy_coll_vec rdispls,
                           struct fy_dtype *const *rdts, struct fy_comm *c)
 {
     if (sbuf == MPI_IN_PLACE) /* sdts may be anything then */
@@ -1191,14 +1195,15 @@ int fy_coll_shm_alltoallw(const void *sbuf, const int *scounts,
  * and the path agree. In place, round k writes output elements below
  * (k + 1) q, and every later round reads input at or above that: the
  * input is published before the output overwrites it. */
-static int shm_reduce_scatter(const void *sbuf, void *rbuf, const int *counts,
-                              MPI_Count count, struct fy_dtype *dt,
-                              struct fy_op *op, struct fy_comm *c)
+static int shm_reduce_scatter(const void *sbuf, void *rbuf,
+                              struct fy_coll_vec counts, MPI_Count count,
+                              struct fy_dtype *dt, struct fy_op *op,
+                              struct fy_comm *c)
 {
     int P = c->size, me = c->rank;
     MPI_Count maxc = 0;
     for (int j = 0; j < P; j++)
-        maxc = FY_MAX(maxc, counts ? counts[j] : count);
+        maxc = FY_MAX(maxc, counts.p ? fy_vec_at(counts, j) : count);
     if (!reducible(maxc, dt))
         return FY_COLL_SHM_NO;
     MPI_Count q = cell_elems(dt) / P;
@@ -1210,7 +1215,7 @@ static int shm_reduce_scatter(const void *sbuf, void *rbuf, const int *counts,
     const char *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
     size_t esz = (size_t)dt->size;
     uint32_t seq = fy_coll_begin(c);
-    MPI_Count mine_n = counts ? counts[me] : count;
+    MPI_Count mine_n = counts.p ? fy_vec_at(counts, me) : count;
     int err = 0;
     uint32_t step = 0;
     for (MPI_Count lo = 0; lo < maxc; lo += q, step++) {
@@ -1218,7 +1223,7 @@ static int shm_reduce_scatter(const void *sbuf, void *rbuf, const int *counts,
         struct fy_coll_cell *mine = claim();
         MPI_Count start = 0;
         for (int j = 0; j < P; j++) {
-            MPI_Count cj = counts ? counts[j] : count;
+            MPI_Count cj = counts.p ? fy_vec_at(counts, j) : count;
             MPI_Count m = FY_MIN(q, FY_MAX(cj - lo, 0));
             memcpy(mine->data + (size_t)(j * q) * esz,
                    in + (size_t)(start + lo) * esz, (size_t)m * esz);
@@ -1242,12 +1247,12 @@ int fy_coll_shm_reduce_scatter_block(const void *sbuf, void *rbuf,
                                      MPI_Count count, struct fy_dtype *dt,
                                      struct fy_op *op, struct fy_comm *c)
 {
-    return shm_reduce_scatter(sbuf, rbuf, NULL, count, dt, op, c);
+    return shm_reduce_scatter(sbuf, rbuf, FY_VEC_NONE, count, dt, op, c);
 }
 
-int fy_coll_shm_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
-                               struct fy_dtype *dt, struct fy_op *op,
-                               struct fy_comm *c)
+int fy_coll_shm_reduce_scatter(const void *sbuf, void *rbuf,
+                               struct fy_coll_vec rcounts, struct fy_dtype *dt,
+                               struct fy_op *op, struct fy_comm *c)
 {
     return shm_reduce_scatter(sbuf, rbuf, rcounts, 0, dt, op, c);
 }

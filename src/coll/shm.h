@@ -95,24 +95,28 @@ int fy_coll_shm_scatter(const void *sbuf, MPI_Count scount,
  * alltoallw run here only with single copy (no member knows every block's
  * size), allgatherv also without when all blocks fit a cell. */
 int fy_coll_shm_gatherv(const void *sbuf, MPI_Count scount,
-                        struct fy_dtype *sdt, void *rbuf, const int *rcounts,
-                        const int *displs, struct fy_dtype *rdt, int root,
-                        struct fy_comm *c);
-int fy_coll_shm_scatterv(const void *sbuf, const int *scounts,
-                         const int *displs, struct fy_dtype *sdt, void *rbuf,
-                         MPI_Count rcount, struct fy_dtype *rdt, int root,
-                         struct fy_comm *c);
+                        struct fy_dtype *sdt, void *rbuf,
+                        struct fy_coll_vec rcounts, struct fy_coll_vec displs,
+                        struct fy_dtype *rdt, int root, struct fy_comm *c);
+int fy_coll_shm_scatterv(const void *sbuf, struct fy_coll_vec scounts,
+                         struct fy_coll_vec displs, struct fy_dtype *sdt,
+                         void *rbuf, MPI_Count rcount, struct fy_dtype *rdt,
+                         int root, struct fy_comm *c);
 int fy_coll_shm_allgatherv(const void *sbuf, MPI_Count scount,
-                           struct fy_dtype *sdt, void *rbuf, const int *rcounts,
-                           const int *displs, struct fy_dtype *rdt,
+                           struct fy_dtype *sdt, void *rbuf,
+                           struct fy_coll_vec rcounts,
+                           struct fy_coll_vec displs, struct fy_dtype *rdt,
                            struct fy_comm *c);
-int fy_coll_shm_alltoallv(const void *sbuf, const int *scounts,
-                          const int *sdispls, struct fy_dtype *sdt, void *rbuf,
-                          const int *rcounts, const int *rdispls,
-                          struct fy_dtype *rdt, struct fy_comm *c);
-int fy_coll_shm_alltoallw(const void *sbuf, const int *scounts,
-                          const int *sdispls, struct fy_dtype *const *sdts,
-                          void *rbuf, const int *rcounts, const int *rdispls,
+int fy_coll_shm_alltoallv(const void *sbuf, struct fy_coll_vec scounts,
+                          struct fy_coll_vec sdispls, struct fy_dtype *sdt,
+                          void *rbuf, struct fy_coll_vec rcounts,
+                          struct fy_coll_vec rdispls, struct fy_dtype *rdt,
+                          struct fy_comm *c);
+int fy_coll_shm_alltoallw(const void *sbuf, struct fy_coll_vec scounts,
+                          struct fy_coll_vec sdispls,
+                          struct fy_dtype *const *sdts, void *rbuf,
+                          struct fy_coll_vec rcounts,
+                          struct fy_coll_vec rdispls,
                           struct fy_dtype *const *rdts, struct fy_comm *c);
 /* Reduce-scatter and scans on contiguous types: rounds of one cell per
  * contribution, combined in rank order (non-commutative ops keep MPI's
@@ -120,9 +124,9 @@ int fy_coll_shm_alltoallw(const void *sbuf, const int *scounts,
 int fy_coll_shm_reduce_scatter_block(const void *sbuf, void *rbuf,
                                      MPI_Count count, struct fy_dtype *dt,
                                      struct fy_op *op, struct fy_comm *c);
-int fy_coll_shm_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
-                               struct fy_dtype *dt, struct fy_op *op,
-                               struct fy_comm *c);
+int fy_coll_shm_reduce_scatter(const void *sbuf, void *rbuf,
+                               struct fy_coll_vec rcounts, struct fy_dtype *dt,
+                               struct fy_op *op, struct fy_comm *c);
 int fy_coll_shm_scan(const void *sbuf, void *rbuf, MPI_Count count,
                      struct fy_dtype *dt, struct fy_op *op, struct fy_comm *c);
 int fy_coll_shm_exscan(const void *sbuf, void *rbuf, MPI_Count count,

@@ -180,9 +180,10 @@ int fy_dist_graph_create(struct fy_comm *parent, int n, const int *sources,
         rtotal = 0;
     }
     int dummy = 0;
-    rc = fy_coll_alltoallv(sbuf ? sbuf : &dummy, scounts, sdispls, ints,
-                           rbuf ? rbuf : &dummy, rcounts, rdispls, ints, parent,
-                           NULL);
+    rc = fy_coll_alltoallv(sbuf ? sbuf : &dummy, fy_vec_int(scounts),
+                           fy_vec_int(sdispls), ints, rbuf ? rbuf : &dummy,
+                           fy_vec_int(rcounts), fy_vec_int(rdispls), ints,
+                           parent, NULL);
     err = keep_err(err, rc);
 
     struct fy_topo *t = NULL;

@@ -192,7 +192,8 @@ static int run_round(struct tp *t, int64_t r)
         goto free_bufs;
     }
     char *sdata = t->sbuf, *rdata = t->rbuf;
-    rc = fy_coll_alltoallv(pairs, t->scnt, t->sdsp, byte, rp, t->rcnt, t->rdsp,
+    rc = fy_coll_alltoallv(pairs, fy_vec_int(t->scnt), fy_vec_int(t->sdsp),
+                           byte, rp, fy_vec_int(t->rcnt), fy_vec_int(t->rdsp),
                            byte, c, NULL);
     if (rc)
         goto free_bufs;
@@ -201,8 +202,9 @@ static int run_round(struct tp *t, int64_t r)
             memcpy(sdata + o, t->buf + spos[k], (size_t)pairs[k].len);
             o += (int)pairs[k].len;
         }
-        rc = fy_coll_alltoallv(sdata, t->sdcnt, t->sddsp, byte, rdata, t->rdcnt,
-                               t->rddsp, byte, c, NULL);
+        rc = fy_coll_alltoallv(
+            sdata, fy_vec_int(t->sdcnt), fy_vec_int(t->sddsp), byte, rdata,
+            fy_vec_int(t->rdcnt), fy_vec_int(t->rddsp), byte, c, NULL);
         if (rc)
             goto free_bufs;
     }
@@ -271,8 +273,9 @@ static int run_round(struct tp *t, int64_t r)
     }
 reply:
     if (!t->write) {
-        rc = fy_coll_alltoallv(sdata, t->rdcnt, t->rddsp, byte, rdata, t->sdcnt,
-                               t->sddsp, byte, c, NULL);
+        rc = fy_coll_alltoallv(
+            sdata, fy_vec_int(t->rdcnt), fy_vec_int(t->rddsp), byte, rdata,
+            fy_vec_int(t->sdcnt), fy_vec_int(t->sddsp), byte, c, NULL);
         for (int k = 0, o = 0; !rc && k < npairs; k++) {
             memcpy(t->buf + spos[k], rdata + o, (size_t)pairs[k].len);
             o += (int)pairs[k].len;

@@ -7,6 +7,7 @@
 #include "mpi/request.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -152,15 +153,14 @@ void fy_bsend_flush(void)
     }
 }
 
-FY_API int PMPI_Buffer_attach(void *buffer, int size)
+static int buffer_attach(const char *fn, void *buffer, MPI_Count size)
 {
-    FY_MT_ENTER();
-    FY_CHECK_INIT(__func__);
-    FY_CHECK(size >= 0, NULL, MPI_ERR_ARG, __func__, "size %d is negative",
-             size);
-    FY_CHECK(buffer != NULL || size == 0, NULL, MPI_ERR_BUFFER, __func__,
-             "buffer is NULL with size %d", size);
-    FY_CHECK(bs.user == NULL, NULL, MPI_ERR_BUFFER, __func__,
+    FY_CHECK_INIT(fn);
+    FY_CHECK(size >= 0, NULL, MPI_ERR_ARG, fn, "size %lld is negative",
+             (long long)size);
+    FY_CHECK(buffer != NULL || size == 0, NULL, MPI_ERR_BUFFER, fn,
+             "buffer is NULL with size %lld", (long long)size);
+    FY_CHECK(bs.user == NULL, NULL, MPI_ERR_BUFFER, fn,
              "a buffer (%p, %zu bytes) is already attached; detach it "
              "first",
              bs.user, bs.user_size);
@@ -179,21 +179,57 @@ FY_API int PMPI_Buffer_attach(void *buffer, int size)
         bs.user = bs.base = (char *)&bs;
     return MPI_SUCCESS;
 }
-FY_ALIAS(MPI_Buffer_attach)
 
-/* Waits for every pending buffered send, then hands the buffer back. */
-FY_API int PMPI_Buffer_detach(void *buffer_addr, int *size)
+FY_API int PMPI_Buffer_attach(void *buffer, int size)
 {
     FY_MT_ENTER();
-    FY_CHECK_INIT(__func__);
-    FY_CHECK(buffer_addr != NULL, NULL, MPI_ERR_ARG, __func__,
-             "buffer_addr is NULL");
-    FY_CHECK(size != NULL, NULL, MPI_ERR_ARG, __func__, "size is NULL");
+    return buffer_attach(__func__, buffer, size);
+}
+FY_ALIAS(MPI_Buffer_attach)
+
+FY_API int PMPI_Buffer_attach_c(void *buffer, MPI_Count size)
+{
+    FY_MT_ENTER();
+    return buffer_attach(__func__, buffer, size);
+}
+FY_ALIAS(MPI_Buffer_attach_c)
+
+/* Waits for every pending buffered send, then hands the buffer back. The
+ * int form refuses (MPI_ERR_COUNT, buffer still attached) a buffer
+ * attached by Buffer_attach_c whose size an int cannot hold. */
+static int buffer_detach(const char *fn, void *buffer_addr, MPI_Count *size,
+                         bool int_size)
+{
+    FY_CHECK_INIT(fn);
+    FY_CHECK(buffer_addr != NULL, NULL, MPI_ERR_ARG, fn, "buffer_addr is NULL");
+    FY_CHECK(!int_size || bs.user_size <= INT_MAX, NULL, MPI_ERR_COUNT, fn,
+             "the attached buffer's size %zu does not fit an int: detach "
+             "it with MPI_Buffer_detach_c",
+             bs.user_size);
     fy_bsend_flush();
     void *user = bs.user == (void *)&bs ? NULL : bs.user;
     memcpy(buffer_addr, &user, sizeof(user)); /* it is really a void ** */
-    *size = (int)bs.user_size;
+    *size = (MPI_Count)bs.user_size;
     memset(&bs, 0, sizeof(bs));
     return MPI_SUCCESS;
 }
+
+FY_API int PMPI_Buffer_detach(void *buffer_addr, int *size)
+{
+    FY_MT_ENTER();
+    FY_CHECK(size != NULL, NULL, MPI_ERR_ARG, __func__, "size is NULL");
+    MPI_Count n;
+    int rc = buffer_detach(__func__, buffer_addr, &n, true);
+    if (rc == MPI_SUCCESS)
+        *size = (int)n;
+    return rc;
+}
 FY_ALIAS(MPI_Buffer_detach)
+
+FY_API int PMPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
+{
+    FY_MT_ENTER();
+    FY_CHECK(size != NULL, NULL, MPI_ERR_ARG, __func__, "size is NULL");
+    return buffer_detach(__func__, buffer_addr, size, false);
+}
+FY_ALIAS(MPI_Buffer_detach_c)

@@ -124,15 +124,20 @@ int fy_mpi_coll_finish(struct fy_comm *c, int rc, struct fy_sched *s,
     } while (0)
 
 /* Check a counts array of c->size entries. */
-static int check_counts(const int *counts, struct fy_comm *c, const char *fn,
-                        const char *what)
+static int check_counts(struct fy_coll_vec counts, struct fy_comm *c,
+                        const char *fn, const char *what)
 {
-    FY_CHECK(counts != NULL, c, MPI_ERR_ARG, fn, "%s is NULL", what);
+    FY_CHECK(counts.p != NULL, c, MPI_ERR_ARG, fn, "%s is NULL", what);
     for (int i = 0; i < c->size; i++)
-        FY_CHECK(counts[i] >= 0, c, MPI_ERR_COUNT, fn,
-                 "%s[%d] = %d is negative", what, i, counts[i]);
+        FY_CHECK(fy_vec_at(counts, i) >= 0, c, MPI_ERR_COUNT, fn,
+                 "%s[%d] = %lld is negative", what, i,
+                 (long long)fy_vec_at(counts, i));
     return MPI_SUCCESS;
 }
+
+/* A displacement array is there (its values may be anything). */
+#define CHECK_VEC(v, c, fn)                                                    \
+    FY_CHECK((v).p != NULL, c, MPI_ERR_ARG, fn, "%s is NULL", #v)
 
 #define CHECK_COUNTS(counts, c, fn, what)                                      \
     do {                                                                       \
@@ -407,8 +412,9 @@ static int coll_reduce_scatter_block(const void *sendbuf, void *recvbuf,
     FY_CHECK_INIT(fn);
     FY_GET_COMM(c, comm, fn);
     if (FY_UNLIKELY(c->inter))
-        return fy_mpi_inter_reduce_scatter(c, sendbuf, recvbuf, recvcount, NULL,
-                                           datatype, op, request, fn);
+        return fy_mpi_inter_reduce_scatter(c, sendbuf, recvbuf, recvcount,
+                                           FY_VEC_NONE, datatype, op, request,
+                                           fn);
     CHECK_COUNT(recvcount, c, fn, "recvcount");
     GET_DT(dt, datatype, c, fn, "datatype");
     GET_OP(o, op, dt, c, fn);
@@ -472,9 +478,9 @@ FY_API int PMPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf,
 FY_ALIAS(MPI_Ireduce_scatter_block_c)
 
 static int coll_reduce_scatter(const void *sendbuf, void *recvbuf,
-                               const int recvcounts[], MPI_Datatype datatype,
-                               MPI_Op op, MPI_Comm comm, MPI_Request *request,
-                               const char *fn)
+                               struct fy_coll_vec recvcounts,
+                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                               MPI_Request *request, const char *fn)
 {
     FY_CHECK_INIT(fn);
     FY_GET_COMM(c, comm, fn);
@@ -484,12 +490,10 @@ static int coll_reduce_scatter(const void *sendbuf, void *recvbuf,
     CHECK_COUNTS(recvcounts, c, fn, "recvcounts");
     GET_DT(dt, datatype, c, fn, "datatype");
     GET_OP(o, op, dt, c, fn);
-    long long total = 0;
+    MPI_Count total = 0;
     for (int i = 0; i < c->size; i++)
-        total += recvcounts[i];
-    FY_CHECK(total <= 0x7fffffff, c, MPI_ERR_COUNT, fn,
-             "recvcounts add up to %lld, more than an int", total);
-    int mine = recvcounts[c->rank];
+        total += fy_vec_at(recvcounts, i);
+    MPI_Count mine = fy_vec_at(recvcounts, c->rank);
     CHECK_BUF(recvbuf, mine, dt, c, fn, "recvbuf");
     CHECK_NOT_IN_PLACE(recvbuf, c, fn, "recvbuf");
     CHECK_NO_ALIAS(sendbuf, recvbuf, total, c, fn);
@@ -505,10 +509,21 @@ FY_API int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf,
                                MPI_Op op, MPI_Comm comm)
 {
     FY_MT_ENTER();
-    return coll_reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm,
-                               NULL, __func__);
+    return coll_reduce_scatter(sendbuf, recvbuf, fy_vec_int(recvcounts),
+                               datatype, op, comm, NULL, __func__);
 }
 FY_ALIAS(MPI_Reduce_scatter)
+
+FY_API int PMPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf,
+                                 const MPI_Count recvcounts[],
+                                 MPI_Datatype datatype, MPI_Op op,
+                                 MPI_Comm comm)
+{
+    FY_MT_ENTER();
+    return coll_reduce_scatter(sendbuf, recvbuf, fy_vec_wide(recvcounts),
+                               datatype, op, comm, NULL, __func__);
+}
+FY_ALIAS(MPI_Reduce_scatter_c)
 
 FY_API int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf,
                                 const int recvcounts[], MPI_Datatype datatype,
@@ -518,10 +533,24 @@ FY_API int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf,
     FY_CHECK_INIT(__func__);
     FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
              "request is NULL");
-    return coll_reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm,
-                               request, __func__);
+    return coll_reduce_scatter(sendbuf, recvbuf, fy_vec_int(recvcounts),
+                               datatype, op, comm, request, __func__);
 }
 FY_ALIAS(MPI_Ireduce_scatter)
+
+FY_API int PMPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf,
+                                  const MPI_Count recvcounts[],
+                                  MPI_Datatype datatype, MPI_Op op,
+                                  MPI_Comm comm, MPI_Request *request)
+{
+    FY_MT_ENTER();
+    FY_CHECK_INIT(__func__);
+    FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
+             "request is NULL");
+    return coll_reduce_scatter(sendbuf, recvbuf, fy_vec_wide(recvcounts),
+                               datatype, op, comm, request, __func__);
+}
+FY_ALIAS(MPI_Ireduce_scatter_c)
 
 static int coll_scan(const void *sendbuf, void *recvbuf, MPI_Count count,
                      MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
@@ -662,8 +691,8 @@ static int coll_gather(const void *sendbuf, MPI_Count sendcount,
     FY_GET_COMM(c, comm, fn);
     if (FY_UNLIKELY(c->inter))
         return fy_mpi_inter_gather(c, sendbuf, sendcount, sendtype, recvbuf,
-                                   recvcount, NULL, NULL, recvtype, root,
-                                   request, fn);
+                                   recvcount, FY_VEC_NONE, FY_VEC_NONE,
+                                   recvtype, root, request, fn);
     CHECK_ROOT(root, c, fn);
     struct fy_dtype *sdt = NULL, *rdt = NULL;
     bool is_root = c->rank == root;
@@ -737,11 +766,12 @@ FY_API int PMPI_Igather_c(const void *sendbuf, MPI_Count sendcount,
 }
 FY_ALIAS(MPI_Igather_c)
 
-static int coll_gatherv(const void *sendbuf, int sendcount,
+static int coll_gatherv(const void *sendbuf, MPI_Count sendcount,
                         MPI_Datatype sendtype, void *recvbuf,
-                        const int recvcounts[], const int displs[],
-                        MPI_Datatype recvtype, int root, MPI_Comm comm,
-                        MPI_Request *request, const char *fn)
+                        struct fy_coll_vec recvcounts,
+                        struct fy_coll_vec displs, MPI_Datatype recvtype,
+                        int root, MPI_Comm comm, MPI_Request *request,
+                        const char *fn)
 {
     FY_CHECK_INIT(fn);
     FY_GET_COMM(c, comm, fn);
@@ -762,7 +792,7 @@ static int coll_gatherv(const void *sendbuf, int sendcount,
     }
     if (is_root) {
         CHECK_COUNTS(recvcounts, c, fn, "recvcounts");
-        CHECK_PTR(displs, c, fn);
+        CHECK_VEC(displs, c, fn);
         GET_DT(r, recvtype, c, fn, "recvtype");
         CHECK_NOT_IN_PLACE(recvbuf, c, fn, "recvbuf");
         rdt = r;
@@ -778,10 +808,23 @@ FY_API int PMPI_Gatherv(const void *sendbuf, int sendcount,
                         MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     FY_MT_ENTER();
-    return coll_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
-                        displs, recvtype, root, comm, NULL, __func__);
+    return coll_gatherv(sendbuf, sendcount, sendtype, recvbuf,
+                        fy_vec_int(recvcounts), fy_vec_int(displs), recvtype,
+                        root, comm, NULL, __func__);
 }
 FY_ALIAS(MPI_Gatherv)
+
+FY_API int PMPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount,
+                          MPI_Datatype sendtype, void *recvbuf,
+                          const MPI_Count recvcounts[], const MPI_Aint displs[],
+                          MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    FY_MT_ENTER();
+    return coll_gatherv(sendbuf, sendcount, sendtype, recvbuf,
+                        fy_vec_wide(recvcounts), fy_vec_wide(displs), recvtype,
+                        root, comm, NULL, __func__);
+}
+FY_ALIAS(MPI_Gatherv_c)
 
 FY_API int PMPI_Igatherv(const void *sendbuf, int sendcount,
                          MPI_Datatype sendtype, void *recvbuf,
@@ -793,10 +836,27 @@ FY_API int PMPI_Igatherv(const void *sendbuf, int sendcount,
     FY_CHECK_INIT(__func__);
     FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
              "request is NULL");
-    return coll_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
-                        displs, recvtype, root, comm, request, __func__);
+    return coll_gatherv(sendbuf, sendcount, sendtype, recvbuf,
+                        fy_vec_int(recvcounts), fy_vec_int(displs), recvtype,
+                        root, comm, request, __func__);
 }
 FY_ALIAS(MPI_Igatherv)
+
+FY_API int PMPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount,
+                           MPI_Datatype sendtype, void *recvbuf,
+                           const MPI_Count recvcounts[],
+                           const MPI_Aint displs[], MPI_Datatype recvtype,
+                           int root, MPI_Comm comm, MPI_Request *request)
+{
+    FY_MT_ENTER();
+    FY_CHECK_INIT(__func__);
+    FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
+             "request is NULL");
+    return coll_gatherv(sendbuf, sendcount, sendtype, recvbuf,
+                        fy_vec_wide(recvcounts), fy_vec_wide(displs), recvtype,
+                        root, comm, request, __func__);
+}
+FY_ALIAS(MPI_Igatherv_c)
 
 static int coll_scatter(const void *sendbuf, MPI_Count sendcount,
                         MPI_Datatype sendtype, void *recvbuf,
@@ -806,9 +866,9 @@ static int coll_scatter(const void *sendbuf, MPI_Count sendcount,
     FY_CHECK_INIT(fn);
     FY_GET_COMM(c, comm, fn);
     if (FY_UNLIKELY(c->inter))
-        return fy_mpi_inter_scatter(c, sendbuf, sendcount, NULL, NULL, sendtype,
-                                    recvbuf, recvcount, recvtype, root, request,
-                                    fn);
+        return fy_mpi_inter_scatter(c, sendbuf, sendcount, FY_VEC_NONE,
+                                    FY_VEC_NONE, sendtype, recvbuf, recvcount,
+                                    recvtype, root, request, fn);
     CHECK_ROOT(root, c, fn);
     struct fy_dtype *sdt = NULL, *rdt = NULL;
     bool is_root = c->rank == root;
@@ -882,11 +942,11 @@ FY_API int PMPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount,
 }
 FY_ALIAS(MPI_Iscatter_c)
 
-static int coll_scatterv(const void *sendbuf, const int sendcounts[],
-                         const int displs[], MPI_Datatype sendtype,
-                         void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                         int root, MPI_Comm comm, MPI_Request *request,
-                         const char *fn)
+static int coll_scatterv(const void *sendbuf, struct fy_coll_vec sendcounts,
+                         struct fy_coll_vec displs, MPI_Datatype sendtype,
+                         void *recvbuf, MPI_Count recvcount,
+                         MPI_Datatype recvtype, int root, MPI_Comm comm,
+                         MPI_Request *request, const char *fn)
 {
     FY_CHECK_INIT(fn);
     FY_GET_COMM(c, comm, fn);
@@ -899,7 +959,7 @@ static int coll_scatterv(const void *sendbuf, const int sendcounts[],
     bool is_root = c->rank == root;
     if (is_root) {
         CHECK_COUNTS(sendcounts, c, fn, "sendcounts");
-        CHECK_PTR(displs, c, fn);
+        CHECK_VEC(displs, c, fn);
         GET_DT(s, sendtype, c, fn, "sendtype");
         CHECK_NOT_IN_PLACE(sendbuf, c, fn, "sendbuf");
         sdt = s;
@@ -923,10 +983,23 @@ FY_API int PMPI_Scatterv(const void *sendbuf, const int sendcounts[],
                          int root, MPI_Comm comm)
 {
     FY_MT_ENTER();
-    return coll_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf,
-                         recvcount, recvtype, root, comm, NULL, __func__);
+    return coll_scatterv(sendbuf, fy_vec_int(sendcounts), fy_vec_int(displs),
+                         sendtype, recvbuf, recvcount, recvtype, root, comm,
+                         NULL, __func__);
 }
 FY_ALIAS(MPI_Scatterv)
+
+FY_API int PMPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[],
+                           const MPI_Aint displs[], MPI_Datatype sendtype,
+                           void *recvbuf, MPI_Count recvcount,
+                           MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    FY_MT_ENTER();
+    return coll_scatterv(sendbuf, fy_vec_wide(sendcounts), fy_vec_wide(displs),
+                         sendtype, recvbuf, recvcount, recvtype, root, comm,
+                         NULL, __func__);
+}
+FY_ALIAS(MPI_Scatterv_c)
 
 FY_API int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[],
                           const int displs[], MPI_Datatype sendtype,
@@ -937,10 +1010,27 @@ FY_API int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[],
     FY_CHECK_INIT(__func__);
     FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
              "request is NULL");
-    return coll_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf,
-                         recvcount, recvtype, root, comm, request, __func__);
+    return coll_scatterv(sendbuf, fy_vec_int(sendcounts), fy_vec_int(displs),
+                         sendtype, recvbuf, recvcount, recvtype, root, comm,
+                         request, __func__);
 }
 FY_ALIAS(MPI_Iscatterv)
+
+FY_API int PMPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[],
+                            const MPI_Aint displs[], MPI_Datatype sendtype,
+                            void *recvbuf, MPI_Count recvcount,
+                            MPI_Datatype recvtype, int root, MPI_Comm comm,
+                            MPI_Request *request)
+{
+    FY_MT_ENTER();
+    FY_CHECK_INIT(__func__);
+    FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
+             "request is NULL");
+    return coll_scatterv(sendbuf, fy_vec_wide(sendcounts), fy_vec_wide(displs),
+                         sendtype, recvbuf, recvcount, recvtype, root, comm,
+                         request, __func__);
+}
+FY_ALIAS(MPI_Iscatterv_c)
 
 /* ---- allgather / alltoall -------------------------------------------- */
 
@@ -953,8 +1043,8 @@ static int coll_allgather(const void *sendbuf, MPI_Count sendcount,
     FY_GET_COMM(c, comm, fn);
     if (FY_UNLIKELY(c->inter))
         return fy_mpi_inter_allgather(c, sendbuf, sendcount, sendtype, recvbuf,
-                                      recvcount, NULL, NULL, recvtype, request,
-                                      fn);
+                                      recvcount, FY_VEC_NONE, FY_VEC_NONE,
+                                      recvtype, request, fn);
     struct fy_dtype *sdt = NULL;
     if (sendbuf != MPI_IN_PLACE) {
         CHECK_COUNT(sendcount, c, fn, "sendcount");
@@ -1021,11 +1111,11 @@ FY_API int PMPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount,
 }
 FY_ALIAS(MPI_Iallgather_c)
 
-static int coll_allgatherv(const void *sendbuf, int sendcount,
+static int coll_allgatherv(const void *sendbuf, MPI_Count sendcount,
                            MPI_Datatype sendtype, void *recvbuf,
-                           const int recvcounts[], const int displs[],
-                           MPI_Datatype recvtype, MPI_Comm comm,
-                           MPI_Request *request, const char *fn)
+                           struct fy_coll_vec recvcounts,
+                           struct fy_coll_vec displs, MPI_Datatype recvtype,
+                           MPI_Comm comm, MPI_Request *request, const char *fn)
 {
     FY_CHECK_INIT(fn);
     FY_GET_COMM(c, comm, fn);
@@ -1041,7 +1131,7 @@ static int coll_allgatherv(const void *sendbuf, int sendcount,
         sdt = s;
     }
     CHECK_COUNTS(recvcounts, c, fn, "recvcounts");
-    CHECK_PTR(displs, c, fn);
+    CHECK_VEC(displs, c, fn);
     GET_DT(rdt, recvtype, c, fn, "recvtype");
     CHECK_NOT_IN_PLACE(recvbuf, c, fn, "recvbuf");
     RUN_NB(c, fn, request,
@@ -1055,10 +1145,24 @@ FY_API int PMPI_Allgatherv(const void *sendbuf, int sendcount,
                            MPI_Datatype recvtype, MPI_Comm comm)
 {
     FY_MT_ENTER();
-    return coll_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
-                           displs, recvtype, comm, NULL, __func__);
+    return coll_allgatherv(sendbuf, sendcount, sendtype, recvbuf,
+                           fy_vec_int(recvcounts), fy_vec_int(displs), recvtype,
+                           comm, NULL, __func__);
 }
 FY_ALIAS(MPI_Allgatherv)
+
+FY_API int PMPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount,
+                             MPI_Datatype sendtype, void *recvbuf,
+                             const MPI_Count recvcounts[],
+                             const MPI_Aint displs[], MPI_Datatype recvtype,
+                             MPI_Comm comm)
+{
+    FY_MT_ENTER();
+    return coll_allgatherv(sendbuf, sendcount, sendtype, recvbuf,
+                           fy_vec_wide(recvcounts), fy_vec_wide(displs),
+                           recvtype, comm, NULL, __func__);
+}
+FY_ALIAS(MPI_Allgatherv_c)
 
 FY_API int PMPI_Iallgatherv(const void *sendbuf, int sendcount,
                             MPI_Datatype sendtype, void *recvbuf,
@@ -1070,10 +1174,27 @@ FY_API int PMPI_Iallgatherv(const void *sendbuf, int sendcount,
     FY_CHECK_INIT(__func__);
     FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
              "request is NULL");
-    return coll_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
-                           displs, recvtype, comm, request, __func__);
+    return coll_allgatherv(sendbuf, sendcount, sendtype, recvbuf,
+                           fy_vec_int(recvcounts), fy_vec_int(displs), recvtype,
+                           comm, request, __func__);
 }
 FY_ALIAS(MPI_Iallgatherv)
+
+FY_API int PMPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount,
+                              MPI_Datatype sendtype, void *recvbuf,
+                              const MPI_Count recvcounts[],
+                              const MPI_Aint displs[], MPI_Datatype recvtype,
+                              MPI_Comm comm, MPI_Request *request)
+{
+    FY_MT_ENTER();
+    FY_CHECK_INIT(__func__);
+    FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
+             "request is NULL");
+    return coll_allgatherv(sendbuf, sendcount, sendtype, recvbuf,
+                           fy_vec_wide(recvcounts), fy_vec_wide(displs),
+                           recvtype, comm, request, __func__);
+}
+FY_ALIAS(MPI_Iallgatherv_c)
 
 static int coll_alltoall(const void *sendbuf, MPI_Count sendcount,
                          MPI_Datatype sendtype, void *recvbuf,
@@ -1083,9 +1204,10 @@ static int coll_alltoall(const void *sendbuf, MPI_Count sendcount,
     FY_CHECK_INIT(fn);
     FY_GET_COMM(c, comm, fn);
     if (FY_UNLIKELY(c->inter))
-        return fy_mpi_inter_alltoall(c, sendbuf, sendcount, NULL, NULL,
-                                     sendtype, NULL, recvbuf, recvcount, NULL,
-                                     NULL, recvtype, NULL, request, fn);
+        return fy_mpi_inter_alltoall(c, sendbuf, sendcount, FY_VEC_NONE,
+                                     FY_VEC_NONE, sendtype, NULL, recvbuf,
+                                     recvcount, FY_VEC_NONE, FY_VEC_NONE,
+                                     recvtype, NULL, request, fn);
     struct fy_dtype *sdt = NULL;
     if (sendbuf != MPI_IN_PLACE) {
         CHECK_COUNT(sendcount, c, fn, "sendcount");
@@ -1152,10 +1274,10 @@ FY_API int PMPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount,
 }
 FY_ALIAS(MPI_Ialltoall_c)
 
-static int coll_alltoallv(const void *sendbuf, const int sendcounts[],
-                          const int sdispls[], MPI_Datatype sendtype,
-                          void *recvbuf, const int recvcounts[],
-                          const int rdispls[], MPI_Datatype recvtype,
+static int coll_alltoallv(const void *sendbuf, struct fy_coll_vec sendcounts,
+                          struct fy_coll_vec sdispls, MPI_Datatype sendtype,
+                          void *recvbuf, struct fy_coll_vec recvcounts,
+                          struct fy_coll_vec rdispls, MPI_Datatype recvtype,
                           MPI_Comm comm, MPI_Request *request, const char *fn)
 {
     FY_CHECK_INIT(fn);
@@ -1167,12 +1289,12 @@ static int coll_alltoallv(const void *sendbuf, const int sendcounts[],
     struct fy_dtype *sdt = NULL;
     if (sendbuf != MPI_IN_PLACE) {
         CHECK_COUNTS(sendcounts, c, fn, "sendcounts");
-        CHECK_PTR(sdispls, c, fn);
+        CHECK_VEC(sdispls, c, fn);
         GET_DT(s, sendtype, c, fn, "sendtype");
         sdt = s;
     }
     CHECK_COUNTS(recvcounts, c, fn, "recvcounts");
-    CHECK_PTR(rdispls, c, fn);
+    CHECK_VEC(rdispls, c, fn);
     GET_DT(rdt, recvtype, c, fn, "recvtype");
     CHECK_NOT_IN_PLACE(recvbuf, c, fn, "recvbuf");
     RUN_NB(c, fn, request,
@@ -1187,10 +1309,25 @@ FY_API int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[],
                           MPI_Comm comm)
 {
     FY_MT_ENTER();
-    return coll_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                          recvcounts, rdispls, recvtype, comm, NULL, __func__);
+    return coll_alltoallv(sendbuf, fy_vec_int(sendcounts), fy_vec_int(sdispls),
+                          sendtype, recvbuf, fy_vec_int(recvcounts),
+                          fy_vec_int(rdispls), recvtype, comm, NULL, __func__);
 }
 FY_ALIAS(MPI_Alltoallv)
+
+FY_API int PMPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
+                            const MPI_Aint sdispls[], MPI_Datatype sendtype,
+                            void *recvbuf, const MPI_Count recvcounts[],
+                            const MPI_Aint rdispls[], MPI_Datatype recvtype,
+                            MPI_Comm comm)
+{
+    FY_MT_ENTER();
+    return coll_alltoallv(sendbuf, fy_vec_wide(sendcounts),
+                          fy_vec_wide(sdispls), sendtype, recvbuf,
+                          fy_vec_wide(recvcounts), fy_vec_wide(rdispls),
+                          recvtype, comm, NULL, __func__);
+}
+FY_ALIAS(MPI_Alltoallv_c)
 
 FY_API int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[],
                            const int sdispls[], MPI_Datatype sendtype,
@@ -1202,15 +1339,33 @@ FY_API int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[],
     FY_CHECK_INIT(__func__);
     FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
              "request is NULL");
-    return coll_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                          recvcounts, rdispls, recvtype, comm, request,
+    return coll_alltoallv(sendbuf, fy_vec_int(sendcounts), fy_vec_int(sdispls),
+                          sendtype, recvbuf, fy_vec_int(recvcounts),
+                          fy_vec_int(rdispls), recvtype, comm, request,
                           __func__);
 }
 FY_ALIAS(MPI_Ialltoallv)
 
+FY_API int PMPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
+                             const MPI_Aint sdispls[], MPI_Datatype sendtype,
+                             void *recvbuf, const MPI_Count recvcounts[],
+                             const MPI_Aint rdispls[], MPI_Datatype recvtype,
+                             MPI_Comm comm, MPI_Request *request)
+{
+    FY_MT_ENTER();
+    FY_CHECK_INIT(__func__);
+    FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
+             "request is NULL");
+    return coll_alltoallv(sendbuf, fy_vec_wide(sendcounts),
+                          fy_vec_wide(sdispls), sendtype, recvbuf,
+                          fy_vec_wide(recvcounts), fy_vec_wide(rdispls),
+                          recvtype, comm, request, __func__);
+}
+FY_ALIAS(MPI_Ialltoallv_c)
+
 /* Resolve an alltoallw type array; entries with a zero count may be any
  * handle (even MPI_DATATYPE_NULL) and are replaced by MPI_BYTE. */
-static int get_types(const MPI_Datatype *types, const int *counts,
+static int get_types(const MPI_Datatype *types, struct fy_coll_vec counts,
                      struct fy_comm *c, const char *fn, const char *what,
                      struct fy_dtype **out)
 {
@@ -1218,7 +1373,7 @@ static int get_types(const MPI_Datatype *types, const int *counts,
     struct fy_dtype *byte = fy_dtype_get(MPI_BYTE);
     for (int i = 0; i < c->size; i++) {
         struct fy_dtype *dt = fy_dtype_get(types[i]);
-        if (counts[i] == 0 && (!dt || !dt->committed)) {
+        if (fy_vec_at(counts, i) == 0 && (!dt || !dt->committed)) {
             out[i] = byte;
             continue;
         }
@@ -1231,11 +1386,13 @@ static int get_types(const MPI_Datatype *types, const int *counts,
     return MPI_SUCCESS;
 }
 
-static int coll_alltoallw(const void *sendbuf, const int sendcounts[],
-                          const int sdispls[], const MPI_Datatype sendtypes[],
-                          void *recvbuf, const int recvcounts[],
-                          const int rdispls[], const MPI_Datatype recvtypes[],
-                          MPI_Comm comm, MPI_Request *request, const char *fn)
+static int coll_alltoallw(const void *sendbuf, struct fy_coll_vec sendcounts,
+                          struct fy_coll_vec sdispls,
+                          const MPI_Datatype sendtypes[], void *recvbuf,
+                          struct fy_coll_vec recvcounts,
+                          struct fy_coll_vec rdispls,
+                          const MPI_Datatype recvtypes[], MPI_Comm comm,
+                          MPI_Request *request, const char *fn)
 {
     FY_CHECK_INIT(fn);
     FY_GET_COMM(c, comm, fn);
@@ -1245,11 +1402,11 @@ static int coll_alltoallw(const void *sendbuf, const int sendcounts[],
                                      recvcounts, rdispls, MPI_DATATYPE_NULL,
                                      recvtypes, request, fn);
     CHECK_COUNTS(recvcounts, c, fn, "recvcounts");
-    CHECK_PTR(rdispls, c, fn);
+    CHECK_VEC(rdispls, c, fn);
     CHECK_NOT_IN_PLACE(recvbuf, c, fn, "recvbuf");
     if (sendbuf != MPI_IN_PLACE) {
         CHECK_COUNTS(sendcounts, c, fn, "sendcounts");
-        CHECK_PTR(sdispls, c, fn);
+        CHECK_VEC(sdispls, c, fn);
     }
     struct fy_dtype **dts = malloc(2 * (size_t)c->size * sizeof(*dts));
     if (!dts)
@@ -1276,10 +1433,26 @@ FY_API int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[],
                           MPI_Comm comm)
 {
     FY_MT_ENTER();
-    return coll_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
-                          recvcounts, rdispls, recvtypes, comm, NULL, __func__);
+    return coll_alltoallw(sendbuf, fy_vec_int(sendcounts), fy_vec_int(sdispls),
+                          sendtypes, recvbuf, fy_vec_int(recvcounts),
+                          fy_vec_int(rdispls), recvtypes, comm, NULL, __func__);
 }
 FY_ALIAS(MPI_Alltoallw)
+
+FY_API int PMPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
+                            const MPI_Aint sdispls[],
+                            const MPI_Datatype sendtypes[], void *recvbuf,
+                            const MPI_Count recvcounts[],
+                            const MPI_Aint rdispls[],
+                            const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+    FY_MT_ENTER();
+    return coll_alltoallw(sendbuf, fy_vec_wide(sendcounts),
+                          fy_vec_wide(sdispls), sendtypes, recvbuf,
+                          fy_vec_wide(recvcounts), fy_vec_wide(rdispls),
+                          recvtypes, comm, NULL, __func__);
+}
+FY_ALIAS(MPI_Alltoallw_c)
 
 FY_API int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[],
                            const int sdispls[], const MPI_Datatype sendtypes[],
@@ -1291,11 +1464,31 @@ FY_API int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[],
     FY_CHECK_INIT(__func__);
     FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
              "request is NULL");
-    return coll_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
-                          recvcounts, rdispls, recvtypes, comm, request,
+    return coll_alltoallw(sendbuf, fy_vec_int(sendcounts), fy_vec_int(sdispls),
+                          sendtypes, recvbuf, fy_vec_int(recvcounts),
+                          fy_vec_int(rdispls), recvtypes, comm, request,
                           __func__);
 }
 FY_ALIAS(MPI_Ialltoallw)
+
+FY_API int PMPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
+                             const MPI_Aint sdispls[],
+                             const MPI_Datatype sendtypes[], void *recvbuf,
+                             const MPI_Count recvcounts[],
+                             const MPI_Aint rdispls[],
+                             const MPI_Datatype recvtypes[], MPI_Comm comm,
+                             MPI_Request *request)
+{
+    FY_MT_ENTER();
+    FY_CHECK_INIT(__func__);
+    FY_CHECK(request != NULL, fy_comm_get(comm), MPI_ERR_ARG, __func__,
+             "request is NULL");
+    return coll_alltoallw(sendbuf, fy_vec_wide(sendcounts),
+                          fy_vec_wide(sdispls), sendtypes, recvbuf,
+                          fy_vec_wide(recvcounts), fy_vec_wide(rdispls),
+                          recvtypes, comm, request, __func__);
+}
+FY_ALIAS(MPI_Ialltoallw_c)
 
 /* ---- persistent collectives (MPI 4.0 6.13) ---------------------------- */
 
@@ -1457,8 +1650,9 @@ FY_API int PMPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf,
     FY_MT_ENTER();
     (void)info;
     PINIT_CHECK(request, comm, __func__,
-                coll_reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op,
-                                    comm, FY_PCOLL_CHECK_ONLY, __func__));
+                coll_reduce_scatter(sendbuf, recvbuf, fy_vec_int(recvcounts),
+                                    datatype, op, comm, FY_PCOLL_CHECK_ONLY,
+                                    __func__));
     struct fy_comm *c = fy_comm_get(comm);
     struct fy_pcoll_args a = {.kind = FY_PCOLL_REDUCE_SCATTER,
                               .sbuf = sendbuf,
@@ -1466,10 +1660,34 @@ FY_API int PMPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf,
                               .rtype = datatype,
                               .op = op,
                               .nr = c->size,
-                              .rcounts = recvcounts};
+                              .rcounts = fy_vec_int(recvcounts)};
     return fy_pcoll_create(c, &a, request, __func__);
 }
 FY_ALIAS(MPI_Reduce_scatter_init)
+
+FY_API int PMPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf,
+                                      const MPI_Count recvcounts[],
+                                      MPI_Datatype datatype, MPI_Op op,
+                                      MPI_Comm comm, MPI_Info info,
+                                      MPI_Request *request)
+{
+    FY_MT_ENTER();
+    (void)info;
+    PINIT_CHECK(request, comm, __func__,
+                coll_reduce_scatter(sendbuf, recvbuf, fy_vec_wide(recvcounts),
+                                    datatype, op, comm, FY_PCOLL_CHECK_ONLY,
+                                    __func__));
+    struct fy_comm *c = fy_comm_get(comm);
+    struct fy_pcoll_args a = {.kind = FY_PCOLL_REDUCE_SCATTER,
+                              .sbuf = sendbuf,
+                              .rbuf = recvbuf,
+                              .rtype = datatype,
+                              .op = op,
+                              .nr = c->size,
+                              .rcounts = fy_vec_wide(recvcounts)};
+    return fy_pcoll_create(c, &a, request, __func__);
+}
+FY_ALIAS(MPI_Reduce_scatter_init_c)
 
 /* Gather, scatter, allgather, alltoall: one shape. A non-root's receive
  * (gather) or send (scatter) side is not significant and not kept. */
@@ -1555,24 +1773,57 @@ FY_API int PMPI_Gatherv_init(const void *sendbuf, int sendcount,
     FY_MT_ENTER();
     (void)info;
     PINIT_CHECK(request, comm, __func__,
-                coll_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
-                             displs, recvtype, root, comm, FY_PCOLL_CHECK_ONLY,
+                coll_gatherv(sendbuf, sendcount, sendtype, recvbuf,
+                             fy_vec_int(recvcounts), fy_vec_int(displs),
+                             recvtype, root, comm, FY_PCOLL_CHECK_ONLY,
                              __func__));
     struct fy_comm *c = fy_comm_get(comm);
     bool is_root = c->rank == root;
-    struct fy_pcoll_args a = {.kind = FY_PCOLL_GATHERV,
-                              .sbuf = sendbuf,
-                              .scount = sendcount,
-                              .stype = sendtype,
-                              .rbuf = recvbuf,
-                              .rtype = is_root ? recvtype : MPI_DATATYPE_NULL,
-                              .root = root,
-                              .nr = c->size,
-                              .rcounts = is_root ? recvcounts : NULL,
-                              .rdispls = is_root ? displs : NULL};
+    struct fy_pcoll_args a = {
+        .kind = FY_PCOLL_GATHERV,
+        .sbuf = sendbuf,
+        .scount = sendcount,
+        .stype = sendtype,
+        .rbuf = recvbuf,
+        .rtype = is_root ? recvtype : MPI_DATATYPE_NULL,
+        .root = root,
+        .nr = c->size,
+        .rcounts = is_root ? fy_vec_int(recvcounts) : FY_VEC_NONE,
+        .rdispls = is_root ? fy_vec_int(displs) : FY_VEC_NONE};
     return fy_pcoll_create(c, &a, request, __func__);
 }
 FY_ALIAS(MPI_Gatherv_init)
+
+FY_API int PMPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount,
+                               MPI_Datatype sendtype, void *recvbuf,
+                               const MPI_Count recvcounts[],
+                               const MPI_Aint displs[], MPI_Datatype recvtype,
+                               int root, MPI_Comm comm, MPI_Info info,
+                               MPI_Request *request)
+{
+    FY_MT_ENTER();
+    (void)info;
+    PINIT_CHECK(request, comm, __func__,
+                coll_gatherv(sendbuf, sendcount, sendtype, recvbuf,
+                             fy_vec_wide(recvcounts), fy_vec_wide(displs),
+                             recvtype, root, comm, FY_PCOLL_CHECK_ONLY,
+                             __func__));
+    struct fy_comm *c = fy_comm_get(comm);
+    bool is_root = c->rank == root;
+    struct fy_pcoll_args a = {
+        .kind = FY_PCOLL_GATHERV,
+        .sbuf = sendbuf,
+        .scount = sendcount,
+        .stype = sendtype,
+        .rbuf = recvbuf,
+        .rtype = is_root ? recvtype : MPI_DATATYPE_NULL,
+        .root = root,
+        .nr = c->size,
+        .rcounts = is_root ? fy_vec_wide(recvcounts) : FY_VEC_NONE,
+        .rdispls = is_root ? fy_vec_wide(displs) : FY_VEC_NONE};
+    return fy_pcoll_create(c, &a, request, __func__);
+}
+FY_ALIAS(MPI_Gatherv_init_c)
 
 FY_API int PMPI_Scatterv_init(const void *sendbuf, const int sendcounts[],
                               const int displs[], MPI_Datatype sendtype,
@@ -1583,24 +1834,57 @@ FY_API int PMPI_Scatterv_init(const void *sendbuf, const int sendcounts[],
     FY_MT_ENTER();
     (void)info;
     PINIT_CHECK(request, comm, __func__,
-                coll_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf,
-                              recvcount, recvtype, root, comm,
-                              FY_PCOLL_CHECK_ONLY, __func__));
+                coll_scatterv(sendbuf, fy_vec_int(sendcounts),
+                              fy_vec_int(displs), sendtype, recvbuf, recvcount,
+                              recvtype, root, comm, FY_PCOLL_CHECK_ONLY,
+                              __func__));
     struct fy_comm *c = fy_comm_get(comm);
     bool is_root = c->rank == root;
-    struct fy_pcoll_args a = {.kind = FY_PCOLL_SCATTERV,
-                              .sbuf = sendbuf,
-                              .stype = is_root ? sendtype : MPI_DATATYPE_NULL,
-                              .rbuf = recvbuf,
-                              .rcount = recvcount,
-                              .rtype = recvtype,
-                              .root = root,
-                              .ns = c->size,
-                              .scounts = is_root ? sendcounts : NULL,
-                              .sdispls = is_root ? displs : NULL};
+    struct fy_pcoll_args a = {
+        .kind = FY_PCOLL_SCATTERV,
+        .sbuf = sendbuf,
+        .stype = is_root ? sendtype : MPI_DATATYPE_NULL,
+        .rbuf = recvbuf,
+        .rcount = recvcount,
+        .rtype = recvtype,
+        .root = root,
+        .ns = c->size,
+        .scounts = is_root ? fy_vec_int(sendcounts) : FY_VEC_NONE,
+        .sdispls = is_root ? fy_vec_int(displs) : FY_VEC_NONE};
     return fy_pcoll_create(c, &a, request, __func__);
 }
 FY_ALIAS(MPI_Scatterv_init)
+
+FY_API int PMPI_Scatterv_init_c(const void *sendbuf,
+                                const MPI_Count sendcounts[],
+                                const MPI_Aint displs[], MPI_Datatype sendtype,
+                                void *recvbuf, MPI_Count recvcount,
+                                MPI_Datatype recvtype, int root, MPI_Comm comm,
+                                MPI_Info info, MPI_Request *request)
+{
+    FY_MT_ENTER();
+    (void)info;
+    PINIT_CHECK(request, comm, __func__,
+                coll_scatterv(sendbuf, fy_vec_wide(sendcounts),
+                              fy_vec_wide(displs), sendtype, recvbuf, recvcount,
+                              recvtype, root, comm, FY_PCOLL_CHECK_ONLY,
+                              __func__));
+    struct fy_comm *c = fy_comm_get(comm);
+    bool is_root = c->rank == root;
+    struct fy_pcoll_args a = {
+        .kind = FY_PCOLL_SCATTERV,
+        .sbuf = sendbuf,
+        .stype = is_root ? sendtype : MPI_DATATYPE_NULL,
+        .rbuf = recvbuf,
+        .rcount = recvcount,
+        .rtype = recvtype,
+        .root = root,
+        .ns = c->size,
+        .scounts = is_root ? fy_vec_wide(sendcounts) : FY_VEC_NONE,
+        .sdispls = is_root ? fy_vec_wide(displs) : FY_VEC_NONE};
+    return fy_pcoll_create(c, &a, request, __func__);
+}
+FY_ALIAS(MPI_Scatterv_init_c)
 
 FY_API int PMPI_Allgatherv_init(const void *sendbuf, int sendcount,
                                 MPI_Datatype sendtype, void *recvbuf,
@@ -1612,8 +1896,8 @@ FY_API int PMPI_Allgatherv_init(const void *sendbuf, int sendcount,
     (void)info;
     PINIT_CHECK(request, comm, __func__,
                 coll_allgatherv(sendbuf, sendcount, sendtype, recvbuf,
-                                recvcounts, displs, recvtype, comm,
-                                FY_PCOLL_CHECK_ONLY, __func__));
+                                fy_vec_int(recvcounts), fy_vec_int(displs),
+                                recvtype, comm, FY_PCOLL_CHECK_ONLY, __func__));
     struct fy_comm *c = fy_comm_get(comm);
     struct fy_pcoll_args a = {.kind = FY_PCOLL_ALLGATHERV,
                               .sbuf = sendbuf,
@@ -1622,11 +1906,38 @@ FY_API int PMPI_Allgatherv_init(const void *sendbuf, int sendcount,
                               .rbuf = recvbuf,
                               .rtype = recvtype,
                               .nr = c->size,
-                              .rcounts = recvcounts,
-                              .rdispls = displs};
+                              .rcounts = fy_vec_int(recvcounts),
+                              .rdispls = fy_vec_int(displs)};
     return fy_pcoll_create(c, &a, request, __func__);
 }
 FY_ALIAS(MPI_Allgatherv_init)
+
+FY_API int PMPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount,
+                                  MPI_Datatype sendtype, void *recvbuf,
+                                  const MPI_Count recvcounts[],
+                                  const MPI_Aint displs[],
+                                  MPI_Datatype recvtype, MPI_Comm comm,
+                                  MPI_Info info, MPI_Request *request)
+{
+    FY_MT_ENTER();
+    (void)info;
+    PINIT_CHECK(request, comm, __func__,
+                coll_allgatherv(sendbuf, sendcount, sendtype, recvbuf,
+                                fy_vec_wide(recvcounts), fy_vec_wide(displs),
+                                recvtype, comm, FY_PCOLL_CHECK_ONLY, __func__));
+    struct fy_comm *c = fy_comm_get(comm);
+    struct fy_pcoll_args a = {.kind = FY_PCOLL_ALLGATHERV,
+                              .sbuf = sendbuf,
+                              .scount = sendcount,
+                              .stype = sendtype,
+                              .rbuf = recvbuf,
+                              .rtype = recvtype,
+                              .nr = c->size,
+                              .rcounts = fy_vec_wide(recvcounts),
+                              .rdispls = fy_vec_wide(displs)};
+    return fy_pcoll_create(c, &a, request, __func__);
+}
+FY_ALIAS(MPI_Allgatherv_init_c)
 
 FY_API int PMPI_Alltoallv_init(const void *sendbuf, const int sendcounts[],
                                const int sdispls[], MPI_Datatype sendtype,
@@ -1638,25 +1949,59 @@ FY_API int PMPI_Alltoallv_init(const void *sendbuf, const int sendcounts[],
     FY_MT_ENTER();
     (void)info;
     PINIT_CHECK(request, comm, __func__,
-                coll_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                               recvcounts, rdispls, recvtype, comm,
-                               FY_PCOLL_CHECK_ONLY, __func__));
+                coll_alltoallv(sendbuf, fy_vec_int(sendcounts),
+                               fy_vec_int(sdispls), sendtype, recvbuf,
+                               fy_vec_int(recvcounts), fy_vec_int(rdispls),
+                               recvtype, comm, FY_PCOLL_CHECK_ONLY, __func__));
     struct fy_comm *c = fy_comm_get(comm);
     bool in_place = sendbuf == MPI_IN_PLACE;
-    struct fy_pcoll_args a = {.kind = FY_PCOLL_ALLTOALLV,
-                              .sbuf = sendbuf,
-                              .stype = sendtype,
-                              .rbuf = recvbuf,
-                              .rtype = recvtype,
-                              .ns = c->size,
-                              .nr = c->size,
-                              .scounts = in_place ? NULL : sendcounts,
-                              .sdispls = in_place ? NULL : sdispls,
-                              .rcounts = recvcounts,
-                              .rdispls = rdispls};
+    struct fy_pcoll_args a = {
+        .kind = FY_PCOLL_ALLTOALLV,
+        .sbuf = sendbuf,
+        .stype = sendtype,
+        .rbuf = recvbuf,
+        .rtype = recvtype,
+        .ns = c->size,
+        .nr = c->size,
+        .scounts = in_place ? FY_VEC_NONE : fy_vec_int(sendcounts),
+        .sdispls = in_place ? FY_VEC_NONE : fy_vec_int(sdispls),
+        .rcounts = fy_vec_int(recvcounts),
+        .rdispls = fy_vec_int(rdispls)};
     return fy_pcoll_create(c, &a, request, __func__);
 }
 FY_ALIAS(MPI_Alltoallv_init)
+
+FY_API int
+PMPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+                      const MPI_Aint sdispls[], MPI_Datatype sendtype,
+                      void *recvbuf, const MPI_Count recvcounts[],
+                      const MPI_Aint rdispls[], MPI_Datatype recvtype,
+                      MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    FY_MT_ENTER();
+    (void)info;
+    PINIT_CHECK(request, comm, __func__,
+                coll_alltoallv(sendbuf, fy_vec_wide(sendcounts),
+                               fy_vec_wide(sdispls), sendtype, recvbuf,
+                               fy_vec_wide(recvcounts), fy_vec_wide(rdispls),
+                               recvtype, comm, FY_PCOLL_CHECK_ONLY, __func__));
+    struct fy_comm *c = fy_comm_get(comm);
+    bool in_place = sendbuf == MPI_IN_PLACE;
+    struct fy_pcoll_args a = {
+        .kind = FY_PCOLL_ALLTOALLV,
+        .sbuf = sendbuf,
+        .stype = sendtype,
+        .rbuf = recvbuf,
+        .rtype = recvtype,
+        .ns = c->size,
+        .nr = c->size,
+        .scounts = in_place ? FY_VEC_NONE : fy_vec_wide(sendcounts),
+        .sdispls = in_place ? FY_VEC_NONE : fy_vec_wide(sdispls),
+        .rcounts = fy_vec_wide(recvcounts),
+        .rdispls = fy_vec_wide(rdispls)};
+    return fy_pcoll_create(c, &a, request, __func__);
+}
+FY_ALIAS(MPI_Alltoallv_init_c)
 
 FY_API int PMPI_Alltoallw_init(const void *sendbuf, const int sendcounts[],
                                const int sdispls[],
@@ -1668,22 +2013,56 @@ FY_API int PMPI_Alltoallw_init(const void *sendbuf, const int sendcounts[],
     FY_MT_ENTER();
     (void)info;
     PINIT_CHECK(request, comm, __func__,
-                coll_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
-                               recvcounts, rdispls, recvtypes, comm,
-                               FY_PCOLL_CHECK_ONLY, __func__));
+                coll_alltoallw(sendbuf, fy_vec_int(sendcounts),
+                               fy_vec_int(sdispls), sendtypes, recvbuf,
+                               fy_vec_int(recvcounts), fy_vec_int(rdispls),
+                               recvtypes, comm, FY_PCOLL_CHECK_ONLY, __func__));
     struct fy_comm *c = fy_comm_get(comm);
     bool in_place = sendbuf == MPI_IN_PLACE;
-    struct fy_pcoll_args a = {.kind = FY_PCOLL_ALLTOALLW,
-                              .sbuf = sendbuf,
-                              .rbuf = recvbuf,
-                              .ns = c->size,
-                              .nr = c->size,
-                              .scounts = in_place ? NULL : sendcounts,
-                              .sdispls = in_place ? NULL : sdispls,
-                              .stypes = in_place ? NULL : sendtypes,
-                              .rcounts = recvcounts,
-                              .rdispls = rdispls,
-                              .rtypes = recvtypes};
+    struct fy_pcoll_args a = {
+        .kind = FY_PCOLL_ALLTOALLW,
+        .sbuf = sendbuf,
+        .rbuf = recvbuf,
+        .ns = c->size,
+        .nr = c->size,
+        .scounts = in_place ? FY_VEC_NONE : fy_vec_int(sendcounts),
+        .sdispls = in_place ? FY_VEC_NONE : fy_vec_int(sdispls),
+        .stypes = in_place ? NULL : sendtypes,
+        .rcounts = fy_vec_int(recvcounts),
+        .rdispls = fy_vec_int(rdispls),
+        .rtypes = recvtypes};
     return fy_pcoll_create(c, &a, request, __func__);
 }
 FY_ALIAS(MPI_Alltoallw_init)
+
+FY_API int
+PMPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+                      const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                      void *recvbuf, const MPI_Count recvcounts[],
+                      const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                      MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    FY_MT_ENTER();
+    (void)info;
+    PINIT_CHECK(request, comm, __func__,
+                coll_alltoallw(sendbuf, fy_vec_wide(sendcounts),
+                               fy_vec_wide(sdispls), sendtypes, recvbuf,
+                               fy_vec_wide(recvcounts), fy_vec_wide(rdispls),
+                               recvtypes, comm, FY_PCOLL_CHECK_ONLY, __func__));
+    struct fy_comm *c = fy_comm_get(comm);
+    bool in_place = sendbuf == MPI_IN_PLACE;
+    struct fy_pcoll_args a = {
+        .kind = FY_PCOLL_ALLTOALLW,
+        .sbuf = sendbuf,
+        .rbuf = recvbuf,
+        .ns = c->size,
+        .nr = c->size,
+        .scounts = in_place ? FY_VEC_NONE : fy_vec_wide(sendcounts),
+        .sdispls = in_place ? FY_VEC_NONE : fy_vec_wide(sdispls),
+        .stypes = in_place ? NULL : sendtypes,
+        .rcounts = fy_vec_wide(recvcounts),
+        .rdispls = fy_vec_wide(rdispls),
+        .rtypes = recvtypes};
+    return fy_pcoll_create(c, &a, request, __func__);
+}
+FY_ALIAS(MPI_Alltoallw_init_c)

@@ -39,13 +39,14 @@ static int finish(struct fy_comm *c, int rc, const char *fn)
              "remote group [0, %d)",                                           \
              root, (c)->p2p_group->size)
 
-static int check_counts(const int *counts, int n, struct fy_comm *c,
+static int check_counts(struct fy_coll_vec counts, int n, struct fy_comm *c,
                         const char *fn, const char *what)
 {
-    FY_CHECK(counts != NULL, c, MPI_ERR_ARG, fn, "%s is NULL", what);
+    FY_CHECK(counts.p != NULL, c, MPI_ERR_ARG, fn, "%s is NULL", what);
     for (int i = 0; i < n; i++)
-        FY_CHECK(counts[i] >= 0, c, MPI_ERR_COUNT, fn,
-                 "%s[%d] = %d is negative", what, i, counts[i]);
+        FY_CHECK(fy_vec_at(counts, i) >= 0, c, MPI_ERR_COUNT, fn,
+                 "%s[%d] = %lld is negative", what, i,
+                 (long long)fy_vec_at(counts, i));
     return MPI_SUCCESS;
 }
 
@@ -111,12 +112,12 @@ int fy_mpi_inter_allreduce(struct fy_comm *c, const void *sbuf, void *rbuf,
 }
 
 int fy_mpi_inter_reduce_scatter(struct fy_comm *c, const void *sbuf, void *rbuf,
-                                MPI_Count rcount, const int *rcounts,
+                                MPI_Count rcount, struct fy_coll_vec rcounts,
                                 MPI_Datatype datatype, MPI_Op op,
                                 MPI_Request *request, const char *fn)
 {
     CHECK_BLOCKING(c, request, fn);
-    if (rcounts)
+    if (rcounts.p)
         CHECK_COUNTS(rcounts, c->size, c, fn, "recvcounts");
     else
         CHECK_COUNT(rcount, c, fn, "recvcount");
@@ -131,20 +132,20 @@ int fy_mpi_inter_reduce_scatter(struct fy_comm *c, const void *sbuf, void *rbuf,
 
 int fy_mpi_inter_gather(struct fy_comm *c, const void *sbuf, MPI_Count scount,
                         MPI_Datatype stype, void *rbuf, MPI_Count rcount,
-                        const int *rcounts, const int *displs,
+                        struct fy_coll_vec rcounts, struct fy_coll_vec displs,
                         MPI_Datatype rtype, int root, MPI_Request *request,
                         const char *fn)
 {
     CHECK_BLOCKING(c, request, fn);
     CHECK_ROOT(root, c, fn);
-    struct fy_coll_layout l = {0};
+    struct fy_coll_layout l = {.buf = NULL};
     struct fy_dtype *sdt = NULL;
     if (root == MPI_ROOT) {
         GET_DT(r, rtype, c, fn, "recvtype");
         CHECK_NOT_IN_PLACE(rbuf, c, fn, "recvbuf");
-        if (rcounts) {
+        if (rcounts.p) {
             CHECK_COUNTS(rcounts, c->p2p_group->size, c, fn, "recvcounts");
-            FY_CHECK(displs != NULL, c, MPI_ERR_ARG, fn, "displs is NULL");
+            FY_CHECK(displs.p != NULL, c, MPI_ERR_ARG, fn, "displs is NULL");
         } else {
             CHECK_COUNT(rcount, c, fn, "recvcount");
         }
@@ -163,21 +164,21 @@ int fy_mpi_inter_gather(struct fy_comm *c, const void *sbuf, MPI_Count scount,
 }
 
 int fy_mpi_inter_scatter(struct fy_comm *c, const void *sbuf, MPI_Count scount,
-                         const int *scounts, const int *displs,
+                         struct fy_coll_vec scounts, struct fy_coll_vec displs,
                          MPI_Datatype stype, void *rbuf, MPI_Count rcount,
                          MPI_Datatype rtype, int root, MPI_Request *request,
                          const char *fn)
 {
     CHECK_BLOCKING(c, request, fn);
     CHECK_ROOT(root, c, fn);
-    struct fy_coll_layout l = {0};
+    struct fy_coll_layout l = {.buf = NULL};
     struct fy_dtype *rdt = NULL;
     if (root == MPI_ROOT) {
         GET_DT(s, stype, c, fn, "sendtype");
         CHECK_NOT_IN_PLACE(sbuf, c, fn, "sendbuf");
-        if (scounts) {
+        if (scounts.p) {
             CHECK_COUNTS(scounts, c->p2p_group->size, c, fn, "sendcounts");
-            FY_CHECK(displs != NULL, c, MPI_ERR_ARG, fn, "displs is NULL");
+            FY_CHECK(displs.p != NULL, c, MPI_ERR_ARG, fn, "displs is NULL");
         } else {
             CHECK_COUNT(scount, c, fn, "sendcount");
         }
@@ -197,8 +198,8 @@ int fy_mpi_inter_scatter(struct fy_comm *c, const void *sbuf, MPI_Count scount,
 
 int fy_mpi_inter_allgather(struct fy_comm *c, const void *sbuf,
                            MPI_Count scount, MPI_Datatype stype, void *rbuf,
-                           MPI_Count rcount, const int *rcounts,
-                           const int *displs, MPI_Datatype rtype,
+                           MPI_Count rcount, struct fy_coll_vec rcounts,
+                           struct fy_coll_vec displs, MPI_Datatype rtype,
                            MPI_Request *request, const char *fn)
 {
     CHECK_BLOCKING(c, request, fn);
@@ -207,9 +208,9 @@ int fy_mpi_inter_allgather(struct fy_comm *c, const void *sbuf,
     CHECK_COUNT(scount, c, fn, "sendcount");
     GET_DT(sdt, stype, c, fn, "sendtype");
     GET_DT(rdt, rtype, c, fn, "recvtype");
-    if (rcounts) {
+    if (rcounts.p) {
         CHECK_COUNTS(rcounts, c->p2p_group->size, c, fn, "recvcounts");
-        FY_CHECK(displs != NULL, c, MPI_ERR_ARG, fn, "displs is NULL");
+        FY_CHECK(displs.p != NULL, c, MPI_ERR_ARG, fn, "displs is NULL");
     } else {
         CHECK_COUNT(rcount, c, fn, "recvcount");
     }
@@ -223,14 +224,14 @@ int fy_mpi_inter_allgather(struct fy_comm *c, const void *sbuf,
 
 /* Resolve a w-form type array of n entries (zero-count entries may be any
  * handle, as for intracommunicators). */
-static int get_types(const MPI_Datatype *types, const int *counts, int n,
-                     struct fy_comm *c, const char *fn, const char *what,
+static int get_types(const MPI_Datatype *types, struct fy_coll_vec counts,
+                     int n, struct fy_comm *c, const char *fn, const char *what,
                      struct fy_dtype **out)
 {
     FY_CHECK(types != NULL, c, MPI_ERR_ARG, fn, "%s is NULL", what);
     for (int i = 0; i < n; i++) {
         struct fy_dtype *dt = fy_dtype_get(types[i]);
-        if (counts[i] == 0 && (!dt || !dt->committed)) {
+        if (fy_vec_at(counts, i) == 0 && (!dt || !dt->committed)) {
             out[i] = fy_dtype_get(MPI_BYTE);
             continue;
         }
@@ -243,10 +244,11 @@ static int get_types(const MPI_Datatype *types, const int *counts, int n,
 }
 
 int fy_mpi_inter_alltoall(struct fy_comm *c, const void *sbuf, MPI_Count scount,
-                          const int *scounts, const int *sdispls,
-                          MPI_Datatype stype, const MPI_Datatype *stypes,
-                          void *rbuf, MPI_Count rcount, const int *rcounts,
-                          const int *rdispls, MPI_Datatype rtype,
+                          struct fy_coll_vec scounts,
+                          struct fy_coll_vec sdispls, MPI_Datatype stype,
+                          const MPI_Datatype *stypes, void *rbuf,
+                          MPI_Count rcount, struct fy_coll_vec rcounts,
+                          struct fy_coll_vec rdispls, MPI_Datatype rtype,
                           const MPI_Datatype *rtypes, MPI_Request *request,
                           const char *fn)
 {
@@ -256,10 +258,10 @@ int fy_mpi_inter_alltoall(struct fy_comm *c, const void *sbuf, MPI_Count scount,
     int n = c->p2p_group->size;
     struct fy_coll_layout sl = {.buf = sbuf, .count = scount},
                           rl = {.buf = rbuf, .count = rcount};
-    if (scounts) {
+    if (scounts.p) {
         CHECK_COUNTS(scounts, n, c, fn, "sendcounts");
         CHECK_COUNTS(rcounts, n, c, fn, "recvcounts");
-        FY_CHECK(sdispls != NULL && rdispls != NULL, c, MPI_ERR_ARG, fn,
+        FY_CHECK(sdispls.p != NULL && rdispls.p != NULL, c, MPI_ERR_ARG, fn,
                  "a displacement array is NULL");
         sl.counts = scounts;
         sl.displs = sdispls;

@@ -8,6 +8,7 @@
 #ifndef FY_MPI_COLL_INTER_H
 #define FY_MPI_COLL_INTER_H
 
+#include "coll/coll.h"
 #include "mpi/mpi_impl.h"
 
 int fy_mpi_inter_barrier(struct fy_comm *c, MPI_Request *request,
@@ -23,32 +24,33 @@ int fy_mpi_inter_allreduce(struct fy_comm *c, const void *sbuf, void *rbuf,
                            MPI_Request *request, const char *fn);
 /* rcounts NULL: the _block form with rcount. */
 int fy_mpi_inter_reduce_scatter(struct fy_comm *c, const void *sbuf, void *rbuf,
-                                MPI_Count rcount, const int *rcounts,
+                                MPI_Count rcount, struct fy_coll_vec rcounts,
                                 MPI_Datatype datatype, MPI_Op op,
                                 MPI_Request *request, const char *fn);
 /* rcounts NULL: uniform rcount; else rcounts/displs (v). */
 int fy_mpi_inter_gather(struct fy_comm *c, const void *sbuf, MPI_Count scount,
                         MPI_Datatype stype, void *rbuf, MPI_Count rcount,
-                        const int *rcounts, const int *displs,
+                        struct fy_coll_vec rcounts, struct fy_coll_vec displs,
                         MPI_Datatype rtype, int root, MPI_Request *request,
                         const char *fn);
 int fy_mpi_inter_scatter(struct fy_comm *c, const void *sbuf, MPI_Count scount,
-                         const int *scounts, const int *displs,
+                         struct fy_coll_vec scounts, struct fy_coll_vec displs,
                          MPI_Datatype stype, void *rbuf, MPI_Count rcount,
                          MPI_Datatype rtype, int root, MPI_Request *request,
                          const char *fn);
 int fy_mpi_inter_allgather(struct fy_comm *c, const void *sbuf,
                            MPI_Count scount, MPI_Datatype stype, void *rbuf,
-                           MPI_Count rcount, const int *rcounts,
-                           const int *displs, MPI_Datatype rtype,
+                           MPI_Count rcount, struct fy_coll_vec rcounts,
+                           struct fy_coll_vec displs, MPI_Datatype rtype,
                            MPI_Request *request, const char *fn);
 /* Uniform (counts NULL), v (counts, displs, one type) or w (types
  * arrays set: displs in bytes). */
 int fy_mpi_inter_alltoall(struct fy_comm *c, const void *sbuf, MPI_Count scount,
-                          const int *scounts, const int *sdispls,
-                          MPI_Datatype stype, const MPI_Datatype *stypes,
-                          void *rbuf, MPI_Count rcount, const int *rcounts,
-                          const int *rdispls, MPI_Datatype rtype,
+                          struct fy_coll_vec scounts,
+                          struct fy_coll_vec sdispls, MPI_Datatype stype,
+                          const MPI_Datatype *stypes, void *rbuf,
+                          MPI_Count rcount, struct fy_coll_vec rcounts,
+                          struct fy_coll_vec rdispls, MPI_Datatype rtype,
                           const MPI_Datatype *rtypes, MPI_Request *request,
                           const char *fn);
 

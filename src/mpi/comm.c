@@ -215,10 +215,11 @@ FY_API int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key,
                                 MPI_Info info, MPI_Comm *newcomm)
 {
     FY_MT_ENTER();
-    (void)info;
     FY_CHECK_INIT(__func__);
     FY_GET_COMM(c, comm, __func__);
     FY_CHECK_PTR(newcomm, c, __func__);
+    FY_CHECK(info == MPI_INFO_NULL || fy_info_get(info), c, MPI_ERR_INFO,
+             __func__, "invalid info object 0x%x", (unsigned)info);
     int color;
     switch (split_type) {
     case MPI_COMM_TYPE_SHARED:
@@ -228,9 +229,20 @@ FY_API int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key,
          * intercommunicator of the node's processes of both groups. */
         color = 0;
         break;
-    case MPI_COMM_TYPE_HW_GUIDED:
+    case MPI_COMM_TYPE_HW_GUIDED: {
+        /* MPI 4.0 7.4.2: the resource type "mpi_shared_memory" is
+         * MPI_COMM_TYPE_SHARED's split; no other hardware level is
+         * exposed, and an unknown one gives MPI_COMM_NULL. */
+        const char *v =
+            info == MPI_INFO_NULL
+                ? NULL
+                : fy_info_lookup(fy_info_get(info), "mpi_hw_resource_type");
+        color = v && strcmp(v, "mpi_shared_memory") == 0 ? 0 : MPI_UNDEFINED;
+        break;
+    }
     case MPI_COMM_TYPE_HW_UNGUIDED:
-        /* No hardware hierarchy is exposed: MPI allows MPI_COMM_NULL. */
+        /* No hardware hierarchy below the node is exposed: MPI allows
+         * MPI_COMM_NULL. */
     case MPI_UNDEFINED:
         color = MPI_UNDEFINED;
         break;

@@ -55,14 +55,20 @@ static int publish(struct fy_dtype *dt, MPI_Datatype *out, const char *fn)
     return MPI_SUCCESS;
 }
 
-/* A constructor's arguments, kept for MPI_Type_get_contents. */
+/* A constructor's arguments, kept for MPI_Type_get_contents. The _c
+ * constructors record theirs exactly as their int twins do when every
+ * value fits an int (so MPI_Type_get_envelope works and the two agree),
+ * and otherwise as MPI 4.0's large-count layout: every count,
+ * block length, stride and displacement in the large counts, in
+ * argument order (ni only for int-only arguments such as ndims). */
 struct args {
     int combiner;
     int ni, na, nt;
     const int *ints;
     const MPI_Aint *aints;
     struct fy_dtype *const *types;
-    MPI_Count count; /* MPI_Type_contiguous_c beyond INT_MAX: a large count */
+    int nc;
+    const MPI_Count *counts;
 };
 
 /* The common tail of every constructor: record its arguments, publish. */
@@ -71,15 +77,53 @@ static int finish(int rc, struct fy_dtype *dt, const struct args *a,
 {
     if (rc)
         return ctor_err(rc, fn);
-    int nc = a->count > INT_MAX;
-    rc = fy_dtype_set_contents(dt, a->combiner, nc ? 0 : a->ni, a->ints, a->na,
-                               a->aints, nc, &a->count, a->nt, a->types);
+    rc = fy_dtype_set_contents(dt, a->combiner, a->ni, a->ints, a->na, a->aints,
+                               a->nc, a->counts, a->nt, a->types);
     if (rc) {
         fy_dtype_release(dt);
         return ctor_err(rc, fn);
     }
     return publish(dt, out, fn);
 }
+
+static bool fits_int(MPI_Count v)
+{
+    return v >= INT_MIN && v <= INT_MAX;
+}
+
+/* An array argument of either width: int (classic) or MPI_Count/MPI_Aint
+ * (_c); NULL when absent. */
+struct ivec {
+    const int *i;
+    const MPI_Count *c;
+};
+
+static MPI_Count ivec_at(struct ivec v, MPI_Count k)
+{
+    return v.c ? v.c[k] : v.i[k];
+}
+
+static bool ivec_null(struct ivec v)
+{
+    return !v.i && !v.c;
+}
+
+static struct ivec vint(const int *a)
+{
+    return (struct ivec){.i = a, .c = NULL};
+}
+
+static struct ivec vbig(const MPI_Count *a)
+{
+    return (struct ivec){.i = NULL, .c = a};
+}
+
+/* The int counts of a constructor that takes at most INT_MAX blocks in
+ * its int form: refuse more when the array layout needs an int count. */
+#define CHECK_NBLOCKS(count, fn)                                               \
+    FY_CHECK((count) <= INT_MAX, NULL, MPI_ERR_COUNT, fn,                      \
+             "count %lld: Ferry builds at most INT_MAX blocks",                \
+             (long long)(count))
 
 /* ---- constructors ---------------------------------------------------- */
 
@@ -93,7 +137,16 @@ static int contiguous(MPI_Count count, MPI_Datatype oldtype,
     struct fy_dtype *dt = NULL;
     int rc = fy_dtype_contiguous(count, old, &dt);
     int n = (int)FY_MIN(count, (MPI_Count)INT_MAX);
-    struct args a = {MPI_COMBINER_CONTIGUOUS, 1, 0, 1, &n, NULL, &old, count};
+    bool big = !fits_int(count);
+    struct args a = {MPI_COMBINER_CONTIGUOUS,
+                     big ? 0 : 1,
+                     0,
+                     1,
+                     &n,
+                     NULL,
+                     &old,
+                     big,
+                     &count};
     return finish(rc, dt, &a, newtype, fn);
 }
 
@@ -114,21 +167,24 @@ FY_API int PMPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype,
 FY_ALIAS(MPI_Type_contiguous_c)
 
 /* stride_in_bytes: hvector; otherwise the stride counts old extents. */
-static int vector(int count, int blocklength, MPI_Aint stride,
+static int vector(MPI_Count count, MPI_Count blocklength, MPI_Aint stride,
                   bool stride_in_bytes, MPI_Datatype oldtype,
                   MPI_Datatype *newtype, const char *fn)
 {
     FY_CHECK_INIT(fn);
     CHECK_COUNT(count, fn);
     FY_CHECK(blocklength >= 0, NULL, MPI_ERR_ARG, fn,
-             "blocklength %d is negative", blocklength);
+             "blocklength %lld is negative", (long long)blocklength);
     CHECK_PTR(newtype, fn);
     GET_TYPE(old, oldtype, fn);
     MPI_Aint bytes = stride_in_bytes ? stride : stride * old->extent;
     struct fy_dtype *dt = NULL;
     int combiner = stride_in_bytes ? MPI_COMBINER_HVECTOR : MPI_COMBINER_VECTOR;
     int rc = fy_dtype_vector(count, blocklength, bytes, old, combiner, &dt);
-    int ints[3] = {count, blocklength, (int)stride};
+    bool big = !fits_int(count) || !fits_int(blocklength) ||
+               (!stride_in_bytes && !fits_int(stride));
+    int ints[3] = {(int)count, (int)blocklength, (int)stride};
+    MPI_Count counts[3] = {count, blocklength, stride};
     struct args a = {combiner,
                      stride_in_bytes ? 2 : 3,
                      stride_in_bytes,
@@ -136,7 +192,10 @@ static int vector(int count, int blocklength, MPI_Aint stride,
                      ints,
                      &stride,
                      &old,
-                     0};
+                     0,
+                     NULL};
+    if (big) /* MPI 4.0: the (h)vector_c stride is a large count too */
+        a = (struct args){combiner, 0, 0, 1, NULL, NULL, &old, 3, counts};
     return finish(rc, dt, &a, newtype, fn);
 }
 
@@ -149,6 +208,16 @@ FY_API int PMPI_Type_vector(int count, int blocklength, int stride,
 }
 FY_ALIAS(MPI_Type_vector)
 
+FY_API int PMPI_Type_vector_c(MPI_Count count, MPI_Count blocklength,
+                              MPI_Count stride, MPI_Datatype oldtype,
+                              MPI_Datatype *newtype)
+{
+    FY_MT_ENTER();
+    return vector(count, blocklength, stride, false, oldtype, newtype,
+                  __func__);
+}
+FY_ALIAS(MPI_Type_vector_c)
+
 FY_API int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride,
                                     MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
@@ -156,6 +225,15 @@ FY_API int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride,
     return vector(count, blocklength, stride, true, oldtype, newtype, __func__);
 }
 FY_ALIAS(MPI_Type_create_hvector)
+
+FY_API int PMPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength,
+                                      MPI_Count stride, MPI_Datatype oldtype,
+                                      MPI_Datatype *newtype)
+{
+    FY_MT_ENTER();
+    return vector(count, blocklength, stride, true, oldtype, newtype, __func__);
+}
+FY_ALIAS(MPI_Type_create_hvector_c)
 
 FY_API int PMPI_Type_hvector(int count, int blocklength, MPI_Aint stride,
                              MPI_Datatype oldtype, MPI_Datatype *newtype)
@@ -168,62 +246,87 @@ FY_ALIAS(MPI_Type_hvector)
 /* The indexed family: per-block lengths (or one shared 'blocklen' when
  * blocklens is NULL) and displacements in elements (idisps, scaled by the
  * old extent) or bytes (adisps). */
-static int indexed(int count, const int *blocklens, int blocklen,
-                   const int *idisps, const MPI_Aint *adisps,
-                   MPI_Datatype oldtype, MPI_Datatype *newtype, int combiner,
-                   const char *fn)
+static int indexed(MPI_Count count, struct ivec blocklens, MPI_Count blocklen,
+                   struct ivec idisps, struct ivec adisps, MPI_Datatype oldtype,
+                   MPI_Datatype *newtype, int combiner, const char *fn)
 {
     FY_CHECK_INIT(fn);
     CHECK_COUNT(count, fn);
+    CHECK_NBLOCKS(count, fn);
     CHECK_PTR(newtype, fn);
-    FY_CHECK(count == 0 || idisps || adisps, NULL, MPI_ERR_ARG, fn,
-             "array_of_displacements is NULL");
+    FY_CHECK(count == 0 || !ivec_null(idisps) || !ivec_null(adisps), NULL,
+             MPI_ERR_ARG, fn, "array_of_displacements is NULL");
     GET_TYPE(old, oldtype, fn);
-    FY_CHECK(blocklens || blocklen >= 0, NULL, MPI_ERR_ARG, fn,
-             "blocklength %d is negative", blocklen);
-    MPI_Count *bl = malloc(((size_t)count + 1) * sizeof(*bl));
-    MPI_Aint *d = malloc(((size_t)count + 1) * sizeof(*d));
-    /* get_contents: count, the block length(s), int displacements. */
-    int *ints = malloc(((size_t)count * 2 + 2) * sizeof(*ints));
-    if (!bl || !d || !ints) {
+    bool per_block = !ivec_null(blocklens), elems = !ivec_null(idisps);
+    FY_CHECK(per_block || blocklen >= 0, NULL, MPI_ERR_ARG, fn,
+             "blocklength %lld is negative", (long long)blocklen);
+    size_t n = (size_t)count;
+    MPI_Count *bl = malloc((n + 1) * sizeof(*bl));
+    MPI_Aint *d = malloc((n + 1) * sizeof(*d));
+    /* get_contents: count, the block length(s), the displacements, as
+     * ints (with aints for bytes) or all as large counts. */
+    int *ints = malloc((n * 2 + 2) * sizeof(*ints));
+    MPI_Count *counts = malloc((n * 2 + 2) * sizeof(*counts));
+    MPI_Aint *aints = malloc((n + 1) * sizeof(*aints));
+    if (!bl || !d || !ints || !counts || !aints) {
         free(bl);
         free(d);
         free(ints);
+        free(counts);
+        free(aints);
         return fy_mpi_err(NULL, MPI_ERR_OTHER, fn, "out of memory");
     }
-    int ni = 0;
-    ints[ni++] = count;
-    if (blocklens)
-        for (int i = 0; i < count; i++)
-            ints[ni++] = blocklens[i];
+    int nc = 0;
+    counts[nc++] = count;
+    if (per_block)
+        for (size_t i = 0; i < n; i++)
+            counts[nc++] = ivec_at(blocklens, (MPI_Count)i);
     else
-        ints[ni++] = blocklen;
-    if (idisps)
-        for (int i = 0; i < count; i++)
-            ints[ni++] = idisps[i];
-    for (int i = 0; i < count; i++) {
-        int b = blocklens ? blocklens[i] : blocklen;
-        if (b < 0) {
-            free(bl);
-            free(d);
-            free(ints);
-            return fy_mpi_err(NULL, MPI_ERR_ARG, fn,
-                              "blocklength %d of block %d is negative", b, i);
-        }
+        counts[nc++] = blocklen;
+    int nlens = nc; /* count and block lengths: ints in the int layout */
+    for (size_t i = 0; i < n; i++)
+        counts[nc++] = elems ? ivec_at(idisps, (MPI_Count)i)
+                             : ivec_at(adisps, (MPI_Count)i);
+    int err = MPI_SUCCESS;
+    bool big = false;
+    for (int k = 0; k < nc && !big; k++)
+        big = !fits_int(counts[k]) && (k < nlens || elems);
+    for (size_t i = 0; i < n && err == MPI_SUCCESS; i++) {
+        MPI_Count b = counts[per_block ? 1 + i : 1];
+        if (b < 0)
+            err = fy_mpi_err(NULL, MPI_ERR_ARG, fn,
+                             "blocklength %lld of block %zu is negative",
+                             (long long)b, i);
         bl[i] = b;
-        d[i] = idisps ? (MPI_Aint)idisps[i] * old->extent : adisps[i];
+        MPI_Count x = counts[nlens + i];
+        d[i] = elems ? x * old->extent : x;
+        aints[i] = x;
     }
+    for (int k = 0; k < nc; k++)
+        ints[k] = (int)counts[k];
     struct fy_dtype *dt = NULL;
-    int rc = fy_dtype_indexed(count, bl, d, old, combiner, &dt);
+    if (err == MPI_SUCCESS) {
+        int rc = fy_dtype_indexed(count, bl, d, old, combiner, &dt);
+        struct args a = {combiner,
+                         elems ? nc : nlens,
+                         elems ? 0 : (int)n,
+                         1,
+                         ints,
+                         aints,
+                         &old,
+                         0,
+                         NULL};
+        if (big)
+            a = (struct args){combiner, 0, 0, 1, NULL, NULL, &old, nc, counts};
+        err = finish(rc, dt, &a, newtype, fn);
+    }
     free(bl);
     free(d);
-    struct args a = {combiner, ni, idisps ? 0 : count, 1, ints, adisps,
-                     &old,     0};
-    rc = finish(rc, dt, &a, newtype, fn);
     free(ints);
-    return rc;
+    free(counts);
+    free(aints);
+    return err;
 }
-
 FY_API int PMPI_Type_indexed(int count, const int array_of_blocklengths[],
                              const int array_of_displacements[],
                              MPI_Datatype oldtype, MPI_Datatype *newtype)
@@ -231,10 +334,25 @@ FY_API int PMPI_Type_indexed(int count, const int array_of_blocklengths[],
     FY_MT_ENTER();
     FY_CHECK(count <= 0 || array_of_blocklengths, NULL, MPI_ERR_ARG, __func__,
              "array_of_blocklengths is NULL");
-    return indexed(count, array_of_blocklengths, 0, array_of_displacements,
-                   NULL, oldtype, newtype, MPI_COMBINER_INDEXED, __func__);
+    return indexed(count, vint(array_of_blocklengths), 0,
+                   vint(array_of_displacements), vint(NULL), oldtype, newtype,
+                   MPI_COMBINER_INDEXED, __func__);
 }
 FY_ALIAS(MPI_Type_indexed)
+
+FY_API int PMPI_Type_indexed_c(MPI_Count count,
+                               const MPI_Count array_of_blocklengths[],
+                               const MPI_Count array_of_displacements[],
+                               MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    FY_MT_ENTER();
+    FY_CHECK(count <= 0 || array_of_blocklengths, NULL, MPI_ERR_ARG, __func__,
+             "array_of_blocklengths is NULL");
+    return indexed(count, vbig(array_of_blocklengths), 0,
+                   vbig(array_of_displacements), vbig(NULL), oldtype, newtype,
+                   MPI_COMBINER_INDEXED, __func__);
+}
+FY_ALIAS(MPI_Type_indexed_c)
 
 FY_API int PMPI_Type_create_hindexed(int count,
                                      const int array_of_blocklengths[],
@@ -245,11 +363,26 @@ FY_API int PMPI_Type_create_hindexed(int count,
     FY_MT_ENTER();
     FY_CHECK(count <= 0 || array_of_blocklengths, NULL, MPI_ERR_ARG, __func__,
              "array_of_blocklengths is NULL");
-    return indexed(count, array_of_blocklengths, 0, NULL,
-                   array_of_displacements, oldtype, newtype,
+    return indexed(count, vint(array_of_blocklengths), 0, vint(NULL),
+                   vbig(array_of_displacements), oldtype, newtype,
                    MPI_COMBINER_HINDEXED, __func__);
 }
 FY_ALIAS(MPI_Type_create_hindexed)
+
+FY_API int PMPI_Type_create_hindexed_c(MPI_Count count,
+                                       const MPI_Count array_of_blocklengths[],
+                                       const MPI_Count array_of_displacements[],
+                                       MPI_Datatype oldtype,
+                                       MPI_Datatype *newtype)
+{
+    FY_MT_ENTER();
+    FY_CHECK(count <= 0 || array_of_blocklengths, NULL, MPI_ERR_ARG, __func__,
+             "array_of_blocklengths is NULL");
+    return indexed(count, vbig(array_of_blocklengths), 0, vbig(NULL),
+                   vbig(array_of_displacements), oldtype, newtype,
+                   MPI_COMBINER_HINDEXED, __func__);
+}
+FY_ALIAS(MPI_Type_create_hindexed_c)
 
 FY_API int PMPI_Type_hindexed(int count, int array_of_blocklengths[],
                               MPI_Aint array_of_displacements[],
@@ -258,8 +391,8 @@ FY_API int PMPI_Type_hindexed(int count, int array_of_blocklengths[],
     FY_MT_ENTER();
     FY_CHECK(count <= 0 || array_of_blocklengths, NULL, MPI_ERR_ARG, __func__,
              "array_of_blocklengths is NULL");
-    return indexed(count, array_of_blocklengths, 0, NULL,
-                   array_of_displacements, oldtype, newtype,
+    return indexed(count, vint(array_of_blocklengths), 0, vint(NULL),
+                   vbig(array_of_displacements), oldtype, newtype,
                    MPI_COMBINER_HINDEXED, __func__);
 }
 FY_ALIAS(MPI_Type_hindexed)
@@ -270,10 +403,23 @@ FY_API int PMPI_Type_create_indexed_block(int count, int blocklength,
                                           MPI_Datatype *newtype)
 {
     FY_MT_ENTER();
-    return indexed(count, NULL, blocklength, array_of_displacements, NULL,
-                   oldtype, newtype, MPI_COMBINER_INDEXED_BLOCK, __func__);
+    return indexed(count, vint(NULL), blocklength, vint(array_of_displacements),
+                   vint(NULL), oldtype, newtype, MPI_COMBINER_INDEXED_BLOCK,
+                   __func__);
 }
 FY_ALIAS(MPI_Type_create_indexed_block)
+
+FY_API int
+PMPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength,
+                                 const MPI_Count array_of_displacements[],
+                                 MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    FY_MT_ENTER();
+    return indexed(count, vint(NULL), blocklength, vbig(array_of_displacements),
+                   vint(NULL), oldtype, newtype, MPI_COMBINER_INDEXED_BLOCK,
+                   __func__);
+}
+FY_ALIAS(MPI_Type_create_indexed_block_c)
 
 FY_API int
 PMPI_Type_create_hindexed_block(int count, int blocklength,
@@ -281,58 +427,81 @@ PMPI_Type_create_hindexed_block(int count, int blocklength,
                                 MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     FY_MT_ENTER();
-    return indexed(count, NULL, blocklength, NULL, array_of_displacements,
-                   oldtype, newtype, MPI_COMBINER_HINDEXED_BLOCK, __func__);
+    return indexed(count, vint(NULL), blocklength, vint(NULL),
+                   vbig(array_of_displacements), oldtype, newtype,
+                   MPI_COMBINER_HINDEXED_BLOCK, __func__);
 }
 FY_ALIAS(MPI_Type_create_hindexed_block)
 
-static int create_struct(int count, const int *blocklens, const MPI_Aint *disps,
-                         const MPI_Datatype *types, MPI_Datatype *newtype,
-                         const char *fn)
+FY_API int
+PMPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength,
+                                  const MPI_Count array_of_displacements[],
+                                  MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    FY_MT_ENTER();
+    return indexed(count, vint(NULL), blocklength, vint(NULL),
+                   vbig(array_of_displacements), oldtype, newtype,
+                   MPI_COMBINER_HINDEXED_BLOCK, __func__);
+}
+FY_ALIAS(MPI_Type_create_hindexed_block_c)
+
+static int create_struct(MPI_Count count, struct ivec blocklens,
+                         const MPI_Aint *disps, const MPI_Datatype *types,
+                         MPI_Datatype *newtype, const char *fn)
 {
     FY_CHECK_INIT(fn);
     CHECK_COUNT(count, fn);
+    CHECK_NBLOCKS(count, fn);
     CHECK_PTR(newtype, fn);
-    FY_CHECK(count == 0 || (blocklens && disps && types), NULL, MPI_ERR_ARG, fn,
-             "an array argument is NULL");
-    MPI_Count *bl = malloc(((size_t)count + 1) * sizeof(*bl));
-    struct fy_dtype **ts = malloc(((size_t)count + 1) * sizeof(*ts));
-    if (!bl || !ts) {
+    FY_CHECK(count == 0 || (!ivec_null(blocklens) && disps && types), NULL,
+             MPI_ERR_ARG, fn, "an array argument is NULL");
+    size_t n = (size_t)count;
+    MPI_Count *bl = calloc(n + 1, sizeof(*bl));
+    struct fy_dtype **ts = calloc(n + 1, sizeof(*ts));
+    int *ints = malloc((n + 1) * sizeof(*ints));
+    MPI_Count *counts = malloc((2 * n + 1) * sizeof(*counts));
+    if (!bl || !ts || !ints || !counts) {
         free(bl);
         free(ts);
+        free(ints);
+        free(counts);
         return fy_mpi_err(NULL, MPI_ERR_OTHER, fn, "out of memory");
     }
     int err = MPI_SUCCESS;
-    for (int i = 0; i < count && err == MPI_SUCCESS; i++) {
+    bool big = false;
+    ints[0] = (int)count;
+    counts[0] = count;
+    for (size_t i = 0; i < n && err == MPI_SUCCESS; i++) {
         ts[i] = fy_dtype_get(types[i]);
-        bl[i] = blocklens[i];
+        bl[i] = ivec_at(blocklens, (MPI_Count)i);
+        big = big || !fits_int(bl[i]);
+        ints[1 + i] = (int)bl[i];
+        counts[1 + i] = bl[i];
+        counts[1 + n + i] = disps[i];
         if (!ts[i])
             err = fy_mpi_err(NULL, MPI_ERR_TYPE, fn,
-                             "array_of_types[%d] 0x%x is not a datatype", i,
+                             "array_of_types[%zu] 0x%x is not a datatype", i,
                              (unsigned)types[i]);
-        else if (blocklens[i] < 0)
+        else if (bl[i] < 0)
             err = fy_mpi_err(NULL, MPI_ERR_ARG, fn,
-                             "blocklength %d of block %d is negative",
-                             blocklens[i], i);
+                             "blocklength %lld of block %zu is negative",
+                             (long long)bl[i], i);
     }
-    struct fy_dtype *dt = NULL;
     if (err == MPI_SUCCESS) {
+        struct fy_dtype *dt = NULL;
         int rc = fy_dtype_struct(count, bl, disps, ts, &dt);
-        int *ints = malloc(((size_t)count + 1) * sizeof(*ints));
-        if (ints) {
-            ints[0] = count;
-            memcpy(ints + 1, blocklens, (size_t)count * sizeof(*ints));
-        } else if (rc == 0) {
-            fy_dtype_release(dt);
-            rc = -ENOMEM;
-        }
+        int c = (int)count;
         struct args a = {
-            MPI_COMBINER_STRUCT, count + 1, count, count, ints, disps, ts, 0};
+            MPI_COMBINER_STRUCT, c + 1, c, c, ints, disps, ts, 0, NULL};
+        if (big)
+            a = (struct args){MPI_COMBINER_STRUCT, 0,     0, c, NULL, NULL, ts,
+                              2 * c + 1,           counts};
         err = finish(rc, dt, &a, newtype, fn);
-        free(ints);
     }
     free(bl);
     free(ts);
+    free(ints);
+    free(counts);
     return err;
 }
 
@@ -342,10 +511,24 @@ FY_API int PMPI_Type_create_struct(int count, const int array_of_blocklengths[],
                                    MPI_Datatype *newtype)
 {
     FY_MT_ENTER();
-    return create_struct(count, array_of_blocklengths, array_of_displacements,
-                         array_of_types, newtype, __func__);
+    return create_struct(count, vint(array_of_blocklengths),
+                         array_of_displacements, array_of_types, newtype,
+                         __func__);
 }
 FY_ALIAS(MPI_Type_create_struct)
+
+FY_API int PMPI_Type_create_struct_c(MPI_Count count,
+                                     const MPI_Count array_of_blocklengths[],
+                                     const MPI_Count array_of_displacements[],
+                                     const MPI_Datatype array_of_types[],
+                                     MPI_Datatype *newtype)
+{
+    FY_MT_ENTER();
+    return create_struct(count, vbig(array_of_blocklengths),
+                         array_of_displacements, array_of_types, newtype,
+                         __func__);
+}
+FY_ALIAS(MPI_Type_create_struct_c)
 
 FY_API int PMPI_Type_struct(int count, int array_of_blocklengths[],
                             MPI_Aint array_of_displacements[],
@@ -353,26 +536,43 @@ FY_API int PMPI_Type_struct(int count, int array_of_blocklengths[],
                             MPI_Datatype *newtype)
 {
     FY_MT_ENTER();
-    return create_struct(count, array_of_blocklengths, array_of_displacements,
-                         array_of_types, newtype, __func__);
+    return create_struct(count, vint(array_of_blocklengths),
+                         array_of_displacements, array_of_types, newtype,
+                         __func__);
 }
 FY_ALIAS(MPI_Type_struct)
 
-FY_API int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb,
-                                    MPI_Aint extent, MPI_Datatype *newtype)
+/* Resized: lb and extent are addresses in the int form (aints); the _c
+ * form records them as large counts (MPI 4.0) only when they do not fit
+ * an int, as the other _c constructors do. */
+static int resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
+                   MPI_Datatype *newtype, const char *fn)
 {
-    FY_MT_ENTER();
-    const char *fn = __func__;
     FY_CHECK_INIT(fn);
     CHECK_PTR(newtype, fn);
     GET_TYPE(old, oldtype, fn);
     struct fy_dtype *dt = NULL;
     int rc = fy_dtype_resized(old, lb, extent, &dt);
     MPI_Aint aints[2] = {lb, extent};
-    struct args a = {MPI_COMBINER_RESIZED, 0, 2, 1, NULL, aints, &old, 0};
+    struct args a = {MPI_COMBINER_RESIZED, 0, 2, 1, NULL, aints, &old, 0, NULL};
     return finish(rc, dt, &a, newtype, fn);
 }
+
+FY_API int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb,
+                                    MPI_Aint extent, MPI_Datatype *newtype)
+{
+    FY_MT_ENTER();
+    return resized(oldtype, lb, extent, newtype, __func__);
+}
 FY_ALIAS(MPI_Type_create_resized)
+
+FY_API int PMPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb,
+                                      MPI_Count extent, MPI_Datatype *newtype)
+{
+    FY_MT_ENTER();
+    return resized(oldtype, lb, extent, newtype, __func__);
+}
+FY_ALIAS(MPI_Type_create_resized_c)
 
 FY_API int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
@@ -383,7 +583,7 @@ FY_API int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
     GET_TYPE(old, oldtype, fn);
     struct fy_dtype *dt = NULL;
     int rc = fy_dtype_dup(old, &dt);
-    struct args a = {MPI_COMBINER_DUP, 0, 0, 1, NULL, NULL, &old, 0};
+    struct args a = {MPI_COMBINER_DUP, 0, 0, 1, NULL, NULL, &old, 0, NULL};
     rc = finish(rc, dt, &a, newtype, fn);
     if (rc != MPI_SUCCESS)
         return rc;

@@ -138,14 +138,15 @@ FY_ALIAS(MPI_Type_get_contents_c)
 static int grid_finish(int ndims, const MPI_Count *gsizes,
                        const struct fy_dtype_runs *runs, int order,
                        struct fy_dtype *old, int combiner, const int *ints,
-                       int ni, MPI_Datatype *newtype, const char *fn)
+                       int ni, const MPI_Count *counts, int nc,
+                       MPI_Datatype *newtype, const char *fn)
 {
     struct fy_dtype *dt;
     int rc = fy_dtype_grid(ndims, gsizes, runs, order == MPI_ORDER_FORTRAN, old,
                            combiner, &dt);
     if (rc == 0) {
-        rc = fy_dtype_set_contents(dt, combiner, ni, ints, 0, NULL, 0, NULL, 1,
-                                   &old);
+        rc = fy_dtype_set_contents(dt, combiner, ni, ints, 0, NULL, nc, counts,
+                                   1, &old);
         if (rc == 0)
             rc = fy_dtype_register(dt);
         if (rc)
@@ -161,31 +162,30 @@ static int grid_finish(int ndims, const MPI_Count *gsizes,
     return MPI_SUCCESS;
 }
 
-FY_API int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[],
-                                     const int array_of_subsizes[],
-                                     const int array_of_starts[], int order,
-                                     MPI_Datatype oldtype,
-                                     MPI_Datatype *newtype)
+/* Both subarray forms, with the three arrays as MPI_Count. 'large': called
+ * as MPI_Type_create_subarray_c, whose contents become MPI 4.0's
+ * large-count layout (ndims and order as integers, the arrays as large
+ * counts) when a value does not fit an int; otherwise both forms record
+ * the same integers. */
+static int subarray(int ndims, const MPI_Count *sizes, const MPI_Count *subs,
+                    const MPI_Count *starts, int order, MPI_Datatype oldtype,
+                    MPI_Datatype *newtype, const char *fn)
 {
-    FY_MT_ENTER();
-    const char *fn = __func__;
     FY_CHECK_INIT(fn);
     CHECK_PTR(newtype, fn);
-    FY_CHECK(ndims > 0, NULL, MPI_ERR_DIMS, fn, "ndims %d is not positive",
-             ndims);
-    FY_CHECK(array_of_sizes && array_of_subsizes && array_of_starts, NULL,
-             MPI_ERR_ARG, fn, "an array argument is NULL");
     FY_CHECK(order == MPI_ORDER_C || order == MPI_ORDER_FORTRAN, NULL,
              MPI_ERR_ARG, fn, "order %d is neither MPI_ORDER_C nor _FORTRAN",
              order);
     GET_TYPE(old, oldtype, fn);
+    bool big = false;
     for (int d = 0; d < ndims; d++) {
-        int n = array_of_sizes[d], sub = array_of_subsizes[d];
-        int st = array_of_starts[d];
+        MPI_Count n = sizes[d], sub = subs[d], st = starts[d];
         FY_CHECK(n > 0 && sub >= 0 && sub <= n && st >= 0 && st <= n - sub,
                  NULL, MPI_ERR_ARG, fn,
-                 "dimension %d: size %d, subsize %d, start %d do not nest", d,
-                 n, sub, st);
+                 "dimension %d: size %lld, subsize %lld, start %lld do not "
+                 "nest",
+                 d, (long long)n, (long long)sub, (long long)st);
+        big = big || n > INT_MAX;
     }
     size_t nd = (size_t)ndims;
     MPI_Count *v = malloc(3 * nd * sizeof(*v));
@@ -196,26 +196,90 @@ FY_API int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[],
         rc = fy_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
     } else {
         MPI_Count *gs = v, *start = v + nd, *len = v + 2 * nd;
-        ints[0] = ndims;
         for (size_t d = 0; d < nd; d++) {
-            gs[d] = array_of_sizes[d];
-            start[d] = array_of_starts[d];
-            len[d] = array_of_subsizes[d];
+            gs[d] = sizes[d];
+            start[d] = starts[d];
+            len[d] = subs[d];
             runs[d] = (struct fy_dtype_runs){1, &start[d], &len[d]};
-            ints[1 + d] = array_of_sizes[d];
-            ints[1 + nd + d] = array_of_subsizes[d];
-            ints[1 + 2 * nd + d] = array_of_starts[d];
         }
-        ints[1 + 3 * nd] = order;
-        rc = grid_finish(ndims, gs, runs, order, old, MPI_COMBINER_SUBARRAY,
-                         ints, (int)(3 * nd + 2), newtype, fn);
+        if (big) {
+            /* MPI 4.0: sizes, subsizes, starts in the large counts. */
+            MPI_Count *c = malloc(3 * nd * sizeof(*c));
+            if (c) {
+                memcpy(c, gs, nd * sizeof(*c));
+                memcpy(c + nd, len, nd * sizeof(*c));
+                memcpy(c + 2 * nd, start, nd * sizeof(*c));
+            }
+            ints[0] = ndims;
+            ints[1] = order;
+            rc = c ? grid_finish(ndims, gs, runs, order, old,
+                                 MPI_COMBINER_SUBARRAY, ints, 2, c,
+                                 (int)(3 * nd), newtype, fn)
+                   : fy_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
+            free(c);
+        } else {
+            ints[0] = ndims;
+            for (size_t d = 0; d < nd; d++) {
+                ints[1 + d] = (int)sizes[d];
+                ints[1 + nd + d] = (int)subs[d];
+                ints[1 + 2 * nd + d] = (int)starts[d];
+            }
+            ints[1 + 3 * nd] = order;
+            rc = grid_finish(ndims, gs, runs, order, old, MPI_COMBINER_SUBARRAY,
+                             ints, (int)(3 * nd + 2), NULL, 0, newtype, fn);
+        }
     }
     free(v);
     free(runs);
     free(ints);
     return rc;
 }
+
+/* ndims and the three arrays of either form, checked. */
+#define SUBARRAY_ARGS_CHECK(fn)                                                \
+    FY_CHECK_INIT(fn);                                                         \
+    FY_CHECK(ndims > 0, NULL, MPI_ERR_DIMS, fn, "ndims %d is not positive",    \
+             ndims);                                                           \
+    FY_CHECK(array_of_sizes &&array_of_subsizes &&array_of_starts, NULL,       \
+             MPI_ERR_ARG, fn, "an array argument is NULL")
+
+FY_API int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[],
+                                     const int array_of_subsizes[],
+                                     const int array_of_starts[], int order,
+                                     MPI_Datatype oldtype,
+                                     MPI_Datatype *newtype)
+{
+    FY_MT_ENTER();
+    SUBARRAY_ARGS_CHECK(__func__);
+    size_t nd = (size_t)ndims;
+    MPI_Count *v = malloc(3 * nd * sizeof(*v));
+    if (!v)
+        return fy_mpi_err(NULL, MPI_ERR_NO_MEM, __func__, "out of memory");
+    for (size_t d = 0; d < nd; d++) {
+        v[d] = array_of_sizes[d];
+        v[nd + d] = array_of_subsizes[d];
+        v[2 * nd + d] = array_of_starts[d];
+    }
+    int rc = subarray(ndims, v, v + nd, v + 2 * nd, order, oldtype, newtype,
+                      __func__);
+    free(v);
+    return rc;
+}
 FY_ALIAS(MPI_Type_create_subarray)
+
+FY_API int PMPI_Type_create_subarray_c(int ndims,
+                                       const MPI_Count array_of_sizes[],
+                                       const MPI_Count array_of_subsizes[],
+                                       const MPI_Count array_of_starts[],
+                                       int order, MPI_Datatype oldtype,
+                                       MPI_Datatype *newtype)
+{
+    FY_MT_ENTER();
+    SUBARRAY_ARGS_CHECK(__func__);
+    return subarray(ndims, array_of_sizes, array_of_subsizes, array_of_starts,
+                    order, oldtype, newtype, __func__);
+}
+FY_ALIAS(MPI_Type_create_subarray_c)
 
 /* One dimension of a darray: the runs process 'coord' of 'np' owns among
  * 'gsize' elements, distributed as 'distrib' with argument 'darg'. Fills
@@ -257,15 +321,11 @@ static int darray_dim(int gsize, int distrib, int darg, int np, int coord,
     return -1;
 }
 
-FY_API int PMPI_Type_create_darray(int size, int rank, int ndims,
-                                   const int array_of_gsizes[],
-                                   const int array_of_distribs[],
-                                   const int array_of_dargs[],
-                                   const int array_of_psizes[], int order,
-                                   MPI_Datatype oldtype, MPI_Datatype *newtype)
+static int darray(int size, int rank, int ndims, const int array_of_gsizes[],
+                  const int array_of_distribs[], const int array_of_dargs[],
+                  const int array_of_psizes[], int order, MPI_Datatype oldtype,
+                  MPI_Datatype *newtype, const char *fn)
 {
-    FY_MT_ENTER();
-    const char *fn = __func__;
     FY_CHECK_INIT(fn);
     CHECK_PTR(newtype, fn);
     FY_CHECK(size > 0 && rank >= 0 && rank < size, NULL, MPI_ERR_ARG, fn,
@@ -333,7 +393,7 @@ FY_API int PMPI_Type_create_darray(int size, int rank, int ndims,
                 ints[ni++] = arrays[k][d];
         ints[ni++] = order;
         rc = grid_finish(ndims, gs, runs, order, old, MPI_COMBINER_DARRAY, ints,
-                         ni, newtype, fn);
+                         ni, NULL, 0, newtype, fn);
     }
     free(gs);
     free(runv);
@@ -341,7 +401,58 @@ FY_API int PMPI_Type_create_darray(int size, int rank, int ndims,
     free(ints);
     return rc;
 }
+
+FY_API int PMPI_Type_create_darray(int size, int rank, int ndims,
+                                   const int array_of_gsizes[],
+                                   const int array_of_distribs[],
+                                   const int array_of_dargs[],
+                                   const int array_of_psizes[], int order,
+                                   MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    FY_MT_ENTER();
+    return darray(size, rank, ndims, array_of_gsizes, array_of_distribs,
+                  array_of_dargs, array_of_psizes, order, oldtype, newtype,
+                  __func__);
+}
 FY_ALIAS(MPI_Type_create_darray)
+
+/* Darray's run lists hold up to one entry per global element, so Ferry
+ * takes global sizes up to INT_MAX (MPI_ERR_COUNT beyond); within that
+ * the _c form is the int form, contents included. */
+FY_API int PMPI_Type_create_darray_c(int size, int rank, int ndims,
+                                     const MPI_Count array_of_gsizes[],
+                                     const int array_of_distribs[],
+                                     const int array_of_dargs[],
+                                     const int array_of_psizes[], int order,
+                                     MPI_Datatype oldtype,
+                                     MPI_Datatype *newtype)
+{
+    FY_MT_ENTER();
+    const char *fn = __func__;
+    FY_CHECK_INIT(fn);
+    FY_CHECK(ndims > 0, NULL, MPI_ERR_DIMS, fn, "ndims %d is not positive",
+             ndims);
+    FY_CHECK(array_of_gsizes != NULL, NULL, MPI_ERR_ARG, fn,
+             "array_of_gsizes is NULL");
+    int *gs = malloc((size_t)ndims * sizeof(*gs));
+    if (!gs)
+        return fy_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
+    for (int d = 0; d < ndims; d++) {
+        if (array_of_gsizes[d] > INT_MAX) {
+            free(gs);
+            return fy_mpi_err(NULL, MPI_ERR_COUNT, fn,
+                              "dimension %d: global size %lld; Ferry's "
+                              "darray takes at most INT_MAX",
+                              d, (long long)array_of_gsizes[d]);
+        }
+        gs[d] = (int)array_of_gsizes[d];
+    }
+    int rc = darray(size, rank, ndims, gs, array_of_distribs, array_of_dargs,
+                    array_of_psizes, order, oldtype, newtype, fn);
+    free(gs);
+    return rc;
+}
+FY_ALIAS(MPI_Type_create_darray_c)
 
 /* ---- external32 -------------------------------------------------------- */
 

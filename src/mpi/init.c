@@ -373,8 +373,8 @@ FY_API int PMPI_Get_library_version(char *version, int *resultlen)
     FY_CHECK(version && resultlen, NULL, MPI_ERR_ARG, __func__,
              "version or resultlen is NULL");
     int n = snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
-                     "Ferry %s (MPICH ABI, MPI %d.%d interface; not yet: "
-                     "dynamic processes)",
+                     "Ferry %s (MPICH ABI, MPI %d.%d; dynamic processes "
+                     "defined but refused)",
                      FERRY_VERSION_STRING, MPI_VERSION, MPI_SUBVERSION);
     *resultlen = n < MPI_MAX_LIBRARY_VERSION_STRING
                      ? n

@@ -39,17 +39,18 @@
              "request is NULL")
 
 /* Check n counts (and that the displacements exist). */
-static int check_counts(struct fy_comm *c, int n, const int *counts,
+static int check_counts(struct fy_comm *c, int n, struct fy_coll_vec counts,
                         const void *displs, const char *fn, const char *what,
                         const char *dwhat)
 {
     if (n == 0)
         return MPI_SUCCESS;
-    FY_CHECK(counts != NULL, c, MPI_ERR_ARG, fn, "%s is NULL", what);
+    FY_CHECK(counts.p != NULL, c, MPI_ERR_ARG, fn, "%s is NULL", what);
     FY_CHECK(displs != NULL, c, MPI_ERR_ARG, fn, "%s is NULL", dwhat);
     for (int i = 0; i < n; i++)
-        FY_CHECK(counts[i] >= 0, c, MPI_ERR_COUNT, fn,
-                 "%s[%d] = %d is negative", what, i, counts[i]);
+        FY_CHECK(fy_vec_at(counts, i) >= 0, c, MPI_ERR_COUNT, fn,
+                 "%s[%d] = %lld is negative", what, i,
+                 (long long)fy_vec_at(counts, i));
     return MPI_SUCCESS;
 }
 
@@ -75,13 +76,14 @@ static int nbr_run(struct fy_comm *c, const struct fy_coll_nbr_buf *snd,
 
 /* Stands in for count and displacement arrays that a call without
  * neighbours may pass as NULL (never read then). */
-static const int s_none[1];
+static const MPI_Aint s_none[1];
 
 static int nbr_allgather(const void *sendbuf, MPI_Count sendcount,
                          MPI_Datatype sendtype, void *recvbuf,
                          MPI_Count recvcount, MPI_Datatype recvtype, bool v,
-                         const int *recvcounts, const int *displs,
-                         MPI_Comm comm, MPI_Request *request, const char *fn)
+                         struct fy_coll_vec recvcounts,
+                         struct fy_coll_vec displs, MPI_Comm comm,
+                         MPI_Request *request, const char *fn)
 {
     GET_NBR_COMM(c, comm, fn, indeg, outdeg);
     CHECK_BUFS(sendbuf, recvbuf, c, fn);
@@ -93,9 +95,10 @@ static int nbr_allgather(const void *sendbuf, MPI_Count sendcount,
     CHECK_BUF(sendbuf, outdeg ? sendcount : 0, sdt, c, fn, "sendbuf");
     struct fy_coll_nbr_buf rcv = {.buf = recvbuf, .dt = rdt};
     if (v) {
-        CHECK_COUNTS(c, indeg, recvcounts, displs, fn, "recvcounts", "displs");
-        rcv.counts = recvcounts ? recvcounts : s_none;
-        rcv.displs = displs ? displs : s_none;
+        CHECK_COUNTS(c, indeg, recvcounts, displs.p, fn, "recvcounts",
+                     "displs");
+        rcv.counts = recvcounts.p ? recvcounts : fy_vec_wide(s_none);
+        rcv.displs = displs.p ? displs : fy_vec_wide(s_none);
     } else {
         CHECK_COUNT(recvcount, c, fn, "recvcount");
         CHECK_BUF(recvbuf, indeg ? recvcount : 0, rdt, c, fn, "recvbuf");
@@ -111,7 +114,8 @@ FY_API int PMPI_Neighbor_allgather(const void *sendbuf, int sendcount,
 {
     FY_MT_ENTER();
     return nbr_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                         recvtype, false, NULL, NULL, comm, NULL, __func__);
+                         recvtype, false, FY_VEC_NONE, FY_VEC_NONE, comm, NULL,
+                         __func__);
 }
 FY_ALIAS(MPI_Neighbor_allgather)
 
@@ -123,7 +127,8 @@ FY_API int PMPI_Ineighbor_allgather(const void *sendbuf, int sendcount,
     FY_MT_ENTER();
     CHECK_REQUEST(request, comm, __func__);
     return nbr_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                         recvtype, false, NULL, NULL, comm, request, __func__);
+                         recvtype, false, FY_VEC_NONE, FY_VEC_NONE, comm,
+                         request, __func__);
 }
 FY_ALIAS(MPI_Ineighbor_allgather)
 
@@ -134,7 +139,8 @@ FY_API int PMPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount,
 {
     FY_MT_ENTER();
     return nbr_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                         recvtype, false, NULL, NULL, comm, NULL, __func__);
+                         recvtype, false, FY_VEC_NONE, FY_VEC_NONE, comm, NULL,
+                         __func__);
 }
 FY_ALIAS(MPI_Neighbor_allgather_c)
 
@@ -147,7 +153,8 @@ FY_API int PMPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount,
     FY_MT_ENTER();
     CHECK_REQUEST(request, comm, __func__);
     return nbr_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                         recvtype, false, NULL, NULL, comm, request, __func__);
+                         recvtype, false, FY_VEC_NONE, FY_VEC_NONE, comm,
+                         request, __func__);
 }
 FY_ALIAS(MPI_Ineighbor_allgather_c)
 
@@ -158,9 +165,23 @@ FY_API int PMPI_Neighbor_allgatherv(const void *sendbuf, int sendcount,
 {
     FY_MT_ENTER();
     return nbr_allgather(sendbuf, sendcount, sendtype, recvbuf, 0, recvtype,
-                         true, recvcounts, displs, comm, NULL, __func__);
+                         true, fy_vec_int(recvcounts), fy_vec_int(displs), comm,
+                         NULL, __func__);
 }
 FY_ALIAS(MPI_Neighbor_allgatherv)
+
+FY_API int PMPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount,
+                                      MPI_Datatype sendtype, void *recvbuf,
+                                      const MPI_Count recvcounts[],
+                                      const MPI_Aint displs[],
+                                      MPI_Datatype recvtype, MPI_Comm comm)
+{
+    FY_MT_ENTER();
+    return nbr_allgather(sendbuf, sendcount, sendtype, recvbuf, 0, recvtype,
+                         true, fy_vec_wide(recvcounts), fy_vec_wide(displs),
+                         comm, NULL, __func__);
+}
+FY_ALIAS(MPI_Neighbor_allgatherv_c)
 
 FY_API int PMPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount,
                                      MPI_Datatype sendtype, void *recvbuf,
@@ -171,9 +192,25 @@ FY_API int PMPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount,
     FY_MT_ENTER();
     CHECK_REQUEST(request, comm, __func__);
     return nbr_allgather(sendbuf, sendcount, sendtype, recvbuf, 0, recvtype,
-                         true, recvcounts, displs, comm, request, __func__);
+                         true, fy_vec_int(recvcounts), fy_vec_int(displs), comm,
+                         request, __func__);
 }
 FY_ALIAS(MPI_Ineighbor_allgatherv)
+
+FY_API int PMPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount,
+                                       MPI_Datatype sendtype, void *recvbuf,
+                                       const MPI_Count recvcounts[],
+                                       const MPI_Aint displs[],
+                                       MPI_Datatype recvtype, MPI_Comm comm,
+                                       MPI_Request *request)
+{
+    FY_MT_ENTER();
+    CHECK_REQUEST(request, comm, __func__);
+    return nbr_allgather(sendbuf, sendcount, sendtype, recvbuf, 0, recvtype,
+                         true, fy_vec_wide(recvcounts), fy_vec_wide(displs),
+                         comm, request, __func__);
+}
+FY_ALIAS(MPI_Ineighbor_allgatherv_c)
 
 /* ---- alltoall(v) ------------------------------------------------------- */
 
@@ -243,26 +280,28 @@ FY_API int PMPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount,
 }
 FY_ALIAS(MPI_Ineighbor_alltoall_c)
 
-static int nbr_alltoallv(const void *sendbuf, const int sendcounts[],
-                         const int sdispls[], MPI_Datatype sendtype,
-                         void *recvbuf, const int recvcounts[],
-                         const int rdispls[], MPI_Datatype recvtype,
+static int nbr_alltoallv(const void *sendbuf, struct fy_coll_vec sendcounts,
+                         struct fy_coll_vec sdispls, MPI_Datatype sendtype,
+                         void *recvbuf, struct fy_coll_vec recvcounts,
+                         struct fy_coll_vec rdispls, MPI_Datatype recvtype,
                          MPI_Comm comm, MPI_Request *request, const char *fn)
 {
     GET_NBR_COMM(c, comm, fn, indeg, outdeg);
     CHECK_BUFS(sendbuf, recvbuf, c, fn);
-    CHECK_COUNTS(c, outdeg, sendcounts, sdispls, fn, "sendcounts", "sdispls");
-    CHECK_COUNTS(c, indeg, recvcounts, rdispls, fn, "recvcounts", "rdispls");
+    CHECK_COUNTS(c, outdeg, sendcounts, sdispls.p, fn, "sendcounts", "sdispls");
+    CHECK_COUNTS(c, indeg, recvcounts, rdispls.p, fn, "recvcounts", "rdispls");
     GET_DT(sdt, sendtype, c, fn, "sendtype");
     GET_DT(rdt, recvtype, c, fn, "recvtype");
-    struct fy_coll_nbr_buf snd = {.buf = sendbuf,
-                                  .counts = sendcounts ? sendcounts : s_none,
-                                  .displs = sdispls ? sdispls : s_none,
-                                  .dt = sdt};
-    struct fy_coll_nbr_buf rcv = {.buf = recvbuf,
-                                  .counts = recvcounts ? recvcounts : s_none,
-                                  .displs = rdispls ? rdispls : s_none,
-                                  .dt = rdt};
+    struct fy_coll_nbr_buf snd = {
+        .buf = sendbuf,
+        .counts = sendcounts.p ? sendcounts : fy_vec_wide(s_none),
+        .displs = sdispls.p ? sdispls : fy_vec_wide(s_none),
+        .dt = sdt};
+    struct fy_coll_nbr_buf rcv = {
+        .buf = recvbuf,
+        .counts = recvcounts.p ? recvcounts : fy_vec_wide(s_none),
+        .displs = rdispls.p ? rdispls : fy_vec_wide(s_none),
+        .dt = rdt};
     return nbr_run(c, &snd, &rcv, request, fn);
 }
 
@@ -273,10 +312,23 @@ FY_API int PMPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[],
                                    MPI_Comm comm)
 {
     FY_MT_ENTER();
-    return nbr_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                         recvcounts, rdispls, recvtype, comm, NULL, __func__);
+    return nbr_alltoallv(sendbuf, fy_vec_int(sendcounts), fy_vec_int(sdispls),
+                         sendtype, recvbuf, fy_vec_int(recvcounts),
+                         fy_vec_int(rdispls), recvtype, comm, NULL, __func__);
 }
 FY_ALIAS(MPI_Neighbor_alltoallv)
+
+FY_API int PMPI_Neighbor_alltoallv_c(
+    const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+    MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+    const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    FY_MT_ENTER();
+    return nbr_alltoallv(sendbuf, fy_vec_wide(sendcounts), fy_vec_wide(sdispls),
+                         sendtype, recvbuf, fy_vec_wide(recvcounts),
+                         fy_vec_wide(rdispls), recvtype, comm, NULL, __func__);
+}
+FY_ALIAS(MPI_Neighbor_alltoallv_c)
 
 FY_API int PMPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[],
                                     const int sdispls[], MPI_Datatype sendtype,
@@ -286,26 +338,43 @@ FY_API int PMPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[],
 {
     FY_MT_ENTER();
     CHECK_REQUEST(request, comm, __func__);
-    return nbr_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                         recvcounts, rdispls, recvtype, comm, request,
+    return nbr_alltoallv(sendbuf, fy_vec_int(sendcounts), fy_vec_int(sdispls),
+                         sendtype, recvbuf, fy_vec_int(recvcounts),
+                         fy_vec_int(rdispls), recvtype, comm, request,
                          __func__);
 }
 FY_ALIAS(MPI_Ineighbor_alltoallv)
+
+FY_API int
+PMPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
+                           const MPI_Aint sdispls[], MPI_Datatype sendtype,
+                           void *recvbuf, const MPI_Count recvcounts[],
+                           const MPI_Aint rdispls[], MPI_Datatype recvtype,
+                           MPI_Comm comm, MPI_Request *request)
+{
+    FY_MT_ENTER();
+    CHECK_REQUEST(request, comm, __func__);
+    return nbr_alltoallv(sendbuf, fy_vec_wide(sendcounts), fy_vec_wide(sdispls),
+                         sendtype, recvbuf, fy_vec_wide(recvcounts),
+                         fy_vec_wide(rdispls), recvtype, comm, request,
+                         __func__);
+}
+FY_ALIAS(MPI_Ineighbor_alltoallv_c)
 
 /* ---- alltoallw --------------------------------------------------------- */
 
 /* Resolve n datatypes; entries with a zero count may be any handle (even
  * MPI_DATATYPE_NULL) and become MPI_BYTE. */
 static int get_types(struct fy_comm *c, int n, const MPI_Datatype *types,
-                     const int *counts, const char *fn, const char *what,
-                     struct fy_dtype **out)
+                     struct fy_coll_vec counts, const char *fn,
+                     const char *what, struct fy_dtype **out)
 {
     if (n == 0)
         return MPI_SUCCESS;
     FY_CHECK(types != NULL, c, MPI_ERR_ARG, fn, "%s is NULL", what);
     for (int i = 0; i < n; i++) {
         struct fy_dtype *dt = fy_dtype_get(types[i]);
-        if (counts[i] == 0 && (!dt || !dt->committed)) {
+        if (fy_vec_at(counts, i) == 0 && (!dt || !dt->committed)) {
             out[i] = fy_dtype_get(MPI_BYTE);
             continue;
         }
@@ -318,10 +387,11 @@ static int get_types(struct fy_comm *c, int n, const MPI_Datatype *types,
     return MPI_SUCCESS;
 }
 
-static int nbr_alltoallw(const void *sendbuf, const int sendcounts[],
+static int nbr_alltoallw(const void *sendbuf, struct fy_coll_vec sendcounts,
                          const MPI_Aint sdispls[],
                          const MPI_Datatype sendtypes[], void *recvbuf,
-                         const int recvcounts[], const MPI_Aint rdispls[],
+                         struct fy_coll_vec recvcounts,
+                         const MPI_Aint rdispls[],
                          const MPI_Datatype recvtypes[], MPI_Comm comm,
                          MPI_Request *request, const char *fn)
 {
@@ -339,16 +409,16 @@ static int nbr_alltoallw(const void *sendbuf, const int sendcounts[],
                        dts + outdeg);
     if (rc == MPI_SUCCESS) {
         static const MPI_Aint none[1];
-        struct fy_coll_nbr_buf snd = {.buf = sendbuf,
-                                      .counts =
-                                          sendcounts ? sendcounts : s_none,
-                                      .bdispls = sdispls ? sdispls : none,
-                                      .dts = dts};
-        struct fy_coll_nbr_buf rcv = {.buf = recvbuf,
-                                      .counts =
-                                          recvcounts ? recvcounts : s_none,
-                                      .bdispls = rdispls ? rdispls : none,
-                                      .dts = dts + outdeg};
+        struct fy_coll_nbr_buf snd = {
+            .buf = sendbuf,
+            .counts = sendcounts.p ? sendcounts : fy_vec_wide(s_none),
+            .bdispls = sdispls ? sdispls : none,
+            .dts = dts};
+        struct fy_coll_nbr_buf rcv = {
+            .buf = recvbuf,
+            .counts = recvcounts.p ? recvcounts : fy_vec_wide(s_none),
+            .bdispls = rdispls ? rdispls : none,
+            .dts = dts + outdeg};
         rc = nbr_run(c, &snd, &rcv, request, fn);
     }
     free(dts);
@@ -361,10 +431,23 @@ FY_API int PMPI_Neighbor_alltoallw(
     const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
     FY_MT_ENTER();
-    return nbr_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
-                         recvcounts, rdispls, recvtypes, comm, NULL, __func__);
+    return nbr_alltoallw(sendbuf, fy_vec_int(sendcounts), sdispls, sendtypes,
+                         recvbuf, fy_vec_int(recvcounts), rdispls, recvtypes,
+                         comm, NULL, __func__);
 }
 FY_ALIAS(MPI_Neighbor_alltoallw)
+
+FY_API int PMPI_Neighbor_alltoallw_c(
+    const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+    const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
+    const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+    FY_MT_ENTER();
+    return nbr_alltoallw(sendbuf, fy_vec_wide(sendcounts), sdispls, sendtypes,
+                         recvbuf, fy_vec_wide(recvcounts), rdispls, recvtypes,
+                         comm, NULL, __func__);
+}
+FY_ALIAS(MPI_Neighbor_alltoallw_c)
 
 FY_API int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[],
                                     const MPI_Aint sdispls[],
@@ -376,11 +459,25 @@ FY_API int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[],
 {
     FY_MT_ENTER();
     CHECK_REQUEST(request, comm, __func__);
-    return nbr_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
-                         recvcounts, rdispls, recvtypes, comm, request,
-                         __func__);
+    return nbr_alltoallw(sendbuf, fy_vec_int(sendcounts), sdispls, sendtypes,
+                         recvbuf, fy_vec_int(recvcounts), rdispls, recvtypes,
+                         comm, request, __func__);
 }
 FY_ALIAS(MPI_Ineighbor_alltoallw)
+
+FY_API int PMPI_Ineighbor_alltoallw_c(
+    const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+    const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
+    const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+    MPI_Request *request)
+{
+    FY_MT_ENTER();
+    CHECK_REQUEST(request, comm, __func__);
+    return nbr_alltoallw(sendbuf, fy_vec_wide(sendcounts), sdispls, sendtypes,
+                         recvbuf, fy_vec_wide(recvcounts), rdispls, recvtypes,
+                         comm, request, __func__);
+}
+FY_ALIAS(MPI_Ineighbor_alltoallw_c)
 
 /* ---- persistent neighbourhood collectives (MPI 4.0 6.13) -------------- */
 
@@ -418,8 +515,8 @@ static int nbr_block_init(enum fy_pcoll_kind kind, const void *sendbuf,
     NBR_INIT_CHECK(request, comm, fn,
                    kind == FY_PCOLL_NBR_ALLGATHER
                        ? nbr_allgather(sendbuf, sendcount, sendtype, recvbuf,
-                                       recvcount, recvtype, false, NULL, NULL,
-                                       comm, chk, fn)
+                                       recvcount, recvtype, false, FY_VEC_NONE,
+                                       FY_VEC_NONE, comm, chk, fn)
                        : nbr_alltoall(sendbuf, sendcount, sendtype, recvbuf,
                                       recvcount, recvtype, comm, chk, fn));
     struct fy_pcoll_args a = {.kind = kind,
@@ -463,21 +560,50 @@ FY_API int PMPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount,
     (void)info;
     NBR_INIT_CHECK(request, comm, __func__,
                    nbr_allgather(sendbuf, sendcount, sendtype, recvbuf, 0,
-                                 recvtype, true, recvcounts, displs, comm,
-                                 FY_PCOLL_CHECK_ONLY, __func__));
-    struct fy_pcoll_args a = {.kind = FY_PCOLL_NBR_ALLGATHERV,
-                              .sbuf = sendbuf,
-                              .scount = sendcount,
-                              .stype = sendtype,
-                              .rbuf = recvbuf,
-                              .rtype = recvtype,
-                              .ns = outdeg,
-                              .nr = indeg,
-                              .rcounts = indeg ? recvcounts : NULL,
-                              .rdispls = indeg ? displs : NULL};
+                                 recvtype, true, fy_vec_int(recvcounts),
+                                 fy_vec_int(displs), comm, FY_PCOLL_CHECK_ONLY,
+                                 __func__));
+    struct fy_pcoll_args a = {
+        .kind = FY_PCOLL_NBR_ALLGATHERV,
+        .sbuf = sendbuf,
+        .scount = sendcount,
+        .stype = sendtype,
+        .rbuf = recvbuf,
+        .rtype = recvtype,
+        .ns = outdeg,
+        .nr = indeg,
+        .rcounts = indeg ? fy_vec_int(recvcounts) : FY_VEC_NONE,
+        .rdispls = indeg ? fy_vec_int(displs) : FY_VEC_NONE};
     return fy_pcoll_create(c, &a, request, __func__);
 }
 FY_ALIAS(MPI_Neighbor_allgatherv_init)
+
+FY_API int PMPI_Neighbor_allgatherv_init_c(
+    const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+    void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+    MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    FY_MT_ENTER();
+    (void)info;
+    NBR_INIT_CHECK(request, comm, __func__,
+                   nbr_allgather(sendbuf, sendcount, sendtype, recvbuf, 0,
+                                 recvtype, true, fy_vec_wide(recvcounts),
+                                 fy_vec_wide(displs), comm, FY_PCOLL_CHECK_ONLY,
+                                 __func__));
+    struct fy_pcoll_args a = {
+        .kind = FY_PCOLL_NBR_ALLGATHERV,
+        .sbuf = sendbuf,
+        .scount = sendcount,
+        .stype = sendtype,
+        .rbuf = recvbuf,
+        .rtype = recvtype,
+        .ns = outdeg,
+        .nr = indeg,
+        .rcounts = indeg ? fy_vec_wide(recvcounts) : FY_VEC_NONE,
+        .rdispls = indeg ? fy_vec_wide(displs) : FY_VEC_NONE};
+    return fy_pcoll_create(c, &a, request, __func__);
+}
+FY_ALIAS(MPI_Neighbor_allgatherv_init_c)
 
 FY_API int
 PMPI_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[],
@@ -489,23 +615,56 @@ PMPI_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[],
     FY_MT_ENTER();
     (void)info;
     NBR_INIT_CHECK(request, comm, __func__,
-                   nbr_alltoallv(sendbuf, sendcounts, sdispls, sendtype,
-                                 recvbuf, recvcounts, rdispls, recvtype, comm,
-                                 FY_PCOLL_CHECK_ONLY, __func__));
-    struct fy_pcoll_args a = {.kind = FY_PCOLL_NBR_ALLTOALLV,
-                              .sbuf = sendbuf,
-                              .stype = sendtype,
-                              .rbuf = recvbuf,
-                              .rtype = recvtype,
-                              .ns = outdeg,
-                              .nr = indeg,
-                              .scounts = outdeg ? sendcounts : NULL,
-                              .sdispls = outdeg ? sdispls : NULL,
-                              .rcounts = indeg ? recvcounts : NULL,
-                              .rdispls = indeg ? rdispls : NULL};
+                   nbr_alltoallv(sendbuf, fy_vec_int(sendcounts),
+                                 fy_vec_int(sdispls), sendtype, recvbuf,
+                                 fy_vec_int(recvcounts), fy_vec_int(rdispls),
+                                 recvtype, comm, FY_PCOLL_CHECK_ONLY,
+                                 __func__));
+    struct fy_pcoll_args a = {
+        .kind = FY_PCOLL_NBR_ALLTOALLV,
+        .sbuf = sendbuf,
+        .stype = sendtype,
+        .rbuf = recvbuf,
+        .rtype = recvtype,
+        .ns = outdeg,
+        .nr = indeg,
+        .scounts = outdeg ? fy_vec_int(sendcounts) : FY_VEC_NONE,
+        .sdispls = outdeg ? fy_vec_int(sdispls) : FY_VEC_NONE,
+        .rcounts = indeg ? fy_vec_int(recvcounts) : FY_VEC_NONE,
+        .rdispls = indeg ? fy_vec_int(rdispls) : FY_VEC_NONE};
     return fy_pcoll_create(c, &a, request, __func__);
 }
 FY_ALIAS(MPI_Neighbor_alltoallv_init)
+
+FY_API int PMPI_Neighbor_alltoallv_init_c(
+    const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+    MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+    const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+    MPI_Info info, MPI_Request *request)
+{
+    FY_MT_ENTER();
+    (void)info;
+    NBR_INIT_CHECK(request, comm, __func__,
+                   nbr_alltoallv(sendbuf, fy_vec_wide(sendcounts),
+                                 fy_vec_wide(sdispls), sendtype, recvbuf,
+                                 fy_vec_wide(recvcounts), fy_vec_wide(rdispls),
+                                 recvtype, comm, FY_PCOLL_CHECK_ONLY,
+                                 __func__));
+    struct fy_pcoll_args a = {
+        .kind = FY_PCOLL_NBR_ALLTOALLV,
+        .sbuf = sendbuf,
+        .stype = sendtype,
+        .rbuf = recvbuf,
+        .rtype = recvtype,
+        .ns = outdeg,
+        .nr = indeg,
+        .scounts = outdeg ? fy_vec_wide(sendcounts) : FY_VEC_NONE,
+        .sdispls = outdeg ? fy_vec_wide(sdispls) : FY_VEC_NONE,
+        .rcounts = indeg ? fy_vec_wide(recvcounts) : FY_VEC_NONE,
+        .rdispls = indeg ? fy_vec_wide(rdispls) : FY_VEC_NONE};
+    return fy_pcoll_create(c, &a, request, __func__);
+}
+FY_ALIAS(MPI_Neighbor_alltoallv_init_c)
 
 FY_API int PMPI_Neighbor_alltoallw_init(
     const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
@@ -516,20 +675,51 @@ FY_API int PMPI_Neighbor_alltoallw_init(
     FY_MT_ENTER();
     (void)info;
     NBR_INIT_CHECK(request, comm, __func__,
-                   nbr_alltoallw(sendbuf, sendcounts, sdispls, sendtypes,
-                                 recvbuf, recvcounts, rdispls, recvtypes, comm,
-                                 FY_PCOLL_CHECK_ONLY, __func__));
-    struct fy_pcoll_args a = {.kind = FY_PCOLL_NBR_ALLTOALLW,
-                              .sbuf = sendbuf,
-                              .rbuf = recvbuf,
-                              .ns = outdeg,
-                              .nr = indeg,
-                              .scounts = outdeg ? sendcounts : NULL,
-                              .sbdispls = outdeg ? sdispls : NULL,
-                              .stypes = outdeg ? sendtypes : NULL,
-                              .rcounts = indeg ? recvcounts : NULL,
-                              .rbdispls = indeg ? rdispls : NULL,
-                              .rtypes = indeg ? recvtypes : NULL};
+                   nbr_alltoallw(sendbuf, fy_vec_int(sendcounts), sdispls,
+                                 sendtypes, recvbuf, fy_vec_int(recvcounts),
+                                 rdispls, recvtypes, comm, FY_PCOLL_CHECK_ONLY,
+                                 __func__));
+    struct fy_pcoll_args a = {
+        .kind = FY_PCOLL_NBR_ALLTOALLW,
+        .sbuf = sendbuf,
+        .rbuf = recvbuf,
+        .ns = outdeg,
+        .nr = indeg,
+        .scounts = outdeg ? fy_vec_int(sendcounts) : FY_VEC_NONE,
+        .sbdispls = outdeg ? sdispls : NULL,
+        .stypes = outdeg ? sendtypes : NULL,
+        .rcounts = indeg ? fy_vec_int(recvcounts) : FY_VEC_NONE,
+        .rbdispls = indeg ? rdispls : NULL,
+        .rtypes = indeg ? recvtypes : NULL};
     return fy_pcoll_create(c, &a, request, __func__);
 }
 FY_ALIAS(MPI_Neighbor_alltoallw_init)
+
+FY_API int PMPI_Neighbor_alltoallw_init_c(
+    const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+    const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
+    const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+    MPI_Info info, MPI_Request *request)
+{
+    FY_MT_ENTER();
+    (void)info;
+    NBR_INIT_CHECK(request, comm, __func__,
+                   nbr_alltoallw(sendbuf, fy_vec_wide(sendcounts), sdispls,
+                                 sendtypes, recvbuf, fy_vec_wide(recvcounts),
+                                 rdispls, recvtypes, comm, FY_PCOLL_CHECK_ONLY,
+                                 __func__));
+    struct fy_pcoll_args a = {
+        .kind = FY_PCOLL_NBR_ALLTOALLW,
+        .sbuf = sendbuf,
+        .rbuf = recvbuf,
+        .ns = outdeg,
+        .nr = indeg,
+        .scounts = outdeg ? fy_vec_wide(sendcounts) : FY_VEC_NONE,
+        .sbdispls = outdeg ? sdispls : NULL,
+        .stypes = outdeg ? sendtypes : NULL,
+        .rcounts = indeg ? fy_vec_wide(recvcounts) : FY_VEC_NONE,
+        .rbdispls = indeg ? rdispls : NULL,
+        .rtypes = indeg ? recvtypes : NULL};
+    return fy_pcoll_create(c, &a, request, __func__);
+}
+FY_ALIAS(MPI_Neighbor_alltoallw_init_c)

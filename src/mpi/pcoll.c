@@ -52,10 +52,27 @@ static bool dup_array(const void **p, int n, size_t sz)
     return true;
 }
 
+/* Copy the n entries of *v as 64-bit values, whatever their width; no
+ * array stays no array. False when out of memory (*v is then none). */
+static bool dup_vec(struct fy_coll_vec *v, int n)
+{
+    if (!v->p)
+        return true;
+    MPI_Aint *d = malloc((size_t)FY_MAX(n, 1) * sizeof(*d));
+    if (!d) {
+        *v = FY_VEC_NONE;
+        return false;
+    }
+    for (int i = 0; i < n; i++)
+        d[i] = fy_vec_at(*v, i);
+    *v = fy_vec_wide(d);
+    return true;
+}
+
 /* Resolve a type array as the alltoallw checks did: an entry with a zero
  * count may be any handle and stands for MPI_BYTE. */
 static struct fy_dtype **types_resolve(const MPI_Datatype *types,
-                                       const int *counts, int n)
+                                       struct fy_coll_vec counts, int n)
 {
     if (!types)
         return NULL;
@@ -64,7 +81,7 @@ static struct fy_dtype **types_resolve(const MPI_Datatype *types,
         return NULL;
     for (int i = 0; i < n; i++) {
         struct fy_dtype *dt = fy_dtype_get(types[i]);
-        if (counts[i] == 0 && (!dt || !dt->committed))
+        if (fy_vec_at(counts, i) == 0 && (!dt || !dt->committed))
             dt = fy_dtype_get(MPI_BYTE);
         dt_hold(dt);
         out[i] = dt;
@@ -91,10 +108,10 @@ void fy_pcoll_destroy(struct fy_pcoll *pc)
         fy_op_release(pc->op);
     types_drop(pc->sdts, pc->a.ns);
     types_drop(pc->rdts, pc->a.nr);
-    free((void *)pc->a.scounts);
-    free((void *)pc->a.sdispls);
-    free((void *)pc->a.rcounts);
-    free((void *)pc->a.rdispls);
+    free((void *)pc->a.scounts.p);
+    free((void *)pc->a.sdispls.p);
+    free((void *)pc->a.rcounts.p);
+    free((void *)pc->a.rdispls.p);
     free((void *)pc->a.sbdispls);
     free((void *)pc->a.rbdispls);
     free(pc);
@@ -112,10 +129,8 @@ int fy_pcoll_create(struct fy_comm *c, const struct fy_pcoll_args *a,
      * while the request lives. */
     pc->a.stypes = pc->a.rtypes = NULL;
     bool ok =
-        dup_array((const void **)&pc->a.scounts, a->ns, sizeof(int)) &
-        dup_array((const void **)&pc->a.sdispls, a->ns, sizeof(int)) &
-        dup_array((const void **)&pc->a.rcounts, a->nr, sizeof(int)) &
-        dup_array((const void **)&pc->a.rdispls, a->nr, sizeof(int)) &
+        dup_vec(&pc->a.scounts, a->ns) & dup_vec(&pc->a.sdispls, a->ns) &
+        dup_vec(&pc->a.rcounts, a->nr) & dup_vec(&pc->a.rdispls, a->nr) &
         dup_array((const void **)&pc->a.sbdispls, a->ns, sizeof(MPI_Aint)) &
         dup_array((const void **)&pc->a.rbdispls, a->nr, sizeof(MPI_Aint));
     if (ok && a->stypes && a->sbuf != MPI_IN_PLACE) {
@@ -154,7 +169,6 @@ int fy_pcoll_create(struct fy_comm *c, const struct fy_pcoll_args *a,
 
 /* Stands in for the arrays of a neighbourhood collective without
  * neighbours on that side (never read). */
-static const int s_none[1];
 static const MPI_Aint s_none_aint[1];
 
 static int launch_neighbor(struct fy_pcoll *pc, struct fy_sched **s)
@@ -167,23 +181,23 @@ static int launch_neighbor(struct fy_pcoll *pc, struct fy_sched **s)
     switch (a->kind) {
     case FY_PCOLL_NBR_ALLGATHERV:
         snd.same = true;
-        rcv.counts = a->rcounts ? a->rcounts : s_none;
-        rcv.displs = a->rdispls ? a->rdispls : s_none;
+        rcv.counts = a->rcounts.p ? a->rcounts : fy_vec_wide(s_none_aint);
+        rcv.displs = a->rdispls.p ? a->rdispls : fy_vec_wide(s_none_aint);
         break;
     case FY_PCOLL_NBR_ALLGATHER:
         snd.same = true;
         break;
     case FY_PCOLL_NBR_ALLTOALLV:
-        snd.counts = a->scounts ? a->scounts : s_none;
-        snd.displs = a->sdispls ? a->sdispls : s_none;
-        rcv.counts = a->rcounts ? a->rcounts : s_none;
-        rcv.displs = a->rdispls ? a->rdispls : s_none;
+        snd.counts = a->scounts.p ? a->scounts : fy_vec_wide(s_none_aint);
+        snd.displs = a->sdispls.p ? a->sdispls : fy_vec_wide(s_none_aint);
+        rcv.counts = a->rcounts.p ? a->rcounts : fy_vec_wide(s_none_aint);
+        rcv.displs = a->rdispls.p ? a->rdispls : fy_vec_wide(s_none_aint);
         break;
     case FY_PCOLL_NBR_ALLTOALLW:
-        snd.counts = a->scounts ? a->scounts : s_none;
+        snd.counts = a->scounts.p ? a->scounts : fy_vec_wide(s_none_aint);
         snd.bdispls = a->sbdispls ? a->sbdispls : s_none_aint;
         snd.dts = pc->sdts;
-        rcv.counts = a->rcounts ? a->rcounts : s_none;
+        rcv.counts = a->rcounts.p ? a->rcounts : fy_vec_wide(s_none_aint);
         rcv.bdispls = a->rbdispls ? a->rbdispls : s_none_aint;
         rcv.dts = pc->rdts;
         break;

@@ -5,6 +5,7 @@
 #ifndef FY_MPI_PCOLL_H
 #define FY_MPI_PCOLL_H
 
+#include "coll/coll.h"
 #include "mpi/request.h"
 
 /* Passed as the 'request' of a coll_x()/nbr_x() checking function: check
@@ -42,8 +43,9 @@ enum fy_pcoll_kind {
  * Bcast and the reductions keep their buffer (recvbuf), count and
  * datatype in rbuf, rcount and rtype. Arrays that are not significant on
  * this process are NULL; the others have ns (send side) or nr (receive
- * side) entries and are copied. Datatype handles that are not significant
- * (MPI_IN_PLACE, a non-root's receive side) may be anything. */
+ * side) entries and are copied (as 64-bit arrays, whatever their width).
+ * Datatype handles that are not significant (MPI_IN_PLACE, a non-root's receive
+ * side) may be anything. */
 struct fy_pcoll_args {
     enum fy_pcoll_kind kind;
     const void *sbuf;
@@ -53,7 +55,7 @@ struct fy_pcoll_args {
     MPI_Op op;
     int root;
     int ns, nr;
-    const int *scounts, *sdispls, *rcounts, *rdispls;
+    struct fy_coll_vec scounts, sdispls, rcounts, rdispls;
     const MPI_Aint *sbdispls, *rbdispls; /* neighbor_alltoallw */
     const MPI_Datatype *stypes, *rtypes; /* the two alltoallw */
 };

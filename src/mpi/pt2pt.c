@@ -165,6 +165,15 @@ FY_API int PMPI_Ssend(const void *buf, int count, MPI_Datatype datatype,
 }
 FY_ALIAS(MPI_Ssend)
 
+FY_API int PMPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype,
+                        int dest, int tag, MPI_Comm comm)
+{
+    FY_MT_ENTER();
+    return send_common(__func__, buf, count, datatype, dest, tag, comm,
+                       FY_SEND_SYNC);
+}
+FY_ALIAS(MPI_Ssend_c)
+
 FY_API int PMPI_Rsend(const void *buf, int count, MPI_Datatype datatype,
                       int dest, int tag, MPI_Comm comm)
 {
@@ -173,6 +182,15 @@ FY_API int PMPI_Rsend(const void *buf, int count, MPI_Datatype datatype,
                        FY_SEND_READY);
 }
 FY_ALIAS(MPI_Rsend)
+
+FY_API int PMPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype,
+                        int dest, int tag, MPI_Comm comm)
+{
+    FY_MT_ENTER();
+    return send_common(__func__, buf, count, datatype, dest, tag, comm,
+                       FY_SEND_READY);
+}
+FY_ALIAS(MPI_Rsend_c)
 
 FY_API int PMPI_Bsend(const void *buf, int count, MPI_Datatype datatype,
                       int dest, int tag, MPI_Comm comm)
@@ -190,6 +208,23 @@ FY_API int PMPI_Bsend(const void *buf, int count, MPI_Datatype datatype,
     return fy_bsend_start(__func__, buf, count, dt, dest, tag, c);
 }
 FY_ALIAS(MPI_Bsend)
+
+FY_API int PMPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype,
+                        int dest, int tag, MPI_Comm comm)
+{
+    FY_MT_ENTER();
+    FY_CHECK_INIT(__func__);
+    FY_GET_COMM(c, comm, __func__);
+    struct fy_dtype *dt = fy_dtype_get(datatype);
+    if (!fy_pt2pt_send_ok(c, buf, count, dt, dest, tag)) {
+        int rc = fy_mpi_pt2pt_check(__func__, c, buf, count, dt, datatype, dest,
+                                    tag, false);
+        if (rc)
+            return rc == FY_PT2PT_PROC_NULL ? MPI_SUCCESS : rc;
+    }
+    return fy_bsend_start(__func__, buf, count, dt, dest, tag, c);
+}
+FY_ALIAS(MPI_Bsend_c)
 
 FY_INLINE int recv_common(const char *fn, void *buf, MPI_Count count,
                           MPI_Datatype datatype, int source, int tag,
@@ -304,6 +339,16 @@ FY_API int PMPI_Issend(const void *buf, int count, MPI_Datatype datatype,
 }
 FY_ALIAS(MPI_Issend)
 
+FY_API int PMPI_Issend_c(const void *buf, MPI_Count count,
+                         MPI_Datatype datatype, int dest, int tag,
+                         MPI_Comm comm, MPI_Request *request)
+{
+    FY_MT_ENTER();
+    return isend_common(__func__, buf, count, datatype, dest, tag, comm,
+                        FY_SEND_SYNC, request);
+}
+FY_ALIAS(MPI_Issend_c)
+
 FY_API int PMPI_Irsend(const void *buf, int count, MPI_Datatype datatype,
                        int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
@@ -312,6 +357,16 @@ FY_API int PMPI_Irsend(const void *buf, int count, MPI_Datatype datatype,
                         FY_SEND_READY, request);
 }
 FY_ALIAS(MPI_Irsend)
+
+FY_API int PMPI_Irsend_c(const void *buf, MPI_Count count,
+                         MPI_Datatype datatype, int dest, int tag,
+                         MPI_Comm comm, MPI_Request *request)
+{
+    FY_MT_ENTER();
+    return isend_common(__func__, buf, count, datatype, dest, tag, comm,
+                        FY_SEND_READY, request);
+}
+FY_ALIAS(MPI_Irsend_c)
 
 /* MPI_Ibsend completes as soon as the message sits in the attached buffer,
  * which happens before we return: the request is born complete. */
@@ -338,6 +393,31 @@ FY_API int PMPI_Ibsend(const void *buf, int count, MPI_Datatype datatype,
     return MPI_SUCCESS;
 }
 FY_ALIAS(MPI_Ibsend)
+
+FY_API int PMPI_Ibsend_c(const void *buf, MPI_Count count,
+                         MPI_Datatype datatype, int dest, int tag,
+                         MPI_Comm comm, MPI_Request *request)
+{
+    FY_MT_ENTER();
+    FY_CHECK_INIT(__func__);
+    FY_GET_COMM(c, comm, __func__);
+    FY_CHECK_REQ_PTR(request, c, __func__);
+    struct fy_dtype *dt = fy_dtype_get(datatype);
+    int rc = MPI_SUCCESS;
+    if (!fy_pt2pt_send_ok(c, buf, count, dt, dest, tag))
+        rc = fy_mpi_pt2pt_check(__func__, c, buf, count, dt, datatype, dest,
+                                tag, false);
+    if (rc == 0)
+        rc = fy_bsend_start(__func__, buf, count, dt, dest, tag, c);
+    else if (rc == FY_PT2PT_PROC_NULL)
+        rc = MPI_SUCCESS;
+    if (rc)
+        return rc;
+    if (fy_mreq_register(FY_MREQ_DONE_SEND, request))
+        return report_nomem(__func__, c);
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Ibsend_c)
 
 FY_INLINE int irecv_common(const char *fn, void *buf, MPI_Count count,
                            MPI_Datatype datatype, int source, int tag,
@@ -1405,7 +1485,7 @@ int fy_preq_start(const char *fn, struct fy_preq *p)
 }
 
 static int preq_init(const char *fn, enum fy_preq_kind kind,
-                     enum fy_send_mode mode, const void *buf, int count,
+                     enum fy_send_mode mode, const void *buf, MPI_Count count,
                      MPI_Datatype datatype, int peer, int tag, MPI_Comm comm,
                      MPI_Request *request)
 {
@@ -1437,6 +1517,16 @@ FY_API int PMPI_Send_init(const void *buf, int count, MPI_Datatype datatype,
 }
 FY_ALIAS(MPI_Send_init)
 
+FY_API int PMPI_Send_init_c(const void *buf, MPI_Count count,
+                            MPI_Datatype datatype, int dest, int tag,
+                            MPI_Comm comm, MPI_Request *request)
+{
+    FY_MT_ENTER();
+    return preq_init(__func__, FY_PREQ_SEND, FY_SEND_STANDARD, buf, count,
+                     datatype, dest, tag, comm, request);
+}
+FY_ALIAS(MPI_Send_init_c)
+
 FY_API int PMPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype,
                            int dest, int tag, MPI_Comm comm,
                            MPI_Request *request)
@@ -1446,6 +1536,16 @@ FY_API int PMPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype,
                      dest, tag, comm, request);
 }
 FY_ALIAS(MPI_Ssend_init)
+
+FY_API int PMPI_Ssend_init_c(const void *buf, MPI_Count count,
+                             MPI_Datatype datatype, int dest, int tag,
+                             MPI_Comm comm, MPI_Request *request)
+{
+    FY_MT_ENTER();
+    return preq_init(__func__, FY_PREQ_SEND, FY_SEND_SYNC, buf, count, datatype,
+                     dest, tag, comm, request);
+}
+FY_ALIAS(MPI_Ssend_init_c)
 
 FY_API int PMPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype,
                            int dest, int tag, MPI_Comm comm,
@@ -1457,6 +1557,16 @@ FY_API int PMPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype,
 }
 FY_ALIAS(MPI_Rsend_init)
 
+FY_API int PMPI_Rsend_init_c(const void *buf, MPI_Count count,
+                             MPI_Datatype datatype, int dest, int tag,
+                             MPI_Comm comm, MPI_Request *request)
+{
+    FY_MT_ENTER();
+    return preq_init(__func__, FY_PREQ_SEND, FY_SEND_READY, buf, count,
+                     datatype, dest, tag, comm, request);
+}
+FY_ALIAS(MPI_Rsend_init_c)
+
 FY_API int PMPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype,
                            int dest, int tag, MPI_Comm comm,
                            MPI_Request *request)
@@ -1467,6 +1577,16 @@ FY_API int PMPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype,
 }
 FY_ALIAS(MPI_Bsend_init)
 
+FY_API int PMPI_Bsend_init_c(const void *buf, MPI_Count count,
+                             MPI_Datatype datatype, int dest, int tag,
+                             MPI_Comm comm, MPI_Request *request)
+{
+    FY_MT_ENTER();
+    return preq_init(__func__, FY_PREQ_BSEND, FY_SEND_STANDARD, buf, count,
+                     datatype, dest, tag, comm, request);
+}
+FY_ALIAS(MPI_Bsend_init_c)
+
 FY_API int PMPI_Recv_init(void *buf, int count, MPI_Datatype datatype,
                           int source, int tag, MPI_Comm comm,
                           MPI_Request *request)
@@ -1476,6 +1596,16 @@ FY_API int PMPI_Recv_init(void *buf, int count, MPI_Datatype datatype,
                      datatype, source, tag, comm, request);
 }
 FY_ALIAS(MPI_Recv_init)
+
+FY_API int PMPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype datatype,
+                            int source, int tag, MPI_Comm comm,
+                            MPI_Request *request)
+{
+    FY_MT_ENTER();
+    return preq_init(__func__, FY_PREQ_RECV, FY_SEND_STANDARD, buf, count,
+                     datatype, source, tag, comm, request);
+}
+FY_ALIAS(MPI_Recv_init_c)
 
 /* The persistent request behind a handle, checked to be startable. */
 static int preq_resolve(const char *fn, MPI_Request h, int index,
@@ -1685,6 +1815,33 @@ FY_API int PMPI_Mrecv(void *buf, int count, MPI_Datatype datatype,
 }
 FY_ALIAS(MPI_Mrecv)
 
+FY_API int PMPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype,
+                        MPI_Message *message, MPI_Status *status)
+{
+    FY_MT_ENTER();
+    struct fy_req *r;
+    struct fy_comm *c;
+    int rc = imrecv_start(__func__, buf, count, datatype, message, &r, &c);
+    if (rc)
+        return rc;
+    if (!r) {
+        fy_mreq_status_recv(status, MPI_PROC_NULL, MPI_ANY_TAG, 0, false,
+                            MPI_SUCCESS);
+        return MPI_SUCCESS;
+    }
+    int err = fy_req_wait(r);
+    int src = r->st_source, tag = r->st_tag;
+    fy_mreq_status_recv(status, src, tag, r->st_bytes, false,
+                        err ? core_class(err) : MPI_SUCCESS);
+    fy_req_free(r);
+    fy_comm_release(c);
+    if (err)
+        return report_core_err(__func__, c, err, "matched receive from", src,
+                               tag);
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Mrecv_c)
+
 FY_API int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype,
                        MPI_Message *message, MPI_Request *request)
 {
@@ -1711,3 +1868,30 @@ FY_API int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype,
     return MPI_SUCCESS;
 }
 FY_ALIAS(MPI_Imrecv)
+
+FY_API int PMPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype,
+                         MPI_Message *message, MPI_Request *request)
+{
+    FY_MT_ENTER();
+    FY_CHECK(request != NULL, NULL, MPI_ERR_ARG, __func__, "request is NULL");
+    struct fy_req *r;
+    struct fy_comm *c;
+    int rc = imrecv_start(__func__, buf, count, datatype, message, &r, &c);
+    if (rc)
+        return rc;
+    if (!r)
+        return fy_mreq_register(FY_MREQ_DONE_NULL, request)
+                   ? report_nomem(__func__, NULL)
+                   : MPI_SUCCESS;
+    /* The request keeps the communicator alive through r->comm; drop the
+     * message's reference once the request exists. */
+    if (fy_mreq_register((uintptr_t)r | FY_MREQ_RECV, request)) {
+        (void)fy_req_wait(r);
+        fy_req_free(r);
+        fy_comm_release(c);
+        return report_nomem(__func__, c);
+    }
+    fy_comm_release(c);
+    return MPI_SUCCESS;
+}
+FY_ALIAS(MPI_Imrecv_c)

@@ -6,6 +6,7 @@
  * (MPI_ERRORS_ARE_FATAL unless the program sets another); src/rma does
  * the work. */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,17 +43,22 @@ static bool info_true(struct fy_info *in, const char *key)
     return v && strcmp(v, "true") == 0;
 }
 
-static int win_make(int flavor, MPI_Aint size, int disp_unit, MPI_Info info,
-                    MPI_Comm comm, void *base, void *baseptr, MPI_Win *win,
-                    const char *fn)
+static int win_make(int flavor, MPI_Aint size, MPI_Aint disp_unit,
+                    MPI_Info info, MPI_Comm comm, void *base, void *baseptr,
+                    MPI_Win *win, const char *fn)
 {
     FY_CHECK_INIT(fn);
     FY_GET_COMM(c, comm, fn);
     FY_CHECK(win != NULL, c, MPI_ERR_ARG, fn, "win is NULL");
     FY_CHECK(size >= 0, c, MPI_ERR_SIZE, fn, "size %ld is negative",
              (long)size);
-    FY_CHECK(disp_unit > 0, c, MPI_ERR_DISP, fn, "disp_unit %d is not positive",
-             disp_unit);
+    FY_CHECK(disp_unit > 0, c, MPI_ERR_DISP, fn,
+             "disp_unit %lld is not positive", (long long)disp_unit);
+    /* The _c forms pass an MPI_Aint; windows keep an int (as the int
+     * forms' attribute MPI_WIN_DISP_UNIT must report it). */
+    FY_CHECK(disp_unit <= INT_MAX, c, MPI_ERR_DISP, fn,
+             "disp_unit %lld is larger than Ferry supports (INT_MAX)",
+             (long long)disp_unit);
     FY_CHECK(info == MPI_INFO_NULL || fy_info_get(info), c, MPI_ERR_INFO, fn,
              "invalid info object 0x%x", (unsigned)info);
     FY_CHECK(baseptr != NULL || (flavor != MPI_WIN_FLAVOR_SHARED &&
@@ -66,7 +72,7 @@ static int win_make(int flavor, MPI_Aint size, int disp_unit, MPI_Info info,
         return fy_mpi_err(c, MPI_ERR_NO_MEM, fn, "out of memory");
     struct fy_rma_win *w;
     int rc =
-        fy_rma_win_create(c, flavor, size, disp_unit,
+        fy_rma_win_create(c, flavor, size, (int)disp_unit,
                           info_true(in, "alloc_shared_noncontig"), base, &w);
     if (rc) {
         fy_info_free(keep);
@@ -96,6 +102,16 @@ FY_API int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info,
 }
 FY_ALIAS(MPI_Win_allocate_shared)
 
+FY_API int PMPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit,
+                                      MPI_Info info, MPI_Comm comm,
+                                      void *baseptr, MPI_Win *win)
+{
+    FY_MT_ENTER();
+    return win_make(MPI_WIN_FLAVOR_SHARED, size, disp_unit, info, comm, NULL,
+                    baseptr, win, __func__);
+}
+FY_ALIAS(MPI_Win_allocate_shared_c)
+
 FY_API int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info,
                              MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
@@ -104,6 +120,15 @@ FY_API int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info,
                     baseptr, win, __func__);
 }
 FY_ALIAS(MPI_Win_allocate)
+
+FY_API int PMPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info,
+                               MPI_Comm comm, void *baseptr, MPI_Win *win)
+{
+    FY_MT_ENTER();
+    return win_make(MPI_WIN_FLAVOR_ALLOCATE, size, disp_unit, info, comm, NULL,
+                    baseptr, win, __func__);
+}
+FY_ALIAS(MPI_Win_allocate_c)
 
 FY_API int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit,
                            MPI_Info info, MPI_Comm comm, MPI_Win *win)
@@ -114,6 +139,15 @@ FY_API int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit,
 }
 FY_ALIAS(MPI_Win_create)
 
+FY_API int PMPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit,
+                             MPI_Info info, MPI_Comm comm, MPI_Win *win)
+{
+    FY_MT_ENTER();
+    return win_make(MPI_WIN_FLAVOR_CREATE, size, disp_unit, info, comm, base,
+                    NULL, win, __func__);
+}
+FY_ALIAS(MPI_Win_create_c)
+
 FY_API int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
     FY_MT_ENTER();
@@ -122,11 +156,9 @@ FY_API int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 }
 FY_ALIAS(MPI_Win_create_dynamic)
 
-FY_API int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size,
-                                 int *disp_unit, void *baseptr)
+static int shared_query(MPI_Win win, int rank, MPI_Aint *size,
+                        MPI_Aint *disp_unit, void *baseptr, const char *fn)
 {
-    FY_MT_ENTER();
-    const char *fn = __func__;
     FY_CHECK_INIT(fn);
     GET_WIN(w, win, fn);
     WCHECK(w->flavor == MPI_WIN_FLAVOR_SHARED ||
@@ -155,7 +187,27 @@ FY_API int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size,
     *(void **)baseptr = (void *)(uintptr_t)w->peers[rank].base;
     return MPI_SUCCESS;
 }
+
+FY_API int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size,
+                                 int *disp_unit, void *baseptr)
+{
+    FY_MT_ENTER();
+    MPI_Aint du = 0;
+    int rc = shared_query(win, rank, size, disp_unit ? &du : NULL, baseptr,
+                          __func__);
+    if (rc == MPI_SUCCESS)
+        *disp_unit = (int)du; /* windows keep an int */
+    return rc;
+}
 FY_ALIAS(MPI_Win_shared_query)
+
+FY_API int PMPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size,
+                                   MPI_Aint *disp_unit, void *baseptr)
+{
+    FY_MT_ENTER();
+    return shared_query(win, rank, size, disp_unit, baseptr, __func__);
+}
+FY_ALIAS(MPI_Win_shared_query_c)
 
 FY_API int PMPI_Win_free(MPI_Win *win)
 {
@@ -790,6 +842,18 @@ FY_API int PMPI_Put(const void *origin_addr, int origin_count,
 }
 FY_ALIAS(MPI_Put)
 
+FY_API int PMPI_Put_c(const void *origin_addr, MPI_Count origin_count,
+                      MPI_Datatype origin_datatype, int target_rank,
+                      MPI_Aint target_disp, MPI_Count target_count,
+                      MPI_Datatype target_datatype, MPI_Win win)
+{
+    FY_MT_ENTER();
+    return rma_put_get(origin_addr, origin_count, origin_datatype, target_rank,
+                       target_disp, target_count, target_datatype, win, false,
+                       __func__);
+}
+FY_ALIAS(MPI_Put_c)
+
 FY_API int PMPI_Get(void *origin_addr, int origin_count,
                     MPI_Datatype origin_datatype, int target_rank,
                     MPI_Aint target_disp, int target_count,
@@ -801,6 +865,18 @@ FY_API int PMPI_Get(void *origin_addr, int origin_count,
                        __func__);
 }
 FY_ALIAS(MPI_Get)
+
+FY_API int PMPI_Get_c(void *origin_addr, MPI_Count origin_count,
+                      MPI_Datatype origin_datatype, int target_rank,
+                      MPI_Aint target_disp, MPI_Count target_count,
+                      MPI_Datatype target_datatype, MPI_Win win)
+{
+    FY_MT_ENTER();
+    return rma_put_get(origin_addr, origin_count, origin_datatype, target_rank,
+                       target_disp, target_count, target_datatype, win, true,
+                       __func__);
+}
+FY_ALIAS(MPI_Get_c)
 
 /* Accumulate in every form: rbuf NULL for MPI_Accumulate. */
 static int rma_acc(const void *obuf, MPI_Count ocount, MPI_Datatype otype,
@@ -855,6 +931,19 @@ FY_API int PMPI_Accumulate(const void *origin_addr, int origin_count,
 }
 FY_ALIAS(MPI_Accumulate)
 
+FY_API int PMPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count,
+                             MPI_Datatype origin_datatype, int target_rank,
+                             MPI_Aint target_disp, MPI_Count target_count,
+                             MPI_Datatype target_datatype, MPI_Op op,
+                             MPI_Win win)
+{
+    FY_MT_ENTER();
+    return rma_acc(origin_addr, origin_count, origin_datatype, NULL, 0,
+                   MPI_DATATYPE_NULL, target_rank, target_disp, target_count,
+                   target_datatype, op, win, __func__);
+}
+FY_ALIAS(MPI_Accumulate_c)
+
 FY_API int PMPI_Get_accumulate(const void *origin_addr, int origin_count,
                                MPI_Datatype origin_datatype, void *result_addr,
                                int result_count, MPI_Datatype result_datatype,
@@ -874,6 +963,28 @@ FY_API int PMPI_Get_accumulate(const void *origin_addr, int origin_count,
                    target_datatype, op, win, fn);
 }
 FY_ALIAS(MPI_Get_accumulate)
+
+FY_API int PMPI_Get_accumulate_c(const void *origin_addr,
+                                 MPI_Count origin_count,
+                                 MPI_Datatype origin_datatype,
+                                 void *result_addr, MPI_Count result_count,
+                                 MPI_Datatype result_datatype, int target_rank,
+                                 MPI_Aint target_disp, MPI_Count target_count,
+                                 MPI_Datatype target_datatype, MPI_Op op,
+                                 MPI_Win win)
+{
+    FY_MT_ENTER();
+    const char *fn = __func__;
+    FY_CHECK(result_addr != NULL || result_count == 0, NULL, MPI_ERR_BUFFER, fn,
+             "result_addr is NULL");
+    /* A zero-count result still makes this a get-accumulate. */
+    static char none;
+    return rma_acc(origin_addr, origin_count, origin_datatype,
+                   result_addr ? result_addr : &none, result_count,
+                   result_datatype, target_rank, target_disp, target_count,
+                   target_datatype, op, win, fn);
+}
+FY_ALIAS(MPI_Get_accumulate_c)
 
 FY_API int PMPI_Fetch_and_op(const void *origin_addr, void *result_addr,
                              MPI_Datatype datatype, int target_rank,
@@ -963,6 +1074,22 @@ FY_API int PMPI_Rput(const void *origin_addr, int origin_count,
 }
 FY_ALIAS(MPI_Rput)
 
+FY_API int PMPI_Rput_c(const void *origin_addr, MPI_Count origin_count,
+                       MPI_Datatype origin_datatype, int target_rank,
+                       MPI_Aint target_disp, MPI_Count target_count,
+                       MPI_Datatype target_datatype, MPI_Win win,
+                       MPI_Request *request)
+{
+    FY_MT_ENTER();
+    int rc = check_req(win, target_rank, request, __func__);
+    if (!rc)
+        rc = rma_put_get(origin_addr, origin_count, origin_datatype,
+                         target_rank, target_disp, target_count,
+                         target_datatype, win, false, __func__);
+    return rc ? rc : born_done(win, rc, request, __func__);
+}
+FY_ALIAS(MPI_Rput_c)
+
 FY_API int PMPI_Rget(void *origin_addr, int origin_count,
                      MPI_Datatype origin_datatype, int target_rank,
                      MPI_Aint target_disp, int target_count,
@@ -979,6 +1106,22 @@ FY_API int PMPI_Rget(void *origin_addr, int origin_count,
 }
 FY_ALIAS(MPI_Rget)
 
+FY_API int PMPI_Rget_c(void *origin_addr, MPI_Count origin_count,
+                       MPI_Datatype origin_datatype, int target_rank,
+                       MPI_Aint target_disp, MPI_Count target_count,
+                       MPI_Datatype target_datatype, MPI_Win win,
+                       MPI_Request *request)
+{
+    FY_MT_ENTER();
+    int rc = check_req(win, target_rank, request, __func__);
+    if (!rc)
+        rc = rma_put_get(origin_addr, origin_count, origin_datatype,
+                         target_rank, target_disp, target_count,
+                         target_datatype, win, true, __func__);
+    return rc ? rc : born_done(win, rc, request, __func__);
+}
+FY_ALIAS(MPI_Rget_c)
+
 FY_API int PMPI_Raccumulate(const void *origin_addr, int origin_count,
                             MPI_Datatype origin_datatype, int target_rank,
                             MPI_Aint target_disp, int target_count,
@@ -994,6 +1137,22 @@ FY_API int PMPI_Raccumulate(const void *origin_addr, int origin_count,
     return rc ? rc : born_done(win, rc, request, __func__);
 }
 FY_ALIAS(MPI_Raccumulate)
+
+FY_API int PMPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count,
+                              MPI_Datatype origin_datatype, int target_rank,
+                              MPI_Aint target_disp, MPI_Count target_count,
+                              MPI_Datatype target_datatype, MPI_Op op,
+                              MPI_Win win, MPI_Request *request)
+{
+    FY_MT_ENTER();
+    int rc = check_req(win, target_rank, request, __func__);
+    if (!rc)
+        rc = PMPI_Accumulate_c(origin_addr, origin_count, origin_datatype,
+                               target_rank, target_disp, target_count,
+                               target_datatype, op, win);
+    return rc ? rc : born_done(win, rc, request, __func__);
+}
+FY_ALIAS(MPI_Raccumulate_c)
 
 FY_API int PMPI_Rget_accumulate(const void *origin_addr, int origin_count,
                                 MPI_Datatype origin_datatype, void *result_addr,
@@ -1012,3 +1171,23 @@ FY_API int PMPI_Rget_accumulate(const void *origin_addr, int origin_count,
     return rc ? rc : born_done(win, rc, request, __func__);
 }
 FY_ALIAS(MPI_Rget_accumulate)
+
+FY_API int PMPI_Rget_accumulate_c(const void *origin_addr,
+                                  MPI_Count origin_count,
+                                  MPI_Datatype origin_datatype,
+                                  void *result_addr, MPI_Count result_count,
+                                  MPI_Datatype result_datatype, int target_rank,
+                                  MPI_Aint target_disp, MPI_Count target_count,
+                                  MPI_Datatype target_datatype, MPI_Op op,
+                                  MPI_Win win, MPI_Request *request)
+{
+    FY_MT_ENTER();
+    int rc = check_req(win, target_rank, request, __func__);
+    if (!rc)
+        rc = PMPI_Get_accumulate_c(origin_addr, origin_count, origin_datatype,
+                                   result_addr, result_count, result_datatype,
+                                   target_rank, target_disp, target_count,
+                                   target_datatype, op, win);
+    return rc ? rc : born_done(win, rc, request, __func__);
+}
+FY_ALIAS(MPI_Rget_accumulate_c)

@@ -63,7 +63,11 @@ int main(int argc, char **argv)
     MT_MPI(MPI_Finalized(&flag));
     MT_EQ(flag, 0, "MPI_Finalized while running");
 
-    MT_CHECK(ver >= 3, "MPI_Get_version %d.%d", ver, sub);
+    /* MPI 4.0: what mpi.h says, and what Ferry (and MPICH 4.0.2) claim. */
+    MT_CHECK(ver == MPI_VERSION && sub == MPI_SUBVERSION && ver == 4 &&
+                 sub == 0,
+             "MPI_Get_version %d.%d, mpi.h %d.%d", ver, sub, MPI_VERSION,
+             MPI_SUBVERSION);
     int ver2 = -1, sub2 = -1;
     MT_MPI(MPI_Get_version(&ver2, &sub2));
     MT_CHECK(ver2 == ver && sub2 == sub, "version changed across init");
@@ -75,6 +79,8 @@ int main(int argc, char **argv)
     MT_CHECK(len > 0 && len < MPI_MAX_LIBRARY_VERSION_STRING,
              "library version length %d", len);
     MT_EQ((int)strlen(lib), len, "library version length matches strlen");
+    MT_CHECK(mt_on_mpich() || strstr(lib, "MPI 4.0") != NULL,
+             "library version \"%s\" does not say MPI 4.0", lib);
 
     char name[MPI_MAX_PROCESSOR_NAME];
     memset(name, 0x7f, sizeof name);

@@ -2,8 +2,10 @@
 /* MPI_Win_allocate_shared: contiguous by default (each rank's segment
  * ends where the next begins), page-aligned with alloc_shared_noncontig;
  * MPI_Win_shared_query; direct loads and stores between fences; window
- * attributes, name, group, info; MPI_Comm_split_type(SHARED); a window
- * left for MPI_Finalize to free. */
+ * attributes, name, group, info; MPI_Comm_split_type(SHARED), and
+ * HW_GUIDED with "mpi_hw_resource_type" = "mpi_shared_memory" (the same
+ * split; other values and HW_UNGUIDED give MPI_COMM_NULL); a window left
+ * for MPI_Finalize to free. */
 #include <unistd.h>
 
 #include "mpitest.h"
@@ -111,6 +113,32 @@ int main(int argc, char **argv)
     int nn;
     MPI_Comm_size(node, &nn);
     MT_EQ(nn, mt_size, "ranks of the node");
+    {
+        MPI_Info in;
+        MPI_Comm hw;
+        int cmp;
+        MT_MPI(MPI_Info_create(&in));
+        MT_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_GUIDED, 0,
+                                   in, &hw));
+        MT_CHECK(hw == MPI_COMM_NULL, "HW_GUIDED without a resource type");
+        MT_MPI(MPI_Info_set(in, "mpi_hw_resource_type", "no-such-level"));
+        MT_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_GUIDED, 0,
+                                   in, &hw));
+        MT_CHECK(hw == MPI_COMM_NULL, "HW_GUIDED with an unknown level");
+        MT_MPI(MPI_Info_set(in, "mpi_hw_resource_type", "mpi_shared_memory"));
+        MT_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_GUIDED,
+                                   mt_size - mt_rank, in, &hw));
+        MT_CHECK(hw != MPI_COMM_NULL, "HW_GUIDED mpi_shared_memory");
+        MT_MPI(MPI_Comm_compare(hw, node, &cmp));
+        /* The same members, in the reverse order of the keys. */
+        MT_EQ(cmp, mt_size > 1 ? MPI_SIMILAR : MPI_CONGRUENT,
+              "HW_GUIDED mpi_shared_memory vs SHARED");
+        MT_MPI(MPI_Comm_free(&hw));
+        MT_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_UNGUIDED, 0,
+                                   in, &hw));
+        MT_CHECK(hw == MPI_COMM_NULL, "HW_UNGUIDED");
+        MT_MPI(MPI_Info_free(&in));
+    }
     run(node, 0);
     run(node, 1);
     run(MPI_COMM_SELF, 0);
