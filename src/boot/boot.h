@@ -20,6 +20,8 @@ struct fy_boot {
     int *local_of;    /* [size]: world rank -> local rank, -1 elsewhere */
     int shm_fd;       /* the node's segment (a memfd), or -1 */
     int ncpus;        /* CPUs the job may use on this node (oversubscription) */
+    int nodes, node;  /* nodes of the job, and ours (0 .. nodes-1) */
+    bool virtual_nodes; /* FERRY_NODES: every node is on this machine */
     bool singleton;
     char jobid[64];
     const struct fy_boot_ops *ops; /* how this job started */
@@ -32,6 +34,16 @@ extern struct fy_boot fy_boot;
 static inline int fy_boot_local(int world)
 {
     return fy_boot.local_of[world];
+}
+
+/* FERRY_NODES' block mapping: the node of world rank 'rank' when 'size'
+ * ranks are cut into 'nodes' contiguous blocks, the first size % nodes of
+ * them one rank larger. Ferry's mpiexec and the library both use it. */
+static inline int fy_boot_block_node(int rank, int size, int nodes)
+{
+    int base = size / nodes, extra = size % nodes;
+    int big = extra * (base + 1); /* ranks in the larger blocks */
+    return rank < big ? rank / (base + 1) : extra + (rank - big) / base;
 }
 
 /* One way of starting. Optional pointers are NULL where the launcher has

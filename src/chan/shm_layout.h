@@ -69,8 +69,15 @@ static_assert(sizeof(struct fy_fbox_ack) == FY_CACHELINE, "one line");
 struct fy_chan_bell {
     /* Senders bump it; the owner only reads it and futex-waits on it. */
     alignas(FY_CACHELINE) _Atomic uint32_t doorbell;
-    /* The owner only; senders read it. */
+    /* Senders set it (sticky) when they could not open the owner's wake
+     * pipe: the owner then bounds its sleeps in epoll by 1 ms. */
+    _Atomic uint32_t nopoke;
+    /* The owner only; senders read it. 0 awake, 1 asleep on the futex,
+     * 2 asleep in the network channel's epoll (wake it by its pipe). */
     alignas(FY_CACHELINE) _Atomic uint32_t sleeping;
+    /* The owner, before the attach barrier: its wake pipe's write end
+     * plus one (0: none), opened by senders through /proc/<pid>/fd. */
+    _Atomic uint32_t wake_fd;
 };
 static_assert(sizeof(struct fy_chan_bell) == 2 * FY_CACHELINE &&
                   offsetof(struct fy_chan_bell, sleeping) == FY_CACHELINE,
