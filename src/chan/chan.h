@@ -131,6 +131,12 @@ struct fy_chan_peer {
 };
 
 typedef void fy_chan_deliver_fn(const struct fy_pkt *p);
+/* Where the payload of the DATA packet p (header fields only, p->data
+ * NULL) belongs when the layers above can say so now: a network channel
+ * then reads it from the socket straight to that place, and hands the
+ * packet up with p->data pointing there. NULL: no such place (the packet
+ * takes the normal way and is checked there). */
+typedef uint8_t *fy_chan_steer_fn(const struct fy_pkt *p);
 
 struct fy_cellq; /* shm/cellq_inl.h */
 
@@ -151,6 +157,7 @@ struct fy_chan_state {
     const struct fy_chan_ops **of; /* [P]: the channel to each peer */
     const struct fy_chan_ops *net; /* to other nodes, NULL: one node */
     fy_chan_deliver_fn *deliver;
+    fy_chan_steer_fn *steer; /* optional, set by the layer above */
 };
 
 extern struct fy_chan_state fy_chan;

@@ -59,6 +59,9 @@
 #define TCP_CHUNK ((uint64_t)256 << 10) /* DATA payload per packet */
 #define TCP_IBUF_MIN ((size_t)256 << 10)
 #define TCP_PENDING_MAX 64
+/* DATA payloads from this size are read straight into their receive
+ * buffer (one copy less) when the layer above names it. */
+#define TCP_STEER_MIN ((uint64_t)32 << 10)
 #define TCP_KEY "fy-tcp"
 
 struct tcp_hdr {
@@ -88,6 +91,10 @@ struct tcp_peer {
     size_t ohead, olen, ocap;
     uint8_t *ibuf;
     size_t ilen, icap;
+    /* A DATA payload being read straight into its receive buffer. */
+    uint8_t *dest;       /* NULL: none */
+    uint64_t dest_got;   /* bytes of it there */
+    struct tcp_hdr dhdr; /* its (checked) header */
 };
 
 struct tcp_pending {
@@ -341,10 +348,11 @@ static void queue_rest(struct tcp_peer *tp, const struct iovec *iov, int n,
     }
 }
 
+/* Whether a DATA packet would be taken now (nothing queued). */
 static bool tcp_writable(int peer)
 {
     const struct tcp_peer *tp = &tcp.peers[peer];
-    return tp->out < 0 || tp->olen - tp->ohead < tcp.queue_max;
+    return tp->olen == tp->ohead;
 }
 
 /* Send one packet of any type, or refuse it (queue full). */
@@ -356,7 +364,9 @@ static bool send_pkt(int peer, uint32_t type, int32_t tag, uint32_t ctx,
         tcp_connect(peer);
     if (tp->olen != tp->ohead) {
         flush_peer(peer);
-        if (tp->olen - tp->ohead >= tcp.queue_max)
+        /* Rendezvous data waits in the sender's buffer rather than in a
+         * copy of ours: only the rest of a partly written chunk is. */
+        if (tp->olen - tp->ohead >= (type == FY_PKT_DATA ? 1 : tcp.queue_max))
             return false;
     }
     struct fy_chan_peer *pe = &fy_chan.peers[peer];
@@ -430,6 +440,74 @@ static void check_hdr(int src, const struct tcp_hdr *h)
         tcp_bad(src, "sequence");
 }
 
+static void deliver(int src, const struct tcp_hdr *h, const uint8_t *data)
+{
+    struct fy_pkt p = {.src = src,
+                       .type = h->type,
+                       .tag = h->tag,
+                       .ctx = h->ctx,
+                       .data = data,
+                       .len = h->len,
+                       .ctl = h->ctl,
+                       .lane = FY_LANE_NET};
+    if (h->type == FY_PKT_EAGER || h->type == FY_PKT_EAGER_SYNC ||
+        h->type == FY_PKT_RTS || h->type == FY_PKT_PUSH) {
+        fy_chan_tcp_counts.msgs++;
+        fy_chan_tcp_counts.bytes +=
+            h->type == FY_PKT_RTS || h->type == FY_PKT_PUSH ? h->ctl.total
+                                                            : h->len;
+    }
+    fy_chan.deliver(&p);
+}
+
+/* A large DATA packet whose payload is not all here: read the rest
+ * straight into its receive buffer if the layer above names it. The
+ * header at ibuf[at] is checked. Returns true if taken. */
+static bool steer(int src, size_t at)
+{
+    struct tcp_peer *tp = &tcp.peers[src];
+    struct tcp_hdr h;
+    memcpy(&h, tp->ibuf + at, sizeof(h));
+    if (h.type != FY_PKT_DATA || h.len < TCP_STEER_MIN || !fy_chan.steer)
+        return false;
+    struct fy_pkt q = {.src = src, .type = h.type, .len = h.len, .ctl = h.ctl};
+    uint8_t *dest = fy_chan.steer(&q);
+    if (!dest)
+        return false;
+    size_t have = tp->ilen - at - sizeof(h); /* < h.len */
+    memcpy(dest, tp->ibuf + at + sizeof(h), have);
+    tp->dest = dest;
+    tp->dest_got = have;
+    tp->dhdr = h;
+    tp->ilen = at; /* the packet's bytes now belong to 'dest' */
+    fy_chan.peers[src].rseq++;
+    return true;
+}
+
+/* Read more of the steered payload; hand the packet up once complete. */
+static int read_steered(int src)
+{
+    struct tcp_peer *tp = &tcp.peers[src];
+    while (tp->dest_got < tp->dhdr.len) {
+        ssize_t k = recv(tp->in, tp->dest + tp->dest_got,
+                         (size_t)(tp->dhdr.len - tp->dest_got), MSG_DONTWAIT);
+        if (k < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN)
+                return 0;
+            tcp_fail(src, "receiving from", errno);
+        }
+        if (k == 0)
+            fy_chan_peer_gone(src);
+        tp->dest_got += (uint64_t)k;
+    }
+    uint8_t *dest = tp->dest;
+    tp->dest = NULL;
+    deliver(src, &tp->dhdr, dest);
+    return 1;
+}
+
 /* Hand up every whole packet in src's buffer. */
 static int parse_in(int src)
 {
@@ -442,6 +520,8 @@ static int parse_in(int src)
         check_hdr(src, &h);
         size_t need = sizeof(h) + (size_t)h.len;
         if (tp->ilen - at < need) {
+            if (steer(src, at))
+                break; /* nothing of it stays in ibuf */
             if (need > tp->icap) {
                 /* A checked length: grow to hold this packet. */
                 memmove(tp->ibuf, tp->ibuf + at, tp->ilen - at);
@@ -463,22 +543,7 @@ static int parse_in(int src)
             tcp.byes_in++;
             continue;
         }
-        struct fy_pkt p = {.src = src,
-                           .type = h.type,
-                           .tag = h.tag,
-                           .ctx = h.ctx,
-                           .data = tp->ibuf + at - h.len,
-                           .len = h.len,
-                           .ctl = h.ctl,
-                           .lane = FY_LANE_NET};
-        if (h.type == FY_PKT_EAGER || h.type == FY_PKT_EAGER_SYNC ||
-            h.type == FY_PKT_RTS || h.type == FY_PKT_PUSH) {
-            fy_chan_tcp_counts.msgs++;
-            fy_chan_tcp_counts.bytes +=
-                h.type == FY_PKT_RTS || h.type == FY_PKT_PUSH ? h.ctl.total
-                                                              : h.len;
-        }
-        fy_chan.deliver(&p);
+        deliver(src, &h, tp->ibuf + at - h.len);
     }
     if (at) {
         memmove(tp->ibuf, tp->ibuf + at, tp->ilen - at);
@@ -492,6 +557,13 @@ static int read_in(int src)
     struct tcp_peer *tp = &tcp.peers[src];
     int n = 0;
     for (int round = 0; round < 4 && tp->in >= 0; round++) {
+        if (tp->dest) {
+            int k = read_steered(src);
+            if (!k)
+                break;
+            n += k;
+            continue;
+        }
         size_t ask = tp->icap - tp->ilen;
         ssize_t k = recv(tp->in, tp->ibuf + tp->ilen, ask, MSG_DONTWAIT);
         if (k < 0) {

@@ -1041,6 +1041,7 @@ int fy_p2p_init(fy_shm_declare_fn *above)
                       s->wait_block);
     if (rc)
         return rc;
+    fy_chan.steer = fy_rndv_steer;
     s->eager_max = FY_MIN((uint64_t)fy_tuned_value(FY_ENV_EAGER_MAX, NULL),
                           fy_chan.cell_payload);
     s->shmbuf_size = pp.shmbuf_size;

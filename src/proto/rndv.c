@@ -364,6 +364,24 @@ static uint8_t *mover_data(const struct fy_req *r)
     return fy_req_data(r) + r->xoff;
 }
 
+/* Already in place (read there by the network channel: fy_rndv_steer). */
+static void copy_none(void *dst, const void *src, size_t len)
+{
+    (void)dst;
+    (void)src;
+    (void)len;
+}
+
+uint8_t *fy_rndv_steer(const struct fy_pkt *p)
+{
+    struct fy_req *r = fy_cookie_find(p->ctl.cookie, FY_REQ_RECV);
+    uint64_t done = r ? (uint64_t)r->done : 0;
+    if (!r || r->proto != FY_RP_RX || p->ctl.offset != done ||
+        p->len > (uint64_t)r->total - done)
+        return NULL; /* fy_rndv_on_data will say what is wrong */
+    return mover_data(r) + done;
+}
+
 void fy_rndv_on_data(const struct fy_pkt *p)
 {
     struct fy_req *r = fy_cookie_find(p->ctl.cookie, FY_REQ_RECV);
@@ -376,7 +394,9 @@ void fy_rndv_on_data(const struct fy_pkt *p)
                                              : fy_chan.cell_payload,
                               .len = (uint64_t)r->total,
                               .cookie = r->cookie,
-                              .copy = fy_xfer_copy_libc};
+                              .copy = p->data == mover_data(r) + r->done
+                                          ? copy_none
+                                          : fy_xfer_copy_libc};
     struct fy_queue_chunk ch = {.cookie = p->ctl.cookie,
                                 .offset = p->ctl.offset,
                                 .len = p->len,
