@@ -101,7 +101,7 @@ struct fy_launch_job {
     /* FERRY_NODES: one segment per virtual node, nodes = 1 normally. */
     int nodes;
     int *shmfds;
-    char shm_slot[32]; /* the FERRY_SHM_FD entry of the ranks' environment */
+    char shm_slot[32];    /* the FERRY_SHM_FD entry of the ranks' environment */
     struct rlimit nofile; /* as we found it, restored in the children */
     void (*sigpipe_orig)(int);
 
@@ -1268,8 +1268,7 @@ int main(int argc, char **argv)
     for (int n = 0; n < job->nodes; n++)
         job->shmfds[n] = -1;
     for (int n = 0; n < job->nodes; n++) {
-        job->shmfds[n] =
-            memfd_create(memname, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+        job->shmfds[n] = memfd_create(memname, MFD_CLOEXEC | MFD_ALLOW_SEALING);
         if (job->shmfds[n] < 0) {
             fy_launch_msg("memfd_create: %s", strerror(errno));
             return FY_LAUNCH_EXIT_SYSTEM;

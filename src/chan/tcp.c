@@ -53,9 +53,9 @@
 #include "chan/chan.h"
 #include "shm/shm.h"
 
-#define TCP_MAGIC 0x70547946u       /* "FyTp" */
+#define TCP_MAGIC 0x70547946u /* "FyTp" */
 #define TCP_HELLO_MAGIC 0x6f6c6c6548794646ull
-#define TCP_BYE 0x80u               /* channel-internal packet type */
+#define TCP_BYE 0x80u                   /* channel-internal packet type */
 #define TCP_CHUNK ((uint64_t)256 << 10) /* DATA payload per packet */
 #define TCP_IBUF_MIN ((size_t)256 << 10)
 #define TCP_PENDING_MAX 64
@@ -179,8 +179,7 @@ static void tcp_connect(int peer)
     unsigned port;
     unsigned long long key;
     int rc = fy_boot.ops->kvs_get(peer, TCP_KEY, val, sizeof(val));
-    if (rc || sscanf(val, "%63s %u %llu", ip, &port, &key) != 3 ||
-        port > 65535)
+    if (rc || sscanf(val, "%63s %u %llu", ip, &port, &key) != 3 || port > 65535)
         fy_fatal(1, "TCP channel: rank %d published no usable address (%s)",
                  peer, rc ? strerror(-rc) : val);
     struct sockaddr_in a = {.sin_family = AF_INET,
@@ -269,8 +268,9 @@ static void pending_read(int fd)
     h.jobid[sizeof(h.jobid) - 1] = '\0';
     int src = (int)h.src;
     if (h.magic != TCP_HELLO_MAGIC || h.dst != (uint32_t)tcp.me ||
-        h.key != tcp.key || strcmp(h.jobid, fy_boot.jobid) || h.src >= (uint32_t)tcp.P ||
-        !fy_chan_remote(src) || tcp.peers[src].in >= 0) {
+        h.key != tcp.key || strcmp(h.jobid, fy_boot.jobid) ||
+        h.src >= (uint32_t)tcp.P || !fy_chan_remote(src) ||
+        tcp.peers[src].in >= 0) {
         FY_WARN("rejected a TCP connection that is not from a rank of this "
                 "job on another node");
         pending_drop(i);
@@ -431,7 +431,7 @@ static void check_hdr(int src, const struct tcp_hdr *h)
     } else if (h->type < FY_PKT_EAGER || h->type >= FY_PKT_MAX) {
         tcp_bad(src, "unknown packet type");
     } else if (!fy_pkt_has_payload(h->type) ? h->len != 0
-                                             : h->len > tcp.max_payload) {
+                                            : h->len > tcp.max_payload) {
         tcp_bad(src, "payload length");
     }
     if (h->ctx >= (1u << 12))
@@ -646,8 +646,8 @@ static void tcp_sleep(bool (*more_work)(void))
     if (!fy_chan_visible() && !(more_work && more_work())) {
         /* Sockets are ready or a byte in the pipe wakes us; the timeout
          * is a safety net, short only where the pipe cannot be used. */
-        int ms = atomic_load_explicit(&my->nopoke, memory_order_relaxed) ? 1
-                                                                         : 20;
+        int ms =
+            atomic_load_explicit(&my->nopoke, memory_order_relaxed) ? 1 : 20;
         struct epoll_event ev[8];
         int k = epoll_wait(tcp.ep, ev, 8, ms);
         for (int i = 0; i < k; i++)

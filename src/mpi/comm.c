@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "coll/shm.h"
 #include "boot/boot.h"
+#include "coll/shm.h"
 #include "mpi/mpi_impl.h"
 #include "mpi/request.h"
 

@@ -1070,8 +1070,7 @@ int fy_p2p_init(fy_shm_declare_fn *above)
     /* Mechanisms: probes, the net listener, the job's rule table. */
     /* Rank 0's rules are the job's (fy_rndv_init publishes them). */
     const struct fy_tuning *tf = fy_tuned_file(NULL);
-    if (tf && fy_boot.local_rank == 0 &&
-        (rc = fy_xfer_rules_from_tuning(tf)))
+    if (tf && fy_boot.local_rank == 0 && (rc = fy_xfer_rules_from_tuning(tf)))
         return rc;
     rc = fy_rndv_init();
     if (rc)

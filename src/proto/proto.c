@@ -181,8 +181,8 @@ void fy_proto_stats_print(int rank)
         if (p != FY_STAT_SELF)
             bytes += s->proto[p].bytes;
     bytes -= FY_MIN(bytes, fy_chan_tcp_counts.bytes);
-    fprintf(stderr, "ferry-stats rank=%d chan=shm msgs=%llu bytes=%llu\n",
-            rank, (unsigned long long)msgs, (unsigned long long)bytes);
+    fprintf(stderr, "ferry-stats rank=%d chan=shm msgs=%llu bytes=%llu\n", rank,
+            (unsigned long long)msgs, (unsigned long long)bytes);
     if (fy_chan.net)
         fprintf(stderr, "ferry-stats rank=%d chan=%s msgs=%llu bytes=%llu\n",
                 rank, fy_chan.net->name,

@@ -389,14 +389,13 @@ void fy_rndv_on_data(const struct fy_pkt *p)
         bad_peer(p->src, "DATA for no pending receive");
     /* The queue mover's receiving half (xfer/queue.c) checks that the
      * cell holds the next bytes of this receive before copying. */
-    struct fy_queue_xfer x = {.payload = fy_chan_remote(p->src)
-                                             ? fy_chan.net->chunk
-                                             : fy_chan.cell_payload,
-                              .len = (uint64_t)r->total,
-                              .cookie = r->cookie,
-                              .copy = p->data == mover_data(r) + r->done
-                                          ? copy_none
-                                          : fy_xfer_copy_libc};
+    struct fy_queue_xfer x = {
+        .payload =
+            fy_chan_remote(p->src) ? fy_chan.net->chunk : fy_chan.cell_payload,
+        .len = (uint64_t)r->total,
+        .cookie = r->cookie,
+        .copy =
+            p->data == mover_data(r) + r->done ? copy_none : fy_xfer_copy_libc};
     struct fy_queue_chunk ch = {.cookie = p->ctl.cookie,
                                 .offset = p->ctl.offset,
                                 .len = p->len,

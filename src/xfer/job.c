@@ -196,7 +196,8 @@ int fy_xfer_job_init(int me, int nranks, const char *jobid)
     unsigned ok = tried & (1u << FY_XFER_SHMBUF | 1u << FY_XFER_QUEUE);
     /* The right neighbour on this node: single-copy mechanisms are only
      * ever used within a node. */
-    int peer = fy_boot.local_ranks[(fy_boot.local_rank + 1) % fy_boot.local_size];
+    int peer =
+        fy_boot.local_ranks[(fy_boot.local_rank + 1) % fy_boot.local_size];
     for (int k = 0; k < FY_XFER_NKINDS; k++) {
         const struct fy_xfer_ops *ops = fy_xfer_registry[k];
         if ((tried & (1u << k)) && ops->one_sided &&

@@ -28,8 +28,8 @@ static void check_node(int nodes)
     MPI_Comm_rank(node, &nrank);
     int base = mt_size / nodes, extra = mt_size % nodes;
     int big = extra * (base + 1);
-    int me = mt_rank < big ? mt_rank / (base + 1)
-                           : extra + (mt_rank - big) / base;
+    int me =
+        mt_rank < big ? mt_rank / (base + 1) : extra + (mt_rank - big) / base;
     int first = me < extra ? me * (base + 1) : big + (me - extra) * base;
     MT_EQ(nsize, me < extra ? base + 1 : base, "node size");
     MT_EQ(nrank, mt_rank - first, "rank in the node");
@@ -37,8 +37,8 @@ static void check_node(int nodes)
     /* A window on the node works; one on the world only with one node. */
     MPI_Win w;
     int *mem;
-    MT_MPI(MPI_Win_allocate(sizeof(int), sizeof(int), MPI_INFO_NULL, node,
-                            &mem, &w));
+    MT_MPI(MPI_Win_allocate(sizeof(int), sizeof(int), MPI_INFO_NULL, node, &mem,
+                            &w));
     *mem = -1;
     MT_MPI(MPI_Win_fence(0, w));
     int v = mt_rank;
@@ -98,8 +98,8 @@ static void check_pairs(void)
             int cnt;
             MPI_Get_count(&st, MPI_BYTE, &cnt);
             MT_EQ(cnt, sizes[i], "received bytes");
-            MT_VERIFY(r, sizes[i],
-                      (uint32_t)(p * 100 + mt_rank * 10 + (int)i), "pair");
+            MT_VERIFY(r, sizes[i], (uint32_t)(p * 100 + mt_rank * 10 + (int)i),
+                      "pair");
             MT_ALL(r + sizes[i], 64, 0xee, "past the message");
         }
     }

@@ -69,12 +69,13 @@ int main(int argc, char **argv)
         uint8_t pkt[sizeof(h) + 4];
         memcpy(pkt, &h, sizeof(h));
         memcpy(pkt + sizeof(h), &x, 4);
-        MT_CHECK(send(fd, pkt, sizeof(pkt), MSG_NOSIGNAL) == (ssize_t)sizeof(pkt),
+        MT_CHECK(send(fd, pkt, sizeof(pkt), MSG_NOSIGNAL) ==
+                     (ssize_t)sizeof(pkt),
                  "writing the forged header");
         MPI_Recv(&x, 1, MPI_INT, 0, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     } else if (mt_rank == 0) {
-        MT_MPI(MPI_Recv(&x, 1, MPI_INT, 1, 1, MPI_COMM_WORLD,
-                        MPI_STATUS_IGNORE));
+        MT_MPI(
+            MPI_Recv(&x, 1, MPI_INT, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
         MPI_Recv(&x, 1, MPI_INT, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     }
     MT_FAIL("the forged header (%s) was accepted", mode);
