@@ -276,8 +276,16 @@ static void pending_read(int fd)
         pending_drop(i);
         return;
     }
+    struct tcp_peer *tp = &tcp.peers[src];
+    if (!tp->ibuf) {
+        /* Only peers that talk to us cost a buffer. */
+        tp->ibuf = malloc(TCP_IBUF_MIN);
+        if (!tp->ibuf)
+            fy_fatal(1, "out of memory for rank %d's TCP stream", src);
+        tp->icap = TCP_IBUF_MIN;
+    }
     tcp.pend[i] = tcp.pend[--tcp.npend];
-    tcp.peers[src].in = fd;
+    tp->in = fd;
     ep_ctl(EPOLL_CTL_MOD, fd, EPOLLIN, EV(EV_IN, src));
 }
 
@@ -769,16 +777,8 @@ int fy_chan_tcp_init(void)
         return -ENOMEM;
     for (int l = 0; l < fy_boot.local_size; l++)
         tcp.pokefd[l] = -1;
-    for (int p = 0; p < tcp.P; p++) {
-        struct tcp_peer *tp = &tcp.peers[p];
-        tp->out = tp->in = -1;
-        if (fy_boot_local(p) >= 0)
-            continue;
-        tp->ibuf = malloc(TCP_IBUF_MIN);
-        if (!tp->ibuf)
-            return -ENOMEM;
-        tp->icap = TCP_IBUF_MIN;
-    }
+    for (int p = 0; p < tcp.P; p++)
+        tcp.peers[p].out = tcp.peers[p].in = -1;
     tcp.ep = epoll_create1(EPOLL_CLOEXEC);
     int pfd[2];
     if (tcp.ep < 0 || pipe2(pfd, O_NONBLOCK | O_CLOEXEC) != 0) {
