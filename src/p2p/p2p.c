@@ -985,6 +985,11 @@ int fy_p2p_seg_params(uint32_t nranks, struct fy_p2p_seg_params *out)
         FY_ERROR("FERRY_WAIT='%s' is not one of auto, spin, block", wait);
         return -EINVAL;
     }
+    const char *net = fy_env_str(FY_ENV_NET);
+    if (strcmp(net, "auto") && strcmp(net, "tcp") && strcmp(net, "ofi")) {
+        FY_ERROR("FERRY_NET='%s' is not one of auto, tcp, ofi", net);
+        return -EINVAL;
+    }
     const char *proto = fy_tuned_str(FY_ENV_PROTO, NULL);
     if (fy_proto_mode_parse(proto) < 0) {
         FY_ERROR("FERRY_PROTO='%s' is not one of auto, pushpull, pushzero, "
