@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* The TCP channel: packets to ranks on other nodes over one stream per
- * ordered pair (the sender connects to the receiver's listener on its
- * first packet to it; the receiver only reads that stream), non-blocking
- * sockets under one epoll set. Listener addresses travel through the
+/* The TCP channel: packets to ranks on other nodes over TCP connections
+ * (a rank connects to a peer's listener on its first packet to it, unless
+ * the peer connected first: then it answers on that connection, so
+ * acknowledgements ride on the replies), non-blocking sockets under one
+ * epoll set. Listener addresses travel through the
  * bootstrap's key-value exchange ("fy-tcp" = "ip port key").
  *
  * Wire: a hello (who connects, the receiver's key, the job) once per
@@ -13,9 +14,12 @@
  * peer that skips or repeats one is reported, not obeyed.
  *
  * Invariants of one process (all private memory):
- * - peers[p].out is ours to write, peers[p].in is p's stream to us,
- *   adopted only after its hello checked out (our key, our job, a rank of
- *   another node with no stream to us yet).
+ * - peers[p].out is the connection we opened to p, peers[p].in the one p
+ *   opened to us, adopted only after its hello checked out (our key, our
+ *   job, a rank of another node with no connection to us yet). Both are
+ *   read; each direction uses one of them for good: peers[p].tx is the one
+ *   we send on (chosen at our first packet), peers[p].rx the one p's
+ *   packets came on first - packets from p on the other are an error.
  * - obuf[ohead, olen) are bytes accepted by try_send and not yet written,
  *   in order; a packet is accepted whole or not at all, and only while
  *   fewer than FERRY_TCP_QUEUE bytes wait (back-pressure).
@@ -59,6 +63,7 @@
 #define TCP_CHUNK ((uint64_t)256 << 10) /* DATA payload per packet */
 #define TCP_IBUF_MIN ((size_t)256 << 10)
 #define TCP_PENDING_MAX 64
+#define TCP_SMALL 1024 /* packets up to this size are sent from one buffer */
 /* DATA payloads from this size are read straight into their receive
  * buffer (one copy less) when the layer above names it. */
 #define TCP_STEER_MIN ((uint64_t)32 << 10)
@@ -85,6 +90,7 @@ struct tcp_hello {
 
 struct tcp_peer {
     int out, in; /* -1: none */
+    int tx, rx;  /* the connection each direction uses, -1: none yet */
     bool out_watch;
     bool bye_in, bye_out;
     uint8_t *obuf;
@@ -103,8 +109,9 @@ struct tcp_pending {
     struct tcp_hello hello;
 };
 
-/* epoll data: what an event is about. */
-enum { EV_LISTEN, EV_PENDING, EV_IN, EV_OUT, EV_WAKE };
+/* epoll data: what an event is about (EV_SOCK: peer * 2, + 1 for the
+ * connection we opened). */
+enum { EV_LISTEN, EV_PENDING, EV_SOCK, EV_WAKE };
 #define EV(kind, i) ((uint64_t)(kind) << 32 | (uint32_t)(i))
 
 static struct {
@@ -130,6 +137,7 @@ static _Noreturn void tcp_bad(int src, const char *what)
 
 static _Noreturn void tcp_fail(int peer, const char *what, int err)
 {
+    FY_DEBUG("%s rank %d: %s", what, peer, strerror(err));
     if (err == EPIPE || err == ECONNRESET)
         fy_chan_peer_gone(peer);
     fy_fatal(1, "TCP channel: %s rank %d failed: %s", what, peer,
@@ -211,6 +219,7 @@ static void tcp_connect(int peer)
     if (fcntl(fd, F_SETFL, O_NONBLOCK) != 0)
         fy_fatal(1, "TCP channel: fcntl: %m");
     tcp.peers[peer].out = fd;
+    ep_ctl(EPOLL_CTL_ADD, fd, EPOLLIN, EV(EV_SOCK, peer * 2 + 1));
 }
 
 static void pending_drop(int i)
@@ -277,16 +286,9 @@ static void pending_read(int fd)
         return;
     }
     struct tcp_peer *tp = &tcp.peers[src];
-    if (!tp->ibuf) {
-        /* Only peers that talk to us cost a buffer. */
-        tp->ibuf = malloc(TCP_IBUF_MIN);
-        if (!tp->ibuf)
-            fy_fatal(1, "out of memory for rank %d's TCP stream", src);
-        tp->icap = TCP_IBUF_MIN;
-    }
     tcp.pend[i] = tcp.pend[--tcp.npend];
     tp->in = fd;
-    ep_ctl(EPOLL_CTL_MOD, fd, EPOLLIN, EV(EV_IN, src));
+    ep_ctl(EPOLL_CTL_MOD, fd, EPOLLIN, EV(EV_SOCK, src * 2));
 }
 
 /* ---- sending ------------------------------------------------------------ */
@@ -297,7 +299,7 @@ static size_t flush_peer(int peer)
     struct tcp_peer *tp = &tcp.peers[peer];
     size_t done = 0;
     while (tp->ohead < tp->olen) {
-        ssize_t n = send(tp->out, tp->obuf + tp->ohead, tp->olen - tp->ohead,
+        ssize_t n = send(tp->tx, tp->obuf + tp->ohead, tp->olen - tp->ohead,
                          MSG_NOSIGNAL | MSG_DONTWAIT);
         if (n < 0) {
             if (errno == EINTR)
@@ -309,14 +311,15 @@ static size_t flush_peer(int peer)
         tp->ohead += (size_t)n;
         done += (size_t)n;
     }
+    uint64_t data = EV(EV_SOCK, peer * 2 + (tp->tx == tp->out));
     if (tp->ohead == tp->olen) {
         tp->ohead = tp->olen = 0;
         if (tp->out_watch) {
-            ep_ctl(EPOLL_CTL_DEL, tp->out, 0, 0);
+            ep_ctl(EPOLL_CTL_MOD, tp->tx, EPOLLIN, data);
             tp->out_watch = false;
         }
     } else if (!tp->out_watch) {
-        ep_ctl(EPOLL_CTL_ADD, tp->out, EPOLLOUT, EV(EV_OUT, peer));
+        ep_ctl(EPOLL_CTL_MOD, tp->tx, EPOLLIN | EPOLLOUT, data);
         tp->out_watch = true;
     }
     return done;
@@ -368,8 +371,13 @@ static bool send_pkt(int peer, uint32_t type, int32_t tag, uint32_t ctx,
                      const struct fy_ctl *ctl, const void *data, uint64_t len)
 {
     struct tcp_peer *tp = &tcp.peers[peer];
-    if (tp->out < 0)
-        tcp_connect(peer);
+    if (tp->tx < 0) {
+        /* Answer on the peer's connection if it made one: our packets
+         * then carry the acknowledgements of its packets. */
+        if (tp->in < 0 && tp->out < 0)
+            tcp_connect(peer);
+        tp->tx = tp->in >= 0 ? tp->in : tp->out;
+    }
     if (tp->olen != tp->ohead) {
         flush_peer(peer);
         /* Rendezvous data waits in the sender's buffer rather than in a
@@ -388,13 +396,21 @@ static bool send_pkt(int peer, uint32_t type, int32_t tag, uint32_t ctx,
         h.ctl = *ctl;
     else
         h.ctl.total = len;
+    /* A small packet is one buffer: a single-segment send is cheaper. */
+    uint8_t one[TCP_SMALL];
     struct iovec iov[2] = {{&h, sizeof(h)}, {(void *)data, (size_t)len}};
     int n = len ? 2 : 1;
+    if (len && len <= sizeof(one) - sizeof(h)) {
+        memcpy(one, &h, sizeof(h));
+        memcpy(one + sizeof(h), data, (size_t)len);
+        iov[0] = (struct iovec){one, sizeof(h) + (size_t)len};
+        n = 1;
+    }
     size_t off = 0;
     if (tp->olen == tp->ohead) {
         struct msghdr m = {.msg_iov = iov, .msg_iovlen = (size_t)n};
         for (;;) {
-            ssize_t k = sendmsg(tp->out, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+            ssize_t k = sendmsg(tp->tx, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
             if (k >= 0) {
                 off = (size_t)k;
                 break;
@@ -497,7 +513,7 @@ static int read_steered(int src)
 {
     struct tcp_peer *tp = &tcp.peers[src];
     while (tp->dest_got < tp->dhdr.len) {
-        ssize_t k = recv(tp->in, tp->dest + tp->dest_got,
+        ssize_t k = recv(tp->rx, tp->dest + tp->dest_got,
                          (size_t)(tp->dhdr.len - tp->dest_got), MSG_DONTWAIT);
         if (k < 0) {
             if (errno == EINTR)
@@ -560,11 +576,54 @@ static int parse_in(int src)
     return n;
 }
 
-static int read_in(int src)
+/* End of one of src's connections. On the one its packets come on it is
+ * normal once src said goodbye (src then has everything it waits for),
+ * else src died; the other one src never wrote ends with it (if src died,
+ * the first one tells, or our next send). */
+static void sock_closed(int src, int fd)
 {
     struct tcp_peer *tp = &tcp.peers[src];
+    if (fd == tp->rx && (!tp->bye_in || tp->ilen || tp->dest)) {
+        FY_DEBUG("rank %d closed its connection (goodbye %d, %zu bytes left)",
+                 src, tp->bye_in, tp->ilen);
+        fy_chan_peer_gone(src);
+    }
+    epoll_ctl(tcp.ep, EPOLL_CTL_DEL, fd, NULL);
+    close(fd);
+    if (fd == tp->in)
+        tp->in = -1;
+    if (fd == tp->out)
+        tp->out = -1;
+    if (fd == tp->rx)
+        tp->rx = -1;
+    if (fd == tp->tx)
+        tp->tx = -1;
+}
+
+static int read_in(int src, int fd)
+{
+    struct tcp_peer *tp = &tcp.peers[src];
+    if (tp->rx >= 0 && fd != tp->rx) {
+        /* Only an end of stream may come here. */
+        char c;
+        ssize_t k = recv(fd, &c, 1, MSG_DONTWAIT);
+        if (k == 0)
+            sock_closed(src, fd);
+        else if (k > 0)
+            tcp_bad(src, "packets on a second connection");
+        else if (errno != EAGAIN && errno != EINTR)
+            tcp_fail(src, "receiving from", errno);
+        return 0;
+    }
+    if (!tp->ibuf) {
+        /* Only peers that send us something cost a buffer. */
+        tp->ibuf = malloc(TCP_IBUF_MIN);
+        if (!tp->ibuf)
+            fy_fatal(1, "out of memory for rank %d's TCP stream", src);
+        tp->icap = TCP_IBUF_MIN;
+    }
     int n = 0;
-    for (int round = 0; round < 4 && tp->in >= 0; round++) {
+    for (int round = 0; round < 4 && (tp->rx == fd || tp->rx < 0); round++) {
         if (tp->dest) {
             int k = read_steered(src);
             if (!k)
@@ -573,7 +632,7 @@ static int read_in(int src)
             continue;
         }
         size_t ask = tp->icap - tp->ilen;
-        ssize_t k = recv(tp->in, tp->ibuf + tp->ilen, ask, MSG_DONTWAIT);
+        ssize_t k = recv(fd, tp->ibuf + tp->ilen, ask, MSG_DONTWAIT);
         if (k < 0) {
             if (errno == EINTR)
                 continue;
@@ -582,13 +641,11 @@ static int read_in(int src)
             tcp_fail(src, "receiving from", errno);
         }
         if (k == 0) {
-            if (!tp->bye_in || tp->ilen)
-                fy_chan_peer_gone(src);
-            epoll_ctl(tcp.ep, EPOLL_CTL_DEL, tp->in, NULL);
-            close(tp->in);
-            tp->in = -1;
+            sock_closed(src, fd);
             break;
         }
+        if (tp->rx < 0)
+            tp->rx = fd; /* the connection src sends on, for good */
         tp->ilen += (size_t)k;
         n += parse_in(src);
         if ((size_t)k < ask)
@@ -614,10 +671,16 @@ static int handle(const struct epoll_event *e)
     case EV_PENDING:
         pending_read(i);
         return 1;
-    case EV_IN:
-        return read_in(i);
-    case EV_OUT:
-        return flush_peer(i) ? 1 : 0;
+    case EV_SOCK: {
+        struct tcp_peer *tp = &tcp.peers[i / 2];
+        int n = 0;
+        if ((e->events & EPOLLOUT) && tp->tx >= 0)
+            n += flush_peer(i / 2) ? 1 : 0;
+        int fd = i % 2 ? tp->out : tp->in;
+        if ((e->events & (EPOLLIN | EPOLLHUP | EPOLLERR)) && fd >= 0)
+            n += read_in(i / 2, fd);
+        return n;
+    }
     case EV_WAKE:
         drain_wake();
         return 0;
@@ -778,7 +841,8 @@ int fy_chan_tcp_init(void)
     for (int l = 0; l < fy_boot.local_size; l++)
         tcp.pokefd[l] = -1;
     for (int p = 0; p < tcp.P; p++)
-        tcp.peers[p].out = tcp.peers[p].in = -1;
+        tcp.peers[p].out = tcp.peers[p].in = tcp.peers[p].tx = tcp.peers[p].rx =
+            -1;
     tcp.ep = epoll_create1(EPOLL_CLOEXEC);
     int pfd[2];
     if (tcp.ep < 0 || pipe2(pfd, O_NONBLOCK | O_CLOEXEC) != 0) {
