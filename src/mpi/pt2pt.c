@@ -1040,7 +1040,11 @@ FY_API int PMPI_Cancel(MPI_Request *request)
         return rc;
     FY_CHECK(w != 0, NULL, MPI_ERR_REQUEST, __func__,
              "request is MPI_REQUEST_NULL");
-    fy_mreq_cancel(w);
+    rc = fy_mreq_cancel(w);
+    if (rc != MPI_SUCCESS) /* a generalized request's cancel_fn */
+        return fy_mpi_err(NULL, rc, __func__,
+                          "the generalized request's cancel_fn returned %d",
+                          rc);
     return MPI_SUCCESS;
 }
 FY_ALIAS(MPI_Cancel)

@@ -315,7 +315,7 @@ void fy_mreq_free(MPI_Request *h, uintptr_t w)
     *h = MPI_REQUEST_NULL;
 }
 
-void fy_mreq_cancel(uintptr_t w)
+int fy_mreq_cancel(uintptr_t w)
 {
     void *o = fy_mreq_obj(w);
     switch (fy_mreq_tag(w)) {
@@ -323,27 +323,26 @@ void fy_mreq_cancel(uintptr_t w)
         struct fy_req *r = o;
         if (!r->complete)
             fy_p2p_cancel_recv(r);
-        return;
+        return MPI_SUCCESS;
     }
     case FY_MREQ_PERSIST: {
         struct fy_preq *p = o;
         if (p->active && p->r && fy_preq_is_recv(p) && !p->r->complete)
             fy_p2p_cancel_recv(p->r);
-        return;
+        return MPI_SUCCESS;
     }
     case FY_MREQ_EXT: {
         struct fy_mreq_ext *x = o;
-        if (x->ops->cancel)
-            x->ops->cancel(x); /* generalized requests want it even when
-                                  complete (cancel_fn's 'complete' arg) */
-        return;
+        /* Generalized requests want it even when complete (cancel_fn's
+         * 'complete' argument). */
+        return x->ops->cancel ? x->ops->cancel(x) : MPI_SUCCESS;
     }
     default:
         /* Sends: MPI lets a cancel fail; Ferry sends are never cancelled
          * (the envelope may already sit in the receiver's queue, and
          * retracting it would need a round trip with the receiver). The
          * send completes normally and MPI_Test_cancelled says false. */
-        return;
+        return MPI_SUCCESS;
     }
 }
 
@@ -472,11 +471,11 @@ static int greq_free(struct fy_mreq_ext *x)
     return rc;
 }
 
-static void greq_cancel(struct fy_mreq_ext *x)
+static int greq_cancel(struct fy_mreq_ext *x)
 {
     struct fy_greq *g = (struct fy_greq *)x;
-    if (g->cancel_fn)
-        (void)g->cancel_fn(g->extra_state, x->complete);
+    return g->cancel_fn ? g->cancel_fn(g->extra_state, x->complete)
+                        : MPI_SUCCESS;
 }
 
 static int greq_query(struct fy_mreq_ext *x, MPI_Status *st)

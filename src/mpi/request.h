@@ -105,8 +105,10 @@ struct fy_mreq_ext_ops {
     /* Release the object; returns MPI_SUCCESS or the MPI error code the
      * release produced (a generalized request's free_fn). */
     int (*free)(struct fy_mreq_ext *x);
-    void (*cancel)(struct fy_mreq_ext *x); /* optional (NULL: no cancel);
-                                              also called once complete */
+    /* Optional (NULL: no cancel); also called once complete. Returns
+     * MPI_SUCCESS or the error MPI_Cancel reports (a generalized
+     * request's cancel_fn result). */
+    int (*cancel)(struct fy_mreq_ext *x);
     /* Optional: fill the whole status of a complete request (never
      * MPI_STATUS_IGNORE) and return an MPI error class, instead of the
      * st_* fields being used. Generalized requests need it. */
@@ -203,8 +205,9 @@ int fy_preq_create_coll(struct fy_pcoll *pc, struct fy_comm *comm,
 /* MPI_Request_free: free now if done, else orphan it so its resources are
  * reclaimed when it completes. */
 void fy_mreq_free(MPI_Request *h, uintptr_t w);
-/* MPI_Cancel on the request w (sends are never cancelled, see pt2pt.c). */
-void fy_mreq_cancel(uintptr_t w);
+/* MPI_Cancel on the request w (sends are never cancelled, see pt2pt.c).
+ * Returns MPI_SUCCESS or the error an ext request's cancel gave. */
+int fy_mreq_cancel(uintptr_t w);
 
 /* Requests freed by the user while still active, and buffered sends still
  * in flight: polled from every completion call so their memory comes back

@@ -71,6 +71,31 @@ static int greq_cancel(void *extra, int complete)
     return MPI_SUCCESS;
 }
 
+static int greq_cancel_fails(void *extra, int complete)
+{
+    *(int *)extra = complete ? 2 : 1;
+    return MPI_ERR_ARG;
+}
+
+/* cancel_fn's error is MPI_Cancel's (MPI 4.0 13.2), and it is told
+ * whether the request is complete. */
+static void test_greq_cancel_error(void)
+{
+    int seen = 0;
+    MPI_Request r;
+    MT_MPI(MPI_Grequest_start(greq_query, greq_free_fails, greq_cancel_fails,
+                              &seen, &r));
+    MT_ERRCLASS(MPI_Cancel(&r), MPI_ERR_ARG,
+                "MPI_Cancel after cancel_fn failed");
+    MT_EQ(seen, 1, "cancel_fn saw an incomplete request");
+    MT_MPI(MPI_Grequest_complete(r));
+    MT_ERRCLASS(MPI_Cancel(&r), MPI_ERR_ARG, "MPI_Cancel once complete");
+    MT_EQ(seen, 2, "cancel_fn saw a complete request");
+    /* free_fn counts in 'seen' now: it was given the same extra state. */
+    MT_ERRCLASS(MPI_Wait(&r, MPI_STATUS_IGNORE), MPI_ERR_BUFFER,
+                "MPI_Wait after free_fn failed");
+}
+
 static void test_greq_free_error(void)
 {
     int freed = 0;
@@ -571,6 +596,7 @@ int main(int argc, char **argv)
     test_thread_main();
     test_error_classes();
     test_greq_free_error();
+    test_greq_cancel_error();
     test_error_string_once();
     test_comm_attrs();
     test_type_attrs();
