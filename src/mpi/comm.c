@@ -111,8 +111,19 @@ FY_ALIAS(MPI_Comm_dup_with_info)
 struct fy_idup_req {
     struct fy_mreq_ext x; /* first: the request layer passes &x */
     struct fy_comm *nc;
-    struct fy_ctx_agree *ag;
+    struct fy_ctx_agree *ag[FY_IDUP_AGREES];
+    /* Referenced until the agreements are freed: an intercommunicator's
+     * agreement over both groups reads its group list. */
+    struct fy_comm *parent;
 };
+
+static void idup_release(struct fy_idup_req *r)
+{
+    for (int i = 0; i < FY_IDUP_AGREES; i++)
+        fy_ctx_agree_free(r->ag[i]);
+    fy_comm_release(r->parent);
+    free(r);
+}
 
 static void idup_progress(struct fy_mreq_ext *x)
 {
@@ -126,9 +137,7 @@ static void idup_progress(struct fy_mreq_ext *x)
 
 static int idup_free(struct fy_mreq_ext *x)
 {
-    struct fy_idup_req *r = (struct fy_idup_req *)x;
-    fy_ctx_agree_free(r->ag);
-    free(r);
+    idup_release((struct fy_idup_req *)x);
     return MPI_SUCCESS;
 }
 
@@ -144,18 +153,16 @@ static int comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request,
     FY_GET_COMM(c, comm, fn);
     FY_CHECK_PTR(newcomm, c, fn);
     FY_CHECK_PTR(request, c, fn);
-    /* The context agreement over both groups is blocking only today. */
-    FY_CHECK(!fy_comm_is_inter(c), c, MPI_ERR_UNSUPPORTED_OPERATION, fn,
-             "MPI_Comm_idup of an intercommunicator is not supported yet "
-             "(MPI_Comm_dup is)");
     struct fy_idup_req *r = calloc(1, sizeof(*r));
     if (!r)
         return fy_mpi_err(c, MPI_ERR_NO_MEM, fn, "out of memory for a request");
-    int rc = fy_comm_idup(c, &r->nc, &r->ag);
+    int rc = fy_comm_idup(c, &r->nc, r->ag);
     if (rc != 0) {
         free(r);
         return report_rc(c, rc, fn);
     }
+    fy_comm_retain(c);
+    r->parent = c;
     r->x.ops = &idup_ops;
     r->x.comm = c;
     r->x.st_source = MPI_ANY_SOURCE;
@@ -166,10 +173,9 @@ static int comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request,
         int err;
         while (!fy_comm_idup_test(r->nc, r->ag, &err))
             fy_progress();
-        fy_ctx_agree_free(r->ag);
         if (err == 0)
             fy_comm_free(r->nc);
-        free(r);
+        idup_release(r);
         *newcomm = MPI_COMM_NULL;
         return fy_mpi_err(c, MPI_ERR_NO_MEM, fn, "out of memory for a request");
     }
