@@ -96,8 +96,12 @@ struct fy_launch_job {
     int sigfd;      /* signalfd: SIGCHLD and the signals we forward */
     int errpipe[2]; /* children report exec failure as {rank, errno} */
     int devnull;
-    int shmfd;
+    int shmfd; /* the segment of the node of the rank being started */
     int kvsfd;
+    /* FERRY_NODES: one segment per virtual node, nodes = 1 normally. */
+    int nodes;
+    int *shmfds;
+    char shm_slot[32];    /* the FERRY_SHM_FD entry of the ranks' environment */
     struct rlimit nofile; /* as we found it, restored in the children */
     void (*sigpipe_orig)(int);
 
@@ -538,6 +542,39 @@ static bool fy_launch_env_is_contract(const char *kv)
     return false;
 }
 
+/* FERRY_NODES' block mapping (the same formula as fy_boot_block_node in
+ * src/boot/boot.h): rank r's virtual node. */
+static int fy_launch_block_node(int rank, int size, int nodes)
+{
+    int base = size / nodes, extra = size % nodes;
+    int big = extra * (base + 1);
+    return rank < big ? rank / (base + 1) : extra + (rank - big) / base;
+}
+
+/* FERRY_NODES as the ranks will see it (-genv/-x last, else ours): how
+ * many virtual nodes, each with its own segment. 0 or -EINVAL (told). */
+static int fy_launch_nodes_parse(struct fy_launch_job *job)
+{
+    const char *v = getenv("FERRY_NODES");
+    for (int x = 0; x < job->opts.n_extra_env; x++)
+        if (!strncmp(job->opts.extra_env[x], "FERRY_NODES=", 12))
+            v = job->opts.extra_env[x] + 12;
+    job->nodes = 1;
+    if (!v || !*v)
+        return 0;
+    char *end;
+    errno = 0;
+    long n = strtol(v, &end, 10);
+    if (end == v || *end || errno || n < 1 || n > job->opts.nranks) {
+        fy_launch_msg("FERRY_NODES='%s' must be an integer from 1 to the "
+                      "number of ranks (%d)",
+                      v, job->opts.nranks);
+        return -EINVAL;
+    }
+    job->nodes = (int)n;
+    return 0;
+}
+
 /* The environment every rank gets: ours minus the contract variables and
  * anything -genv overrides, then -genv, then the contract. The FERRY_RANK
  * entry points at 'rank_slot', rewritten before each fork. */
@@ -572,8 +609,7 @@ static char **fy_launch_env_build(const struct fy_launch_job *job,
     envp[k++] = strdup(buf);
     snprintf(buf, sizeof(buf), "FERRY_NCPUS=%d", job->ncpus);
     envp[k++] = strdup(buf);
-    snprintf(buf, sizeof(buf), "FERRY_SHM_FD=%d", job->shmfd);
-    envp[k++] = strdup(buf);
+    envp[k++] = (char *)job->shm_slot; /* rewritten before each fork */
     snprintf(buf, sizeof(buf), "FERRY_KVS_FD=%d", job->kvsfd);
     envp[k++] = strdup(buf);
     envp[k++] = rank_slot;
@@ -1169,6 +1205,7 @@ int main(int argc, char **argv)
 {
     static struct fy_launch_job job_storage;
     struct fy_launch_job *job = &job_storage;
+    job->nodes = 1;
     job->shmfd = job->kvsfd = job->sigfd = job->devnull = job->relay_fd = -1;
     job->errpipe[0] = job->errpipe[1] = -1;
 
@@ -1220,11 +1257,26 @@ int main(int argc, char **argv)
     /* One anonymous segment for the whole job, inherited by the ranks: it has
      * no name in /dev/shm, so no kill -9 of anything can leak it. Sealing is
      * allowed so the library may forbid shrinking once it has sized it. */
-    job->shmfd = memfd_create(memname, MFD_CLOEXEC | MFD_ALLOW_SEALING);
-    if (job->shmfd < 0) {
-        fy_launch_msg("memfd_create: %s", strerror(errno));
+    rc = fy_launch_nodes_parse(job);
+    if (rc < 0)
+        return FY_LAUNCH_EXIT_USAGE;
+    job->shmfds = calloc((size_t)job->nodes, sizeof(*job->shmfds));
+    if (!job->shmfds) {
+        fy_launch_msg("out of memory");
         return FY_LAUNCH_EXIT_SYSTEM;
     }
+    for (int n = 0; n < job->nodes; n++)
+        job->shmfds[n] = -1;
+    for (int n = 0; n < job->nodes; n++) {
+        job->shmfds[n] = memfd_create(memname, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+        if (job->shmfds[n] < 0) {
+            fy_launch_msg("memfd_create: %s", strerror(errno));
+            return FY_LAUNCH_EXIT_SYSTEM;
+        }
+    }
+    job->shmfd = job->shmfds[0];
+    snprintf(job->shm_slot, sizeof(job->shm_slot), "FERRY_SHM_FD=%d",
+             job->shmfd);
     /* The bootstrap's key-value table (src/boot/kvs.c): the ranks size it. */
     snprintf(memname, sizeof(memname), "ferry-kvs-%s", jobid);
     job->kvsfd = memfd_create(memname, MFD_CLOEXEC);
@@ -1305,6 +1357,10 @@ int main(int argc, char **argv)
     job->self = getpid();
     for (int i = 0; i < nr; i++) {
         snprintf(rank_slot, sizeof(rank_slot), "FERRY_RANK=%d", i);
+        /* Its node's segment only: the others stay close-on-exec. */
+        job->shmfd = job->shmfds[fy_launch_block_node(i, nr, job->nodes)];
+        snprintf(job->shm_slot, sizeof(job->shm_slot), "FERRY_SHM_FD=%d",
+                 job->shmfd);
         rc = fy_launch_rank_spawn(job, i, envp, relay_rd);
         if (rc < 0) {
             fy_launch_msg("cannot start rank %d: %s%s", i, strerror(-rc),
@@ -1316,7 +1372,10 @@ int main(int argc, char **argv)
     }
     /* The ranks hold their copies now; ours would only keep the segment
      * alive after the job. */
-    close(job->shmfd);
+    for (int n = 0; n < job->nodes; n++)
+        close(job->shmfds[n]);
+    free(job->shmfds);
+    job->shmfds = NULL;
     job->shmfd = -1;
     close(job->kvsfd);
     job->kvsfd = -1;

@@ -75,6 +75,31 @@ int fy_boot_one_node(struct fy_boot *b)
         b->local_ranks[i] = i;
     b->local_rank = b->rank;
     b->local_size = b->size;
+    b->nodes = 1;
+    b->node = 0;
+    return fy_boot_index_local(b);
+}
+
+/* FERRY_NODES: our block of ranks is our node (mpiexec gave each block
+ * its own segment); the CPUs are shared by all nodes, so each counts its
+ * share of them when it decides whether its ranks may spin. */
+static int virtual_nodes(struct fy_boot *b, int nodes)
+{
+    b->nodes = nodes;
+    b->node = fy_boot_block_node(b->rank, b->size, nodes);
+    b->virtual_nodes = true;
+    b->local_ranks = malloc((size_t)b->size * sizeof(*b->local_ranks));
+    if (!b->local_ranks)
+        return -ENOMEM;
+    b->local_size = 0;
+    for (int r = 0; r < b->size; r++) {
+        if (fy_boot_block_node(r, b->size, nodes) != b->node)
+            continue;
+        if (r == b->rank)
+            b->local_rank = b->local_size;
+        b->local_ranks[b->local_size++] = r;
+    }
+    b->ncpus = FY_MAX(1, b->ncpus * b->local_size / b->size);
     return fy_boot_index_local(b);
 }
 
@@ -124,7 +149,14 @@ static int embedded_init(struct fy_boot *b)
         b->ncpus = fy_online_cpus();
     const char *job = getenv("FERRY_JOBID");
     snprintf(b->jobid, sizeof(b->jobid), "%s", job ? job : "?");
-    return fy_boot_one_node(b);
+    long long nodes = fy_env_int(FY_ENV_NODES);
+    if (nodes < 1 || nodes > b->size) {
+        FY_ERROR("FERRY_NODES=%lld must be an integer from 1 to the number "
+                 "of ranks (%d)",
+                 nodes, b->size);
+        return -EINVAL;
+    }
+    return nodes > 1 ? virtual_nodes(b, (int)nodes) : fy_boot_one_node(b);
 }
 
 const struct fy_boot_ops fy_boot_embedded_ops = {

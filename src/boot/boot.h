@@ -20,6 +20,8 @@ struct fy_boot {
     int *local_of;    /* [size]: world rank -> local rank, -1 elsewhere */
     int shm_fd;       /* the node's segment (a memfd), or -1 */
     int ncpus;        /* CPUs the job may use on this node (oversubscription) */
+    int nodes, node;  /* nodes of the job, and ours (0 .. nodes-1) */
+    bool virtual_nodes; /* FERRY_NODES: every node is on this machine */
     bool singleton;
     /* The launcher may not end the job when a rank aborts (Slurm without
      * --kill-on-bad-exit): the aborting rank ends this node's others. */
@@ -35,6 +37,16 @@ extern struct fy_boot fy_boot;
 static inline int fy_boot_local(int world)
 {
     return fy_boot.local_of[world];
+}
+
+/* FERRY_NODES' block mapping: the node of world rank 'rank' when 'size'
+ * ranks are cut into 'nodes' contiguous blocks, the first size % nodes of
+ * them one rank larger. Ferry's mpiexec and the library both use it. */
+static inline int fy_boot_block_node(int rank, int size, int nodes)
+{
+    int base = size / nodes, extra = size % nodes;
+    int big = extra * (base + 1); /* ranks in the larger blocks */
+    return rank < big ? rank / (base + 1) : extra + (rank - big) / base;
 }
 
 /* One way of starting. Optional pointers are NULL where the launcher has
@@ -114,9 +126,9 @@ int fy_pmi_parse_mapping(const char *s, int size, int *node_of);
 int fy_boot_node_from_map(struct fy_boot *b, const int *node_of);
 /* The node's segment: its first local rank creates a memfd and publishes
  * "pid:fd" under key "shm" through ops' key-value space; after a fence the
- * others open /proc/<pid>/fd/<fd>. Sets b->shm_fd. Then a job that spans
- * nodes fails clearly (no network channel yet). 0 or a negative errno
- * (logged). */
+ * others open /proc/<pid>/fd/<fd>. Sets b->shm_fd. Ranks on other nodes
+ * are reached through the network channel (chan/tcp.c). 0 or a negative
+ * errno (logged). */
 int fy_boot_node_setup(struct fy_boot *b, const struct fy_boot_ops *ops);
 
 /* Ask the launcher to end the job (MPI_Abort, exit without MPI_Finalize)

@@ -735,9 +735,16 @@ const struct fy_boot_ops fy_boot_pmi2_ops = {
 
 int fy_boot_node_from_map(struct fy_boot *b, const int *node_of)
 {
-    int mine = node_of[b->rank], n = 0;
-    for (int r = 0; r < b->size; r++)
+    int mine = node_of[b->rank], n = 0, top = 0;
+    for (int r = 0; r < b->size; r++) {
         n += node_of[r] == mine;
+        top = node_of[r] > top ? node_of[r] : top;
+    }
+    /* The launcher's node numbers: nodes that run none of our ranks (a
+     * gap in the numbering) only make 'nodes' an upper bound. */
+    b->node = mine;
+    b->nodes = top + 1;
+    b->virtual_nodes = false;
     b->local_ranks = malloc((size_t)n * sizeof(*b->local_ranks));
     if (!b->local_ranks)
         return -ENOMEM;
@@ -799,17 +806,6 @@ int fy_boot_node_setup(struct fy_boot *b, const struct fy_boot_ops *ops)
     b->shm_fd = fd;
     /* The local rank 0 keeps its memfd open for the job's life, so nothing
      * waits for the others' opens; a memfd leaves nothing in /dev/shm. */
-    if (b->local_size < b->size) {
-        FY_ERROR("this job spans several nodes (the launcher puts %d of its "
-                 "%d ranks on this one), and Ferry has no network channel "
-                 "between nodes yet: run every rank on one node",
-                 b->local_size, b->size);
-        /* Everyone says so before anyone exits: the first exit makes the
-         * launcher kill the rest, and Hydra then drops output it has not
-         * forwarded yet. */
-        ops->fence();
-        return -ENOTSUP;
-    }
     return 0;
 out_close:
     if (fd >= 0)

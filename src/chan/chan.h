@@ -62,6 +62,7 @@ struct fy_ctl {
 enum fy_chan_lane {
     FY_LANE_MAILBOX,
     FY_LANE_CELLS,
+    FY_LANE_NET, /* a network channel's stream */
 };
 
 /* An incoming packet, wherever it sits. 'data' points into the channel's
@@ -91,9 +92,30 @@ struct fy_chan_ops {
     int (*poll)(void);
     /* Whether poll() would find something, without taking it. */
     bool (*visible)(void);
+    /* Network channels only (NULL in the shared-memory one): */
+    /* Whether try_send to 'peer' would take a packet now. */
+    bool (*writable)(int peer);
+    /* Sleep until a socket is ready or a rank of this node rings our
+     * doorbell, unless 'more_work' or something is visible already. */
+    void (*sleep)(bool (*more_work)(void));
+    /* Shutdown: bye() says goodbye to every rank of other nodes (after our
+     * last packet to each); quiet() is true once every one of them said
+     * it to us and everything we queued is written. */
+    void (*bye)(void);
+    bool (*quiet)(void);
+    /* Largest payload of one DATA packet (rendezvous streaming). */
+    uint64_t chunk;
 };
 
 extern const struct fy_chan_ops fy_chan_shm_ops;
+extern const struct fy_chan_ops fy_chan_tcp_ops;
+
+/* Per channel: packets that opened a message (eager, RTS, PUSH) handed
+ * up, and their message bytes (for FERRY_STATS). */
+struct fy_chan_counts {
+    uint64_t msgs, bytes;
+};
+extern struct fy_chan_counts fy_chan_tcp_counts;
 
 /* Per world peer: the pair sequence and the shared channel's cursors. */
 struct fy_chan_peer {
@@ -109,6 +131,12 @@ struct fy_chan_peer {
 };
 
 typedef void fy_chan_deliver_fn(const struct fy_pkt *p);
+/* Where the payload of the DATA packet p (header fields only, p->data
+ * NULL) belongs when the layers above can say so now: a network channel
+ * then reads it from the socket straight to that place, and hands the
+ * packet up with p->data pointing there. NULL: no such place (the packet
+ * takes the normal way and is checked there). */
+typedef uint8_t *fy_chan_steer_fn(const struct fy_pkt *p);
 
 struct fy_cellq; /* shm/cellq_inl.h */
 
@@ -127,7 +155,9 @@ struct fy_chan_state {
     uint64_t free_tail;            /* consumer cursor of freeq */
     struct fy_chan_peer *peers;    /* [P] */
     const struct fy_chan_ops **of; /* [P]: the channel to each peer */
+    const struct fy_chan_ops *net; /* to other nodes, NULL: one node */
     fy_chan_deliver_fn *deliver;
+    fy_chan_steer_fn *steer; /* optional, set by the layer above */
 };
 
 extern struct fy_chan_state fy_chan;
@@ -156,6 +186,22 @@ static inline bool fy_chan_try_send(int peer, uint32_t type, int32_t tag,
     return fy_chan.of[peer]->try_send(peer, type, tag, ctx, ctl, data, len);
 }
 
+/* Whether world rank 'peer' is reached through the network channel. */
+static inline bool fy_chan_remote(int peer)
+{
+    return fy_chan.of[peer] != &fy_chan_shm_ops;
+}
+
+/* The network channel's half of fy_chan_init/finalize (chan/tcp.c):
+ * listen, publish our address through the bootstrap's key-value exchange
+ * and fence, create the wake pipe whose number goes in our doorbell.
+ * 0 or a negative errno (logged). */
+int fy_chan_tcp_init(void);
+void fy_chan_tcp_finalize(void);
+/* Wake local rank 'local', asleep in its network channel's sleep(),
+ * through its wake pipe (chan/tcp.c). */
+void fy_chan_tcp_poke(int local);
+
 /* Poll every channel; returns the packets handed up. */
 int fy_chan_poll(void);
 /* Whether any channel has something due. */
@@ -181,5 +227,10 @@ void fy_cell_post(int peer, uint64_t off);
 
 /* Report a packet that breaks the channel's rules and end the job. */
 _Noreturn void fy_chan_bad_packet(int src, const char *what);
+
+/* A peer's process is gone (its connection closed, its memory vanished):
+ * wait for the launcher to end the job, so the job's status stays the
+ * dead rank's; exit with an error if nobody does. */
+_Noreturn void fy_chan_peer_gone(int src);
 
 #endif /* FY_CHAN_H */

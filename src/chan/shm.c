@@ -28,6 +28,14 @@ _Noreturn void fy_chan_bad_packet(int src, const char *what)
              src, what);
 }
 
+_Noreturn void fy_chan_peer_gone(int src)
+{
+    FY_INFO("rank %d is gone; waiting for mpiexec to end the job", src);
+    for (int i = 0; i < 100; i++)
+        usleep(50 * 1000);
+    fy_fatal(1, "rank %d died and the job was not ended; exiting", src);
+}
+
 /* ---- waking and sleeping ---------------------------------------------- */
 
 static long futex(_Atomic uint32_t *addr, int op, uint32_t val,
@@ -38,20 +46,36 @@ static long futex(_Atomic uint32_t *addr, int op, uint32_t val,
 
 void fy_wake_slow(int peer)
 {
-    struct fy_chan_bell *pr = &fy_chan.bells[fy_chan_local(peer)];
-    /* F1: Dekker with F2 in fy_chan_sleep(): our packet (stored before) or
-     * its 'sleeping' flag - at least one side sees the other's store. */
+    int l = fy_chan_local(peer);
+    if (l < 0)
+        return; /* another node: its socket wakes it */
+    struct fy_chan_bell *pr = &fy_chan.bells[l];
+    /* F1: Dekker with F2 in fy_chan_sleep() (and the network channel's
+     * sleep): our packet (stored before) or its 'sleeping' flag - at
+     * least one side sees the other's store. */
     atomic_thread_fence(memory_order_seq_cst);
-    if (atomic_load_explicit(&pr->sleeping, memory_order_relaxed)) {
+    uint32_t how = atomic_load_explicit(&pr->sleeping, memory_order_relaxed);
+    if (how) {
         atomic_fetch_add_explicit(&pr->doorbell, 1, memory_order_seq_cst);
-        /* Every sleeper: under MPI_THREAD_MULTIPLE several threads of the
-         * peer may sleep on its doorbell. */
-        futex(&pr->doorbell, FUTEX_WAKE, INT32_MAX, NULL);
+        /* Futex sleepers are counted in the low bits (under
+         * MPI_THREAD_MULTIPLE several threads of the peer may sleep on
+         * its doorbell: wake them all); a sleeper in the network
+         * channel's epoll adds FY_SLEEP_NET and is poked through its
+         * pipe. */
+        if (how & (FY_SLEEP_NET - 1))
+            futex(&pr->doorbell, FUTEX_WAKE, INT32_MAX, NULL);
+        if (how >= FY_SLEEP_NET)
+            fy_chan_tcp_poke(l);
     }
 }
 
 void fy_chan_sleep(bool (*more_work)(void))
 {
+    if (fy_chan.net) {
+        /* Sockets and the doorbell together: see the network channel. */
+        fy_chan.net->sleep(more_work);
+        return;
+    }
     struct fy_chan_bell *my = &fy_chan.bells[fy_chan.local_me];
     uint32_t v = atomic_load_explicit(&my->doorbell, memory_order_seq_cst);
     /* A count of sleepers, not a flag: under MPI_THREAD_MULTIPLE several
@@ -250,13 +274,15 @@ const struct fy_chan_ops fy_chan_shm_ops = {
 
 int fy_chan_poll(void)
 {
-    /* One channel today; a network channel adds its own poll here. */
-    return shm_poll();
+    int n = shm_poll();
+    if (fy_chan.net)
+        n += fy_chan.net->poll();
+    return n;
 }
 
 bool fy_chan_visible(void)
 {
-    return shm_visible();
+    return shm_visible() || (fy_chan.net && fy_chan.net->visible());
 }
 
 int fy_chan_shm_declare(struct fy_shm_layout *lay, uint32_t slots)
@@ -271,7 +297,9 @@ int fy_chan_shm_declare(struct fy_shm_layout *lay, uint32_t slots)
              lay, FY_CHAN_BELL_REGION, FY_SHM_PER_RANK,
              sizeof(struct fy_chan_bell), 1, FY_CACHELINE,
              FY_SHM_SIG(sizeof(struct fy_chan_bell),
-                        offsetof(struct fy_chan_bell, sleeping)))) < 0 ||
+                        offsetof(struct fy_chan_bell, nopoke),
+                        offsetof(struct fy_chan_bell, sleeping),
+                        offsetof(struct fy_chan_bell, wake_fd)))) < 0 ||
         (rc = fy_shm_region_add(
              lay, FY_CHAN_FBOX_REGION, FY_SHM_PER_PAIR,
              sizeof(struct fy_fbox_slot), slots, FY_SHM_PAGE,
@@ -287,6 +315,11 @@ int fy_chan_shm_declare(struct fy_shm_layout *lay, uint32_t slots)
         return rc;
     return 0;
 }
+
+/* The mailbox of every peer on another node (never written: see
+ * fy_chan_init). */
+static struct fy_fbox_slot remote_ring[FY_FBOX_SLOTS];
+static struct fy_fbox_ack remote_ack;
 
 int fy_chan_init(fy_chan_deliver_fn *deliver, uint32_t fbox_max,
                  bool wake_peers)
@@ -323,11 +356,16 @@ int fy_chan_init(fy_chan_deliver_fn *deliver, uint32_t fbox_max,
         int l = fy_chan_local(p);
         pe->rseq = 1;
         if (l < 0) {
-            /* No channel reaches other nodes yet (the launcher only
-             * starts single-node jobs). */
-            FY_ERROR("rank %d is not on this node: no channel reaches it", p);
-            fy_chan_finalize();
-            return -ENOTSUP;
+            /* Another node: the network channel. The mailbox cursors
+             * point at a private ring that never holds a due packet and
+             * never has room, so the request-free mailbox paths of p2p
+             * fall through to the general path without a test of their
+             * own. */
+            s->of[p] = &fy_chan_tcp_ops;
+            pe->ring_out = pe->ring_in = remote_ring;
+            pe->ack_out = pe->ack_in = &remote_ack;
+            pe->fb_sent = UINT64_MAX / 2;
+            continue;
         }
         s->of[p] = &fy_chan_shm_ops;
         /* Pair [receiver][sender]: its ring and its ack. */
@@ -337,6 +375,14 @@ int fy_chan_init(fy_chan_deliver_fn *deliver, uint32_t fbox_max,
         pe->ring_in = rings + in * s->slots;
         pe->ack_out = acks + out;
         pe->ack_in = acks + in;
+    }
+    if (fy_boot.local_size < s->P) {
+        int rc = fy_chan_tcp_init();
+        if (rc) {
+            fy_chan_finalize();
+            return rc;
+        }
+        s->net = &fy_chan_tcp_ops;
     }
     /* Our own queues and cells. */
     s->recvq = fy_cellq_recvq(s->local_me);
@@ -352,6 +398,9 @@ int fy_chan_init(fy_chan_deliver_fn *deliver, uint32_t fbox_max,
 void fy_chan_finalize(void)
 {
     struct fy_chan_state *s = &fy_chan;
+    if (s->net)
+        fy_chan_tcp_finalize();
+    s->net = NULL;
     free(s->peers);
     free(s->of);
     s->peers = NULL;

@@ -67,11 +67,21 @@ static_assert(sizeof(struct fy_fbox_ack) == FY_CACHELINE, "one line");
 /* Waiting (see chan/shm.c): each of the owner's threads about to sleep on
  * 'doorbell' counts itself in 'sleeping' (F2); a sender that sees it
  * non-zero bumps the doorbell and wakes them all (F1). */
+/* Added to 'sleeping' by a thread that sleeps in the network channel's
+ * epoll (poked through its pipe); futex sleepers count in the low bits. */
+#define FY_SLEEP_NET 0x10000u
 struct fy_chan_bell {
     /* Senders bump it; the owner only reads it and futex-waits on it. */
     alignas(FY_CACHELINE) _Atomic uint32_t doorbell;
-    /* The owner only; senders read it. */
+    /* Senders set it (sticky) when they could not open the owner's wake
+     * pipe: the owner then bounds its sleeps in epoll by 1 ms. */
+    _Atomic uint32_t nopoke;
+    /* The owner only; senders read it. 0 awake, 1 asleep on the futex,
+     * 2 asleep in the network channel's epoll (wake it by its pipe). */
     alignas(FY_CACHELINE) _Atomic uint32_t sleeping;
+    /* The owner, before the attach barrier: its wake pipe's write end
+     * plus one (0: none), opened by senders through /proc/<pid>/fd. */
+    _Atomic uint32_t wake_fd;
 };
 static_assert(sizeof(struct fy_chan_bell) == 2 * FY_CACHELINE &&
                   offsetof(struct fy_chan_bell, sleeping) == FY_CACHELINE,

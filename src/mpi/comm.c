@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "boot/boot.h"
 #include "coll/shm.h"
 #include "mpi/mpi_impl.h"
 #include "mpi/request.h"
@@ -229,11 +230,11 @@ FY_API int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key,
     int color;
     switch (split_type) {
     case MPI_COMM_TYPE_SHARED:
-        /* Every process of a Ferry job shares this node's memory today;
-         * when jobs span nodes this must become the node number. On an
+        /* The node: named by its first world rank (every launcher gives
+         * each node's ranks, virtual nodes included). On an
          * intercommunicator the split is MPI_Comm_split's (MPI 4.0): one
          * intercommunicator of the node's processes of both groups. */
-        color = 0;
+        color = fy_boot.local_ranks[0];
         break;
     case MPI_COMM_TYPE_HW_GUIDED: {
         /* MPI 4.0 7.4.2: the resource type "mpi_shared_memory" is

@@ -88,7 +88,7 @@ static int core_up(const char *fn)
         rc = fy_dtype_init();
     }
     if (!rc) {
-        step = "shared-memory transports";
+        step = "transports (shared memory, network)";
         rc = fy_p2p_init(fy_coll_shm_declare);
     }
     if (!rc) {

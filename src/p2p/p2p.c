@@ -692,7 +692,7 @@ int fy_p2p_send(const void *buf, MPI_Count count, struct fy_dtype *dt, int dest,
             return 0;
         }
     } else if (len <= s->eager_max && dt->contig && mode != FY_SEND_SYNC &&
-               w != s->me) {
+               w != s->me && !fy_chan_remote(w)) {
         /* Eager through a cell, still without a request. */
         struct fy_peer *pe = &s->peers[w];
         if (!pe->out_head && !pe->offer_head &&
@@ -785,7 +785,7 @@ int fy_p2p_recv(void *buf, MPI_Count count, struct fy_dtype *dt, int src,
         !s->nout && !s->ntx && !s->nrx &&
         !(s->recv_write && (uint64_t)(count * dt->size) >= s->write_min)) {
         int w = fy_comm_world_rank(comm, src);
-        if (w != s->me) {
+        if (w != s->me && !fy_chan_remote(w)) {
             struct fy_chan_peer *pe = &fy_chan.peers[w];
             uint64_t cap = (uint64_t)(count * dt->size);
             unsigned spins = 0;
@@ -999,6 +999,11 @@ int fy_p2p_seg_params(uint32_t nranks, struct fy_p2p_seg_params *out)
         FY_ERROR("FERRY_WAIT='%s' is not one of auto, spin, block", wait);
         return -EINVAL;
     }
+    const char *net = fy_env_str(FY_ENV_NET);
+    if (strcmp(net, "auto") && strcmp(net, "tcp") && strcmp(net, "ofi")) {
+        FY_ERROR("FERRY_NET='%s' is not one of auto, tcp, ofi", net);
+        return -EINVAL;
+    }
     const char *proto = fy_tuned_str(FY_ENV_PROTO, NULL);
     if (fy_proto_mode_parse(proto) < 0) {
         FY_ERROR("FERRY_PROTO='%s' is not one of auto, pushpull, pushzero, "
@@ -1055,6 +1060,7 @@ int fy_p2p_init(fy_shm_declare_fn *above)
                       s->wait_block);
     if (rc)
         return rc;
+    fy_chan.steer = fy_rndv_steer;
     s->eager_max = FY_MIN((uint64_t)fy_tuned_value(FY_ENV_EAGER_MAX, NULL),
                           fy_chan.cell_payload);
     s->shmbuf_size = pp.shmbuf_size;
@@ -1083,7 +1089,7 @@ int fy_p2p_init(fy_shm_declare_fn *above)
     /* Mechanisms: probes, the net listener, the job's rule table. */
     /* Rank 0's rules are the job's (fy_rndv_init publishes them). */
     const struct fy_tuning *tf = fy_tuned_file(NULL);
-    if (tf && s->me == 0 && (rc = fy_xfer_rules_from_tuning(tf)))
+    if (tf && fy_boot.local_rank == 0 && (rc = fy_xfer_rules_from_tuning(tf)))
         return rc;
     rc = fy_rndv_init();
     if (rc)
@@ -1115,6 +1121,17 @@ void fy_p2p_finalize(void)
            (uint32_t)fy_boot.local_size) {
         if (!fy_progress())
             fy_progress_idle(&spins);
+    }
+    if (fy_chan.net) {
+        /* Other nodes: after our last packet to each, a goodbye; we are
+         * done once every one of them said it to us (nothing more can
+         * come) and our queues are written. */
+        fy_chan.net->bye();
+        spins = 0;
+        while (!fy_chan.net->quiet()) {
+            if (!fy_progress())
+                fy_progress_idle(&spins);
+        }
     }
     if (fy_env_int(FY_ENV_STATS))
         fy_proto_stats_print(s->me);

@@ -147,6 +147,8 @@ void fy_rndv_finalize(void);
 void fy_rndv_on_rts(struct fy_req *r, const struct fy_pkt *p);
 void fy_rndv_on_cts(const struct fy_pkt *p);
 void fy_rndv_on_data(const struct fy_pkt *p);
+/* Where a DATA packet's payload belongs (fy_chan_steer_fn), or NULL. */
+uint8_t *fy_rndv_steer(const struct fy_pkt *p);
 void fy_rndv_on_fin(const struct fy_pkt *p);
 int fy_rndv_progress(void);
 bool fy_rndv_work_visible(void);

@@ -171,4 +171,21 @@ void fy_proto_stats_print(int rank)
             "shared_copy_pieces=%llu\n",
             rank, (unsigned long long)s->unexpected,
             (unsigned long long)s->split);
+    /* Per channel, the messages received: the network channel counts its
+     * own; shared memory has the rest (every message but those to self). */
+    uint64_t msgs = 0, bytes = 0;
+    for (int p = 0; p < fy_p2p.P; p++)
+        if (p != fy_p2p.me && !fy_chan_remote(p))
+            msgs += fy_p2p.peers[p].msgs_seen;
+    for (int p = 0; p < FY_STAT_COUNT; p++)
+        if (p != FY_STAT_SELF)
+            bytes += s->proto[p].bytes;
+    bytes -= FY_MIN(bytes, fy_chan_tcp_counts.bytes);
+    fprintf(stderr, "ferry-stats rank=%d chan=shm msgs=%llu bytes=%llu\n", rank,
+            (unsigned long long)msgs, (unsigned long long)bytes);
+    if (fy_chan.net)
+        fprintf(stderr, "ferry-stats rank=%d chan=%s msgs=%llu bytes=%llu\n",
+                rank, fy_chan.net->name,
+                (unsigned long long)fy_chan_tcp_counts.msgs,
+                (unsigned long long)fy_chan_tcp_counts.bytes);
 }

@@ -247,7 +247,10 @@ void fy_rndv_pull_rest(struct fy_req *r, int src, const struct fy_ctl *ctl,
     struct fy_p2p_state *s = &fy_p2p;
     uint64_t n = want - from;
     bool push = r->push_rx;
-    int kind = fy_xfer_table_pick(&fy_xfer_active, want);
+    /* From another node: streamed through the network channel as DATA
+     * packets (the queue mover's chunks), never a single-copy mechanism. */
+    int kind = fy_chan_remote(src) ? FY_XFER_QUEUE
+                                   : fy_xfer_table_pick(&fy_xfer_active, want);
     fy_proto_count_xfer(kind, n);
     if (total > want)
         r->err = -EMSGSIZE; /* reported when the transfer completes */
@@ -361,6 +364,24 @@ static uint8_t *mover_data(const struct fy_req *r)
     return fy_req_data(r) + r->xoff;
 }
 
+/* Already in place (read there by the network channel: fy_rndv_steer). */
+static void copy_none(void *dst, const void *src, size_t len)
+{
+    (void)dst;
+    (void)src;
+    (void)len;
+}
+
+uint8_t *fy_rndv_steer(const struct fy_pkt *p)
+{
+    struct fy_req *r = fy_cookie_find(p->ctl.cookie, FY_REQ_RECV);
+    uint64_t done = r ? (uint64_t)r->done : 0;
+    if (!r || r->proto != FY_RP_RX || p->ctl.offset != done ||
+        p->len > (uint64_t)r->total - done)
+        return NULL; /* fy_rndv_on_data will say what is wrong */
+    return mover_data(r) + done;
+}
+
 void fy_rndv_on_data(const struct fy_pkt *p)
 {
     struct fy_req *r = fy_cookie_find(p->ctl.cookie, FY_REQ_RECV);
@@ -368,10 +389,13 @@ void fy_rndv_on_data(const struct fy_pkt *p)
         bad_peer(p->src, "DATA for no pending receive");
     /* The queue mover's receiving half (xfer/queue.c) checks that the
      * cell holds the next bytes of this receive before copying. */
-    struct fy_queue_xfer x = {.payload = fy_chan.cell_payload,
-                              .len = (uint64_t)r->total,
-                              .cookie = r->cookie,
-                              .copy = fy_xfer_copy_libc};
+    struct fy_queue_xfer x = {
+        .payload =
+            fy_chan_remote(p->src) ? fy_chan.net->chunk : fy_chan.cell_payload,
+        .len = (uint64_t)r->total,
+        .cookie = r->cookie,
+        .copy =
+            p->data == mover_data(r) + r->done ? copy_none : fy_xfer_copy_libc};
     struct fy_queue_chunk ch = {.cookie = p->ctl.cookie,
                                 .offset = p->ctl.offset,
                                 .len = p->len,
@@ -487,8 +511,35 @@ static struct fy_queue_xfer q_xfer(const struct fy_req *r, int receiver,
                                   .copy = fy_xfer_copy_libc};
 }
 
+/* The queue mover's chunks to a rank of another node: DATA packets
+ * through the network channel, as many as it takes now. */
+static int tx_chan(int peer, struct fy_peer *pe)
+{
+    int n = 0;
+    struct fy_req *r;
+    const struct fy_chan_ops *ch = fy_chan.of[peer];
+    while ((r = pe->tx_head[FY_XFER_QUEUE])) {
+        while (r->done < r->total) {
+            uint64_t off = (uint64_t)r->done;
+            uint64_t len = FY_MIN(ch->chunk, (uint64_t)r->total - off);
+            struct fy_ctl ctl = {.total = (uint64_t)r->total,
+                                 .cookie = r->peer_cookie,
+                                 .offset = off};
+            if (!ch->try_send(peer, FY_PKT_DATA, 0, 0, &ctl,
+                              mover_data(r) + off, len))
+                return n;
+            r->done += (MPI_Count)len;
+            n++;
+        }
+        tx_done(pe, FY_XFER_QUEUE, r);
+    }
+    return n;
+}
+
 static int tx_queue(int peer, struct fy_peer *pe)
 {
+    if (fy_chan_remote(peer))
+        return tx_chan(peer, pe);
     int n = 0;
     struct fy_req *r;
     while ((r = pe->tx_head[FY_XFER_QUEUE])) {
@@ -608,7 +659,10 @@ bool fy_rndv_work_visible(void)
         return true;
     for (int p = 0; p < s->P; p++) {
         struct fy_peer *pe = &s->peers[p];
-        if (pe->tx_head[FY_XFER_QUEUE]) {
+        if (pe->tx_head[FY_XFER_QUEUE] && fy_chan_remote(p)) {
+            if (fy_chan.of[p]->writable(p))
+                return true;
+        } else if (pe->tx_head[FY_XFER_QUEUE]) {
             struct fy_queue_xfer x = q_xfer(pe->tx_head[FY_XFER_QUEUE], p, pe);
             if (fy_xfer_queue_ready(&x))
                 return true;

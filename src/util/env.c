@@ -94,6 +94,18 @@ struct fy_env_var fy_env[FY_ENV_COUNT] = {
                               "size that finds no receive buffer offered is "
                               "pushed whole, so its sender need not wait for "
                               "a late receiver (0: never)"},
+    [FY_ENV_NODES] = {"FERRY_NODES", FY_ENV_INT, "1",
+                      "Ferry's mpiexec: split the ranks into this many "
+                      "virtual nodes (contiguous blocks of ranks, the first "
+                      "size%n blocks one rank larger), each with its own "
+                      "shared segment; between them only the network "
+                      "channel (1 to the number of ranks)"},
+    [FY_ENV_NET] = {"FERRY_NET", FY_ENV_STRING, "auto",
+                    "network channel to ranks on other nodes: auto (tcp), "
+                    "tcp, or ofi (not built: an error)"},
+    [FY_ENV_TCP_QUEUE] = {"FERRY_TCP_QUEUE", FY_ENV_SIZE, "4194304",
+                          "bytes a rank queues for one peer's TCP socket "
+                          "before the channel pushes back (64 KiB to 1 GiB)"},
     [FY_ENV_RECV_WRITE_MIN] = {"FERRY_RECV_WRITE_MIN", FY_ENV_SIZE, "8192",
                                "smallest receive buffer offered to its "
                                "sender for the write protocol"},

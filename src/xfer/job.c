@@ -160,7 +160,9 @@ int fy_xfer_job_init(int me, int nranks, const char *jobid)
     int rc = fy_xfer_table_request(&want);
     if (rc)
         return rc;
-    if (me == 0)
+    /* The node's first rank publishes the table in the node's segment
+     * (every node computes the same one from the same settings). */
+    if (fy_boot.local_rank == 0)
         publish_table(fy_xfer_shm.job, &want);
     fy_xfer_split_min = (uint64_t)fy_tuned_value(FY_ENV_SPLIT_MIN, NULL);
 
@@ -192,7 +194,10 @@ int fy_xfer_job_init(int me, int nranks, const char *jobid)
         }
     }
     unsigned ok = tried & (1u << FY_XFER_SHMBUF | 1u << FY_XFER_QUEUE);
-    int peer = (me + 1) % nranks;
+    /* The right neighbour on this node: single-copy mechanisms are only
+     * ever used within a node. */
+    int peer =
+        fy_boot.local_ranks[(fy_boot.local_rank + 1) % fy_boot.local_size];
     for (int k = 0; k < FY_XFER_NKINDS; k++) {
         const struct fy_xfer_ops *ops = fy_xfer_registry[k];
         if ((tried & (1u << k)) && ops->one_sided &&
@@ -254,6 +259,8 @@ int fy_xfer_job_init(int me, int nranks, const char *jobid)
         /* Where every peer listens, read once: a port or key scribbled
          * later in the segment changes nothing. */
         for (int p = 0; p < nranks; p++) {
+            if (fy_boot_local(p) < 0)
+                continue; /* another node: never a single-node mover */
             const struct fy_xfer_rank_shm *pr =
                 &fy_xfer_shm.rank[fy_boot_local(p)];
             uint32_t port = pr->net_port;
