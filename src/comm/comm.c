@@ -145,6 +145,7 @@ void fy_comm_finalize(void)
     fy_comm_release(&s_self);
     fy_comm_release(&s_world);
     fy_ctx_finalize();
+    fy_hw_finalize();
     s_up = false;
 }
 

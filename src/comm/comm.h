@@ -240,6 +240,32 @@ int fy_inter_split(struct fy_comm *c, int color, int key, struct fy_comm **out);
 /* Release the intercommunicator parts (from fy_comm_release). */
 void fy_inter_free(struct fy_inter *in);
 
+/* ---- additions: hardware levels (hw.c, hwloc) -------------------------
+ * For MPI_COMM_TYPE_HW_GUIDED / _HW_UNGUIDED. A colour names an object
+ * of the hardware tree that contains this process's CPU binding (the
+ * whole machine when unbound): node (the job's node number, 0..32767),
+ * level and hwloc logical index, so processes agree on it across nodes.
+ * Without hwloc at build time nothing is known (fy_hw_available false). */
+struct fy_hw_level {
+    int type;  /* hwloc object type */
+    int color; /* >= 0, or MPI_UNDEFINED: the binding spans several */
+};
+#define FY_HW_MAX_LEVELS 24
+bool fy_hw_available(void);
+/* Colour for resource type 'name' (an hwloc type name as
+ * hwloc_type_sscanf reads it, optionally prefixed "hwloc://"): 0 with
+ * *color_out >= 0 or MPI_UNDEFINED (no such object here, or the binding
+ * is not inside one), -ENOENT for a name that is no type, -ENOTSUP
+ * without hwloc, -ENOMEM. */
+int fy_hw_guided_color(const char *name, int node, int *color_out);
+/* This process's levels, the whole machine first, down to PUs (NUMA nodes
+ * below their parent level): how many were written (0 without hwloc). */
+int fy_hw_levels(int node, struct fy_hw_level *out, int max);
+/* hwloc's name of a level's type ("Package", "L3Cache", "Core", ...). */
+const char *fy_hw_type_name(int type);
+/* Drop the topology (from fy_comm_finalize). */
+void fy_hw_finalize(void);
+
 /* ---- additions: error handlers ---------------------------------------- */
 
 /* Builtin handlers: MPI_ERRORS_ARE_FATAL, MPI_ERRORS_RETURN and
