@@ -169,8 +169,6 @@ bool fy_hw_available(void)
     return false;
 }
 
-void fy_hw_finalize(void)
-{
-}
+void fy_hw_finalize(void) {}
 
 #endif

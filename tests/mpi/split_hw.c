@@ -147,8 +147,8 @@ int main(int argc, char **argv)
     check_null(nc, "MPI_INFO_NULL");
     MPI_Info info;
     MT_MPI(MPI_Info_create(&info));
-    MT_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_GUIDED, 0,
-                               info, &nc));
+    MT_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_GUIDED, 0, info,
+                               &nc));
     check_null(nc, "no mpi_hw_resource_type");
     MT_MPI(MPI_Info_free(&info));
     const char *bad[] = {"@dont-thread-on-me@", "", "Bogus", "hwloc://",
@@ -157,10 +157,10 @@ int main(int argc, char **argv)
         check_null(split_guided(MPI_COMM_WORLD, bad[i]), bad[i]);
 
 #ifdef MT_HAVE_HWLOC
-    const char *types[] = {"Machine", "Package",   "NUMANode",
-                           "L3Cache", "L2Cache",   "L1Cache",
-                           "Core",    "PU",        "hwloc://Core",
-                           "hwloc://L3Cache", "l2", "core"};
+    const char *types[] = {
+        "Machine",      "Package",         "NUMANode", "L3Cache",
+        "L2Cache",      "L1Cache",         "Core",     "PU",
+        "hwloc://Core", "hwloc://L3Cache", "l2",       "core"};
     for (size_t i = 0; i < sizeof types / sizeof *types; i++)
         check_type(types[i]);
 #endif
@@ -173,8 +173,8 @@ int main(int argc, char **argv)
         int cs;
         MT_MPI(MPI_Comm_size(cur, &cs));
         MT_MPI(MPI_Info_create(&info));
-        MT_MPI(MPI_Comm_split_type(cur, MPI_COMM_TYPE_HW_UNGUIDED, 0, info,
-                                   &nc));
+        MT_MPI(
+            MPI_Comm_split_type(cur, MPI_COMM_TYPE_HW_UNGUIDED, 0, info, &nc));
         int null = nc == MPI_COMM_NULL, any;
         MT_MPI(MPI_Allreduce(&null, &any, 1, MPI_INT, MPI_MAX, cur));
         MT_EQ(any, null, "HW_UNGUIDED ends at once for all members");
@@ -186,8 +186,8 @@ int main(int argc, char **argv)
         char v[64];
         MT_MPI(MPI_Comm_size(nc, &ns));
         MT_CHECK(ns < cs, "HW_UNGUIDED: %d not below %d", ns, cs);
-        MT_MPI(MPI_Info_get_string(info, "mpi_hw_resource_type", &len, v,
-                                   &flag));
+        MT_MPI(
+            MPI_Info_get_string(info, "mpi_hw_resource_type", &len, v, &flag));
         MT_CHECK(flag && v[0], "HW_UNGUIDED names its level");
         MPI_Comm again = split_guided(cur, v);
         MT_CHECK(again != MPI_COMM_NULL, "HW_GUIDED %s after HW_UNGUIDED", v);
