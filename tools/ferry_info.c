@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "coll/shm.h"
+#include "comm/comm.h"
 #include "p2p/p2p.h"
 #include "proto/proto.h"
 #include "shm/cellq_inl.h"
@@ -309,6 +310,21 @@ int main(int argc, char **argv)
                   "between ranks); with only two-sided mechanisms the "
                   "target would have to take part (a progress thread, not "
                   "provided): MPI_Win_create fails with MPI_ERR_WIN");
+
+    /* MPI_Comm_split_type by hardware (src/comm/hw.c). */
+    printf("Hardware split types (MPI_COMM_TYPE_HW_GUIDED/_UNGUIDED):\n");
+    if (fy_hw_available()) {
+        struct fy_hw_level lev[FY_HW_MAX_LEVELS];
+        int n = fy_hw_levels(0, lev, FY_HW_MAX_LEVELS);
+        printf("  hwloc                  levels here, top down:");
+        for (int i = 0; i < n; i++)
+            printf(" %s", fy_hw_type_name(lev[i].type));
+        printf("\n\n");
+    } else {
+        printf("  hwloc                  NOT BUILT (no libhwloc-dev at build "
+               "time): only mpi_shared_memory; HW_UNGUIDED gives "
+               "MPI_COMM_NULL\n\n");
+    }
 
     printf("Environment (FERRY_*):\n");
     for (int i = 0; i < FY_ENV_COUNT; i++) {

@@ -178,44 +178,48 @@ struct fy_coll_layout {
     struct fy_dtype *const *dts; /* w shape only */
 };
 
-/* Collectives on an intercommunicator (inter.c), blocking only. 'root'
- * is MPI_ROOT (this process is the root), MPI_PROC_NULL (another member
- * of the root's group) or the root's rank in the remote group. Data
- * blocks are indexed by remote rank. Built from point-to-point over c's
- * collective context and the local group's intracommunicator; never the
- * node-level shared-memory algorithms. Counts are what MPI 4.0 6.2.2 and
- * each call's section require (equal totals on both sides for the
- * reduce-scatters). Returns 0 or a negative errno as above. */
-int fy_coll_inter_barrier(struct fy_comm *c);
+/* Collectives on an intercommunicator (inter.c). 'root' is MPI_ROOT
+ * (this process is the root), MPI_PROC_NULL (another member of the root's
+ * group) or the root's rank in the remote group. Data blocks are indexed
+ * by remote rank. Each is one schedule of point-to-point steps over c's
+ * collective context and the local group's intracommunicator (never the
+ * node-level shared-memory algorithms), blocking or nonblocking by 'nb'
+ * as every collective above: a nonblocking one never waits for the other
+ * group before it returns. Counts are what MPI 4.0 6.2.2 and each call's
+ * section require (equal totals on both sides for the reduce-scatters).
+ * Layouts and count arrays are read while building only; buffers must
+ * stay until the end. Returns 0 or a negative errno as above. */
+int fy_coll_inter_barrier(struct fy_comm *c, struct fy_sched **nb);
 int fy_coll_inter_bcast(void *buf, MPI_Count count, struct fy_dtype *dt,
-                        int root, struct fy_comm *c);
+                        int root, struct fy_comm *c, struct fy_sched **nb);
 int fy_coll_inter_reduce(const void *sbuf, void *rbuf, MPI_Count count,
                          struct fy_dtype *dt, struct fy_op *op, int root,
-                         struct fy_comm *c);
+                         struct fy_comm *c, struct fy_sched **nb);
 /* Each group gets the reduction of the other group's data. */
 int fy_coll_inter_allreduce(const void *sbuf, void *rbuf, MPI_Count count,
                             struct fy_dtype *dt, struct fy_op *op,
-                            struct fy_comm *c);
+                            struct fy_comm *c, struct fy_sched **nb);
 /* rcounts NULL: rcount to every local member (the _block form). */
 int fy_coll_inter_reduce_scatter(const void *sbuf, void *rbuf, MPI_Count rcount,
                                  struct fy_coll_vec rcounts,
                                  struct fy_dtype *dt, struct fy_op *op,
-                                 struct fy_comm *c);
+                                 struct fy_comm *c, struct fy_sched **nb);
 /* Gather: the root receives block i of 'dst' from remote rank i. */
 int fy_coll_inter_gather(const void *sbuf, MPI_Count scount,
                          struct fy_dtype *sdt, const struct fy_coll_layout *dst,
-                         int root, struct fy_comm *c);
+                         int root, struct fy_comm *c, struct fy_sched **nb);
 int fy_coll_inter_scatter(const struct fy_coll_layout *src, void *rbuf,
                           MPI_Count rcount, struct fy_dtype *rdt, int root,
-                          struct fy_comm *c);
+                          struct fy_comm *c, struct fy_sched **nb);
 /* Every member's send block goes to every remote member. */
 int fy_coll_inter_allgather(const void *sbuf, MPI_Count scount,
                             struct fy_dtype *sdt,
-                            const struct fy_coll_layout *dst,
-                            struct fy_comm *c);
+                            const struct fy_coll_layout *dst, struct fy_comm *c,
+                            struct fy_sched **nb);
 /* Block i of src to remote rank i, block i of dst from it. */
 int fy_coll_inter_alltoall(const struct fy_coll_layout *src,
-                           const struct fy_coll_layout *dst, struct fy_comm *c);
+                           const struct fy_coll_layout *dst, struct fy_comm *c,
+                           struct fy_sched **nb);
 
 /* Advance a started nonblocking collective; true once it is done, with
  * its result (0 or a negative errno) in *err_out. */

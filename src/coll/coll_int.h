@@ -44,8 +44,16 @@ static inline char *fy_coll_at(const void *buf, MPI_Aint off)
  * it will be nonblocking (then it holds references on c, datatypes and
  * ops). Returns 0 or -ENOMEM. */
 int fy_sched_create(struct fy_comm *c, bool nb, struct fy_sched **out);
+/* The communicator new steps run on, and the collective number their
+ * tags use there (FY_SCHED_TAG). */
 uint32_t fy_sched_seq(const struct fy_sched *s);
 struct fy_comm *fy_sched_comm(const struct fy_sched *s);
+/* Steps added from now on run on c: either the schedule's own
+ * communicator, or one second communicator (an intercommunicator's local
+ * intracommunicator), of which each switch to it takes a new collective
+ * number. Every member of c must make the same switches in the same
+ * order. A nonblocking schedule holds a reference on the second one. */
+void fy_sched_on(struct fy_sched *s, struct fy_comm *c);
 /* Tag of step 'step' of the collective s. */
 #define FY_SCHED_TAG(s, step) FY_COLL_TAG(fy_sched_seq(s), step)
 void fy_sched_send(struct fy_sched *s, const void *buf, MPI_Count count,

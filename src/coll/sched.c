@@ -3,9 +3,13 @@
  * list of steps (start a send, start a receive, copy, combine, wait for
  * the requests started so far). A blocking collective runs its schedule
  * to the end at once; a nonblocking one is advanced whenever the program
- * tests or waits on it, or from the progress hook, until it is done. */
+ * tests or waits on it, or from the progress hook, until it is done.
+ * An intercommunicator's schedule also carries steps on the local group's
+ * hidden intracommunicator (fy_sched_on), so that its local halves and
+ * the exchange between the groups are one nonblocking operation. */
 #include "coll/coll_int.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +24,7 @@ enum fy_step_kind {
 
 struct fy_sched_step {
     uint8_t kind;
+    bool sub; /* runs on the schedule's 'sub' communicator */
     int peer, tag;
     const void *src;
     void *dst;
@@ -31,7 +36,14 @@ struct fy_sched_step {
 struct fy_sched {
     struct fy_comm *comm;
     uint32_t seq; /* this collective's sequence number on comm */
-    bool nb;      /* nonblocking: holds references, sits on the list */
+    /* A second communicator some steps run on (an intercommunicator's
+     * local intracommunicator), or NULL; while building, 'on_sub' says
+     * which one new steps go to and 'sub_seq' is the collective number
+     * last taken on sub. */
+    struct fy_comm *sub;
+    bool on_sub;
+    uint32_t sub_seq;
+    bool nb; /* nonblocking: holds references, sits on the list */
     bool done;
     bool busy; /* being advanced (re-entrance guard) */
     int err;   /* first error, from building or running */
@@ -95,11 +107,29 @@ int fy_sched_create(struct fy_comm *c, bool nb, struct fy_sched **out)
 
 uint32_t fy_sched_seq(const struct fy_sched *s)
 {
-    return s->seq;
+    return s->on_sub ? s->sub_seq : s->seq;
 }
 struct fy_comm *fy_sched_comm(const struct fy_sched *s)
 {
-    return s->comm;
+    return s->on_sub ? s->sub : s->comm;
+}
+
+void fy_sched_on(struct fy_sched *s, struct fy_comm *c)
+{
+    if (c == s->comm) {
+        s->on_sub = false;
+        return;
+    }
+    if (!s->sub) {
+        s->sub = c;
+        if (s->nb)
+            fy_comm_retain(c);
+    }
+    assert(s->sub == c); /* one second communicator per schedule */
+    /* A fresh number on sub for every stretch of steps there: the members
+     * of c build the same stretches in the same order, so they agree. */
+    s->sub_seq = fy_coll_begin(c);
+    s->on_sub = true;
 }
 
 static struct fy_sched_step *fy_sched_push(struct fy_sched *s, uint8_t kind)
@@ -114,6 +144,7 @@ static struct fy_sched_step *fy_sched_push(struct fy_sched *s, uint8_t kind)
     struct fy_sched_step *st = &s->steps[s->nsteps++];
     memset(st, 0, sizeof(*st));
     st->kind = kind;
+    st->sub = s->on_sub;
     return st;
 }
 
@@ -220,7 +251,7 @@ void *fy_sched_tmp(struct fy_sched *s, MPI_Count count,
 static void fy_sched_start_req(struct fy_sched *s,
                                const struct fy_sched_step *st)
 {
-    struct fy_comm *c = s->comm;
+    struct fy_comm *c = st->sub ? s->sub : s->comm;
     struct fy_req *r = NULL;
     int rc;
     if (s->nreqs == s->reqcap &&
@@ -317,6 +348,8 @@ void fy_sched_free(struct fy_sched *s)
                 fy_op_release(st->op);
         }
         fy_comm_release(s->comm);
+        if (s->sub)
+            fy_comm_release(s->sub);
     }
     /* Requests still running (the program freed an incomplete nonblocking
      * collective) must finish before their buffers go away. */

@@ -145,6 +145,7 @@ void fy_comm_finalize(void)
     fy_comm_release(&s_self);
     fy_comm_release(&s_world);
     fy_ctx_finalize();
+    fy_hw_finalize();
     s_up = false;
 }
 
@@ -201,13 +202,15 @@ int fy_comm_dup(struct fy_comm *parent, struct fy_comm **out)
 }
 
 int fy_comm_idup(struct fy_comm *parent, struct fy_comm **out,
-                 struct fy_ctx_agree **agree_out)
+                 struct fy_ctx_agree *agree_out[FY_IDUP_AGREES])
 {
     /* MPI 4.0 7.4.2: as if MPI_Comm_dup ran at the time of the call, so
      * the communicator and its attributes are made now; only the context
-     * id comes later. */
+     * ids come later. */
     struct fy_comm *c;
-    int rc = fy_comm_make(parent, parent->group, FY_CTX_NONE, &c);
+    int rc = parent->inter
+                 ? fy_inter_dup_pending(parent, &c)
+                 : fy_comm_make(parent, parent->group, FY_CTX_NONE, &c);
     if (rc != 0)
         return rc;
     if (parent->topo && !(c->topo = fy_topo_dup(parent->topo)))
@@ -215,27 +218,41 @@ int fy_comm_idup(struct fy_comm *parent, struct fy_comm **out,
     else
         rc = fy_attr_copy_all(&parent->attrs, parent->handle, &c->attrs,
                               c->handle);
-    /* Join the agreement even if the copy failed: the other members need
+    /* Join the agreements even if the copy failed: the other members need
      * this one's contributions. */
-    struct fy_ctx_agree *ag;
-    int arc = fy_ctx_agree_start(parent, true, rc == 0 ? c : NULL, &ag);
+    struct fy_ctx_agree *ag[FY_IDUP_AGREES] = {NULL, NULL};
+    struct fy_comm *want = rc == 0 ? c : NULL;
+    int arc = parent->inter ? fy_inter_agree_start(parent, want, ag)
+                            : fy_ctx_agree_start(parent, true, want, &ag[0]);
     if (rc != 0 || arc != 0) {
-        if (arc == 0)
-            fy_ctx_agree_orphan(ag);
+        for (int i = 0; i < FY_IDUP_AGREES; i++)
+            if (ag[i])
+                fy_ctx_agree_orphan(ag[i]);
         fy_attr_delete_all(&c->attrs, c->handle);
         fy_comm_release(c);
         return rc != 0 ? rc : arc;
     }
     *out = c;
-    *agree_out = ag;
+    for (int i = 0; i < FY_IDUP_AGREES; i++)
+        agree_out[i] = ag[i];
     return 0;
 }
 
-bool fy_comm_idup_test(struct fy_comm *c, struct fy_ctx_agree *ag, int *err_out)
+bool fy_comm_idup_test(struct fy_comm *c,
+                       struct fy_ctx_agree *const ag[FY_IDUP_AGREES],
+                       int *err_out)
 {
-    int err;
-    if (!fy_ctx_agree_test(ag, &err, NULL))
-        return false;
+    int err = 0;
+    /* Both must be over: the communicator's ids are set as they end, and
+     * freeing it gives back whichever was agreed. */
+    for (int i = 0; i < FY_IDUP_AGREES; i++) {
+        int e;
+        if (!ag[i])
+            continue;
+        if (!fy_ctx_agree_test(ag[i], &e, NULL))
+            return false;
+        err = err ? err : e;
+    }
     if (err != 0 && c->handle != MPI_COMM_NULL)
         fy_comm_free(c); /* no id: the new communicator never came to be */
     *err_out = err;

@@ -176,15 +176,18 @@ static inline void fy_comm_retain(struct fy_comm *c)
 int fy_comm_dup(struct fy_comm *parent, struct fy_comm **out);
 /* MPI_Comm_idup: the duplicate is made at once (attributes copied, as MPI
  * 4.0 asks, at the time of the call) with context FY_CTX_NONE, and *out is
- * returned with it; the context agreement runs as a nonblocking schedule
- * (*agree_out). The communicator must not be used until
- * fy_comm_idup_test() says the agreement finished; if it failed, the
- * communicator has been freed (its handle is invalid) and the error is
+ * returned with it; the context agreements run as nonblocking schedules
+ * (agree_out[0], and for an intercommunicator agree_out[1], the id of its
+ * local intracommunicator; else NULL). The communicator must not be used
+ * until fy_comm_idup_test() says the agreements finished; if one failed,
+ * the communicator has been freed (its handle is invalid) and the error is
  * returned then. Returns 0, or what the attribute copy or the agreement
  * start returned (nothing to test then). */
+#define FY_IDUP_AGREES 2
 int fy_comm_idup(struct fy_comm *parent, struct fy_comm **out,
-                 struct fy_ctx_agree **agree_out);
-bool fy_comm_idup_test(struct fy_comm *c, struct fy_ctx_agree *ag,
+                 struct fy_ctx_agree *agree_out[FY_IDUP_AGREES]);
+bool fy_comm_idup_test(struct fy_comm *c,
+                       struct fy_ctx_agree *const ag[FY_IDUP_AGREES],
                        int *err_out);
 int fy_comm_split(struct fy_comm *parent, int color, int key,
                   struct fy_comm **out);
@@ -223,9 +226,45 @@ int fy_intercomm_merge(struct fy_comm *c, bool high, struct fy_comm **out);
 /* Duplicate / split / create on an intercommunicator: the result is an
  * intercommunicator (NULL where the local or the remote part is empty). */
 int fy_inter_dup(struct fy_comm *c, struct fy_comm **out);
+/* MPI_Comm_idup's parts: the duplicate, made at once with both context
+ * ids FY_CTX_NONE; then the two nonblocking agreements that give them
+ * (ag_out[0] over both groups, for newcomm's id; ag_out[1] over the local
+ * group, for its local intracommunicator's). newcomm NULL: join the
+ * agreements, keep no id. The caller keeps c alive until both are freed.
+ * Returns 0, or an error with nothing started. */
+int fy_inter_dup_pending(struct fy_comm *c, struct fy_comm **out);
+struct fy_ctx_agree;
+int fy_inter_agree_start(struct fy_comm *c, struct fy_comm *newcomm,
+                         struct fy_ctx_agree *ag_out[2]);
 int fy_inter_split(struct fy_comm *c, int color, int key, struct fy_comm **out);
 /* Release the intercommunicator parts (from fy_comm_release). */
 void fy_inter_free(struct fy_inter *in);
+
+/* ---- additions: hardware levels (hw.c, hwloc) -------------------------
+ * For MPI_COMM_TYPE_HW_GUIDED / _HW_UNGUIDED. A colour names an object
+ * of the hardware tree that contains this process's CPU binding (the
+ * whole machine when unbound): node (the job's node number, 0..32767),
+ * level and hwloc logical index, so processes agree on it across nodes.
+ * Without hwloc at build time nothing is known (fy_hw_available false). */
+struct fy_hw_level {
+    int type;  /* hwloc object type */
+    int color; /* >= 0, or MPI_UNDEFINED: the binding spans several */
+};
+#define FY_HW_MAX_LEVELS 24
+bool fy_hw_available(void);
+/* Colour for resource type 'name' (an hwloc type name as
+ * hwloc_type_sscanf reads it, optionally prefixed "hwloc://"): 0 with
+ * *color_out >= 0 or MPI_UNDEFINED (no such object here, or the binding
+ * is not inside one), -ENOENT for a name that is no type, -ENOTSUP
+ * without hwloc, -ENOMEM. */
+int fy_hw_guided_color(const char *name, int node, int *color_out);
+/* This process's levels, the whole machine first, down to PUs (NUMA nodes
+ * below their parent level): how many were written (0 without hwloc). */
+int fy_hw_levels(int node, struct fy_hw_level *out, int max);
+/* hwloc's name of a level's type ("Package", "L3Cache", "Core", ...). */
+const char *fy_hw_type_name(int type);
+/* Drop the topology (from fy_comm_finalize). */
+void fy_hw_finalize(void);
 
 /* ---- additions: error handlers ---------------------------------------- */
 

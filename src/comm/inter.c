@@ -263,6 +263,46 @@ int fy_inter_dup(struct fy_comm *c, struct fy_comm **out)
     return inter_make(c, c->group, in->remote, ctx, lctx, out);
 }
 
+int fy_inter_dup_pending(struct fy_comm *c, struct fy_comm **out)
+{
+    return inter_make(c, c->group, c->inter->remote, FY_CTX_NONE, FY_CTX_NONE,
+                      out);
+}
+
+int fy_inter_agree_start(struct fy_comm *c, struct fy_comm *newcomm,
+                         struct fy_ctx_agree *ag_out[2])
+{
+    struct fy_inter *in = c->inter;
+    /* Over both groups on c's context, numbered by all_seq as the blocking
+     * constructors' agreements (agree_over); the agreement keeps a copy
+     * of this stand-in, whose groups c owns. */
+    struct fy_comm over = {
+        .handle = c->handle,
+        .refcount = 1,
+        .ctx = c->ctx,
+        .rank = in->all->rank,
+        .size = in->all->size,
+        .group = in->all,
+        .p2p_group = in->all,
+        .errhandler = c->errhandler,
+        .coll_seq = in->all_seq,
+    };
+    struct fy_ctx_agree *a, *b;
+    int rc = fy_ctx_agree_start(&over, false, newcomm, &a);
+    in->all_seq = over.coll_seq;
+    if (rc != 0)
+        return rc;
+    rc = fy_ctx_agree_start(in->local, true,
+                            newcomm ? newcomm->inter->local : NULL, &b);
+    if (rc != 0) {
+        fy_ctx_agree_orphan(a); /* the other members still need it */
+        return rc;
+    }
+    ag_out[0] = a;
+    ag_out[1] = b;
+    return 0;
+}
+
 int fy_intercomm_merge(struct fy_comm *c, bool high, struct fy_comm **out)
 {
     struct fy_inter *in = c->inter;

@@ -37,6 +37,28 @@
 #define CHECK_PTR(p, c, fn)                                                    \
     FY_CHECK((p) != NULL, c, MPI_ERR_ARG, fn, "%s is NULL", #p)
 
+/* Whether this process is the root of a rooted collective: its rank on
+ * an intracommunicator, MPI_ROOT on an intercommunicator. */
+static bool pinit_is_root(const struct fy_comm *c, int root)
+{
+    return c->inter ? root == MPI_ROOT : c->rank == root;
+}
+
+/* Whether this process contributes a block to (gather) or gets one from
+ * (scatter) the root: everyone on an intracommunicator, the other group
+ * on an intercommunicator (whose root argument is then a rank). */
+static bool pinit_is_leaf(const struct fy_comm *c, int root)
+{
+    return c->inter ? root >= 0 : true;
+}
+
+/* Entries of the per-peer arrays: one per member of the remote group on
+ * an intercommunicator (p2p_group is the group itself otherwise). */
+static int pinit_npeers(const struct fy_comm *c)
+{
+    return c->p2p_group->size;
+}
+
 static int report(struct fy_comm *c, int rc, const char *fn)
     __attribute__((cold, noinline));
 static int report(struct fy_comm *c, int rc, const char *fn)
@@ -695,7 +717,7 @@ static int coll_gather(const void *sendbuf, MPI_Count sendcount,
                                    recvtype, root, request, fn);
     CHECK_ROOT(root, c, fn);
     struct fy_dtype *sdt = NULL, *rdt = NULL;
-    bool is_root = c->rank == root;
+    bool is_root = pinit_is_root(c, root);
     if (sendbuf != MPI_IN_PLACE || !is_root) {
         CHECK_NOT_IN_PLACE(sendbuf, c, fn,
                            "sendbuf (only the root may pass it)");
@@ -781,7 +803,7 @@ static int coll_gatherv(const void *sendbuf, MPI_Count sendcount,
                                    fn);
     CHECK_ROOT(root, c, fn);
     struct fy_dtype *sdt = NULL, *rdt = NULL;
-    bool is_root = c->rank == root;
+    bool is_root = pinit_is_root(c, root);
     if (sendbuf != MPI_IN_PLACE || !is_root) {
         CHECK_NOT_IN_PLACE(sendbuf, c, fn,
                            "sendbuf (only the root may pass it)");
@@ -871,7 +893,7 @@ static int coll_scatter(const void *sendbuf, MPI_Count sendcount,
                                     recvtype, root, request, fn);
     CHECK_ROOT(root, c, fn);
     struct fy_dtype *sdt = NULL, *rdt = NULL;
-    bool is_root = c->rank == root;
+    bool is_root = pinit_is_root(c, root);
     if (is_root) {
         CHECK_COUNT(sendcount, c, fn, "sendcount");
         GET_DT(s, sendtype, c, fn, "sendtype");
@@ -956,7 +978,7 @@ static int coll_scatterv(const void *sendbuf, struct fy_coll_vec sendcounts,
                                     fn);
     CHECK_ROOT(root, c, fn);
     struct fy_dtype *sdt = NULL, *rdt = NULL;
-    bool is_root = c->rank == root;
+    bool is_root = pinit_is_root(c, root);
     if (is_root) {
         CHECK_COUNTS(sendcounts, c, fn, "sendcounts");
         CHECK_VEC(displs, c, fn);
@@ -1720,7 +1742,7 @@ static int block_init(enum fy_pcoll_kind kind, const void *sendbuf,
     if (rc != MPI_SUCCESS)
         return rc;
     struct fy_comm *c = fy_comm_get(comm);
-    bool non_root = c->rank != root;
+    bool non_root = !pinit_is_root(c, root), leaf = pinit_is_leaf(c, root);
     struct fy_pcoll_args a = {.kind = kind,
                               .sbuf = sendbuf,
                               .scount = sendcount,
@@ -1731,8 +1753,12 @@ static int block_init(enum fy_pcoll_kind kind, const void *sendbuf,
                               .root = root};
     if (kind == FY_PCOLL_GATHER && non_root)
         a.rtype = MPI_DATATYPE_NULL;
+    if (kind == FY_PCOLL_GATHER && !leaf)
+        a.stype = MPI_DATATYPE_NULL;
     if (kind == FY_PCOLL_SCATTER && non_root)
         a.stype = MPI_DATATYPE_NULL;
+    if (kind == FY_PCOLL_SCATTER && !leaf)
+        a.rtype = MPI_DATATYPE_NULL;
     return fy_pcoll_create(c, &a, request, fn);
 }
 
@@ -1778,7 +1804,7 @@ FY_API int PMPI_Gatherv_init(const void *sendbuf, int sendcount,
                              recvtype, root, comm, FY_PCOLL_CHECK_ONLY,
                              __func__));
     struct fy_comm *c = fy_comm_get(comm);
-    bool is_root = c->rank == root;
+    bool is_root = pinit_is_root(c, root);
     struct fy_pcoll_args a = {
         .kind = FY_PCOLL_GATHERV,
         .sbuf = sendbuf,
@@ -1787,7 +1813,7 @@ FY_API int PMPI_Gatherv_init(const void *sendbuf, int sendcount,
         .rbuf = recvbuf,
         .rtype = is_root ? recvtype : MPI_DATATYPE_NULL,
         .root = root,
-        .nr = c->size,
+        .nr = pinit_npeers(c),
         .rcounts = is_root ? fy_vec_int(recvcounts) : FY_VEC_NONE,
         .rdispls = is_root ? fy_vec_int(displs) : FY_VEC_NONE};
     return fy_pcoll_create(c, &a, request, __func__);
@@ -1809,7 +1835,7 @@ FY_API int PMPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount,
                              recvtype, root, comm, FY_PCOLL_CHECK_ONLY,
                              __func__));
     struct fy_comm *c = fy_comm_get(comm);
-    bool is_root = c->rank == root;
+    bool is_root = pinit_is_root(c, root);
     struct fy_pcoll_args a = {
         .kind = FY_PCOLL_GATHERV,
         .sbuf = sendbuf,
@@ -1818,7 +1844,7 @@ FY_API int PMPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount,
         .rbuf = recvbuf,
         .rtype = is_root ? recvtype : MPI_DATATYPE_NULL,
         .root = root,
-        .nr = c->size,
+        .nr = pinit_npeers(c),
         .rcounts = is_root ? fy_vec_wide(recvcounts) : FY_VEC_NONE,
         .rdispls = is_root ? fy_vec_wide(displs) : FY_VEC_NONE};
     return fy_pcoll_create(c, &a, request, __func__);
@@ -1839,7 +1865,7 @@ FY_API int PMPI_Scatterv_init(const void *sendbuf, const int sendcounts[],
                               recvtype, root, comm, FY_PCOLL_CHECK_ONLY,
                               __func__));
     struct fy_comm *c = fy_comm_get(comm);
-    bool is_root = c->rank == root;
+    bool is_root = pinit_is_root(c, root);
     struct fy_pcoll_args a = {
         .kind = FY_PCOLL_SCATTERV,
         .sbuf = sendbuf,
@@ -1848,7 +1874,7 @@ FY_API int PMPI_Scatterv_init(const void *sendbuf, const int sendcounts[],
         .rcount = recvcount,
         .rtype = recvtype,
         .root = root,
-        .ns = c->size,
+        .ns = pinit_npeers(c),
         .scounts = is_root ? fy_vec_int(sendcounts) : FY_VEC_NONE,
         .sdispls = is_root ? fy_vec_int(displs) : FY_VEC_NONE};
     return fy_pcoll_create(c, &a, request, __func__);
@@ -1870,7 +1896,7 @@ FY_API int PMPI_Scatterv_init_c(const void *sendbuf,
                               recvtype, root, comm, FY_PCOLL_CHECK_ONLY,
                               __func__));
     struct fy_comm *c = fy_comm_get(comm);
-    bool is_root = c->rank == root;
+    bool is_root = pinit_is_root(c, root);
     struct fy_pcoll_args a = {
         .kind = FY_PCOLL_SCATTERV,
         .sbuf = sendbuf,
@@ -1879,7 +1905,7 @@ FY_API int PMPI_Scatterv_init_c(const void *sendbuf,
         .rcount = recvcount,
         .rtype = recvtype,
         .root = root,
-        .ns = c->size,
+        .ns = pinit_npeers(c),
         .scounts = is_root ? fy_vec_wide(sendcounts) : FY_VEC_NONE,
         .sdispls = is_root ? fy_vec_wide(displs) : FY_VEC_NONE};
     return fy_pcoll_create(c, &a, request, __func__);
@@ -1905,7 +1931,7 @@ FY_API int PMPI_Allgatherv_init(const void *sendbuf, int sendcount,
                               .stype = sendtype,
                               .rbuf = recvbuf,
                               .rtype = recvtype,
-                              .nr = c->size,
+                              .nr = pinit_npeers(c),
                               .rcounts = fy_vec_int(recvcounts),
                               .rdispls = fy_vec_int(displs)};
     return fy_pcoll_create(c, &a, request, __func__);
@@ -1932,7 +1958,7 @@ FY_API int PMPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount,
                               .stype = sendtype,
                               .rbuf = recvbuf,
                               .rtype = recvtype,
-                              .nr = c->size,
+                              .nr = pinit_npeers(c),
                               .rcounts = fy_vec_wide(recvcounts),
                               .rdispls = fy_vec_wide(displs)};
     return fy_pcoll_create(c, &a, request, __func__);
@@ -1961,8 +1987,8 @@ FY_API int PMPI_Alltoallv_init(const void *sendbuf, const int sendcounts[],
         .stype = sendtype,
         .rbuf = recvbuf,
         .rtype = recvtype,
-        .ns = c->size,
-        .nr = c->size,
+        .ns = pinit_npeers(c),
+        .nr = pinit_npeers(c),
         .scounts = in_place ? FY_VEC_NONE : fy_vec_int(sendcounts),
         .sdispls = in_place ? FY_VEC_NONE : fy_vec_int(sdispls),
         .rcounts = fy_vec_int(recvcounts),
@@ -1993,8 +2019,8 @@ PMPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
         .stype = sendtype,
         .rbuf = recvbuf,
         .rtype = recvtype,
-        .ns = c->size,
-        .nr = c->size,
+        .ns = pinit_npeers(c),
+        .nr = pinit_npeers(c),
         .scounts = in_place ? FY_VEC_NONE : fy_vec_wide(sendcounts),
         .sdispls = in_place ? FY_VEC_NONE : fy_vec_wide(sdispls),
         .rcounts = fy_vec_wide(recvcounts),
@@ -2023,8 +2049,8 @@ FY_API int PMPI_Alltoallw_init(const void *sendbuf, const int sendcounts[],
         .kind = FY_PCOLL_ALLTOALLW,
         .sbuf = sendbuf,
         .rbuf = recvbuf,
-        .ns = c->size,
-        .nr = c->size,
+        .ns = pinit_npeers(c),
+        .nr = pinit_npeers(c),
         .scounts = in_place ? FY_VEC_NONE : fy_vec_int(sendcounts),
         .sdispls = in_place ? FY_VEC_NONE : fy_vec_int(sdispls),
         .stypes = in_place ? NULL : sendtypes,
@@ -2055,8 +2081,8 @@ PMPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[],
         .kind = FY_PCOLL_ALLTOALLW,
         .sbuf = sendbuf,
         .rbuf = recvbuf,
-        .ns = c->size,
-        .nr = c->size,
+        .ns = pinit_npeers(c),
+        .nr = pinit_npeers(c),
         .scounts = in_place ? FY_VEC_NONE : fy_vec_wide(sendcounts),
         .sdispls = in_place ? FY_VEC_NONE : fy_vec_wide(sdispls),
         .stypes = in_place ? NULL : sendtypes,

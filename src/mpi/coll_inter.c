@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The intercommunicator branch of the collective entry points: argument
  * checks by MPI 4.0 6.2.2 (which group sends, which receives, what the
- * root argument may be) and the call into src/coll/inter.c. */
+ * root argument may be) and the call into src/coll/inter.c, blocking,
+ * nonblocking (request set) or check-only (FY_PCOLL_CHECK_ONLY, the
+ * persistent _init calls). */
 #include "mpi/coll_inter.h"
 
 #include <errno.h>
@@ -12,17 +14,17 @@
 #include "mpi/coll_args.h"
 #include "mpi/pcoll.h"
 
-static int finish(struct fy_comm *c, int rc, const char *fn)
-{
-    return fy_mpi_coll_finish(c, rc, NULL, NULL, fn);
-}
-
-/* Nonblocking and persistent forms: not on intercommunicators yet. */
-#define CHECK_BLOCKING(c, request, fn)                                         \
-    FY_CHECK((request) == NULL, c, MPI_ERR_UNSUPPORTED_OPERATION, fn,          \
-             "nonblocking and persistent collectives on an "                   \
-             "intercommunicator are not supported yet (the blocking ones "     \
-             "are)")
+/* After the checks: return for an _init call's check, else run 'call'
+ * (which names the nonblocking output NB(request)) and report. */
+#define NB(request) ((request) ? &s_ : NULL)
+#define RUN(c, fn, request, call)                                              \
+    do {                                                                       \
+        if ((request) == FY_PCOLL_CHECK_ONLY)                                  \
+            return MPI_SUCCESS;                                                \
+        struct fy_sched *s_ = NULL;                                            \
+        int rc_ = (call);                                                      \
+        return fy_mpi_coll_finish(c, rc_, s_, request, fn);                    \
+    } while (0)
 
 #define CHECK_NOT_IN_PLACE(buf, c, fn, what)                                   \
     FY_CHECK((buf) != MPI_IN_PLACE, c, MPI_ERR_BUFFER, fn,                     \
@@ -60,33 +62,33 @@ static int check_counts(struct fy_coll_vec counts, int n, struct fy_comm *c,
 int fy_mpi_inter_barrier(struct fy_comm *c, MPI_Request *request,
                          const char *fn)
 {
-    CHECK_BLOCKING(c, request, fn);
-    return finish(c, fy_coll_inter_barrier(c), fn);
+    RUN(c, fn, request, fy_coll_inter_barrier(c, NB(request)));
 }
 
 int fy_mpi_inter_bcast(struct fy_comm *c, void *buf, MPI_Count count,
                        MPI_Datatype datatype, int root, MPI_Request *request,
                        const char *fn)
 {
-    CHECK_BLOCKING(c, request, fn);
     CHECK_ROOT(root, c, fn);
     if (root == MPI_PROC_NULL)
-        return finish(c, fy_coll_inter_bcast(NULL, 0, NULL, root, c), fn);
+        RUN(c, fn, request,
+            fy_coll_inter_bcast(NULL, 0, NULL, root, c, NB(request)));
     CHECK_COUNT(count, c, fn, "count");
     GET_DT(dt, datatype, c, fn, "datatype");
     CHECK_NOT_IN_PLACE(buf, c, fn, "buffer");
-    return finish(c, fy_coll_inter_bcast(buf, count, dt, root, c), fn);
+    RUN(c, fn, request,
+        fy_coll_inter_bcast(buf, count, dt, root, c, NB(request)));
 }
 
 int fy_mpi_inter_reduce(struct fy_comm *c, const void *sbuf, void *rbuf,
                         MPI_Count count, MPI_Datatype datatype, MPI_Op op,
                         int root, MPI_Request *request, const char *fn)
 {
-    CHECK_BLOCKING(c, request, fn);
     CHECK_ROOT(root, c, fn);
     if (root == MPI_PROC_NULL)
-        return finish(
-            c, fy_coll_inter_reduce(NULL, NULL, 0, NULL, NULL, root, c), fn);
+        RUN(c, fn, request,
+            fy_coll_inter_reduce(NULL, NULL, 0, NULL, NULL, root, c,
+                                 NB(request)));
     CHECK_COUNT(count, c, fn, "count");
     GET_DT(dt, datatype, c, fn, "datatype");
     GET_OP(o, op, dt, c, fn);
@@ -94,21 +96,21 @@ int fy_mpi_inter_reduce(struct fy_comm *c, const void *sbuf, void *rbuf,
         CHECK_NOT_IN_PLACE(rbuf, c, fn, "recvbuf");
     else
         CHECK_NOT_IN_PLACE(sbuf, c, fn, "sendbuf");
-    return finish(c, fy_coll_inter_reduce(sbuf, rbuf, count, dt, o, root, c),
-                  fn);
+    RUN(c, fn, request,
+        fy_coll_inter_reduce(sbuf, rbuf, count, dt, o, root, c, NB(request)));
 }
 
 int fy_mpi_inter_allreduce(struct fy_comm *c, const void *sbuf, void *rbuf,
                            MPI_Count count, MPI_Datatype datatype, MPI_Op op,
                            MPI_Request *request, const char *fn)
 {
-    CHECK_BLOCKING(c, request, fn);
     CHECK_COUNT(count, c, fn, "count");
     GET_DT(dt, datatype, c, fn, "datatype");
     GET_OP(o, op, dt, c, fn);
     CHECK_NOT_IN_PLACE(sbuf, c, fn, "sendbuf");
     CHECK_NOT_IN_PLACE(rbuf, c, fn, "recvbuf");
-    return finish(c, fy_coll_inter_allreduce(sbuf, rbuf, count, dt, o, c), fn);
+    RUN(c, fn, request,
+        fy_coll_inter_allreduce(sbuf, rbuf, count, dt, o, c, NB(request)));
 }
 
 int fy_mpi_inter_reduce_scatter(struct fy_comm *c, const void *sbuf, void *rbuf,
@@ -116,7 +118,6 @@ int fy_mpi_inter_reduce_scatter(struct fy_comm *c, const void *sbuf, void *rbuf,
                                 MPI_Datatype datatype, MPI_Op op,
                                 MPI_Request *request, const char *fn)
 {
-    CHECK_BLOCKING(c, request, fn);
     if (rcounts.p)
         CHECK_COUNTS(rcounts, c->size, c, fn, "recvcounts");
     else
@@ -125,9 +126,9 @@ int fy_mpi_inter_reduce_scatter(struct fy_comm *c, const void *sbuf, void *rbuf,
     GET_OP(o, op, dt, c, fn);
     CHECK_NOT_IN_PLACE(sbuf, c, fn, "sendbuf");
     CHECK_NOT_IN_PLACE(rbuf, c, fn, "recvbuf");
-    return finish(
-        c, fy_coll_inter_reduce_scatter(sbuf, rbuf, rcount, rcounts, dt, o, c),
-        fn);
+    RUN(c, fn, request,
+        fy_coll_inter_reduce_scatter(sbuf, rbuf, rcount, rcounts, dt, o, c,
+                                     NB(request)));
 }
 
 int fy_mpi_inter_gather(struct fy_comm *c, const void *sbuf, MPI_Count scount,
@@ -136,7 +137,6 @@ int fy_mpi_inter_gather(struct fy_comm *c, const void *sbuf, MPI_Count scount,
                         MPI_Datatype rtype, int root, MPI_Request *request,
                         const char *fn)
 {
-    CHECK_BLOCKING(c, request, fn);
     CHECK_ROOT(root, c, fn);
     struct fy_coll_layout l = {.buf = NULL};
     struct fy_dtype *sdt = NULL;
@@ -160,7 +160,8 @@ int fy_mpi_inter_gather(struct fy_comm *c, const void *sbuf, MPI_Count scount,
         CHECK_NOT_IN_PLACE(sbuf, c, fn, "sendbuf");
         sdt = s;
     }
-    return finish(c, fy_coll_inter_gather(sbuf, scount, sdt, &l, root, c), fn);
+    RUN(c, fn, request,
+        fy_coll_inter_gather(sbuf, scount, sdt, &l, root, c, NB(request)));
 }
 
 int fy_mpi_inter_scatter(struct fy_comm *c, const void *sbuf, MPI_Count scount,
@@ -169,7 +170,6 @@ int fy_mpi_inter_scatter(struct fy_comm *c, const void *sbuf, MPI_Count scount,
                          MPI_Datatype rtype, int root, MPI_Request *request,
                          const char *fn)
 {
-    CHECK_BLOCKING(c, request, fn);
     CHECK_ROOT(root, c, fn);
     struct fy_coll_layout l = {.buf = NULL};
     struct fy_dtype *rdt = NULL;
@@ -193,7 +193,8 @@ int fy_mpi_inter_scatter(struct fy_comm *c, const void *sbuf, MPI_Count scount,
         CHECK_NOT_IN_PLACE(rbuf, c, fn, "recvbuf");
         rdt = r;
     }
-    return finish(c, fy_coll_inter_scatter(&l, rbuf, rcount, rdt, root, c), fn);
+    RUN(c, fn, request,
+        fy_coll_inter_scatter(&l, rbuf, rcount, rdt, root, c, NB(request)));
 }
 
 int fy_mpi_inter_allgather(struct fy_comm *c, const void *sbuf,
@@ -202,7 +203,6 @@ int fy_mpi_inter_allgather(struct fy_comm *c, const void *sbuf,
                            struct fy_coll_vec displs, MPI_Datatype rtype,
                            MPI_Request *request, const char *fn)
 {
-    CHECK_BLOCKING(c, request, fn);
     CHECK_NOT_IN_PLACE(sbuf, c, fn, "sendbuf");
     CHECK_NOT_IN_PLACE(rbuf, c, fn, "recvbuf");
     CHECK_COUNT(scount, c, fn, "sendcount");
@@ -219,7 +219,8 @@ int fy_mpi_inter_allgather(struct fy_comm *c, const void *sbuf,
                                .counts = rcounts,
                                .displs = displs,
                                .dt = rdt};
-    return finish(c, fy_coll_inter_allgather(sbuf, scount, sdt, &l, c), fn);
+    RUN(c, fn, request,
+        fy_coll_inter_allgather(sbuf, scount, sdt, &l, c, NB(request)));
 }
 
 /* Resolve a w-form type array of n entries (zero-count entries may be any
@@ -252,7 +253,6 @@ int fy_mpi_inter_alltoall(struct fy_comm *c, const void *sbuf, MPI_Count scount,
                           const MPI_Datatype *rtypes, MPI_Request *request,
                           const char *fn)
 {
-    CHECK_BLOCKING(c, request, fn);
     CHECK_NOT_IN_PLACE(sbuf, c, fn, "sendbuf");
     CHECK_NOT_IN_PLACE(rbuf, c, fn, "recvbuf");
     int n = c->p2p_group->size;
@@ -276,7 +276,7 @@ int fy_mpi_inter_alltoall(struct fy_comm *c, const void *sbuf, MPI_Count scount,
         GET_DT(rdt, rtype, c, fn, "recvtype");
         sl.dt = sdt;
         rl.dt = rdt;
-        return finish(c, fy_coll_inter_alltoall(&sl, &rl, c), fn);
+        RUN(c, fn, request, fy_coll_inter_alltoall(&sl, &rl, c, NB(request)));
     }
     struct fy_dtype **dts = malloc(2 * (size_t)n * sizeof(*dts) + 1);
     if (!dts)
@@ -284,10 +284,14 @@ int fy_mpi_inter_alltoall(struct fy_comm *c, const void *sbuf, MPI_Count scount,
     int rc = get_types(stypes, scounts, n, c, fn, "sendtypes", dts);
     if (rc == MPI_SUCCESS)
         rc = get_types(rtypes, rcounts, n, c, fn, "recvtypes", dts + n);
-    if (rc == MPI_SUCCESS) {
+    if (rc == MPI_SUCCESS && request != FY_PCOLL_CHECK_ONLY) {
+        /* The type array is read while building only (each step holds
+         * its datatype), so it goes away at once. */
         sl.dts = dts;
         rl.dts = dts + n;
-        rc = finish(c, fy_coll_inter_alltoall(&sl, &rl, c), fn);
+        struct fy_sched *s_ = NULL;
+        int crc = fy_coll_inter_alltoall(&sl, &rl, c, NB(request));
+        rc = fy_mpi_coll_finish(c, crc, s_, request, fn);
     }
     free(dts);
     return rc;

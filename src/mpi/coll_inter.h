@@ -2,9 +2,10 @@
 /* Collective entry points' intercommunicator branch (coll_inter.c): each
  * coll_x() in coll.c hands an intercommunicator over to one of these,
  * which check the arguments by MPI 4.0 6.2.2's rules (root MPI_ROOT,
- * MPI_PROC_NULL or a remote rank; no MPI_IN_PLACE) and run the blocking
- * algorithm of src/coll/inter.c. request != NULL (nonblocking or
- * persistent forms) is refused with MPI_ERR_UNSUPPORTED_OPERATION. */
+ * MPI_PROC_NULL or a remote rank; no MPI_IN_PLACE) and run the schedule
+ * of src/coll/inter.c: request NULL runs it to the end (blocking), another
+ * request names it started (nonblocking), FY_PCOLL_CHECK_ONLY only checks
+ * (the persistent _init calls; MPI_Start then runs pcoll.c's launch). */
 #ifndef FY_MPI_COLL_INTER_H
 #define FY_MPI_COLL_INTER_H
 

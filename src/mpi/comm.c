@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "boot/boot.h"
+#include "coll/coll.h"
 #include "coll/shm.h"
 #include "mpi/mpi_impl.h"
 #include "mpi/request.h"
@@ -112,8 +113,19 @@ FY_ALIAS(MPI_Comm_dup_with_info)
 struct fy_idup_req {
     struct fy_mreq_ext x; /* first: the request layer passes &x */
     struct fy_comm *nc;
-    struct fy_ctx_agree *ag;
+    struct fy_ctx_agree *ag[FY_IDUP_AGREES];
+    /* Referenced until the agreements are freed: an intercommunicator's
+     * agreement over both groups reads its group list. */
+    struct fy_comm *parent;
 };
+
+static void idup_release(struct fy_idup_req *r)
+{
+    for (int i = 0; i < FY_IDUP_AGREES; i++)
+        fy_ctx_agree_free(r->ag[i]);
+    fy_comm_release(r->parent);
+    free(r);
+}
 
 static void idup_progress(struct fy_mreq_ext *x)
 {
@@ -127,9 +139,7 @@ static void idup_progress(struct fy_mreq_ext *x)
 
 static int idup_free(struct fy_mreq_ext *x)
 {
-    struct fy_idup_req *r = (struct fy_idup_req *)x;
-    fy_ctx_agree_free(r->ag);
-    free(r);
+    idup_release((struct fy_idup_req *)x);
     return MPI_SUCCESS;
 }
 
@@ -145,18 +155,16 @@ static int comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request,
     FY_GET_COMM(c, comm, fn);
     FY_CHECK_PTR(newcomm, c, fn);
     FY_CHECK_PTR(request, c, fn);
-    /* The context agreement over both groups is blocking only today. */
-    FY_CHECK(!fy_comm_is_inter(c), c, MPI_ERR_UNSUPPORTED_OPERATION, fn,
-             "MPI_Comm_idup of an intercommunicator is not supported yet "
-             "(MPI_Comm_dup is)");
     struct fy_idup_req *r = calloc(1, sizeof(*r));
     if (!r)
         return fy_mpi_err(c, MPI_ERR_NO_MEM, fn, "out of memory for a request");
-    int rc = fy_comm_idup(c, &r->nc, &r->ag);
+    int rc = fy_comm_idup(c, &r->nc, r->ag);
     if (rc != 0) {
         free(r);
         return report_rc(c, rc, fn);
     }
+    fy_comm_retain(c);
+    r->parent = c;
     r->x.ops = &idup_ops;
     r->x.comm = c;
     r->x.st_source = MPI_ANY_SOURCE;
@@ -167,10 +175,9 @@ static int comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request,
         int err;
         while (!fy_comm_idup_test(r->nc, r->ag, &err))
             fy_progress();
-        fy_ctx_agree_free(r->ag);
         if (err == 0)
             fy_comm_free(r->nc);
-        free(r);
+        idup_release(r);
         *newcomm = MPI_COMM_NULL;
         return fy_mpi_err(c, MPI_ERR_NO_MEM, fn, "out of memory for a request");
     }
@@ -212,6 +219,61 @@ FY_API int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 }
 FY_ALIAS(MPI_Comm_split)
 
+/* What each member of a Comm_split_type says (one allgather): its split
+ * type and, for MPI_COMM_TYPE_HW_UNGUIDED, its hardware levels. Every
+ * split type exchanges it, so that members passing MPI_UNDEFINED, or one
+ * of the types, all make the same collective calls. */
+struct split_rec {
+    int split_type;
+    int nlev;
+    struct fy_hw_level lev[FY_HW_MAX_LEVELS];
+};
+
+/* A member's colour at the level of type 'type', or MPI_UNDEFINED. */
+static int rec_color(const struct split_rec *r, int type)
+{
+    for (int i = 0; i < r->nlev; i++)
+        if (r->lev[i].type == type)
+            return r->lev[i].color;
+    return MPI_UNDEFINED;
+}
+
+/* MPI_COMM_TYPE_HW_UNGUIDED (MPI 4.0 7.4.2): the highest level, in the
+ * first unguided member's order, at which every unguided member is inside
+ * one object and no object holds the whole communicator. The same answer
+ * at every member (it reads only the gathered records). Returns the
+ * level's type, or -1 when no level splits further. */
+static int unguided_level(const struct split_rec *recs, int n)
+{
+    int first = -1;
+    for (int m = 0; m < n && first < 0; m++)
+        if (recs[m].split_type == MPI_COMM_TYPE_HW_UNGUIDED)
+            first = m;
+    if (first < 0)
+        return -1;
+    for (int i = 0; i < recs[first].nlev; i++) {
+        int type = recs[first].lev[i].type;
+        bool ok = true;
+        for (int m = 0; m < n && ok; m++) {
+            if (recs[m].split_type != MPI_COMM_TYPE_HW_UNGUIDED)
+                continue;
+            int col = rec_color(&recs[m], type), same = 0;
+            if (col == MPI_UNDEFINED) {
+                ok = false;
+                break;
+            }
+            for (int k = 0; k < n; k++)
+                if (recs[k].split_type == MPI_COMM_TYPE_HW_UNGUIDED &&
+                    rec_color(&recs[k], type) == col)
+                    same++;
+            ok = same < n;
+        }
+        if (ok)
+            return type;
+    }
+    return -1;
+}
+
 FY_API int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key,
                                 MPI_Info info, MPI_Comm *newcomm)
 {
@@ -221,38 +283,70 @@ FY_API int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key,
     FY_CHECK_PTR(newcomm, c, __func__);
     FY_CHECK(info == MPI_INFO_NULL || fy_info_get(info), c, MPI_ERR_INFO,
              __func__, "invalid info object 0x%x", (unsigned)info);
-    int color;
+    /* The node: named by its first world rank (every launcher gives each
+     * node's ranks, virtual nodes included). */
+    int node_color = fy_boot.local_ranks[0];
+    int color = MPI_UNDEFINED;
+    struct split_rec mine = {.split_type = split_type};
     switch (split_type) {
     case MPI_COMM_TYPE_SHARED:
-        /* The node: named by its first world rank (every launcher gives
-         * each node's ranks, virtual nodes included). On an
-         * intercommunicator the split is MPI_Comm_split's (MPI 4.0): one
-         * intercommunicator of the node's processes of both groups. */
-        color = fy_boot.local_ranks[0];
+        /* On an intercommunicator the split is MPI_Comm_split's (MPI
+         * 4.0): one intercommunicator of the node's processes of both
+         * groups. */
+        color = node_color;
         break;
     case MPI_COMM_TYPE_HW_GUIDED: {
-        /* MPI 4.0 7.4.2: the resource type "mpi_shared_memory" is
-         * MPI_COMM_TYPE_SHARED's split; no other hardware level is
-         * exposed, and an unknown one gives MPI_COMM_NULL. */
+        /* MPI 4.0 7.4.2: "mpi_shared_memory" is MPI_COMM_TYPE_SHARED's
+         * split; an hwloc type name groups by the object of that type
+         * holding our binding (MPI_COMM_NULL if it spans several); an
+         * unknown name, or none, gives MPI_COMM_NULL. */
         const char *v =
             info == MPI_INFO_NULL
                 ? NULL
                 : fy_info_lookup(fy_info_get(info), "mpi_hw_resource_type");
-        color = v && strcmp(v, "mpi_shared_memory") == 0 ? 0 : MPI_UNDEFINED;
+        if (v && strcmp(v, "mpi_shared_memory") == 0)
+            color = node_color;
+        else if (v && fy_hw_guided_color(v, fy_boot.node, &color) != 0)
+            color = MPI_UNDEFINED; /* unknown type, or no hwloc */
         break;
     }
     case MPI_COMM_TYPE_HW_UNGUIDED:
-        /* No hardware hierarchy below the node is exposed: MPI allows
-         * MPI_COMM_NULL. */
+        mine.nlev = fy_hw_levels(fy_boot.node, mine.lev, FY_HW_MAX_LEVELS);
+        break;
     case MPI_UNDEFINED:
-        color = MPI_UNDEFINED;
         break;
     default:
         return fy_mpi_err(c, MPI_ERR_ARG, __func__, "invalid split_type %d",
                           split_type);
     }
+    struct fy_comm *grp = c->inter ? c->inter->local : c;
+    struct split_rec *recs = malloc((size_t)grp->size * sizeof(*recs));
+    /* Not a reason to stop here: the others would wait in the allgather. */
+    if (!recs)
+        fy_fatal(1, "MPI_Comm_split_type: out of memory for %d ranks",
+                 grp->size);
+    struct fy_dtype *byte = fy_dtype_get(MPI_BYTE);
+    int rc = fy_coll_allgather(&mine, sizeof(mine), byte, recs, sizeof(mine),
+                               byte, grp, NULL);
+    if (rc == 0 && split_type == MPI_COMM_TYPE_HW_UNGUIDED) {
+        int type = unguided_level(recs, grp->size);
+        if (type >= 0) {
+            color = rec_color(&mine, type);
+            if (info != MPI_INFO_NULL &&
+                fy_info_put(fy_info_get(info), "mpi_hw_resource_type",
+                            fy_hw_type_name(type)) != 0)
+                rc = -ENOMEM;
+        }
+    }
+    free(recs);
+    if (rc != 0)
+        color = MPI_UNDEFINED; /* still join the split below */
     struct fy_comm *nc;
-    int rc = fy_comm_split(c, color, key, &nc);
+    int src = fy_comm_split(c, color, key, &nc);
+    if (rc == 0)
+        rc = src;
+    else if (src == 0 && nc)
+        fy_comm_free(nc);
     if (rc != 0)
         return report_rc(c, rc, __func__);
     *newcomm = nc ? nc->handle : MPI_COMM_NULL;

@@ -207,12 +207,72 @@ static int launch_neighbor(struct fy_pcoll *pc, struct fy_sched **s)
     return fy_coll_neighbor(&snd, &rcv, pc->c, s);
 }
 
+/* The intercommunicator forms (MPI 4.0 6.2.2): no scans, no neighbours
+ * (the _init checks refused them), roots MPI_ROOT/MPI_PROC_NULL/remote. */
+static int launch_inter(struct fy_pcoll *pc, struct fy_sched **s)
+{
+    const struct fy_pcoll_args *a = &pc->a;
+    struct fy_comm *c = pc->c;
+    struct fy_dtype *sdt = pc->sdt, *rdt = pc->rdt;
+    struct fy_coll_layout sl = {.buf = a->sbuf,
+                                .count = a->scount,
+                                .counts = a->scounts,
+                                .displs = a->sdispls,
+                                .dt = sdt,
+                                .dts = pc->sdts};
+    struct fy_coll_layout rl = {.buf = a->rbuf,
+                                .count = a->rcount,
+                                .counts = a->rcounts,
+                                .displs = a->rdispls,
+                                .dt = rdt,
+                                .dts = pc->rdts};
+    switch (a->kind) {
+    case FY_PCOLL_BARRIER:
+        return fy_coll_inter_barrier(c, s);
+    case FY_PCOLL_BCAST:
+        return fy_coll_inter_bcast(a->rbuf, a->rcount, rdt, a->root, c, s);
+    case FY_PCOLL_GATHER:
+    case FY_PCOLL_GATHERV:
+        return fy_coll_inter_gather(a->sbuf, a->scount, sdt, &rl, a->root, c,
+                                    s);
+    case FY_PCOLL_SCATTER:
+    case FY_PCOLL_SCATTERV:
+        return fy_coll_inter_scatter(&sl, a->rbuf, a->rcount, rdt, a->root, c,
+                                     s);
+    case FY_PCOLL_ALLGATHER:
+    case FY_PCOLL_ALLGATHERV:
+        return fy_coll_inter_allgather(a->sbuf, a->scount, sdt, &rl, c, s);
+    case FY_PCOLL_ALLTOALL:
+    case FY_PCOLL_ALLTOALLV:
+        return fy_coll_inter_alltoall(&sl, &rl, c, s);
+    case FY_PCOLL_ALLTOALLW:
+        /* Displacements in bytes: the w layout is told by dts. */
+        return fy_coll_inter_alltoall(&sl, &rl, c, s);
+    case FY_PCOLL_REDUCE:
+        return fy_coll_inter_reduce(a->sbuf, a->rbuf, a->rcount, rdt, pc->op,
+                                    a->root, c, s);
+    case FY_PCOLL_ALLREDUCE:
+        return fy_coll_inter_allreduce(a->sbuf, a->rbuf, a->rcount, rdt, pc->op,
+                                       c, s);
+    case FY_PCOLL_REDUCE_SCATTER:
+        return fy_coll_inter_reduce_scatter(a->sbuf, a->rbuf, 0, a->rcounts,
+                                            rdt, pc->op, c, s);
+    case FY_PCOLL_REDUCE_SCATTER_BLOCK:
+        return fy_coll_inter_reduce_scatter(a->sbuf, a->rbuf, a->rcount,
+                                            FY_VEC_NONE, rdt, pc->op, c, s);
+    default:
+        return -EINVAL; /* refused by the _init checks */
+    }
+}
+
 /* Start the collective described by pc: 0 or a negative errno. */
 static int launch(struct fy_pcoll *pc, struct fy_sched **s)
 {
     const struct fy_pcoll_args *a = &pc->a;
     struct fy_comm *c = pc->c;
     struct fy_dtype *sdt = pc->sdt, *rdt = pc->rdt;
+    if (c->inter)
+        return launch_inter(pc, s);
     switch (a->kind) {
     case FY_PCOLL_BARRIER:
         return fy_coll_barrier(c, s);
