@@ -51,7 +51,7 @@ void fy_wake_slow(int peer)
         return; /* another node: its socket wakes it */
     struct fy_chan_bell *pr = &fy_chan.bells[l];
     /* F1: Dekker with F2 in fy_chan_sleep() (and the network channel's
-     * sleep): our packet (stored before) or its 'sleeping' flag - at
+     * sleep): our packet (stored before) or its count of sleepers - at
      * least one side sees the other's store. */
     atomic_thread_fence(memory_order_seq_cst);
     uint32_t how = atomic_load_explicit(&pr->sleeping, memory_order_relaxed);

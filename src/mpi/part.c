@@ -156,13 +156,10 @@ static int part_resolve(const char *fn, MPI_Request h, enum fy_preq_kind kind,
     return 0;
 }
 
-/* Mark partition k ready; the message leaves with the last one. */
-static int part_ready(const char *fn, struct fy_preq *p, int k)
+/* Mark partition k ready (checked by the caller); the message leaves
+ * with the last one. */
+static int part_mark(const char *fn, struct fy_preq *p, int k)
 {
-    FY_CHECK(k >= 0 && k < p->partitions, p->comm, MPI_ERR_ARG, fn,
-             "partition %d is not in [0, %d)", k, p->partitions);
-    FY_CHECK(!p->ready[k], p->comm, MPI_ERR_ARG, fn,
-             "partition %d is already marked ready in this activation", k);
     p->ready[k] = 1;
     if (++p->nready == p->partitions)
         return part_send(fn, p);
@@ -176,7 +173,13 @@ FY_API int PMPI_Pready(int partition, MPI_Request request)
     int rc = part_resolve(__func__, request, FY_PREQ_PSEND, &p);
     if (rc)
         return rc;
-    return part_ready(__func__, p, partition);
+    FY_CHECK(partition >= 0 && partition < p->partitions, p->comm, MPI_ERR_ARG,
+             __func__, "partition %d is not in [0, %d)", partition,
+             p->partitions);
+    FY_CHECK(!p->ready[partition], p->comm, MPI_ERR_ARG, __func__,
+             "partition %d is already marked ready in this activation",
+             partition);
+    return part_mark(__func__, p, partition);
 }
 FY_ALIAS(MPI_Pready)
 
@@ -197,7 +200,7 @@ FY_API int PMPI_Pready_range(int partition_low, int partition_high,
         FY_CHECK(!p->ready[k], p->comm, MPI_ERR_ARG, __func__,
                  "partition %d is already marked ready in this activation", k);
     for (int k = partition_low; k <= partition_high && !rc; k++)
-        rc = part_ready(__func__, p, k);
+        rc = part_mark(__func__, p, k);
     return rc;
 }
 FY_ALIAS(MPI_Pready_range)
@@ -236,7 +239,7 @@ FY_API int PMPI_Pready_list(int length, const int array_of_partitions[],
                               : "already marked ready (or listed twice)");
     }
     for (int i = 0; i < length && !rc; i++)
-        rc = part_ready(__func__, p, array_of_partitions[i]);
+        rc = part_mark(__func__, p, array_of_partitions[i]);
     return rc;
 }
 FY_ALIAS(MPI_Pready_list)
