@@ -102,10 +102,15 @@ struct fy_env_var fy_env[FY_ENV_COUNT] = {
                       "channel (1 to the number of ranks)"},
     [FY_ENV_NET] = {"FERRY_NET", FY_ENV_STRING, "auto",
                     "network channel to ranks on other nodes: auto (tcp), "
-                    "tcp, or ofi (not built: an error)"},
+                    "tcp, or ofi (libfabric, loaded at run time; an "
+                    "error where it is not built or has no provider)"},
     [FY_ENV_TCP_QUEUE] = {"FERRY_TCP_QUEUE", FY_ENV_SIZE, "4194304",
                           "bytes a rank queues for one peer's TCP socket "
                           "before the channel pushes back (64 KiB to 1 GiB)"},
+    [FY_ENV_OFI_PROVIDER] = {"FERRY_OFI_PROVIDER", FY_ENV_STRING, "",
+                             "FERRY_NET=ofi: the libfabric provider to use "
+                             "(e.g. tcp, which is tcp;ofi_rxm for reliable "
+                             "datagrams; empty: fi_getinfo's first)"},
     [FY_ENV_RECV_WRITE_MIN] = {"FERRY_RECV_WRITE_MIN", FY_ENV_SIZE, "8192",
                                "smallest receive buffer offered to its "
                                "sender for the write protocol"},
