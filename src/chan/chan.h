@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "boot/boot.h"
 #include "chan/shm_layout.h"
@@ -108,6 +109,12 @@ struct fy_chan_ops {
     bool (*quiet)(void);
     /* Wake local rank 'local', asleep in this channel's sleep(). */
     void (*poke)(int local);
+    /* Optional (NULL: none): one-sided read of bytes [off, off + len) of
+     * the buffer a peer announced in an RTS whose ctl.offset, set by this
+     * channel, is a nonzero key (0: no read, answer CTS). Waits; returns
+     * len or a negative errno (logged). */
+    ssize_t (*read)(int peer, uint8_t *dest, uint64_t addr, uint64_t key,
+                    uint64_t off, uint64_t len);
     /* Messages handed up by this channel (FERRY_STATS). */
     struct fy_chan_counts *counts;
     /* Largest payload of one DATA packet (rendezvous streaming). */

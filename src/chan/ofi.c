@@ -64,6 +64,7 @@ struct fy_chan_counts fy_chan_ofi_counts;
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
 
 #define OFI_MAGIC 0x664f7946u /* "FyOf" */
 #define OFI_BYE 0x80u         /* channel-internal packet type */
@@ -94,8 +95,18 @@ struct ofi_buf {
     uint8_t *mem;
     uint32_t idx;
     bool send;
-    int peer;    /* send: the destination */
+    bool read;    /* an fi_read of ofi_read(), not a buffer of the pools */
+    bool done;    /* read: completed (err: how) */
+    int err;
+    int peer;     /* send, read: the other side */
     uint64_t got; /* receive: bytes that arrived */
+};
+
+/* A user buffer registered for the peers' fi_read, named by the sender's
+ * rendezvous cookie until the receiver's CTS or FIN for it. */
+struct ofi_reg {
+    uint64_t cookie;
+    struct fid_mr *mr;
 };
 
 struct ofi_peer {
@@ -134,6 +145,10 @@ static struct {
     uint32_t ready[OFI_NRECV], nready_head, nready; /* FIFO of rbuf idx */
     uint32_t held[OFI_NRECV], nheld;
     int P, me, nremote, byes_in;
+    bool rma;          /* RTS offer fi_read of the sender's buffer */
+    uint64_t next_key; /* when the provider lets us choose keys */
+    struct ofi_reg *regs;
+    size_t nregs, capregs;
     struct ofi_peer *peers;
     int *pokefd; /* [local rank]: its wake pipe, -1 not open, -2 refused */
 } ofi = {.cq_fd = -1, .epfd = -1, .wake_rd = -1, .wake_wr = -1};
@@ -205,7 +220,7 @@ static int ofi_find(struct fi_info **out, char *why, size_t wlen)
         return -ENOMEM;
     }
     const char *prov = fy_env_str(FY_ENV_OFI_PROVIDER);
-    hints->caps = FI_MSG;
+    hints->caps = FI_MSG | FI_RMA;
     hints->mode = FI_CONTEXT;
     hints->ep_attr->type = FI_EP_RDM;
     hints->tx_attr->msg_order = FI_ORDER_SAS;
@@ -216,6 +231,11 @@ static int ofi_find(struct fi_info **out, char *why, size_t wlen)
         hints->fabric_attr->prov_name = strdup(prov);
     struct fi_info *list = NULL;
     rc = lf.getinfo(OFI_API, NULL, NULL, 0, hints, &list);
+    if (rc || !list) {
+        /* Without RMA: rendezvous data is streamed. */
+        hints->caps = FI_MSG;
+        rc = lf.getinfo(OFI_API, NULL, NULL, 0, hints, &list);
+    }
     lf.freeinfo(hints);
     if (rc || !list) {
         snprintf(why, wlen,
@@ -248,8 +268,10 @@ int fy_chan_ofi_probe(char *prov_out, size_t plen, char *why, size_t wlen)
     if (rc)
         return rc;
     struct fi_info *i = ofi_pick(list);
-    snprintf(prov_out, plen, "%s (domain %s)", i->fabric_attr->prov_name,
-             i->domain_attr->name ? i->domain_attr->name : "?");
+    snprintf(prov_out, plen, "%s (domain %s%s)", i->fabric_attr->prov_name,
+             i->domain_attr->name ? i->domain_attr->name : "?",
+             (i->caps & FI_RMA) ? "; rendezvous by fi_read"
+                                : "; rendezvous streamed");
     lf.freeinfo(list);
     return 0;
 }
@@ -278,6 +300,12 @@ static void cq_error(void)
     if (rc < 0)
         ofi_die("reading a completion error", (int)rc);
     struct ofi_buf *b = err.op_context;
+    if (b && b->read) {
+        /* ofi_read reports it: the sender's key or range may be bad. */
+        b->err = err.err ? err.err : FI_EIO;
+        b->done = true;
+        return;
+    }
     if (b && !b->send) {
         /* A message larger than any legal packet (or otherwise broken):
          * name the sender its header claims, if it is a rank at all. */
@@ -313,7 +341,9 @@ static int cq_drain(void)
             ofi_die("reading the completion queue", (int)k);
         for (ssize_t i = 0; i < k; i++) {
             struct ofi_buf *b = e[i].op_context;
-            if (b->send) {
+            if (b->read) {
+                b->done = true;
+            } else if (b->send) {
                 ofi.sfree[ofi.nsfree++] = b->idx;
             } else {
                 b->got = e[i].len;
@@ -324,6 +354,75 @@ static int cq_drain(void)
         }
         n += (int)k;
     }
+}
+
+/* ---- registration -------------------------------------------------------
+ * The one place user memory is registered with the provider: the pin-down
+ * cache (helper branch "pin", src/xfer/pin.h) plugs in behind these two;
+ * today each transfer registers and releases its buffer. */
+
+/* Register [addr, addr + len) for 'access' (FI_READ, FI_REMOTE_READ).
+ * 0 with *mr_out, or a negative errno. */
+static int ofi_mr_get(const void *addr, uint64_t len, uint64_t access,
+                      struct fid_mr **mr_out)
+{
+    uint64_t key = 0;
+    if (!(ofi.info->domain_attr->mr_mode & FI_MR_PROV_KEY))
+        key = ++ofi.next_key;
+    struct fid_mr *mr;
+    int rc = fi_mr_reg(ofi.domain, addr, (size_t)len, access, 0, key, 0, &mr,
+                       NULL);
+    if (rc) {
+        FY_DEBUG("OFI channel: registering %llu bytes: %s",
+                 (unsigned long long)len, ofi_err(rc));
+        return -EIO;
+    }
+    *mr_out = mr;
+    return 0;
+}
+
+static void ofi_mr_put(struct fid_mr *mr)
+{
+    fi_close(&mr->fid);
+}
+
+/* The key a peer reads the RTS's buffer with (0: none, it streams). The
+ * registration lasts until the receiver's CTS or FIN names the cookie. */
+static uint64_t rts_key(const struct fy_ctl *ctl)
+{
+    for (size_t i = 0; i < ofi.nregs; i++)
+        if (ofi.regs[i].cookie == ctl->cookie)
+            return fi_mr_key(ofi.regs[i].mr); /* a retried RTS */
+    if (ofi.nregs == ofi.capregs) {
+        size_t cap = ofi.capregs ? 2 * ofi.capregs : 16;
+        struct ofi_reg *v = realloc(ofi.regs, cap * sizeof(*v));
+        if (!v)
+            return 0;
+        ofi.regs = v;
+        ofi.capregs = cap;
+    }
+    struct fid_mr *mr;
+    if (ofi_mr_get((const void *)(uintptr_t)ctl->addr, ctl->total,
+                   FI_REMOTE_READ, &mr))
+        return 0;
+    uint64_t key = fi_mr_key(mr);
+    if (key == 0 || key == FI_KEY_NOTAVAIL) {
+        ofi_mr_put(mr);
+        return 0;
+    }
+    ofi.regs[ofi.nregs++] = (struct ofi_reg){.cookie = ctl->cookie, .mr = mr};
+    return key;
+}
+
+/* The receiver answered our RTS 'cookie' (CTS: it streams; FIN: it read). */
+static void rts_answered(uint64_t cookie)
+{
+    for (size_t i = 0; i < ofi.nregs; i++)
+        if (ofi.regs[i].cookie == cookie) {
+            ofi_mr_put(ofi.regs[i].mr);
+            ofi.regs[i] = ofi.regs[--ofi.nregs];
+            return;
+        }
 }
 
 /* ---- sending ----------------------------------------------------------- */
@@ -383,6 +482,10 @@ static bool send_pkt(int peer, uint32_t type, int32_t tag, uint32_t ctx,
         h.ctl = *ctl;
     else
         h.ctl.total = len;
+    /* RTS: offset is free; it carries the key of the registered buffer
+     * for the receiver's fi_read (0: stream it after a CTS instead). */
+    if (type == FY_PKT_RTS)
+        h.ctl.offset = ofi.rma && h.ctl.total ? rts_key(&h.ctl) : 0;
     ssize_t rc;
     if (len == 0 && sizeof(h) <= ofi.inject && type != OFI_BYE) {
         rc = fi_inject(ofi.ep, &h, sizeof(h), a);
@@ -473,6 +576,8 @@ static void deliver(struct ofi_buf *b, const struct ofi_hdr *h)
                            .len = h->len,
                            .ctl = h->ctl,
                            .lane = FY_LANE_NET};
+        if ((h->type == FY_PKT_CTS || h->type == FY_PKT_FIN) && ofi.nregs)
+            rts_answered(h->ctl.cookie);
         if (h->type == FY_PKT_EAGER || h->type == FY_PKT_EAGER_SYNC ||
             h->type == FY_PKT_RTS || h->type == FY_PKT_PUSH) {
             fy_chan_ofi_counts.msgs++;
@@ -532,6 +637,53 @@ static bool ofi_visible(void)
     if (!ofi.nready)
         cq_drain();
     return ofi.nready > 0;
+}
+
+/* ---- one-sided reads ---------------------------------------------------- */
+
+/* Read bytes [off, off + len) of the buffer 'peer' announced in an RTS
+ * (its address 'addr', its key 'key') into 'dest'; waits for the read,
+ * progressing the endpoint meanwhile (the peer's own reads of our buffers
+ * are served by that progress too). Returns len, or a negative errno
+ * (logged): the key or range was refused. */
+static ssize_t ofi_read(int peer, uint8_t *dest, uint64_t addr, uint64_t key,
+                        uint64_t off, uint64_t len)
+{
+    struct ofi_buf op = {.read = true, .peer = peer};
+    struct fid_mr *mr = NULL;
+    void *desc = NULL;
+    if (ofi.info->domain_attr->mr_mode & FI_MR_LOCAL) {
+        if (ofi_mr_get(dest, len, FI_READ, &mr))
+            return -EIO;
+        desc = fi_mr_desc(mr);
+    }
+    uint64_t raddr =
+        (ofi.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) ? addr + off : off;
+    fi_addr_t a = peer_addr(peer);
+    ssize_t rc;
+    while ((rc = fi_read(ofi.ep, dest, (size_t)len, desc, a, raddr, key,
+                         &op.ctx)) == -FI_EAGAIN)
+        cq_drain();
+    if (rc == 0) {
+        while (!op.done) {
+            cq_drain();
+            struct fid *f = &ofi.cq->fid;
+            if (!op.done && ofi.cq_fd >= 0 &&
+                fi_trywait(ofi.fabric, &f, 1) == 0) {
+                struct epoll_event ev;
+                epoll_wait(ofi.epfd, &ev, 1, 1);
+            }
+        }
+        rc = op.err ? -op.err : 0;
+    }
+    if (mr)
+        ofi_mr_put(mr);
+    if (rc) {
+        FY_ERROR("OFI channel: reading %llu bytes of rank %d's buffer: %s",
+                 (unsigned long long)len, peer, ofi_err((int)rc));
+        return -EIO;
+    }
+    return (ssize_t)len;
 }
 
 /* ---- waiting ----------------------------------------------------------- */
@@ -633,6 +785,7 @@ const struct fy_chan_ops fy_chan_ofi_ops = {
     .bye = ofi_bye,
     .quiet = ofi_quiet,
     .poke = fy_chan_ofi_poke,
+    .read = ofi_read,
     .counts = &fy_chan_ofi_counts,
     .chunk = OFI_CHUNK,
 };
@@ -708,6 +861,7 @@ int fy_chan_ofi_init(void)
     ofi.me = fy_boot.rank;
     ofi.nremote = fy_boot.size - fy_boot.local_size;
     ofi.inject = ofi.info->tx_attr->inject_size;
+    ofi.rma = (ofi.info->caps & FI_RMA) && fy_env_int(FY_ENV_OFI_RMA);
     ofi.max_payload = FY_MAX(OFI_CHUNK, fy_chan.cell_payload);
     ofi.bufsize = FY_ALIGN_UP(sizeof(struct ofi_hdr) + ofi.max_payload,
                               (size_t)4096);
@@ -793,6 +947,9 @@ static void ofi_close(struct fid *f)
 
 void fy_chan_ofi_finalize(void)
 {
+    for (size_t i = 0; i < ofi.nregs; i++)
+        ofi_mr_put(ofi.regs[i].mr);
+    free(ofi.regs);
     if (ofi.ep)
         ofi_close(&ofi.ep->fid);
     if (ofi.mr)

@@ -111,6 +111,11 @@ struct fy_env_var fy_env[FY_ENV_COUNT] = {
                              "FERRY_NET=ofi: the libfabric provider to use "
                              "(e.g. tcp, which is tcp;ofi_rxm for reliable "
                              "datagrams; empty: fi_getinfo's first)"},
+    [FY_ENV_OFI_RMA] = {"FERRY_OFI_RMA", FY_ENV_INT, "1",
+                        "FERRY_NET=ofi: 1: the receiver of a rendezvous "
+                        "reads the sender's registered buffer (fi_read) "
+                        "where the provider offers RMA; 0: always CTS and "
+                        "streamed data"},
     [FY_ENV_RECV_WRITE_MIN] = {"FERRY_RECV_WRITE_MIN", FY_ENV_SIZE, "8192",
                                "smallest receive buffer offered to its "
                                "sender for the write protocol"},

@@ -104,6 +104,7 @@ enum fy_env_id {
     FY_ENV_NET,
     FY_ENV_TCP_QUEUE,
     FY_ENV_OFI_PROVIDER,
+    FY_ENV_OFI_RMA,
     FY_ENV_COUNT
 };
 
