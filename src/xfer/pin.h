@@ -66,7 +66,7 @@ int fy_pin_cache_create(const struct fy_pin_ops *ops, void *ctx,
                         struct fy_pin_cache **cache_out);
 /* Deregister every registration and free the cache. Entries still
  * acquired are deregistered too (logged: a caller bug); waiters still
- * deferred are dropped. NULL is a no-op. */
+ * queued are dropped (done never called). NULL is a no-op. */
 void fy_pin_cache_destroy(struct fy_pin_cache *cache);
 
 /* Get a registration of direction dir covering [addr, addr+len), len > 0:
@@ -78,8 +78,8 @@ void fy_pin_cache_destroy(struct fy_pin_cache *cache);
  * Returns 0 and *entry_out (hold it until release), or
  *  -EAGAIN  the direction's budget is held by acquired registrations, or
  *           waiters of this direction are already queued (FIFO: a new
- *           acquire does not overtake them): defer the operation with
- *           fy_pin_cache_defer and retry when called back;
+ *           acquire does not overtake them): retry later, or use
+ *           fy_pin_cache_acquire_wait, which queues instead;
  *  -E2BIG   the page-rounded range exceeds the direction's whole budget
  *           (it could never succeed): pin and move it in pieces of at most
  *           fy_pin_cache_chunk_max bytes;
@@ -91,9 +91,9 @@ int fy_pin_cache_acquire(struct fy_pin_cache *cache, const void *addr,
                          struct fy_pin_entry **entry_out);
 /* Done with an acquired registration. It stays registered and cached
  * (lazy) until evicted or invalidated; if it was invalidated meanwhile it
- * is deregistered now. Then, if budget of its direction became available,
- * the deferred waiters of that direction are called back (in this thread,
- * after the cache lock is dropped). Thread safe. */
+ * is deregistered now. Then queued waiters of its direction are retried
+ * (their done called in this thread, after the cache lock is dropped).
+ * Thread safe. */
 void fy_pin_cache_release(struct fy_pin_cache *cache,
                           struct fy_pin_entry *entry);
 
@@ -110,29 +110,39 @@ size_t fy_pin_cache_chunk_max(const struct fy_pin_cache *cache,
                               enum fy_pin_dir dir);
 
 /* ---- the delayed queue ---------------------------------------------------
- * An operation whose acquire returned -EAGAIN embeds a waiter and defers
- * itself; when a release (or an invalidation, or an eviction) makes budget
- * of that direction available, the cache detaches that direction's queue
- * and calls each waiter's retry in FIFO order, outside its lock. retry
- * typically calls fy_pin_cache_acquire again and defers again on -EAGAIN
- * (it then keeps its place ahead of later arrivals). A waiter is on at most
- * one queue; it must stay valid until called back or cancelled. */
+ * An operation that may have to wait for budget embeds a waiter and asks
+ * with fy_pin_cache_acquire_wait: either it gets its registration now, or
+ * the waiter is queued (FIFO per direction, checked and queued in the same
+ * critical section as the failed attempt, so no wake-up is lost). Whenever
+ * budget of a direction may have become available (a release, an
+ * invalidation, an eviction), the cache retries the queued acquires itself
+ * in order, outside its lock, in the thread that freed the budget, and
+ * calls each waiter's done exactly once with the entry (err 0) or the
+ * error (never -EAGAIN); the head that still does not fit keeps its place.
+ * done may acquire, release or queue again (not cancel itself). */
 struct fy_pin_waiter;
-typedef void (*fy_pin_retry_fn)(struct fy_pin_waiter *w);
+typedef void (*fy_pin_done_fn)(struct fy_pin_waiter *w,
+                               struct fy_pin_entry *entry, int err);
 struct fy_pin_waiter {
-    struct fy_pin_waiter *next; /* owned by the cache while queued */
-    fy_pin_retry_fn retry;
-    void *arg; /* for the caller */
-    uint32_t dir;    /* enum fy_pin_dir, set by defer */
-    bool queued;     /* set by defer, cleared before retry/by cancel */
+    fy_pin_done_fn done; /* set by the caller */
+    void *arg;           /* for the caller */
+    /* Owned by the cache while queued (set by acquire_wait): */
+    struct fy_pin_waiter *next;
+    const void *addr;
+    size_t len;
+    uint32_t dir;
+    bool queued;
 };
-/* Queue w (with w->retry set) for dir; counts a delayed operation. If
- * budget was freed between the failed acquire and this call, w is called
- * back at once (in this thread), so no wake-up is lost. Returns 0 or
- * -EINVAL (NULL, no retry, bad dir, already queued). Thread safe. */
-int fy_pin_cache_defer(struct fy_pin_cache *cache, enum fy_pin_dir dir,
-                       struct fy_pin_waiter *w);
-/* Remove w if still queued; returns whether it was. Thread safe. */
+/* As fy_pin_cache_acquire, but instead of -EAGAIN queues w (w->done set)
+ * and returns -EINPROGRESS; counts a delayed operation. w must stay valid
+ * until done is called or fy_pin_cache_cancel removed it. Other errors are
+ * returned at once and w is not queued. Thread safe. */
+int fy_pin_cache_acquire_wait(struct fy_pin_cache *cache, const void *addr,
+                              size_t len, enum fy_pin_dir dir,
+                              struct fy_pin_waiter *w,
+                              struct fy_pin_entry **entry_out);
+/* Remove w if still queued (done is then never called); returns whether
+ * it was. Thread safe. */
 bool fy_pin_cache_cancel(struct fy_pin_cache *cache, struct fy_pin_waiter *w);
 
 /* ---- counters ------------------------------------------------------------ */
@@ -141,7 +151,7 @@ struct fy_pin_stats {
     uint64_t evictions;         /* unused registrations dropped for room */
     uint64_t invalidations;     /* registrations dropped: memory went away */
     uint64_t merges;            /* cached registrations folded into a miss */
-    uint64_t delayed;           /* fy_pin_cache_defer calls */
+    uint64_t delayed;           /* acquires queued by acquire_wait */
     uint64_t again;             /* acquires that returned -EAGAIN */
     uint64_t pinned[FY_PIN_NDIRS];    /* bytes registered now */
     uint64_t pinned_hw[FY_PIN_NDIRS]; /* high-water of pinned */
