@@ -147,15 +147,15 @@ bool fy_pin_cache_cancel(struct fy_pin_cache *cache, struct fy_pin_waiter *w);
 
 /* ---- counters ------------------------------------------------------------ */
 struct fy_pin_stats {
-    uint64_t hits, misses;      /* acquires served from the cache / not */
-    uint64_t evictions;         /* unused registrations dropped for room */
-    uint64_t invalidations;     /* registrations dropped: memory went away */
-    uint64_t merges;            /* cached registrations folded into a miss */
-    uint64_t delayed;           /* acquires queued by acquire_wait */
-    uint64_t again;             /* acquires that returned -EAGAIN */
-    uint64_t pinned[FY_PIN_NDIRS];    /* bytes registered now */
+    uint64_t hits, misses;         /* acquires served from the cache / not */
+    uint64_t evictions;            /* unused registrations dropped for room */
+    uint64_t invalidations;        /* registrations dropped: memory went away */
+    uint64_t merges;               /* cached registrations folded into a miss */
+    uint64_t delayed;              /* acquires queued by acquire_wait */
+    uint64_t again;                /* acquires that returned -EAGAIN */
+    uint64_t pinned[FY_PIN_NDIRS]; /* bytes registered now */
     uint64_t pinned_hw[FY_PIN_NDIRS]; /* high-water of pinned */
-    uint64_t entries;           /* registrations now (used or not) */
+    uint64_t entries;                 /* registrations now (used or not) */
 };
 void fy_pin_cache_stats(const struct fy_pin_cache *cache,
                         struct fy_pin_stats *out);
