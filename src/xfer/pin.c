@@ -31,7 +31,7 @@
  * a static allocator inside the program that unmaps through them.
  *
  * Invariants (all under cache->lock):
- *  - an entry is on its direction's list iff it is valid (not stale); only
+ *  - an entry is in its direction's treap iff it is valid (not stale); only
  *    valid, registered entries with refs == 0 are on the LRU list;
  *  - pinned[d] counts the bytes of every entry of d that is registered,
  *    being registered, or being deregistered (so the budget bounds what the
@@ -57,7 +57,10 @@
 #include "util/util.h"
 
 struct fy_pin_entry {
-    struct fy_pin_entry *prev, *next;         /* direction's list */
+    struct fy_pin_entry *left, *right; /* direction's interval treap */
+    uintptr_t maxend;                  /* largest end in this subtree */
+    uint32_t prio;                     /* treap heap key (random) */
+    struct fy_pin_entry *next; /* a collected set: drops, query results */
     struct fy_pin_entry *lru_prev, *lru_next; /* unused entries, oldest first */
     uintptr_t base;
     size_t len;
@@ -69,7 +72,7 @@ struct fy_pin_entry {
 };
 
 struct fy_pin_dirstate {
-    struct fy_pin_entry *head;                /* valid entries */
+    struct fy_pin_entry *root;                /* valid entries, by address */
     struct fy_pin_entry *lru_head, *lru_tail; /* unused valid entries */
     uint64_t max;                             /* 0: unbounded */
     uint64_t pinned, pinned_hw;
@@ -88,6 +91,7 @@ struct fy_pin_cache {
     struct fy_pin_dirstate d[FY_PIN_NDIRS];
     uint64_t hits, misses, evictions, invalidations, merges, delayed, again;
     uint64_t entries;
+    uint32_t rng; /* treap priorities */
 };
 
 /* Every live cache, for fy_pin_invalidate. pin_live counts entries of all
@@ -118,24 +122,120 @@ static size_t pin_page(void)
 /* ---- lists ----------------------------------------------------------------
  */
 
-static void list_add(struct fy_pin_dirstate *ds, struct fy_pin_entry *e)
+/* An interval treap per direction: a binary search tree on (base, address
+ * of the entry), heap-ordered on random priorities (expected depth
+ * O(log n)), each node knowing the largest end in its subtree, so that the
+ * entries overlapping a range are found in O(log n + k): lookups on every
+ * acquire and on every interposed free stay cheap with thousands of
+ * registrations cached. */
+static bool t_less(const struct fy_pin_entry *x, const struct fy_pin_entry *y)
 {
-    e->prev = NULL;
-    e->next = ds->head;
-    if (ds->head)
-        ds->head->prev = e;
-    ds->head = e;
+    return x->base < y->base || (x->base == y->base && x < y);
+}
+
+static void t_fix(struct fy_pin_entry *n)
+{
+    uintptr_t m = n->base + n->len;
+    if (n->left && n->left->maxend > m)
+        m = n->left->maxend;
+    if (n->right && n->right->maxend > m)
+        m = n->right->maxend;
+    n->maxend = m;
+}
+
+static struct fy_pin_entry *t_insert(struct fy_pin_entry *root,
+                                     struct fy_pin_entry *n)
+{
+    if (!root) {
+        n->left = n->right = NULL;
+        t_fix(n);
+        return n;
+    }
+    if (t_less(n, root)) {
+        root->left = t_insert(root->left, n);
+        if (root->left->prio > root->prio) { /* rotate right */
+            struct fy_pin_entry *l = root->left;
+            root->left = l->right;
+            t_fix(root);
+            l->right = root;
+            root = l;
+        }
+    } else {
+        root->right = t_insert(root->right, n);
+        if (root->right->prio > root->prio) { /* rotate left */
+            struct fy_pin_entry *r = root->right;
+            root->right = r->left;
+            t_fix(root);
+            r->left = root;
+            root = r;
+        }
+    }
+    t_fix(root);
+    return root;
+}
+
+/* Join two treaps, every key of x below every key of y. */
+static struct fy_pin_entry *t_join(struct fy_pin_entry *x,
+                                   struct fy_pin_entry *y)
+{
+    if (!x)
+        return y;
+    if (!y)
+        return x;
+    if (x->prio > y->prio) {
+        x->right = t_join(x->right, y);
+        t_fix(x);
+        return x;
+    }
+    y->left = t_join(x, y->left);
+    t_fix(y);
+    return y;
+}
+
+static struct fy_pin_entry *t_delete(struct fy_pin_entry *root,
+                                     struct fy_pin_entry *n)
+{
+    if (!root)
+        return NULL; /* not in the tree: cannot happen */
+    if (root == n)
+        return t_join(n->left, n->right);
+    if (t_less(n, root))
+        root->left = t_delete(root->left, n);
+    else
+        root->right = t_delete(root->right, n);
+    t_fix(root);
+    return root;
+}
+
+/* Push every entry overlapping [a, b) onto *list (through next). */
+static void t_overlaps(struct fy_pin_entry *n, uintptr_t a, uintptr_t b,
+                       struct fy_pin_entry **list)
+{
+    while (n && n->maxend > a) {
+        t_overlaps(n->left, a, b, list);
+        if (n->base >= b)
+            return;
+        if (n->base + n->len > a) {
+            n->next = *list;
+            *list = n;
+        }
+        n = n->right;
+    }
+}
+
+static void list_add(struct fy_pin_cache *c, struct fy_pin_dirstate *ds,
+                     struct fy_pin_entry *e)
+{
+    c->rng = c->rng * 1103515245u + 12345u;
+    e->prio = c->rng ^ (uint32_t)((uintptr_t)e >> 4);
+    e->next = NULL;
+    ds->root = t_insert(ds->root, e);
 }
 
 static void list_del(struct fy_pin_dirstate *ds, struct fy_pin_entry *e)
 {
-    if (e->prev)
-        e->prev->next = e->next;
-    else
-        ds->head = e->next;
-    if (e->next)
-        e->next->prev = e->prev;
-    e->prev = e->next = NULL;
+    ds->root = t_delete(ds->root, e);
+    e->left = e->right = e->next = NULL;
 }
 
 static void lru_push(struct fy_pin_dirstate *ds, struct fy_pin_entry *e)
@@ -203,7 +303,9 @@ static void drop_chain(struct fy_pin_cache *c, struct fy_pin_entry *chain)
                      e->len, (unsigned long)e->base, rc);
         freed[e->dir] += e->len;
         n++;
+        pin_in_ops++; /* our own free is no invalidation */
         free(e);
+        pin_in_ops--;
     }
     if (!n)
         return;
@@ -322,8 +424,8 @@ void fy_pin_cache_destroy(struct fy_pin_cache *c)
     pthread_mutex_lock(&c->lock);
     for (int d = 0; d < FY_PIN_NDIRS; d++) {
         struct fy_pin_dirstate *ds = &c->d[d];
-        while (ds->head) {
-            struct fy_pin_entry *e = ds->head;
+        while (ds->root) {
+            struct fy_pin_entry *e = ds->root;
             if (e->refs)
                 FY_WARN("pin: %s cache destroyed with %zu bytes at %#lx "
                         "still acquired",
@@ -372,8 +474,10 @@ static int acquire_locked(struct fy_pin_cache *c, uintptr_t a, uintptr_t b,
     if (ds->max && b - a > ds->max)
         return -E2BIG;
     if (c->caching) {
-        for (struct fy_pin_entry *e = ds->head; e; e = e->next) {
-            if (e->registering || e->base > a || e->base + e->len < b)
+        struct fy_pin_entry *cand = NULL;
+        t_overlaps(ds->root, a, a + 1, &cand);
+        for (struct fy_pin_entry *e = cand; e; e = e->next) {
+            if (e->registering || e->base + e->len < b)
                 continue;
             if (e->refs++ == 0)
                 lru_del(ds, e);
@@ -386,13 +490,16 @@ static int acquire_locked(struct fy_pin_cache *c, uintptr_t a, uintptr_t b,
         c->again++;
         return -EAGAIN;
     }
-    /* Miss. Merge with unused neighbours that overlap or touch, if the
-     * union still fits in the budget once they are gone. */
+    /* Miss. Merge with unused registrations that overlap the range (share
+     * a page), if the union still fits in the budget once they are gone.
+     * Ranges that merely touch stay apart: a program walking consecutive
+     * buffers would otherwise re-register an ever longer union. */
     uintptr_t ua = a, ub = b;
-    uint64_t merged = 0;
     if (c->caching) {
-        for (struct fy_pin_entry *e = ds->lru_head; e; e = e->lru_next) {
-            if (e->base > b || e->base + e->len < a)
+        struct fy_pin_entry *cand = NULL;
+        t_overlaps(ds->root, a, b, &cand);
+        for (struct fy_pin_entry *e = cand; e; e = e->next) {
+            if (e->refs || e->registering)
                 continue;
             uintptr_t na = FY_MIN(ua, e->base);
             uintptr_t nb = FY_MAX(ub, e->base + e->len);
@@ -401,46 +508,66 @@ static int acquire_locked(struct fy_pin_cache *c, uintptr_t a, uintptr_t b,
             ua = na;
             ub = nb;
         }
-        /* Every unused entry inside the union goes (it is covered). */
-        for (struct fy_pin_entry *e = ds->lru_head; e; e = e->lru_next)
-            if (e->base >= ua && e->base + e->len <= ub)
-                merged += e->len;
     }
     uint64_t need = ub - ua;
-    /* Room: evict unused entries oldest first. */
+    /* Every unused entry inside the range goes (the new one covers it). */
+    struct fy_pin_entry *covered = NULL;
+    uint64_t merged = 0;
+    if (c->caching) {
+        struct fy_pin_entry *cand = NULL;
+        t_overlaps(ds->root, ua, ub, &cand);
+        for (struct fy_pin_entry *e = cand, *nx; e; e = nx) {
+            nx = e->next;
+            if (e->refs || e->registering || e->base < ua ||
+                e->base + e->len > ub)
+                continue;
+            e->next = covered;
+            covered = e;
+            merged += e->len;
+        }
+    }
+    /* Room: with every unused entry evicted at most; if the merged union
+     * does not fit even so, try the range alone. */
+    if (!fits(ds, need, ds->unused) && (ua != a || ub != b)) {
+        ua = a;
+        ub = b;
+        need = b - a;
+        merged = 0;
+        struct fy_pin_entry *cand = NULL;
+        covered = NULL;
+        t_overlaps(ds->root, ua, ub, &cand);
+        for (struct fy_pin_entry *e = cand, *nx; e; e = nx) {
+            nx = e->next;
+            if (e->refs || e->registering || e->base < ua ||
+                e->base + e->len > ub)
+                continue;
+            e->next = covered;
+            covered = e;
+            merged += e->len;
+        }
+    }
     if (!fits(ds, need, ds->unused)) {
-        /* Even with every unused entry gone: maybe without the merge. */
-        if (ua != a || ub != b) {
-            ua = a;
-            ub = b;
-            need = b - a;
-            merged = 0;
-            for (struct fy_pin_entry *e = ds->lru_head; e; e = e->lru_next)
-                if (e->base >= ua && e->base + e->len <= ub)
-                    merged += e->len;
-        }
-        if (!fits(ds, need, ds->unused)) {
-            c->again++;
-            return -EAGAIN;
-        }
+        c->again++;
+        return -EAGAIN;
     }
     struct fy_pin_entry *ne = calloc(1, sizeof(*ne));
     if (!ne)
         return -ENOMEM;
-    /* Victims: the covered entries (merged), then the oldest others until
-     * the new range fits. */
+    /* Victims: the covered entries (merged), then the least recently
+     * released others until the new range fits. */
     struct fy_pin_entry *chain = NULL;
+    for (struct fy_pin_entry *e = covered, *nx; e; e = nx) {
+        nx = e->next;
+        c->merges++;
+        entry_unlink(c, e);
+        e->next = chain;
+        chain = e;
+    }
     uint64_t freed = merged;
-    for (struct fy_pin_entry *e = ds->lru_head, *nx; e; e = nx) {
-        nx = e->lru_next;
-        if (e->base >= ua && e->base + e->len <= ub) {
-            c->merges++;
-        } else if (!fits(ds, need, freed)) {
-            c->evictions++;
-            freed += e->len;
-        } else {
-            continue;
-        }
+    while (!fits(ds, need, freed) && ds->lru_head) {
+        struct fy_pin_entry *e = ds->lru_head;
+        c->evictions++;
+        freed += e->len;
         entry_unlink(c, e);
         e->next = chain;
         chain = e;
@@ -450,7 +577,7 @@ static int acquire_locked(struct fy_pin_cache *c, uintptr_t a, uintptr_t b,
     ne->dir = (uint8_t)dir;
     ne->refs = 1;
     ne->registering = true;
-    list_add(ds, ne);
+    list_add(c, ds, ne);
     ds->pinned += need; /* victims still count until deregistered */
     c->entries++;
     c->misses++;
@@ -468,7 +595,9 @@ static int acquire_locked(struct fy_pin_cache *c, uintptr_t a, uintptr_t b,
         ds->pinned -= need;
         c->entries--;
         atomic_fetch_sub_explicit(&pin_live, 1, memory_order_relaxed);
+        pin_in_ops++;
         free(ne);
+        pin_in_ops--;
         FY_DEBUG("pin: %s reg of %zu bytes at %#lx: %d", c->ops->name,
                  (size_t)need, (unsigned long)ua, rc);
         /* Give the budget back to waiters: done by the caller's kick. */
@@ -731,10 +860,10 @@ void fy_pin_invalidate(const void *addr, size_t len)
         pthread_mutex_lock(&c->lock);
         for (int d = 0; d < FY_PIN_NDIRS; d++) {
             struct fy_pin_dirstate *ds = &c->d[d];
-            for (struct fy_pin_entry *e = ds->head, *nx; e; e = nx) {
+            struct fy_pin_entry *hit = NULL;
+            t_overlaps(ds->root, a, b, &hit);
+            for (struct fy_pin_entry *e = hit, *nx; e; e = nx) {
                 nx = e->next;
-                if (e->base >= b || e->base + e->len <= a)
-                    continue;
                 bool idle = e->refs == 0 && !e->registering;
                 entry_unlink(c, e);
                 e->stale = true;
@@ -749,5 +878,13 @@ void fy_pin_invalidate(const void *addr, size_t len)
         /* Deregistered now, before the caller unmaps. */
         drop_chain(c, chain);
     }
+    pthread_mutex_unlock(&pin_global);
+}
+
+void fy_pin_stats_print_all(int rank)
+{
+    pthread_mutex_lock(&pin_global);
+    for (struct fy_pin_cache *c = pin_caches; c; c = c->gnext)
+        fy_pin_cache_stats_print(c, rank);
     pthread_mutex_unlock(&pin_global);
 }

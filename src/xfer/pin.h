@@ -72,7 +72,7 @@ void fy_pin_cache_destroy(struct fy_pin_cache *cache);
 /* Get a registration of direction dir covering [addr, addr+len), len > 0:
  *  - hit: a valid cached registration of that direction covers the range;
  *  - miss: register the page-rounded range, merged with unused cached
- *    registrations of that direction it overlaps or touches, evicting
+ *    registrations of that direction it overlaps (shares a page with), evicting
  *    unused registrations least recently released first when the budget
  *    needs room.
  * Returns 0 and *entry_out (hold it until release), or
@@ -162,6 +162,9 @@ void fy_pin_cache_stats(const struct fy_pin_cache *cache,
 /* One "ferry-stats rank=<r> group=pin ..." line on stderr for a cache that
  * was used (any acquire), under FERRY_STATS. */
 void fy_pin_cache_stats_print(const struct fy_pin_cache *cache, int rank);
+/* The same line for every live cache that was used (the library's
+ * FERRY_STATS output calls it before the channels finalize). */
+void fy_pin_stats_print_all(int rank);
 
 /* ---- invalidation ----------------------------------------------------------
  * Drop every cached registration (of every cache) overlapping
