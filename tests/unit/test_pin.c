@@ -526,6 +526,146 @@ static void test_no_deadlock(void)
     TAP_EQ_INT(f.regs, f.deregs, "every registration deregistered");
 }
 
+/* ---- random operations against a model
+ * ----------------------------------------- */
+/* A pinner that remembers, per handle, the range and when it was
+ * registered; the model remembers when each page was last invalidated. An
+ * acquire must return a registration that covers the range, of its
+ * direction, made after the last invalidation of each of its pages; the
+ * budgets must hold; every registration is deregistered exactly once. */
+#define RND_PAGES 96
+#define RND_HANDLES 100000
+struct rnd {
+    uint64_t epoch;
+    uint64_t inval[RND_PAGES];
+    struct {
+        uintptr_t base;
+        size_t len;
+        uint64_t epoch;
+        int live;
+    } h[RND_HANDLES];
+    uintptr_t next;
+    int bad;
+};
+static struct rnd rnd;
+
+static int rnd_reg(void *ctx, void *addr, size_t len, void **handle_out)
+{
+    (void)ctx;
+    uintptr_t h = ++rnd.next;
+    if (h >= RND_HANDLES)
+        return -ENOMEM;
+    rnd.h[h].base = (uintptr_t)addr;
+    rnd.h[h].len = len;
+    rnd.h[h].epoch = ++rnd.epoch;
+    rnd.h[h].live = 1;
+    *handle_out = (void *)h;
+    return 0;
+}
+
+static int rnd_dereg(void *ctx, void *addr, size_t len, void *handle)
+{
+    (void)ctx;
+    uintptr_t h = (uintptr_t)handle;
+    if (h == 0 || h >= RND_HANDLES || !rnd.h[h].live ||
+        rnd.h[h].base != (uintptr_t)addr || rnd.h[h].len != len)
+        rnd.bad++;
+    else
+        rnd.h[h].live = 0;
+    return 0;
+}
+
+static const struct fy_pin_ops rnd_ops = {"rnd", rnd_reg, rnd_dereg};
+
+static void test_random(void)
+{
+    memset(&rnd, 0, sizeof(rnd));
+    char *arena = map(RND_PAGES * pg);
+    struct fy_pin_limits lim = {{24 * pg, 16 * pg}};
+    struct fy_pin_cache *c;
+    fy_pin_cache_create(&rnd_ops, NULL, &lim, &c);
+    struct {
+        struct fy_pin_entry *e;
+        int dir;
+    } held[6] = {{0}};
+    unsigned seed = 12345;
+    int wrong = 0, acquired = 0, agains = 0, over = 0;
+    for (int op = 0; op < 20000; op++) {
+        seed = seed * 1103515245u + 12345u;
+        unsigned r = seed >> 8;
+        int slot = (int)(r % 6);
+        if (r % 10 == 0) { /* memory goes away */
+            size_t p0 = (r >> 4) % RND_PAGES, np = 1 + (r >> 12) % 8;
+            np = FY_MIN(np, RND_PAGES - p0);
+            fy_pin_invalidate(arena + p0 * pg + (r >> 20) % 100, np * pg - 200);
+            rnd.epoch++;
+            size_t first = p0, last = p0 + np - 1;
+            for (size_t q = first; q <= last; q++)
+                rnd.inval[q] = rnd.epoch;
+            continue;
+        }
+        if (held[slot].e) {
+            fy_pin_cache_release(c, held[slot].e);
+            held[slot].e = NULL;
+            continue;
+        }
+        size_t off = (r >> 4) % (RND_PAGES * pg - 1);
+        size_t len = 1 + (r >> 3) % (12 * pg);
+        if (off + len > RND_PAGES * pg)
+            len = RND_PAGES * pg - off;
+        int dir = (int)((r >> 2) & 1);
+        struct fy_pin_entry *e;
+        int rc =
+            fy_pin_cache_acquire(c, arena + off, len, (enum fy_pin_dir)dir, &e);
+        if (rc == -EAGAIN) {
+            agains++;
+            continue;
+        }
+        if (rc != 0) {
+            wrong++;
+            continue;
+        }
+        acquired++;
+        uintptr_t h = (uintptr_t)fy_pin_entry_handle(e);
+        uintptr_t a = (uintptr_t)arena + off, b = a + len;
+        if (h == 0 || h >= RND_HANDLES || !rnd.h[h].live || rnd.h[h].base > a ||
+            rnd.h[h].base + rnd.h[h].len < b) {
+            wrong++;
+        } else {
+            size_t p0 = (a - (uintptr_t)arena) / pg;
+            size_t p1 = (b - 1 - (uintptr_t)arena) / pg;
+            for (size_t q = p0; q <= p1; q++)
+                if (rnd.inval[q] >= rnd.h[h].epoch)
+                    wrong++; /* registered before an invalidation */
+        }
+        struct fy_pin_stats s = st(c);
+        if (s.pinned[0] > lim.max[0] || s.pinned[1] > lim.max[1])
+            over++;
+        held[slot].e = e;
+        held[slot].dir = dir;
+    }
+    for (int i = 0; i < 6; i++)
+        if (held[i].e)
+            fy_pin_cache_release(c, held[i].e);
+    struct fy_pin_stats s = st(c);
+    TAP_EQ_INT(wrong, 0,
+               "20000 random operations: every acquire covered its range "
+               "with a registration newer than the last invalidation "
+               "(%d acquired, %d -EAGAIN, %llu hits, %llu merges)",
+               acquired, agains, (unsigned long long)s.hits,
+               (unsigned long long)s.merges);
+    TAP_EQ_INT(over, 0, "budgets held");
+    TAP_OK(s.hits > 0 && s.merges > 0 && s.evictions > 0 && s.invalidations > 0,
+           "hits, merges, evictions and invalidations all happened");
+    fy_pin_cache_destroy(c);
+    int live = 0;
+    for (uintptr_t h = 1; h <= rnd.next && h < RND_HANDLES; h++)
+        live += rnd.h[h].live;
+    TAP_EQ_INT(live, 0, "every registration deregistered");
+    TAP_EQ_INT(rnd.bad, 0, "each once, with its own range");
+    munmap(arena, RND_PAGES * pg);
+}
+
 /* ---- the real pinner: mlock
  * ---------------------------------------------------- */
 static long vm_locked_kb(void)
@@ -593,6 +733,7 @@ int main(void)
     test_invalidate();
     test_delayed();
     test_no_deadlock();
+    test_random();
     test_mlock();
     return tap_done();
 }
