@@ -847,6 +847,13 @@ void fy_pin_cache_stats_print(const struct fy_pin_cache *c, int rank)
 /* ---- invalidation
  * ------------------------------------------------------------ */
 
+/* Called by the interposed free, possibly inside a sanitizer's start-up
+ * (its dlsym frees), before its shadow memory exists: not instrumented. */
+__attribute__((no_sanitize("address", "thread"))) bool fy_pin_any_cached(void)
+{
+    return atomic_load_explicit(&pin_live, memory_order_relaxed) != 0;
+}
+
 void fy_pin_invalidate(const void *addr, size_t len)
 {
     if (atomic_load_explicit(&pin_live, memory_order_relaxed) == 0 ||

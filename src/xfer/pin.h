@@ -175,6 +175,10 @@ void fy_pin_stats_print_all(int rank);
  * provider's own memory notifier. Async-signal-unsafe; thread safe. */
 void fy_pin_invalidate(const void *addr, size_t len);
 
+/* Whether any registration is cached in this process (one relaxed load):
+ * the interposers' fast path, before they look at the memory at all. */
+bool fy_pin_any_cached(void);
+
 /* Whether the interposed functions are the ones the whole process calls
  * (libmpi linked by the program, not dlopen()ed after libc): only then can
  * the cache keep registrations after release. */

@@ -28,7 +28,10 @@
 
 #include "xfer/pin.h"
 
-#define FY_HOOK __attribute__((visibility("default")))
+/* Not instrumented: a sanitizer's runtime calls free (through dlsym) while
+ * it starts, before its shadow memory is mapped. */
+#define FY_NOSAN __attribute__((no_sanitize("address", "thread")))
+#define FY_HOOK __attribute__((visibility("default"))) FY_NOSAN
 
 /* Marks that the interposers are linked (pin.c has a weak reference). */
 __attribute__((visibility("hidden"))) const int fy_pin_hooks_linked = 1;
@@ -62,7 +65,7 @@ static _Thread_local int resolving;
 /* glibc's own realloc, for a realloc inside dlsym. */
 extern void *__libc_realloc(void *, size_t);
 
-static void hooks_resolve(void)
+FY_NOSAN static void hooks_resolve(void)
 {
     if (resolving)
         return;
@@ -100,7 +103,7 @@ __attribute__((visibility("hidden"))) void fy_pin_hook_free(void *p);
 __attribute__((visibility("hidden"))) int
 fy_pin_hook_madvise(void *addr, size_t len, int advice);
 
-int fy_pin_hook_munmap(void *addr, size_t len)
+FY_NOSAN int fy_pin_hook_munmap(void *addr, size_t len)
 {
     fy_pin_invalidate(addr, len);
     HOOK_NEED(munmap);
@@ -109,7 +112,7 @@ int fy_pin_hook_munmap(void *addr, size_t len)
     return (int)syscall(SYS_munmap, addr, len);
 }
 
-int fy_pin_hook_madvise(void *addr, size_t len, int advice)
+FY_NOSAN int fy_pin_hook_madvise(void *addr, size_t len, int advice)
 {
     switch (advice) {
     case MADV_DONTNEED:
@@ -129,12 +132,14 @@ int fy_pin_hook_madvise(void *addr, size_t len, int advice)
     return (int)syscall(SYS_madvise, addr, len, advice);
 }
 
-void fy_pin_hook_free(void *p)
+FY_NOSAN void fy_pin_hook_free(void *p)
 {
     if (!p)
         return;
     HOOK_NEED(free);
-    if (real.usable)
+    /* malloc_usable_size only when something is cached: a sanitizer's
+     * allocator rejects blocks of the loader's from before it started. */
+    if (real.usable && fy_pin_any_cached())
         fy_pin_invalidate(p, real.usable(p));
     if (real.free)
         real.free(p);
@@ -210,7 +215,7 @@ FY_HOOK void *realloc(void *p, size_t n)
 {
     /* The block may move (or shrink in place and give pages back). */
     HOOK_NEED(realloc);
-    if (p && real.usable)
+    if (p && real.usable && fy_pin_any_cached())
         fy_pin_invalidate(p, real.usable(p));
     if (real.realloc)
         return real.realloc(p, n);
