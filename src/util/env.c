@@ -116,6 +116,19 @@ struct fy_env_var fy_env[FY_ENV_COUNT] = {
                         "reads the sender's registered buffer (fi_read) "
                         "where the provider offers RMA; 0: always CTS and "
                         "streamed data"},
+    [FY_ENV_PIN_MAX] = {"FERRY_PIN_MAX", FY_ENV_SIZE, "64M",
+                        "pin-down cache: bytes of registered (pinned) memory "
+                        "per process, half for sends and half for receives "
+                        "(0: unbounded)"},
+    [FY_ENV_PIN_SEND_MAX] = {"FERRY_PIN_SEND_MAX", FY_ENV_SIZE, "0",
+                             "pin-down cache: send budget in bytes, "
+                             "overriding half of FERRY_PIN_MAX when set"},
+    [FY_ENV_PIN_RECV_MAX] = {"FERRY_PIN_RECV_MAX", FY_ENV_SIZE, "0",
+                             "pin-down cache: receive budget in bytes, "
+                             "overriding half of FERRY_PIN_MAX when set"},
+    [FY_ENV_PIN_CACHE] = {"FERRY_PIN_CACHE", FY_ENV_BOOL, "1",
+                          "pin-down cache: keep registrations after use "
+                          "(0: deregister at every release)"},
     [FY_ENV_RECV_WRITE_MIN] = {"FERRY_RECV_WRITE_MIN", FY_ENV_SIZE, "8192",
                                "smallest receive buffer offered to its "
                                "sender for the write protocol"},

@@ -105,6 +105,10 @@ enum fy_env_id {
     FY_ENV_TCP_QUEUE,
     FY_ENV_OFI_PROVIDER,
     FY_ENV_OFI_RMA,
+    FY_ENV_PIN_MAX,
+    FY_ENV_PIN_SEND_MAX,
+    FY_ENV_PIN_RECV_MAX,
+    FY_ENV_PIN_CACHE,
     FY_ENV_COUNT
 };
 
