@@ -54,6 +54,7 @@
 #include "chan/chan.h"
 #include "shm/shm.h"
 #include "util/mt.h"
+#include "xfer/pin.h"
 
 struct fy_chan_counts fy_chan_ofi_counts;
 
@@ -106,7 +107,7 @@ struct ofi_buf {
  * rendezvous cookie until the receiver's CTS or FIN for it. */
 struct ofi_reg {
     uint64_t cookie;
-    struct fid_mr *mr;
+    struct fy_pin_entry *e;
 };
 
 struct ofi_peer {
@@ -147,6 +148,7 @@ static struct {
     int P, me, nremote, byes_in;
     bool rma;          /* RTS offer fi_read of the sender's buffer */
     uint64_t next_key; /* when the provider lets us choose keys */
+    struct fy_pin_cache *pin; /* registrations of user buffers */
     struct ofi_reg *regs;
     size_t nregs, capregs;
     struct ofi_peer *peers;
@@ -357,61 +359,92 @@ static int cq_drain(void)
 }
 
 /* ---- registration -------------------------------------------------------
- * The one place user memory is registered with the provider: the pin-down
- * cache (helper branch "pin", src/xfer/pin.h) plugs in behind these two;
- * today each transfer registers and releases its buffer. */
+ * User buffers are registered through the pin-down cache (xfer/pin.h):
+ * registrations are kept after use and found again by address range,
+ * dropped when the memory is freed or unmapped, bounded per direction
+ * (FERRY_PIN_SEND_MAX/RECV_MAX). A buffer the budget cannot take now is
+ * simply not offered for fi_read: its data is streamed after a CTS. */
 
-/* Register [addr, addr + len) for 'access' (FI_READ, FI_REMOTE_READ).
- * 0 with *mr_out, or a negative errno. */
-static int ofi_mr_get(const void *addr, uint64_t len, uint64_t access,
-                      struct fid_mr **mr_out)
+static int pin_reg(void *ctx, void *addr, size_t len, void **handle_out)
 {
+    (void)ctx;
     uint64_t key = 0;
     if (!(ofi.info->domain_attr->mr_mode & FI_MR_PROV_KEY))
         key = ++ofi.next_key;
     struct fid_mr *mr;
-    int rc = fi_mr_reg(ofi.domain, addr, (size_t)len, access, 0, key, 0, &mr,
-                       NULL);
+    int rc = fi_mr_reg(ofi.domain, addr, len, FI_READ | FI_REMOTE_READ, 0,
+                       key, 0, &mr, NULL);
     if (rc) {
-        FY_DEBUG("OFI channel: registering %llu bytes: %s",
-                 (unsigned long long)len, ofi_err(rc));
+        FY_DEBUG("OFI channel: registering %zu bytes: %s", len, ofi_err(rc));
         return -EIO;
     }
-    *mr_out = mr;
+    *handle_out = mr;
     return 0;
 }
 
-static void ofi_mr_put(struct fid_mr *mr)
+static int pin_dereg(void *ctx, void *addr, size_t len, void *handle)
 {
-    fi_close(&mr->fid);
+    (void)ctx;
+    (void)addr;
+    (void)len;
+    return fi_close(&((struct fid_mr *)handle)->fid) ? -EIO : 0;
 }
 
-/* The key a peer reads the RTS's buffer with (0: none, it streams). The
- * registration lasts until the receiver's CTS or FIN names the cookie. */
-static uint64_t rts_key(const struct fy_ctl *ctl)
+static const struct fy_pin_ops ofi_pin_ops = {
+    .name = "ofi", .reg = pin_reg, .dereg = pin_dereg};
+
+/* Get a registration covering [addr, addr + len): the one place user
+ * memory is registered. 0 with *e_out (hold it until ofi_mr_put), or a
+ * negative errno (-EAGAIN, -E2BIG: the budget cannot take it now). */
+static int ofi_mr_get(const void *addr, uint64_t len, enum fy_pin_dir dir,
+                      struct fy_pin_entry **e_out)
 {
-    for (size_t i = 0; i < ofi.nregs; i++)
+    return fy_pin_cache_acquire(ofi.pin, addr, (size_t)len, dir, e_out);
+}
+
+static void ofi_mr_put(struct fy_pin_entry *e)
+{
+    fy_pin_cache_release(ofi.pin, e);
+}
+
+static struct fid_mr *entry_mr(const struct fy_pin_entry *e)
+{
+    return fy_pin_entry_handle(e);
+}
+
+/* Offer the RTS's buffer for fi_read: register it and rewrite ctl's addr
+ * into what the reader adds offsets to (the virtual address, or the
+ * offset in the registration when the provider counts from its start).
+ * Returns the key, 0: not offered (the receiver answers CTS). The
+ * registration lasts until the receiver's CTS or FIN names the cookie. */
+static uint64_t rts_key(struct fy_ctl *ctl)
+{
+    struct fy_pin_entry *e = NULL;
+    for (size_t i = 0; i < ofi.nregs && !e; i++)
         if (ofi.regs[i].cookie == ctl->cookie)
-            return fi_mr_key(ofi.regs[i].mr); /* a retried RTS */
-    if (ofi.nregs == ofi.capregs) {
-        size_t cap = ofi.capregs ? 2 * ofi.capregs : 16;
-        struct ofi_reg *v = realloc(ofi.regs, cap * sizeof(*v));
-        if (!v)
+            e = ofi.regs[i].e; /* a retried RTS */
+    if (!e) {
+        if (ofi.nregs == ofi.capregs) {
+            size_t cap = ofi.capregs ? 2 * ofi.capregs : 16;
+            struct ofi_reg *v = realloc(ofi.regs, cap * sizeof(*v));
+            if (!v)
+                return 0;
+            ofi.regs = v;
+            ofi.capregs = cap;
+        }
+        if (ofi_mr_get((const void *)(uintptr_t)ctl->addr, ctl->total,
+                       FY_PIN_SEND, &e))
             return 0;
-        ofi.regs = v;
-        ofi.capregs = cap;
+        uint64_t key = fi_mr_key(entry_mr(e));
+        if (key == 0 || key == FI_KEY_NOTAVAIL) {
+            ofi_mr_put(e);
+            return 0;
+        }
+        ofi.regs[ofi.nregs++] = (struct ofi_reg){.cookie = ctl->cookie, .e = e};
     }
-    struct fid_mr *mr;
-    if (ofi_mr_get((const void *)(uintptr_t)ctl->addr, ctl->total,
-                   FI_REMOTE_READ, &mr))
-        return 0;
-    uint64_t key = fi_mr_key(mr);
-    if (key == 0 || key == FI_KEY_NOTAVAIL) {
-        ofi_mr_put(mr);
-        return 0;
-    }
-    ofi.regs[ofi.nregs++] = (struct ofi_reg){.cookie = ctl->cookie, .mr = mr};
-    return key;
+    if (!(ofi.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR))
+        ctl->addr -= (uint64_t)(uintptr_t)fy_pin_entry_addr(e);
+    return fi_mr_key(entry_mr(e));
 }
 
 /* The receiver answered our RTS 'cookie' (CTS: it streams; FIN: it read). */
@@ -419,7 +452,7 @@ static void rts_answered(uint64_t cookie)
 {
     for (size_t i = 0; i < ofi.nregs; i++)
         if (ofi.regs[i].cookie == cookie) {
-            ofi_mr_put(ofi.regs[i].mr);
+            ofi_mr_put(ofi.regs[i].e);
             ofi.regs[i] = ofi.regs[--ofi.nregs];
             return;
         }
@@ -650,18 +683,21 @@ static ssize_t ofi_read(int peer, uint8_t *dest, uint64_t addr, uint64_t key,
                         uint64_t off, uint64_t len)
 {
     struct ofi_buf op = {.read = true, .peer = peer};
-    struct fid_mr *mr = NULL;
+    struct fy_pin_entry *e = NULL;
     void *desc = NULL;
     if (ofi.info->domain_attr->mr_mode & FI_MR_LOCAL) {
-        if (ofi_mr_get(dest, len, FI_READ, &mr))
+        int rc = ofi_mr_get(dest, len, FY_PIN_RECV, &e);
+        if (rc) {
+            FY_ERROR("OFI channel: cannot register %llu bytes to read into: "
+                     "%s",
+                     (unsigned long long)len, strerror(-rc));
             return -EIO;
-        desc = fi_mr_desc(mr);
+        }
+        desc = fi_mr_desc(entry_mr(e));
     }
-    uint64_t raddr =
-        (ofi.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) ? addr + off : off;
     fi_addr_t a = peer_addr(peer);
     ssize_t rc;
-    while ((rc = fi_read(ofi.ep, dest, (size_t)len, desc, a, raddr, key,
+    while ((rc = fi_read(ofi.ep, dest, (size_t)len, desc, a, addr + off, key,
                          &op.ctx)) == -FI_EAGAIN)
         cq_drain();
     if (rc == 0) {
@@ -676,8 +712,8 @@ static ssize_t ofi_read(int peer, uint8_t *dest, uint64_t addr, uint64_t key,
         }
         rc = op.err ? -op.err : 0;
     }
-    if (mr)
-        ofi_mr_put(mr);
+    if (e)
+        ofi_mr_put(e);
     if (rc) {
         FY_ERROR("OFI channel: reading %llu bytes of rank %d's buffer: %s",
                  (unsigned long long)len, peer, ofi_err((int)rc));
@@ -885,6 +921,13 @@ int fy_chan_ofi_init(void)
     rc = ofi_open(ofi.info);
     if (rc)
         return rc;
+    if (ofi.rma || (ofi.info->domain_attr->mr_mode & FI_MR_LOCAL)) {
+        rc = fy_pin_cache_create(&ofi_pin_ops, NULL, NULL, &ofi.pin);
+        if (rc) {
+            FY_ERROR("OFI channel: the pin-down cache: %s", strerror(-rc));
+            return rc;
+        }
+    }
 
     ofi.epfd = epoll_create1(EPOLL_CLOEXEC);
     int pfd[2];
@@ -948,8 +991,9 @@ static void ofi_close(struct fid *f)
 void fy_chan_ofi_finalize(void)
 {
     for (size_t i = 0; i < ofi.nregs; i++)
-        ofi_mr_put(ofi.regs[i].mr);
+        ofi_mr_put(ofi.regs[i].e);
     free(ofi.regs);
+    fy_pin_cache_destroy(ofi.pin); /* before the domain closes */
     if (ofi.ep)
         ofi_close(&ofi.ep->fid);
     if (ofi.mr)
