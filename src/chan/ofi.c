@@ -67,8 +67,8 @@ struct fy_chan_counts fy_chan_ofi_counts;
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 
-#define OFI_MAGIC 0x664f7946u /* "FyOf" */
-#define OFI_BYE 0x80u         /* channel-internal packet type */
+#define OFI_MAGIC 0x664f7946u           /* "FyOf" */
+#define OFI_BYE 0x80u                   /* channel-internal packet type */
 #define OFI_CHUNK ((uint64_t)128 << 10) /* DATA payload per packet */
 #define OFI_NRECV 32
 #define OFI_NSEND 32
@@ -96,8 +96,8 @@ struct ofi_buf {
     uint8_t *mem;
     uint32_t idx;
     bool send;
-    bool read;    /* an fi_read of ofi_read(), not a buffer of the pools */
-    bool done;    /* read: completed (err: how) */
+    bool read; /* an fi_read of ofi_read(), not a buffer of the pools */
+    bool done; /* read: completed (err: how) */
     int err;
     int peer;     /* send, read: the other side */
     uint64_t got; /* receive: bytes that arrived */
@@ -146,8 +146,8 @@ static struct {
     uint32_t ready[OFI_NRECV], nready_head, nready; /* FIFO of rbuf idx */
     uint32_t held[OFI_NRECV], nheld;
     int P, me, nremote, byes_in;
-    bool rma;          /* RTS offer fi_read of the sender's buffer */
-    uint64_t next_key; /* when the provider lets us choose keys */
+    bool rma;                 /* RTS offer fi_read of the sender's buffer */
+    uint64_t next_key;        /* when the provider lets us choose keys */
     struct fy_pin_cache *pin; /* registrations of user buffers */
     struct ofi_reg *regs;
     size_t nregs, capregs;
@@ -318,11 +318,12 @@ static void cq_error(void)
         fy_fatal(1, "OFI channel: a receive failed: %s",
                  ofi_err(err.err ? err.err : (int)err.prov_errno));
     }
-    if (b && b->send && (err.err == FI_ECONNRESET || err.err == EPIPE ||
-                         err.err == FI_ENOTCONN || err.err == FI_ECONNREFUSED))
+    if (b && b->send &&
+        (err.err == FI_ECONNRESET || err.err == EPIPE ||
+         err.err == FI_ENOTCONN || err.err == FI_ECONNREFUSED))
         fy_chan_peer_gone(b->peer);
-    fy_fatal(1, "OFI channel: a send to rank %d failed: %s",
-             b ? b->peer : -1, ofi_err(err.err));
+    fy_fatal(1, "OFI channel: a send to rank %d failed: %s", b ? b->peer : -1,
+             ofi_err(err.err));
 }
 
 /* Read every completion the CQ has: sends free their buffers, receives
@@ -372,8 +373,8 @@ static int pin_reg(void *ctx, void *addr, size_t len, void **handle_out)
     if (!(ofi.info->domain_attr->mr_mode & FI_MR_PROV_KEY))
         key = ++ofi.next_key;
     struct fid_mr *mr;
-    int rc = fi_mr_reg(ofi.domain, addr, len, FI_READ | FI_REMOTE_READ, 0,
-                       key, 0, &mr, NULL);
+    int rc = fi_mr_reg(ofi.domain, addr, len, FI_READ | FI_REMOTE_READ, 0, key,
+                       0, &mr, NULL);
     if (rc) {
         FY_DEBUG("OFI channel: registering %zu bytes: %s", len, ofi_err(rc));
         return -EIO;
@@ -560,8 +561,7 @@ static bool ofi_try_send(int peer, uint32_t type, int32_t tag, uint32_t ctx,
 static void check_hdr(const struct ofi_buf *b, struct ofi_hdr *h)
 {
     if (b->got < sizeof(*h))
-        ofi_bad(b->got >= 12 ? (int)((const struct ofi_hdr *)b->mem)->src
-                             : -1,
+        ofi_bad(b->got >= 12 ? (int)((const struct ofi_hdr *)b->mem)->src : -1,
                 "short packet");
     memcpy(h, b->mem, sizeof(*h));
     int src = (int)h->src;
@@ -744,8 +744,7 @@ static void ofi_sleep(bool (*more_work)(void))
         /* fi_trywait: 0 means the CQ's fd will signal anything new. */
         struct fid *f = &ofi.cq->fid;
         bool can = ofi.cq_fd >= 0 && fi_trywait(ofi.fabric, &f, 1) == 0;
-        int ms = can && !atomic_load_explicit(&my->nopoke,
-                                              memory_order_relaxed)
+        int ms = can && !atomic_load_explicit(&my->nopoke, memory_order_relaxed)
                      ? 20
                      : 1;
         struct epoll_event ev[4];
@@ -861,8 +860,8 @@ static int ofi_open(struct fi_info *info)
     TRY(fi_enable(ofi.ep), "fi_enable");
     if (info->domain_attr->mr_mode & FI_MR_LOCAL) {
         TRY(fi_mr_reg(ofi.domain, ofi.pool,
-                      (OFI_NRECV + OFI_NSEND) * ofi.bufsize,
-                      FI_SEND | FI_RECV, 0, 0, 0, &ofi.mr, NULL),
+                      (OFI_NRECV + OFI_NSEND) * ofi.bufsize, FI_SEND | FI_RECV,
+                      0, 0, 0, &ofi.mr, NULL),
             "registering the buffers");
         ofi.desc = fi_mr_desc(ofi.mr);
     }
@@ -899,8 +898,8 @@ int fy_chan_ofi_init(void)
     ofi.inject = ofi.info->tx_attr->inject_size;
     ofi.rma = (ofi.info->caps & FI_RMA) && fy_env_int(FY_ENV_OFI_RMA);
     ofi.max_payload = FY_MAX(OFI_CHUNK, fy_chan.cell_payload);
-    ofi.bufsize = FY_ALIGN_UP(sizeof(struct ofi_hdr) + ofi.max_payload,
-                              (size_t)4096);
+    ofi.bufsize =
+        FY_ALIGN_UP(sizeof(struct ofi_hdr) + ofi.max_payload, (size_t)4096);
     if (ofi.info->ep_attr->max_msg_size < ofi.bufsize) {
         FY_ERROR("FERRY_NET=ofi: provider %s sends at most %zu bytes at once",
                  ofi.info->fabric_attr->prov_name,

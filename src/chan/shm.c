@@ -385,8 +385,8 @@ int fy_chan_init(fy_chan_deliver_fn *deliver, uint32_t fbox_max,
     if (fy_boot.local_size < s->P) {
         /* Set first: fy_chan_finalize undoes a partial start too. */
         s->net = net;
-        int rc = net == &fy_chan_ofi_ops ? fy_chan_ofi_init()
-                                         : fy_chan_tcp_init();
+        int rc =
+            net == &fy_chan_ofi_ops ? fy_chan_ofi_init() : fy_chan_tcp_init();
         if (rc) {
             fy_chan_finalize();
             return rc;

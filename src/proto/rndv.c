@@ -133,8 +133,7 @@ static bool pull_step(struct fy_req *r)
     if (r->xkind == FY_RNDV_NET_READ) {
         /* Another node: the network channel reads the sender's
          * registered buffer (key in xoff). */
-        got = fy_chan.net->read(r->xsrc, dest + off, r->xaddr, r->xoff, off,
-                                n);
+        got = fy_chan.net->read(r->xsrc, dest + off, r->xaddr, r->xoff, off, n);
     } else {
         const struct fy_xfer_ops *ops = fy_xfer_registry[r->xkind];
         name = ops->name;
