@@ -741,19 +741,25 @@ static void ofi_sleep(bool (*more_work)(void))
      * is visible to the check below. */
     atomic_thread_fence(memory_order_seq_cst);
     if (!fy_chan_visible() && !(more_work && more_work())) {
-        /* fi_trywait: 0 means the CQ's fd will signal anything new. */
+        /* fi_trywait: 0 means the CQ's fd will signal anything new;
+         * otherwise the CQ has something to read now: do not sleep. A
+         * provider without an fd is polled every millisecond. */
         struct fid *f = &ofi.cq->fid;
-        bool can = ofi.cq_fd >= 0 && fi_trywait(ofi.fabric, &f, 1) == 0;
-        int ms = can && !atomic_load_explicit(&my->nopoke, memory_order_relaxed)
-                     ? 20
-                     : 1;
-        struct epoll_event ev[4];
-        int d = fy_mt_wait_begin(); /* other threads may use MPI meanwhile */
-        int k = epoll_wait(ofi.epfd, ev, 4, ms);
-        fy_mt_wait_end(d);
-        for (int i = 0; i < k; i++)
-            if (ev[i].data.u32 == 1)
-                drain_wake();
+        int ms = 1;
+        if (ofi.cq_fd >= 0 && fi_trywait(ofi.fabric, &f, 1) != 0)
+            ms = 0;
+        else if (ofi.cq_fd >= 0 &&
+                 !atomic_load_explicit(&my->nopoke, memory_order_relaxed))
+            ms = 20;
+        if (ms) {
+            struct epoll_event ev[4];
+            int d = fy_mt_wait_begin(); /* other threads may use MPI */
+            int k = epoll_wait(ofi.epfd, ev, 4, ms);
+            fy_mt_wait_end(d);
+            for (int i = 0; i < k; i++)
+                if (ev[i].data.u32 == 1)
+                    drain_wake();
+        }
     }
     atomic_fetch_sub_explicit(&my->sleeping, FY_SLEEP_NET,
                               memory_order_relaxed);
