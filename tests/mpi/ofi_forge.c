@@ -6,7 +6,8 @@
  * back and sends rank 0 one forged packet claiming to come from rank 1
  * (MT_FORGE_MODE: "magic", a wrong magic; "length", a header whose payload
  * claims 4 GiB; "seq", a pair sequence number already used; "short", 20
- * bytes). Rank 0 must end the job with "malformed OFI packet from rank 1"
+ * bytes; "huge", a whole 1 MiB packet, more than any receive buffer).
+ * Rank 0 must end the job with "malformed OFI packet from rank 1"
  * and write nothing anywhere; rank 1 then blocks until it is killed.
  * libfabric is loaded with dlopen, as the library does; without its
  * headers at build time the program only says so (the test is not
@@ -148,9 +149,14 @@ int main(int argc, char **argv)
             h.len = 0xffffffffu;
         else if (!strcmp(mode, "short"))
             len = 20;
+        else if (!strcmp(mode, "huge"))
+            len = (size_t)1 << 20; /* more than any receive buffer */
         else
             h.seq = 1; /* rank 1's first packet to rank 0 had it */
-        uint8_t pkt[sizeof(h) + 4];
+        if (len > sizeof(h) + 4)
+            h.len = (uint32_t)(len - sizeof(h));
+        uint8_t *pkt = calloc(1, len > sizeof(h) + 4 ? len : sizeof(h) + 4);
+        MT_CHECK(pkt != NULL, "out of memory");
         memcpy(pkt, &h, sizeof(h));
         memcpy(pkt + sizeof(h), &x, 4);
         forge_send(&a, pkt, len);
