@@ -72,6 +72,7 @@ struct fy_rma_peer {
 };
 
 struct fy_info;
+struct fy_rma_am;
 
 struct fy_rma_win {
     MPI_Win handle;
@@ -107,6 +108,9 @@ struct fy_rma_win {
     struct fy_attr *attrs;
     MPI_Errhandler errhandler;
     struct fy_info *info;
+    /* Set when other ranks' user memory is reached by active messages
+     * (am.c): no single-copy mechanism works or is allowed. */
+    struct fy_rma_am *am;
     struct fy_rma_win *next; /* every live window, for MPI_Finalize */
 };
 
@@ -183,5 +187,50 @@ int fy_rma_acc(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
  * when it equals cbuf. */
 int fy_rma_cas(struct fy_rma_win *w, const void *obuf, const void *cbuf,
                void *rbuf, struct fy_dtype *dt, int target, uint64_t taddr);
+
+/* ---- active messages (am.c) ----------------------------------------------
+ * For windows on user memory when no single-copy mechanism reaches the
+ * other ranks: the origin sends requests through point-to-point on the
+ * window's context, the target checks each against its window and applies
+ * it in its progress engine. Puts and accumulates return once sent; gets,
+ * get-accumulates and compare-and-swap wait for the reply; a reply means
+ * every earlier request to that target was applied. */
+
+/* Post the window's request receive and hook the progress engine (local).
+ * Returns 0 or -ENOMEM. */
+int fy_rma_am_init(struct fy_rma_win *w);
+/* After the window's closing barrier: drop its receive and replies. */
+void fy_rma_am_free(struct fy_rma_win *w);
+/* As fy_rma_put/get/acc/cas, for a target reached by active messages.
+ * Return 0 or a negative errno; -ERANGE when the target found the access
+ * outside its window (nothing written). */
+int fy_rma_am_put(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
+                  struct fy_dtype *odt, int target, uint64_t taddr,
+                  MPI_Count tcount, struct fy_dtype *tdt);
+int fy_rma_am_get(struct fy_rma_win *w, void *obuf, MPI_Count ocount,
+                  struct fy_dtype *odt, int target, uint64_t taddr,
+                  MPI_Count tcount, struct fy_dtype *tdt);
+int fy_rma_am_acc(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
+                  struct fy_dtype *odt, void *rbuf, MPI_Count rcount,
+                  struct fy_dtype *rdt, int target, uint64_t taddr,
+                  MPI_Count tcount, struct fy_dtype *tdt, struct fy_op *op);
+int fy_rma_am_cas(struct fy_rma_win *w, const void *obuf, const void *cbuf,
+                  void *rbuf, struct fy_dtype *dt, int target, uint64_t taddr);
+/* Wait until 'target' (-1: every target) has applied and acknowledged
+ * every request this process sent it. Returns 0 or the first error
+ * reported (also kept for fy_rma_am_error). No-op on other windows. */
+int fy_rma_am_flush(struct fy_rma_win *w, int target);
+/* The first error a flush found since the last call (0 if none); clears
+ * it. For synchronisation calls that return nothing. */
+int fy_rma_am_error(struct fy_rma_win *w);
+
+/* The optional progress thread (FERRY_RMA_THREAD). want: a window was made
+ * (am_window: one served by active messages); start: called by the MPI
+ * layer outside the library lock, after the creating call, starts the
+ * thread if wanted; stop: at finalize. */
+void fy_rma_thread_want(bool am_window);
+void fy_rma_thread_start(void);
+void fy_rma_thread_stop(void);
+bool fy_rma_thread_running(void);
 
 #endif /* FY_RMA_H */
