@@ -165,12 +165,16 @@ close_fd:
 }
 
 /* Pick the mechanism for user memory once: FERRY_XFER when it names a
- * one-sided one, else CMA (unless FERRY_NO_CMA), then /proc/<pid>/mem. */
+ * one-sided one, else CMA (unless FERRY_NO_CMA), then /proc/<pid>/mem.
+ * FERRY_XFER naming a two-sided mechanism allows none: NULL (the windows
+ * then use active messages). */
 static const struct fy_xfer_ops *remote_ops(void)
 {
     if (s_remote)
         return s_remote;
     int forced = fy_xfer_parse(fy_env_str(FY_ENV_XFER));
+    if (forced >= 0 && forced != FY_XFER_CMA && forced != FY_XFER_PROCMEM)
+        return NULL;
     const struct fy_xfer_ops *cand[2] = {&fy_xfer_cma_ops,
                                          &fy_xfer_procmem_ops};
     for (int i = 0; i < 2; i++) {
