@@ -58,9 +58,9 @@ struct am_seg {
 };
 
 struct am_reply {
-    int32_t err; /* 0, or the first error of the requests it answers */
-    uint32_t pad;
-    uint64_t bytes; /* data bytes following */
+    int32_t err;     /* 0, or why the request it answers was refused */
+    int32_t earlier; /* the first error of earlier requests without a reply */
+    uint64_t bytes;  /* data bytes following */
 };
 
 #define AM_PKT_MAX                                                             \
@@ -147,8 +147,8 @@ static void scatter(const struct am_seg *sg, uint32_t n, const char *in)
     }
 }
 
-/* Send a reply to origin o: err merged with o's pending error; 'data'
- * (bytes) follows. Failing to send is fatal for the pair (the origin
+/* Send a reply to origin o: err, o's pending error, then 'data' (bytes)
+ * unless err. Failing to send is fatal for the pair (the origin
  * waits for it), so it ends the job like a lost peer would. */
 static void reply(struct fy_rma_am *am, int o, int err, const void *data,
                   uint64_t bytes)
@@ -156,8 +156,8 @@ static void reply(struct fy_rma_am *am, int o, int err, const void *data,
     struct am_send *s = malloc(sizeof(*s) + sizeof(struct am_reply) + bytes);
     if (!s)
         fy_fatal(1, "MPI one-sided: out of memory for a reply to rank %d", o);
-    struct am_reply rp = {.err = am->err[o] ? am->err[o] : err,
-                          .bytes = err ? 0 : bytes};
+    struct am_reply rp = {
+        .err = err, .earlier = am->err[o], .bytes = err ? 0 : bytes};
     am->err[o] = 0;
     memcpy(s->buf, &rp, sizeof(rp));
     if (rp.bytes)
@@ -513,6 +513,8 @@ static int recv_reply(struct fy_rma_am *am, int target, uint64_t want,
     if ((uint64_t)got < sizeof(rp))
         return -EPROTO;
     memcpy(&rp, am->txbuf, sizeof(rp));
+    if (rp.earlier)
+        note_err(am, rp.earlier < 0 ? rp.earlier : -EPROTO);
     if (rp.err)
         return rp.err < 0 ? rp.err : -EPROTO;
     if (rp.bytes != want || (uint64_t)got != sizeof(rp) + want)
@@ -667,7 +669,7 @@ int fy_rma_am_flush(struct fy_rma_win *w, int target)
     }
     free(asked);
     note_err(am, first);
-    return first;
+    return am->origin_err;
 }
 
 int fy_rma_am_error(struct fy_rma_win *w)
@@ -776,7 +778,8 @@ void fy_rma_thread_stop(void)
     fy_wake_slow(fy_world_rank); /* out of a doorbell sleep */
     int d = fy_mt_suspend();
     pthread_join(s_thread, NULL);
-    fy_mt_resume(d);
+    if (d)
+        fy_mt_resume(d);
     fy_mt_on = s_mt_before;
     s_thread_on = false;
     s_thread_wanted = false;

@@ -9,7 +9,7 @@
  * outside the window are MPI_ERR_RMA_RANGE and write nothing. Under
  * FERRY_XFER=shmbuf|queue|net the data moves by active messages
  * (src/rma/am.c), with or without the progress thread; otherwise by cma
- * or procmem. */
+ * or procmem. --multiple: under MPI_THREAD_MULTIPLE. */
 #include "mpitest.h"
 
 #define NI 4096                 /* ints in the small area */
@@ -425,7 +425,16 @@ static void run(MPI_Win win, MPI_Datatype vec, MPI_Datatype ovec)
 
 int main(int argc, char **argv)
 {
-    mt_init(&argc, &argv);
+    if (argc > 1 && !strcmp(argv[1], "--multiple")) {
+        /* The progress thread beside a program that asked for MULTIPLE. */
+        int prov = 0;
+        MT_MPI(MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &prov));
+        MT_EQ(prov, MPI_THREAD_MULTIPLE, "thread level provided");
+        MPI_Comm_rank(MPI_COMM_WORLD, &mt_rank);
+        MPI_Comm_size(MPI_COMM_WORLD, &mt_size);
+    } else {
+        mt_init(&argc, &argv);
+    }
     me = mt_rank;
     n = mt_size;
     right = (me + 1) % n;
