@@ -482,16 +482,37 @@ static void note_err(struct fy_rma_am *am, int err)
         am->origin_err = err;
 }
 
-/* Send the request built in txbuf (hdr, segs, dlen data bytes). */
+/* Send the request built in txbuf (hdr, segs, dlen data bytes), and ring
+ * the target's doorbell: its progress thread may be asleep on it even when
+ * ranks do not sleep (peers ring only sleeping ranks' bells then). A
+ * request above AM_RING_EAGER may need the target before the send
+ * completes, so it is rung first. */
+#define AM_RING_EAGER 2048
+
 static int send_req(struct fy_rma_am *am, int target, const struct am_hdr *h,
                     uint64_t dlen)
 {
     memcpy(am->txbuf, h, sizeof(*h));
     uint64_t len = sizeof(*h) + h->nseg * sizeof(struct am_seg) + dlen;
     struct fy_rma_win *w = am->w;
-    return fy_p2p_send(am->txbuf, (MPI_Count)len, fy_dtype_get(MPI_BYTE),
-                       target, AM_TAG_REQ, w->comm, w->comm->ctx,
-                       FY_SEND_STANDARD);
+    int world = w->peers[target].world;
+    if (len <= AM_RING_EAGER) {
+        int rc = fy_p2p_send(am->txbuf, (MPI_Count)len,
+                             fy_dtype_get(MPI_BYTE), target, AM_TAG_REQ,
+                             w->comm, w->comm->ctx, FY_SEND_STANDARD);
+        fy_wake_slow(world);
+        return rc;
+    }
+    struct fy_req *r;
+    int rc = fy_p2p_isend(am->txbuf, (MPI_Count)len, fy_dtype_get(MPI_BYTE),
+                          target, AM_TAG_REQ, w->comm, w->comm->ctx,
+                          FY_SEND_STANDARD, &r);
+    if (rc)
+        return rc;
+    fy_wake_slow(world);
+    rc = fy_req_wait(r);
+    fy_req_free(r);
+    return rc;
 }
 
 /* Receive target's next reply into txbuf; returns its error or, for a
@@ -686,12 +707,15 @@ int fy_rma_am_error(struct fy_rma_win *w)
  * active messages, 1 with its first window of any flavour. The thread
  * takes the library lock around each progress pass (the lock MPI calls
  * take once fy_mt_on is set, which the thread turns on for its lifetime),
- * and sleeps when a pass finds nothing: on the doorbell when peers ring
- * sleepers (ranks outnumber cores), else in short naps that grow to
- * AM_NAP_MAX_US. */
-#define AM_NAP_MIN_US 20
-#define AM_NAP_MAX_US 500
-#define AM_YIELDS 64
+ * and, when passes find nothing, yields a few times, then sleeps on the
+ * rank's doorbell, which origins ring after each request (send_req); the
+ * sleep's timeout grows from AM_NAP_MIN_US to AM_NAP_MAX_US (steps of a
+ * large transfer after its request do not ring when ranks do not sleep).
+ * Sleeping, not spinning, leaves the core to the rank's computation and
+ * lets the scheduler favour the thread when it is woken. */
+#define AM_NAP_MIN_US 50
+#define AM_NAP_MAX_US 2000
+#define AM_YIELDS 16
 
 static pthread_t s_thread;
 static bool s_thread_on, s_thread_wanted, s_mt_before;
@@ -726,14 +750,10 @@ static void *thread_main(void *arg)
             fy_mt_unlock();
             sched_yield();
             fy_mt_lock();
-        } else if (fy_chan.wake_peers) {
-            fy_chan_sleep(NULL); /* gives the lock up while asleep */
         } else {
-            fy_mt_unlock();
-            struct timespec ts = {0, (long)nap * 1000};
-            nanosleep(&ts, NULL);
+            /* Gives the lock up while asleep. */
+            fy_chan_sleep_for(NULL, (long)nap * 1000);
             nap = FY_MIN(nap * 2, (unsigned)AM_NAP_MAX_US);
-            fy_mt_lock();
         }
     }
     fy_mt_unlock();
