@@ -100,7 +100,7 @@ FY_API int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info,
     {
         FY_MT_ENTER();
         rc = win_make(MPI_WIN_FLAVOR_SHARED, size, disp_unit, info, comm, NULL,
-                        baseptr, win, __func__);
+                      baseptr, win, __func__);
     }
     fy_rma_thread_start(); /* outside the lock: see rma.h */
     return rc;
@@ -115,7 +115,7 @@ FY_API int PMPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit,
     {
         FY_MT_ENTER();
         rc = win_make(MPI_WIN_FLAVOR_SHARED, size, disp_unit, info, comm, NULL,
-                        baseptr, win, __func__);
+                      baseptr, win, __func__);
     }
     fy_rma_thread_start(); /* outside the lock: see rma.h */
     return rc;
@@ -128,8 +128,8 @@ FY_API int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info,
     int rc;
     {
         FY_MT_ENTER();
-        rc = win_make(MPI_WIN_FLAVOR_ALLOCATE, size, disp_unit, info, comm, NULL,
-                        baseptr, win, __func__);
+        rc = win_make(MPI_WIN_FLAVOR_ALLOCATE, size, disp_unit, info, comm,
+                      NULL, baseptr, win, __func__);
     }
     fy_rma_thread_start(); /* outside the lock: see rma.h */
     return rc;
@@ -142,8 +142,8 @@ FY_API int PMPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info,
     int rc;
     {
         FY_MT_ENTER();
-        rc = win_make(MPI_WIN_FLAVOR_ALLOCATE, size, disp_unit, info, comm, NULL,
-                        baseptr, win, __func__);
+        rc = win_make(MPI_WIN_FLAVOR_ALLOCATE, size, disp_unit, info, comm,
+                      NULL, baseptr, win, __func__);
     }
     fy_rma_thread_start(); /* outside the lock: see rma.h */
     return rc;
@@ -157,7 +157,7 @@ FY_API int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit,
     {
         FY_MT_ENTER();
         rc = win_make(MPI_WIN_FLAVOR_CREATE, size, disp_unit, info, comm, base,
-                        NULL, win, __func__);
+                      NULL, win, __func__);
     }
     fy_rma_thread_start(); /* outside the lock: see rma.h */
     return rc;
@@ -171,7 +171,7 @@ FY_API int PMPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit,
     {
         FY_MT_ENTER();
         rc = win_make(MPI_WIN_FLAVOR_CREATE, size, disp_unit, info, comm, base,
-                        NULL, win, __func__);
+                      NULL, win, __func__);
     }
     fy_rma_thread_start(); /* outside the lock: see rma.h */
     return rc;
@@ -184,7 +184,7 @@ FY_API int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
     {
         FY_MT_ENTER();
         rc = win_make(MPI_WIN_FLAVOR_DYNAMIC, 0, 1, info, comm, NULL, NULL, win,
-                        __func__);
+                      __func__);
     }
     fy_rma_thread_start(); /* outside the lock: see rma.h */
     return rc;

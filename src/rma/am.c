@@ -85,8 +85,8 @@ struct am_send {
 struct fy_rma_am {
     struct fy_rma_win *w;
     struct fy_req *rx;
-    char *rxbuf;  /* AM_PKT_MAX */
-    char *txbuf;  /* origin: packet being built, then the reply */
+    char *rxbuf;   /* AM_PKT_MAX */
+    char *txbuf;   /* origin: packet being built, then the reply */
     char *scratch; /* target: the target's current bytes (AM_CHUNK) */
     struct am_send *sends;
     int *err;
@@ -211,8 +211,8 @@ static void handle(struct fy_rma_am *am, int o, uint64_t n)
         return;
     }
     memcpy(&h, am->rxbuf, sizeof(h));
-    bool replies = h.kind == AM_GET || h.kind == AM_GACC ||
-                   h.kind == AM_CAS || h.kind == AM_FLUSH;
+    bool replies = h.kind == AM_GET || h.kind == AM_GACC || h.kind == AM_CAS ||
+                   h.kind == AM_FLUSH;
     int err = 0;
     const struct am_seg *sg =
         (const struct am_seg *)(am->rxbuf + sizeof(struct am_hdr));
@@ -497,16 +497,16 @@ static int send_req(struct fy_rma_am *am, int target, const struct am_hdr *h,
     struct fy_rma_win *w = am->w;
     int world = w->peers[target].world;
     if (len <= AM_RING_EAGER) {
-        int rc = fy_p2p_send(am->txbuf, (MPI_Count)len,
-                             fy_dtype_get(MPI_BYTE), target, AM_TAG_REQ,
-                             w->comm, w->comm->ctx, FY_SEND_STANDARD);
+        int rc = fy_p2p_send(am->txbuf, (MPI_Count)len, fy_dtype_get(MPI_BYTE),
+                             target, AM_TAG_REQ, w->comm, w->comm->ctx,
+                             FY_SEND_STANDARD);
         fy_wake_slow(world);
         return rc;
     }
     struct fy_req *r;
-    int rc = fy_p2p_isend(am->txbuf, (MPI_Count)len, fy_dtype_get(MPI_BYTE),
-                          target, AM_TAG_REQ, w->comm, w->comm->ctx,
-                          FY_SEND_STANDARD, &r);
+    int rc =
+        fy_p2p_isend(am->txbuf, (MPI_Count)len, fy_dtype_get(MPI_BYTE), target,
+                     AM_TAG_REQ, w->comm, w->comm->ctx, FY_SEND_STANDARD, &r);
     if (rc)
         return rc;
     fy_wake_slow(world);
@@ -614,8 +614,8 @@ int fy_rma_am_acc(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
         struct am_hdr h = {.kind = rbuf ? AM_GACC : AM_ACC,
                            .op = (int32_t)op->handle,
                            .type = (int32_t)u->handle};
-        int64_t c = pieces(taddr, tcount, tdt, done, AM_CHUNK / es * es, es,
-                           sg, &h.nseg);
+        int64_t c = pieces(taddr, tcount, tdt, done, AM_CHUNK / es * es, es, sg,
+                           &h.nseg);
         if (c < 0)
             return (int)c;
         h.bytes = (uint64_t)c;
@@ -642,10 +642,8 @@ int fy_rma_am_cas(struct fy_rma_win *w, const void *obuf, const void *cbuf,
 {
     struct fy_rma_am *am = w->am;
     uint64_t n = (uint64_t)dt->size;
-    struct am_hdr h = {.kind = AM_CAS,
-                       .nseg = 1,
-                       .bytes = n,
-                       .type = (int32_t)dt->handle};
+    struct am_hdr h = {
+        .kind = AM_CAS, .nseg = 1, .bytes = n, .type = (int32_t)dt->handle};
     struct am_seg sg = {taddr + (uint64_t)dt->true_lb, n};
     char *p = am->txbuf + sizeof(h);
     memcpy(p, &sg, sizeof(sg));

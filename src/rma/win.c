@@ -211,8 +211,8 @@ static int check_remote(struct fy_rma_win *w, const struct member_info *mi)
                                      sizeof(magic), true);
         if (n != (ssize_t)sizeof(magic) || magic != FY_RMA_MAGIC) {
             FY_INFO("MPI_Win_create: %s cannot read rank %d (pid %d): %s",
-                     ops->name, i, (int)mi[i].pid,
-                     n < 0 ? strerror((int)-n) : "bad control block");
+                    ops->name, i, (int)mi[i].pid,
+                    n < 0 ? strerror((int)-n) : "bad control block");
             return n < 0 ? (int)n : -EPROTO;
         }
     }

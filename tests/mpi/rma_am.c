@@ -12,9 +12,9 @@
  * or procmem. --multiple: under MPI_THREAD_MULTIPLE. */
 #include "mpitest.h"
 
-#define NI 4096                 /* ints in the small area */
-#define BIG (300 * 1024)        /* bytes in the large area */
-#define GUARD 256               /* bytes after the large area, never written */
+#define NI 4096          /* ints in the small area */
+#define BIG (300 * 1024) /* bytes in the large area */
+#define GUARD 256        /* bytes after the large area, never written */
 #define MEM (NI * 4 + BIG + GUARD)
 
 /* Regions of the small area (int indices). */
@@ -48,7 +48,7 @@ static MPI_Aint D(int t, MPI_Aint byte_off)
 {
     return dyn ? bases[t] + byte_off : byte_off;
 }
-#define DI(t, i) D(t, (MPI_Aint)(i) * 4)
+#define DI(t, i) D(t, (MPI_Aint)(i)*4)
 
 static int *I(void)
 {
@@ -143,12 +143,12 @@ static void round_ops(enum sync s, MPI_Win win, MPI_Datatype vec,
 
     MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
     begin(s, win);
-    MT_MPI(MPI_Put(src, 100, MPI_INT, right, DI(right, R_PUT), 100, MPI_INT,
-                   win));
+    MT_MPI(
+        MPI_Put(src, 100, MPI_INT, right, DI(right, R_PUT), 100, MPI_INT, win));
     MT_MPI(MPI_Put(src, 30, MPI_INT, right, DI(right, R_VPUT), 1, vec, win));
     MT_MPI(MPI_Put(osrc, 1, ovec, right, DI(right, R_OVPUT), 30, MPI_INT, win));
-    MT_MPI(MPI_Get(got, 100, MPI_INT, right, DI(right, R_GET), 100, MPI_INT,
-                   win));
+    MT_MPI(
+        MPI_Get(got, 100, MPI_INT, right, DI(right, R_GET), 100, MPI_INT, win));
     MT_MPI(MPI_Get(vgot, 30, MPI_INT, right, DI(right, R_GET), 1, vec, win));
     int add[100];
     for (int i = 0; i < 100; i++)
@@ -321,8 +321,8 @@ static void req_ops(MPI_Win win)
     MT_MPI(MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win));
     MT_MPI(MPI_Rput(src, 64, MPI_INT, right, DI(right, R_REQ), 64, MPI_INT, win,
                     &rq[0]));
-    MT_MPI(MPI_Rget(got, 64, MPI_INT, right, DI(right, R_REQ + 64), 64,
-                    MPI_INT, win, &rq[1]));
+    MT_MPI(MPI_Rget(got, 64, MPI_INT, right, DI(right, R_REQ + 64), 64, MPI_INT,
+                    win, &rq[1]));
     MT_MPI(MPI_Raccumulate(acc, 64, MPI_INT, right, DI(right, R_REQ + 128), 64,
                            MPI_INT, MPI_SUM, win, &rq[2]));
     MT_MPI(MPI_Rget_accumulate(acc, 64, MPI_INT, res, 64, MPI_INT, right,
@@ -391,16 +391,16 @@ static void range(MPI_Win win)
                 MPI_ERR_RMA_RANGE, "put across the end");
     MT_ERRCLASS(MPI_Get(r, 8, MPI_INT, right, end, 8, MPI_INT, win),
                 MPI_ERR_RMA_RANGE, "get after the end");
-    MT_ERRCLASS(MPI_Accumulate(v, 8, MPI_INT, right, end - 4, 8, MPI_INT,
-                               MPI_SUM, win),
-                MPI_ERR_RMA_RANGE, "accumulate across the end");
+    MT_ERRCLASS(
+        MPI_Accumulate(v, 8, MPI_INT, right, end - 4, 8, MPI_INT, MPI_SUM, win),
+        MPI_ERR_RMA_RANGE, "accumulate across the end");
     if (!dyn)
         MT_ERRCLASS(MPI_Put(v, 1, MPI_INT, right, -4, 1, MPI_INT, win),
                     MPI_ERR_RMA_RANGE, "put before the start");
     else
-        MT_ERRCLASS(MPI_Put(v, 1, MPI_INT, right, bases[right] - 64, 1,
-                            MPI_INT, win),
-                    MPI_ERR_RMA_RANGE, "put before the attached region");
+        MT_ERRCLASS(
+            MPI_Put(v, 1, MPI_INT, right, bases[right] - 64, 1, MPI_INT, win),
+            MPI_ERR_RMA_RANGE, "put before the attached region");
     MT_MPI(MPI_Win_unlock(right, win));
     MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
     MT_ALL(mem + NI * 4 + BIG, GUARD, 0x5a, "guard after a refused put");
@@ -461,8 +461,8 @@ int main(int argc, char **argv)
     MT_MPI(MPI_Win_attach(win, mem, MEM));
     MPI_Aint mine;
     MT_MPI(MPI_Get_address(mem, &mine));
-    MT_MPI(MPI_Allgather(&mine, 1, MPI_AINT, bases, 1, MPI_AINT,
-                         MPI_COMM_WORLD));
+    MT_MPI(
+        MPI_Allgather(&mine, 1, MPI_AINT, bases, 1, MPI_AINT, MPI_COMM_WORLD));
     run(win, vec, ovec);
     MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
     MT_MPI(MPI_Win_detach(win, mem));
