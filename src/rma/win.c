@@ -341,7 +341,16 @@ int fy_rma_win_create(struct fy_comm *parent, int flavor, MPI_Aint size,
     if (!rc && !in_shm && n > 1 &&
         agree(w->comm, remote_ops() ? check_remote(w, mi) : -EPERM) != 0) {
         /* No single-copy mechanism reaches every member: the targets
-         * serve requests themselves (active messages). */
+         * serve requests themselves (active messages) - unless the job
+         * was forced onto a one-sided mechanism (a test forced onto a
+         * mechanism must not pass on another one). */
+        int forced = fy_xfer_parse(fy_env_str(FY_ENV_XFER));
+        if (fy_env_int(FY_ENV_XFER_REQUIRE) &&
+            (forced == FY_XFER_CMA || forced == FY_XFER_PROCMEM))
+            fy_fatal(77,
+                     "FERRY_XFER_REQUIRE: %s does not reach the window's "
+                     "ranks; not falling back to active messages",
+                     fy_xfer_registry[forced]->name);
         rc = agree(w->comm, fy_rma_am_init(w));
         if (!rc)
             FY_INFO("MPI window on user memory: active messages (no cma or "
