@@ -22,50 +22,10 @@
 #include "util/mt.h"
 #include "util/util.h"
 
-/* Packets. A request is one message (MPI_BYTE) on the window's p2p
- * context with tag AM_TAG_REQ: an am_hdr, nseg am_seg (absolute addresses
- * in the target, in packed order), then the data. Replies (GET, GACC,
- * CAS, FLUSH) go back with AM_TAG_REPLY: an am_reply, then data. The
- * target handles one origin's requests in the order sent (MPI's
- * non-overtaking order on one context) and replies in that order, so the
- * origin's receives (from that target, AM_TAG_REPLY) match in order too.
- * A large operation is cut into chunks of at most AM_CHUNK data bytes and
- * AM_NSEG pieces, each its own request. */
-#define AM_TAG_REQ 1
-#define AM_TAG_REPLY 2
-#define AM_CHUNK (64 * 1024)
-#define AM_NSEG 64
-
-enum am_kind {
-    AM_PUT = 1,
-    AM_GET,
-    AM_ACC,  /* accumulate, no reply */
-    AM_GACC, /* get-accumulate and fetch-and-op: old contents replied */
-    AM_CAS,
-    AM_FLUSH, /* reply once everything before it is applied */
-};
-
-struct am_hdr {
-    uint32_t kind;  /* enum am_kind */
-    uint32_t nseg;  /* <= AM_NSEG */
-    uint64_t bytes; /* data bytes the pieces cover */
-    int32_t op;     /* MPI_Op (predefined) for ACC/GACC */
-    int32_t type;   /* predefined element type for ACC/GACC/CAS */
-};
-
-struct am_seg {
-    uint64_t addr, len;
-};
-
-struct am_reply {
-    int32_t err;     /* 0, or why the request it answers was refused */
-    int32_t earlier; /* the first error of earlier requests without a reply */
-    uint64_t bytes;  /* data bytes following */
-};
-
 #define AM_PKT_MAX                                                             \
-    (sizeof(struct am_hdr) + AM_NSEG * sizeof(struct am_seg) + 2 * AM_CHUNK)
-#define AM_REPLY_MAX (sizeof(struct am_reply) + AM_CHUNK)
+    (sizeof(struct fy_rma_am_hdr) +                                            \
+     FY_RMA_AM_NSEG * sizeof(struct fy_rma_am_seg) + 2 * FY_RMA_AM_CHUNK)
+#define AM_REPLY_MAX (sizeof(struct fy_rma_am_reply) + FY_RMA_AM_CHUNK)
 
 /* A reply on its way (the target keeps its buffer until sent). */
 struct am_send {
@@ -76,7 +36,7 @@ struct am_send {
 
 /* Invariants (one process; the library lock serialises the main thread
  * and the progress thread):
- * - rx is always a posted receive (ANY_SOURCE, AM_TAG_REQ) into rxbuf,
+ * - rx is always a posted receive (ANY_SOURCE, FY_RMA_AM_TAG_REQ) into rxbuf,
  *   except while the hook handles what it delivered;
  * - err[o]: the first error of origin o's requests since the last reply
  *   to o (target side);
@@ -87,7 +47,7 @@ struct fy_rma_am {
     struct fy_req *rx;
     char *rxbuf;   /* AM_PKT_MAX */
     char *txbuf;   /* origin: packet being built, then the reply */
-    char *scratch; /* target: the target's current bytes (AM_CHUNK) */
+    char *scratch; /* target: the target's current bytes (FY_RMA_AM_CHUNK) */
     struct am_send *sends;
     int *err;
     bool *dirty;
@@ -107,14 +67,14 @@ static int post_rx(struct fy_rma_am *am)
 {
     struct fy_rma_win *w = am->w;
     return fy_p2p_irecv(am->rxbuf, (MPI_Count)AM_PKT_MAX,
-                        fy_dtype_get(MPI_BYTE), MPI_ANY_SOURCE, AM_TAG_REQ,
-                        w->comm, w->comm->ctx, &am->rx);
+                        fy_dtype_get(MPI_BYTE), MPI_ANY_SOURCE,
+                        FY_RMA_AM_TAG_REQ, w->comm, w->comm->ctx, &am->rx);
 }
 
 /* Whether [addr, addr + len) lies inside this rank's window memory. */
 static bool in_window(const struct fy_rma_win *w, uint64_t addr, uint64_t len)
 {
-    if (len == 0 || len > AM_CHUNK)
+    if (len == 0 || len > FY_RMA_AM_CHUNK)
         return false;
     if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC) {
         uint64_t base = (uint64_t)(uintptr_t)w->base;
@@ -131,7 +91,7 @@ static bool in_window(const struct fy_rma_win *w, uint64_t addr, uint64_t len)
     return false;
 }
 
-static void gather(const struct am_seg *sg, uint32_t n, char *out)
+static void gather(const struct fy_rma_am_seg *sg, uint32_t n, char *out)
 {
     for (uint32_t i = 0; i < n; i++) {
         memcpy(out, (const void *)(uintptr_t)sg[i].addr, (size_t)sg[i].len);
@@ -139,7 +99,7 @@ static void gather(const struct am_seg *sg, uint32_t n, char *out)
     }
 }
 
-static void scatter(const struct am_seg *sg, uint32_t n, const char *in)
+static void scatter(const struct fy_rma_am_seg *sg, uint32_t n, const char *in)
 {
     for (uint32_t i = 0; i < n; i++) {
         memcpy((void *)(uintptr_t)sg[i].addr, in, (size_t)sg[i].len);
@@ -153,10 +113,11 @@ static void scatter(const struct am_seg *sg, uint32_t n, const char *in)
 static void reply(struct fy_rma_am *am, int o, int err, const void *data,
                   uint64_t bytes)
 {
-    struct am_send *s = malloc(sizeof(*s) + sizeof(struct am_reply) + bytes);
+    struct am_send *s =
+        malloc(sizeof(*s) + sizeof(struct fy_rma_am_reply) + bytes);
     if (!s)
         fy_fatal(1, "MPI one-sided: out of memory for a reply to rank %d", o);
-    struct am_reply rp = {
+    struct fy_rma_am_reply rp = {
         .err = err, .earlier = am->err[o], .bytes = err ? 0 : bytes};
     am->err[o] = 0;
     memcpy(s->buf, &rp, sizeof(rp));
@@ -164,8 +125,8 @@ static void reply(struct fy_rma_am *am, int o, int err, const void *data,
         memcpy(s->buf + sizeof(rp), data, (size_t)bytes);
     struct fy_rma_win *w = am->w;
     int rc = fy_p2p_isend(s->buf, (MPI_Count)(sizeof(rp) + rp.bytes),
-                          fy_dtype_get(MPI_BYTE), o, AM_TAG_REPLY, w->comm,
-                          w->comm->ctx, FY_SEND_STANDARD, &s->req);
+                          fy_dtype_get(MPI_BYTE), o, FY_RMA_AM_TAG_REPLY,
+                          w->comm, w->comm->ctx, FY_SEND_STANDARD, &s->req);
     if (rc)
         fy_fatal(1, "MPI one-sided: cannot reply to rank %d: %s", o,
                  strerror(-rc));
@@ -198,61 +159,58 @@ static int combine(struct fy_op *op, struct fy_dtype *u, const char *data,
     return rc;
 }
 
-/* Check and apply one request of origin o (n bytes in rxbuf). */
-static void handle(struct fy_rma_am *am, int o, uint64_t n)
+int fy_rma_am_serve(struct fy_rma_win *w, const void *pkt, uint64_t n,
+                    char *scratch, uint32_t *kind_out, uint64_t *reply_out)
 {
-    struct fy_rma_win *w = am->w;
-    struct am_hdr h;
-    if (n < sizeof(h)) {
-        FY_WARN("MPI one-sided: short request (%llu bytes) from rank %d",
-                (unsigned long long)n, o);
-        if (!am->err[o])
-            am->err[o] = -EPROTO;
-        return;
-    }
-    memcpy(&h, am->rxbuf, sizeof(h));
-    bool replies = h.kind == AM_GET || h.kind == AM_GACC || h.kind == AM_CAS ||
-                   h.kind == AM_FLUSH;
+    struct fy_rma_am_hdr h;
+    *kind_out = 0;
+    *reply_out = 0;
+    if (n < sizeof(h))
+        return -EPROTO;
+    memcpy(&h, pkt, sizeof(h));
+    *kind_out = h.kind;
     int err = 0;
-    const struct am_seg *sg =
-        (const struct am_seg *)(am->rxbuf + sizeof(struct am_hdr));
+    const struct fy_rma_am_seg *sg =
+        (const struct fy_rma_am_seg *)((const char *)pkt +
+                                       sizeof(struct fy_rma_am_hdr));
     struct fy_op *op = NULL;
     struct fy_dtype *u = NULL;
     uint64_t dlen = 0;
     const char *data = NULL;
-    if (h.kind < AM_PUT || h.kind > AM_FLUSH || h.nseg > AM_NSEG ||
-        h.bytes > AM_CHUNK) {
+    if (h.kind < FY_RMA_AM_PUT || h.kind > FY_RMA_AM_FLUSH ||
+        h.nseg > FY_RMA_AM_NSEG || h.bytes > FY_RMA_AM_CHUNK) {
         err = -EPROTO;
         goto done;
     }
-    if (h.kind == AM_FLUSH) {
+    if (h.kind == FY_RMA_AM_FLUSH) {
         if (n != sizeof(h))
             err = -EPROTO;
         goto done;
     }
-    if (h.kind == AM_ACC || h.kind == AM_GACC || h.kind == AM_CAS) {
+    if (h.kind == FY_RMA_AM_ACC || h.kind == FY_RMA_AM_GACC ||
+        h.kind == FY_RMA_AM_CAS) {
         u = fy_dtype_get((MPI_Datatype)h.type);
         if (!u || !u->builtin || u->size <= 0 || h.bytes % (uint64_t)u->size) {
             err = -EINVAL;
             goto done;
         }
     }
-    if (h.kind == AM_ACC || h.kind == AM_GACC) {
+    if (h.kind == FY_RMA_AM_ACC || h.kind == FY_RMA_AM_GACC) {
         op = fy_op_get((MPI_Op)h.op);
         if (!op || !fy_op_valid_for_accumulate(op, u)) {
             err = -EINVAL;
             goto done;
         }
     }
-    if (h.kind == AM_PUT || (op && op->handle != MPI_NO_OP))
+    if (h.kind == FY_RMA_AM_PUT || (op && op->handle != MPI_NO_OP))
         dlen = h.bytes;
-    else if (h.kind == AM_CAS)
+    else if (h.kind == FY_RMA_AM_CAS)
         dlen = 2 * h.bytes;
-    if (h.kind == AM_CAS && (h.nseg != 1 || h.bytes > 16)) {
+    if (h.kind == FY_RMA_AM_CAS && (h.nseg != 1 || h.bytes > 16)) {
         err = -EPROTO;
         goto done;
     }
-    if (n != sizeof(h) + h.nseg * sizeof(struct am_seg) + dlen) {
+    if (n != sizeof(h) + h.nseg * sizeof(struct fy_rma_am_seg) + dlen) {
         err = -EPROTO;
         goto done;
     }
@@ -270,29 +228,29 @@ static void handle(struct fy_rma_am *am, int o, uint64_t n)
         goto done;
     }
     switch (h.kind) {
-    case AM_PUT:
+    case FY_RMA_AM_PUT:
         scatter(sg, h.nseg, data);
         break;
-    case AM_GET:
-        gather(sg, h.nseg, am->scratch);
+    case FY_RMA_AM_GET:
+        gather(sg, h.nseg, scratch);
         break;
-    case AM_ACC:
-    case AM_GACC:
-        if (op->handle == MPI_REPLACE && h.kind == AM_ACC) {
+    case FY_RMA_AM_ACC:
+    case FY_RMA_AM_GACC:
+        if (op->handle == MPI_REPLACE && h.kind == FY_RMA_AM_ACC) {
             scatter(sg, h.nseg, data);
             break;
         }
-        gather(sg, h.nseg, am->scratch);
+        gather(sg, h.nseg, scratch);
         if (op->handle == MPI_NO_OP)
             break;
-        if (h.kind == AM_GACC) {
+        if (h.kind == FY_RMA_AM_GACC) {
             /* The old contents go back: combine into a copy. */
             char *cur = malloc(h.bytes ? h.bytes : 1);
             if (!cur) {
                 err = -ENOMEM;
                 break;
             }
-            memcpy(cur, am->scratch, h.bytes);
+            memcpy(cur, scratch, h.bytes);
             err = op->handle == MPI_REPLACE
                       ? (memcpy(cur, data, h.bytes), 0)
                       : combine(op, u, data, cur, h.bytes);
@@ -300,25 +258,38 @@ static void handle(struct fy_rma_am *am, int o, uint64_t n)
                 scatter(sg, h.nseg, cur);
             free(cur);
         } else {
-            err = combine(op, u, data, am->scratch, h.bytes);
+            err = combine(op, u, data, scratch, h.bytes);
             if (!err)
-                scatter(sg, h.nseg, am->scratch);
+                scatter(sg, h.nseg, scratch);
         }
         break;
-    case AM_CAS: {
+    case FY_RMA_AM_CAS: {
         void *t = (void *)(uintptr_t)sg[0].addr;
-        memcpy(am->scratch, t, h.bytes);
-        if (memcmp(am->scratch, data + h.bytes, h.bytes) == 0)
+        memcpy(scratch, t, h.bytes);
+        if (memcmp(scratch, data + h.bytes, h.bytes) == 0)
             memcpy(t, data, h.bytes);
         break;
     }
     }
 done:
+    *reply_out = h.kind == FY_RMA_AM_FLUSH || err ? 0 : h.bytes;
+    return err;
+}
+
+/* Serve one request of origin o (n bytes in rxbuf) and answer it. */
+static void handle(struct fy_rma_am *am, int o, uint64_t n)
+{
+    uint32_t kind;
+    uint64_t rbytes;
+    int err = fy_rma_am_serve(am->w, am->rxbuf, n, am->scratch, &kind, &rbytes);
     if (err && err != -ERANGE)
-        FY_WARN("MPI one-sided: bad request from rank %d (kind %u): %s", o,
-                h.kind, strerror(-err));
+        FY_WARN("MPI one-sided: bad request from rank %d (kind %u, %llu "
+                "bytes): %s",
+                o, kind, (unsigned long long)n, strerror(-err));
+    bool replies = kind == FY_RMA_AM_GET || kind == FY_RMA_AM_GACC ||
+                   kind == FY_RMA_AM_CAS || kind == FY_RMA_AM_FLUSH;
     if (replies)
-        reply(am, o, err, am->scratch, h.kind == AM_FLUSH ? 0 : h.bytes);
+        reply(am, o, err, am->scratch, rbytes);
     else if (err && !am->err[o])
         am->err[o] = err;
     s_handled++;
@@ -382,7 +353,7 @@ int fy_rma_am_init(struct fy_rma_win *w)
     am->w = w;
     am->rxbuf = malloc(AM_PKT_MAX);
     am->txbuf = malloc(AM_PKT_MAX);
-    am->scratch = malloc(AM_CHUNK);
+    am->scratch = malloc(FY_RMA_AM_CHUNK);
     am->err = calloc((size_t)w->size, sizeof(int));
     am->dirty = calloc((size_t)w->size, sizeof(bool));
     int rc = -ENOMEM;
@@ -441,24 +412,25 @@ void fy_rma_am_free(struct fy_rma_win *w)
 /* ---- the origin ---------------------------------------------------------- */
 
 /* Describe packed bytes [done, done + limit) of tcount elements of tdt at
- * target address taddr as at most AM_NSEG pieces, cut to a multiple of
+ * target address taddr as at most FY_RMA_AM_NSEG pieces, cut to a multiple of
  * 'elem' bytes. Returns the data bytes covered (> 0) or a negative errno. */
 static int64_t pieces(uint64_t taddr, MPI_Count tcount,
                       const struct fy_dtype *tdt, MPI_Count done,
-                      uint64_t limit, uint64_t elem, struct am_seg *sg,
+                      uint64_t limit, uint64_t elem, struct fy_rma_am_seg *sg,
                       uint32_t *nseg_out)
 {
-    struct iovec iov[AM_NSEG];
+    struct iovec iov[FY_RMA_AM_NSEG];
     MPI_Count b = 0;
     int k = fy_dtype_iov((void *)(uintptr_t)taddr, tcount, tdt, done, iov,
-                         AM_NSEG, &b);
+                         FY_RMA_AM_NSEG, &b);
     if (k <= 0 || b <= 0)
         return -EIO;
     uint64_t total = 0;
     uint32_t n = 0;
     for (int i = 0; i < k && total < limit; i++) {
         uint64_t len = FY_MIN((uint64_t)iov[i].iov_len, limit - total);
-        sg[n++] = (struct am_seg){(uint64_t)(uintptr_t)iov[i].iov_base, len};
+        sg[n++] =
+            (struct fy_rma_am_seg){(uint64_t)(uintptr_t)iov[i].iov_base, len};
         total += len;
     }
     uint64_t cut = total % elem;
@@ -471,7 +443,7 @@ static int64_t pieces(uint64_t taddr, MPI_Count tcount,
             n--;
     }
     if (!total)
-        return -EINVAL; /* an element wider than AM_NSEG pieces */
+        return -EINVAL; /* an element wider than FY_RMA_AM_NSEG pieces */
     *nseg_out = n;
     return (int64_t)total;
 }
@@ -489,24 +461,24 @@ static void note_err(struct fy_rma_am *am, int err)
  * completes, so it is rung first. */
 #define AM_RING_EAGER 2048
 
-static int send_req(struct fy_rma_am *am, int target, const struct am_hdr *h,
-                    uint64_t dlen)
+static int send_req(struct fy_rma_am *am, int target,
+                    const struct fy_rma_am_hdr *h, uint64_t dlen)
 {
     memcpy(am->txbuf, h, sizeof(*h));
-    uint64_t len = sizeof(*h) + h->nseg * sizeof(struct am_seg) + dlen;
+    uint64_t len = sizeof(*h) + h->nseg * sizeof(struct fy_rma_am_seg) + dlen;
     struct fy_rma_win *w = am->w;
     int world = w->peers[target].world;
     if (len <= AM_RING_EAGER) {
         int rc = fy_p2p_send(am->txbuf, (MPI_Count)len, fy_dtype_get(MPI_BYTE),
-                             target, AM_TAG_REQ, w->comm, w->comm->ctx,
+                             target, FY_RMA_AM_TAG_REQ, w->comm, w->comm->ctx,
                              FY_SEND_STANDARD);
         fy_wake_slow(world);
         return rc;
     }
     struct fy_req *r;
-    int rc =
-        fy_p2p_isend(am->txbuf, (MPI_Count)len, fy_dtype_get(MPI_BYTE), target,
-                     AM_TAG_REQ, w->comm, w->comm->ctx, FY_SEND_STANDARD, &r);
+    int rc = fy_p2p_isend(am->txbuf, (MPI_Count)len, fy_dtype_get(MPI_BYTE),
+                          target, FY_RMA_AM_TAG_REQ, w->comm, w->comm->ctx,
+                          FY_SEND_STANDARD, &r);
     if (rc)
         return rc;
     fy_wake_slow(world);
@@ -525,12 +497,12 @@ static int recv_reply(struct fy_rma_am *am, int target, uint64_t want,
     MPI_Count got = 0;
     int src, tag;
     int rc = fy_p2p_recv(am->txbuf, (MPI_Count)AM_REPLY_MAX,
-                         fy_dtype_get(MPI_BYTE), target, AM_TAG_REPLY, w->comm,
-                         w->comm->ctx, &src, &tag, &got);
+                         fy_dtype_get(MPI_BYTE), target, FY_RMA_AM_TAG_REPLY,
+                         w->comm, w->comm->ctx, &src, &tag, &got);
     if (rc)
         return rc;
     am->dirty[target] = false;
-    struct am_reply rp;
+    struct fy_rma_am_reply rp;
     if ((uint64_t)got < sizeof(rp))
         return -EPROTO;
     memcpy(&rp, am->txbuf, sizeof(rp));
@@ -550,10 +522,12 @@ int fy_rma_am_put(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
 {
     struct fy_rma_am *am = w->am;
     MPI_Count bytes = ocount * odt->size, done = 0;
-    struct am_seg *sg = (struct am_seg *)(am->txbuf + sizeof(struct am_hdr));
+    struct fy_rma_am_seg *sg =
+        (struct fy_rma_am_seg *)(am->txbuf + sizeof(struct fy_rma_am_hdr));
     while (done < bytes) {
-        struct am_hdr h = {.kind = AM_PUT};
-        int64_t c = pieces(taddr, tcount, tdt, done, AM_CHUNK, 1, sg, &h.nseg);
+        struct fy_rma_am_hdr h = {.kind = FY_RMA_AM_PUT};
+        int64_t c =
+            pieces(taddr, tcount, tdt, done, FY_RMA_AM_CHUNK, 1, sg, &h.nseg);
         if (c < 0)
             return (int)c;
         h.bytes = (uint64_t)c;
@@ -573,10 +547,12 @@ int fy_rma_am_get(struct fy_rma_win *w, void *obuf, MPI_Count ocount,
 {
     struct fy_rma_am *am = w->am;
     MPI_Count bytes = tcount * tdt->size, done = 0;
-    struct am_seg *sg = (struct am_seg *)(am->txbuf + sizeof(struct am_hdr));
+    struct fy_rma_am_seg *sg =
+        (struct fy_rma_am_seg *)(am->txbuf + sizeof(struct fy_rma_am_hdr));
     while (done < bytes) {
-        struct am_hdr h = {.kind = AM_GET};
-        int64_t c = pieces(taddr, tcount, tdt, done, AM_CHUNK, 1, sg, &h.nseg);
+        struct fy_rma_am_hdr h = {.kind = FY_RMA_AM_GET};
+        int64_t c =
+            pieces(taddr, tcount, tdt, done, FY_RMA_AM_CHUNK, 1, sg, &h.nseg);
         if (c < 0)
             return (int)c;
         h.bytes = (uint64_t)c;
@@ -609,13 +585,14 @@ int fy_rma_am_acc(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
     }
     uint64_t es = (uint64_t)u->size;
     MPI_Count bytes = tcount * tdt->size, done = 0;
-    struct am_seg *sg = (struct am_seg *)(am->txbuf + sizeof(struct am_hdr));
+    struct fy_rma_am_seg *sg =
+        (struct fy_rma_am_seg *)(am->txbuf + sizeof(struct fy_rma_am_hdr));
     while (done < bytes) {
-        struct am_hdr h = {.kind = rbuf ? AM_GACC : AM_ACC,
-                           .op = (int32_t)op->handle,
-                           .type = (int32_t)u->handle};
-        int64_t c = pieces(taddr, tcount, tdt, done, AM_CHUNK / es * es, es, sg,
-                           &h.nseg);
+        struct fy_rma_am_hdr h = {.kind = rbuf ? FY_RMA_AM_GACC : FY_RMA_AM_ACC,
+                                  .op = (int32_t)op->handle,
+                                  .type = (int32_t)u->handle};
+        int64_t c = pieces(taddr, tcount, tdt, done, FY_RMA_AM_CHUNK / es * es,
+                           es, sg, &h.nseg);
         if (c < 0)
             return (int)c;
         h.bytes = (uint64_t)c;
@@ -642,9 +619,11 @@ int fy_rma_am_cas(struct fy_rma_win *w, const void *obuf, const void *cbuf,
 {
     struct fy_rma_am *am = w->am;
     uint64_t n = (uint64_t)dt->size;
-    struct am_hdr h = {
-        .kind = AM_CAS, .nseg = 1, .bytes = n, .type = (int32_t)dt->handle};
-    struct am_seg sg = {taddr + (uint64_t)dt->true_lb, n};
+    struct fy_rma_am_hdr h = {.kind = FY_RMA_AM_CAS,
+                              .nseg = 1,
+                              .bytes = n,
+                              .type = (int32_t)dt->handle};
+    struct fy_rma_am_seg sg = {taddr + (uint64_t)dt->true_lb, n};
     char *p = am->txbuf + sizeof(h);
     memcpy(p, &sg, sizeof(sg));
     memcpy(p + sizeof(sg), obuf, n);
@@ -671,7 +650,7 @@ int fy_rma_am_flush(struct fy_rma_win *w, int target)
     for (int t = 0; t < w->size; t++) {
         if ((target >= 0 && t != target) || !am->dirty[t])
             continue;
-        struct am_hdr h = {.kind = AM_FLUSH};
+        struct fy_rma_am_hdr h = {.kind = FY_RMA_AM_FLUSH};
         int rc = send_req(am, t, &h, 0);
         if (rc) {
             first = first ? first : rc;

@@ -196,6 +196,62 @@ int fy_rma_cas(struct fy_rma_win *w, const void *obuf, const void *cbuf,
  * get-accumulates and compare-and-swap wait for the reply; a reply means
  * every earlier request to that target was applied. */
 
+/* Packets. A request is one message (MPI_BYTE) on the window's p2p
+ * context with tag FY_RMA_AM_TAG_REQ: a fy_rma_am_hdr, nseg fy_rma_am_seg
+ * (absolute addresses in the target, in packed order), then the data.
+ * Replies (GET, GACC, CAS, FLUSH) go back with FY_RMA_AM_TAG_REPLY: a
+ * fy_rma_am_reply, then data. The target handles one origin's requests
+ * in the order sent (MPI's non-overtaking order on one context) and
+ * replies in that order, so the origin's receives (from that target,
+ * FY_RMA_AM_TAG_REPLY) match in order too. A large operation is cut into
+ * chunks of at most FY_RMA_AM_CHUNK data bytes and FY_RMA_AM_NSEG pieces,
+ * each its own request. Every field is checked by the target
+ * (fy_rma_am_serve) before it steers a copy. */
+#define FY_RMA_AM_TAG_REQ 1
+#define FY_RMA_AM_TAG_REPLY 2
+#define FY_RMA_AM_CHUNK (64 * 1024)
+#define FY_RMA_AM_NSEG 64
+
+enum fy_rma_am_kind {
+    FY_RMA_AM_PUT = 1,
+    FY_RMA_AM_GET,
+    FY_RMA_AM_ACC,  /* accumulate, no reply */
+    FY_RMA_AM_GACC, /* get-accumulate and fetch-and-op: old contents replied */
+    FY_RMA_AM_CAS,
+    FY_RMA_AM_FLUSH, /* reply once everything before it is applied */
+};
+
+struct fy_rma_am_hdr {
+    uint32_t kind;  /* enum fy_rma_am_kind */
+    uint32_t nseg;  /* <= FY_RMA_AM_NSEG */
+    uint64_t bytes; /* data bytes the pieces cover */
+    int32_t op;     /* MPI_Op (predefined) for ACC/GACC */
+    int32_t type;   /* predefined element type for ACC/GACC/CAS */
+};
+
+struct fy_rma_am_seg {
+    uint64_t addr, len;
+};
+
+struct fy_rma_am_reply {
+    int32_t err;     /* 0, or why the request it answers was refused */
+    int32_t earlier; /* the first error of earlier requests without a reply */
+    uint64_t bytes;  /* data bytes following */
+};
+static_assert(sizeof(struct fy_rma_am_hdr) == 24, "request header layout");
+static_assert(sizeof(struct fy_rma_am_seg) == 16, "piece layout");
+static_assert(sizeof(struct fy_rma_am_reply) == 16, "reply header layout");
+
+/* Check one request (n bytes at pkt) against this rank's window w and, if
+ * every field is valid, apply it; memory outside the window (or its
+ * attached regions) is never touched, and a refused request writes
+ * nothing. 'scratch' (FY_RMA_AM_CHUNK bytes) receives the reply's data.
+ * Returns 0, -ERANGE (a piece outside the window), -EINVAL (type or op),
+ * -EPROTO (malformed) or -ENOMEM; *kind_out gets the request's kind (0 if
+ * too short to have one), *reply_out the reply's data bytes. */
+int fy_rma_am_serve(struct fy_rma_win *w, const void *pkt, uint64_t n,
+                    char *scratch, uint32_t *kind_out, uint64_t *reply_out);
+
 /* Post the window's request receive and hook the progress engine (local).
  * Returns 0 or -ENOMEM. */
 int fy_rma_am_init(struct fy_rma_win *w);
