@@ -24,7 +24,7 @@
 
 #define AM_PKT_MAX                                                             \
     (sizeof(struct fy_rma_am_hdr) +                                            \
-     FY_RMA_AM_NSEG * sizeof(struct fy_rma_am_seg) + 2 * FY_RMA_AM_CHUNK)
+     FY_RMA_AM_NSEG * sizeof(struct fy_rma_am_seg) + FY_RMA_AM_CHUNK)
 #define AM_REPLY_MAX (sizeof(struct fy_rma_am_reply) + FY_RMA_AM_CHUNK)
 
 /* A reply on its way (the target keeps its buffer until sent). */
@@ -388,9 +388,11 @@ void fy_rma_am_free(struct fy_rma_win *w)
     if (!s_ams)
         fy_p2p_rma_hook = NULL;
     if (am->rx) {
+        /* A request that matched already (an erroneous program's, sent
+         * after the window's last epoch) still lands in rxbuf: let it. */
         fy_p2p_cancel_recv(am->rx);
-        if (am->rx->complete)
-            fy_req_free(am->rx);
+        fy_req_wait(am->rx);
+        fy_req_free(am->rx);
     }
     /* Replies were received before their origins let the window go (the
      * window's free is collective); wait for the last sends to finish. */
