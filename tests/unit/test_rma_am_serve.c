@@ -234,7 +234,7 @@ int main(void)
     TAP_EQ_INT(got, 4242, "compare_and_swap: swapped when equal");
     TAP_EQ_MEM(scratch, &now, 4, "compare_and_swap: old value replied");
     sg[1] = (struct fy_rma_am_seg){A(68), 4};
-    refused(&w, build(FY_RMA_AM_CAS, 0, tint, 8, 2, sg, cas, 16), -EPROTO,
+    refused(&w, build(FY_RMA_AM_CAS, 0, tint, 8, 2, sg, data, 16), -EPROTO,
             "compare_and_swap of two pieces");
     sg[0] = (struct fy_rma_am_seg){A(WIN - 2), 4};
     refused(&w, build(FY_RMA_AM_CAS, 0, tint, 4, 1, sg, cas, 8), -ERANGE,
