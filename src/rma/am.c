@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdalign.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -27,11 +28,11 @@
      FY_RMA_AM_NSEG * sizeof(struct fy_rma_am_seg) + FY_RMA_AM_CHUNK)
 #define AM_REPLY_MAX (sizeof(struct fy_rma_am_reply) + FY_RMA_AM_CHUNK)
 
-/* A reply on its way (the target keeps its buffer until sent). */
+/* A packet on its way (the sender keeps its buffer until sent). */
 struct am_send {
     struct fy_req *req;
     struct am_send *next;
-    char buf[];
+    alignas(8) char buf[];
 };
 
 /* Invariants (one process; the library lock serialises the main thread
@@ -40,17 +41,26 @@ struct am_send {
  *   except while the hook handles what it delivered;
  * - err[o]: the first error of origin o's requests since the last reply
  *   to o (target side);
- * - dirty[t]: requests without a reply were sent to t since its last
- *   reply (origin side): flush must ask t. */
+ * - origin side, per target t: nsent[t] counts the requests sent to t,
+ *   nacked[t] the highest of those known applied (a reply to request k
+ *   means t applied 1..k: it serves one origin in order); flush asks t
+ *   only when nsent[t] > nacked[t];
+ * - tx: this origin's requests still being sent (their buffers), at most
+ *   AM_DEPTH;
+ * - every reply comes back with the tag its request named (a fresh one
+ *   per request), so replies never depend on the order receives were
+ *   posted in (threads of a MULTIPLE program may interleave). */
 struct fy_rma_am {
     struct fy_rma_win *w;
     struct fy_req *rx;
     char *rxbuf;   /* AM_PKT_MAX */
-    char *txbuf;   /* origin: packet being built, then the reply */
     char *scratch; /* target: the target's current bytes (FY_RMA_AM_CHUNK) */
-    struct am_send *sends;
+    struct am_send *sends; /* target: replies on their way */
     int *err;
-    bool *dirty;
+    uint64_t *nsent, *nacked;
+    struct am_send *tx;
+    int ntx;
+    int tag;        /* last reply tag handed out */
     int origin_err; /* first error a reply brought back (origin side) */
     struct fy_rma_am *next;
 };
@@ -110,8 +120,8 @@ static void scatter(const struct fy_rma_am_seg *sg, uint32_t n, const char *in)
 /* Send a reply to origin o: err, o's pending error, then 'data' (bytes)
  * unless err. Failing to send is fatal for the pair (the origin
  * waits for it), so it ends the job like a lost peer would. */
-static void reply(struct fy_rma_am *am, int o, int err, const void *data,
-                  uint64_t bytes)
+static void reply(struct fy_rma_am *am, int o, int tag, int err,
+                  const void *data, uint64_t bytes)
 {
     struct am_send *s =
         malloc(sizeof(*s) + sizeof(struct fy_rma_am_reply) + bytes);
@@ -125,8 +135,8 @@ static void reply(struct fy_rma_am *am, int o, int err, const void *data,
         memcpy(s->buf + sizeof(rp), data, (size_t)bytes);
     struct fy_rma_win *w = am->w;
     int rc = fy_p2p_isend(s->buf, (MPI_Count)(sizeof(rp) + rp.bytes),
-                          fy_dtype_get(MPI_BYTE), o, FY_RMA_AM_TAG_REPLY,
-                          w->comm, w->comm->ctx, FY_SEND_STANDARD, &s->req);
+                          fy_dtype_get(MPI_BYTE), o, tag, w->comm, w->comm->ctx,
+                          FY_SEND_STANDARD, &s->req);
     if (rc)
         fy_fatal(1, "MPI one-sided: cannot reply to rank %d: %s", o,
                  strerror(-rc));
@@ -179,6 +189,12 @@ int fy_rma_am_serve(struct fy_rma_win *w, const void *pkt, uint64_t n,
     const char *data = NULL;
     if (h.kind < FY_RMA_AM_PUT || h.kind > FY_RMA_AM_FLUSH ||
         h.nseg > FY_RMA_AM_NSEG || h.bytes > FY_RMA_AM_CHUNK) {
+        err = -EPROTO;
+        goto done;
+    }
+    if ((h.kind == FY_RMA_AM_GET || h.kind == FY_RMA_AM_GACC ||
+         h.kind == FY_RMA_AM_CAS || h.kind == FY_RMA_AM_FLUSH) &&
+        (h.tag < FY_RMA_AM_TAG_REPLY || h.tag > FY_RMA_AM_TAG_MAX)) {
         err = -EPROTO;
         goto done;
     }
@@ -288,8 +304,11 @@ static void handle(struct fy_rma_am *am, int o, uint64_t n)
                 o, kind, (unsigned long long)n, strerror(-err));
     bool replies = kind == FY_RMA_AM_GET || kind == FY_RMA_AM_GACC ||
                    kind == FY_RMA_AM_CAS || kind == FY_RMA_AM_FLUSH;
-    if (replies)
-        reply(am, o, err, am->scratch, rbytes);
+    struct fy_rma_am_hdr h = {0};
+    if (n >= sizeof(h))
+        memcpy(&h, am->rxbuf, sizeof(h));
+    if (replies && h.tag >= FY_RMA_AM_TAG_REPLY && h.tag <= FY_RMA_AM_TAG_MAX)
+        reply(am, o, (int)h.tag, err, am->scratch, rbytes);
     else if (err && !am->err[o])
         am->err[o] = err;
     s_handled++;
@@ -352,19 +371,20 @@ int fy_rma_am_init(struct fy_rma_win *w)
         return -ENOMEM;
     am->w = w;
     am->rxbuf = malloc(AM_PKT_MAX);
-    am->txbuf = malloc(AM_PKT_MAX);
     am->scratch = malloc(FY_RMA_AM_CHUNK);
     am->err = calloc((size_t)w->size, sizeof(int));
-    am->dirty = calloc((size_t)w->size, sizeof(bool));
+    am->nsent = calloc((size_t)w->size, sizeof(uint64_t));
+    am->nacked = calloc((size_t)w->size, sizeof(uint64_t));
+    am->tag = FY_RMA_AM_TAG_REPLY;
     int rc = -ENOMEM;
-    if (am->rxbuf && am->txbuf && am->scratch && am->err && am->dirty)
+    if (am->rxbuf && am->scratch && am->err && am->nsent && am->nacked)
         rc = post_rx(am);
     if (rc) {
         free(am->rxbuf);
-        free(am->txbuf);
         free(am->scratch);
         free(am->err);
-        free(am->dirty);
+        free(am->nsent);
+        free(am->nacked);
         free(am);
         return rc;
     }
@@ -396,17 +416,18 @@ void fy_rma_am_free(struct fy_rma_win *w)
     }
     /* Replies were received before their origins let the window go (the
      * window's free is collective); wait for the last sends to finish. */
-    for (struct am_send *s = am->sends, *nx; s; s = nx) {
-        nx = s->next;
-        fy_req_wait(s->req);
-        fy_req_free(s->req);
-        free(s);
-    }
+    for (int k = 0; k < 2; k++)
+        for (struct am_send *s = k ? am->tx : am->sends, *nx; s; s = nx) {
+            nx = s->next;
+            fy_req_wait(s->req);
+            fy_req_free(s->req);
+            free(s);
+        }
     free(am->rxbuf);
-    free(am->txbuf);
     free(am->scratch);
     free(am->err);
-    free(am->dirty);
+    free(am->nsent);
+    free(am->nacked);
     free(am);
     w->am = NULL;
 }
@@ -456,65 +477,204 @@ static void note_err(struct fy_rma_am *am, int err)
         am->origin_err = err;
 }
 
-/* Send the request built in txbuf (hdr, segs, dlen data bytes), and ring
- * the target's doorbell: its progress thread may be asleep on it even when
- * ranks do not sleep (peers ring only sleeping ranks' bells then). A
- * request above AM_RING_EAGER may need the target before the send
- * completes, so it is rung first. */
-#define AM_RING_EAGER 2048
+/* Requests up to this size are sent from the stack with the blocking
+ * fast path; larger ones from a heap buffer, asynchronously. */
+#define AM_SMALL 2048
+/* Asynchronous requests of one origin in flight at most. */
+#define AM_DEPTH 4
+/* Get chunks whose replies are awaited at once. */
+#define AM_GET_DEPTH 4
 
-static int send_req(struct fy_rma_am *am, int target,
-                    const struct fy_rma_am_hdr *h, uint64_t dlen)
+static int next_tag(struct fy_rma_am *am)
 {
-    memcpy(am->txbuf, h, sizeof(*h));
-    uint64_t len = sizeof(*h) + h->nseg * sizeof(struct fy_rma_am_seg) + dlen;
-    struct fy_rma_win *w = am->w;
-    int world = w->peers[target].world;
-    if (len <= AM_RING_EAGER) {
-        int rc = fy_p2p_send(am->txbuf, (MPI_Count)len, fy_dtype_get(MPI_BYTE),
-                             target, FY_RMA_AM_TAG_REQ, w->comm, w->comm->ctx,
-                             FY_SEND_STANDARD);
-        fy_wake_slow(world);
-        return rc;
+    am->tag =
+        am->tag >= FY_RMA_AM_TAG_MAX ? FY_RMA_AM_TAG_REPLY + 1 : am->tag + 1;
+    return am->tag;
+}
+
+/* Free the asynchronous requests that went out; with 'all', wait for
+ * every one first. */
+static void reap_tx(struct fy_rma_am *am, bool all)
+{
+    for (struct am_send **pp = &am->tx; *pp;) {
+        struct am_send *s = *pp;
+        if (!s->req->complete && !all) {
+            pp = &s->next;
+            continue;
+        }
+        fy_req_wait(s->req);
+        *pp = s->next;
+        fy_req_free(s->req);
+        free(s);
+        am->ntx--;
     }
-    struct fy_req *r;
-    int rc = fy_p2p_isend(am->txbuf, (MPI_Count)len, fy_dtype_get(MPI_BYTE),
-                          target, FY_RMA_AM_TAG_REQ, w->comm, w->comm->ctx,
-                          FY_SEND_STANDARD, &r);
-    if (rc)
-        return rc;
-    fy_wake_slow(world);
-    rc = fy_req_wait(r);
-    fy_req_free(r);
+}
+
+/* Ring target's doorbell: its progress thread may sleep on it even when
+ * ranks do not sleep (peers ring only sleeping ranks' bells then). */
+static void ring(struct fy_rma_am *am, int target)
+{
+    fy_wake_slow(am->w->peers[target].world);
+}
+
+/* Send a request of len bytes at pkt (its header already in place).
+ * Small ones go at once from the caller's buffer; 'heap' ones (an
+ * am_send whose buf is pkt) go asynchronously and are owned by am->tx
+ * from here on. Counts the request: *seq_out gets its number. */
+static int send_req(struct fy_rma_am *am, int target, char *pkt, uint64_t len,
+                    struct am_send *heap, uint64_t *seq_out)
+{
+    struct fy_rma_win *w = am->w;
+    int rc;
+    if (!heap) {
+        rc = fy_p2p_send(pkt, (MPI_Count)len, fy_dtype_get(MPI_BYTE), target,
+                         FY_RMA_AM_TAG_REQ, w->comm, w->comm->ctx,
+                         FY_SEND_STANDARD);
+    } else {
+        /* Progress until one of ours is out (not fy_req_wait on one of
+         * them: under MULTIPLE another thread may reap it meanwhile). */
+        unsigned spins = 0;
+        for (reap_tx(am, false); am->ntx >= AM_DEPTH; reap_tx(am, false)) {
+            if (fy_progress())
+                spins = 0;
+            else
+                fy_progress_idle(&spins);
+        }
+        rc = fy_p2p_isend(pkt, (MPI_Count)len, fy_dtype_get(MPI_BYTE), target,
+                          FY_RMA_AM_TAG_REQ, w->comm, w->comm->ctx,
+                          FY_SEND_STANDARD, &heap->req);
+        if (rc) {
+            free(heap);
+        } else {
+            heap->next = am->tx;
+            am->tx = heap;
+            am->ntx++;
+        }
+    }
+    ring(am, target);
+    if (!rc)
+        *seq_out = ++am->nsent[target];
     return rc;
 }
 
-/* Receive target's next reply into txbuf; returns its error or, for a
- * transport failure, a negative errno. Everything sent to target before
- * has been applied once a reply arrives. */
-static int recv_reply(struct fy_rma_am *am, int target, uint64_t want,
-                      const char **data_out)
+/* A packet buffer for a request of up to len bytes: the stack one when
+ * it fits, else a new am_send (*heap_out; freed by send_req or the
+ * caller on error). NULL when out of memory. */
+static char *pkt_buf(uint64_t len, char *small, struct am_send **heap_out)
+{
+    *heap_out = NULL;
+    if (len <= AM_SMALL)
+        return small;
+    struct am_send *h = malloc(sizeof(*h) + len);
+    if (!h)
+        return NULL;
+    *heap_out = h;
+    return h->buf;
+}
+
+/* Post the receive of the reply with 'tag' into buf (cap bytes). */
+static int post_reply(struct fy_rma_am *am, int target, int tag, char *buf,
+                      uint64_t cap, struct fy_req **out)
 {
     struct fy_rma_win *w = am->w;
-    MPI_Count got = 0;
-    int src, tag;
-    int rc = fy_p2p_recv(am->txbuf, (MPI_Count)AM_REPLY_MAX,
-                         fy_dtype_get(MPI_BYTE), target, FY_RMA_AM_TAG_REPLY,
-                         w->comm, w->comm->ctx, &src, &tag, &got);
+    return fy_p2p_irecv(buf, (MPI_Count)cap, fy_dtype_get(MPI_BYTE), target,
+                        tag, w->comm, w->comm->ctx, out);
+}
+
+/* Wait for a reply posted with post_reply (request number seq) and check
+ * it: returns its error or a transport one; *data_out points at its want
+ * data bytes in buf. Frees r. */
+static int await_reply(struct fy_rma_am *am, int target, struct fy_req *r,
+                       const char *buf, uint64_t want, uint64_t seq,
+                       const char **data_out)
+{
+    int rc = fy_req_wait(r);
+    uint64_t got = (uint64_t)r->st_bytes;
+    fy_req_free(r);
     if (rc)
         return rc;
-    am->dirty[target] = false;
+    if (seq > am->nacked[target])
+        am->nacked[target] = seq;
     struct fy_rma_am_reply rp;
-    if ((uint64_t)got < sizeof(rp))
+    if (got < sizeof(rp))
         return -EPROTO;
-    memcpy(&rp, am->txbuf, sizeof(rp));
+    memcpy(&rp, buf, sizeof(rp));
     if (rp.earlier)
         note_err(am, rp.earlier < 0 ? rp.earlier : -EPROTO);
     if (rp.err)
         return rp.err < 0 ? rp.err : -EPROTO;
-    if (rp.bytes != want || (uint64_t)got != sizeof(rp) + want)
+    if (rp.bytes != want || got != sizeof(rp) + want)
         return -EPROTO;
-    *data_out = am->txbuf + sizeof(rp);
+    *data_out = buf + sizeof(rp);
+    return 0;
+}
+
+/* One request with a reply of 'want' data bytes: the packet at pkt (len
+ * bytes, header in place; its tag is set here), the reply into rbuf
+ * (sizeof(reply) + want bytes). */
+static int roundtrip(struct fy_rma_am *am, int target, char *pkt, uint64_t len,
+                     struct am_send *heap, char *rbuf, uint64_t want,
+                     const char **data_out)
+{
+    struct fy_rma_am_hdr h;
+    memcpy(&h, pkt, sizeof(h));
+    h.tag = (uint32_t)next_tag(am);
+    memcpy(pkt, &h, sizeof(h));
+    struct fy_req *r;
+    /* Posted first: the reply may come while a large request is sent. */
+    int rc = post_reply(am, target, (int)h.tag, rbuf,
+                        sizeof(struct fy_rma_am_reply) + want, &r);
+    if (rc) {
+        free(heap);
+        return rc;
+    }
+    uint64_t seq = 0;
+    rc = send_req(am, target, pkt, len, heap, &seq);
+    if (rc) {
+        fy_p2p_cancel_recv(r);
+        fy_req_wait(r);
+        fy_req_free(r);
+        return rc;
+    }
+    return await_reply(am, target, r, rbuf, want, seq, data_out);
+}
+
+/* Put and accumulate: requests without a reply, chunk by chunk. */
+static int send_data(struct fy_rma_win *w, uint32_t kind, int32_t op,
+                     int32_t type, uint64_t es, const void *obuf,
+                     MPI_Count ocount, struct fy_dtype *odt, bool with_data,
+                     int target, uint64_t taddr, MPI_Count tcount,
+                     struct fy_dtype *tdt)
+{
+    struct fy_rma_am *am = w->am;
+    MPI_Count bytes = tcount * tdt->size, done = 0;
+    reap_tx(am, false);
+    while (done < bytes) {
+        struct fy_rma_am_seg sg[FY_RMA_AM_NSEG];
+        struct fy_rma_am_hdr h = {.kind = kind, .op = op, .type = type};
+        int64_t c = pieces(taddr, tcount, tdt, done, FY_RMA_AM_CHUNK / es * es,
+                           es, sg, &h.nseg);
+        if (c < 0)
+            return (int)c;
+        h.bytes = (uint64_t)c;
+        uint64_t segb = h.nseg * sizeof(struct fy_rma_am_seg);
+        uint64_t len = sizeof(h) + segb + (with_data ? h.bytes : 0);
+        alignas(8) char small[AM_SMALL];
+        struct am_send *heap;
+        char *pkt = pkt_buf(len, small, &heap);
+        if (!pkt)
+            return -ENOMEM;
+        memcpy(pkt, &h, sizeof(h));
+        memcpy(pkt + sizeof(h), sg, segb);
+        if (with_data)
+            fy_dtype_pack_range(obuf, ocount, odt, done, c,
+                                pkt + sizeof(h) + segb);
+        uint64_t seq;
+        int rc = send_req(am, target, pkt, len, heap, &seq);
+        if (rc)
+            return rc;
+        done += c;
+    }
     return 0;
 }
 
@@ -522,52 +682,79 @@ int fy_rma_am_put(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
                   struct fy_dtype *odt, int target, uint64_t taddr,
                   MPI_Count tcount, struct fy_dtype *tdt)
 {
-    struct fy_rma_am *am = w->am;
-    MPI_Count bytes = ocount * odt->size, done = 0;
-    struct fy_rma_am_seg *sg =
-        (struct fy_rma_am_seg *)(am->txbuf + sizeof(struct fy_rma_am_hdr));
-    while (done < bytes) {
-        struct fy_rma_am_hdr h = {.kind = FY_RMA_AM_PUT};
-        int64_t c =
-            pieces(taddr, tcount, tdt, done, FY_RMA_AM_CHUNK, 1, sg, &h.nseg);
-        if (c < 0)
-            return (int)c;
-        h.bytes = (uint64_t)c;
-        fy_dtype_pack_range(obuf, ocount, odt, done, c, sg + h.nseg);
-        am->dirty[target] = true;
-        int rc = send_req(am, target, &h, h.bytes);
-        if (rc)
-            return rc;
-        done += c;
-    }
-    return 0;
+    return send_data(w, FY_RMA_AM_PUT, 0, 0, 1, obuf, ocount, odt, true, target,
+                     taddr, tcount, tdt);
 }
+
+/* A get chunk whose reply is awaited. */
+struct get_chunk {
+    struct fy_req *r;
+    char *buf;
+    MPI_Count off, len;
+    uint64_t seq;
+};
 
 int fy_rma_am_get(struct fy_rma_win *w, void *obuf, MPI_Count ocount,
                   struct fy_dtype *odt, int target, uint64_t taddr,
                   MPI_Count tcount, struct fy_dtype *tdt)
 {
     struct fy_rma_am *am = w->am;
-    MPI_Count bytes = tcount * tdt->size, done = 0;
-    struct fy_rma_am_seg *sg =
-        (struct fy_rma_am_seg *)(am->txbuf + sizeof(struct fy_rma_am_hdr));
-    while (done < bytes) {
-        struct fy_rma_am_hdr h = {.kind = FY_RMA_AM_GET};
-        int64_t c =
-            pieces(taddr, tcount, tdt, done, FY_RMA_AM_CHUNK, 1, sg, &h.nseg);
-        if (c < 0)
-            return (int)c;
-        h.bytes = (uint64_t)c;
+    MPI_Count bytes = tcount * tdt->size, sent = 0;
+    struct get_chunk q[AM_GET_DEPTH];
+    int head = 0, n = 0, rc = 0;
+    /* Keep up to AM_GET_DEPTH chunks asked for, the oldest awaited. */
+    while ((sent < bytes && !rc) || n) {
+        if (sent < bytes && !rc && n < AM_GET_DEPTH) {
+            struct get_chunk *g = &q[(head + n) % AM_GET_DEPTH];
+            alignas(8) char pkt[sizeof(struct fy_rma_am_hdr) +
+                                FY_RMA_AM_NSEG * sizeof(struct fy_rma_am_seg)];
+            struct fy_rma_am_hdr h = {.kind = FY_RMA_AM_GET};
+            struct fy_rma_am_seg *sg =
+                (struct fy_rma_am_seg *)(pkt + sizeof(h));
+            int64_t c = pieces(taddr, tcount, tdt, sent, FY_RMA_AM_CHUNK, 1, sg,
+                               &h.nseg);
+            g->buf = c > 0 ? malloc(sizeof(struct fy_rma_am_reply) + (size_t)c)
+                           : NULL;
+            if (c < 0 || !g->buf) {
+                rc = c < 0 ? (int)c : -ENOMEM;
+                continue;
+            }
+            h.bytes = (uint64_t)c;
+            h.tag = (uint32_t)next_tag(am);
+            memcpy(pkt, &h, sizeof(h));
+            rc = post_reply(am, target, (int)h.tag, g->buf,
+                            sizeof(struct fy_rma_am_reply) + h.bytes, &g->r);
+            if (!rc) {
+                rc = send_req(am, target, pkt, sizeof(h) + h.nseg * sizeof(*sg),
+                              NULL, &g->seq);
+                if (rc) {
+                    fy_p2p_cancel_recv(g->r);
+                    fy_req_wait(g->r);
+                    fy_req_free(g->r);
+                }
+            }
+            if (rc) {
+                free(g->buf);
+                continue;
+            }
+            g->off = sent;
+            g->len = c;
+            sent += c;
+            n++;
+            continue;
+        }
+        struct get_chunk *g = &q[head];
         const char *data;
-        int rc = send_req(am, target, &h, 0);
-        if (!rc)
-            rc = recv_reply(am, target, h.bytes, &data);
-        if (rc)
-            return rc;
-        fy_dtype_unpack_range(data, done, c, obuf, ocount, odt);
-        done += c;
+        int e = await_reply(am, target, g->r, g->buf, (uint64_t)g->len, g->seq,
+                            &data);
+        if (!e && !rc)
+            fy_dtype_unpack_range(data, g->off, g->len, obuf, ocount, odt);
+        rc = rc ? rc : e;
+        free(g->buf);
+        head = (head + 1) % AM_GET_DEPTH;
+        n--;
     }
-    return 0;
+    return rc;
 }
 
 int fy_rma_am_acc(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
@@ -586,11 +773,16 @@ int fy_rma_am_acc(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
         u = fy_dtype_get(MPI_BYTE); /* replacing bytes needs no type */
     }
     uint64_t es = (uint64_t)u->size;
+    if (!rbuf)
+        return send_data(w, FY_RMA_AM_ACC, (int32_t)op->handle,
+                         (int32_t)u->handle, es, obuf, ocount, odt, true,
+                         target, taddr, tcount, tdt);
+    /* Get-accumulate: one chunk at a time, each answered. */
     MPI_Count bytes = tcount * tdt->size, done = 0;
-    struct fy_rma_am_seg *sg =
-        (struct fy_rma_am_seg *)(am->txbuf + sizeof(struct fy_rma_am_hdr));
+    reap_tx(am, false);
     while (done < bytes) {
-        struct fy_rma_am_hdr h = {.kind = rbuf ? FY_RMA_AM_GACC : FY_RMA_AM_ACC,
+        struct fy_rma_am_seg sg[FY_RMA_AM_NSEG];
+        struct fy_rma_am_hdr h = {.kind = FY_RMA_AM_GACC,
                                   .op = (int32_t)op->handle,
                                   .type = (int32_t)u->handle};
         int64_t c = pieces(taddr, tcount, tdt, done, FY_RMA_AM_CHUNK / es * es,
@@ -598,17 +790,27 @@ int fy_rma_am_acc(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
         if (c < 0)
             return (int)c;
         h.bytes = (uint64_t)c;
-        if (!no_op)
-            fy_dtype_pack_range(obuf, ocount, odt, done, c, sg + h.nseg);
-        if (!rbuf)
-            am->dirty[target] = true;
-        int rc = send_req(am, target, &h, no_op ? 0 : h.bytes);
-        if (!rc && rbuf) {
-            const char *data;
-            rc = recv_reply(am, target, h.bytes, &data);
-            if (!rc)
-                fy_dtype_unpack_range(data, done, c, rbuf, rcount, rdt);
+        uint64_t segb = h.nseg * sizeof(struct fy_rma_am_seg);
+        uint64_t len = sizeof(h) + segb + (no_op ? 0 : h.bytes);
+        alignas(8) char small[AM_SMALL];
+        struct am_send *heap;
+        char *pkt = pkt_buf(len, small, &heap);
+        char *reply = malloc(sizeof(struct fy_rma_am_reply) + h.bytes);
+        if (!pkt || !reply) {
+            free(heap);
+            free(reply);
+            return -ENOMEM;
         }
+        memcpy(pkt, &h, sizeof(h));
+        memcpy(pkt + sizeof(h), sg, segb);
+        if (!no_op)
+            fy_dtype_pack_range(obuf, ocount, odt, done, c,
+                                pkt + sizeof(h) + segb);
+        const char *data;
+        int rc = roundtrip(am, target, pkt, len, heap, reply, h.bytes, &data);
+        if (!rc)
+            fy_dtype_unpack_range(data, done, c, rbuf, rcount, rdt);
+        free(reply);
         if (rc)
             return rc;
         done += c;
@@ -621,19 +823,22 @@ int fy_rma_am_cas(struct fy_rma_win *w, const void *obuf, const void *cbuf,
 {
     struct fy_rma_am *am = w->am;
     uint64_t n = (uint64_t)dt->size;
+    if (n > 16)
+        return -EINVAL;
     struct fy_rma_am_hdr h = {.kind = FY_RMA_AM_CAS,
                               .nseg = 1,
                               .bytes = n,
                               .type = (int32_t)dt->handle};
     struct fy_rma_am_seg sg = {taddr + (uint64_t)dt->true_lb, n};
-    char *p = am->txbuf + sizeof(h);
-    memcpy(p, &sg, sizeof(sg));
-    memcpy(p + sizeof(sg), obuf, n);
-    memcpy(p + sizeof(sg) + n, cbuf, n);
+    alignas(8) char pkt[sizeof(h) + sizeof(sg) + 32];
+    alignas(8) char reply[sizeof(struct fy_rma_am_reply) + 16];
+    memcpy(pkt, &h, sizeof(h));
+    memcpy(pkt + sizeof(h), &sg, sizeof(sg));
+    memcpy(pkt + sizeof(h) + sizeof(sg), obuf, n);
+    memcpy(pkt + sizeof(h) + sizeof(sg) + n, cbuf, n);
     const char *data;
-    int rc = send_req(am, target, &h, 2 * n);
-    if (!rc)
-        rc = recv_reply(am, target, n, &data);
+    int rc = roundtrip(am, target, pkt, sizeof(h) + sizeof(sg) + 2 * n, NULL,
+                       reply, n, &data);
     if (!rc)
         memcpy(rbuf, data, n);
     return rc;
@@ -644,30 +849,46 @@ int fy_rma_am_flush(struct fy_rma_win *w, int target)
     struct fy_rma_am *am = w->am;
     if (!am)
         return 0;
-    int first = 0;
+    int first = 0, nt = 0;
     /* Ask every target first, then collect: the round trips overlap. */
-    bool *asked = calloc((size_t)w->size, sizeof(bool));
-    if (!asked)
+    struct flush_wait {
+        struct fy_req *r;
+        uint64_t seq;
+        int t;
+        alignas(8) char buf[sizeof(struct fy_rma_am_reply)];
+    } *fw = calloc((size_t)w->size, sizeof(*fw));
+    if (!fw)
         return -ENOMEM;
     for (int t = 0; t < w->size; t++) {
-        if ((target >= 0 && t != target) || !am->dirty[t])
+        if ((target >= 0 && t != target) || am->nsent[t] <= am->nacked[t])
             continue;
-        struct fy_rma_am_hdr h = {.kind = FY_RMA_AM_FLUSH};
-        int rc = send_req(am, t, &h, 0);
+        struct fy_rma_am_hdr h = {.kind = FY_RMA_AM_FLUSH,
+                                  .tag = (uint32_t)next_tag(am)};
+        struct flush_wait *f = &fw[nt];
+        int rc = post_reply(am, t, (int)h.tag, f->buf, sizeof(f->buf), &f->r);
+        if (!rc) {
+            rc = send_req(am, t, (char *)&h, sizeof(h), NULL, &f->seq);
+            if (rc) {
+                fy_p2p_cancel_recv(f->r);
+                fy_req_wait(f->r);
+                fy_req_free(f->r);
+            }
+        }
         if (rc) {
             first = first ? first : rc;
             continue;
         }
-        asked[t] = true;
+        f->t = t;
+        nt++;
     }
-    for (int t = 0; t < w->size; t++) {
-        if (!asked[t])
-            continue;
+    for (int i = 0; i < nt; i++) {
         const char *data;
-        int rc = recv_reply(am, t, 0, &data);
+        int rc =
+            await_reply(am, fw[i].t, fw[i].r, fw[i].buf, 0, fw[i].seq, &data);
         first = first ? first : rc;
     }
-    free(asked);
+    free(fw);
+    reap_tx(am, false);
     note_err(am, first);
     return am->origin_err;
 }

@@ -199,16 +199,17 @@ int fy_rma_cas(struct fy_rma_win *w, const void *obuf, const void *cbuf,
 /* Packets. A request is one message (MPI_BYTE) on the window's p2p
  * context with tag FY_RMA_AM_TAG_REQ: a fy_rma_am_hdr, nseg fy_rma_am_seg
  * (absolute addresses in the target, in packed order), then the data.
- * Replies (GET, GACC, CAS, FLUSH) go back with FY_RMA_AM_TAG_REPLY: a
- * fy_rma_am_reply, then data. The target handles one origin's requests
- * in the order sent (MPI's non-overtaking order on one context) and
- * replies in that order, so the origin's receives (from that target,
- * FY_RMA_AM_TAG_REPLY) match in order too. A large operation is cut into
+ * Replies (GET, GACC, CAS, FLUSH) go back: a
+ * fy_rma_am_reply, then data, with the tag the request named. The target
+ * handles one origin's requests in the order sent (MPI's non-overtaking
+ * order on one context), so a reply means every earlier request of that
+ * origin was applied. A large operation is cut into
  * chunks of at most FY_RMA_AM_CHUNK data bytes and FY_RMA_AM_NSEG pieces,
  * each its own request. Every field is checked by the target
  * (fy_rma_am_serve) before it steers a copy. */
 #define FY_RMA_AM_TAG_REQ 1
-#define FY_RMA_AM_TAG_REPLY 2
+#define FY_RMA_AM_TAG_REPLY 2 /* replies: tags 2 .. TAG_MAX */
+#define FY_RMA_AM_TAG_MAX (1 << 30)
 #define FY_RMA_AM_CHUNK (64 * 1024)
 #define FY_RMA_AM_NSEG 64
 
@@ -227,6 +228,8 @@ struct fy_rma_am_hdr {
     uint64_t bytes; /* data bytes the pieces cover */
     int32_t op;     /* MPI_Op (predefined) for ACC/GACC */
     int32_t type;   /* predefined element type for ACC/GACC/CAS */
+    uint32_t tag;   /* the reply's tag (GET, GACC, CAS, FLUSH) */
+    uint32_t pad;
 };
 
 struct fy_rma_am_seg {
@@ -238,7 +241,7 @@ struct fy_rma_am_reply {
     int32_t earlier; /* the first error of earlier requests without a reply */
     uint64_t bytes;  /* data bytes following */
 };
-static_assert(sizeof(struct fy_rma_am_hdr) == 24, "request header layout");
+static_assert(sizeof(struct fy_rma_am_hdr) == 32, "request header layout");
 static_assert(sizeof(struct fy_rma_am_seg) == 16, "piece layout");
 static_assert(sizeof(struct fy_rma_am_reply) == 16, "reply header layout");
 

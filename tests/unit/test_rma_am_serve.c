@@ -26,6 +26,7 @@ static unsigned char arena[GUARD + WIN + GUARD];
 static unsigned char *const win = arena + GUARD;
 static unsigned char before[sizeof(arena)];
 static char scratch[FY_RMA_AM_CHUNK];
+static uint32_t reply_tag = FY_RMA_AM_TAG_REPLY;
 static unsigned char pkt[sizeof(struct fy_rma_am_hdr) +
                          (FY_RMA_AM_NSEG + 1) * sizeof(struct fy_rma_am_seg) +
                          2 * FY_RMA_AM_CHUNK];
@@ -47,7 +48,7 @@ static uint64_t build(uint32_t kind, int32_t op, int32_t type, uint64_t bytes,
                       uint32_t nseg, const struct fy_rma_am_seg *sg,
                       const void *data, uint64_t dlen)
 {
-    struct fy_rma_am_hdr h = {kind, nseg, bytes, op, type};
+    struct fy_rma_am_hdr h = {kind, nseg, bytes, op, type, reply_tag, 0};
     memcpy(pkt, &h, sizeof(h));
     size_t off = sizeof(h);
     memcpy(pkt + off, sg, nseg * sizeof(*sg));
@@ -251,6 +252,14 @@ int main(void)
     sg[0] = (struct fy_rma_am_seg){A(240), 32};
     refused(&w, build(FY_RMA_AM_GET, 0, 0, 32, 1, sg, NULL, 0), -ERANGE,
             "get across the end");
+    sg[0] = (struct fy_rma_am_seg){A(200), 32};
+    reply_tag = 0;
+    refused(&w, build(FY_RMA_AM_GET, 0, 0, 32, 1, sg, NULL, 0), -EPROTO,
+            "get naming reply tag 0");
+    reply_tag = FY_RMA_AM_TAG_MAX + 1u;
+    refused(&w, build(FY_RMA_AM_FLUSH, 0, 0, 0, 0, sg, NULL, 0), -EPROTO,
+            "flush naming a reply tag beyond the range");
+    reply_tag = FY_RMA_AM_TAG_REPLY;
 
     /* A dynamic window: two attached regions, nothing else. */
     struct fy_rma_slot *slot = calloc(1, sizeof(*slot));
