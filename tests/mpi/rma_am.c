@@ -9,7 +9,10 @@
  * outside the window are MPI_ERR_RMA_RANGE and write nothing. Under
  * FERRY_XFER=shmbuf|queue|net the data moves by active messages
  * (src/rma/am.c), with or without the progress thread; otherwise by cma
- * or procmem. --multiple: under MPI_THREAD_MULTIPLE. */
+ * or procmem. --multiple: under MPI_THREAD_MULTIPLE, with three threads
+ * per rank putting, getting and fetch-and-adding at once. */
+#include <pthread.h>
+
 #include "mpitest.h"
 
 #define NI 4096          /* ints in the small area */
@@ -34,6 +37,9 @@
 #define R_REPV 1600 /* REPLACE through a vector type: 10 x 3 every 5 */
 #define R_REQ 2000  /* request-based forms, 4 x 64 ints */
 #define R_STRESS 3000
+#define R_THR 3100 /* --multiple: 3 threads x 64 ints, then a counter */
+#define NTHR 3
+#define KTHR 40
 
 enum sync { FENCE, PSCW, LOCK };
 static const char *sync_name[] = {"fence", "pscw", "lock"};
@@ -407,6 +413,71 @@ static void range(MPI_Win win)
     MT_MPI(MPI_Win_set_errhandler(win, MPI_ERRORS_ARE_FATAL));
 }
 
+/* --multiple: threads of every rank use the window at once (one
+ * lock_all epoch of the process): each puts and reads back its own block
+ * at the right neighbour, and fetch-and-adds rank 0's counter. */
+struct thr_arg {
+    MPI_Win win;
+    int tid;
+    long long fetched[KTHR];
+};
+
+static void *thr_main(void *p)
+{
+    struct thr_arg *a = p;
+    int blk[64], back[64];
+    MPI_Aint at = DI(right, R_THR + 64 * a->tid);
+    for (int k = 0; k < KTHR; k++) {
+        for (int i = 0; i < 64; i++)
+            blk[i] = me * 1000000 + a->tid * 10000 + k * 100 + i;
+        MT_MPI(MPI_Put(blk, 64, MPI_INT, right, at, 64, MPI_INT, a->win));
+        MT_MPI(MPI_Win_flush(right, a->win));
+        MT_MPI(MPI_Get(back, 64, MPI_INT, right, at, 64, MPI_INT, a->win));
+        MT_MPI(MPI_Win_flush(right, a->win));
+        for (int i = 0; i < 64; i++)
+            MT_EQ(back[i], blk[i], "thread reads back its own block");
+        long long one = 1;
+        MT_MPI(MPI_Fetch_and_op(&one, &a->fetched[k], MPI_LONG_LONG, 0,
+                                DI(0, R_THR + 64 * NTHR), MPI_SUM, a->win));
+    }
+    return NULL;
+}
+
+static void threads(MPI_Win win)
+{
+    long long *c = (long long *)&I()[R_THR + 64 * NTHR];
+    *c = 0;
+    MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    MT_MPI(MPI_Win_lock_all(0, win));
+    pthread_t th[NTHR];
+    struct thr_arg a[NTHR];
+    for (int t = 0; t < NTHR; t++) {
+        a[t].win = win;
+        a[t].tid = t;
+        MT_CHECK(pthread_create(&th[t], NULL, thr_main, &a[t]) == 0,
+                 "pthread_create");
+    }
+    for (int t = 0; t < NTHR; t++)
+        pthread_join(th[t], NULL);
+    MT_MPI(MPI_Win_unlock_all(win));
+    long long mine[NTHR * KTHR];
+    for (int t = 0; t < NTHR; t++)
+        memcpy(&mine[t * KTHR], a[t].fetched, sizeof(a[t].fetched));
+    long long *all = me == 0 ? mt_malloc(sizeof(mine) * (size_t)n) : NULL;
+    MT_MPI(MPI_Gather(mine, NTHR * KTHR, MPI_LONG_LONG, all, NTHR * KTHR,
+                      MPI_LONG_LONG, 0, MPI_COMM_WORLD));
+    MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    if (me == 0) {
+        qsort(all, (size_t)(NTHR * KTHR * n), sizeof(long long), cmp_ll);
+        for (int i = 0; i < NTHR * KTHR * n; i++)
+            MT_EQ(all[i], i, "threads' fetched values unique");
+        MT_EQ(*c, (long long)NTHR * KTHR * n, "threads' final counter");
+        free(all);
+    }
+}
+
+static int multiple;
+
 static void run(MPI_Win win, MPI_Datatype vec, MPI_Datatype ovec)
 {
     for (int s = FENCE; s <= LOCK; s++) {
@@ -420,6 +491,8 @@ static void run(MPI_Win win, MPI_Datatype vec, MPI_Datatype ovec)
     prefill();
     req_ops(win);
     stress(win);
+    if (multiple)
+        threads(win);
     range(win);
 }
 
@@ -430,6 +503,7 @@ int main(int argc, char **argv)
         int prov = 0;
         MT_MPI(MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &prov));
         MT_EQ(prov, MPI_THREAD_MULTIPLE, "thread level provided");
+        multiple = 1;
         MPI_Comm_rank(MPI_COMM_WORLD, &mt_rank);
         MPI_Comm_size(MPI_COMM_WORLD, &mt_size);
     } else {
