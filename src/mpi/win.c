@@ -96,13 +96,10 @@ static int win_make(int flavor, MPI_Aint size, MPI_Aint disp_unit,
 FY_API int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info,
                                     MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
-    int rc;
-    {
-        FY_MT_ENTER();
-        rc = win_make(MPI_WIN_FLAVOR_SHARED, size, disp_unit, info, comm, NULL,
+    FY_MT_ENTER();
+    int rc = win_make(MPI_WIN_FLAVOR_SHARED, size, disp_unit, info, comm, NULL,
                       baseptr, win, __func__);
-    }
-    fy_rma_thread_start(); /* outside the lock: see rma.h */
+    fy_rma_thread_start(); /* the call's last action: see rma.h */
     return rc;
 }
 FY_ALIAS(MPI_Win_allocate_shared)
@@ -111,13 +108,10 @@ FY_API int PMPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit,
                                       MPI_Info info, MPI_Comm comm,
                                       void *baseptr, MPI_Win *win)
 {
-    int rc;
-    {
-        FY_MT_ENTER();
-        rc = win_make(MPI_WIN_FLAVOR_SHARED, size, disp_unit, info, comm, NULL,
+    FY_MT_ENTER();
+    int rc = win_make(MPI_WIN_FLAVOR_SHARED, size, disp_unit, info, comm, NULL,
                       baseptr, win, __func__);
-    }
-    fy_rma_thread_start(); /* outside the lock: see rma.h */
+    fy_rma_thread_start(); /* the call's last action: see rma.h */
     return rc;
 }
 FY_ALIAS(MPI_Win_allocate_shared_c)
@@ -125,13 +119,10 @@ FY_ALIAS(MPI_Win_allocate_shared_c)
 FY_API int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info,
                              MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
-    int rc;
-    {
-        FY_MT_ENTER();
-        rc = win_make(MPI_WIN_FLAVOR_ALLOCATE, size, disp_unit, info, comm,
+    FY_MT_ENTER();
+    int rc = win_make(MPI_WIN_FLAVOR_ALLOCATE, size, disp_unit, info, comm,
                       NULL, baseptr, win, __func__);
-    }
-    fy_rma_thread_start(); /* outside the lock: see rma.h */
+    fy_rma_thread_start(); /* the call's last action: see rma.h */
     return rc;
 }
 FY_ALIAS(MPI_Win_allocate)
@@ -139,13 +130,10 @@ FY_ALIAS(MPI_Win_allocate)
 FY_API int PMPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info,
                                MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
-    int rc;
-    {
-        FY_MT_ENTER();
-        rc = win_make(MPI_WIN_FLAVOR_ALLOCATE, size, disp_unit, info, comm,
+    FY_MT_ENTER();
+    int rc = win_make(MPI_WIN_FLAVOR_ALLOCATE, size, disp_unit, info, comm,
                       NULL, baseptr, win, __func__);
-    }
-    fy_rma_thread_start(); /* outside the lock: see rma.h */
+    fy_rma_thread_start(); /* the call's last action: see rma.h */
     return rc;
 }
 FY_ALIAS(MPI_Win_allocate_c)
@@ -153,13 +141,10 @@ FY_ALIAS(MPI_Win_allocate_c)
 FY_API int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit,
                            MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
-    int rc;
-    {
-        FY_MT_ENTER();
-        rc = win_make(MPI_WIN_FLAVOR_CREATE, size, disp_unit, info, comm, base,
+    FY_MT_ENTER();
+    int rc = win_make(MPI_WIN_FLAVOR_CREATE, size, disp_unit, info, comm, base,
                       NULL, win, __func__);
-    }
-    fy_rma_thread_start(); /* outside the lock: see rma.h */
+    fy_rma_thread_start(); /* the call's last action: see rma.h */
     return rc;
 }
 FY_ALIAS(MPI_Win_create)
@@ -167,26 +152,20 @@ FY_ALIAS(MPI_Win_create)
 FY_API int PMPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit,
                              MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
-    int rc;
-    {
-        FY_MT_ENTER();
-        rc = win_make(MPI_WIN_FLAVOR_CREATE, size, disp_unit, info, comm, base,
+    FY_MT_ENTER();
+    int rc = win_make(MPI_WIN_FLAVOR_CREATE, size, disp_unit, info, comm, base,
                       NULL, win, __func__);
-    }
-    fy_rma_thread_start(); /* outside the lock: see rma.h */
+    fy_rma_thread_start(); /* the call's last action: see rma.h */
     return rc;
 }
 FY_ALIAS(MPI_Win_create_c)
 
 FY_API int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
-    int rc;
-    {
-        FY_MT_ENTER();
-        rc = win_make(MPI_WIN_FLAVOR_DYNAMIC, 0, 1, info, comm, NULL, NULL, win,
+    FY_MT_ENTER();
+    int rc = win_make(MPI_WIN_FLAVOR_DYNAMIC, 0, 1, info, comm, NULL, NULL, win,
                       __func__);
-    }
-    fy_rma_thread_start(); /* outside the lock: see rma.h */
+    fy_rma_thread_start(); /* the call's last action: see rma.h */
     return rc;
 }
 FY_ALIAS(MPI_Win_create_dynamic)

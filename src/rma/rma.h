@@ -284,9 +284,11 @@ int fy_rma_am_flush(struct fy_rma_win *w, int target);
 int fy_rma_am_error(struct fy_rma_win *w);
 
 /* The optional progress thread (FERRY_RMA_THREAD). want: a window was made
- * (am_window: one served by active messages); start: called by the MPI
- * layer outside the library lock, after the creating call, starts the
- * thread if wanted; stop: at finalize. */
+ * (am_window: one served by active messages); start: starts the thread if
+ * wanted, turning fy_mt_on on for its lifetime - the window-creating
+ * entry point calls it as its last action, so when the call did not take
+ * the library lock (fy_mt_on was off) nothing of it runs beside the
+ * thread; stop: at finalize, before the core goes down. */
 void fy_rma_thread_want(bool am_window);
 void fy_rma_thread_start(void);
 void fy_rma_thread_stop(void);
