@@ -962,13 +962,17 @@ static void *thread_main(void *arg)
 
 void fy_rma_thread_start(void)
 {
-    int locked = fy_mt_enter(); /* MULTIPLE: other threads may create too */
+    /* Under MULTIPLE other threads may create windows too. */
+    bool locked = fy_mt_on;
+    if (locked)
+        fy_mt_lock();
     if (s_thread_on || !s_thread_wanted) {
-        fy_mt_leave(&locked);
+        if (locked)
+            fy_mt_unlock();
         return;
     }
-    /* Called between MPI calls of this thread (none holds the lock):
-     * from now on every entry point takes it. */
+    /* The creating call's last action (rma.h): from now on every entry
+     * point takes the lock. */
     s_mt_before = fy_mt_on;
     fy_mt_on = true;
     atomic_store(&s_thread_stop, false);
@@ -977,17 +981,14 @@ void fy_rma_thread_start(void)
                 "passive target waits for the target to call MPI");
         fy_mt_on = s_mt_before;
         s_thread_wanted = false;
-        fy_mt_leave(&locked);
+        if (locked)
+            fy_mt_unlock();
         return;
     }
     s_thread_on = true;
     FY_INFO("one-sided progress thread started (FERRY_RMA_THREAD)");
-    fy_mt_leave(&locked);
-}
-
-bool fy_rma_thread_running(void)
-{
-    return s_thread_on;
+    if (locked)
+        fy_mt_unlock();
 }
 
 void fy_rma_thread_stop(void)
@@ -996,10 +997,9 @@ void fy_rma_thread_stop(void)
         return;
     atomic_store(&s_thread_stop, true);
     fy_wake_slow(fy_world_rank); /* out of a doorbell sleep */
-    int d = fy_mt_suspend();
+    int d = fy_mt_wait_begin();  /* the thread needs the lock to see it */
     pthread_join(s_thread, NULL);
-    if (d)
-        fy_mt_resume(d);
+    fy_mt_wait_end(d);
     fy_mt_on = s_mt_before;
     s_thread_on = false;
     s_thread_wanted = false;

@@ -292,6 +292,5 @@ int fy_rma_am_error(struct fy_rma_win *w);
 void fy_rma_thread_want(bool am_window);
 void fy_rma_thread_start(void);
 void fy_rma_thread_stop(void);
-bool fy_rma_thread_running(void);
 
 #endif /* FY_RMA_H */
