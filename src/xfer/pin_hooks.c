@@ -33,6 +33,17 @@
 #define FY_NOSAN __attribute__((no_sanitize("address", "thread")))
 #define FY_HOOK __attribute__((visibility("default"))) FY_NOSAN
 
+/* ThreadSanitizer's runtime frees through the global free while it sets a
+ * new thread up, before that thread may run instrumented code (the cache's
+ * locks): a ThreadSanitizer build interposes everything but free and
+ * realloc (only the unit test is built so; libmpi under a sanitizer is
+ * never the process' free anyway, the runtime comes first). */
+#if defined(__SANITIZE_THREAD__)
+#define FY_PIN_HOOK_FREE 0
+#else
+#define FY_PIN_HOOK_FREE 1
+#endif
+
 /* Marks that the interposers are linked (pin.c has a weak reference). */
 __attribute__((visibility("hidden"))) const int fy_pin_hooks_linked = 1;
 
@@ -132,6 +143,7 @@ FY_NOSAN int fy_pin_hook_madvise(void *addr, size_t len, int advice)
     return (int)syscall(SYS_madvise, addr, len, advice);
 }
 
+#if FY_PIN_HOOK_FREE
 FY_NOSAN void fy_pin_hook_free(void *p)
 {
     if (!p)
@@ -146,11 +158,15 @@ FY_NOSAN void fy_pin_hook_free(void *p)
     /* else: before the constructor (inside dlsym): leak, see above */
 }
 
+#endif
+
 FY_HOOK int munmap(void *addr, size_t len)
     __attribute__((alias("fy_pin_hook_munmap")));
 FY_HOOK int madvise(void *addr, size_t len, int advice)
     __attribute__((alias("fy_pin_hook_madvise")));
+#if FY_PIN_HOOK_FREE
 FY_HOOK void free(void *p) __attribute__((alias("fy_pin_hook_free")));
+#endif
 
 FY_HOOK void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
 {
@@ -211,6 +227,7 @@ FY_HOOK void *sbrk(intptr_t incr)
     return real.sbrk(incr);
 }
 
+#if FY_PIN_HOOK_FREE
 FY_HOOK void *realloc(void *p, size_t n)
 {
     /* The block may move (or shrink in place and give pages back). */
@@ -221,6 +238,7 @@ FY_HOOK void *realloc(void *p, size_t n)
         return real.realloc(p, n);
     return __libc_realloc(p, n);
 }
+#endif
 
 __attribute__((visibility("hidden"))) const void *
 fy_pin_hooks_self(const char *name);
@@ -228,8 +246,10 @@ const void *fy_pin_hooks_self(const char *name)
 {
     if (!strcmp(name, "munmap"))
         return (const void *)fy_pin_hook_munmap;
+#if FY_PIN_HOOK_FREE
     if (!strcmp(name, "free"))
         return (const void *)fy_pin_hook_free;
+#endif
     if (!strcmp(name, "madvise"))
         return (const void *)fy_pin_hook_madvise;
     return NULL;
