@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Interposers of the calls that take memory away from a process (munmap,
- * mremap, madvise, mmap with MAP_FIXED, brk, sbrk, free, realloc): each
+ * mremap, madvise, mmap with MAP_FIXED, brk, sbrk, free, realloc,
+ * reallocarray): each
  * invalidates the pin-down cache's registrations of that memory
  * (fy_pin_invalidate) and then calls the real function. Why interposition
  * and when it is in effect: see src/xfer/pin.c.
@@ -55,6 +56,7 @@ typedef int (*brk_fn)(void *);
 typedef void *(*sbrk_fn)(intptr_t);
 typedef void (*free_fn)(void *);
 typedef void *(*realloc_fn)(void *, size_t);
+typedef void *(*reallocarray_fn)(void *, size_t, size_t);
 typedef size_t (*usable_fn)(void *);
 
 static struct {
@@ -66,6 +68,7 @@ static struct {
     sbrk_fn sbrk;
     free_fn free;
     realloc_fn realloc;
+    reallocarray_fn reallocarray;
     usable_fn usable;
 } real;
 
@@ -89,6 +92,7 @@ FY_NOSAN static void hooks_resolve(void)
     real.sbrk = (sbrk_fn)dlsym(RTLD_NEXT, "sbrk");
     real.usable = (usable_fn)dlsym(RTLD_NEXT, "malloc_usable_size");
     real.realloc = (realloc_fn)dlsym(RTLD_NEXT, "realloc");
+    real.reallocarray = (reallocarray_fn)dlsym(RTLD_NEXT, "reallocarray");
     real.free = (free_fn)dlsym(RTLD_NEXT, "free");
     resolving = 0;
 }
@@ -237,6 +241,22 @@ FY_HOOK void *realloc(void *p, size_t n)
     if (real.realloc)
         return real.realloc(p, n);
     return __libc_realloc(p, n);
+}
+
+/* glibc's reallocarray reallocates inside libc (no call through the
+ * global realloc), so it is interposed too. */
+FY_HOOK void *reallocarray(void *p, size_t n, size_t size)
+{
+    HOOK_NEED(reallocarray);
+    if (p && real.usable && fy_pin_any_cached())
+        fy_pin_invalidate(p, real.usable(p));
+    if (real.reallocarray)
+        return real.reallocarray(p, n, size);
+    if (size && n > SIZE_MAX / size) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return __libc_realloc(p, n * size);
 }
 #endif
 

@@ -331,6 +331,13 @@ static void test_invalidate(void)
     m2 = realloc(m2, 4 * big);
     TAP_OK(m2 != NULL, "realloc");
     TAP_EQ_INT((int)(st(c).invalidations - inv0), 1, "realloc invalidates");
+    fy_pin_cache_acquire(c, m2, 4 * big, FY_PIN_RECV, &e);
+    fy_pin_cache_release(c, e);
+    inv0 = st(c).invalidations;
+    m2 = reallocarray(m2, 2, 4 * big);
+    TAP_OK(m2 != NULL, "reallocarray");
+    TAP_EQ_INT((int)(st(c).invalidations - inv0), 1,
+               "reallocarray invalidates");
     free(m2);
 #endif
     fy_pin_cache_destroy(c);
@@ -740,6 +747,47 @@ static void test_mlock(void)
     munmap(b, len);
 }
 
+/* ---- the FERRY_STATS line
+ * ----------------------------------------------------- */
+static void test_stats_line(void)
+{
+    struct fake f;
+    setenv("FERRY_STATS", "1", 1);
+    fy_env_load();
+    struct fy_pin_cache *c = mk(&f, 8 * pg, 8 * pg);
+    char *b = map(4 * pg);
+    struct fy_pin_entry *e;
+    fy_pin_cache_acquire(c, b, pg, FY_PIN_SEND, &e);
+    fy_pin_cache_release(c, e);
+    fy_pin_cache_acquire(c, b, pg, FY_PIN_SEND, &e);
+    fy_pin_cache_release(c, e);
+    FILE *tmp = tmpfile();
+    int saved = dup(2);
+    fflush(stderr);
+    dup2(fileno(tmp), 2);
+    fy_pin_stats_print_all(5);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    char line[512] = "";
+    rewind(tmp);
+    if (!fgets(line, sizeof(line), tmp))
+        line[0] = '\0';
+    fclose(tmp);
+    line[strcspn(line, "\n")] = '\0';
+    char want[256];
+    snprintf(want, sizeof(want),
+             "ferry-stats rank=5 group=pin ops=fake hits=1 misses=1 "
+             "evictions=0 invalidations=0 delayed=0 pinned_send=%zu "
+             "pinned_recv=0 hw_send=%zu hw_recv=0",
+             pg, pg);
+    TAP_EQ_STR(line, want, "the FERRY_STATS line");
+    fy_pin_cache_destroy(c);
+    munmap(b, 4 * pg);
+    unsetenv("FERRY_STATS");
+    fy_env_load();
+}
+
 int main(void)
 {
     pg = (size_t)sysconf(_SC_PAGESIZE);
@@ -753,6 +801,7 @@ int main(void)
     test_delayed();
     test_no_deadlock();
     test_random();
+    test_stats_line();
     test_mlock();
     return tap_done();
 }
