@@ -98,9 +98,14 @@ struct fy_pin_cache {
  * caches: the interposers' fast path reads it relaxed, which is enough:
  * memory one thread unmaps while another registers it is a data race of
  * the program, and within one thread the count is sequenced. */
-/* Recursive: a waiter's done, called back from an invalidation's drop,
- * may itself free memory. */
-static pthread_mutex_t pin_global = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+/* A reader-preferring rwlock (glibc's default): invalidations read the
+ * list of caches, so they never wait for one another. That matters when
+ * an invalidation deregisters through a provider that holds a lock of its
+ * own while another of its threads frees memory (a second invalidation):
+ * a mutex here would deadlock them. Readers may nest (a waiter's done,
+ * called back from an invalidation, may free memory); create and destroy
+ * write (so a done callback must not destroy a cache). */
+static pthread_rwlock_t pin_global = PTHREAD_RWLOCK_INITIALIZER;
 static struct fy_pin_cache *pin_caches;
 static _Atomic uint64_t pin_live;
 static _Thread_local int pin_in_ops;
@@ -113,10 +118,14 @@ extern const void *fy_pin_hooks_self(const char *name) __attribute__((weak));
 
 static size_t pin_page(void)
 {
-    static size_t page;
-    if (!page)
-        page = (size_t)sysconf(_SC_PAGESIZE);
-    return page;
+    /* Relaxed: every thread stores the same value. */
+    static _Atomic size_t page;
+    size_t p = atomic_load_explicit(&page, memory_order_relaxed);
+    if (!p) {
+        p = (size_t)sysconf(_SC_PAGESIZE);
+        atomic_store_explicit(&page, p, memory_order_relaxed);
+    }
+    return p;
 }
 
 /* ---- lists ----------------------------------------------------------------
@@ -403,10 +412,10 @@ int fy_pin_cache_create(const struct fy_pin_ops *ops, void *ctx,
         FY_DEBUG("pin: %s cache deregisters at every release (%s)", ops->name,
                  fy_env_int(FY_ENV_PIN_CACHE) ? "invalidation hooks inactive"
                                               : "FERRY_PIN_CACHE=0");
-    pthread_mutex_lock(&pin_global);
+    pthread_rwlock_wrlock(&pin_global);
     c->gnext = pin_caches;
     pin_caches = c;
-    pthread_mutex_unlock(&pin_global);
+    pthread_rwlock_unlock(&pin_global);
     *cache_out = c;
     return 0;
 }
@@ -415,13 +424,13 @@ void fy_pin_cache_destroy(struct fy_pin_cache *c)
 {
     if (!c)
         return;
-    pthread_mutex_lock(&pin_global);
+    pthread_rwlock_wrlock(&pin_global);
     for (struct fy_pin_cache **pp = &pin_caches; *pp; pp = &(*pp)->gnext)
         if (*pp == c) {
             *pp = c->gnext;
             break;
         }
-    pthread_mutex_unlock(&pin_global);
+    pthread_rwlock_unlock(&pin_global);
     struct fy_pin_entry *chain = NULL;
     pthread_mutex_lock(&c->lock);
     for (int d = 0; d < FY_PIN_NDIRS; d++) {
@@ -863,7 +872,7 @@ void fy_pin_invalidate(const void *addr, size_t len)
         return;
     uintptr_t a = (uintptr_t)addr;
     uintptr_t b = len > UINTPTR_MAX - a ? UINTPTR_MAX : a + len;
-    pthread_mutex_lock(&pin_global);
+    pthread_rwlock_rdlock(&pin_global);
     for (struct fy_pin_cache *c = pin_caches; c; c = c->gnext) {
         struct fy_pin_entry *chain = NULL;
         pthread_mutex_lock(&c->lock);
@@ -887,13 +896,13 @@ void fy_pin_invalidate(const void *addr, size_t len)
         /* Deregistered now, before the caller unmaps. */
         drop_chain(c, chain);
     }
-    pthread_mutex_unlock(&pin_global);
+    pthread_rwlock_unlock(&pin_global);
 }
 
 void fy_pin_stats_print_all(int rank)
 {
-    pthread_mutex_lock(&pin_global);
+    pthread_rwlock_rdlock(&pin_global);
     for (struct fy_pin_cache *c = pin_caches; c; c = c->gnext)
         fy_pin_cache_stats_print(c, rank);
-    pthread_mutex_unlock(&pin_global);
+    pthread_rwlock_unlock(&pin_global);
 }
