@@ -27,8 +27,11 @@
  * libc in the global symbol scope (a program linked with it); when libmpi
  * is dlopen()ed (Python) or a sanitizer's runtime interposes first, they
  * do not, fy_pin_hooks_active() says so, and the cache then deregisters at
- * every release: never stale, never reused. Not covered: raw syscalls and
- * a static allocator inside the program that unmaps through them.
+ * every release: never stale, never reused. Not covered (a registration
+ * of such memory could go stale): unmaps made inside libc or ld.so
+ * without a call through the global scope - the stacks of exited threads,
+ * dlclose() of a library whose static data was registered - shmdt(), raw
+ * syscalls, and an allocator linked into the program itself.
  *
  * Invariants (all under cache->lock):
  *  - an entry is in its direction's treap iff it is valid (not stale); only
@@ -128,8 +131,7 @@ static size_t pin_page(void)
     return p;
 }
 
-/* ---- lists ----------------------------------------------------------------
- */
+/* ---- lists --------------------------------------------------------------- */
 
 /* An interval treap per direction: a binary search tree on (base, address
  * of the entry), heap-ordered on random priorities (expected depth
@@ -282,8 +284,7 @@ static void entry_unlink(struct fy_pin_cache *c, struct fy_pin_entry *e)
         lru_del(ds, e);
 }
 
-/* ---- ops, called without the lock ------------------------------------------
- */
+/* ---- ops, called without the lock ---------------------------------------- */
 
 static int ops_reg(struct fy_pin_cache *c, struct fy_pin_entry *e)
 {
@@ -329,8 +330,7 @@ static void drop_chain(struct fy_pin_cache *c, struct fy_pin_entry *chain)
             pin_kick(c, d);
 }
 
-/* ---- the mlock pinner ------------------------------------------------------
- */
+/* ---- the mlock pinner ---------------------------------------------------- */
 
 static int mlock_reg(void *ctx, void *addr, size_t len, void **handle_out)
 {
@@ -354,8 +354,7 @@ const struct fy_pin_ops fy_pin_mlock_ops = {
     .dereg = mlock_dereg,
 };
 
-/* ---- limits, hooks, create/destroy -----------------------------------------
- */
+/* ---- limits, hooks, create/destroy --------------------------------------- */
 
 void fy_pin_limits_from_env(struct fy_pin_limits *out)
 {
@@ -453,8 +452,7 @@ void fy_pin_cache_destroy(struct fy_pin_cache *c)
     free(c);
 }
 
-/* ---- acquire ----------------------------------------------------------------
- */
+/* ---- acquire ------------------------------------------------------------- */
 
 static int range_of(const void *addr, size_t len, uintptr_t *a_out,
                     uintptr_t *b_out)
@@ -756,8 +754,7 @@ static void pin_kick(struct fy_pin_cache *c, int dir)
     pthread_mutex_unlock(&c->lock);
 }
 
-/* ---- release ----------------------------------------------------------------
- */
+/* ---- release ------------------------------------------------------------- */
 
 void fy_pin_cache_release(struct fy_pin_cache *c, struct fy_pin_entry *e)
 {
@@ -788,8 +785,7 @@ void fy_pin_cache_release(struct fy_pin_cache *c, struct fy_pin_entry *e)
     drop_chain(c, e);
 }
 
-/* ---- accessors and counters -------------------------------------------------
- */
+/* ---- accessors and counters ---------------------------------------------- */
 
 void *fy_pin_entry_addr(const struct fy_pin_entry *e)
 {
@@ -855,8 +851,7 @@ void fy_pin_cache_stats_print(const struct fy_pin_cache *c, int rank)
             (unsigned long long)s.pinned_hw[FY_PIN_RECV]);
 }
 
-/* ---- invalidation
- * ------------------------------------------------------------ */
+/* ---- invalidation -------------------------------------------------------- */
 
 /* Called by the interposed free, possibly inside a sanitizer's start-up
  * (its dlsym frees), before its shadow memory exists: not instrumented. */

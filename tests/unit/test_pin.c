@@ -24,8 +24,7 @@
 
 static size_t pg;
 
-/* ---- a counting pinner -----------------------------------------------------
- */
+/* ---- a counting pinner --------------------------------------------------- */
 struct fake {
     _Atomic int regs, deregs;
     _Atomic int dereg_unmapped; /* dereg of memory already gone: a bug */
@@ -94,8 +93,7 @@ static struct fy_pin_stats st(struct fy_pin_cache *c)
     return s;
 }
 
-/* ---- bad arguments
- * ------------------------------------------------------------ */
+/* ---- bad arguments ------------------------------------------------------- */
 static void test_bad_args(void)
 {
     struct fake f;
@@ -136,8 +134,7 @@ static void test_bad_args(void)
     munmap(b, pg);
 }
 
-/* ---- hits, misses, directions
- * ------------------------------------------------ */
+/* ---- hits, misses, directions -------------------------------------------- */
 static void test_hit_miss(void)
 {
     struct fake f;
@@ -174,8 +171,7 @@ static void test_hit_miss(void)
     munmap(b, 8 * pg);
 }
 
-/* ---- LRU eviction and the budget
- * --------------------------------------------- */
+/* ---- LRU eviction and the budget ----------------------------------------- */
 static void test_lru_budget(void)
 {
     struct fake f;
@@ -218,8 +214,7 @@ static void test_lru_budget(void)
     munmap(b, 16 * pg);
 }
 
-/* ---- merge of overlapping and touching ranges
- * -------------------------------- */
+/* ---- merge of overlapping and touching ranges ---------------------------- */
 static void test_merge(void)
 {
     struct fake f;
@@ -251,8 +246,7 @@ static void test_merge(void)
     munmap(b, 8 * pg);
 }
 
-/* ---- invalidation
- * -------------------------------------------------------------- */
+/* ---- invalidation -------------------------------------------------------- */
 static void test_invalidate(void)
 {
     struct fake f;
@@ -345,8 +339,7 @@ static void test_invalidate(void)
     TAP_EQ_INT(f.dereg_unmapped, 0, "no deregistration after an unmap");
 }
 
-/* ---- the delayed queue
- * ----------------------------------------------------------- */
+/* ---- the delayed queue --------------------------------------------------- */
 struct op {
     struct fy_pin_waiter w;
     struct fy_pin_entry *e;
@@ -403,8 +396,7 @@ static void test_delayed(void)
     munmap(b, 16 * pg);
 }
 
-/* ---- deadlock freedom: more transfers than the budgets hold
- * ------------------ */
+/* ---- deadlock freedom: more transfers than the budgets hold -------------- */
 /* Each transfer pins its receive buffer, then (the receiver's "go") its send
  * buffer, copies, releases the send pin, then the receive pin: the send pin
  * is held only while data moves and waits for nothing, so sends always
@@ -537,8 +529,7 @@ static void test_no_deadlock(void)
     TAP_EQ_INT(f.regs, f.deregs, "every registration deregistered");
 }
 
-/* ---- random operations against a model
- * ----------------------------------------- */
+/* ---- random operations against a model ----------------------------------- */
 /* A pinner that remembers, per handle, the range and when it was
  * registered; the model remembers when each page was last invalidated. An
  * acquire must return a registration that covers the range, of its
@@ -677,8 +668,7 @@ static void test_random(void)
     munmap(arena, RND_PAGES * pg);
 }
 
-/* ---- the real pinner: mlock
- * ---------------------------------------------------- */
+/* ---- the real pinner: mlock ---------------------------------------------- */
 static long vm_locked_kb(void)
 {
     FILE *fp = fopen("/proc/self/status", "r");
@@ -747,8 +737,7 @@ static void test_mlock(void)
     munmap(b, len);
 }
 
-/* ---- the FERRY_STATS line
- * ----------------------------------------------------- */
+/* ---- the FERRY_STATS line ------------------------------------------------ */
 static void test_stats_line(void)
 {
     struct fake f;
