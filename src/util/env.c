@@ -111,11 +111,13 @@ struct fy_env_var fy_env[FY_ENV_COUNT] = {
                         "per process, half for sends and half for receives "
                         "(0: unbounded)"},
     [FY_ENV_PIN_SEND_MAX] = {"FERRY_PIN_SEND_MAX", FY_ENV_SIZE, "0",
-                             "pin-down cache: send budget in bytes, "
-                             "overriding half of FERRY_PIN_MAX when set"},
+                             "pin-down cache: send budget in bytes (0: "
+                             "unbounded), overriding half of FERRY_PIN_MAX "
+                             "when set"},
     [FY_ENV_PIN_RECV_MAX] = {"FERRY_PIN_RECV_MAX", FY_ENV_SIZE, "0",
-                             "pin-down cache: receive budget in bytes, "
-                             "overriding half of FERRY_PIN_MAX when set"},
+                             "pin-down cache: receive budget in bytes (0: "
+                             "unbounded), overriding half of FERRY_PIN_MAX "
+                             "when set"},
     [FY_ENV_PIN_CACHE] = {"FERRY_PIN_CACHE", FY_ENV_BOOL, "1",
                           "pin-down cache: keep registrations after use "
                           "(0: deregister at every release)"},
