@@ -111,6 +111,10 @@ struct fy_pin_cache {
 static pthread_rwlock_t pin_global = PTHREAD_RWLOCK_INITIALIZER;
 static struct fy_pin_cache *pin_caches;
 static _Atomic uint64_t pin_live;
+/* The hull [pin_lo, pin_hi) of every range ever registered: a free or an
+ * unmap outside it needs no lock. It only grows (shrinking it safely would
+ * need the lock the fast path avoids); relaxed as pin_live. */
+static _Atomic uintptr_t pin_lo = UINTPTR_MAX, pin_hi;
 static _Thread_local int pin_in_ops;
 
 /* Defined by src/xfer/pin_hooks.c where it is linked (libmpi, the unit
@@ -241,6 +245,17 @@ static void list_add(struct fy_pin_cache *c, struct fy_pin_dirstate *ds,
     e->prio = c->rng ^ (uint32_t)((uintptr_t)e >> 4);
     e->next = NULL;
     ds->root = t_insert(ds->root, e);
+    uintptr_t lo = atomic_load_explicit(&pin_lo, memory_order_relaxed);
+    while (e->base < lo && !atomic_compare_exchange_weak_explicit(
+                               &pin_lo, &lo, e->base, memory_order_relaxed,
+                               memory_order_relaxed))
+        ;
+    uintptr_t hi = atomic_load_explicit(&pin_hi, memory_order_relaxed);
+    while (e->base + e->len > hi &&
+           !atomic_compare_exchange_weak_explicit(
+               &pin_hi, &hi, e->base + e->len, memory_order_relaxed,
+               memory_order_relaxed))
+        ;
 }
 
 static void list_del(struct fy_pin_dirstate *ds, struct fy_pin_entry *e)
@@ -867,6 +882,9 @@ void fy_pin_invalidate(const void *addr, size_t len)
         return;
     uintptr_t a = (uintptr_t)addr;
     uintptr_t b = len > UINTPTR_MAX - a ? UINTPTR_MAX : a + len;
+    if (b <= atomic_load_explicit(&pin_lo, memory_order_relaxed) ||
+        a >= atomic_load_explicit(&pin_hi, memory_order_relaxed))
+        return;
     pthread_rwlock_rdlock(&pin_global);
     for (struct fy_pin_cache *c = pin_caches; c; c = c->gnext) {
         struct fy_pin_entry *chain = NULL;
