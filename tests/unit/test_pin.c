@@ -777,6 +777,56 @@ static void test_stats_line(void)
     fy_env_load();
 }
 
+/* ---- the environment: budgets, FERRY_PIN_CACHE=0 ------------------------ */
+static void test_env(void)
+{
+    struct fy_pin_limits lim;
+    setenv("FERRY_PIN_MAX", "1M", 1);
+    fy_env_load();
+    fy_pin_limits_from_env(&lim);
+    TAP_OK(lim.max[FY_PIN_SEND] == 512 * 1024 &&
+               lim.max[FY_PIN_RECV] == 512 * 1024,
+           "FERRY_PIN_MAX=1M: half for each direction");
+    setenv("FERRY_PIN_RECV_MAX", "100K", 1);
+    fy_env_load();
+    fy_pin_limits_from_env(&lim);
+    TAP_OK(lim.max[FY_PIN_SEND] == 512 * 1024 &&
+               lim.max[FY_PIN_RECV] == 100 * 1024,
+           "FERRY_PIN_RECV_MAX overrides the receive half");
+    setenv("FERRY_PIN_MAX", "lots", 1);
+    TAP_EQ_INT(fy_env_load(), -EINVAL, "a malformed FERRY_PIN_MAX is refused");
+    unsetenv("FERRY_PIN_MAX");
+    unsetenv("FERRY_PIN_RECV_MAX");
+    setenv("FERRY_PIN_CACHE", "0", 1);
+    fy_env_load();
+    struct fake f;
+    struct fy_pin_cache *c = mk(&f, 8 * pg, 8 * pg);
+    char *b = map(pg);
+    struct fy_pin_entry *e;
+    for (int i = 0; i < 2; i++) {
+        fy_pin_cache_acquire(c, b, pg, FY_PIN_SEND, &e);
+        fy_pin_cache_release(c, e);
+    }
+    TAP_OK(st(c).misses == 2 && st(c).hits == 0 && f.deregs == 2,
+           "FERRY_PIN_CACHE=0: every release deregisters, no hits");
+    fy_pin_cache_destroy(c);
+    unsetenv("FERRY_PIN_CACHE");
+    fy_env_load();
+    /* Caching again: a released entry stays cached; releasing it once
+     * more is a caller's bug, logged and otherwise ignored. */
+    c = mk(&f, 8 * pg, 8 * pg);
+    fy_pin_cache_acquire(c, b, pg, FY_PIN_SEND, &e);
+    fy_pin_cache_release(c, e);
+    fy_pin_cache_release(c, e);
+    struct fy_pin_entry *e2;
+    fy_pin_cache_acquire(c, b, pg, FY_PIN_SEND, &e2);
+    TAP_OK(e2 == e && f.deregs == 0 && st(c).hits == 1,
+           "a second release changes nothing");
+    fy_pin_cache_release(c, e2);
+    fy_pin_cache_destroy(c);
+    munmap(b, pg);
+}
+
 int main(void)
 {
     pg = (size_t)sysconf(_SC_PAGESIZE);
@@ -791,6 +841,7 @@ int main(void)
     test_no_deadlock();
     test_random();
     test_stats_line();
+    test_env();
     test_mlock();
     return tap_done();
 }
