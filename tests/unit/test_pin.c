@@ -529,6 +529,137 @@ static void test_no_deadlock(void)
     TAP_EQ_INT(f.regs, f.deregs, "every registration deregistered");
 }
 
+/* ---- the seed's deadlock, and why separate budgets avoid it ------------ */
+/* Two simulated processes exchange NSIM large messages each way at once,
+ * the sender pinning first (then its request goes out), the receiver
+ * pinning when the request arrives; data moves once both are pinned.
+ * With one pool per process for both directions, each process fills its
+ * pool with send pins that wait for receive pins the other cannot make:
+ * no transfer ever completes. With the seed's separate send and receive
+ * budgets the receive pins always find room and everything completes. */
+#define NSIM 4
+struct sim {
+    struct fy_pin_waiter w;
+    struct fy_pin_cache *snd, *rcv;
+    enum fy_pin_dir sdir, rdir;
+    char *src, *dst;
+    size_t len;
+    struct fy_pin_entry *se, *re;
+    int state; /* 0 pin send, 1 waiting, 2 pin recv, 3 waiting, 4 move, 5 done
+                */
+};
+
+static void sim_done(struct fy_pin_waiter *w, struct fy_pin_entry *e, int err)
+{
+    struct sim *t = w->arg;
+    if (err)
+        return;
+    if (t->state == 1) {
+        t->se = e;
+        t->state = 2;
+    } else if (t->state == 3) {
+        t->re = e;
+        t->state = 4;
+    }
+}
+
+/* Returns the transfers completed when nothing can move any more. */
+static int sim_run(bool separate, size_t pool, int *held_out)
+{
+    struct fake f0, f1;
+    size_t budget = 8 * pg, pin = 5 * pg; /* one pin > half a budget */
+    if (!separate)
+        budget = pool;
+    struct fy_pin_cache *c[2] = {mk(&f0, budget, separate ? budget : 0),
+                                 mk(&f1, budget, separate ? budget : 0)};
+    char *mem = map(4 * NSIM * 8 * pg);
+    struct sim t[2 * NSIM];
+    for (int i = 0; i < 2 * NSIM; i++) {
+        int from = i % 2;
+        memset(&t[i], 0, sizeof(t[i]));
+        t[i].w.done = sim_done;
+        t[i].w.arg = &t[i];
+        t[i].snd = c[from];
+        t[i].rcv = c[1 - from];
+        t[i].sdir = FY_PIN_SEND;
+        /* One pool: receives take the send budget too. */
+        t[i].rdir = separate ? FY_PIN_RECV : FY_PIN_SEND;
+        t[i].src = mem + (size_t)(2 * i) * 8 * pg;
+        t[i].dst = mem + (size_t)(2 * i + 1) * 8 * pg;
+        t[i].len = pin;
+        memset(t[i].src, 'a' + i, pin);
+    }
+    int done = 0;
+    for (bool moved = true; moved;) {
+        moved = false;
+        for (int i = 0; i < 2 * NSIM; i++) {
+            struct sim *x = &t[i];
+            int rc;
+            switch (x->state) {
+            case 0:
+                rc = fy_pin_cache_acquire_wait(x->snd, x->src, x->len, x->sdir,
+                                               &x->w, &x->se);
+                x->state = rc == 0 ? 2 : 1;
+                moved = true;
+                break;
+            case 2:
+                rc = fy_pin_cache_acquire_wait(x->rcv, x->dst, x->len, x->rdir,
+                                               &x->w, &x->re);
+                x->state = rc == 0 ? 4 : 3;
+                moved = true;
+                break;
+            case 4:
+                memcpy(x->dst, x->src, x->len);
+                fy_pin_cache_release(x->rcv, x->re);
+                fy_pin_cache_release(x->snd, x->se);
+                x->state = 5;
+                done += memcmp(x->dst, x->src, x->len) == 0;
+                moved = true;
+                break;
+            default:
+                break;
+            }
+        }
+    }
+    /* Stalled or finished: count the send pins held, cancel every waiter
+     * (so releases below grant nothing), then release. */
+    int held = 0;
+    for (int i = 0; i < 2 * NSIM; i++)
+        held += t[i].state >= 2 && t[i].state <= 4;
+    for (int i = 0; i < 2 * NSIM; i++)
+        if (t[i].state == 1 || t[i].state == 3)
+            fy_pin_cache_cancel(t[i].state == 1 ? t[i].snd : t[i].rcv, &t[i].w);
+    for (int i = 0; i < 2 * NSIM; i++) {
+        if (t[i].state >= 2 && t[i].state <= 4)
+            fy_pin_cache_release(t[i].snd, t[i].se);
+        if (t[i].state == 4)
+            fy_pin_cache_release(t[i].rcv, t[i].re);
+    }
+    fy_pin_cache_destroy(c[0]);
+    fy_pin_cache_destroy(c[1]);
+    munmap(mem, 4 * NSIM * 8 * pg);
+    *held_out = held;
+    return done;
+}
+
+static void test_seed_deadlock(void)
+{
+    int held;
+    int done = sim_run(false, 8 * pg, &held);
+    TAP_OK(done == 0 && held == 2,
+           "one pool per process: the exchange deadlocks (%d of %d done, "
+           "%d send pins held waiting)",
+           done, 2 * NSIM, held);
+    done = sim_run(false, 16 * pg, &held);
+    TAP_OK(done == 0 && held == 6,
+           "one pool as large as both budgets together deadlocks too (%d "
+           "done, %d send pins held)",
+           done, held);
+    done = sim_run(true, 0, &held);
+    TAP_EQ_INT(done, 2 * NSIM,
+               "separate send and receive budgets: every transfer completes");
+}
+
 /* ---- random operations against a model ----------------------------------- */
 /* A pinner that remembers, per handle, the range and when it was
  * registered; the model remembers when each page was last invalidated. An
@@ -839,6 +970,7 @@ int main(void)
     test_invalidate();
     test_delayed();
     test_no_deadlock();
+    test_seed_deadlock();
     test_random();
     test_stats_line();
     test_env();
