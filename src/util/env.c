@@ -106,6 +106,21 @@ struct fy_env_var fy_env[FY_ENV_COUNT] = {
     [FY_ENV_TCP_QUEUE] = {"FERRY_TCP_QUEUE", FY_ENV_SIZE, "4194304",
                           "bytes a rank queues for one peer's TCP socket "
                           "before the channel pushes back (64 KiB to 1 GiB)"},
+    [FY_ENV_PIN_MAX] = {"FERRY_PIN_MAX", FY_ENV_SIZE, "64M",
+                        "pin-down cache: bytes of registered (pinned) memory "
+                        "per process, half for sends and half for receives "
+                        "(0: unbounded)"},
+    [FY_ENV_PIN_SEND_MAX] = {"FERRY_PIN_SEND_MAX", FY_ENV_SIZE, "0",
+                             "pin-down cache: send budget in bytes (0: "
+                             "unbounded), overriding half of FERRY_PIN_MAX "
+                             "when set"},
+    [FY_ENV_PIN_RECV_MAX] = {"FERRY_PIN_RECV_MAX", FY_ENV_SIZE, "0",
+                             "pin-down cache: receive budget in bytes (0: "
+                             "unbounded), overriding half of FERRY_PIN_MAX "
+                             "when set"},
+    [FY_ENV_PIN_CACHE] = {"FERRY_PIN_CACHE", FY_ENV_BOOL, "1",
+                          "pin-down cache: keep registrations after use "
+                          "(0: deregister at every release)"},
     [FY_ENV_RECV_WRITE_MIN] = {"FERRY_RECV_WRITE_MIN", FY_ENV_SIZE, "8192",
                                "smallest receive buffer offered to its "
                                "sender for the write protocol"},
