@@ -199,6 +199,12 @@ static void round_ops(enum sync s, MPI_Win win, MPI_Datatype vec,
         gadd[i] = 2;
     MT_MPI(MPI_Get_accumulate(gadd, 50, MPI_INT, gacc, 50, MPI_INT, right,
                               DI(right, R_GACC), 50, MPI_INT, MPI_SUM, win));
+    int nop[10];
+    long long fnop = -1;
+    MT_MPI(MPI_Get_accumulate(NULL, 0, MPI_INT, nop, 10, MPI_INT, right,
+                              DI(right, R_GET), 10, MPI_INT, MPI_NO_OP, win));
+    MT_MPI(MPI_Fetch_and_op(NULL, &fnop, MPI_LONG_LONG, right, DI(right, R_GET),
+                            MPI_NO_OP, win));
     long long finc = 10, fold = -1;
     MT_MPI(MPI_Fetch_and_op(&finc, &fold, MPI_LONG_LONG, right,
                             DI(right, R_FOP), MPI_SUM, win));
@@ -234,6 +240,12 @@ static void round_ops(enum sync s, MPI_Win win, MPI_Datatype vec,
     for (int i = 0; i < 50; i++)
         MT_EQ(gacc[i], 1000 + i, sn);
     MT_EQ(fold, 5, sn);
+    for (int i = 0; i < 10; i++)
+        MT_EQ(nop[i], right * 7 + i, "get_accumulate with MPI_NO_OP");
+    long long wantnop;
+    int pair[2] = {right * 7, right * 7 + 1};
+    memcpy(&wantnop, pair, sizeof(wantnop));
+    MT_EQ(fnop, wantnop, "fetch_and_op with MPI_NO_OP");
     MT_EQ(cold, 77, sn);
     MT_EQ(cold2, 88, sn);
     for (size_t j = 0; j < BIG - 40000; j++)
