@@ -192,9 +192,13 @@ int fy_rma_cas(struct fy_rma_win *w, const void *obuf, const void *cbuf,
  * For windows on user memory when no single-copy mechanism reaches the
  * other ranks: the origin sends requests through point-to-point on the
  * window's context, the target checks each against its window and applies
- * it in its progress engine. Puts and accumulates return once sent; gets,
- * get-accumulates and compare-and-swap wait for the reply; a reply means
- * every earlier request to that target was applied. */
+ * it in its progress engine. Puts and accumulates return once their
+ * requests are handed to point-to-point (four large ones in flight at
+ * most); gets (several chunks asked ahead), get-accumulates and
+ * compare-and-swap return with the reply's data; a reply means every
+ * earlier request of this origin to that target was applied. Not thread
+ * safe by itself: callers hold the library lock (MPI layer, or the
+ * progress thread) whenever fy_mt_on is set. */
 
 /* Packets. A request is one message (MPI_BYTE) on the window's p2p
  * context with tag FY_RMA_AM_TAG_REQ: a fy_rma_am_hdr, nseg fy_rma_am_seg
