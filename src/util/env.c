@@ -127,6 +127,12 @@ struct fy_env_var fy_env[FY_ENV_COUNT] = {
     [FY_ENV_BOOT] = {"FERRY_BOOT", FY_ENV_STRING, "auto",
                      "how the job starts: auto (from the launcher's "
                      "variables), ferry, pmi2, pmi1, pmix or singleton"},
+    [FY_ENV_RMA_THREAD] = {"FERRY_RMA_THREAD", FY_ENV_STRING, "auto",
+                           "one-sided progress thread, for passive target "
+                           "on windows served by active messages (no cma "
+                           "or procmem): auto (start it when such a window "
+                           "exists), 1 (with any window), 0 (never: the "
+                           "target progresses only inside MPI calls)"},
 };
 
 int fy_parse_size(const char *s, long long *out)
@@ -220,6 +226,11 @@ int fy_env_load(void)
         return -EINVAL;
     }
     fy_log_threshold = (enum fy_log_level)l;
+    const char *rt = fy_env_str(FY_ENV_RMA_THREAD);
+    if (strcmp(rt, "auto") && strcmp(rt, "0") && strcmp(rt, "1")) {
+        FY_ERROR("FERRY_RMA_THREAD='%s' is not one of auto, 0, 1", rt);
+        return -EINVAL;
+    }
     return 0;
 }
 
