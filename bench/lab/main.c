@@ -64,6 +64,7 @@ static void usage(FILE *f)
         "                 transfer loop that pins (mlock) its buffers at\n"
         "                 100 %% and 0 %% cache hits, 4 KiB - 4 MiB, and the\n"
         "                 cache's counters; a section on stdout, one process\n"
+        "                 (also part of every other run's report, not --tune)\n"
         "  --only LIST    measure only these mechanisms (comma list of names\n"
         "                 or labels: cma,shmbuf,\"cma get\",ptrace-attach)\n"
         "  --repeats N    repeats per figure (default 7, quick 5; max %d)\n"
@@ -377,6 +378,8 @@ int main(int argc, char **argv)
     lab_finish(L); /* P1 leaves here */
     /* Seed 001's protocols: whole jobs of their own, so only once P1 has
      * left the second core. */
+    if (!L->opt.tune)
+        lab_exp_pin(&L->opt); /* one process: P1 has left */
     if (!L->opt.no_protocols && (L->opt.tune || !L->opt.quick)) {
         lab_exp_protocols(L);
         lab_progress_done(L);

@@ -198,3 +198,19 @@ int lab_pin_run(const struct lab_opts *o, FILE *out)
     munmap(dst, PIN_RING);
     return 0;
 }
+
+char *lab_pin_section;
+
+void lab_exp_pin(const struct lab_opts *o)
+{
+    size_t n = 0;
+    FILE *f = open_memstream(&lab_pin_section, &n);
+    if (!f)
+        return;
+    int rc = lab_pin_run(o, f);
+    fclose(f);
+    if (rc != 0) {
+        free(lab_pin_section);
+        lab_pin_section = NULL;
+    }
+}

@@ -752,3 +752,22 @@ int fy_dtype_dup(struct fy_dtype *old, struct fy_dtype **out)
     *out = dt;
     return 0;
 }
+
+struct fy_dtype *fy_dtype_elem_type(const struct fy_dtype *dt)
+{
+    if (dt->builtin)
+        return (struct fy_dtype *)dt;
+    if (dt->nsegs == 0)
+        return NULL;
+    if (!dt->pair)
+        for (uint32_t s = 1; s < dt->nsegs; s++)
+            if (dt->segs[s].basic != dt->segs[0].basic)
+                return NULL;
+    for (size_t k = 0; k < NBUILTIN; k++) {
+        const struct builtin_desc *d = &builtin_descs[k];
+        if (dt->pair ? d->pair == dt->pair
+                     : !d->pair && d->basic == (int)dt->segs[0].basic)
+            return &builtin_objs[k];
+    }
+    return NULL;
+}

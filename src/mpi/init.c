@@ -310,6 +310,7 @@ static void stats_job_summary(void)
 /* Take the core down: every rank of the node waits for the others. */
 static void core_down(void)
 {
+    fy_rma_thread_stop(); /* before anything it could progress goes */
     fy_mpi_requests_finalize();
     fy_rma_finalize(); /* windows the program did not free */
     /* MPI_COMM_SELF's attribute callbacks run first, and may communicate;

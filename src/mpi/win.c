@@ -97,8 +97,10 @@ FY_API int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info,
                                     MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
     FY_MT_ENTER();
-    return win_make(MPI_WIN_FLAVOR_SHARED, size, disp_unit, info, comm, NULL,
-                    baseptr, win, __func__);
+    int rc = win_make(MPI_WIN_FLAVOR_SHARED, size, disp_unit, info, comm, NULL,
+                      baseptr, win, __func__);
+    fy_rma_thread_start(); /* the call's last action: see rma.h */
+    return rc;
 }
 FY_ALIAS(MPI_Win_allocate_shared)
 
@@ -107,8 +109,10 @@ FY_API int PMPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit,
                                       void *baseptr, MPI_Win *win)
 {
     FY_MT_ENTER();
-    return win_make(MPI_WIN_FLAVOR_SHARED, size, disp_unit, info, comm, NULL,
-                    baseptr, win, __func__);
+    int rc = win_make(MPI_WIN_FLAVOR_SHARED, size, disp_unit, info, comm, NULL,
+                      baseptr, win, __func__);
+    fy_rma_thread_start(); /* the call's last action: see rma.h */
+    return rc;
 }
 FY_ALIAS(MPI_Win_allocate_shared_c)
 
@@ -116,8 +120,10 @@ FY_API int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info,
                              MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
     FY_MT_ENTER();
-    return win_make(MPI_WIN_FLAVOR_ALLOCATE, size, disp_unit, info, comm, NULL,
-                    baseptr, win, __func__);
+    int rc = win_make(MPI_WIN_FLAVOR_ALLOCATE, size, disp_unit, info, comm,
+                      NULL, baseptr, win, __func__);
+    fy_rma_thread_start(); /* the call's last action: see rma.h */
+    return rc;
 }
 FY_ALIAS(MPI_Win_allocate)
 
@@ -125,8 +131,10 @@ FY_API int PMPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info,
                                MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
     FY_MT_ENTER();
-    return win_make(MPI_WIN_FLAVOR_ALLOCATE, size, disp_unit, info, comm, NULL,
-                    baseptr, win, __func__);
+    int rc = win_make(MPI_WIN_FLAVOR_ALLOCATE, size, disp_unit, info, comm,
+                      NULL, baseptr, win, __func__);
+    fy_rma_thread_start(); /* the call's last action: see rma.h */
+    return rc;
 }
 FY_ALIAS(MPI_Win_allocate_c)
 
@@ -134,8 +142,10 @@ FY_API int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit,
                            MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
     FY_MT_ENTER();
-    return win_make(MPI_WIN_FLAVOR_CREATE, size, disp_unit, info, comm, base,
-                    NULL, win, __func__);
+    int rc = win_make(MPI_WIN_FLAVOR_CREATE, size, disp_unit, info, comm, base,
+                      NULL, win, __func__);
+    fy_rma_thread_start(); /* the call's last action: see rma.h */
+    return rc;
 }
 FY_ALIAS(MPI_Win_create)
 
@@ -143,16 +153,20 @@ FY_API int PMPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit,
                              MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
     FY_MT_ENTER();
-    return win_make(MPI_WIN_FLAVOR_CREATE, size, disp_unit, info, comm, base,
-                    NULL, win, __func__);
+    int rc = win_make(MPI_WIN_FLAVOR_CREATE, size, disp_unit, info, comm, base,
+                      NULL, win, __func__);
+    fy_rma_thread_start(); /* the call's last action: see rma.h */
+    return rc;
 }
 FY_ALIAS(MPI_Win_create_c)
 
 FY_API int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
     FY_MT_ENTER();
-    return win_make(MPI_WIN_FLAVOR_DYNAMIC, 0, 1, info, comm, NULL, NULL, win,
-                    __func__);
+    int rc = win_make(MPI_WIN_FLAVOR_DYNAMIC, 0, 1, info, comm, NULL, NULL, win,
+                      __func__);
+    fy_rma_thread_start(); /* the call's last action: see rma.h */
+    return rc;
 }
 FY_ALIAS(MPI_Win_create_dynamic)
 
@@ -509,6 +523,21 @@ FY_ALIAS(MPI_Win_call_errhandler)
 
 /* ---- synchronisation ----------------------------------------------------- */
 
+/* An error the targets reported for requests that had no reply of their
+ * own (active messages, rma/am.c), found by the synchronisation call. */
+static int sync_done(struct fy_rma_win *w, const char *fn)
+{
+    int e = fy_rma_am_error(w);
+    if (e == -ERANGE)
+        return WERR(w, MPI_ERR_RMA_RANGE, fn,
+                    "the target found an access outside its window (nothing "
+                    "of it was written)");
+    if (e)
+        return WERR(w, fy_errno_to_class(e), fn, "a target reported: %s",
+                    strerror(-e));
+    return MPI_SUCCESS;
+}
+
 #define MODE_ALL                                                               \
     (MPI_MODE_NOCHECK | MPI_MODE_NOSTORE | MPI_MODE_NOPUT |                    \
      MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED)
@@ -526,7 +555,7 @@ FY_API int PMPI_Win_fence(int assert, MPI_Win win)
     int rc = fy_rma_fence(w, assert);
     if (rc)
         return WERR(w, fy_errno_to_class(rc), fn, "%s", strerror(-rc));
-    return MPI_SUCCESS;
+    return sync_done(w, fn);
 }
 FY_ALIAS(MPI_Win_fence)
 
@@ -566,7 +595,7 @@ FY_API int PMPI_Win_unlock(int rank, MPI_Win win)
     WCHECK(w->lockmode[rank], w, MPI_ERR_RMA_SYNC, fn,
            "rank %d is not locked by this process", rank);
     fy_rma_unlock(w, rank);
-    return MPI_SUCCESS;
+    return sync_done(w, fn);
 }
 FY_ALIAS(MPI_Win_unlock)
 
@@ -594,7 +623,7 @@ FY_API int PMPI_Win_unlock_all(MPI_Win win)
     WCHECK(w->lock_all, w, MPI_ERR_RMA_SYNC, fn,
            "MPI_Win_lock_all was not called");
     fy_rma_unlock_all(w);
-    return MPI_SUCCESS;
+    return sync_done(w, fn);
 }
 FY_ALIAS(MPI_Win_unlock_all)
 
@@ -613,7 +642,7 @@ static int flush(MPI_Win win, int rank, bool all, const char *fn)
                "no passive-target epoch on the window");
     }
     fy_rma_flush(w);
-    return MPI_SUCCESS;
+    return sync_done(w, fn);
 }
 
 FY_API int PMPI_Win_flush(int rank, MPI_Win win)
@@ -724,7 +753,7 @@ FY_API int PMPI_Win_complete(MPI_Win win)
     GET_WIN(w, win, fn);
     WCHECK(w->started, w, MPI_ERR_RMA_SYNC, fn, "MPI_Win_start was not called");
     fy_rma_complete(w);
-    return MPI_SUCCESS;
+    return sync_done(w, fn);
 }
 FY_ALIAS(MPI_Win_complete)
 
@@ -795,6 +824,10 @@ static int check_target(struct fy_rma_win *w, int rank, MPI_Aint disp,
 
 static int op_done(struct fy_rma_win *w, int rc, const char *fn)
 {
+    if (rc == -ERANGE)
+        return WERR(w, MPI_ERR_RMA_RANGE, fn,
+                    "the target found the access outside its window (nothing "
+                    "of it was written)");
     if (rc == -EINVAL)
         return WERR(w, MPI_ERR_OP, fn, "the op is not defined on the type");
     if (rc)

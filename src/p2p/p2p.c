@@ -529,6 +529,7 @@ static void handle_pkt(const struct fy_pkt *p)
 }
 
 void (*fy_p2p_progress_hook)(void);
+void (*fy_p2p_rma_hook)(void);
 
 /* Nesting depth of fy_progress (a send started from a progress hook must
  * not progress again). */
@@ -544,6 +545,8 @@ int fy_progress(void)
         n += fy_rndv_progress();
     if (FY_UNLIKELY(fy_p2p_progress_hook != NULL))
         fy_p2p_progress_hook();
+    if (FY_UNLIKELY(fy_p2p_rma_hook != NULL))
+        fy_p2p_rma_hook();
     progress_depth--;
     return n;
 }

@@ -27,8 +27,11 @@
  * libc in the global symbol scope (a program linked with it); when libmpi
  * is dlopen()ed (Python) or a sanitizer's runtime interposes first, they
  * do not, fy_pin_hooks_active() says so, and the cache then deregisters at
- * every release: never stale, never reused. Not covered: raw syscalls and
- * a static allocator inside the program that unmaps through them.
+ * every release: never stale, never reused. Not covered (a registration
+ * of such memory could go stale): unmaps made inside libc or ld.so
+ * without a call through the global scope - the stacks of exited threads,
+ * dlclose() of a library whose static data was registered - shmdt(), raw
+ * syscalls, and an allocator linked into the program itself.
  *
  * Invariants (all under cache->lock):
  *  - an entry is in its direction's treap iff it is valid (not stale); only
@@ -98,11 +101,20 @@ struct fy_pin_cache {
  * caches: the interposers' fast path reads it relaxed, which is enough:
  * memory one thread unmaps while another registers it is a data race of
  * the program, and within one thread the count is sequenced. */
-/* Recursive: a waiter's done, called back from an invalidation's drop,
- * may itself free memory. */
-static pthread_mutex_t pin_global = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+/* A reader-preferring rwlock (glibc's default): invalidations read the
+ * list of caches, so they never wait for one another. That matters when
+ * an invalidation deregisters through a provider that holds a lock of its
+ * own while another of its threads frees memory (a second invalidation):
+ * a mutex here would deadlock them. Readers may nest (a waiter's done,
+ * called back from an invalidation, may free memory); create and destroy
+ * write (so a done callback must not destroy a cache). */
+static pthread_rwlock_t pin_global = PTHREAD_RWLOCK_INITIALIZER;
 static struct fy_pin_cache *pin_caches;
 static _Atomic uint64_t pin_live;
+/* The hull [pin_lo, pin_hi) of every range ever registered: a free or an
+ * unmap outside it needs no lock. It only grows (shrinking it safely would
+ * need the lock the fast path avoids); relaxed as pin_live. */
+static _Atomic uintptr_t pin_lo = UINTPTR_MAX, pin_hi;
 static _Thread_local int pin_in_ops;
 
 /* Defined by src/xfer/pin_hooks.c where it is linked (libmpi, the unit
@@ -113,14 +125,17 @@ extern const void *fy_pin_hooks_self(const char *name) __attribute__((weak));
 
 static size_t pin_page(void)
 {
-    static size_t page;
-    if (!page)
-        page = (size_t)sysconf(_SC_PAGESIZE);
-    return page;
+    /* Relaxed: every thread stores the same value. */
+    static _Atomic size_t page;
+    size_t p = atomic_load_explicit(&page, memory_order_relaxed);
+    if (!p) {
+        p = (size_t)sysconf(_SC_PAGESIZE);
+        atomic_store_explicit(&page, p, memory_order_relaxed);
+    }
+    return p;
 }
 
-/* ---- lists ----------------------------------------------------------------
- */
+/* ---- lists --------------------------------------------------------------- */
 
 /* An interval treap per direction: a binary search tree on (base, address
  * of the entry), heap-ordered on random priorities (expected depth
@@ -230,6 +245,17 @@ static void list_add(struct fy_pin_cache *c, struct fy_pin_dirstate *ds,
     e->prio = c->rng ^ (uint32_t)((uintptr_t)e >> 4);
     e->next = NULL;
     ds->root = t_insert(ds->root, e);
+    uintptr_t lo = atomic_load_explicit(&pin_lo, memory_order_relaxed);
+    while (e->base < lo && !atomic_compare_exchange_weak_explicit(
+                               &pin_lo, &lo, e->base, memory_order_relaxed,
+                               memory_order_relaxed))
+        ;
+    uintptr_t hi = atomic_load_explicit(&pin_hi, memory_order_relaxed);
+    while (e->base + e->len > hi &&
+           !atomic_compare_exchange_weak_explicit(
+               &pin_hi, &hi, e->base + e->len, memory_order_relaxed,
+               memory_order_relaxed))
+        ;
 }
 
 static void list_del(struct fy_pin_dirstate *ds, struct fy_pin_entry *e)
@@ -273,8 +299,7 @@ static void entry_unlink(struct fy_pin_cache *c, struct fy_pin_entry *e)
         lru_del(ds, e);
 }
 
-/* ---- ops, called without the lock ------------------------------------------
- */
+/* ---- ops, called without the lock ---------------------------------------- */
 
 static int ops_reg(struct fy_pin_cache *c, struct fy_pin_entry *e)
 {
@@ -320,8 +345,7 @@ static void drop_chain(struct fy_pin_cache *c, struct fy_pin_entry *chain)
             pin_kick(c, d);
 }
 
-/* ---- the mlock pinner ------------------------------------------------------
- */
+/* ---- the mlock pinner ---------------------------------------------------- */
 
 static int mlock_reg(void *ctx, void *addr, size_t len, void **handle_out)
 {
@@ -345,8 +369,7 @@ const struct fy_pin_ops fy_pin_mlock_ops = {
     .dereg = mlock_dereg,
 };
 
-/* ---- limits, hooks, create/destroy -----------------------------------------
- */
+/* ---- limits, hooks, create/destroy --------------------------------------- */
 
 void fy_pin_limits_from_env(struct fy_pin_limits *out)
 {
@@ -368,9 +391,11 @@ bool fy_pin_hooks_active(void)
         return false;
     /* The interposers define these names; the process calls ours only if
      * the global scope resolves the names to them. */
-    static const char *const names[] = {"munmap", "free", "madvise"};
+    static const char *const names[] = {"munmap", "madvise", "free"};
     for (size_t i = 0; i < FY_ARRAY_LEN(names); i++) {
         const void *mine = fy_pin_hooks_self(names[i]);
+        if (!mine && i == 2)
+            break; /* a ThreadSanitizer build does not interpose free */
         if (!mine || dlsym(RTLD_DEFAULT, names[i]) != mine)
             return false;
     }
@@ -401,10 +426,10 @@ int fy_pin_cache_create(const struct fy_pin_ops *ops, void *ctx,
         FY_DEBUG("pin: %s cache deregisters at every release (%s)", ops->name,
                  fy_env_int(FY_ENV_PIN_CACHE) ? "invalidation hooks inactive"
                                               : "FERRY_PIN_CACHE=0");
-    pthread_mutex_lock(&pin_global);
+    pthread_rwlock_wrlock(&pin_global);
     c->gnext = pin_caches;
     pin_caches = c;
-    pthread_mutex_unlock(&pin_global);
+    pthread_rwlock_unlock(&pin_global);
     *cache_out = c;
     return 0;
 }
@@ -413,13 +438,13 @@ void fy_pin_cache_destroy(struct fy_pin_cache *c)
 {
     if (!c)
         return;
-    pthread_mutex_lock(&pin_global);
+    pthread_rwlock_wrlock(&pin_global);
     for (struct fy_pin_cache **pp = &pin_caches; *pp; pp = &(*pp)->gnext)
         if (*pp == c) {
             *pp = c->gnext;
             break;
         }
-    pthread_mutex_unlock(&pin_global);
+    pthread_rwlock_unlock(&pin_global);
     struct fy_pin_entry *chain = NULL;
     pthread_mutex_lock(&c->lock);
     for (int d = 0; d < FY_PIN_NDIRS; d++) {
@@ -442,8 +467,7 @@ void fy_pin_cache_destroy(struct fy_pin_cache *c)
     free(c);
 }
 
-/* ---- acquire ----------------------------------------------------------------
- */
+/* ---- acquire ------------------------------------------------------------- */
 
 static int range_of(const void *addr, size_t len, uintptr_t *a_out,
                     uintptr_t *b_out)
@@ -745,8 +769,7 @@ static void pin_kick(struct fy_pin_cache *c, int dir)
     pthread_mutex_unlock(&c->lock);
 }
 
-/* ---- release ----------------------------------------------------------------
- */
+/* ---- release ------------------------------------------------------------- */
 
 void fy_pin_cache_release(struct fy_pin_cache *c, struct fy_pin_entry *e)
 {
@@ -777,8 +800,7 @@ void fy_pin_cache_release(struct fy_pin_cache *c, struct fy_pin_entry *e)
     drop_chain(c, e);
 }
 
-/* ---- accessors and counters -------------------------------------------------
- */
+/* ---- accessors and counters ---------------------------------------------- */
 
 void *fy_pin_entry_addr(const struct fy_pin_entry *e)
 {
@@ -844,8 +866,7 @@ void fy_pin_cache_stats_print(const struct fy_pin_cache *c, int rank)
             (unsigned long long)s.pinned_hw[FY_PIN_RECV]);
 }
 
-/* ---- invalidation
- * ------------------------------------------------------------ */
+/* ---- invalidation -------------------------------------------------------- */
 
 /* Called by the interposed free, possibly inside a sanitizer's start-up
  * (its dlsym frees), before its shadow memory exists: not instrumented. */
@@ -861,7 +882,10 @@ void fy_pin_invalidate(const void *addr, size_t len)
         return;
     uintptr_t a = (uintptr_t)addr;
     uintptr_t b = len > UINTPTR_MAX - a ? UINTPTR_MAX : a + len;
-    pthread_mutex_lock(&pin_global);
+    if (b <= atomic_load_explicit(&pin_lo, memory_order_relaxed) ||
+        a >= atomic_load_explicit(&pin_hi, memory_order_relaxed))
+        return;
+    pthread_rwlock_rdlock(&pin_global);
     for (struct fy_pin_cache *c = pin_caches; c; c = c->gnext) {
         struct fy_pin_entry *chain = NULL;
         pthread_mutex_lock(&c->lock);
@@ -885,13 +909,13 @@ void fy_pin_invalidate(const void *addr, size_t len)
         /* Deregistered now, before the caller unmaps. */
         drop_chain(c, chain);
     }
-    pthread_mutex_unlock(&pin_global);
+    pthread_rwlock_unlock(&pin_global);
 }
 
 void fy_pin_stats_print_all(int rank)
 {
-    pthread_mutex_lock(&pin_global);
+    pthread_rwlock_rdlock(&pin_global);
     for (struct fy_pin_cache *c = pin_caches; c; c = c->gnext)
         fy_pin_cache_stats_print(c, rank);
-    pthread_mutex_unlock(&pin_global);
+    pthread_rwlock_unlock(&pin_global);
 }

@@ -119,7 +119,8 @@ size_t fy_pin_cache_chunk_max(const struct fy_pin_cache *cache,
  * in order, outside its lock, in the thread that freed the budget, and
  * calls each waiter's done exactly once with the entry (err 0) or the
  * error (never -EAGAIN); the head that still does not fit keeps its place.
- * done may acquire, release or queue again (not cancel itself). */
+ * done may acquire, release or queue again (not cancel itself, nor
+ * destroy the cache). */
 struct fy_pin_waiter;
 typedef void (*fy_pin_done_fn)(struct fy_pin_waiter *w,
                                struct fy_pin_entry *entry, int err);

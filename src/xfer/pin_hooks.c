@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Interposers of the calls that take memory away from a process (munmap,
- * mremap, madvise, mmap with MAP_FIXED, brk, sbrk, free, realloc): each
+ * mremap, madvise, mmap with MAP_FIXED, brk, sbrk, free, realloc,
+ * reallocarray): each
  * invalidates the pin-down cache's registrations of that memory
  * (fy_pin_invalidate) and then calls the real function. Why interposition
  * and when it is in effect: see src/xfer/pin.c.
@@ -33,6 +34,17 @@
 #define FY_NOSAN __attribute__((no_sanitize("address", "thread")))
 #define FY_HOOK __attribute__((visibility("default"))) FY_NOSAN
 
+/* ThreadSanitizer's runtime frees through the global free while it sets a
+ * new thread up, before that thread may run instrumented code (the cache's
+ * locks): a ThreadSanitizer build interposes everything but free and
+ * realloc (only the unit test is built so; libmpi under a sanitizer is
+ * never the process' free anyway, the runtime comes first). */
+#if defined(__SANITIZE_THREAD__)
+#define FY_PIN_HOOK_FREE 0
+#else
+#define FY_PIN_HOOK_FREE 1
+#endif
+
 /* Marks that the interposers are linked (pin.c has a weak reference). */
 __attribute__((visibility("hidden"))) const int fy_pin_hooks_linked = 1;
 
@@ -44,6 +56,7 @@ typedef int (*brk_fn)(void *);
 typedef void *(*sbrk_fn)(intptr_t);
 typedef void (*free_fn)(void *);
 typedef void *(*realloc_fn)(void *, size_t);
+typedef void *(*reallocarray_fn)(void *, size_t, size_t);
 typedef size_t (*usable_fn)(void *);
 
 static struct {
@@ -55,6 +68,7 @@ static struct {
     sbrk_fn sbrk;
     free_fn free;
     realloc_fn realloc;
+    reallocarray_fn reallocarray;
     usable_fn usable;
 } real;
 
@@ -78,6 +92,7 @@ FY_NOSAN static void hooks_resolve(void)
     real.sbrk = (sbrk_fn)dlsym(RTLD_NEXT, "sbrk");
     real.usable = (usable_fn)dlsym(RTLD_NEXT, "malloc_usable_size");
     real.realloc = (realloc_fn)dlsym(RTLD_NEXT, "realloc");
+    real.reallocarray = (reallocarray_fn)dlsym(RTLD_NEXT, "reallocarray");
     real.free = (free_fn)dlsym(RTLD_NEXT, "free");
     resolving = 0;
 }
@@ -132,6 +147,7 @@ FY_NOSAN int fy_pin_hook_madvise(void *addr, size_t len, int advice)
     return (int)syscall(SYS_madvise, addr, len, advice);
 }
 
+#if FY_PIN_HOOK_FREE
 FY_NOSAN void fy_pin_hook_free(void *p)
 {
     if (!p)
@@ -146,11 +162,15 @@ FY_NOSAN void fy_pin_hook_free(void *p)
     /* else: before the constructor (inside dlsym): leak, see above */
 }
 
+#endif
+
 FY_HOOK int munmap(void *addr, size_t len)
     __attribute__((alias("fy_pin_hook_munmap")));
 FY_HOOK int madvise(void *addr, size_t len, int advice)
     __attribute__((alias("fy_pin_hook_madvise")));
+#if FY_PIN_HOOK_FREE
 FY_HOOK void free(void *p) __attribute__((alias("fy_pin_hook_free")));
+#endif
 
 FY_HOOK void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
 {
@@ -211,6 +231,7 @@ FY_HOOK void *sbrk(intptr_t incr)
     return real.sbrk(incr);
 }
 
+#if FY_PIN_HOOK_FREE
 FY_HOOK void *realloc(void *p, size_t n)
 {
     /* The block may move (or shrink in place and give pages back). */
@@ -222,14 +243,33 @@ FY_HOOK void *realloc(void *p, size_t n)
     return __libc_realloc(p, n);
 }
 
+/* glibc's reallocarray reallocates inside libc (no call through the
+ * global realloc), so it is interposed too. */
+FY_HOOK void *reallocarray(void *p, size_t n, size_t size)
+{
+    HOOK_NEED(reallocarray);
+    if (p && real.usable && fy_pin_any_cached())
+        fy_pin_invalidate(p, real.usable(p));
+    if (real.reallocarray)
+        return real.reallocarray(p, n, size);
+    if (size && n > SIZE_MAX / size) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return __libc_realloc(p, n * size);
+}
+#endif
+
 __attribute__((visibility("hidden"))) const void *
 fy_pin_hooks_self(const char *name);
 const void *fy_pin_hooks_self(const char *name)
 {
     if (!strcmp(name, "munmap"))
         return (const void *)fy_pin_hook_munmap;
+#if FY_PIN_HOOK_FREE
     if (!strcmp(name, "free"))
         return (const void *)fy_pin_hook_free;
+#endif
     if (!strcmp(name, "madvise"))
         return (const void *)fy_pin_hook_madvise;
     return NULL;

@@ -24,8 +24,7 @@
 
 static size_t pg;
 
-/* ---- a counting pinner -----------------------------------------------------
- */
+/* ---- a counting pinner --------------------------------------------------- */
 struct fake {
     _Atomic int regs, deregs;
     _Atomic int dereg_unmapped; /* dereg of memory already gone: a bug */
@@ -94,8 +93,7 @@ static struct fy_pin_stats st(struct fy_pin_cache *c)
     return s;
 }
 
-/* ---- bad arguments
- * ------------------------------------------------------------ */
+/* ---- bad arguments ------------------------------------------------------- */
 static void test_bad_args(void)
 {
     struct fake f;
@@ -136,8 +134,7 @@ static void test_bad_args(void)
     munmap(b, pg);
 }
 
-/* ---- hits, misses, directions
- * ------------------------------------------------ */
+/* ---- hits, misses, directions -------------------------------------------- */
 static void test_hit_miss(void)
 {
     struct fake f;
@@ -174,8 +171,7 @@ static void test_hit_miss(void)
     munmap(b, 8 * pg);
 }
 
-/* ---- LRU eviction and the budget
- * --------------------------------------------- */
+/* ---- LRU eviction and the budget ----------------------------------------- */
 static void test_lru_budget(void)
 {
     struct fake f;
@@ -218,8 +214,7 @@ static void test_lru_budget(void)
     munmap(b, 16 * pg);
 }
 
-/* ---- merge of overlapping and touching ranges
- * -------------------------------- */
+/* ---- merge of overlapping and touching ranges ---------------------------- */
 static void test_merge(void)
 {
     struct fake f;
@@ -251,8 +246,7 @@ static void test_merge(void)
     munmap(b, 8 * pg);
 }
 
-/* ---- invalidation
- * -------------------------------------------------------------- */
+/* ---- invalidation -------------------------------------------------------- */
 static void test_invalidate(void)
 {
     struct fake f;
@@ -304,6 +298,9 @@ static void test_invalidate(void)
                "mmap(MAP_FIXED) invalidates");
     munmap(b, len);
 
+#if defined(__SANITIZE_THREAD__)
+    printf("# free and realloc not interposed in a ThreadSanitizer build\n");
+#else
     /* free of a large (mmap-backed) malloc block, then malloc again. */
     size_t big = 1 << 20;
     char *m = malloc(big);
@@ -328,14 +325,21 @@ static void test_invalidate(void)
     m2 = realloc(m2, 4 * big);
     TAP_OK(m2 != NULL, "realloc");
     TAP_EQ_INT((int)(st(c).invalidations - inv0), 1, "realloc invalidates");
+    fy_pin_cache_acquire(c, m2, 4 * big, FY_PIN_RECV, &e);
+    fy_pin_cache_release(c, e);
+    inv0 = st(c).invalidations;
+    m2 = reallocarray(m2, 2, 4 * big);
+    TAP_OK(m2 != NULL, "reallocarray");
+    TAP_EQ_INT((int)(st(c).invalidations - inv0), 1,
+               "reallocarray invalidates");
     free(m2);
+#endif
     fy_pin_cache_destroy(c);
     TAP_EQ_INT(f.regs, f.deregs, "every registration deregistered");
     TAP_EQ_INT(f.dereg_unmapped, 0, "no deregistration after an unmap");
 }
 
-/* ---- the delayed queue
- * ----------------------------------------------------------- */
+/* ---- the delayed queue --------------------------------------------------- */
 struct op {
     struct fy_pin_waiter w;
     struct fy_pin_entry *e;
@@ -392,8 +396,7 @@ static void test_delayed(void)
     munmap(b, 16 * pg);
 }
 
-/* ---- deadlock freedom: more transfers than the budgets hold
- * ------------------ */
+/* ---- deadlock freedom: more transfers than the budgets hold -------------- */
 /* Each transfer pins its receive buffer, then (the receiver's "go") its send
  * buffer, copies, releases the send pin, then the receive pin: the send pin
  * is held only while data moves and waits for nothing, so sends always
@@ -526,8 +529,138 @@ static void test_no_deadlock(void)
     TAP_EQ_INT(f.regs, f.deregs, "every registration deregistered");
 }
 
-/* ---- random operations against a model
- * ----------------------------------------- */
+/* ---- the seed's deadlock, and why separate budgets avoid it ------------ */
+/* Two simulated processes exchange NSIM large messages each way at once,
+ * the sender pinning first (then its request goes out), the receiver
+ * pinning when the request arrives; data moves once both are pinned.
+ * With one pool per process for both directions, each process fills its
+ * pool with send pins that wait for receive pins the other cannot make:
+ * no transfer ever completes. With the seed's separate send and receive
+ * budgets the receive pins always find room and everything completes. */
+#define NSIM 4
+struct sim {
+    struct fy_pin_waiter w;
+    struct fy_pin_cache *snd, *rcv;
+    enum fy_pin_dir sdir, rdir;
+    char *src, *dst;
+    size_t len;
+    struct fy_pin_entry *se, *re;
+    int state; /* 0 pin send, 1 waiting, 2 pin recv, 3 waiting, 4 move, 5 done
+                */
+};
+
+static void sim_done(struct fy_pin_waiter *w, struct fy_pin_entry *e, int err)
+{
+    struct sim *t = w->arg;
+    if (err)
+        return;
+    if (t->state == 1) {
+        t->se = e;
+        t->state = 2;
+    } else if (t->state == 3) {
+        t->re = e;
+        t->state = 4;
+    }
+}
+
+/* Returns the transfers completed when nothing can move any more. */
+static int sim_run(bool separate, size_t pool, int *held_out)
+{
+    struct fake f0, f1;
+    size_t budget = 8 * pg, pin = 5 * pg; /* one pin > half a budget */
+    if (!separate)
+        budget = pool;
+    struct fy_pin_cache *c[2] = {mk(&f0, budget, separate ? budget : 0),
+                                 mk(&f1, budget, separate ? budget : 0)};
+    char *mem = map(4 * NSIM * 8 * pg);
+    struct sim t[2 * NSIM];
+    for (int i = 0; i < 2 * NSIM; i++) {
+        int from = i % 2;
+        memset(&t[i], 0, sizeof(t[i]));
+        t[i].w.done = sim_done;
+        t[i].w.arg = &t[i];
+        t[i].snd = c[from];
+        t[i].rcv = c[1 - from];
+        t[i].sdir = FY_PIN_SEND;
+        /* One pool: receives take the send budget too. */
+        t[i].rdir = separate ? FY_PIN_RECV : FY_PIN_SEND;
+        t[i].src = mem + (size_t)(2 * i) * 8 * pg;
+        t[i].dst = mem + (size_t)(2 * i + 1) * 8 * pg;
+        t[i].len = pin;
+        memset(t[i].src, 'a' + i, pin);
+    }
+    int done = 0;
+    for (bool moved = true; moved;) {
+        moved = false;
+        for (int i = 0; i < 2 * NSIM; i++) {
+            struct sim *x = &t[i];
+            int rc;
+            switch (x->state) {
+            case 0:
+                rc = fy_pin_cache_acquire_wait(x->snd, x->src, x->len, x->sdir,
+                                               &x->w, &x->se);
+                x->state = rc == 0 ? 2 : 1;
+                moved = true;
+                break;
+            case 2:
+                rc = fy_pin_cache_acquire_wait(x->rcv, x->dst, x->len, x->rdir,
+                                               &x->w, &x->re);
+                x->state = rc == 0 ? 4 : 3;
+                moved = true;
+                break;
+            case 4:
+                memcpy(x->dst, x->src, x->len);
+                fy_pin_cache_release(x->rcv, x->re);
+                fy_pin_cache_release(x->snd, x->se);
+                x->state = 5;
+                done += memcmp(x->dst, x->src, x->len) == 0;
+                moved = true;
+                break;
+            default:
+                break;
+            }
+        }
+    }
+    /* Stalled or finished: count the send pins held, cancel every waiter
+     * (so releases below grant nothing), then release. */
+    int held = 0;
+    for (int i = 0; i < 2 * NSIM; i++)
+        held += t[i].state >= 2 && t[i].state <= 4;
+    for (int i = 0; i < 2 * NSIM; i++)
+        if (t[i].state == 1 || t[i].state == 3)
+            fy_pin_cache_cancel(t[i].state == 1 ? t[i].snd : t[i].rcv, &t[i].w);
+    for (int i = 0; i < 2 * NSIM; i++) {
+        if (t[i].state >= 2 && t[i].state <= 4)
+            fy_pin_cache_release(t[i].snd, t[i].se);
+        if (t[i].state == 4)
+            fy_pin_cache_release(t[i].rcv, t[i].re);
+    }
+    fy_pin_cache_destroy(c[0]);
+    fy_pin_cache_destroy(c[1]);
+    munmap(mem, 4 * NSIM * 8 * pg);
+    *held_out = held;
+    return done;
+}
+
+static void test_seed_deadlock(void)
+{
+    int held;
+    int done = sim_run(false, 8 * pg, &held);
+    TAP_OK(done == 0 && held == 2,
+           "one pool per process: the exchange deadlocks (%d of %d done, "
+           "%d send pins held waiting)",
+           done, 2 * NSIM, held);
+    done = sim_run(false, 16 * pg, &held);
+    TAP_OK(done == 0 && held == 6,
+           "one pool as large as both budgets together deadlocks too (%d "
+           "done, %d send pins held)",
+           done, held);
+    done = sim_run(true, 0, &held);
+    TAP_EQ_INT(done, 2 * NSIM,
+               "separate send and receive budgets: every transfer completes");
+}
+
+/* ---- random operations against a model ----------------------------------- */
 /* A pinner that remembers, per handle, the range and when it was
  * registered; the model remembers when each page was last invalidated. An
  * acquire must return a registration that covers the range, of its
@@ -666,8 +799,7 @@ static void test_random(void)
     munmap(arena, RND_PAGES * pg);
 }
 
-/* ---- the real pinner: mlock
- * ---------------------------------------------------- */
+/* ---- the real pinner: mlock ---------------------------------------------- */
 static long vm_locked_kb(void)
 {
     FILE *fp = fopen("/proc/self/status", "r");
@@ -681,8 +813,8 @@ static long vm_locked_kb(void)
     return kb;
 }
 
-/* AddressSanitizer makes mlock/munlock no-ops: VmLck is not checked. */
-#if defined(__SANITIZE_ADDRESS__)
+/* The sanitizers make mlock/munlock no-ops: VmLck is not checked. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define LOCK_SEEN 0
 #else
 #define LOCK_SEEN 1
@@ -693,7 +825,7 @@ static void check_locked(long before, long want_kb, const char *what)
     if (LOCK_SEEN)
         TAP_EQ_INT((int)(vm_locked_kb() - before), (int)want_kb, "%s", what);
     else
-        printf("# not checked under AddressSanitizer (mlock is a no-op): "
+        printf("# not checked under a sanitizer (mlock is a no-op): "
                "%s\n",
                what);
 }
@@ -736,6 +868,96 @@ static void test_mlock(void)
     munmap(b, len);
 }
 
+/* ---- the FERRY_STATS line ------------------------------------------------ */
+static void test_stats_line(void)
+{
+    struct fake f;
+    setenv("FERRY_STATS", "1", 1);
+    fy_env_load();
+    struct fy_pin_cache *c = mk(&f, 8 * pg, 8 * pg);
+    char *b = map(4 * pg);
+    struct fy_pin_entry *e;
+    fy_pin_cache_acquire(c, b, pg, FY_PIN_SEND, &e);
+    fy_pin_cache_release(c, e);
+    fy_pin_cache_acquire(c, b, pg, FY_PIN_SEND, &e);
+    fy_pin_cache_release(c, e);
+    FILE *tmp = tmpfile();
+    int saved = dup(2);
+    fflush(stderr);
+    dup2(fileno(tmp), 2);
+    fy_pin_stats_print_all(5);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    char line[512] = "";
+    rewind(tmp);
+    if (!fgets(line, sizeof(line), tmp))
+        line[0] = '\0';
+    fclose(tmp);
+    line[strcspn(line, "\n")] = '\0';
+    char want[256];
+    snprintf(want, sizeof(want),
+             "ferry-stats rank=5 group=pin ops=fake hits=1 misses=1 "
+             "evictions=0 invalidations=0 delayed=0 pinned_send=%zu "
+             "pinned_recv=0 hw_send=%zu hw_recv=0",
+             pg, pg);
+    TAP_EQ_STR(line, want, "the FERRY_STATS line");
+    fy_pin_cache_destroy(c);
+    munmap(b, 4 * pg);
+    unsetenv("FERRY_STATS");
+    fy_env_load();
+}
+
+/* ---- the environment: budgets, FERRY_PIN_CACHE=0 ------------------------ */
+static void test_env(void)
+{
+    struct fy_pin_limits lim;
+    setenv("FERRY_PIN_MAX", "1M", 1);
+    fy_env_load();
+    fy_pin_limits_from_env(&lim);
+    TAP_OK(lim.max[FY_PIN_SEND] == 512 * 1024 &&
+               lim.max[FY_PIN_RECV] == 512 * 1024,
+           "FERRY_PIN_MAX=1M: half for each direction");
+    setenv("FERRY_PIN_RECV_MAX", "100K", 1);
+    fy_env_load();
+    fy_pin_limits_from_env(&lim);
+    TAP_OK(lim.max[FY_PIN_SEND] == 512 * 1024 &&
+               lim.max[FY_PIN_RECV] == 100 * 1024,
+           "FERRY_PIN_RECV_MAX overrides the receive half");
+    setenv("FERRY_PIN_MAX", "lots", 1);
+    TAP_EQ_INT(fy_env_load(), -EINVAL, "a malformed FERRY_PIN_MAX is refused");
+    unsetenv("FERRY_PIN_MAX");
+    unsetenv("FERRY_PIN_RECV_MAX");
+    setenv("FERRY_PIN_CACHE", "0", 1);
+    fy_env_load();
+    struct fake f;
+    struct fy_pin_cache *c = mk(&f, 8 * pg, 8 * pg);
+    char *b = map(pg);
+    struct fy_pin_entry *e;
+    for (int i = 0; i < 2; i++) {
+        fy_pin_cache_acquire(c, b, pg, FY_PIN_SEND, &e);
+        fy_pin_cache_release(c, e);
+    }
+    TAP_OK(st(c).misses == 2 && st(c).hits == 0 && f.deregs == 2,
+           "FERRY_PIN_CACHE=0: every release deregisters, no hits");
+    fy_pin_cache_destroy(c);
+    unsetenv("FERRY_PIN_CACHE");
+    fy_env_load();
+    /* Caching again: a released entry stays cached; releasing it once
+     * more is a caller's bug, logged and otherwise ignored. */
+    c = mk(&f, 8 * pg, 8 * pg);
+    fy_pin_cache_acquire(c, b, pg, FY_PIN_SEND, &e);
+    fy_pin_cache_release(c, e);
+    fy_pin_cache_release(c, e);
+    struct fy_pin_entry *e2;
+    fy_pin_cache_acquire(c, b, pg, FY_PIN_SEND, &e2);
+    TAP_OK(e2 == e && f.deregs == 0 && st(c).hits == 1,
+           "a second release changes nothing");
+    fy_pin_cache_release(c, e2);
+    fy_pin_cache_destroy(c);
+    munmap(b, pg);
+}
+
 int main(void)
 {
     pg = (size_t)sysconf(_SC_PAGESIZE);
@@ -748,7 +970,10 @@ int main(void)
     test_invalidate();
     test_delayed();
     test_no_deadlock();
+    test_seed_deadlock();
     test_random();
+    test_stats_line();
+    test_env();
     test_mlock();
     return tap_done();
 }
