@@ -33,6 +33,12 @@
  *   took it. Header-only packets up to the provider's inject size go
  *   with fi_inject and need no buffer.
  * - After a peer's goodbye nothing more may come from it.
+ * - Rendezvous (FI_RMA offered, FERRY_OFI_RMA=1): an RTS we send carries
+ *   in ctl.offset the key of its buffer, registered through the pin-down
+ *   cache (xfer/pin.h) and held in regs[] under the RTS's cookie until the
+ *   receiver's CTS or FIN names that cookie; ctl.addr then is what the
+ *   reader adds offsets to. The receiver reads with fi_read (ofi_read,
+ *   called by proto/rndv.c) and answers FIN; key 0 means "stream it".
  *
  * Waiting: the completion queue's wait object (FI_WAIT_FD) and a pipe of
  * our own sit in one epoll set; ranks of our node that would ring our
