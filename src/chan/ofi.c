@@ -637,6 +637,8 @@ static int deliver_held(void)
         struct ofi_buf *b = &ofi.rbuf[ofi.held[i]];
         struct ofi_hdr h;
         memcpy(&h, b->mem, sizeof(h)); /* checked when it came */
+        if (h.seq < fy_chan.peers[h.src].rseq)
+            ofi_bad((int)h.src, "sequence"); /* a second one with it */
         if (h.seq != fy_chan.peers[h.src].rseq) {
             i++;
             continue;

@@ -6,7 +6,8 @@
  * back and sends rank 0 one forged packet claiming to come from rank 1
  * (MT_FORGE_MODE: "magic", a wrong magic; "length", a header whose payload
  * claims 4 GiB; "seq", a pair sequence number already used; "short", 20
- * bytes; "huge", a whole 1 MiB packet, more than any receive buffer).
+ * bytes; "huge", a whole 1 MiB packet, more than any receive buffer;
+ * "ahead", a valid packet whose sequence number is far ahead).
  * Rank 0 must end the job with "malformed OFI packet from rank 1"
  * and write nothing anywhere; rank 1 then blocks until it is killed.
  * libfabric is loaded with dlopen, as the library does; without its
@@ -149,6 +150,8 @@ int main(int argc, char **argv)
             h.len = 0xffffffffu;
         else if (!strcmp(mode, "short"))
             len = 20;
+        else if (!strcmp(mode, "ahead"))
+            ; /* valid but for seq 1000: further ahead than any buffering */
         else if (!strcmp(mode, "huge"))
             len = (size_t)1 << 20; /* more than any receive buffer */
         else
