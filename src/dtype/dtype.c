@@ -285,19 +285,17 @@ void fy_dtype_finalize(void)
         return;
     /* Types the program never freed die with the library. Every one is in
      * the table, so no type's contents may release another first. */
-    for (uint32_t i = 0; i < dtype_table.used; i++) {
-        struct fy_dtype *dt = dtype_table.objs[i];
+    for (uint32_t i = 0; i < fy_handle_count(&dtype_table); i++) {
+        struct fy_dtype *dt = fy_handle_at(&dtype_table, i);
         if (dt && !dt->builtin && dt->contents)
             dt->contents->nt = 0;
     }
-    for (uint32_t i = 0; i < dtype_table.used; i++) {
-        struct fy_dtype *dt = dtype_table.objs[i];
+    for (uint32_t i = 0; i < fy_handle_count(&dtype_table); i++) {
+        struct fy_dtype *dt = fy_handle_at(&dtype_table, i);
         if (dt && !dt->builtin)
             dtype_destroy(dt);
     }
-    free(dtype_table.objs);
-    free(dtype_table.free);
-    dtype_table = (struct fy_handle_table)FY_HANDLE_TABLE_INIT(FY_HT_DATATYPE);
+    fy_handle_table_reset(&dtype_table);
     fy_op_finalize();
     dtype_ready = false;
 }

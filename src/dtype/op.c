@@ -462,11 +462,9 @@ int fy_op_init(void)
 
 void fy_op_finalize(void)
 {
-    for (uint32_t i = 0; i < op_table.used; i++)
-        free(op_table.objs[i]);
-    free(op_table.objs);
-    free(op_table.free);
-    op_table = (struct fy_handle_table)FY_HANDLE_TABLE_INIT(FY_HT_OP);
+    for (uint32_t i = 0; i < fy_handle_count(&op_table); i++)
+        free(fy_handle_at(&op_table, i));
+    fy_handle_table_reset(&op_table);
 }
 
 struct fy_op *fy_op_get(MPI_Op h)

@@ -159,7 +159,7 @@ void fy_mpi_thread_level_use(int level)
     /* MULTIPLE turns the library lock on (util/mt.h) for the rest of the
      * process: the calling thread is the only one in MPI at this point. */
     if (level == MPI_THREAD_MULTIPLE)
-        fy_mt_on = true;
+        fy_mt_start();
 }
 
 FY_API int PMPI_Init(int *argc, char ***argv)

@@ -430,8 +430,8 @@ void fy_mpi_requests_finalize(void)
     /* Persistent requests the user never freed own heap memory and
      * references; everything else in the table belongs to the core's pool
      * or to other modules. */
-    for (uint32_t i = 0; i < fy_mreq_table.used; i++) {
-        uintptr_t w = (uintptr_t)fy_mreq_table.objs[i];
+    for (uint32_t i = 0; i < fy_handle_count(&fy_mreq_table); i++) {
+        uintptr_t w = (uintptr_t)fy_handle_at(&fy_mreq_table, i);
         if (w && fy_mreq_tag(w) == FY_MREQ_PERSIST) {
             struct fy_preq *p = fy_mreq_obj(w);
             if (p->r && p->r->complete)
@@ -439,9 +439,7 @@ void fy_mpi_requests_finalize(void)
             preq_destroy(p);
         }
     }
-    free(fy_mreq_table.objs);
-    free(fy_mreq_table.free);
-    fy_mreq_table = (struct fy_handle_table)FY_HANDLE_TABLE_INIT(FY_HT_REQUEST);
+    fy_handle_table_reset(&fy_mreq_table);
 }
 
 /* ---- generalized requests (MPI 13.2) ---------------------------------- */

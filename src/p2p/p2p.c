@@ -1004,6 +1004,11 @@ int fy_p2p_seg_params(uint32_t nranks, struct fy_p2p_seg_params *out)
         FY_ERROR("FERRY_NET='%s' is not one of auto, tcp, ofi", net);
         return -EINVAL;
     }
+    const char *mtl = fy_env_str(FY_ENV_MT_LOCKS);
+    if (strcmp(mtl, "fine") && strcmp(mtl, "global")) {
+        FY_ERROR("FERRY_MT_LOCKS='%s' is not one of fine, global", mtl);
+        return -EINVAL;
+    }
     const char *proto = fy_tuned_str(FY_ENV_PROTO, NULL);
     if (fy_proto_mode_parse(proto) < 0) {
         FY_ERROR("FERRY_PROTO='%s' is not one of auto, pushpull, pushzero, "

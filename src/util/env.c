@@ -106,6 +106,10 @@ struct fy_env_var fy_env[FY_ENV_COUNT] = {
     [FY_ENV_TCP_QUEUE] = {"FERRY_TCP_QUEUE", FY_ENV_SIZE, "4194304",
                           "bytes a rank queues for one peer's TCP socket "
                           "before the channel pushes back (64 KiB to 1 GiB)"},
+    [FY_ENV_MT_LOCKS] = {"FERRY_MT_LOCKS", FY_ENV_STRING, "fine",
+                         "MPI_THREAD_MULTIPLE: fine (engine, object, "
+                         "window and file locks; lock-free queries) or "
+                         "global (one library lock for every call)"},
     [FY_ENV_RECV_WRITE_MIN] = {"FERRY_RECV_WRITE_MIN", FY_ENV_SIZE, "8192",
                                "smallest receive buffer offered to its "
                                "sender for the write protocol"},
