@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "util/mt.h"
 
 struct fy_group {
     MPI_Group handle;
@@ -129,7 +130,7 @@ extern struct fy_group fy_group_empty;
 
 static inline void fy_group_retain(struct fy_group *g)
 {
-    g->refcount++;
+    fy_mt_ref_inc(&g->refcount);
 }
 int fy_group_incl(struct fy_group *g, int n, const int *ranks,
                   struct fy_group **out);
@@ -274,7 +275,7 @@ int fy_errhandler_create(MPI_Comm_errhandler_function *fn,
                          struct fy_errhandler **out);
 static inline void fy_errhandler_retain(struct fy_errhandler *eh)
 {
-    eh->refcount++;
+    fy_mt_ref_inc(&eh->refcount);
 }
 void fy_errhandler_release(struct fy_errhandler *eh);
 

@@ -16,6 +16,7 @@
 #include "dtype/dtype_int.h"
 #include "util/handle.h"
 #include "util/util.h"
+#include "util/mt.h"
 
 /* ---- basic types ------------------------------------------------------- */
 
@@ -334,14 +335,14 @@ int fy_dtype_register(struct fy_dtype *dt)
 
 void fy_dtype_retain(struct fy_dtype *dt)
 {
-    dt->refcount++;
+    fy_mt_ref_inc(&dt->refcount);
 }
 
 void fy_dtype_release(struct fy_dtype *dt)
 {
     if (!dt || dt->builtin)
         return; /* predefined types live as long as the library */
-    if (--dt->refcount > 0)
+    if (fy_mt_ref_dec(&dt->refcount) > 0)
         return;
     if (dt->handle != MPI_DATATYPE_NULL && dtype_ready)
         fy_handle_release(&dtype_table, dt->handle);

@@ -233,6 +233,7 @@ typedef void (*kernel_fn)(int op, const char *in, char *io, MPI_Count n);
 #define FY_K(name) name##_avx2
 #define FY_K_ATTR __attribute__((target("avx2")))
 #include "dtype/op_kernels.h"
+#include "util/mt.h"
 #undef FY_K
 #undef FY_K_ATTR
 #endif
@@ -516,14 +517,14 @@ int fy_op_create_c(MPI_User_function_c *fn, bool commute, struct fy_op **out)
 
 void fy_op_retain(struct fy_op *op)
 {
-    op->refcount++;
+    fy_mt_ref_inc(&op->refcount);
 }
 
 void fy_op_release(struct fy_op *op)
 {
     if (!op || op->builtin)
         return;
-    if (--op->refcount > 0)
+    if (fy_mt_ref_dec(&op->refcount) > 0)
         return;
     fy_handle_release(&op_table, op->handle);
     free(op);

@@ -204,7 +204,7 @@ struct fy_info *fy_info_get(MPI_Info h)
  * MPI_Finalize (MPI 4.0 11.2.1 lists them): sessions take an info. */
 FY_API int PMPI_Info_create(MPI_Info *info)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     const char *fn = __func__;
     CHECK_PTR(info, fn);
     struct fy_info *in;
@@ -218,7 +218,7 @@ FY_ALIAS(MPI_Info_create)
 
 FY_API int PMPI_Info_free(MPI_Info *info)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     const char *fn = __func__;
     CHECK_PTR(info, fn);
     FY_CHECK(*info != MPI_INFO_ENV, NULL, MPI_ERR_INFO, fn,
@@ -232,7 +232,7 @@ FY_ALIAS(MPI_Info_free)
 
 FY_API int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     const char *fn = __func__;
     GET_INFO(in, info, fn);
     CHECK_PTR(newinfo, fn);
@@ -247,7 +247,7 @@ FY_ALIAS(MPI_Info_dup)
 
 FY_API int PMPI_Info_set(MPI_Info info, const char *key, const char *value)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     const char *fn = __func__;
     FY_CHECK(info != MPI_INFO_ENV, NULL, MPI_ERR_INFO, fn,
              "MPI_INFO_ENV is read-only");
@@ -267,7 +267,7 @@ FY_ALIAS(MPI_Info_set)
 
 FY_API int PMPI_Info_delete(MPI_Info info, const char *key)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     const char *fn = __func__;
     FY_CHECK(info != MPI_INFO_ENV, NULL, MPI_ERR_INFO, fn,
              "MPI_INFO_ENV is read-only");
@@ -289,7 +289,7 @@ FY_ALIAS(MPI_Info_delete)
 FY_API int PMPI_Info_get(MPI_Info info, const char *key, int valuelen,
                          char *value, int *flag)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     const char *fn = __func__;
     GET_INFO(in, info, fn);
     CHECK_KEY(key, fn);
@@ -312,7 +312,7 @@ FY_ALIAS(MPI_Info_get)
 FY_API int PMPI_Info_get_string(MPI_Info info, const char *key, int *buflen,
                                 char *value, int *flag)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     const char *fn = __func__;
     GET_INFO(in, info, fn);
     CHECK_KEY(key, fn);
@@ -341,7 +341,7 @@ FY_ALIAS(MPI_Info_get_string)
 FY_API int PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen,
                                   int *flag)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     const char *fn = __func__;
     GET_INFO(in, info, fn);
     CHECK_KEY(key, fn);
@@ -357,7 +357,7 @@ FY_ALIAS(MPI_Info_get_valuelen)
 
 FY_API int PMPI_Info_get_nkeys(MPI_Info info, int *nkeys)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     const char *fn = __func__;
     GET_INFO(in, info, fn);
     CHECK_PTR(nkeys, fn);
@@ -368,7 +368,7 @@ FY_ALIAS(MPI_Info_get_nkeys)
 
 FY_API int PMPI_Info_get_nthkey(MPI_Info info, int n, char *key)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     const char *fn = __func__;
     GET_INFO(in, info, fn);
     CHECK_PTR(key, fn);
@@ -389,7 +389,7 @@ FY_ALIAS(MPI_Info_get_nthkey)
  * Callable before MPI_Init and MPI_Session_init. */
 FY_API int PMPI_Info_create_env(int argc, char *argv[], MPI_Info *info)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     const char *fn = __func__;
     CHECK_PTR(info, fn);
     FY_CHECK(argc >= 0, NULL, MPI_ERR_ARG, fn, "argc %d is negative", argc);

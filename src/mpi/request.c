@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include "util/mt.h"
 
 struct fy_handle_table fy_mreq_table = FY_HANDLE_TABLE_INIT(FY_HT_REQUEST);
 
@@ -372,7 +373,7 @@ int fy_preq_create(enum fy_preq_kind kind, enum fy_send_mode mode,
     /* The user may free the datatype or communicator while the request
      * lives; keep both until MPI_Request_free. */
     if (!dt->builtin)
-        dt->refcount++;
+        fy_mt_ref_inc(&dt->refcount);
     if (!comm->builtin)
         comm->refcount++;
     return 0;

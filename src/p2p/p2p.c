@@ -618,7 +618,7 @@ static struct fy_req *req_init(int kind, void *buf, MPI_Count count,
     r->buf = buf;
     r->count = count;
     r->dt = dt;
-    dt->refcount++;
+    fy_mt_ref_inc(&dt->refcount);
     /* MPI lets a communicator be freed while operations on it are pending:
      * the request keeps it (and its context id) alive until it is freed. */
     r->comm = comm;

@@ -22,6 +22,7 @@
 #include "util/handle.h"
 #include "util/util.h"
 #include "xfer/xfer.h"
+#include "util/mt.h"
 
 static struct fy_handle_table s_wins = FY_HANDLE_TABLE_INIT(FY_HT_WIN);
 static struct fy_rma_win *s_live; /* every live window */
@@ -51,6 +52,11 @@ static bool peek_thunk(void)
  * idle step polls it while sleeping: it must not acquire). */
 static void wait_until(bool (*take)(void *), bool (*peek)(void *), void *arg)
 {
+    if (take(arg))
+        return;
+    /* Progress needs the engine lock: accumulates come here holding only
+     * their window's lock (util/mt.h: window -> engine is in order). */
+    int locked = fy_mt_enter();
     unsigned spins = 0;
     while (!take(arg)) {
         if (fy_progress()) {
@@ -61,6 +67,7 @@ static void wait_until(bool (*take)(void *), bool (*peek)(void *), void *arg)
         s_peek_arg = arg;
         fy_progress_idle_until(&spins, peek_thunk);
     }
+    fy_mt_leave(&locked);
 }
 
 static void wake_all(const struct fy_rma_win *w)
