@@ -15,8 +15,8 @@
 
 #include "dtype/dtype_int.h"
 #include "util/handle.h"
-#include "util/util.h"
 #include "util/mt.h"
+#include "util/util.h"
 
 /* ---- basic types ------------------------------------------------------- */
 

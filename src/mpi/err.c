@@ -417,8 +417,8 @@ FY_API int PMPI_Error_string(int errorcode, char *string, int *resultlen)
      * (programs compare strings), and never carries detail from an
      * earlier, unrelated call. The detail of an error goes to the fatal
      * handler's message. */
-    int n = snprintf(string, MPI_MAX_ERROR_STRING, "%s (%s)", ci->text,
-                     ci->name);
+    int n =
+        snprintf(string, MPI_MAX_ERROR_STRING, "%s (%s)", ci->text, ci->name);
     *resultlen = FY_MIN(n, MPI_MAX_ERROR_STRING - 1);
     return MPI_SUCCESS;
 }

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+
 #include "util/mt.h"
 
 struct fy_handle_table fy_mreq_table = FY_HANDLE_TABLE_INIT(FY_HT_REQUEST);

@@ -20,9 +20,9 @@
 #include "p2p/p2p.h"
 #include "rma/rma.h"
 #include "util/handle.h"
+#include "util/mt.h"
 #include "util/util.h"
 #include "xfer/xfer.h"
-#include "util/mt.h"
 
 static struct fy_handle_table s_wins = FY_HANDLE_TABLE_INIT(FY_HT_WIN);
 static struct fy_rma_win *s_live; /* every live window */

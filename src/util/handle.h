@@ -60,7 +60,7 @@ static inline uint32_t fy_handle_index(int h)
 }
 
 #define FY_HANDLE_CHUNK0 64u /* slots in chunk 0 */
-#define FY_HANDLE_NCHUNKS 21  /* 64 * (2^21 - 1) > FY_HANDLE_INDEX_MASK */
+#define FY_HANDLE_NCHUNKS 21 /* 64 * (2^21 - 1) > FY_HANDLE_INDEX_MASK */
 
 struct fy_handle_table {
     enum fy_handle_type type;

@@ -28,7 +28,7 @@ enum { PP_MAX = 64 * 1024 };
 
 static int right, left;
 static MPI_Comm t1comm; /* thread 1's communicator (dups come from it) */
-static MPI_Comm node; /* the window's ranks: this node's */
+static MPI_Comm node;   /* the window's ranks: this node's */
 static int nrank, nsize, nright, nleft;
 static MPI_Win win;
 static int64_t *winbuf; /* [0, nsize): puts; [nsize, 2 nsize): counters */
@@ -183,16 +183,15 @@ static void *thread2(void *arg)
     (void)arg;
     for (int i = 0; i < T2_ITERS; i++) {
         int64_t v = (int64_t)seed_of(nrank, 2, i), back = -1;
-        MT_MPI(MPI_Put(&v, 1, MPI_INT64_T, nright, nrank, 1, MPI_INT64_T,
-                       win));
+        MT_MPI(MPI_Put(&v, 1, MPI_INT64_T, nright, nrank, 1, MPI_INT64_T, win));
         MT_MPI(MPI_Win_flush(nright, win));
-        MT_MPI(MPI_Get(&back, 1, MPI_INT64_T, nright, nrank, 1, MPI_INT64_T,
-                       win));
+        MT_MPI(
+            MPI_Get(&back, 1, MPI_INT64_T, nright, nrank, 1, MPI_INT64_T, win));
         MT_MPI(MPI_Win_flush(nright, win));
         MT_EQ(back, v, "RMA Get after Put");
         int64_t one = 1, old = -1;
-        MT_MPI(MPI_Fetch_and_op(&one, &old, MPI_INT64_T, nright,
-                                nsize + nrank, MPI_SUM, win));
+        MT_MPI(MPI_Fetch_and_op(&one, &old, MPI_INT64_T, nright, nsize + nrank,
+                                MPI_SUM, win));
         MT_MPI(MPI_Win_flush(nright, win));
         MT_EQ(old, i, "Fetch_and_op old value");
         /* Compare-and-swap the counter with its own value: the old value
