@@ -607,7 +607,8 @@ static int send_start(struct fy_req *r)
     return fy_protos[fy_proto_pick(r)].send(r);
 }
 
-static struct fy_req *req_init(int kind, void *buf, MPI_Count count,
+static inline __attribute__((always_inline)) struct fy_req *
+req_init(int kind, void *buf, MPI_Count count,
                                struct fy_dtype *dt, int peer, int tag,
                                struct fy_comm *comm, uint32_t ctx)
 {

@@ -8,15 +8,19 @@
 
 #include "util/mt.h"
 
-static void table_lock(struct fy_handle_table *t)
+/* Lock the table under MPI_THREAD_MULTIPLE; returns whether it locked
+ * (fy_mt_on is read once: it only turns on before other threads call). */
+static bool table_lock(struct fy_handle_table *t)
 {
-    if (FY_UNLIKELY(fy_mt_on))
-        pthread_mutex_lock(&t->lock);
+    if (FY_LIKELY(!fy_mt_on))
+        return false;
+    pthread_mutex_lock(&t->lock);
+    return true;
 }
 
-static void table_unlock(struct fy_handle_table *t)
+static void table_unlock(struct fy_handle_table *t, bool locked)
 {
-    if (FY_UNLIKELY(fy_mt_on))
+    if (FY_UNLIKELY(locked))
         pthread_mutex_unlock(&t->lock);
 }
 
@@ -37,14 +41,14 @@ static int table_grow(struct fy_handle_table *t, uint32_t idx)
 
 int fy_handle_alloc(struct fy_handle_table *t, void *obj, int *handle_out)
 {
-    table_lock(t);
+    bool locked = table_lock(t);
     uint32_t idx;
     if (t->nfree > 0) {
         idx = t->free[--t->nfree];
     } else {
         idx = t->used;
         if (idx > FY_HANDLE_INDEX_MASK || table_grow(t, idx) != 0) {
-            table_unlock(t);
+            table_unlock(t, locked);
             return -ENOMEM;
         }
         if (t->free_cap <= idx) {
@@ -53,7 +57,7 @@ int fy_handle_alloc(struct fy_handle_table *t, void *obj, int *handle_out)
             uint32_t ncap = t->free_cap ? t->free_cap * 2 : 64;
             uint32_t *nfree = realloc(t->free, ncap * sizeof(*nfree));
             if (!nfree) {
-                table_unlock(t);
+                table_unlock(t, locked);
                 return -ENOMEM;
             }
             t->free = nfree;
@@ -64,7 +68,7 @@ int fy_handle_alloc(struct fy_handle_table *t, void *obj, int *handle_out)
     __atomic_store_n(fy_handle_slot_(t, idx), obj, __ATOMIC_RELEASE);
     if (idx == t->used) /* R2: pairs with A2 in fy_handle_count() */
         __atomic_store_n(&t->used, idx + 1, __ATOMIC_RELEASE);
-    table_unlock(t);
+    table_unlock(t, locked);
     *handle_out =
         (int)(FY_HANDLE_KIND_DIRECT | ((uint32_t)t->type << 26) | idx);
     return 0;
@@ -72,13 +76,19 @@ int fy_handle_alloc(struct fy_handle_table *t, void *obj, int *handle_out)
 
 void fy_handle_release(struct fy_handle_table *t, int handle)
 {
-    table_lock(t);
-    if (fy_handle_get(t, handle) != NULL) {
-        uint32_t idx = fy_handle_index(handle);
-        __atomic_store_n(fy_handle_slot_(t, idx), NULL, __ATOMIC_RELEASE);
-        t->free[t->nfree++] = idx;
+    if (fy_handle_kind(handle) != FY_HANDLE_KIND_DIRECT ||
+        fy_handle_type(handle) != t->type)
+        return;
+    uint32_t idx = fy_handle_index(handle);
+    bool locked = table_lock(t);
+    if (idx < t->used) {
+        void **slot = fy_handle_slot_(t, idx);
+        if (*slot) {
+            __atomic_store_n(slot, NULL, __ATOMIC_RELEASE);
+            t->free[t->nfree++] = idx;
+        }
     }
-    table_unlock(t);
+    table_unlock(t, locked);
 }
 
 void fy_handle_table_reset(struct fy_handle_table *t)

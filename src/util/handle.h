@@ -7,7 +7,7 @@
  *
  * Thread safety (MPI_THREAD_MULTIPLE, see util/mt.h): lookups take no
  * lock and may run beside alloc/release in other threads, because slots
- * live in chunks that never move (chunk k holds 64 << k slots, allocated
+ * live in chunks that never move (chunk k holds 1024 << k slots, allocated
  * when first needed) and slots and the high-water mark are read and
  * written atomically. Alloc and release serialise on the table's own
  * mutex (a leaf lock: nothing else is taken under it).
@@ -59,12 +59,13 @@ static inline uint32_t fy_handle_index(int h)
     return (uint32_t)h & FY_HANDLE_INDEX_MASK;
 }
 
+#define FY_HANDLE_LIKELY(x) __builtin_expect(!!(x), 1)
 #define FY_HANDLE_CHUNK0 64u /* slots in chunk 0 */
 #define FY_HANDLE_NCHUNKS 21 /* 64 * (2^21 - 1) > FY_HANDLE_INDEX_MASK */
 
 struct fy_handle_table {
     enum fy_handle_type type;
-    void **chunks[FY_HANDLE_NCHUNKS]; /* chunk k: 64 << k slots, or NULL */
+    void **chunks[FY_HANDLE_NCHUNKS]; /* chunk k: 1024 << k slots, or NULL */
     uint32_t used;                    /* high-water mark (atomic) */
     uint32_t *free;                   /* stack of freed indices */
     uint32_t nfree, free_cap;
@@ -84,6 +85,8 @@ int fy_handle_alloc(struct fy_handle_table *t, void *obj, int *handle_out);
 static inline void **fy_handle_slot_(const struct fy_handle_table *t,
                                      uint32_t idx)
 {
+    if (FY_HANDLE_LIKELY(idx < FY_HANDLE_CHUNK0)) /* the usual case */
+        return &__atomic_load_n(&t->chunks[0], __ATOMIC_ACQUIRE)[idx]; /* A1 */
     uint32_t q = idx / FY_HANDLE_CHUNK0 + 1;
     int k = 31 - __builtin_clz(q);
     void **chunk = __atomic_load_n(&t->chunks[k], __ATOMIC_ACQUIRE); /* A1 */

@@ -107,3 +107,15 @@ void fy_mt_leave_slow(int kind)
     else if (kind >= FY_MT_STRIPE)
         fy_mt_stripe_unlock((unsigned)(kind - FY_MT_STRIPE));
 }
+
+void fy_mt_ref_inc_atomic(int *ref)
+{
+    __atomic_fetch_add(ref, 1, __ATOMIC_RELAXED);
+}
+
+int fy_mt_ref_dec_atomic(int *ref)
+{
+    /* Acquire-release: whoever brings the count to 0 and frees sees every
+     * earlier holder's writes to the object. */
+    return __atomic_sub_fetch(ref, 1, __ATOMIC_ACQ_REL);
+}

@@ -166,21 +166,23 @@ static inline void fy_mt_callback_end(int depth)
 }
 
 /* Reference counts that engine code and object-lock code both change:
- * plain below MULTIPLE, atomic above. fy_mt_ref_dec returns the new
- * count (the caller frees at 0). Acquire-release on the decrement (A1/R1:
- * whoever frees at 0 sees every earlier holder's writes). */
+ * plain below MULTIPLE, atomic above (out of line, so the inlined plain
+ * path stays as small as the ++/-- it replaces). fy_mt_ref_dec returns the
+ * new count (the caller frees at 0). */
+void fy_mt_ref_inc_atomic(int *ref);
+int fy_mt_ref_dec_atomic(int *ref);
 static inline void fy_mt_ref_inc(int *ref)
 {
     if (FY_LIKELY(!fy_mt_on))
         (*ref)++;
     else
-        __atomic_fetch_add(ref, 1, __ATOMIC_RELAXED);
+        fy_mt_ref_inc_atomic(ref);
 }
 static inline int fy_mt_ref_dec(int *ref)
 {
     if (FY_LIKELY(!fy_mt_on))
         return --(*ref);
-    return __atomic_sub_fetch(ref, 1, __ATOMIC_ACQ_REL);
+    return fy_mt_ref_dec_atomic(ref);
 }
 
 #endif /* FY_UTIL_MT_H */
