@@ -133,11 +133,8 @@ MPI_Info fy_info_handle(const struct fy_info *in)
 
 /* MPI_INFO_ENV: what mpiexec was asked to start, as far as this process
  * can tell (MPI 4.0 section 11.2.4 names the keys). Filled on first use. */
-static void env_fill(void)
+static void env_fill_now(void)
 {
-    if (s_env_filled)
-        return;
-    s_env_filled = true;
     char buf[MPI_MAX_INFO_VAL + 1];
     FILE *f = fopen("/proc/self/cmdline", "r");
     if (f) {
@@ -168,6 +165,25 @@ static void env_fill(void)
     if (getcwd(buf, sizeof(buf)))
         (void)fy_info_put(&s_env, "wdir", buf);
     (void)fy_info_put(&s_env, "thread_level", "MPI_THREAD_SINGLE");
+}
+
+/* Under MPI_THREAD_MULTIPLE the first use may come from engine-lock and
+ * object-lock calls at once: fill under the object lock (innermost in the
+ * order, util/mt.h). E1: the release store pairs with the acquire load,
+ * so a thread that sees s_env_filled sees the filled object. */
+static void env_fill(void)
+{
+    if (__atomic_load_n(&s_env_filled, __ATOMIC_ACQUIRE)) /* E1 */
+        return;
+    bool mt = fy_mt_on;
+    if (mt)
+        fy_mt_obj_lock();
+    if (!s_env_filled) {
+        env_fill_now();
+        __atomic_store_n(&s_env_filled, true, __ATOMIC_RELEASE); /* E1 */
+    }
+    if (mt)
+        fy_mt_obj_unlock();
 }
 
 struct fy_info *fy_info_get(MPI_Info h)
