@@ -18,24 +18,29 @@
  * - Engine lock (recursive, depth in t_depth; t_depth > 0 exactly when the
  *   thread holds it): p2p matching queues and requests, protocol and
  *   channel state, progress, collective schedules, communicator creation
- *   and freeing (context ids), attributes, RMA epochs and window
- *   creation, MPI-IO opening/closing and collective I/O, sessions, MPI_T.
- *   A waiting thread gives it up completely between progress attempts
- *   (fy_mt_wait_begin/end), so a thread blocked in MPI_Recv never keeps
- *   another from sending or receiving.
+ *   and freeing (context ids), attributes, user error codes, RMA epochs
+ *   and window creation, MPI-IO opening/closing and collective I/O,
+ *   sessions, MPI_T. A waiting thread gives it up completely between
+ *   progress attempts (fy_mt_wait_begin/end), so a thread blocked in
+ *   MPI_Recv never keeps another from sending or receiving. MPI_Test and
+ *   MPI_Wait take it even on a request that is already complete.
  * - Object lock (recursive): object-management calls on datatypes, groups,
- *   ops, info objects, error handlers and user error codes that touch no
+ *   ops, info objects, error handlers and keyvals that touch no
  *   communication state (create/commit/free/set/get). Engine code reads
  *   those objects without it: handle tables never move and have their own
  *   leaf lock; reference counts shared with the engine change through
  *   fy_mt_ref_inc/dec (atomic under MULTIPLE); the rest of a committed
- *   object is immutable while a handle or reference names it.
- * - Window lock (one of FY_MT_STRIPES, chosen by handle): RMA data
- *   operations (Put/Get/Accumulate/atomics/flush) on one window; they
- *   move data with loads, stores and atomics through the window's shared
- *   lock words and never take the engine lock.
+ *   object is immutable while a handle or reference names it. Being
+ *   innermost, it also guards what calls under different locks share: the
+ *   MPI-IO file table (src/mpi/file.c) and the one-time fill of
+ *   MPI_INFO_ENV (src/mpi/info.c).
+ * - Window lock (one of FY_MT_STRIPES recursive mutexes, chosen by the
+ *   handle): RMA data operations and flushes on a window. Puts and gets
+ *   move data with loads, stores or the one-sided mechanism; accumulates
+ *   serialise on the window's shared lock words and take the engine lock
+ *   only if they must wait for one (progress needs it).
  * - File lock (one of FY_MT_STRIPES, chosen by the MPI_File): independent
- *   I/O and the file's individual pointer and view queries.
+ *   I/O, the individual file pointer and size/mode queries of one file.
  * - FERRY_MT_LOCKS=global turns every guard into the engine lock (the old
  *   single library lock), for comparison and as a fallback. */
 #ifndef FY_UTIL_MT_H
