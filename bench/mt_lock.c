@@ -1,16 +1,20 @@
 /* SPDX-License-Identifier: MIT */
-/* MPI_THREAD_MULTIPLE locking cost: two ranks, two threads each. Thread A
- * ping-pongs 8 bytes with the other rank (blocking MPI_Send/MPI_Recv);
- * thread B meanwhile loops over other MPI work that needs no message:
+/* MPI_THREAD_MULTIPLE locking cost: one or two ranks, two threads each.
+ * Thread A ping-pongs 8 bytes with the other rank (blocking MPI_Send/
+ * MPI_Recv), or on one rank sends them to itself (MPI_Sendrecv: all CPU
+ * inside the library, no waiting, so with one lock the threads' calls
+ * serialise and with finer locks they overlap); thread B meanwhile loops
+ * over other MPI work that needs no message:
  *   dtype  - MPI_Type_vector + MPI_Type_commit + MPI_Type_free
  *   rma    - MPI_Put + MPI_Win_flush of 8 bytes to the other rank's window
  *   query  - MPI_Comm_rank + MPI_Type_size + MPI_Error_string
  *   none   - nothing (thread B exits at once)
- * Prints the ping-pong's one-way latency (median of the repeats) and
+ * Prints the ping-pong's one-way latency (median of the repeats; on one
+ * rank half the Sendrecv time, for symmetry) and
  * thread B's calls per second. Run it with FERRY_MT_LOCKS=global (one lock
  * for every call) and fine (the default) to see what the finer locks buy.
- * Standard MPI only. Usage: mt_lock [dtype|rma|query|none] [ITERS]
- * [REPEATS] */
+ * Standard MPI only. Usage: mpiexec -n 1|2 mt_lock [dtype|rma|query|none]
+ * [ITERS] [REPEATS] */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -72,18 +76,18 @@ int main(int argc, char **argv)
         iters = atoi(argv[2]);
     if (argc > 3)
         repeats = atoi(argv[3]);
-    if (size != 2 || provided != MPI_THREAD_MULTIPLE || iters < 1 ||
+    if (size > 2 || provided != MPI_THREAD_MULTIPLE || iters < 1 ||
         repeats < 1 || repeats > 99 ||
         (strcmp(work, "dtype") && strcmp(work, "rma") &&
          strcmp(work, "query") && strcmp(work, "none"))) {
         if (rank == 0)
             fprintf(stderr,
-                    "usage: mpiexec -n 2 mt_lock [dtype|rma|query|none] "
+                    "usage: mpiexec -n 1|2 mt_lock [dtype|rma|query|none] "
                     "[ITERS] [REPEATS] (needs MPI_THREAD_MULTIPLE)\n");
         MPI_Finalize();
         return 2;
     }
-    peer = 1 - rank;
+    peer = size - 1 - rank;
     int64_t *base;
     MPI_Win_allocate(sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL,
                      MPI_COMM_WORLD, &base, &win);
@@ -99,7 +103,10 @@ int main(int argc, char **argv)
         double t0 = MPI_Wtime();
         for (int i = 0; i < iters; i++) {
             int rc;
-            if (rank == 0) {
+            if (size == 1) {
+                rc = MPI_Sendrecv(msg, 8, MPI_BYTE, 0, 1, msg, 8, MPI_BYTE, 0,
+                                  1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            } else if (rank == 0) {
                 rc = MPI_Send(msg, 8, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
                 rc |= MPI_Recv(msg, 8, MPI_BYTE, peer, 1, MPI_COMM_WORLD,
                                MPI_STATUS_IGNORE);
@@ -122,17 +129,17 @@ int main(int argc, char **argv)
     MPI_Win_free(&win);
 
     qsort(lat, (size_t)repeats, sizeof(double), cmp_double);
-    long long calls[2] = {b_calls, 0};
-    if (rank == 0)
+    long long calls[2] = {b_calls, b_calls};
+    if (size == 2 && rank == 0)
         MPI_Recv(&calls[1], 1, MPI_LONG_LONG, 1, 2, MPI_COMM_WORLD,
                  MPI_STATUS_IGNORE);
-    else
+    else if (size == 2)
         MPI_Send(&b_calls, 1, MPI_LONG_LONG, 0, 2, MPI_COMM_WORLD);
     if (rank == 0) {
         const char *mode = getenv("FERRY_MT_LOCKS");
-        printf("mt_lock work=%s locks=%s latency_us=%.3f "
+        printf("mt_lock ranks=%d work=%s locks=%s latency_us=%.3f "
                "b_calls_per_s=%.0f\n",
-               work, mode ? mode : "fine", lat[repeats / 2],
+               size, work, mode ? mode : "fine", lat[repeats / 2],
                (double)(calls[0] + calls[1]) / 2.0 / t_all);
     }
     MPI_Finalize();

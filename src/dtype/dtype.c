@@ -335,7 +335,10 @@ int fy_dtype_register(struct fy_dtype *dt)
 
 void fy_dtype_retain(struct fy_dtype *dt)
 {
-    fy_mt_ref_inc(&dt->refcount);
+    /* Predefined types are never freed (fy_dtype_release ignores them):
+     * no count to keep, and no shared line for threads to write. */
+    if (!dt->builtin)
+        fy_mt_ref_inc(&dt->refcount);
 }
 
 void fy_dtype_release(struct fy_dtype *dt)

@@ -517,7 +517,8 @@ int fy_op_create_c(MPI_User_function_c *fn, bool commute, struct fy_op **out)
 
 void fy_op_retain(struct fy_op *op)
 {
-    fy_mt_ref_inc(&op->refcount);
+    if (!op->builtin) /* never freed (fy_op_release ignores them) */
+        fy_mt_ref_inc(&op->refcount);
 }
 
 void fy_op_release(struct fy_op *op)

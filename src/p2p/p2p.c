@@ -620,7 +620,8 @@ req_init(int kind, void *buf, MPI_Count count, struct fy_dtype *dt, int peer,
     r->buf = buf;
     r->count = count;
     r->dt = dt;
-    fy_mt_ref_inc(&dt->refcount);
+    if (!dt->builtin) /* predefined types are never freed: no count */
+        fy_mt_ref_inc(&dt->refcount);
     /* MPI lets a communicator be freed while operations on it are pending:
      * the request keeps it (and its context id) alive until it is freed. */
     r->comm = comm;

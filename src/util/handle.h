@@ -19,6 +19,7 @@
 #define FY_HANDLE_H
 
 #include <pthread.h>
+#include <stdalign.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -64,7 +65,9 @@ static inline uint32_t fy_handle_index(int h)
 #define FY_HANDLE_NCHUNKS 21 /* 64 * (2^21 - 1) > FY_HANDLE_INDEX_MASK */
 
 struct fy_handle_table {
-    enum fy_handle_type type;
+    /* Own cache lines: allocation in one thread must not slow lookups of
+     * the data next to the table in another. */
+    alignas(64) enum fy_handle_type type;
     void **chunks[FY_HANDLE_NCHUNKS]; /* chunk k: 1024 << k slots, or NULL */
     uint32_t used;                    /* high-water mark (atomic) */
     uint32_t *free;                   /* stack of freed indices */

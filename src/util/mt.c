@@ -5,19 +5,28 @@
 #include "util/mt.h"
 
 #include <pthread.h>
+#include <stdalign.h>
 #include <string.h>
 
 bool fy_mt_on;
 bool fy_mt_global;
 
-static pthread_mutex_t s_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Each lock on its own cache line: threads on different locks must not
+ * bounce one line between their cores. */
+static alignas(64) pthread_mutex_t s_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Thread_local int t_depth;
 
-static pthread_mutex_t s_obj = PTHREAD_MUTEX_INITIALIZER;
+static alignas(64) pthread_mutex_t s_obj = PTHREAD_MUTEX_INITIALIZER;
 static _Thread_local int t_obj_depth;
 
-#define FY_MT_RECURSIVE PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP
-static pthread_mutex_t s_stripes[FY_MT_STRIPES] = {
+struct stripe {
+    alignas(64) pthread_mutex_t m;
+};
+#define FY_MT_RECURSIVE                                                        \
+    {                                                                          \
+        PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP                                 \
+    }
+static struct stripe s_stripes[FY_MT_STRIPES] = {
     FY_MT_RECURSIVE, FY_MT_RECURSIVE, FY_MT_RECURSIVE, FY_MT_RECURSIVE,
     FY_MT_RECURSIVE, FY_MT_RECURSIVE, FY_MT_RECURSIVE, FY_MT_RECURSIVE,
     FY_MT_RECURSIVE, FY_MT_RECURSIVE, FY_MT_RECURSIVE, FY_MT_RECURSIVE,
@@ -90,12 +99,12 @@ void fy_mt_obj_resume(int depth)
 
 void fy_mt_stripe_lock(unsigned stripe)
 {
-    pthread_mutex_lock(&s_stripes[stripe % FY_MT_STRIPES]);
+    pthread_mutex_lock(&s_stripes[stripe % FY_MT_STRIPES].m);
 }
 
 void fy_mt_stripe_unlock(unsigned stripe)
 {
-    pthread_mutex_unlock(&s_stripes[stripe % FY_MT_STRIPES]);
+    pthread_mutex_unlock(&s_stripes[stripe % FY_MT_STRIPES].m);
 }
 
 void fy_mt_leave_slow(int kind)
