@@ -14,12 +14,15 @@
  *   3: lock-free queries: Error_string/Error_class (predefined and user
  *      codes, the same text every time), errors raised in several threads
  *      at once (MPI_ERRORS_RETURN), Comm_rank/size, Type_size, Wtime,
- *      Query_thread, Is_thread_main, Get_count.
+ *      Query_thread, Is_thread_main, Get_count; and independent MPI-IO on a
+ *      file of its own rank (File_write_at/read_at/get_size, the file's
+ *      lock) beside the other threads' calls.
  * A lock held across a wait, or a lock order broken between the threads,
  * shows up as a deadlock (the test's timeout); a race as wrong data or a
  * ThreadSanitizer report (make test-tsan). */
 #include <pthread.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mpitest.h"
 
@@ -34,6 +37,7 @@ static MPI_Win win;
 static int64_t *winbuf; /* [0, nsize): puts; [nsize, 2 nsize): counters */
 static int user_class, user_code;
 static char rank_text[MPI_MAX_ERROR_STRING];
+static MPI_File fh; /* thread 3's: this rank's own file */
 
 static uint32_t seed_of(int src, int t, int i)
 {
@@ -243,6 +247,19 @@ static void *thread3(void *arg)
         MT_EQ(count, i % 50, "Get_count");
         MT_MPI(MPI_Initialized(&flag));
         MT_EQ(flag, 1, "Initialized");
+        if (i % 10 == 0) {
+            unsigned char out[64], in[64];
+            MPI_Offset at = (MPI_Offset)(i / 10 % 32) * 64, fsize = -1;
+            mt_fill(out, sizeof(out), seed_of(mt_rank, 3, i));
+            MT_MPI(MPI_File_write_at(fh, at, out, sizeof(out), MPI_BYTE,
+                                     MPI_STATUS_IGNORE));
+            MT_MPI(MPI_File_read_at(fh, at, in, sizeof(in), MPI_BYTE, &st));
+            MT_MPI(MPI_Get_count(&st, MPI_BYTE, &count));
+            MT_EQ(count, 64, "File_read_at count");
+            MT_VERIFY(in, sizeof(in), seed_of(mt_rank, 3, i), "file data");
+            MT_MPI(MPI_File_get_size(fh, &fsize));
+            MT_CHECK(fsize >= at + 64, "file size %lld", (long long)fsize);
+        }
     }
     MT_CHECK(MPI_Wtime() >= t0, "Wtime went back");
     return NULL;
@@ -265,6 +282,13 @@ int main(int argc, char **argv)
     int len;
     MT_MPI(MPI_Error_string(MPI_ERR_RANK, rank_text, &len));
     MT_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &t1comm));
+    char fpath[96];
+    snprintf(fpath, sizeof(fpath), "/tmp/ferry-tm2-%d-%d", (int)getpid(),
+             mt_rank);
+    MT_MPI(MPI_File_open(MPI_COMM_SELF, fpath,
+                         MPI_MODE_CREATE | MPI_MODE_RDWR |
+                             MPI_MODE_DELETE_ON_CLOSE,
+                         MPI_INFO_NULL, &fh));
     MT_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0,
                                MPI_INFO_NULL, &node));
     MT_MPI(MPI_Comm_rank(node, &nrank));
@@ -286,6 +310,8 @@ int main(int argc, char **argv)
     for (int t = 0; t < 4; t++)
         pthread_join(th[t], NULL);
 
+    MT_MPI(MPI_File_close(&fh));
+    MT_CHECK(access(fpath, F_OK) != 0, "%s left behind", fpath);
     MT_MPI(MPI_Win_unlock_all(win));
     MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
     /* What the left rank's thread 2 left in our window. */
