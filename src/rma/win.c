@@ -21,6 +21,7 @@
 #include "p2p/p2p.h"
 #include "rma/rma.h"
 #include "util/handle.h"
+#include "util/mt.h"
 #include "util/util.h"
 #include "xfer/xfer.h"
 
@@ -52,6 +53,11 @@ static bool peek_thunk(void)
  * idle step polls it while sleeping: it must not acquire). */
 static void wait_until(bool (*take)(void *), bool (*peek)(void *), void *arg)
 {
+    if (take(arg))
+        return;
+    /* Progress needs the engine lock: accumulates come here holding only
+     * their window's lock (util/mt.h: window -> engine is in order). */
+    int locked = fy_mt_enter();
     unsigned spins = 0;
     while (!take(arg)) {
         if (fy_progress()) {
@@ -62,6 +68,7 @@ static void wait_until(bool (*take)(void *), bool (*peek)(void *), void *arg)
         s_peek_arg = arg;
         fy_progress_idle_until(&spins, peek_thunk);
     }
+    fy_mt_leave(&locked);
 }
 
 static void wake_all(const struct fy_rma_win *w)

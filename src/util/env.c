@@ -121,6 +121,10 @@ struct fy_env_var fy_env[FY_ENV_COUNT] = {
     [FY_ENV_PIN_CACHE] = {"FERRY_PIN_CACHE", FY_ENV_BOOL, "1",
                           "pin-down cache: keep registrations after use "
                           "(0: deregister at every release)"},
+    [FY_ENV_MT_LOCKS] = {"FERRY_MT_LOCKS", FY_ENV_STRING, "fine",
+                         "MPI_THREAD_MULTIPLE: fine (engine, object, "
+                         "window and file locks; lock-free queries) or "
+                         "global (one library lock for every call)"},
     [FY_ENV_RECV_WRITE_MIN] = {"FERRY_RECV_WRITE_MIN", FY_ENV_SIZE, "8192",
                                "smallest receive buffer offered to its "
                                "sender for the write protocol"},

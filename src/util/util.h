@@ -108,6 +108,7 @@ enum fy_env_id {
     FY_ENV_PIN_RECV_MAX,
     FY_ENV_PIN_CACHE,
     FY_ENV_RMA_THREAD,
+    FY_ENV_MT_LOCKS,
     FY_ENV_COUNT
 };
 
