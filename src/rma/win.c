@@ -854,11 +854,22 @@ static int acc_small(struct fy_rma_win *w, const void *obuf, void *rbuf,
     return rc;
 }
 
+/* On a window served by active messages, remote accumulates are applied
+ * by the progress engine under the engine lock (am.c), not under the
+ * accumulate lock word; this rank's own accumulates on its window take the
+ * engine lock too, so the two stay atomic with respect to each other under
+ * MPI_THREAD_MULTIPLE's finer locks (the entry point holds only the window
+ * lock; window -> engine is util/mt.h's order). */
+#define AM_SELF_LOCK(w)                                                        \
+    int am_self_guard_ __attribute__((cleanup(fy_mt_leave), unused)) =         \
+        (w)->am ? fy_mt_enter() : FY_MT_NOLOCK
+
 int fy_rma_acc(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
                struct fy_dtype *odt, void *rbuf, MPI_Count rcount,
                struct fy_dtype *rdt, int target, uint64_t taddr,
                MPI_Count tcount, struct fy_dtype *tdt, struct fy_op *op)
 {
+    AM_SELF_LOCK(w);
     const struct fy_rma_peer *p = &w->peers[target];
     MPI_Count bytes = tcount * tdt->size;
     if (bytes == 0)
@@ -918,6 +929,7 @@ free_bufs:
 int fy_rma_cas(struct fy_rma_win *w, const void *obuf, const void *cbuf,
                void *rbuf, struct fy_dtype *dt, int target, uint64_t taddr)
 {
+    AM_SELF_LOCK(w);
     const struct fy_rma_peer *p = &w->peers[target];
     size_t n = (size_t)dt->size;
     char old[64];
