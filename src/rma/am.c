@@ -35,8 +35,9 @@ struct am_send {
     alignas(8) char buf[];
 };
 
-/* Invariants (one process; the library lock serialises the main thread
- * and the progress thread):
+/* Invariants (one process; the engine lock of util/mt.h serialises the
+ * main thread's origin operations (AM_ENGINE_LOCK), its own accumulates on
+ * its window (win.c's AM_SELF_LOCK) and the progress thread's passes):
  * - rx is always a posted receive (ANY_SOURCE, FY_RMA_AM_TAG_REQ) into rxbuf,
  *   except while the hook handles what it delivered;
  * - err[o]: the first error of origin o's requests since the last reply
