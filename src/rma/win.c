@@ -765,21 +765,19 @@ static bool acc_peek(void *arg)
                                 memory_order_relaxed) == 0;
 }
 
-static void acc_lock(struct fy_rma_win *w, int target)
+void fy_rma_acc_lock(struct fy_rma_win *w, int target)
 {
     wait_until(acc_try, acc_peek, (void *)&w->slot[target].acc);
 }
 
-static void acc_unlock(struct fy_rma_win *w, int target)
+void fy_rma_acc_unlock(struct fy_rma_win *w, int target)
 {
     /* C2: release pairs with C1. */
     atomic_store_explicit(&w->slot[target].acc, 0, memory_order_release);
     wake_all(w);
 }
 
-/* Whether count elements of dt are 'bytes' contiguous bytes from the
- * buffer's start (no gaps, no offset). */
-static bool flat(MPI_Count count, const struct fy_dtype *dt, MPI_Count bytes)
+bool fy_rma_flat(MPI_Count count, const struct fy_dtype *dt, MPI_Count bytes)
 {
     if (!dt->contig || count * dt->size != bytes)
         return false;
@@ -801,11 +799,11 @@ static int acc_small(struct fy_rma_win *w, const void *obuf, void *rbuf,
     if (!no_op)
         memcpy(in, obuf, (size_t)bytes);
     char *tgt = (char *)(uintptr_t)taddr;
-    acc_lock(w, target);
+    fy_rma_acc_lock(w, target);
     if (rbuf)
         memcpy(rbuf, tgt, (size_t)bytes);
     int rc = no_op ? 0 : fy_op_apply(op, in, tgt, tcount, tdt);
-    acc_unlock(w, target);
+    fy_rma_acc_unlock(w, target);
     return rc;
 }
 
@@ -818,10 +816,13 @@ int fy_rma_acc(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
     MPI_Count bytes = tcount * tdt->size;
     if (bytes == 0)
         return 0;
+    if (fy_rma_acc_atomic(w) && !tdt->pair)
+        return fy_rma_acc_shm(w, obuf, ocount, odt, rbuf, rcount, rdt, target,
+                              taddr, tcount, tdt, op);
     bool no_op = op->handle == MPI_NO_OP;
-    if (p->direct && bytes <= ACC_SMALL && flat(tcount, tdt, bytes) &&
-        (no_op || flat(ocount, odt, bytes)) &&
-        (!rbuf || flat(rcount, rdt, bytes)))
+    if (p->direct && bytes <= ACC_SMALL && fy_rma_flat(tcount, tdt, bytes) &&
+        (no_op || fy_rma_flat(ocount, odt, bytes)) &&
+        (!rbuf || fy_rma_flat(rcount, rdt, bytes)))
         return acc_small(w, obuf, rbuf, target, taddr, tcount, tdt, op, bytes);
     /* The origin's data laid out as the target type (fy_op_apply combines
      * two buffers of one layout); for user memory the target's span is
@@ -841,7 +842,7 @@ int fy_rma_acc(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
         fy_dtype_unpack(packed, bytes, in_base, tcount, tdt);
     }
     char *tgt = p->direct ? (char *)(uintptr_t)taddr : cur - lo;
-    acc_lock(w, target);
+    fy_rma_acc_lock(w, target);
     rc = 0;
     if (!p->direct) {
         rc = remote_io(p, taddr, tcount, tdt, packed, true);
@@ -859,7 +860,7 @@ int fy_rma_acc(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
             rc = remote_io(p, taddr, tcount, tdt, packed, false);
         }
     }
-    acc_unlock(w, target);
+    fy_rma_acc_unlock(w, target);
 free_bufs:
     free(packed);
     free(in);
@@ -875,7 +876,12 @@ int fy_rma_cas(struct fy_rma_win *w, const void *obuf, const void *cbuf,
     char old[64];
     if (n > sizeof(old))
         return -EINVAL;
-    acc_lock(w, target);
+    if (fy_rma_acc_atomic(w)) {
+        int rc = fy_rma_cas_shm(w, obuf, cbuf, rbuf, dt, target, taddr);
+        if (rc != -EAGAIN)
+            return rc;
+    }
+    fy_rma_acc_lock(w, target);
     int rc = 0;
     if (p->direct) {
         memcpy(old, (void *)(uintptr_t)taddr, n);
@@ -891,7 +897,7 @@ int fy_rma_cas(struct fy_rma_win *w, const void *obuf, const void *cbuf,
                 rc = r < 0 ? (int)r : -EIO;
         }
     }
-    acc_unlock(w, target);
+    fy_rma_acc_unlock(w, target);
     if (!rc)
         memcpy(rbuf, old, n);
     return rc;

@@ -1,0 +1,273 @@
+/* SPDX-License-Identifier: MIT */
+/* Accumulates and compare-and-swap on windows whose memory is in the shared
+ * mapping (MPI_Win_allocate, MPI_Win_allocate_shared): one hardware atomic
+ * per element where the element allows it, the target's accumulate lock
+ * only for the elements that do not. No staging copies, no lock word and
+ * no wake-up on the common path (a counter, Fetch_and_op, CAS).
+ *
+ * Invariants (the accumulate discipline; every rank applies the same rule,
+ * which depends only on things all ranks agree on: the window's flavor,
+ * the element's basic type and its offset in the memfd, page-aligned in
+ * every mapping):
+ * - A1: on a window in the shared mapping, an element of a basic type of
+ *   1, 2, 4 or 8 bytes at an address aligned to its size, accessed through
+ *   a target datatype that is not a value-index pair type, is only ever
+ *   read-modified-written by one hardware atomic (fetch-add/and/or/xor,
+ *   exchange, store, load, or a compare-and-swap loop around the op's
+ *   kernel), by every path: Accumulate, Get_accumulate, Fetch_and_op,
+ *   Compare_and_swap, predefined or derived types, any count. Such an
+ *   element is never combined under the accumulate lock.
+ * - A2: every other element (long double and the complex types over 8
+ *   bytes, a misaligned element, the pairs of MINLOC/MAXLOC types) is
+ *   only ever combined with plain loads and stores while holding
+ *   slot[target].acc (C1/C2 in win.c); the lock is taken lazily, at the
+ *   first such element of an operation, and held to its end.
+ * - So two operations that MPI requires to be atomic with each other on
+ *   one location (same basic type, any mix of ops including MPI_REPLACE,
+ *   MPI_NO_OP and compare-and-swap) always use the same one of A1 / A2 for
+ *   it. Windows on user memory (MPI_Win_create, dynamic) use A2 for every
+ *   element, including a rank's accumulates to itself.
+ * - Memory order: the atomics are relaxed. Atomicity needs no ordering;
+ *   completion (flush, unlock, fence, complete) is a seq_cst fence in
+ *   win.c, and the accesses of one origin to one location are ordered by
+ *   coherence, which is what MPI's default accumulate_ordering asks. */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rma/rma.h"
+
+bool fy_rma_acc_atomic(const struct fy_rma_win *w)
+{
+    return w->flavor == MPI_WIN_FLAVOR_ALLOCATE ||
+           w->flavor == MPI_WIN_FLAVOR_SHARED;
+}
+
+/* How one element is combined. */
+enum elem_kind {
+    K_LOAD,  /* MPI_NO_OP */
+    K_STORE, /* MPI_REPLACE */
+    K_ADD,   /* MPI_SUM on integers */
+    K_AND,   /* MPI_BAND on integers and bytes */
+    K_OR,
+    K_XOR,
+    K_CAS, /* anything else: compare-and-swap around the op's kernel */
+};
+
+/* clang-format off */
+static bool int_basic(uint32_t b)
+{
+    switch (b) {
+    case FY_B_CHAR: case FY_B_SIGNED_CHAR: case FY_B_UNSIGNED_CHAR:
+    case FY_B_SHORT: case FY_B_UNSIGNED_SHORT: case FY_B_INT:
+    case FY_B_UNSIGNED: case FY_B_LONG: case FY_B_UNSIGNED_LONG:
+    case FY_B_LONG_LONG: case FY_B_UNSIGNED_LONG_LONG: case FY_B_INT8:
+    case FY_B_INT16: case FY_B_INT32: case FY_B_INT64: case FY_B_UINT8:
+    case FY_B_UINT16: case FY_B_UINT32: case FY_B_UINT64: case FY_B_AINT:
+    case FY_B_OFFSET: case FY_B_COUNT:
+        return true;
+    default:
+        return false;
+    }
+}
+/* clang-format on */
+
+static enum elem_kind elem_kind(const struct fy_op *op, uint32_t b)
+{
+    MPI_Op h = op->handle;
+    if (h == MPI_NO_OP)
+        return K_LOAD;
+    if (h == MPI_REPLACE)
+        return K_STORE;
+    bool bits = int_basic(b) || b == FY_B_BYTE;
+    if (h == MPI_SUM && int_basic(b))
+        return K_ADD; /* two's complement: wraps like the kernel */
+    if (h == MPI_BAND && bits)
+        return K_AND;
+    if (h == MPI_BOR && bits)
+        return K_OR;
+    if (h == MPI_BXOR && bits)
+        return K_XOR;
+    return K_CAS;
+}
+
+/* A1's test: whether the element at 'a' is combined by a hardware atomic. */
+static bool elem_atomic(uint32_t b, uintptr_t a)
+{
+    size_t sz = fy_basic_size((enum fy_basic)b);
+    return (sz == 1 || sz == 2 || sz == 4 || sz == 8) && a % sz == 0;
+}
+
+/* n aligned elements of width T at 'a': old values to 'old' (if set), 'in'
+ * combined in (unused for K_LOAD). One atomic per element (A1). */
+#define ELEM_FN(NAME, T)                                                       \
+    static void NAME(const struct fy_op *op, uint32_t b, enum elem_kind k,    \
+                     char *a, MPI_Count n, const char *in, char *old)         \
+    {                                                                         \
+        _Atomic T *p = (_Atomic T *)(void *)a;                                \
+        for (MPI_Count i = 0; i < n; i++, p++) {                              \
+            T v = 0, o;                                                       \
+            if (k != K_LOAD)                                                  \
+                memcpy(&v, in + i * (MPI_Count)sizeof(T), sizeof(T));         \
+            switch (k) {                                                      \
+            case K_LOAD:                                                      \
+                o = atomic_load_explicit(p, memory_order_relaxed);            \
+                break;                                                        \
+            case K_STORE:                                                     \
+                if (!old) {                                                   \
+                    atomic_store_explicit(p, v, memory_order_relaxed);        \
+                    continue;                                                 \
+                }                                                             \
+                o = atomic_exchange_explicit(p, v, memory_order_relaxed);     \
+                break;                                                        \
+            case K_ADD:                                                       \
+                o = atomic_fetch_add_explicit(p, v, memory_order_relaxed);    \
+                break;                                                        \
+            case K_AND:                                                       \
+                o = atomic_fetch_and_explicit(p, v, memory_order_relaxed);    \
+                break;                                                        \
+            case K_OR:                                                        \
+                o = atomic_fetch_or_explicit(p, v, memory_order_relaxed);     \
+                break;                                                        \
+            case K_XOR:                                                       \
+                o = atomic_fetch_xor_explicit(p, v, memory_order_relaxed);    \
+                break;                                                        \
+            default:                                                          \
+                o = atomic_load_explicit(p, memory_order_relaxed);            \
+                for (;;) {                                                    \
+                    T nv = o;                                                 \
+                    fy_op_apply_basic(op, b, &v, &nv, 1);                     \
+                    /* Unchanged (MAX that loses): the load was the RMW. */   \
+                    if (nv == o ||                                            \
+                        atomic_compare_exchange_weak_explicit(                \
+                            p, &o, nv, memory_order_relaxed,                  \
+                            memory_order_relaxed))                            \
+                        break;                                                \
+                }                                                             \
+                break;                                                        \
+            }                                                                 \
+            if (old)                                                          \
+                memcpy(old + i * (MPI_Count)sizeof(T), &o, sizeof(T));        \
+        }                                                                     \
+    }
+
+ELEM_FN(elem_u8, uint8_t)
+ELEM_FN(elem_u16, uint16_t)
+ELEM_FN(elem_u32, uint32_t)
+ELEM_FN(elem_u64, uint64_t)
+
+static void elem_run(const struct fy_op *op, uint32_t b, char *a, MPI_Count n,
+                     const char *in, char *old)
+{
+    enum elem_kind k = elem_kind(op, b);
+    switch (fy_basic_size((enum fy_basic)b)) {
+    case 1: elem_u8(op, b, k, a, n, in, old); break;
+    case 2: elem_u16(op, b, k, a, n, in, old); break;
+    case 4: elem_u32(op, b, k, a, n, in, old); break;
+    default: elem_u64(op, b, k, a, n, in, old); break;
+    }
+}
+
+/* Operations up to this many bytes stage packed data on the stack. */
+#define STACK_BYTES 256
+
+int fy_rma_acc_shm(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
+                   struct fy_dtype *odt, void *rbuf, MPI_Count rcount,
+                   struct fy_dtype *rdt, int target, uint64_t taddr,
+                   MPI_Count tcount, struct fy_dtype *tdt, struct fy_op *op)
+{
+    MPI_Count bytes = tcount * tdt->size;
+    bool no_op = op->handle == MPI_NO_OP;
+    char in_stack[STACK_BYTES], old_stack[STACK_BYTES];
+    char *in_heap = NULL, *old_heap = NULL;
+    /* The origin's data and the old values in packed order (the target
+     * type's element order); user buffers are used as they are when
+     * they are already laid out that way. */
+    const char *in = NULL;
+    if (!no_op) {
+        if (fy_rma_flat(ocount, odt, bytes)) {
+            in = obuf;
+        } else {
+            char *t = bytes <= STACK_BYTES ? in_stack
+                                           : (in_heap = malloc((size_t)bytes));
+            if (!t)
+                return -ENOMEM;
+            fy_dtype_pack(obuf, ocount, odt, t);
+            in = t;
+        }
+    }
+    char *old = NULL;
+    bool rflat = rbuf && fy_rma_flat(rcount, rdt, bytes);
+    if (rbuf) {
+        old = rflat                 ? rbuf
+              : bytes <= STACK_BYTES ? old_stack
+                                     : (old_heap = malloc((size_t)bytes));
+        if (!old) {
+            free(in_heap);
+            return -ENOMEM;
+        }
+    }
+    bool locked = false;
+    MPI_Count off = 0;
+    for (MPI_Count i = 0; i < tcount; i++)
+        for (MPI_Count r = 0; r < tdt->rep; r++)
+            for (uint32_t s = 0; s < tdt->nsegs; s++) {
+                const struct fy_dtype_seg *g = &tdt->segs[s];
+                char *a = (char *)(uintptr_t)taddr + i * tdt->extent +
+                          r * tdt->rep_stride + g->disp;
+                MPI_Count len =
+                    g->count * (MPI_Count)fy_basic_size((enum fy_basic)g->basic);
+                if (elem_atomic(g->basic, (uintptr_t)a)) {
+                    elem_run(op, g->basic, a, g->count, in ? in + off : NULL,
+                             old ? old + off : NULL);
+                } else {
+                    if (!locked) { /* A2 */
+                        fy_rma_acc_lock(w, target);
+                        locked = true;
+                    }
+                    if (old)
+                        memcpy(old + off, a, (size_t)len);
+                    if (!no_op)
+                        fy_op_apply_basic(op, g->basic, in + off, a, g->count);
+                }
+                off += len;
+            }
+    if (locked)
+        fy_rma_acc_unlock(w, target);
+    if (rbuf && !rflat)
+        fy_dtype_unpack(old, bytes, rbuf, rcount, rdt);
+    free(in_heap);
+    free(old_heap);
+    return 0;
+}
+
+int fy_rma_cas_shm(struct fy_rma_win *w, const void *obuf, const void *cbuf,
+                   void *rbuf, struct fy_dtype *dt, int target, uint64_t taddr)
+{
+    (void)w;
+    (void)target;
+    uint32_t b = dt->segs[0].basic;
+    if (dt->pair || dt->nsegs != 1 ||
+        fy_basic_size((enum fy_basic)b) != (size_t)dt->size ||
+        !elem_atomic(b, (uintptr_t)taddr))
+        return -EAGAIN; /* A2: the caller takes the accumulate lock */
+#define CAS_CASE(T)                                                            \
+    {                                                                          \
+        T o, v;                                                                \
+        memcpy(&o, cbuf, sizeof(T));                                           \
+        memcpy(&v, obuf, sizeof(T));                                           \
+        atomic_compare_exchange_strong_explicit(                               \
+            (_Atomic T *)(uintptr_t)taddr, &o, v, memory_order_relaxed,        \
+            memory_order_relaxed);                                             \
+        memcpy(rbuf, &o, sizeof(T));                                           \
+        return 0;                                                              \
+    }
+    switch (dt->size) {
+    case 1: CAS_CASE(uint8_t)
+    case 2: CAS_CASE(uint16_t)
+    case 4: CAS_CASE(uint32_t)
+    default: CAS_CASE(uint64_t)
+    }
+#undef CAS_CASE
+}
