@@ -22,6 +22,13 @@
  *   only ever combined with plain loads and stores while holding
  *   slot[target].acc (C1/C2 in win.c); the lock is taken lazily, at the
  *   first such element of an operation, and held to its end.
+ * - A3: a run of elements narrower than 8 bytes may be combined one
+ *   aligned 8-byte word at a time, by one 64-bit atomic on a word that
+ *   holds only elements of the run. Still one atomic per element: the
+ *   hardware (x86-64, AArch64) makes naturally aligned atomics of
+ *   different sizes on overlapping bytes atomic with each other, so a
+ *   byte's fetch-add by another origin lands either before the word's
+ *   compare-and-swap (which then fails and retries) or after it.
  * - So two operations that MPI requires to be atomic with each other on
  *   one location (same basic type, any mix of ops including MPI_REPLACE,
  *   MPI_NO_OP and compare-and-swap) always use the same one of A1 / A2 for
@@ -37,6 +44,7 @@
 #include <string.h>
 
 #include "rma/rma.h"
+#include "util/util.h"
 
 bool fy_rma_acc_atomic(const struct fy_rma_win *w)
 {
@@ -157,16 +165,126 @@ ELEM_FN(elem_u16, uint16_t)
 ELEM_FN(elem_u32, uint32_t)
 ELEM_FN(elem_u64, uint64_t)
 
-static void elem_run(const struct fy_op *op, uint32_t b, char *a, MPI_Count n,
-                     const char *in, char *old)
+static void elem_each(const struct fy_op *op, uint32_t b, enum elem_kind k,
+                      size_t sz, char *a, MPI_Count n, const char *in,
+                      char *old)
 {
-    enum elem_kind k = elem_kind(op, b);
-    switch (fy_basic_size((enum fy_basic)b)) {
+    if (n <= 0)
+        return;
+    switch (sz) {
     case 1: elem_u8(op, b, k, a, n, in, old); break;
     case 2: elem_u16(op, b, k, a, n, in, old); break;
     case 4: elem_u32(op, b, k, a, n, in, old); break;
     default: elem_u64(op, b, k, a, n, in, old); break;
     }
+}
+
+/* A3: nw aligned 8-byte words, each holding 8 / sz whole elements of the
+ * run, each combined by one 64-bit atomic (bitwise ops and loads/stores
+ * directly, the rest by a compare-and-swap around the op's kernel applied
+ * to the word's elements). */
+static void word_run(const struct fy_op *op, uint32_t b, enum elem_kind k,
+                     size_t sz, char *a, MPI_Count nw, const char *in,
+                     char *old)
+{
+    _Atomic uint64_t *p = (_Atomic uint64_t *)(void *)a;
+    MPI_Count per = (MPI_Count)(8 / sz);
+    for (MPI_Count i = 0; i < nw; i++, p++) {
+        uint64_t v = 0, o;
+        if (k != K_LOAD)
+            memcpy(&v, in + 8 * i, 8);
+        switch (k) {
+        case K_LOAD:
+            o = atomic_load_explicit(p, memory_order_relaxed);
+            break;
+        case K_STORE:
+            if (!old) {
+                atomic_store_explicit(p, v, memory_order_relaxed);
+                continue;
+            }
+            o = atomic_exchange_explicit(p, v, memory_order_relaxed);
+            break;
+        case K_AND:
+            o = atomic_fetch_and_explicit(p, v, memory_order_relaxed);
+            break;
+        case K_OR:
+            o = atomic_fetch_or_explicit(p, v, memory_order_relaxed);
+            break;
+        case K_XOR:
+            o = atomic_fetch_xor_explicit(p, v, memory_order_relaxed);
+            break;
+        default:
+            o = atomic_load_explicit(p, memory_order_relaxed);
+            for (;;) {
+                uint64_t nv = o;
+                fy_op_apply_basic(op, b, &v, &nv, per);
+                if (nv == o ||
+                    atomic_compare_exchange_weak_explicit(
+                        p, &o, nv, memory_order_relaxed, memory_order_relaxed))
+                    break;
+            }
+            break;
+        }
+        if (old)
+            memcpy(old + 8 * i, &o, 8);
+    }
+}
+
+/* n aligned elements of basic type b at a (A1): elements narrower than 8
+ * bytes one by one up to the first 8-byte boundary, then word by word
+ * (A3), then the tail one by one. */
+static void elem_run(const struct fy_op *op, uint32_t b, char *a, MPI_Count n,
+                     const char *in, char *old)
+{
+    enum elem_kind k = elem_kind(op, b);
+    size_t sz = fy_basic_size((enum fy_basic)b);
+    if (sz < 8) {
+        MPI_Count head = (MPI_Count)((-(uintptr_t)a & 7) / sz);
+        head = FY_MIN(head, n);
+        elem_each(op, b, k, sz, a, head, in, old);
+        MPI_Count skip = head * (MPI_Count)sz, nw = (n - head) * (MPI_Count)sz / 8;
+        a += skip;
+        in = in ? in + skip : NULL;
+        old = old ? old + skip : NULL;
+        n -= head;
+        if (nw > 0) {
+            word_run(op, b, k, sz, a, nw, in, old);
+            a += 8 * nw;
+            in = in ? in + 8 * nw : NULL;
+            old = old ? old + 8 * nw : NULL;
+            n -= nw * (MPI_Count)(8 / sz);
+        }
+    }
+    elem_each(op, b, k, sz, a, n, in, old);
+}
+
+/* n elements of basic type b at a, packed offset off, len bytes. */
+struct run {
+    uint32_t b;
+    char *a;
+    MPI_Count n, len, off;
+};
+
+static void run_do(struct fy_rma_win *w, int target, const struct fy_op *op,
+                   const struct run *run, const char *in, char *old,
+                   bool *locked)
+{
+    if (run->n <= 0 || run->b == UINT32_MAX)
+        return;
+    bool no_op = op->handle == MPI_NO_OP;
+    if (elem_atomic(run->b, (uintptr_t)run->a)) {
+        elem_run(op, run->b, run->a, run->n, in ? in + run->off : NULL,
+                 old ? old + run->off : NULL);
+        return;
+    }
+    if (!*locked) { /* A2 */
+        fy_rma_acc_lock(w, target);
+        *locked = true;
+    }
+    if (old)
+        memcpy(old + run->off, run->a, (size_t)run->len);
+    if (!no_op)
+        fy_op_apply_basic(op, run->b, in + run->off, run->a, run->n);
 }
 
 /* Operations up to this many bytes stage packed data on the stack. */
@@ -208,6 +326,10 @@ int fy_rma_acc_shm(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
             return -ENOMEM;
         }
     }
+    /* Runs of one basic type that follow each other in memory (every
+     * element of a contiguous type) are merged, so that narrow elements
+     * go word by word (A3). */
+    struct run run = {.b = UINT32_MAX};
     bool locked = false;
     MPI_Count off = 0;
     for (MPI_Count i = 0; i < tcount; i++)
@@ -218,21 +340,17 @@ int fy_rma_acc_shm(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
                           r * tdt->rep_stride + g->disp;
                 MPI_Count len =
                     g->count * (MPI_Count)fy_basic_size((enum fy_basic)g->basic);
-                if (elem_atomic(g->basic, (uintptr_t)a)) {
-                    elem_run(op, g->basic, a, g->count, in ? in + off : NULL,
-                             old ? old + off : NULL);
+                if (g->basic == run.b && a == run.a + run.len &&
+                    off == run.off + run.len) {
+                    run.n += g->count;
+                    run.len += len;
                 } else {
-                    if (!locked) { /* A2 */
-                        fy_rma_acc_lock(w, target);
-                        locked = true;
-                    }
-                    if (old)
-                        memcpy(old + off, a, (size_t)len);
-                    if (!no_op)
-                        fy_op_apply_basic(op, g->basic, in + off, a, g->count);
+                    run_do(w, target, op, &run, in, old, &locked);
+                    run = (struct run){g->basic, a, g->count, len, off};
                 }
                 off += len;
             }
+    run_do(w, target, op, &run, in, old, &locked);
     if (locked)
         fy_rma_acc_unlock(w, target);
     if (rbuf && !rflat)

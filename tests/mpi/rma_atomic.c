@@ -131,6 +131,49 @@ static void mixed(MPI_Win win, char *mem, MPI_Aint disp, MPI_Datatype t,
     free(all);
 }
 
+/* Byte counters, which Ferry may combine eight at a time: every rank
+ * alternates Accumulate and Get_accumulate of +1 on 16 bytes at 'disp' of
+ * rank 0 with Fetch_and_op +1 on the sixth of them; each byte ends at
+ * its number of increments modulo 256. */
+static void bytes16(MPI_Win win, unsigned char *mem, MPI_Aint disp,
+                    const char *what)
+{
+    int me = mt_rank;
+    unsigned char one[16], res[16];
+    memset(one, 1, sizeof(one));
+    if (me == 0)
+        memset(mem + disp, 0, 16);
+    MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    long nfop = 0, total = 0;
+    MT_MPI(MPI_Win_lock_all(0, win));
+    for (int i = 0; i < M; i++) {
+        int k = (i + me) % 3;
+        if (k == 0)
+            MT_MPI(MPI_Accumulate(one, 16, MPI_UNSIGNED_CHAR, 0, disp, 16,
+                                  MPI_UNSIGNED_CHAR, MPI_SUM, win));
+        else if (k == 1)
+            MT_MPI(MPI_Get_accumulate(one, 16, MPI_UNSIGNED_CHAR, res, 16,
+                                      MPI_UNSIGNED_CHAR, 0, disp, 16,
+                                      MPI_UNSIGNED_CHAR, MPI_SUM, win));
+        else
+            MT_MPI(MPI_Fetch_and_op(one, res, MPI_UNSIGNED_CHAR, 0, disp + 5,
+                                    MPI_SUM, win));
+        nfop += k == 2;
+        MT_MPI(MPI_Win_flush(0, win));
+    }
+    MT_MPI(MPI_Win_unlock_all(win));
+    MT_MPI(MPI_Allreduce(MPI_IN_PLACE, &nfop, 1, MPI_LONG, MPI_SUM,
+                         MPI_COMM_WORLD));
+    total = (long)M * mt_size;
+    if (me == 0)
+        for (int b = 0; b < 16; b++) {
+            long want = (b == 5 ? total : total - nfop) % 256;
+            MT_CHECK(mem[disp + b] == want, "%s: byte %d is %d, expected %ld",
+                     what, b, mem[disp + b], want);
+        }
+    MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
+}
+
 /* The mixed counters on one window of byte displacements. */
 static void mixed_all(MPI_Win win, char *mem, const char *flavor)
 {
@@ -152,6 +195,11 @@ static void mixed_all(MPI_Win win, char *mem, const char *flavor)
                  c[i].what);
         mixed(win, mem, c[i].disp, c[i].t, false, what);
     }
+    snprintf(what, sizeof(what), "%s window, 16 bytes", flavor);
+    bytes16(win, (unsigned char *)mem, 320, what);
+    snprintf(what, sizeof(what), "%s window, 16 bytes at an odd offset",
+             flavor);
+    bytes16(win, (unsigned char *)mem, 355, what);
     snprintf(what, sizeof(what), "%s window, REPLACE and SUM", flavor);
     mixed(win, mem, 64, MPI_LONG, true, what);
     snprintf(what, sizeof(what), "%s window, misaligned REPLACE and SUM",
