@@ -46,12 +46,6 @@
 #include "rma/rma.h"
 #include "util/util.h"
 
-bool fy_rma_acc_atomic(const struct fy_rma_win *w)
-{
-    return w->flavor == MPI_WIN_FLAVOR_ALLOCATE ||
-           w->flavor == MPI_WIN_FLAVOR_SHARED;
-}
-
 /* How one element is combined. */
 enum elem_kind {
     K_LOAD,  /* MPI_NO_OP */
@@ -179,6 +173,14 @@ static void elem_each(const struct fy_op *op, uint32_t b, enum elem_kind k,
     }
 }
 
+/* Lane-wise sum of the 1, 2 or 4-byte integers packed in x and y (hi: the
+ * top bit of each lane), wrapping within each lane as the kernel does:
+ * add the low bits without carries out of a lane, then the top bits. */
+static inline uint64_t lanes_add(uint64_t x, uint64_t y, uint64_t hi)
+{
+    return ((x & ~hi) + (y & ~hi)) ^ ((x ^ y) & hi);
+}
+
 /* A3: nw aligned 8-byte words, each holding 8 / sz whole elements of the
  * run, each combined by one 64-bit atomic (bitwise ops and loads/stores
  * directly, the rest by a compare-and-swap around the op's kernel applied
@@ -189,6 +191,9 @@ static void word_run(const struct fy_op *op, uint32_t b, enum elem_kind k,
 {
     _Atomic uint64_t *p = (_Atomic uint64_t *)(void *)a;
     MPI_Count per = (MPI_Count)(8 / sz);
+    uint64_t hi = sz == 1 ? 0x8080808080808080ull
+                  : sz == 2 ? 0x8000800080008000ull
+                            : 0x8000000080000000ull;
     for (MPI_Count i = 0; i < nw; i++, p++) {
         uint64_t v = 0, o;
         if (k != K_LOAD)
@@ -212,6 +217,13 @@ static void word_run(const struct fy_op *op, uint32_t b, enum elem_kind k,
             break;
         case K_XOR:
             o = atomic_fetch_xor_explicit(p, v, memory_order_relaxed);
+            break;
+        case K_ADD:
+            o = atomic_load_explicit(p, memory_order_relaxed);
+            while (!atomic_compare_exchange_weak_explicit(
+                p, &o, lanes_add(o, v, hi), memory_order_relaxed,
+                memory_order_relaxed))
+                ;
             break;
         default:
             o = atomic_load_explicit(p, memory_order_relaxed);
@@ -238,10 +250,13 @@ static void elem_run(const struct fy_op *op, uint32_t b, char *a, MPI_Count n,
 {
     enum elem_kind k = elem_kind(op, b);
     size_t sz = fy_basic_size((enum fy_basic)b);
-    if (sz < 8) {
-        MPI_Count head = (MPI_Count)((-(uintptr_t)a & 7) / sz);
+    if (sz < 8 && n * (MPI_Count)sz >= 8) {
+        MPI_Count head = (MPI_Count)((-(uintptr_t)a & 7) >> (sz == 4   ? 2
+                                                             : sz == 2 ? 1
+                                                                       : 0));
         head = FY_MIN(head, n);
-        elem_each(op, b, k, sz, a, head, in, old);
+        if (head)
+            elem_each(op, b, k, sz, a, head, in, old);
         MPI_Count skip = head * (MPI_Count)sz, nw = (n - head) * (MPI_Count)sz / 8;
         a += skip;
         in = in ? in + skip : NULL;
@@ -255,7 +270,8 @@ static void elem_run(const struct fy_op *op, uint32_t b, char *a, MPI_Count n,
             n -= nw * (MPI_Count)(8 / sz);
         }
     }
-    elem_each(op, b, k, sz, a, n, in, old);
+    if (n)
+        elem_each(op, b, k, sz, a, n, in, old);
 }
 
 /* n elements of basic type b at a, packed offset off, len bytes. */
@@ -332,6 +348,14 @@ int fy_rma_acc_shm(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
     struct run run = {.b = UINT32_MAX};
     bool locked = false;
     MPI_Count off = 0;
+    if (tdt->contig && tdt->nsegs == 1) {
+        /* One run (a predefined type, a contiguous one): no walk. */
+        uint32_t b = tdt->segs[0].basic;
+        run = (struct run){b, (char *)(uintptr_t)taddr + tdt->segs[0].disp,
+                           bytes / (MPI_Count)fy_basic_size((enum fy_basic)b),
+                           bytes, 0};
+        tcount = 0;
+    }
     for (MPI_Count i = 0; i < tcount; i++)
         for (MPI_Count r = 0; r < tdt->rep; r++)
             for (uint32_t s = 0; s < tdt->nsegs; s++) {
@@ -355,8 +379,10 @@ int fy_rma_acc_shm(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
         fy_rma_acc_unlock(w, target);
     if (rbuf && !rflat)
         fy_dtype_unpack(old, bytes, rbuf, rcount, rdt);
-    free(in_heap);
-    free(old_heap);
+    if (in_heap || old_heap) {
+        free(in_heap);
+        free(old_heap);
+    }
     return 0;
 }
 

@@ -188,7 +188,11 @@ int fy_rma_cas(struct fy_rma_win *w, const void *obuf, const void *cbuf,
 /* ---- the accumulate discipline (atomic.c) -------------------------------
  * Whether w's accumulates use per-element hardware atomics (memory in the
  * shared mapping) rather than the accumulate lock for every element. */
-bool fy_rma_acc_atomic(const struct fy_rma_win *w);
+static inline bool fy_rma_acc_atomic(const struct fy_rma_win *w)
+{
+    return w->flavor == MPI_WIN_FLAVOR_ALLOCATE ||
+           w->flavor == MPI_WIN_FLAVOR_SHARED;
+}
 /* fy_rma_acc on such a window, for a target type that is not a pair type:
  * one atomic per eligible element, the accumulate lock for the others.
  * Returns 0 or -ENOMEM. */
