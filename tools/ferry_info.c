@@ -300,16 +300,29 @@ int main(int argc, char **argv)
     /* One-sided windows (src/rma/): what passive target needs here. */
     bool cma = avail & (1u << FY_XFER_CMA),
          pm = avail & (1u << FY_XFER_PROCMEM);
+    long long pm_max = fy_env_int(FY_ENV_RMA_PROCMEM_MAX);
+    char by_size[128];
+    snprintf(by_size, sizeof(by_size),
+             "procmem up to %lld bytes, cma above (FERRY_RMA_PROCMEM_MAX)",
+             pm_max);
     printf("One-sided windows (passive target, no help from the target):\n"
-           "  Win_allocate(_shared)  shared memory: puts, gets, accumulates "
-           "are loads and stores\n"
-           "  Win_create, dynamic    %s\n\n",
-           cma  ? "cma (process_vm_readv/writev into the target's memory)"
-           : pm ? "procmem (/proc/<pid>/mem of the target)"
-                : "NOT AVAILABLE: needs cma or procmem (ptrace permission "
-                  "between ranks); with only two-sided mechanisms the "
-                  "target would have to take part (a progress thread, not "
-                  "provided): MPI_Win_create fails with MPI_ERR_WIN");
+           "  Win_allocate(_shared)  shared memory: puts and gets are "
+           "memcpy; accumulates, fetch-and-op\n"
+           "                         and compare-and-swap one hardware atomic "
+           "per element (1-8 byte\n"
+           "                         aligned elements), the accumulate lock "
+           "for the rest\n"
+           "  Win_create, dynamic    %s\n"
+           "                         accumulates: one read and one write "
+           "under the accumulate lock\n\n",
+           cma && pm && pm_max > 0
+               ? by_size
+           : cma ? "cma (process_vm_readv/writev into the target's memory)"
+           : pm  ? "procmem (/proc/<pid>/mem of the target)"
+                 : "NOT AVAILABLE: needs cma or procmem (ptrace permission "
+                   "between ranks); with only two-sided mechanisms the "
+                   "target would have to take part (a progress thread, not "
+                   "provided): MPI_Win_create fails with MPI_ERR_WIN");
 
     /* MPI_Comm_split_type by hardware (src/comm/hw.c). */
     printf("Hardware split types (MPI_COMM_TYPE_HW_GUIDED/_UNGUIDED):\n");

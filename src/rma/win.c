@@ -25,8 +25,22 @@
 
 static struct fy_handle_table s_wins = FY_HANDLE_TABLE_INIT(FY_HT_WIN);
 static struct fy_rma_win *s_live; /* every live window */
-/* How user memory of other ranks is reached (Win_create, dynamic). */
-static const struct fy_xfer_ops *s_remote;
+/* How user memory of other ranks is reached (Win_create, dynamic):
+ * s_remote, and s_small for pieces up to s_small_max bytes (procmem's
+ * pread/pwrite on a file opened once costs less per call than CMA, which
+ * looks the peer up and checks ptrace access on every call; CMA moves
+ * more bytes per second: bench/README.md, "One-sided"). */
+static const struct fy_xfer_ops *s_remote, *s_small;
+static size_t s_small_max;
+
+/* Move one piece between our 'local' and the peer's 'remote'. */
+static int remote_copy(const struct fy_rma_peer *p, void *local,
+                       uint64_t remote, size_t len, bool get)
+{
+    const struct fy_xfer_ops *ops = len <= s_small_max ? s_small : s_remote;
+    ssize_t n = ops->copy_remote(p->pid, local, remote, len, get);
+    return n == (ssize_t)len ? 0 : n < 0 ? (int)n : -EIO;
+}
 
 struct fy_rma_win *fy_rma_win_get(MPI_Win h)
 {
@@ -181,11 +195,21 @@ static const struct fy_xfer_ops *remote_ops(void)
         if (kind == FY_XFER_CMA && fy_env_int(FY_ENV_NO_CMA))
             continue;
         if (cand[i]->copy_remote && cand[i]->probe(NULL, 0)) {
-            FY_INFO("one-sided windows on user memory use %s", cand[i]->name);
-            return s_remote = cand[i];
+            s_remote = s_small = cand[i];
+            break;
         }
     }
-    return NULL;
+    if (!s_remote)
+        return NULL;
+    long long small = fy_env_int(FY_ENV_RMA_PROCMEM_MAX);
+    if (s_remote == &fy_xfer_cma_ops && forced != FY_XFER_CMA && small > 0 &&
+        fy_xfer_procmem_ops.probe(NULL, 0)) {
+        s_small = &fy_xfer_procmem_ops;
+        s_small_max = (size_t)small;
+    }
+    FY_INFO("one-sided windows on user memory use %s, %s up to %zu bytes",
+            s_remote->name, s_small->name, s_small_max);
+    return s_remote;
 }
 
 /* Read every peer's control-block magic through the mechanism: proves it
@@ -202,6 +226,17 @@ static int check_remote(struct fy_rma_win *w, const struct member_info *mi)
         if (i == w->rank)
             continue;
         uint64_t magic = 0;
+        if (s_small != ops &&
+            (s_small->copy_remote((pid_t)mi[i].pid, &magic, mi[i].ctl,
+                                  sizeof(magic), true) != sizeof(magic) ||
+             magic != FY_RMA_MAGIC)) {
+            /* Siblings may be reachable by one mechanism only. */
+            FY_INFO("MPI_Win_create: %s cannot read rank %d, %s only",
+                    s_small->name, i, ops->name);
+            s_small = ops;
+            s_small_max = 0;
+        }
+        magic = 0;
         ssize_t n = ops->copy_remote((pid_t)mi[i].pid, &magic, mi[i].ctl,
                                      sizeof(magic), true);
         if (n != (ssize_t)sizeof(magic) || magic != FY_RMA_MAGIC) {
@@ -674,11 +709,11 @@ static int remote_io(const struct fy_rma_peer *p, uint64_t taddr,
         if (k <= 0 || bytes <= 0)
             return -EIO;
         for (int i = 0; i < k; i++) {
-            ssize_t n = s_remote->copy_remote(
-                p->pid, (char *)packed + done,
-                (uint64_t)(uintptr_t)iov[i].iov_base, iov[i].iov_len, get);
-            if (n != (ssize_t)iov[i].iov_len)
-                return n < 0 ? (int)n : -EIO;
+            int rc = remote_copy(p, (char *)packed + done,
+                                 (uint64_t)(uintptr_t)iov[i].iov_base,
+                                 iov[i].iov_len, get);
+            if (rc)
+                return rc;
             done += (MPI_Count)iov[i].iov_len;
         }
     }
@@ -807,6 +842,37 @@ static int acc_small(struct fy_rma_win *w, const void *obuf, void *rbuf,
     return rc;
 }
 
+/* Accumulate on user memory of another rank, every buffer contiguous:
+ * under the target's accumulate lock, one read of the target's bytes into
+ * a local copy, the old values to rbuf, the combine, one write back (none
+ * for MPI_NO_OP). */
+static int acc_remote_flat(struct fy_rma_win *w, const void *obuf, void *rbuf,
+                           int target, uint64_t taddr, MPI_Count tcount,
+                           struct fy_dtype *tdt, struct fy_op *op,
+                           MPI_Count bytes)
+{
+    const struct fy_rma_peer *p = &w->peers[target];
+    alignas(16) char stack[256];
+    char *cur = bytes <= (MPI_Count)sizeof(stack) ? stack
+                                                  : malloc((size_t)bytes);
+    if (!cur)
+        return -ENOMEM;
+    bool no_op = op->handle == MPI_NO_OP;
+    fy_rma_acc_lock(w, target);
+    int rc = remote_copy(p, cur, taddr, (size_t)bytes, true);
+    if (!rc && rbuf)
+        memcpy(rbuf, cur, (size_t)bytes);
+    if (!rc && !no_op) {
+        rc = fy_op_apply(op, obuf, cur, tcount, tdt);
+        if (!rc)
+            rc = remote_copy(p, cur, taddr, (size_t)bytes, false);
+    }
+    fy_rma_acc_unlock(w, target);
+    if (cur != stack)
+        free(cur);
+    return rc;
+}
+
 int fy_rma_acc(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
                struct fy_dtype *odt, void *rbuf, MPI_Count rcount,
                struct fy_dtype *rdt, int target, uint64_t taddr,
@@ -824,6 +890,11 @@ int fy_rma_acc(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
         (no_op || fy_rma_flat(ocount, odt, bytes)) &&
         (!rbuf || fy_rma_flat(rcount, rdt, bytes)))
         return acc_small(w, obuf, rbuf, target, taddr, tcount, tdt, op, bytes);
+    if (!p->direct && fy_rma_flat(tcount, tdt, bytes) &&
+        (no_op || fy_rma_flat(ocount, odt, bytes)) &&
+        (!rbuf || fy_rma_flat(rcount, rdt, bytes)))
+        return acc_remote_flat(w, obuf, rbuf, target, taddr, tcount, tdt, op,
+                               bytes);
     /* The origin's data laid out as the target type (fy_op_apply combines
      * two buffers of one layout); for user memory the target's span is
      * read into a local copy of the same layout. */
@@ -888,14 +959,9 @@ int fy_rma_cas(struct fy_rma_win *w, const void *obuf, const void *cbuf,
         if (memcmp(old, cbuf, n) == 0)
             memcpy((void *)(uintptr_t)taddr, obuf, n);
     } else {
-        ssize_t r = s_remote->copy_remote(p->pid, old, taddr, n, true);
-        if (r != (ssize_t)n)
-            rc = r < 0 ? (int)r : -EIO;
-        else if (memcmp(old, cbuf, n) == 0) {
-            r = s_remote->copy_remote(p->pid, (void *)obuf, taddr, n, false);
-            if (r != (ssize_t)n)
-                rc = r < 0 ? (int)r : -EIO;
-        }
+        rc = remote_copy(p, old, taddr, n, true);
+        if (!rc && memcmp(old, cbuf, n) == 0)
+            rc = remote_copy(p, (void *)obuf, taddr, n, false);
     }
     fy_rma_acc_unlock(w, target);
     if (!rc)

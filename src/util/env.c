@@ -112,6 +112,11 @@ struct fy_env_var fy_env[FY_ENV_COUNT] = {
     [FY_ENV_BOOT] = {"FERRY_BOOT", FY_ENV_STRING, "auto",
                      "how the job starts: auto (from the launcher's "
                      "variables), ferry, pmi2, pmi1, pmix or singleton"},
+    [FY_ENV_RMA_PROCMEM_MAX] = {"FERRY_RMA_PROCMEM_MAX", FY_ENV_SIZE, "4096",
+                                "one-sided operations on user memory "
+                                "(Win_create, dynamic) up to this size use "
+                                "procmem (cheaper per call), larger ones cma "
+                                "(cheaper per byte); 0: cma only"},
 };
 
 int fy_parse_size(const char *s, long long *out)

@@ -103,6 +103,7 @@ enum fy_env_id {
     FY_ENV_NODES,
     FY_ENV_NET,
     FY_ENV_TCP_QUEUE,
+    FY_ENV_RMA_PROCMEM_MAX,
     FY_ENV_COUNT
 };
 
