@@ -315,8 +315,7 @@ int main(int argc, char **argv)
            "  Win_create, dynamic    %s\n"
            "                         accumulates: one read and one write "
            "under the accumulate lock\n\n",
-           cma && pm && pm_max > 0
-               ? by_size
+           cma && pm && pm_max > 0 ? by_size
            : cma ? "cma (process_vm_readv/writev into the target's memory)"
            : pm  ? "procmem (/proc/<pid>/mem of the target)"
                  : "NOT AVAILABLE: needs cma or procmem (ptrace permission "

@@ -104,54 +104,53 @@ static bool elem_atomic(uint32_t b, uintptr_t a)
 /* n aligned elements of width T at 'a': old values to 'old' (if set), 'in'
  * combined in (unused for K_LOAD). One atomic per element (A1). */
 #define ELEM_FN(NAME, T)                                                       \
-    static void NAME(const struct fy_op *op, uint32_t b, enum elem_kind k,    \
-                     char *a, MPI_Count n, const char *in, char *old)         \
-    {                                                                         \
-        _Atomic T *p = (_Atomic T *)(void *)a;                                \
-        for (MPI_Count i = 0; i < n; i++, p++) {                              \
-            T v = 0, o;                                                       \
-            if (k != K_LOAD)                                                  \
-                memcpy(&v, in + i * (MPI_Count)sizeof(T), sizeof(T));         \
-            switch (k) {                                                      \
-            case K_LOAD:                                                      \
-                o = atomic_load_explicit(p, memory_order_relaxed);            \
-                break;                                                        \
-            case K_STORE:                                                     \
-                if (!old) {                                                   \
-                    atomic_store_explicit(p, v, memory_order_relaxed);        \
-                    continue;                                                 \
-                }                                                             \
-                o = atomic_exchange_explicit(p, v, memory_order_relaxed);     \
-                break;                                                        \
-            case K_ADD:                                                       \
-                o = atomic_fetch_add_explicit(p, v, memory_order_relaxed);    \
-                break;                                                        \
-            case K_AND:                                                       \
-                o = atomic_fetch_and_explicit(p, v, memory_order_relaxed);    \
-                break;                                                        \
-            case K_OR:                                                        \
-                o = atomic_fetch_or_explicit(p, v, memory_order_relaxed);     \
-                break;                                                        \
-            case K_XOR:                                                       \
-                o = atomic_fetch_xor_explicit(p, v, memory_order_relaxed);    \
-                break;                                                        \
-            default:                                                          \
-                o = atomic_load_explicit(p, memory_order_relaxed);            \
-                for (;;) {                                                    \
-                    T nv = o;                                                 \
-                    fy_op_apply_basic(op, b, &v, &nv, 1);                     \
-                    /* Unchanged (MAX that loses): the load was the RMW. */   \
-                    if (nv == o ||                                            \
-                        atomic_compare_exchange_weak_explicit(                \
-                            p, &o, nv, memory_order_relaxed,                  \
-                            memory_order_relaxed))                            \
-                        break;                                                \
-                }                                                             \
-                break;                                                        \
-            }                                                                 \
-            if (old)                                                          \
-                memcpy(old + i * (MPI_Count)sizeof(T), &o, sizeof(T));        \
-        }                                                                     \
+    static void NAME(const struct fy_op *op, uint32_t b, enum elem_kind k,     \
+                     char *a, MPI_Count n, const char *in, char *old)          \
+    {                                                                          \
+        _Atomic T *p = (_Atomic T *)(void *)a;                                 \
+        for (MPI_Count i = 0; i < n; i++, p++) {                               \
+            T v = 0, o;                                                        \
+            if (k != K_LOAD)                                                   \
+                memcpy(&v, in + i * (MPI_Count)sizeof(T), sizeof(T));          \
+            switch (k) {                                                       \
+            case K_LOAD:                                                       \
+                o = atomic_load_explicit(p, memory_order_relaxed);             \
+                break;                                                         \
+            case K_STORE:                                                      \
+                if (!old) {                                                    \
+                    atomic_store_explicit(p, v, memory_order_relaxed);         \
+                    continue;                                                  \
+                }                                                              \
+                o = atomic_exchange_explicit(p, v, memory_order_relaxed);      \
+                break;                                                         \
+            case K_ADD:                                                        \
+                o = atomic_fetch_add_explicit(p, v, memory_order_relaxed);     \
+                break;                                                         \
+            case K_AND:                                                        \
+                o = atomic_fetch_and_explicit(p, v, memory_order_relaxed);     \
+                break;                                                         \
+            case K_OR:                                                         \
+                o = atomic_fetch_or_explicit(p, v, memory_order_relaxed);      \
+                break;                                                         \
+            case K_XOR:                                                        \
+                o = atomic_fetch_xor_explicit(p, v, memory_order_relaxed);     \
+                break;                                                         \
+            default:                                                           \
+                o = atomic_load_explicit(p, memory_order_relaxed);             \
+                for (;;) {                                                     \
+                    T nv = o;                                                  \
+                    fy_op_apply_basic(op, b, &v, &nv, 1);                      \
+                    /* Unchanged (MAX that loses): the load was the RMW. */    \
+                    if (nv == o || atomic_compare_exchange_weak_explicit(      \
+                                       p, &o, nv, memory_order_relaxed,        \
+                                       memory_order_relaxed))                  \
+                        break;                                                 \
+                }                                                              \
+                break;                                                         \
+            }                                                                  \
+            if (old)                                                           \
+                memcpy(old + i * (MPI_Count)sizeof(T), &o, sizeof(T));         \
+        }                                                                      \
     }
 
 ELEM_FN(elem_u8, uint8_t)
@@ -166,10 +165,18 @@ static void elem_each(const struct fy_op *op, uint32_t b, enum elem_kind k,
     if (n <= 0)
         return;
     switch (sz) {
-    case 1: elem_u8(op, b, k, a, n, in, old); break;
-    case 2: elem_u16(op, b, k, a, n, in, old); break;
-    case 4: elem_u32(op, b, k, a, n, in, old); break;
-    default: elem_u64(op, b, k, a, n, in, old); break;
+    case 1:
+        elem_u8(op, b, k, a, n, in, old);
+        break;
+    case 2:
+        elem_u16(op, b, k, a, n, in, old);
+        break;
+    case 4:
+        elem_u32(op, b, k, a, n, in, old);
+        break;
+    default:
+        elem_u64(op, b, k, a, n, in, old);
+        break;
     }
 }
 
@@ -191,7 +198,7 @@ static void word_run(const struct fy_op *op, uint32_t b, enum elem_kind k,
 {
     _Atomic uint64_t *p = (_Atomic uint64_t *)(void *)a;
     MPI_Count per = (MPI_Count)(8 / sz);
-    uint64_t hi = sz == 1 ? 0x8080808080808080ull
+    uint64_t hi = sz == 1   ? 0x8080808080808080ull
                   : sz == 2 ? 0x8000800080008000ull
                             : 0x8000000080000000ull;
     for (MPI_Count i = 0; i < nw; i++, p++) {
@@ -257,7 +264,8 @@ static void elem_run(const struct fy_op *op, uint32_t b, char *a, MPI_Count n,
         head = FY_MIN(head, n);
         if (head)
             elem_each(op, b, k, sz, a, head, in, old);
-        MPI_Count skip = head * (MPI_Count)sz, nw = (n - head) * (MPI_Count)sz / 8;
+        MPI_Count skip = head * (MPI_Count)sz,
+                  nw = (n - head) * (MPI_Count)sz / 8;
         a += skip;
         in = in ? in + skip : NULL;
         old = old ? old + skip : NULL;
@@ -334,7 +342,7 @@ int fy_rma_acc_shm(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
     char *old = NULL;
     bool rflat = rbuf && fy_rma_flat(rcount, rdt, bytes);
     if (rbuf) {
-        old = rflat                 ? rbuf
+        old = rflat                  ? rbuf
               : bytes <= STACK_BYTES ? old_stack
                                      : (old_heap = malloc((size_t)bytes));
         if (!old) {
@@ -362,8 +370,8 @@ int fy_rma_acc_shm(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
                 const struct fy_dtype_seg *g = &tdt->segs[s];
                 char *a = (char *)(uintptr_t)taddr + i * tdt->extent +
                           r * tdt->rep_stride + g->disp;
-                MPI_Count len =
-                    g->count * (MPI_Count)fy_basic_size((enum fy_basic)g->basic);
+                MPI_Count len = g->count * (MPI_Count)fy_basic_size(
+                                               (enum fy_basic)g->basic);
                 if (g->basic == run.b && a == run.a + run.len &&
                     off == run.off + run.len) {
                     run.n += g->count;
@@ -401,17 +409,21 @@ int fy_rma_cas_shm(struct fy_rma_win *w, const void *obuf, const void *cbuf,
         T o, v;                                                                \
         memcpy(&o, cbuf, sizeof(T));                                           \
         memcpy(&v, obuf, sizeof(T));                                           \
-        atomic_compare_exchange_strong_explicit(                               \
-            (_Atomic T *)(uintptr_t)taddr, &o, v, memory_order_relaxed,        \
-            memory_order_relaxed);                                             \
+        atomic_compare_exchange_strong_explicit((_Atomic T *)(uintptr_t)taddr, \
+                                                &o, v, memory_order_relaxed,   \
+                                                memory_order_relaxed);         \
         memcpy(rbuf, &o, sizeof(T));                                           \
         return 0;                                                              \
     }
     switch (dt->size) {
-    case 1: CAS_CASE(uint8_t)
-    case 2: CAS_CASE(uint16_t)
-    case 4: CAS_CASE(uint32_t)
-    default: CAS_CASE(uint64_t)
+    case 1:
+        CAS_CASE(uint8_t)
+    case 2:
+        CAS_CASE(uint16_t)
+    case 4:
+        CAS_CASE(uint32_t)
+    default:
+        CAS_CASE(uint64_t)
     }
 #undef CAS_CASE
 }

@@ -853,8 +853,8 @@ static int acc_remote_flat(struct fy_rma_win *w, const void *obuf, void *rbuf,
 {
     const struct fy_rma_peer *p = &w->peers[target];
     alignas(16) char stack[256];
-    char *cur = bytes <= (MPI_Count)sizeof(stack) ? stack
-                                                  : malloc((size_t)bytes);
+    char *cur =
+        bytes <= (MPI_Count)sizeof(stack) ? stack : malloc((size_t)bytes);
     if (!cur)
         return -ENOMEM;
     bool no_op = op->handle == MPI_NO_OP;

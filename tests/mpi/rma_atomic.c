@@ -107,8 +107,8 @@ static void mixed(MPI_Win win, char *mem, MPI_Aint disp, MPI_Datatype t,
     for (int i = nf; i < M; i++)
         fetched[i] = -1; /* padding */
     long *all = mt_malloc(sizeof(long) * M * (size_t)n);
-    MT_MPI(MPI_Gather(fetched, M, MPI_LONG, all, M, MPI_LONG, 0,
-                      MPI_COMM_WORLD));
+    MT_MPI(
+        MPI_Gather(fetched, M, MPI_LONG, all, M, MPI_LONG, 0, MPI_COMM_WORLD));
     MT_MPI(MPI_Barrier(MPI_COMM_WORLD)); /* every update is in */
     if (me == 0) {
         long fin = get_val(mem + disp, t);
