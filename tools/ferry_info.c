@@ -307,7 +307,9 @@ int main(int argc, char **argv)
              pm_max);
     printf("One-sided windows (passive target, no help from the target):\n"
            "  Win_allocate(_shared)  shared memory: puts and gets are "
-           "memcpy; accumulates, fetch-and-op\n"
+           "memcpy (streaming stores from\n"
+           "                         FERRY_RMA_NT_MIN bytes); accumulates, "
+           "fetch-and-op\n"
            "                         and compare-and-swap one hardware atomic "
            "per element (1-8 byte\n"
            "                         aligned elements), the accumulate lock "

@@ -185,6 +185,10 @@ int fy_rma_acc(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
 int fy_rma_cas(struct fy_rma_win *w, const void *obuf, const void *cbuf,
                void *rbuf, struct fy_dtype *dt, int target, uint64_t taddr);
 
+/* Copy n bytes to or from window memory in the shared mapping (copy.c):
+ * memcpy, or streaming stores from FERRY_RMA_NT_MIN bytes. */
+void fy_rma_copy(void *dst, const void *src, size_t n);
+
 /* ---- the accumulate discipline (atomic.c) -------------------------------
  * Whether w's accumulates use per-element hardware atomics (memory in the
  * shared mapping) rather than the accumulate lock for every element. */

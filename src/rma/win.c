@@ -730,8 +730,8 @@ int fy_rma_put(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
     if (bytes == 0)
         return 0;
     if (p->direct && odt->contig && tdt->contig) {
-        memcpy((char *)dst + tdt->true_lb, (const char *)obuf + odt->true_lb,
-               (size_t)bytes);
+        fy_rma_copy((char *)dst + tdt->true_lb,
+                    (const char *)obuf + odt->true_lb, (size_t)bytes);
         return 0;
     }
     if (!p->direct && odt->contig)
@@ -761,8 +761,8 @@ int fy_rma_get(struct fy_rma_win *w, void *obuf, MPI_Count ocount,
     if (bytes == 0)
         return 0;
     if (p->direct && odt->contig && tdt->contig) {
-        memcpy((char *)obuf + odt->true_lb, (const char *)src + tdt->true_lb,
-               (size_t)bytes);
+        fy_rma_copy((char *)obuf + odt->true_lb,
+                    (const char *)src + tdt->true_lb, (size_t)bytes);
         return 0;
     }
     if (!p->direct && odt->contig)

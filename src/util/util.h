@@ -104,6 +104,7 @@ enum fy_env_id {
     FY_ENV_NET,
     FY_ENV_TCP_QUEUE,
     FY_ENV_RMA_PROCMEM_MAX,
+    FY_ENV_RMA_NT_MIN,
     FY_ENV_COUNT
 };
 
