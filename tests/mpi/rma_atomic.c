@@ -20,27 +20,37 @@
 #define ARR 64
 #define M 400 /* operations per rank on each mixed counter */
 
+/* Buffers may be misaligned (the window counters are): memcpy. */
 static void set_val(void *buf, MPI_Datatype t, long v)
 {
+    long l = v;
+    int i = (int)v;
+    short h = (short)v;
+    double d = (double)v;
     if (t == MPI_LONG)
-        *(long *)buf = v;
+        memcpy(buf, &l, sizeof(l));
     else if (t == MPI_INT)
-        *(int *)buf = (int)v;
+        memcpy(buf, &i, sizeof(i));
     else if (t == MPI_SHORT)
-        *(short *)buf = (short)v;
+        memcpy(buf, &h, sizeof(h));
     else
-        *(double *)buf = (double)v;
+        memcpy(buf, &d, sizeof(d));
 }
 
 static long get_val(const void *buf, MPI_Datatype t)
 {
+    long l;
+    int i;
+    short h;
+    double d;
     if (t == MPI_LONG)
-        return *(const long *)buf;
+        return memcpy(&l, buf, sizeof(l)), l;
     if (t == MPI_INT)
-        return *(const int *)buf;
+        return memcpy(&i, buf, sizeof(i)), i;
     if (t == MPI_SHORT)
-        return *(const short *)buf;
-    return (long)*(const double *)buf;
+        return memcpy(&h, buf, sizeof(h)), h;
+    memcpy(&d, buf, sizeof(d));
+    return (long)d;
 }
 
 static int cmp_long(const void *a, const void *b)
