@@ -110,6 +110,7 @@ void lab_copies_init(void);
 
 struct lab_opts {
     bool quick, tune, no_plots, verbose, ops;
+    bool pin;          /* --pin: only the pin-down cache experiment */
     bool protocols;    /* --protocols: only the early/late experiment */
     bool no_protocols; /* --no-protocols: never it */
     const char *out;   /* report directory, or tuning file with --tune */
@@ -222,6 +223,13 @@ double lab_median(double *v, int n);
 
 /* ---- ops.c: --ops, the reduction kernels against memcpy (one process) -- */
 int lab_ops_run(const struct lab_opts *o, FILE *out);
+
+/* ---- pin.c: --pin, seed 004's pin-down cache at 100 % and 0 % hits ---- */
+int lab_pin_run(const struct lab_opts *o, FILE *out);
+/* The same section, measured during a full run (after the second process
+ * left) for report.md; NULL when not measured. */
+extern char *lab_pin_section;
+void lab_exp_pin(const struct lab_opts *o);
 double lab_trimmed_mean(double *v, int n); /* middle 80% (seed 001, sec. 5) */
 
 /* Measured figure: median over repeats of each repeat's trimmed mean. */

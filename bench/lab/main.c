@@ -36,6 +36,7 @@ static void usage(FILE *f)
         "       ferry-bench --protocols [--quick] [--out DIR] [--repeats N]\n"
         "       ferry-bench --tune [--quick] [--out FILE] [--no-protocols]\n"
         "       ferry-bench --ops [--quick] [--repeats N]\n"
+        "       ferry-bench --pin [--quick] [--repeats N]\n"
         "\n"
         "The mechanism laboratory: seed-000's benchmarks (1-byte latency,\n"
         "bandwidth 1 B - 16 MiB, set-up/tear-down, cache disturbance,\n"
@@ -59,6 +60,11 @@ static void usage(FILE *f)
         "  --ops          only the reduction kernels (MPI_SUM and others on\n"
         "                 4 KiB, 256 KiB, 8 MiB) against memcpy, in GB/s; a\n"
         "                 table on stdout, no second process\n"
+        "  --pin          only seed 004's pin-down cache: bandwidth of a\n"
+        "                 transfer loop that pins (mlock) its buffers at\n"
+        "                 100 %% and 0 %% cache hits, 4 KiB - 4 MiB, and the\n"
+        "                 cache's counters; a section on stdout, one process\n"
+        "                 (also part of every other run's report, not --tune)\n"
         "  --only LIST    measure only these mechanisms (comma list of names\n"
         "                 or labels: cma,shmbuf,\"cma get\",ptrace-attach)\n"
         "  --repeats N    repeats per figure (default 7, quick 5; max %d)\n"
@@ -78,6 +84,7 @@ static int parse_opts(struct lab_opts *o, int argc, char **argv)
         {"out", required_argument, NULL, 'o'},
         {"tune", no_argument, NULL, 't'},
         {"ops", no_argument, NULL, 'S'},
+        {"pin", no_argument, NULL, 'K'},
         {"only", required_argument, NULL, 'O'},
         {"repeats", required_argument, NULL, 'r'},
         {"no-plots", no_argument, NULL, 'P'},
@@ -88,7 +95,7 @@ static int parse_opts(struct lab_opts *o, int argc, char **argv)
     };
     memset(o, 0, sizeof(*o));
     int c;
-    while ((c = getopt_long(argc, argv, "qo:tO:r:PhSpN", longopts, NULL)) !=
+    while ((c = getopt_long(argc, argv, "qo:tO:r:PhSpNK", longopts, NULL)) !=
            -1) {
         switch (c) {
         case 'q':
@@ -102,6 +109,9 @@ static int parse_opts(struct lab_opts *o, int argc, char **argv)
             break;
         case 'S':
             o->ops = true;
+            break;
+        case 'K':
+            o->pin = true;
             break;
         case 'O':
             o->only = optarg;
@@ -302,6 +312,8 @@ int main(int argc, char **argv)
         return 2;
     if (L->opt.ops) /* a single-process measurement: no set-up */
         return lab_ops_run(&L->opt, stdout);
+    if (L->opt.pin) /* one process too */
+        return lab_pin_run(&L->opt, stdout);
     load_library_settings(L);
     lab_copies_init();
 
@@ -366,6 +378,8 @@ int main(int argc, char **argv)
     lab_finish(L); /* P1 leaves here */
     /* Seed 001's protocols: whole jobs of their own, so only once P1 has
      * left the second core. */
+    if (!L->opt.tune)
+        lab_exp_pin(&L->opt); /* one process: P1 has left */
     if (!L->opt.no_protocols && (L->opt.tune || !L->opt.quick)) {
         lab_exp_protocols(L);
         lab_progress_done(L);
