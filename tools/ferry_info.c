@@ -301,11 +301,18 @@ int main(int argc, char **argv)
      * window flavour and FERRY_XFER setting (src/rma/win.c remote_ops). */
     bool cma = avail & (1u << FY_XFER_CMA),
          pm = avail & (1u << FY_XFER_PROCMEM);
-    const char *single = cma  ? "cma (process_vm_readv/writev into the "
-                                "target's memory), no help from the target"
-                         : pm ? "procmem (/proc/<pid>/mem of the target), no "
-                                "help from the target"
-                              : NULL;
+    long long pm_max = fy_env_int(FY_ENV_RMA_PROCMEM_MAX);
+    char by_size[160];
+    snprintf(by_size, sizeof(by_size),
+             "procmem up to %lld bytes, cma above (FERRY_RMA_PROCMEM_MAX), "
+             "no help from the target",
+             pm_max);
+    const char *single = cma && pm && pm_max > 0 ? by_size
+                         : cma ? "cma (process_vm_readv/writev into the "
+                                 "target's memory), no help from the target"
+                         : pm  ? "procmem (/proc/<pid>/mem of the target), no "
+                                 "help from the target"
+                               : NULL;
     const char *thr = fy_env_str(FY_ENV_RMA_THREAD);
     char am[320];
     snprintf(am, sizeof(am),
@@ -320,13 +327,21 @@ int main(int argc, char **argv)
     const char *in_force = forced == FY_XFER_CMA       ? (cma ? "cma" : NULL)
                            : forced == FY_XFER_PROCMEM ? (pm ? "procmem" : NULL)
                            : forced >= 0               ? NULL
+                           : cma && pm && pm_max > 0   ? by_size
                            : cma                       ? "cma"
                            : pm                        ? "procmem"
                                                        : NULL;
     printf("One-sided windows (passive target):\n"
-           "  Win_allocate(_shared)  shared memory: puts, gets, accumulates "
-           "are loads and stores, no help from the target\n"
-           "  Win_create, dynamic    FERRY_XFER=auto|cma|procmem: %s\n"
+           "  Win_allocate(_shared)  shared memory, no help from the target: "
+           "puts and gets are memcpy\n"
+           "                         (streaming stores from FERRY_RMA_NT_MIN "
+           "bytes); accumulates,\n"
+           "                         fetch-and-op and compare-and-swap one "
+           "hardware atomic per\n"
+           "                         element (1-8 byte aligned elements), the "
+           "accumulate lock for the rest\n"
+           "  Win_create, dynamic    FERRY_XFER=auto|cma|procmem: %s; "
+           "accumulates: one read and one write under the accumulate lock\n"
            "                         FERRY_XFER=shmbuf|queue|net: %s\n"
            "                         in force here (FERRY_XFER=%s): %s\n\n",
            single ? single : am, am, fy_env_str(FY_ENV_XFER),

@@ -440,6 +440,18 @@ int fy_op_apply(struct fy_op *op, const void *inv, void *inoutv,
     return 0;
 }
 
+void fy_op_apply_basic(const struct fy_op *op, uint32_t basic, const void *in,
+                       void *inout, MPI_Count n)
+{
+    int code = op_code(op);
+    if (n <= 0 || basic >= FY_B_COUNT_OF || code == OP_NO_OP)
+        return;
+    if (code == OP_REPLACE)
+        memcpy(inout, in, (size_t)n * fy_basic_tab[basic].size);
+    else if (code != OP_MINLOC && code != OP_MAXLOC)
+        kernels[basic](code, in, inout, n);
+}
+
 /* ---- op objects ------------------------------------------------------ */
 
 int fy_op_init(void)

@@ -137,6 +137,15 @@ struct fy_env_var fy_env[FY_ENV_COUNT] = {
                            "or procmem): auto (start it when such a window "
                            "exists), 1 (with any window), 0 (never: the "
                            "target progresses only inside MPI calls)"},
+    [FY_ENV_RMA_PROCMEM_MAX] = {"FERRY_RMA_PROCMEM_MAX", FY_ENV_SIZE, "4096",
+                                "one-sided operations on user memory "
+                                "(Win_create, dynamic) up to this size use "
+                                "procmem (cheaper per call), larger ones cma "
+                                "(cheaper per byte); 0: cma only"},
+    [FY_ENV_RMA_NT_MIN] = {"FERRY_RMA_NT_MIN", FY_ENV_SIZE, "1048576",
+                           "puts and gets on shared-memory windows from this "
+                           "size copy with non-temporal stores (x86-64; 0: "
+                           "always memcpy)"},
 };
 
 int fy_parse_size(const char *s, long long *out)

@@ -109,6 +109,8 @@ enum fy_env_id {
     FY_ENV_PIN_CACHE,
     FY_ENV_RMA_THREAD,
     FY_ENV_MT_LOCKS,
+    FY_ENV_RMA_PROCMEM_MAX,
+    FY_ENV_RMA_NT_MIN,
     FY_ENV_COUNT
 };
 
