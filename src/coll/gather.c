@@ -151,6 +151,11 @@ int fy_coll_allgather(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
         int rc = fy_coll_shm_allgather(sbuf, scount, sdt, rbuf, rcount, rdt, c);
         if (rc != FY_COLL_SHM_NO)
             return rc;
+    } else {
+        int rc = fy_coll_shm_iallgather(sbuf, scount, sdt, rbuf, rcount, rdt,
+                                        c, nb);
+        if (rc != FY_COLL_SHM_NO)
+            return rc;
     }
     FY_SCHED_BEGIN(s, c, nb);
     struct fy_coll_layout l = {.buf = rbuf, .count = rcount, .dt = rdt};
@@ -234,6 +239,11 @@ int fy_coll_alltoall(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
 {
     if (!nb) {
         int rc = fy_coll_shm_alltoall(sbuf, scount, sdt, rbuf, rcount, rdt, c);
+        if (rc != FY_COLL_SHM_NO)
+            return rc;
+    } else {
+        int rc =
+            fy_coll_shm_ialltoall(sbuf, scount, sdt, rbuf, rcount, rdt, c, nb);
         if (rc != FY_COLL_SHM_NO)
             return rc;
     }

@@ -36,8 +36,8 @@
  *   are the reader's own (from its MPI arguments); a scribbled cell can
  *   only yield wrong values, and a scribbled address only a failed
  *   process_vm_readv of the owner's memory (reported, the job ends).
- * Blocking collectives only: nonblocking ones keep the point-to-point
- * schedules (coll/sched.c), which every member runs in the same order. */
+ * Blocking collectives only: the nonblocking ones run in shm_nb.c, in
+ * slots of their own. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
@@ -63,6 +63,16 @@ int fy_coll_shm_declare(struct fy_shm_layout *lay)
                    offsetof(struct fy_coll_cell, len),
                    offsetof(struct fy_coll_cell, readers),
                    offsetof(struct fy_coll_cell, data)));
+    if (rc < 0)
+        return rc;
+    rc = fy_shm_region_add(
+        lay, FY_COLL_NB_REGION, FY_SHM_PER_RANK, sizeof(struct fy_coll_slot),
+        FY_COLL_SLOTS, FY_SHM_PAGE,
+        FY_SHM_SIG(sizeof(struct fy_coll_slot),
+                   offsetof(struct fy_coll_slot, addr),
+                   offsetof(struct fy_coll_slot, len),
+                   offsetof(struct fy_coll_slot, readers),
+                   offsetof(struct fy_coll_slot, data)));
     return rc < 0 ? rc : 0;
 }
 
@@ -84,7 +94,8 @@ int fy_coll_shm_init(void)
     }
     fy_coll_shm.on = fy_shm.base != NULL && fy_boot.local_size > 1;
     if (fy_coll_shm.on &&
-        !(fy_coll_shm.cells = fy_shm_region_ptr(FY_COLL_REGION, NULL)))
+        (!(fy_coll_shm.cells = fy_shm_region_ptr(FY_COLL_REGION, NULL)) ||
+         !(fy_coll_shm.slots = fy_shm_region_ptr(FY_COLL_NB_REGION, NULL))))
         return -EPROTO;
     fy_coll_shm.cma = (fy_xfer_avail & (1u << FY_XFER_CMA)) != 0;
     fy_coll_shm.cma_min = (uint64_t)fy_env_int(FY_ENV_COLL_CMA_MIN);
@@ -277,6 +288,7 @@ void fy_coll_shm_comm_free(struct fy_comm *c)
         if (t >> 48 == (uint64_t)c->ctx + 1)
             wait_readers(x);
     }
+    fy_coll_shm_nb_comm_free(c);
 }
 
 /* ---- barrier ------------------------------------------------------------- */
