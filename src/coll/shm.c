@@ -49,6 +49,7 @@
 #include "coll/coll_int.h"
 #include "coll/shm.h"
 #include "shm/shm.h"
+#include "util/tuned.h"
 #include "xfer/xfer.h"
 
 struct fy_coll_shm fy_coll_shm;
@@ -98,7 +99,12 @@ int fy_coll_shm_init(void)
          !(fy_coll_shm.slots = fy_shm_region_ptr(FY_COLL_NB_REGION, NULL))))
         return -EPROTO;
     fy_coll_shm.cma = (fy_xfer_avail & (1u << FY_XFER_CMA)) != 0;
-    fy_coll_shm.cma_min = (uint64_t)fy_env_int(FY_ENV_COLL_CMA_MIN);
+    /* Environment, else tuning file, else default: the same on every
+     * member (one environment and one file per job and node), as the
+     * choice of path requires. */
+    fy_coll_shm.cma_min = (uint64_t)fy_tuned_value(FY_ENV_COLL_CMA_MIN, NULL);
+    fy_coll_shm.slice_min =
+        (uint64_t)fy_tuned_value(FY_ENV_COLL_SLICE_MIN, NULL);
     fy_coll_shm.next = 0;
     return 0;
 }
@@ -485,10 +491,10 @@ static bool reducible(MPI_Count count, const struct fy_dtype *dt)
            (uint64_t)dt->size <= FY_COLL_DATA;
 }
 
-/* Up to this many bytes, every member combines the whole vector itself
- * (one round); above, each combines its slice (two rounds, 1/P of the
+/* Below fy_coll_shm.slice_min bytes (FERRY_COLL_SLICE_MIN, default 2049,
+ * or the tuning file), every member combines the whole vector itself (one
+ * round); from there, each combines its slice (two rounds, 1/P of the
  * work each). */
-#define FY_COLL_REDUCE_WHOLE 2048u
 
 /* out = c_0 op c_1 op ... op c_{P-1} over elements [e0, e0 + m) of the
  * contributions in the members' cells 'x' (rank order: the MPI order, and
@@ -556,7 +562,7 @@ static int shm_reduce(const void *sbuf, void *rbuf, MPI_Count count,
          * cores, osu_reduce: 12 vs 61 us at 64 KiB, 0.42 vs 0.63-1.1 ms
          * at 1 MiB). An allreduce keeps its slices either way (every
          * member combining everything measured no faster). */
-        bool whole = len <= FY_COLL_REDUCE_WHOLE ||
+        bool whole = len < fy_coll_shm.slice_min ||
                      (!all && (P == 2 || fy_chan.wake_peers));
         /* Who reads our contribution: with the whole vector combined by
          * those who get the result, they; with slices, everyone. */

@@ -66,6 +66,7 @@ struct fy_coll_shm {
     struct fy_coll_slot *slots; /* "ncoll": [local][FY_COLL_SLOTS] */
     bool cma;                   /* process_vm_readv works job-wide */
     uint64_t cma_min; /* broadcasts from this size read the root's buffer */
+    uint64_t slice_min; /* reductions from this size combine slices */
     uint32_t next;    /* our next cell (round robin) */
 };
 extern struct fy_coll_shm fy_coll_shm;
