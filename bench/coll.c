@@ -22,8 +22,8 @@
 
 enum op { OP_BCAST, OP_ALLREDUCE, OP_REDUCE, OP_IBCAST, OP_IALLREDUCE };
 
-static const char *const op_names[] = {"bcast", "allreduce", "reduce",
-                                       "ibcast", "iallreduce"};
+static const char *const op_names[] = {"bcast", "allreduce", "reduce", "ibcast",
+                                       "iallreduce"};
 
 static int run_once(enum op op, char *buf, int *in, int *out, size_t size,
                     int root)
@@ -48,8 +48,8 @@ static int run_once(enum op op, char *buf, int *in, int *out, size_t size,
 }
 
 /* One checked call: 1 if this rank's result is right. */
-static int verify(enum op op, char *buf, int *in, int *out, size_t size,
-                  int me, int np)
+static int verify(enum op op, char *buf, int *in, int *out, size_t size, int me,
+                  int np)
 {
     int n = (int)(size / sizeof(int));
     int root = np - 1;
@@ -154,8 +154,8 @@ int main(int argc, char **argv)
         MPI_Reduce(&us, &worst, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
         MPI_Reduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, 0, MPI_COMM_WORLD);
         if (me == 0)
-            printf("coll,%s,%zu,%d,%.3f,%d\n", op_names[op], size, iters,
-                   worst, all_ok);
+            printf("coll,%s,%zu,%d,%.3f,%d\n", op_names[op], size, iters, worst,
+                   all_ok);
     }
     fflush(stdout);
     free(buf);

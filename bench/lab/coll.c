@@ -26,8 +26,8 @@
 #include "lab.h"
 #include "util/tuning.h"
 
-#define COLL_SETS 3  /* p2p, below the threshold, from it */
-#define COLL_NP 2    /* rank counts */
+#define COLL_SETS 3 /* p2p, below the threshold, from it */
+#define COLL_NP 2   /* rank counts */
 #define COLL_SIZES 12
 #define COLL_REPS 7
 #define COLL_NEVER FY_TUNING_XFER_MAX_BYTES
@@ -70,8 +70,7 @@ static struct coll_exp exps[] = {
      .label = {"p2p", "whole", "slices"},
      .env = {"FERRY_COLL=p2p", "FERRY_COLL=auto;FERRY_COLL_SLICE_MIN=1G",
              "FERRY_COLL=auto;FERRY_COLL_SLICE_MIN=0"},
-     .sizes = {64, 256, 1024, 2048, 4096, 8192, 16384, 32768, 131072,
-               1048576},
+     .sizes = {64, 256, 1024, 2048, 4096, 8192, 16384, 32768, 131072, 1048576},
      .nsizes = 10,
      .quick_sizes = {256, 4096, 32768},
      .nquick = 3},
@@ -199,8 +198,8 @@ static void report(FILE *f, int reps, bool quick)
                 "\n%s = %s: %s from there, %s below (%s; summed relative "
                 "time %.2f over %d points; 'never' %.2f, 'always' %.2f)\n\n",
                 e->key, c, e->label[2], e->label[1], e->var,
-                e->cost[e->chosen_idx], COLL_NP * e->nsizes,
-                e->cost[e->nsizes], e->cost[0]);
+                e->cost[e->chosen_idx], COLL_NP * e->nsizes, e->cost[e->nsizes],
+                e->cost[0]);
     }
 }
 
@@ -275,12 +274,13 @@ int lab_coll_run(const struct lab_opts *o, FILE *out)
                             "\rferry-bench: coll %s, %d ranks, %s, run %d/%d  "
                             "      ",
                             e->op, nps[p], e->label[s], r + 1, reps);
-                    char *args[] = {prog,  "--op",  (char *)e->op, "--sizes",
-                                    sizes, quick ? "--quick" : NULL, NULL};
+                    char *args[] = {prog,      "--op", (char *)e->op,
+                                    "--sizes", sizes,  quick ? "--quick" : NULL,
+                                    NULL};
                     char *text = NULL, err[300];
-                    int rc = lab_run_mpi(mpiexec, nps[p], args, e->env[s],
-                                         tuning, quick ? 60 : 300, &text, err,
-                                         sizeof(err));
+                    int rc =
+                        lab_run_mpi(mpiexec, nps[p], args, e->env[s], tuning,
+                                    quick ? 60 : 300, &text, err, sizeof(err));
                     jobs++;
                     int rows = text ? parse(e, s, p, r, text, &verified) : 0;
                     free(text);

@@ -232,9 +232,9 @@ bool lab_find_tool(char *out, size_t len, const char *name);
  * own variables scrubbed) and FERRY_TUNING=tuning; its stdout into *out
  * (malloc'd), the last line of its stderr into err. Returns the exit
  * status, or -1 if it could not start. */
-int lab_run_mpi(const char *mpiexec, int np, char *const *args,
-                const char *env, const char *tuning, int timeout, char **out,
-                char *err, size_t errlen);
+int lab_run_mpi(const char *mpiexec, int np, char *const *args, const char *env,
+                const char *tuning, int timeout, char **out, char *err,
+                size_t errlen);
 
 /* ---- coll.c: ferry-bench --coll ------------------------------------------ */
 /* The library's collectives under mpiexec at 2 and 4 ranks over sizes,

@@ -60,10 +60,13 @@ static const struct {
 /* Variables a setting controls, and the launcher's own (a job started
  * from under mpiexec must not think it is a rank of the outer job). */
 static const char *const scrub[] = {
-    "FERRY_PROTO",          "FERRY_BTP",    "FERRY_BTP1", "FERRY_RECV_WRITE",
-    "FERRY_RECV_WRITE_MIN", "FERRY_TUNING", "FERRY_RANK", "FERRY_SIZE",
-    "FERRY_SHM_FD",         "FERRY_JOBID",  "FERRY_NCPUS",
-    "FERRY_COLL",           "FERRY_COLL_CMA_MIN", "FERRY_COLL_SLICE_MIN"};
+    "FERRY_PROTO",          "FERRY_BTP",
+    "FERRY_BTP1",           "FERRY_RECV_WRITE",
+    "FERRY_RECV_WRITE_MIN", "FERRY_TUNING",
+    "FERRY_RANK",           "FERRY_SIZE",
+    "FERRY_SHM_FD",         "FERRY_JOBID",
+    "FERRY_NCPUS",          "FERRY_COLL",
+    "FERRY_COLL_CMA_MIN",   "FERRY_COLL_SLICE_MIN"};
 
 static cpu_set_t saved_cpus;
 static bool have_saved_cpus;
@@ -84,9 +87,9 @@ static bool scrubbed(const char *kv)
     return false;
 }
 
-int lab_run_mpi(const char *mpiexec, int np, char *const *args,
-                const char *env, const char *tuning, int timeout, char **out,
-                char *err, size_t errlen)
+int lab_run_mpi(const char *mpiexec, int np, char *const *args, const char *env,
+                const char *tuning, int timeout, char **out, char *err,
+                size_t errlen)
 {
     int po[2];
     if (pipe2(po, O_CLOEXEC) != 0)

@@ -66,14 +66,14 @@ int fy_coll_shm_declare(struct fy_shm_layout *lay)
                    offsetof(struct fy_coll_cell, data)));
     if (rc < 0)
         return rc;
-    rc = fy_shm_region_add(
-        lay, FY_COLL_NB_REGION, FY_SHM_PER_RANK, sizeof(struct fy_coll_slot),
-        FY_COLL_SLOTS, FY_SHM_PAGE,
-        FY_SHM_SIG(sizeof(struct fy_coll_slot),
-                   offsetof(struct fy_coll_slot, addr),
-                   offsetof(struct fy_coll_slot, len),
-                   offsetof(struct fy_coll_slot, readers),
-                   offsetof(struct fy_coll_slot, data)));
+    rc = fy_shm_region_add(lay, FY_COLL_NB_REGION, FY_SHM_PER_RANK,
+                           sizeof(struct fy_coll_slot), FY_COLL_SLOTS,
+                           FY_SHM_PAGE,
+                           FY_SHM_SIG(sizeof(struct fy_coll_slot),
+                                      offsetof(struct fy_coll_slot, addr),
+                                      offsetof(struct fy_coll_slot, len),
+                                      offsetof(struct fy_coll_slot, readers),
+                                      offsetof(struct fy_coll_slot, data)));
     return rc < 0 ? rc : 0;
 }
 

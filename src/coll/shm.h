@@ -47,8 +47,8 @@ struct fy_coll_slot {
     alignas(FY_CACHELINE) _Atomic uint32_t readers;
     alignas(FY_CACHELINE) unsigned char data[FY_COLL_SLOT_DATA];
 };
-static_assert(sizeof(struct fy_coll_slot) == 2 * FY_CACHELINE +
-                                                  FY_COLL_SLOT_DATA,
+static_assert(sizeof(struct fy_coll_slot) ==
+                  2 * FY_CACHELINE + FY_COLL_SLOT_DATA,
               "slots are whole lines");
 #define FY_COLL_NB_REGION "ncoll"
 
@@ -65,9 +65,9 @@ struct fy_coll_shm {
     struct fy_coll_cell *cells; /* the "coll" region: [local][FY_COLL_CELLS] */
     struct fy_coll_slot *slots; /* "ncoll": [local][FY_COLL_SLOTS] */
     bool cma;                   /* process_vm_readv works job-wide */
-    uint64_t cma_min; /* broadcasts from this size read the root's buffer */
+    uint64_t cma_min;   /* broadcasts from this size read the root's buffer */
     uint64_t slice_min; /* reductions from this size combine slices */
-    uint32_t next;    /* our next cell (round robin) */
+    uint32_t next;      /* our next cell (round robin) */
 };
 extern struct fy_coll_shm fy_coll_shm;
 
@@ -175,6 +175,16 @@ int fy_coll_shm_ialltoall(const void *sbuf, MPI_Count scount,
                           struct fy_dtype *sdt, void *rbuf, MPI_Count rcount,
                           struct fy_dtype *rdt, struct fy_comm *c,
                           struct fy_sched **nb);
+/* Blocks up to a slot (scatter: all blocks together) inline, larger ones
+ * by address. */
+int fy_coll_shm_igather(const void *sbuf, MPI_Count scount,
+                        struct fy_dtype *sdt, void *rbuf, MPI_Count rcount,
+                        struct fy_dtype *rdt, int root, struct fy_comm *c,
+                        struct fy_sched **nb);
+int fy_coll_shm_iscatter(const void *sbuf, MPI_Count scount,
+                         struct fy_dtype *sdt, void *rbuf, MPI_Count rcount,
+                         struct fy_dtype *rdt, int root, struct fy_comm *c,
+                         struct fy_sched **nb);
 /* From fy_coll_shm_comm_free: drain our slot of c's context if no
  * nonblocking collective of ours is still running there (else the last
  * one drains it when it is freed). */

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* Nonblocking collectives over shared memory: MPI_Ibarrier, Ibcast,
- * Ireduce, Iallreduce, Iallgather and Ialltoall (and the persistent forms,
- * which start them) on a communicator whose members all share this node
- * run the node-level algorithms of shm.c as state machines, advanced by
- * every test, wait and progress pass and never waiting for another rank
- * inside one. Small data goes through the publisher's slot (written once,
+ * Ireduce, Iallreduce, Iallgather, Ialltoall, Igather and Iscatter (and
+ * the persistent forms, which start them) on a communicator whose members all
+ * share this node run the node-level algorithms of shm.c as state machines,
+ * advanced by every test, wait and progress pass and never waiting for another
+ * rank inside one. Small data goes through the publisher's slot (written once,
  * read by all); larger data is read by each reader straight from the
  * publisher's buffer with one process_vm_readv (single copy), and the
  * reductions above a slot combine a slice each, in rank order.
@@ -46,7 +46,15 @@
 #include "shm/shm.h"
 #include "xfer/xfer.h"
 
-enum nb_kind { NB_BARRIER, NB_BCAST, NB_REDUCE, NB_ALLGATHER, NB_ALLTOALL };
+enum nb_kind {
+    NB_BARRIER,
+    NB_BCAST,
+    NB_REDUCE,
+    NB_ALLGATHER,
+    NB_ALLTOALL,
+    NB_GATHER,
+    NB_SCATTER
+};
 
 struct nb {
     enum nb_kind kind;
@@ -176,8 +184,8 @@ static void nb_read(const struct nb *n, int r, uint64_t addr, uint64_t len,
     if (!dt->contig && !(dst = tmp = malloc((size_t)len)))
         fy_fatal(1, "collective: out of memory for %llu bytes",
                  (unsigned long long)len);
-    ssize_t got = fy_xfer_cma_ops.copy_remote(fy_shm.pid[n->loc[r]], dst,
-                                              addr, (size_t)len, true);
+    ssize_t got = fy_xfer_cma_ops.copy_remote(fy_shm.pid[n->loc[r]], dst, addr,
+                                              (size_t)len, true);
     if (got != (ssize_t)len)
         fy_fatal(1,
                  "collective: reading %llu bytes of rank %d's buffer "
@@ -279,8 +287,8 @@ static char *block_at(const void *buf, int i, MPI_Count count,
 #define NB_END(n)                                                              \
     default:                                                                   \
         break;                                                                 \
-    }                                                                          \
-    return true
+        }                                                                      \
+        return true
 
 static bool run_barrier(struct nb *n)
 {
@@ -318,8 +326,8 @@ static bool run_bcast(struct nb *n)
         if (n->inl)
             get_block(n->rbuf, n->rcount, n->rdt, x->data);
         else
-            n->err = nb_read_block(n, n->root, x, 0, n->rbuf, n->rcount,
-                                   n->rdt);
+            n->err =
+                nb_read_block(n, n->root, x, 0, n->rbuf, n->rcount, n->rdt);
         nb_done(n, n->root, x);
     }
     NB_END(n);
@@ -394,9 +402,9 @@ static void take_part(struct nb *n, const struct fy_coll_slot *x,
     if (n->i == n->me) {
         memcpy(dst, in + (size_t)lo * esz, (size_t)(hi - lo) * esz);
     } else {
-        n->err = fy_coll_keep(n->err, nb_read_block(n, n->i, x,
-                                                    (uint64_t)lo * esz, dst,
-                                                    hi - lo, n->rdt));
+        n->err =
+            fy_coll_keep(n->err, nb_read_block(n, n->i, x, (uint64_t)lo * esz,
+                                               dst, hi - lo, n->rdt));
         nb_done(n, n->i, x);
     }
     if (n->i != n->P - 1)
@@ -465,10 +473,9 @@ static bool run_reduce_large(struct nb *n)
             slice(n, r, &a, &b);
             if (b > a)
                 n->err = fy_coll_keep(
-                    n->err,
-                    nb_read_block(n, r, x, (uint64_t)a * esz,
-                                  (char *)n->rbuf + (size_t)a * esz, b - a,
-                                  n->rdt));
+                    n->err, nb_read_block(n, r, x, (uint64_t)a * esz,
+                                          (char *)n->rbuf + (size_t)a * esz,
+                                          b - a, n->rdt));
             nb_done(n, r, x);
         }
     }
@@ -501,10 +508,10 @@ static bool run_allgather(struct nb *n)
         }
         if (!inplace)
             n->err = fy_coll_keep(
-                n->err, fy_coll_copy(n->sbuf, n->scount, n->sdt,
-                                     block_at(n->rbuf, n->me, n->rcount,
-                                              n->rdt),
-                                     n->rcount, n->rdt));
+                n->err,
+                fy_coll_copy(n->sbuf, n->scount, n->sdt,
+                             block_at(n->rbuf, n->me, n->rcount, n->rdt),
+                             n->rcount, n->rdt));
     }
     for (n->i = 1; n->i < n->P; n->i++) {
         NB_WAIT(n, (x = nb_find(n, (n->me + n->i) % n->P, 0)) != NULL);
@@ -514,8 +521,8 @@ static bool run_allgather(struct nb *n)
             if (n->inl)
                 get_block(b, n->rcount, n->rdt, x->data);
             else
-                n->err = fy_coll_keep(n->err, nb_read_block(n, r, x, 0, b,
-                                                            n->rcount, n->rdt));
+                n->err = fy_coll_keep(
+                    n->err, nb_read_block(n, r, x, 0, b, n->rcount, n->rdt));
             nb_done(n, r, x);
         }
     }
@@ -537,14 +544,13 @@ static bool run_alltoall(struct nb *n)
              * are in rbuf with the receive layout). */
             for (int r = 0; r < n->P; r++) {
                 unsigned char *at = w->data + (uint64_t)r * n->bytes;
-                int rc = inplace ? put_block(at, n->bytes,
-                                             block_at(n->rbuf, r, n->rcount,
-                                                      n->rdt),
-                                             n->rcount, n->rdt)
-                                 : put_block(at, n->bytes,
-                                             block_at(n->sbuf, r, n->scount,
-                                                      n->sdt),
-                                             n->scount, n->sdt);
+                int rc =
+                    inplace ? put_block(at, n->bytes,
+                                        block_at(n->rbuf, r, n->rcount, n->rdt),
+                                        n->rcount, n->rdt)
+                            : put_block(at, n->bytes,
+                                        block_at(n->sbuf, r, n->scount, n->sdt),
+                                        n->scount, n->sdt);
                 n->err = fy_coll_keep(n->err, rc);
             }
             nb_publish(n, 0, (uint32_t)n->P - 1, NULL, 0, -1);
@@ -556,8 +562,8 @@ static bool run_alltoall(struct nb *n)
                 n->err = -EMSGSIZE;
             const void *img =
                 nb_image(n->sbuf, n->scount * n->P, n->sdt, &n->tmp);
-            nb_publish(n, 0, (uint32_t)n->P - 1, img,
-                       sbytes * (uint64_t)n->P, -1);
+            nb_publish(n, 0, (uint32_t)n->P - 1, img, sbytes * (uint64_t)n->P,
+                       -1);
             n->err = fy_coll_keep(
                 n->err,
                 fy_coll_copy(block_at(n->sbuf, n->me, n->scount, n->sdt),
@@ -576,14 +582,105 @@ static bool run_alltoall(struct nb *n)
                           x->data + (uint64_t)n->me * n->bytes);
             else
                 n->err = fy_coll_keep(
-                    n->err, nb_read_block(n, r, x,
-                                          (uint64_t)n->me * n->bytes, b,
-                                          n->rcount, n->rdt));
+                    n->err, nb_read_block(n, r, x, (uint64_t)n->me * n->bytes,
+                                          b, n->rcount, n->rdt));
             nb_done(n, r, x);
         }
     }
     if (!n->inl)
         NB_WAIT(n, slot_free(mine(n)));
+    NB_END(n);
+}
+
+/* Gather: every other member publishes its block to the root, which
+ * reads them into place. */
+static bool run_gather(struct nb *n)
+{
+    const struct fy_coll_slot *x = NULL;
+    NB_BEGIN(n);
+    if (n->me != n->root) {
+        NB_WAIT(n, ready(n));
+        {
+            struct fy_coll_slot *w = nb_claim(n);
+            if (n->inl) {
+                n->err =
+                    put_block(w->data, n->bytes, n->sbuf, n->scount, n->sdt);
+                nb_publish(n, 0, 1, NULL, 0, n->root);
+            } else {
+                const void *img = nb_image(n->sbuf, n->scount, n->sdt, &n->tmp);
+                nb_publish(n, 0, 1, img, n->bytes, n->root);
+            }
+        }
+        if (!n->inl)
+            NB_WAIT(n, slot_free(mine(n)));
+        goto end;
+    }
+    NB_WAIT(n, turn(n));
+    if (n->sbuf != MPI_IN_PLACE)
+        n->err = fy_coll_copy(n->sbuf, n->scount, n->sdt,
+                              block_at(n->rbuf, n->me, n->rcount, n->rdt),
+                              n->rcount, n->rdt);
+    for (n->i = 1; n->i < n->P; n->i++) {
+        NB_WAIT(n, (x = nb_find(n, (n->me + n->i) % n->P, 0)) != NULL);
+        {
+            int r = (n->me + n->i) % n->P;
+            char *b = block_at(n->rbuf, r, n->rcount, n->rdt);
+            if (n->inl)
+                get_block(b, n->rcount, n->rdt, x->data);
+            else
+                n->err = fy_coll_keep(
+                    n->err, nb_read_block(n, r, x, 0, b, n->rcount, n->rdt));
+            nb_done(n, r, x);
+        }
+    }
+end:
+    NB_END(n);
+}
+
+/* Scatter: the root publishes every block, each member reads its own. */
+static bool run_scatter(struct nb *n)
+{
+    const struct fy_coll_slot *x = NULL;
+    NB_BEGIN(n);
+    if (n->me == n->root) {
+        NB_WAIT(n, ready(n));
+        {
+            struct fy_coll_slot *w = nb_claim(n);
+            if (n->inl) {
+                for (int r = 0; r < n->P; r++)
+                    if (r != n->me)
+                        n->err = fy_coll_keep(
+                            n->err,
+                            put_block(w->data + (uint64_t)r * n->bytes,
+                                      n->bytes,
+                                      block_at(n->sbuf, r, n->scount, n->sdt),
+                                      n->scount, n->sdt));
+                nb_publish(n, 0, (uint32_t)n->P - 1, NULL, 0, -1);
+            } else {
+                const void *img =
+                    nb_image(n->sbuf, n->scount * n->P, n->sdt, &n->tmp);
+                nb_publish(n, 0, (uint32_t)n->P - 1, img,
+                           n->bytes * (uint64_t)n->P, -1);
+            }
+            if (n->rbuf != MPI_IN_PLACE)
+                n->err = fy_coll_keep(
+                    n->err, fy_coll_copy(
+                                block_at(n->sbuf, n->me, n->scount, n->sdt),
+                                n->scount, n->sdt, n->rbuf, n->rcount, n->rdt));
+        }
+        if (!n->inl)
+            NB_WAIT(n, slot_free(mine(n)));
+        goto end;
+    }
+    NB_WAIT(n, turn(n) && (x = nb_find(n, n->root, 0)) != NULL);
+    if (n->inl)
+        get_block(n->rbuf, n->rcount, n->rdt,
+                  x->data + (uint64_t)n->me * n->bytes);
+    else
+        n->err = nb_read_block(n, n->root, x, (uint64_t)n->me * n->bytes,
+                               n->rbuf, n->rcount, n->rdt);
+    nb_done(n, n->root, x);
+end:
     NB_END(n);
 }
 
@@ -608,6 +705,12 @@ static bool nb_step(void *st, int *err)
         break;
     case NB_ALLTOALL:
         fin = run_alltoall(n);
+        break;
+    case NB_GATHER:
+        fin = run_gather(n);
+        break;
+    case NB_SCATTER:
+        fin = run_scatter(n);
         break;
     }
     if (!fin)
@@ -814,8 +917,8 @@ int fy_coll_shm_ialltoall(const void *sbuf, MPI_Count scount,
     bool inl = rbytes * (uint64_t)c->size <= FY_COLL_SLOT_DATA;
     /* In place and too large for a slot, a member would overwrite blocks
      * others still read from its buffer: the point-to-point schedule. */
-    if (rbytes == 0 ||
-        (!inl && (!fy_coll_shm.cma || sbuf == MPI_IN_PLACE)) || !nb_here(c))
+    if (rbytes == 0 || (!inl && (!fy_coll_shm.cma || sbuf == MPI_IN_PLACE)) ||
+        !nb_here(c))
         return FY_COLL_SHM_NO;
     struct nb *n = nb_new(NB_ALLTOALL);
     if (!n)
@@ -827,6 +930,62 @@ int fy_coll_shm_ialltoall(const void *sbuf, MPI_Count scount,
     n->rcount = rcount;
     n->rdt = rdt;
     n->bytes = rbytes;
+    n->inl = inl;
+    return nb_start(n, c, nb);
+}
+
+/* The block size is the receive side's at the root and the send side's
+ * elsewhere: equal in a correct program, so every member takes the same
+ * path. A member whose block is larger than the root's reports the
+ * truncation on its side (inline) or the root does (by address). */
+int fy_coll_shm_igather(const void *sbuf, MPI_Count scount,
+                        struct fy_dtype *sdt, void *rbuf, MPI_Count rcount,
+                        struct fy_dtype *rdt, int root, struct fy_comm *c,
+                        struct fy_sched **nb)
+{
+    bool is_root = c->rank == root;
+    uint64_t bytes = is_root ? (uint64_t)rcount * (uint64_t)rdt->size
+                             : (uint64_t)scount * (uint64_t)sdt->size;
+    bool inl = bytes <= FY_COLL_SLOT_DATA;
+    if (bytes == 0 || (!inl && !fy_coll_shm.cma) || !nb_here(c))
+        return FY_COLL_SHM_NO;
+    struct nb *n = nb_new(NB_GATHER);
+    if (!n)
+        return -ENOMEM;
+    n->sbuf = sbuf;
+    n->scount = scount;
+    n->sdt = sbuf == MPI_IN_PLACE ? NULL : sdt;
+    n->rbuf = rbuf;
+    n->rcount = rcount;
+    n->rdt = is_root ? rdt : NULL; /* the others' may be anything */
+    n->root = root;
+    n->bytes = bytes;
+    n->inl = inl;
+    return nb_start(n, c, nb);
+}
+
+int fy_coll_shm_iscatter(const void *sbuf, MPI_Count scount,
+                         struct fy_dtype *sdt, void *rbuf, MPI_Count rcount,
+                         struct fy_dtype *rdt, int root, struct fy_comm *c,
+                         struct fy_sched **nb)
+{
+    bool is_root = c->rank == root;
+    uint64_t bytes = is_root ? (uint64_t)scount * (uint64_t)sdt->size
+                             : (uint64_t)rcount * (uint64_t)rdt->size;
+    bool inl = bytes * (uint64_t)c->size <= FY_COLL_SLOT_DATA;
+    if (bytes == 0 || (!inl && !fy_coll_shm.cma) || !nb_here(c))
+        return FY_COLL_SHM_NO;
+    struct nb *n = nb_new(NB_SCATTER);
+    if (!n)
+        return -ENOMEM;
+    n->sbuf = sbuf;
+    n->scount = scount;
+    n->sdt = is_root ? sdt : NULL;
+    n->rbuf = rbuf;
+    n->rcount = rcount;
+    n->rdt = rbuf == MPI_IN_PLACE ? NULL : rdt;
+    n->root = root;
+    n->bytes = bytes;
     n->inl = inl;
     return nb_start(n, c, nb);
 }

@@ -224,8 +224,8 @@ static int parse_line(struct parse_ctx *c, struct fy_tuning *t, char *s)
                             &t->coll_cma_min, val, 0, FY_TUNING_XFER_MAX_BYTES,
                             1);
     if (!strcmp(key, "coll_slice_min"))
-        return check_scalar(c, key, &c->line_coll_slice,
-                            &t->has_coll_slice_min, &t->coll_slice_min, val, 0,
+        return check_scalar(c, key, &c->line_coll_slice, &t->has_coll_slice_min,
+                            &t->coll_slice_min, val, 0,
                             FY_TUNING_XFER_MAX_BYTES, 1);
     if (!strcmp(key, "recv_write_min"))
         return check_scalar(c, key, &c->line_rw_min, &t->has_recv_write_min,

@@ -76,7 +76,7 @@ struct fy_tuning {
     uint64_t recv_write_min;
     uint64_t coll_cma_min;   /* FERRY_COLL_CMA_MIN */
     uint64_t coll_slice_min; /* FERRY_COLL_SLICE_MIN */
-    int nrules; /* sorted by min_bytes */
+    int nrules;              /* sorted by min_bytes */
     struct fy_tuning_rule rules[FY_TUNING_MAX_RULES];
 };
 

@@ -4,14 +4,14 @@
  * value is a function of (rank, index) computed here, and the reductions'
  * references are also gathered with point-to-point messages and combined
  * in rank order. Ibcast from every root, Ireduce at every root and
- * Iallreduce (MPI_SUM on int, a non-commutative user op), Iallgather and
- * Ialltoall, in place and not, at sizes on both sides of the slot's
- * inline limit (384 B) and well beyond (single copy); Ibarrier checked
- * through a shared window. Then several collectives outstanding at once
- * on one communicator, waited in reverse order, with MPI_Waitall and with
- * MPI_Testany loops; on two communicators started in different orders on
- * even and odd ranks; mixed with blocking collectives and a large
- * point-to-point transfer in flight; persistent collectives; and
+ * Iallreduce (MPI_SUM on int, a non-commutative user op), Iallgather,
+ * Ialltoall, Igather and Iscatter (every root), in place and not, at sizes on
+ * both sides of the slot's inline limit (384 B) and well beyond (single copy);
+ * Ibarrier checked through a shared window. Then several collectives
+ * outstanding at once on one communicator, waited in reverse order, with
+ * MPI_Waitall and with MPI_Testany loops; on two communicators started in
+ * different orders on even and odd ranks; mixed with blocking collectives and a
+ * large point-to-point transfer in flight; persistent collectives; and
  * communicators freed with nonblocking collectives just completed. Guard
  * bytes after every receive buffer must stay untouched. */
 #include "mpitest.h"
@@ -201,8 +201,8 @@ static void test_ireduce(MPI_Comm comm, const char *what)
                     if (out[k] != ref[k])
                         MT_FAIL("%s Ireduce%s root %d count %d: [%d] = %d, "
                                 "expected %d",
-                                what, ip ? " in place" : "", root, m, k,
-                                out[k], ref[k]);
+                                what, ip ? " in place" : "", root, m, k, out[k],
+                                ref[k]);
                 for (int k = 0; cme != root && !ip && k < m; k++)
                     if (out[k] != 0)
                         MT_FAIL("%s Ireduce: non-root %d's recvbuf written",
@@ -310,6 +310,51 @@ static void test_moves(MPI_Comm comm, int m, const char *what)
                             inplace ? " in place" : "", m, f, k,
                             rb[(size_t)f * (size_t)m + (size_t)k]);
         guard_check(rb, all, "guard after Ialltoall");
+        /* Igather and Iscatter at every root (in place at the root). */
+        for (int root = 0; root < cn; root++) {
+            bool ip = inplace && cme == root;
+            for (int k = 0; k < m; k++)
+                s[k] = mval(cme, root, k);
+            memset(rb, 0, all);
+            if (ip)
+                memcpy(rb + (size_t)m * (size_t)cme, s, blk);
+            guard_set(rb, all);
+            MT_MPI(MPI_Igather(ip ? MPI_IN_PLACE : s, m, MPI_INT, rb, m,
+                               MPI_INT, root, comm, &r));
+            MT_MPI(MPI_Wait(&r, MPI_STATUS_IGNORE));
+            for (int f = 0; cme == root && f < cn; f++)
+                for (int k = 0; k < m; k++)
+                    if (rb[(size_t)f * (size_t)m + (size_t)k] !=
+                        mval(f, root, k))
+                        MT_FAIL("%s Igather%s root %d count %d from %d: "
+                                "[%d] = %d",
+                                what, ip ? " in place" : "", root, m, f, k,
+                                rb[(size_t)f * (size_t)m + (size_t)k]);
+            if (cme != root)
+                MT_ALL(rb, all, 0, "Igather: a non-root's recvbuf written");
+            guard_check(rb, all, "guard after Igather");
+            /* Scatter block t of the root's buffer to member t. */
+            if (cme == root)
+                for (int t = 0; t < cn; t++)
+                    for (int k = 0; k < m; k++)
+                        s[(size_t)t * (size_t)m + (size_t)k] = mval(root, t, k);
+            memset(rb, 0, blk);
+            guard_set(rb, blk);
+            MT_MPI(MPI_Iscatter(s, m, MPI_INT, ip ? MPI_IN_PLACE : rb, m,
+                                MPI_INT, root, comm, &r));
+            MT_MPI(MPI_Wait(&r, MPI_STATUS_IGNORE));
+            for (int k = 0; !ip && k < m; k++)
+                if (rb[k] != mval(root, cme, k))
+                    MT_FAIL("%s Iscatter root %d count %d: [%d] = %d", what,
+                            root, m, k, rb[k]);
+            if (ip)
+                MT_ALL(rb, blk, 0, "Iscatter in place: rbuf written");
+            guard_check(rb, blk, "guard after Iscatter");
+            for (int k = 0; cme == root && k < m; k++)
+                if (s[(size_t)cme * (size_t)m + (size_t)k] !=
+                    mval(root, cme, k))
+                    MT_FAIL("%s Iscatter: the root's own block changed", what);
+        }
     }
     free(s);
     free(rb);
@@ -523,8 +568,8 @@ static void test_mixed(void)
     for (int i = 0; i < 20; i++) {
         int x = me + i, s = -1, t = -1, u = -1, b = me == i % n ? i : -1;
         MPI_Request r[3];
-        MT_MPI(MPI_Iallreduce(&x, &s, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD,
-                              &r[0]));
+        MT_MPI(
+            MPI_Iallreduce(&x, &s, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r[0]));
         MT_MPI(MPI_Allreduce(&x, &t, 1, MPI_INT, MPI_SUM, dup));
         MT_MPI(MPI_Ibcast(&b, 1, MPI_INT, i % n, MPI_COMM_WORLD, &r[1]));
         MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
@@ -558,8 +603,8 @@ static void test_persistent(void)
     MPI_Request r[2];
     MT_MPI(MPI_Allreduce_init(in, out, m, MPI_INT, MPI_SUM, MPI_COMM_WORLD,
                               MPI_INFO_NULL, &r[0]));
-    MT_MPI(MPI_Bcast_init(bc, 4, MPI_INT, n - 1, MPI_COMM_WORLD,
-                          MPI_INFO_NULL, &r[1]));
+    MT_MPI(MPI_Bcast_init(bc, 4, MPI_INT, n - 1, MPI_COMM_WORLD, MPI_INFO_NULL,
+                          &r[1]));
     for (int it = 0; it < 10; it++) {
         for (int k = 0; k < m; k++)
             in[k] = ival(me, k + it);

@@ -246,15 +246,14 @@ int main(void)
                                "coll_cma_min = 48K\ncoll_slice_min = 4096\n",
                                &t, err, sizeof(err)),
                0, "collective keys parse (%s)", err);
-    TAP_OK(t.has_coll_cma_min && t.coll_cma_min == 49152,
-           "coll_cma_min = 48K");
+    TAP_OK(t.has_coll_cma_min && t.coll_cma_min == 49152, "coll_cma_min = 48K");
     TAP_OK(t.has_coll_slice_min && t.coll_slice_min == 4096,
            "coll_slice_min = 4096");
     TAP_OK(!t.has_eager_max && !t.has_btp && t.nrules == 0,
            "the other keys stay unset");
-    TAP_EQ_INT(fy_tuning_parse("t.conf", "coll_cma_min = 0\n", &t, err,
-                               sizeof(err)),
-               0, "coll_cma_min = 0 (always single copy) accepted");
+    TAP_EQ_INT(
+        fy_tuning_parse("t.conf", "coll_cma_min = 0\n", &t, err, sizeof(err)),
+        0, "coll_cma_min = 0 (always single copy) accepted");
     TAP_OK(t.has_coll_cma_min && t.coll_cma_min == 0 && !t.has_coll_slice_min,
            "coll_cma_min = 0 is set, coll_slice_min unset");
     expect_bad("coll_cma_min = big\n", 1, "is not a size",
@@ -374,8 +373,8 @@ int main(void)
                t.has_recv_write && t.recv_write == 1 && t.has_recv_write_min &&
                t.recv_write_min == 65536,
            "round trip keeps the protocol keys (btp1 = 0 set, not unset)");
-    TAP_OK(t.has_coll_cma_min && t.coll_cma_min == 0 &&
-               t.has_coll_slice_min && t.coll_slice_min == 8192,
+    TAP_OK(t.has_coll_cma_min && t.coll_cma_min == 0 && t.has_coll_slice_min &&
+               t.coll_slice_min == 8192,
            "round trip keeps the collective keys (coll_cma_min = 0 set)");
 
     char cmd[600];
