@@ -70,6 +70,7 @@ struct nb {
     int i;             /* loop index across resumptions */
     int err;           /* first error */
     bool inl;          /* data inline in the slots (else by address) */
+    bool whole;        /* allreduce by address: whole vectors, no slices */
     const void *sbuf;
     void *rbuf;
     MPI_Count scount, rcount;
@@ -79,6 +80,13 @@ struct nb {
     void *tmp, *acc, *part;           /* temporaries */
     const struct fy_coll_slot **pubs; /* small reductions: by rank */
 };
+
+/* Allreduces by address of this many bytes and more combine a slice per
+ * member. Below, every member combining everything costs one round of
+ * publications instead of two, which is what counts when ranks share
+ * cores (bench_coll, 4 ranks on 2 cores, 4 KiB: slices took 2-3x the
+ * point-to-point schedule's time). */
+#define FY_COLL_NB_SLICE_MIN (64u << 10)
 
 /* Nonblocking collectives started and finished per context. */
 static uint32_t s_issued[FY_COLL_SLOTS], s_finished[FY_COLL_SLOTS];
@@ -426,7 +434,7 @@ static bool run_reduce_large(struct nb *n)
     const char *in = n->sbuf == MPI_IN_PLACE ? n->rbuf : n->sbuf;
     size_t esz = (size_t)n->rdt->size;
     MPI_Count lo, hi;
-    if (n->root < 0)
+    if (n->root < 0 && !n->whole)
         slice(n, n->me, &lo, &hi);
     else
         lo = 0, hi = n->rcount;
@@ -455,6 +463,12 @@ static bool run_reduce_large(struct nb *n)
             continue;
         NB_WAIT(n, (x = nb_find(n, n->i, 0)) != NULL);
         nb_done(n, n->i, x);
+    }
+    if (n->root < 0 && n->whole) {
+        /* In place, the others may still be reading our input in rbuf. */
+        NB_WAIT(n, slot_free(mine(n)));
+        memcpy(n->rbuf, n->acc, (size_t)n->bytes);
+        goto end;
     }
     if (hi > lo)
         memcpy((char *)n->rbuf + (size_t)lo * esz, n->acc,
@@ -870,10 +884,14 @@ int fy_coll_shm_ireduce(const void *sbuf, void *rbuf, MPI_Count count,
     n->root = root;
     n->bytes = bytes;
     n->inl = inl;
+    /* An allreduce by address below FY_COLL_NB_SLICE_MIN: every member
+     * reads and combines the whole vectors (one round), above, a slice
+     * each and then the others' slices (two rounds, 1/P of the work). */
+    n->whole = !inl && root < 0 && bytes < FY_COLL_NB_SLICE_MIN;
     bool get = root < 0 || c->rank == root;
     if (get) {
         /* Whole vectors at a reduce's root or inline; else a slice. */
-        size_t part = root >= 0 || inl
+        size_t part = root >= 0 || inl || n->whole
                           ? (size_t)bytes
                           : (size_t)((count + c->size - 1) / c->size + 1) *
                                 (size_t)dt->size;

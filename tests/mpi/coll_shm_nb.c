@@ -215,13 +215,13 @@ static void test_ireduce(MPI_Comm comm, const char *what)
         free(ref);
     }
     /* Non-commutative: rank order, checked against the point-to-point
-     * reference. 8 bytes per element; 48 fill a slot. */
+     * reference. 8 bytes per element; 48 fill a slot; from 8192 slices. */
     MPI_Op aff;
     MPI_Datatype pair;
     MT_MPI(MPI_Op_create(affine, 0, &aff));
     MT_MPI(MPI_Type_contiguous(2, MPI_UINT32_T, &pair));
     MT_MPI(MPI_Type_commit(&pair));
-    static const int acnts[] = {1, 48, 49, 5003};
+    static const int acnts[] = {1, 48, 49, 5003, 9001};
     for (size_t i = 0; i < sizeof(acnts) / sizeof(acnts[0]); i++) {
         int m = acnts[i];
         size_t bytes = 8 * (size_t)m;
