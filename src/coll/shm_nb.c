@@ -783,6 +783,18 @@ void fy_coll_shm_nb_comm_free(struct fy_comm *c)
         drain(ctxi);
 }
 
+/* Whether data of this many bytes (a block) beyond a slot is read from
+ * its owner's buffer: with single copy, from FERRY_COLL_CMA_MIN (or the
+ * tuning file's coll_cma_min) up. Below, the point-to-point schedule's
+ * eager messages let a sender finish without waiting for its readers,
+ * which a publication by address cannot (bench_coll, 4 ranks on 2
+ * cores, 4 KiB Ibcast: 26-77 us point-to-point, 57-186 us by address).
+ * Job-wide settings: every member decides alike. */
+static bool by_addr(uint64_t bytes)
+{
+    return fy_coll_shm.cma && bytes >= fy_coll_shm.cma_min;
+}
+
 /* Whether c's members all share this node (FERRY_COLL allowing). */
 static bool nb_here(struct fy_comm *c)
 {
@@ -850,7 +862,13 @@ int fy_coll_shm_ibcast(void *buf, MPI_Count count, struct fy_dtype *dt,
 {
     uint64_t bytes = (uint64_t)count * (uint64_t)dt->size;
     bool inl = bytes <= FY_COLL_SLOT_DATA;
-    if (bytes == 0 || (!inl && !fy_coll_shm.cma) || !nb_here(c))
+    /* Between two ranks a broadcast beyond a slot is one message, as in
+     * the blocking one: the point-to-point transfer lets the root finish
+     * without waiting for the reader to have read its buffer
+     * (bench_coll, 2 ranks, 64 KiB: 7-12 us against 350-990 us by
+     * address on a loaded host). */
+    if (bytes == 0 || (!inl && (!by_addr(bytes) || c->size == 2)) ||
+        !nb_here(c))
         return FY_COLL_SHM_NO;
     struct nb *n = nb_new(NB_BCAST);
     if (!n)
@@ -871,7 +889,7 @@ int fy_coll_shm_ireduce(const void *sbuf, void *rbuf, MPI_Count count,
     uint64_t bytes = (uint64_t)count * (uint64_t)dt->size;
     bool inl = bytes <= FY_COLL_SLOT_DATA;
     if (count <= 0 || !dt->contig || dt->size <= 0 ||
-        (!inl && !fy_coll_shm.cma) || !nb_here(c))
+        (!inl && !by_addr(bytes)) || !nb_here(c))
         return FY_COLL_SHM_NO;
     struct nb *n = nb_new(NB_REDUCE);
     if (!n)
@@ -910,7 +928,7 @@ int fy_coll_shm_iallgather(const void *sbuf, MPI_Count scount,
 {
     uint64_t rbytes = (uint64_t)rcount * (uint64_t)rdt->size;
     bool inl = rbytes <= FY_COLL_SLOT_DATA;
-    if (rbytes == 0 || (!inl && !fy_coll_shm.cma) || !nb_here(c))
+    if (rbytes == 0 || (!inl && !by_addr(rbytes)) || !nb_here(c))
         return FY_COLL_SHM_NO;
     struct nb *n = nb_new(NB_ALLGATHER);
     if (!n)
@@ -935,7 +953,7 @@ int fy_coll_shm_ialltoall(const void *sbuf, MPI_Count scount,
     bool inl = rbytes * (uint64_t)c->size <= FY_COLL_SLOT_DATA;
     /* In place and too large for a slot, a member would overwrite blocks
      * others still read from its buffer: the point-to-point schedule. */
-    if (rbytes == 0 || (!inl && (!fy_coll_shm.cma || sbuf == MPI_IN_PLACE)) ||
+    if (rbytes == 0 || (!inl && (!by_addr(rbytes) || sbuf == MPI_IN_PLACE)) ||
         !nb_here(c))
         return FY_COLL_SHM_NO;
     struct nb *n = nb_new(NB_ALLTOALL);
@@ -965,7 +983,7 @@ int fy_coll_shm_igather(const void *sbuf, MPI_Count scount,
     uint64_t bytes = is_root ? (uint64_t)rcount * (uint64_t)rdt->size
                              : (uint64_t)scount * (uint64_t)sdt->size;
     bool inl = bytes <= FY_COLL_SLOT_DATA;
-    if (bytes == 0 || (!inl && !fy_coll_shm.cma) || !nb_here(c))
+    if (bytes == 0 || (!inl && !by_addr(bytes)) || !nb_here(c))
         return FY_COLL_SHM_NO;
     struct nb *n = nb_new(NB_GATHER);
     if (!n)
@@ -991,7 +1009,7 @@ int fy_coll_shm_iscatter(const void *sbuf, MPI_Count scount,
     uint64_t bytes = is_root ? (uint64_t)scount * (uint64_t)sdt->size
                              : (uint64_t)rcount * (uint64_t)rdt->size;
     bool inl = bytes * (uint64_t)c->size <= FY_COLL_SLOT_DATA;
-    if (bytes == 0 || (!inl && !fy_coll_shm.cma) || !nb_here(c))
+    if (bytes == 0 || (!inl && !by_addr(bytes)) || !nb_here(c))
         return FY_COLL_SHM_NO;
     struct nb *n = nb_new(NB_SCATTER);
     if (!n)
