@@ -5,9 +5,10 @@
  * share this node run the node-level algorithms of shm.c as state machines,
  * advanced by every test, wait and progress pass and never waiting for another
  * rank inside one. Small data goes through the publisher's slot (written once,
- * read by all); larger data is read by each reader straight from the
- * publisher's buffer with one process_vm_readv (single copy), and the
- * reductions above a slot combine a slice each, in rank order.
+ * read by all); large data (from FERRY_COLL_CMA_MIN) is read by each reader
+ * straight from the publisher's buffer with one process_vm_readv (single
+ * copy), and the large reductions combine a slice each, in rank order. Sizes
+ * between take the point-to-point schedules (by_addr()).
  *
  * Invariants (besides those of shm.c's cells, which the slots share:
  * owner-only writes, reuse at readers == 0, distinct live tags, nothing
