@@ -314,19 +314,40 @@ int main(int argc, char **argv)
                ok ? "" : "\n           why not: ", ok ? "" : why);
     }
     printf("\n");
-    /* One-sided windows (src/rma/): what passive target needs here. */
+    /* One-sided windows (src/rma/): what passive target needs here, per
+     * window flavour and FERRY_XFER setting (src/rma/win.c remote_ops). */
     bool cma = avail & (1u << FY_XFER_CMA),
          pm = avail & (1u << FY_XFER_PROCMEM);
-    printf("One-sided windows (passive target, no help from the target):\n"
+    const char *single = cma  ? "cma (process_vm_readv/writev into the "
+                                "target's memory), no help from the target"
+                         : pm ? "procmem (/proc/<pid>/mem of the target), no "
+                                "help from the target"
+                              : NULL;
+    const char *thr = fy_env_str(FY_ENV_RMA_THREAD);
+    char am[320];
+    snprintf(am, sizeof(am),
+             "active messages: the target applies each request in its "
+             "progress engine, so passive target needs a progress thread "
+             "(FERRY_RMA_THREAD=%s: %s)",
+             thr,
+             !strcmp(thr, "0")   ? "none; the target must call MPI"
+             : !strcmp(thr, "1") ? "one per process with any window"
+                                 : "one per process that has such a window");
+    int forced = fy_xfer_parse(fy_env_str(FY_ENV_XFER));
+    const char *in_force = forced == FY_XFER_CMA       ? (cma ? "cma" : NULL)
+                           : forced == FY_XFER_PROCMEM ? (pm ? "procmem" : NULL)
+                           : forced >= 0               ? NULL
+                           : cma                       ? "cma"
+                           : pm                        ? "procmem"
+                                                       : NULL;
+    printf("One-sided windows (passive target):\n"
            "  Win_allocate(_shared)  shared memory: puts, gets, accumulates "
-           "are loads and stores\n"
-           "  Win_create, dynamic    %s\n\n",
-           cma  ? "cma (process_vm_readv/writev into the target's memory)"
-           : pm ? "procmem (/proc/<pid>/mem of the target)"
-                : "NOT AVAILABLE: needs cma or procmem (ptrace permission "
-                  "between ranks); with only two-sided mechanisms the "
-                  "target would have to take part (a progress thread, not "
-                  "provided): MPI_Win_create fails with MPI_ERR_WIN");
+           "are loads and stores, no help from the target\n"
+           "  Win_create, dynamic    FERRY_XFER=auto|cma|procmem: %s\n"
+           "                         FERRY_XFER=shmbuf|queue|net: %s\n"
+           "                         in force here (FERRY_XFER=%s): %s\n\n",
+           single ? single : am, am, fy_env_str(FY_ENV_XFER),
+           in_force ? in_force : "active messages");
 
     /* MPI_Comm_split_type by hardware (src/comm/hw.c). */
     printf("Hardware split types (MPI_COMM_TYPE_HW_GUIDED/_UNGUIDED):\n");

@@ -111,6 +111,7 @@ void lab_copies_init(void);
 struct lab_opts {
     bool quick, tune, no_plots, verbose, ops;
     bool coll;         /* --coll: only the collective sweep */
+    bool pin;          /* --pin: only the pin-down cache experiment */
     bool protocols;    /* --protocols: only the early/late experiment */
     bool no_protocols; /* --no-protocols: never it */
     const char *out;   /* report directory, or tuning file with --tune */
@@ -242,6 +243,12 @@ int lab_run_mpi(const char *mpiexec, int np, char *const *args, const char *env,
  * tuning file's coll_* keys (o->out, else the default path). Returns the
  * exit status for main. */
 int lab_coll_run(const struct lab_opts *o, FILE *out);
+/* ---- pin.c: --pin, seed 004's pin-down cache at 100 % and 0 % hits ---- */
+int lab_pin_run(const struct lab_opts *o, FILE *out);
+/* The same section, measured during a full run (after the second process
+ * left) for report.md; NULL when not measured. */
+extern char *lab_pin_section;
+void lab_exp_pin(const struct lab_opts *o);
 double lab_trimmed_mean(double *v, int n); /* middle 80% (seed 001, sec. 5) */
 
 /* Measured figure: median over repeats of each repeat's trimmed mean. */

@@ -38,6 +38,7 @@ static void usage(FILE *f)
         "       ferry-bench --ops [--quick] [--repeats N]\n"
         "       ferry-bench --coll [--quick] [--repeats N] [--tune [--out "
         "FILE]]\n"
+        "       ferry-bench --pin [--quick] [--repeats N]\n"
         "\n"
         "The mechanism laboratory: seed-000's benchmarks (1-byte latency,\n"
         "bandwidth 1 B - 16 MiB, set-up/tear-down, cache disturbance,\n"
@@ -67,6 +68,11 @@ static void usage(FILE *f)
         "                 allreduce whole vs slices) and their crossovers;\n"
         "                 with --tune, write coll_cma_min and coll_slice_min\n"
         "                 to the tuning file (its other keys kept)\n"
+        "  --pin          only seed 004's pin-down cache: bandwidth of a\n"
+        "                 transfer loop that pins (mlock) its buffers at\n"
+        "                 100 %% and 0 %% cache hits, 4 KiB - 4 MiB, and the\n"
+        "                 cache's counters; a section on stdout, one process\n"
+        "                 (also part of every other run's report, not --tune)\n"
         "  --only LIST    measure only these mechanisms (comma list of names\n"
         "                 or labels: cma,shmbuf,\"cma get\",ptrace-attach)\n"
         "  --repeats N    repeats per figure (default 7, quick 5; max %d)\n"
@@ -87,6 +93,7 @@ static int parse_opts(struct lab_opts *o, int argc, char **argv)
         {"tune", no_argument, NULL, 't'},
         {"ops", no_argument, NULL, 'S'},
         {"coll", no_argument, NULL, 'C'},
+        {"pin", no_argument, NULL, 'K'},
         {"only", required_argument, NULL, 'O'},
         {"repeats", required_argument, NULL, 'r'},
         {"no-plots", no_argument, NULL, 'P'},
@@ -97,7 +104,7 @@ static int parse_opts(struct lab_opts *o, int argc, char **argv)
     };
     memset(o, 0, sizeof(*o));
     int c;
-    while ((c = getopt_long(argc, argv, "qo:tO:r:PhSpNC", longopts, NULL)) !=
+    while ((c = getopt_long(argc, argv, "qo:tO:r:PhSpNCK", longopts, NULL)) !=
            -1) {
         switch (c) {
         case 'q':
@@ -114,6 +121,9 @@ static int parse_opts(struct lab_opts *o, int argc, char **argv)
             break;
         case 'C':
             o->coll = true;
+            break;
+        case 'K':
+            o->pin = true;
             break;
         case 'O':
             o->only = optarg;
@@ -323,6 +333,8 @@ int main(int argc, char **argv)
         lab_proto_save_affinity();
         return lab_coll_run(&L->opt, stdout);
     }
+    if (L->opt.pin) /* one process too */
+        return lab_pin_run(&L->opt, stdout);
     load_library_settings(L);
     lab_copies_init();
 
@@ -387,6 +399,8 @@ int main(int argc, char **argv)
     lab_finish(L); /* P1 leaves here */
     /* Seed 001's protocols: whole jobs of their own, so only once P1 has
      * left the second core. */
+    if (!L->opt.tune)
+        lab_exp_pin(&L->opt); /* one process: P1 has left */
     if (!L->opt.no_protocols && (L->opt.tune || !L->opt.quick)) {
         lab_exp_protocols(L);
         lab_progress_done(L);

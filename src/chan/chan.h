@@ -211,6 +211,9 @@ bool fy_chan_visible(void);
  * above: pipelined transfers) or a channel already has something. A
  * timeout bounds the sleep as a safety net only. */
 void fy_chan_sleep(bool (*more_work)(void));
+/* The same with a timeout of timeout_ns (the one-sided progress thread,
+ * whose origins ring it explicitly; sockets keep their own timeout). */
+void fy_chan_sleep_for(bool (*more_work)(void), long timeout_ns);
 
 /* Wake world rank 'peer' if it may be asleep (only when ranks can sleep). */
 void fy_wake_slow(int peer);

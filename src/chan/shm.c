@@ -71,6 +71,11 @@ void fy_wake_slow(int peer)
 
 void fy_chan_sleep(bool (*more_work)(void))
 {
+    fy_chan_sleep_for(more_work, 20 * 1000 * 1000);
+}
+
+void fy_chan_sleep_for(bool (*more_work)(void), long timeout_ns)
+{
     if (fy_chan.net) {
         /* Sockets and the doorbell together: see the network channel. */
         fy_chan.net->sleep(more_work);
@@ -87,7 +92,8 @@ void fy_chan_sleep(bool (*more_work)(void))
     if (!fy_chan_visible() && !(more_work && more_work())) {
         /* The timeout is a safety net only; wake-ups are explicit. Other
          * threads may use the library meanwhile (MULTIPLE). */
-        struct timespec ts = {0, 20 * 1000 * 1000};
+        struct timespec ts = {timeout_ns / 1000000000L,
+                              timeout_ns % 1000000000L};
         int d = fy_mt_wait_begin();
         futex(&my->doorbell, FUTEX_WAIT, v, &ts);
         fy_mt_wait_end(d);

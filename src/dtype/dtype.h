@@ -175,6 +175,12 @@ int fy_dtype_iov(const void *buf, MPI_Count count, const struct fy_dtype *dt,
                  MPI_Count offset, struct iovec *iov, int max,
                  MPI_Count *bytes_out);
 
+/* The predefined type (basic or value-index pair) every element of dt is
+ * built from, for one-sided accumulates that ship packed data and apply
+ * the op elsewhere; NULL when dt mixes basic types. Predefined types are
+ * never freed. */
+struct fy_dtype *fy_dtype_elem_type(const struct fy_dtype *dt);
+
 /* ---- reduction operations -------------------------------------------- */
 
 struct fy_op {

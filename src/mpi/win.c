@@ -97,8 +97,10 @@ FY_API int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info,
                                     MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
     FY_MT_ENTER();
-    return win_make(MPI_WIN_FLAVOR_SHARED, size, disp_unit, info, comm, NULL,
-                    baseptr, win, __func__);
+    int rc = win_make(MPI_WIN_FLAVOR_SHARED, size, disp_unit, info, comm, NULL,
+                      baseptr, win, __func__);
+    fy_rma_thread_start(); /* the call's last action: see rma.h */
+    return rc;
 }
 FY_ALIAS(MPI_Win_allocate_shared)
 
@@ -107,8 +109,10 @@ FY_API int PMPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit,
                                       void *baseptr, MPI_Win *win)
 {
     FY_MT_ENTER();
-    return win_make(MPI_WIN_FLAVOR_SHARED, size, disp_unit, info, comm, NULL,
-                    baseptr, win, __func__);
+    int rc = win_make(MPI_WIN_FLAVOR_SHARED, size, disp_unit, info, comm, NULL,
+                      baseptr, win, __func__);
+    fy_rma_thread_start(); /* the call's last action: see rma.h */
+    return rc;
 }
 FY_ALIAS(MPI_Win_allocate_shared_c)
 
@@ -116,8 +120,10 @@ FY_API int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info,
                              MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
     FY_MT_ENTER();
-    return win_make(MPI_WIN_FLAVOR_ALLOCATE, size, disp_unit, info, comm, NULL,
-                    baseptr, win, __func__);
+    int rc = win_make(MPI_WIN_FLAVOR_ALLOCATE, size, disp_unit, info, comm,
+                      NULL, baseptr, win, __func__);
+    fy_rma_thread_start(); /* the call's last action: see rma.h */
+    return rc;
 }
 FY_ALIAS(MPI_Win_allocate)
 
@@ -125,8 +131,10 @@ FY_API int PMPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info,
                                MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
     FY_MT_ENTER();
-    return win_make(MPI_WIN_FLAVOR_ALLOCATE, size, disp_unit, info, comm, NULL,
-                    baseptr, win, __func__);
+    int rc = win_make(MPI_WIN_FLAVOR_ALLOCATE, size, disp_unit, info, comm,
+                      NULL, baseptr, win, __func__);
+    fy_rma_thread_start(); /* the call's last action: see rma.h */
+    return rc;
 }
 FY_ALIAS(MPI_Win_allocate_c)
 
@@ -134,8 +142,10 @@ FY_API int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit,
                            MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
     FY_MT_ENTER();
-    return win_make(MPI_WIN_FLAVOR_CREATE, size, disp_unit, info, comm, base,
-                    NULL, win, __func__);
+    int rc = win_make(MPI_WIN_FLAVOR_CREATE, size, disp_unit, info, comm, base,
+                      NULL, win, __func__);
+    fy_rma_thread_start(); /* the call's last action: see rma.h */
+    return rc;
 }
 FY_ALIAS(MPI_Win_create)
 
@@ -143,16 +153,20 @@ FY_API int PMPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit,
                              MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
     FY_MT_ENTER();
-    return win_make(MPI_WIN_FLAVOR_CREATE, size, disp_unit, info, comm, base,
-                    NULL, win, __func__);
+    int rc = win_make(MPI_WIN_FLAVOR_CREATE, size, disp_unit, info, comm, base,
+                      NULL, win, __func__);
+    fy_rma_thread_start(); /* the call's last action: see rma.h */
+    return rc;
 }
 FY_ALIAS(MPI_Win_create_c)
 
 FY_API int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
     FY_MT_ENTER();
-    return win_make(MPI_WIN_FLAVOR_DYNAMIC, 0, 1, info, comm, NULL, NULL, win,
-                    __func__);
+    int rc = win_make(MPI_WIN_FLAVOR_DYNAMIC, 0, 1, info, comm, NULL, NULL, win,
+                      __func__);
+    fy_rma_thread_start(); /* the call's last action: see rma.h */
+    return rc;
 }
 FY_ALIAS(MPI_Win_create_dynamic)
 
@@ -275,7 +289,7 @@ FY_API int PMPI_Win_create_keyval(MPI_Win_copy_attr_function *copy_fn,
                                   MPI_Win_delete_attr_function *delete_fn,
                                   int *win_keyval, void *extra_state)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     return fy_mpi_keyval_create(FY_ATTR_WIN, copy_fn, delete_fn, win_keyval,
                                 extra_state, __func__);
 }
@@ -444,7 +458,7 @@ FY_ALIAS(MPI_Win_get_info)
 FY_API int PMPI_Win_create_errhandler(MPI_Win_errhandler_function *function,
                                       MPI_Errhandler *errhandler)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     FY_CHECK(function != NULL, NULL, MPI_ERR_ARG, fn, "function is NULL");
@@ -509,6 +523,21 @@ FY_ALIAS(MPI_Win_call_errhandler)
 
 /* ---- synchronisation ----------------------------------------------------- */
 
+/* An error the targets reported for requests that had no reply of their
+ * own (active messages, rma/am.c), found by the synchronisation call. */
+static int sync_done(struct fy_rma_win *w, const char *fn)
+{
+    int e = fy_rma_am_error(w);
+    if (e == -ERANGE)
+        return WERR(w, MPI_ERR_RMA_RANGE, fn,
+                    "the target found an access outside its window (nothing "
+                    "of it was written)");
+    if (e)
+        return WERR(w, fy_errno_to_class(e), fn, "a target reported: %s",
+                    strerror(-e));
+    return MPI_SUCCESS;
+}
+
 #define MODE_ALL                                                               \
     (MPI_MODE_NOCHECK | MPI_MODE_NOSTORE | MPI_MODE_NOPUT |                    \
      MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED)
@@ -526,7 +555,7 @@ FY_API int PMPI_Win_fence(int assert, MPI_Win win)
     int rc = fy_rma_fence(w, assert);
     if (rc)
         return WERR(w, fy_errno_to_class(rc), fn, "%s", strerror(-rc));
-    return MPI_SUCCESS;
+    return sync_done(w, fn);
 }
 FY_ALIAS(MPI_Win_fence)
 
@@ -566,7 +595,7 @@ FY_API int PMPI_Win_unlock(int rank, MPI_Win win)
     WCHECK(w->lockmode[rank], w, MPI_ERR_RMA_SYNC, fn,
            "rank %d is not locked by this process", rank);
     fy_rma_unlock(w, rank);
-    return MPI_SUCCESS;
+    return sync_done(w, fn);
 }
 FY_ALIAS(MPI_Win_unlock)
 
@@ -594,7 +623,7 @@ FY_API int PMPI_Win_unlock_all(MPI_Win win)
     WCHECK(w->lock_all, w, MPI_ERR_RMA_SYNC, fn,
            "MPI_Win_lock_all was not called");
     fy_rma_unlock_all(w);
-    return MPI_SUCCESS;
+    return sync_done(w, fn);
 }
 FY_ALIAS(MPI_Win_unlock_all)
 
@@ -613,40 +642,40 @@ static int flush(MPI_Win win, int rank, bool all, const char *fn)
                "no passive-target epoch on the window");
     }
     fy_rma_flush(w);
-    return MPI_SUCCESS;
+    return sync_done(w, fn);
 }
 
 FY_API int PMPI_Win_flush(int rank, MPI_Win win)
 {
-    FY_MT_ENTER();
+    FY_MT_WIN(win);
     return flush(win, rank, false, __func__);
 }
 FY_ALIAS(MPI_Win_flush)
 
 FY_API int PMPI_Win_flush_local(int rank, MPI_Win win)
 {
-    FY_MT_ENTER();
+    FY_MT_WIN(win);
     return flush(win, rank, false, __func__);
 }
 FY_ALIAS(MPI_Win_flush_local)
 
 FY_API int PMPI_Win_flush_all(MPI_Win win)
 {
-    FY_MT_ENTER();
+    FY_MT_WIN(win);
     return flush(win, 0, true, __func__);
 }
 FY_ALIAS(MPI_Win_flush_all)
 
 FY_API int PMPI_Win_flush_local_all(MPI_Win win)
 {
-    FY_MT_ENTER();
+    FY_MT_WIN(win);
     return flush(win, 0, true, __func__);
 }
 FY_ALIAS(MPI_Win_flush_local_all)
 
 FY_API int PMPI_Win_sync(MPI_Win win)
 {
-    FY_MT_ENTER();
+    FY_MT_WIN(win);
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     GET_WIN(w, win, fn);
@@ -724,7 +753,7 @@ FY_API int PMPI_Win_complete(MPI_Win win)
     GET_WIN(w, win, fn);
     WCHECK(w->started, w, MPI_ERR_RMA_SYNC, fn, "MPI_Win_start was not called");
     fy_rma_complete(w);
-    return MPI_SUCCESS;
+    return sync_done(w, fn);
 }
 FY_ALIAS(MPI_Win_complete)
 
@@ -795,6 +824,10 @@ static int check_target(struct fy_rma_win *w, int rank, MPI_Aint disp,
 
 static int op_done(struct fy_rma_win *w, int rc, const char *fn)
 {
+    if (rc == -ERANGE)
+        return WERR(w, MPI_ERR_RMA_RANGE, fn,
+                    "the target found the access outside its window (nothing "
+                    "of it was written)");
     if (rc == -EINVAL)
         return WERR(w, MPI_ERR_OP, fn, "the op is not defined on the type");
     if (rc)
@@ -835,7 +868,7 @@ FY_API int PMPI_Put(const void *origin_addr, int origin_count,
                     MPI_Aint target_disp, int target_count,
                     MPI_Datatype target_datatype, MPI_Win win)
 {
-    FY_MT_ENTER();
+    FY_MT_WIN(win);
     return rma_put_get(origin_addr, origin_count, origin_datatype, target_rank,
                        target_disp, target_count, target_datatype, win, false,
                        __func__);
@@ -847,7 +880,7 @@ FY_API int PMPI_Put_c(const void *origin_addr, MPI_Count origin_count,
                       MPI_Aint target_disp, MPI_Count target_count,
                       MPI_Datatype target_datatype, MPI_Win win)
 {
-    FY_MT_ENTER();
+    FY_MT_WIN(win);
     return rma_put_get(origin_addr, origin_count, origin_datatype, target_rank,
                        target_disp, target_count, target_datatype, win, false,
                        __func__);
@@ -859,7 +892,7 @@ FY_API int PMPI_Get(void *origin_addr, int origin_count,
                     MPI_Aint target_disp, int target_count,
                     MPI_Datatype target_datatype, MPI_Win win)
 {
-    FY_MT_ENTER();
+    FY_MT_WIN(win);
     return rma_put_get(origin_addr, origin_count, origin_datatype, target_rank,
                        target_disp, target_count, target_datatype, win, true,
                        __func__);
@@ -871,7 +904,7 @@ FY_API int PMPI_Get_c(void *origin_addr, MPI_Count origin_count,
                       MPI_Aint target_disp, MPI_Count target_count,
                       MPI_Datatype target_datatype, MPI_Win win)
 {
-    FY_MT_ENTER();
+    FY_MT_WIN(win);
     return rma_put_get(origin_addr, origin_count, origin_datatype, target_rank,
                        target_disp, target_count, target_datatype, win, true,
                        __func__);
@@ -924,7 +957,7 @@ FY_API int PMPI_Accumulate(const void *origin_addr, int origin_count,
                            MPI_Aint target_disp, int target_count,
                            MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
-    FY_MT_ENTER();
+    FY_MT_WIN(win);
     return rma_acc(origin_addr, origin_count, origin_datatype, NULL, 0,
                    MPI_DATATYPE_NULL, target_rank, target_disp, target_count,
                    target_datatype, op, win, __func__);
@@ -937,7 +970,7 @@ FY_API int PMPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count,
                              MPI_Datatype target_datatype, MPI_Op op,
                              MPI_Win win)
 {
-    FY_MT_ENTER();
+    FY_MT_WIN(win);
     return rma_acc(origin_addr, origin_count, origin_datatype, NULL, 0,
                    MPI_DATATYPE_NULL, target_rank, target_disp, target_count,
                    target_datatype, op, win, __func__);
@@ -951,7 +984,7 @@ FY_API int PMPI_Get_accumulate(const void *origin_addr, int origin_count,
                                int target_count, MPI_Datatype target_datatype,
                                MPI_Op op, MPI_Win win)
 {
-    FY_MT_ENTER();
+    FY_MT_WIN(win);
     const char *fn = __func__;
     FY_CHECK(result_addr != NULL || result_count == 0, NULL, MPI_ERR_BUFFER, fn,
              "result_addr is NULL");
@@ -973,7 +1006,7 @@ FY_API int PMPI_Get_accumulate_c(const void *origin_addr,
                                  MPI_Datatype target_datatype, MPI_Op op,
                                  MPI_Win win)
 {
-    FY_MT_ENTER();
+    FY_MT_WIN(win);
     const char *fn = __func__;
     FY_CHECK(result_addr != NULL || result_count == 0, NULL, MPI_ERR_BUFFER, fn,
              "result_addr is NULL");
@@ -990,7 +1023,7 @@ FY_API int PMPI_Fetch_and_op(const void *origin_addr, void *result_addr,
                              MPI_Datatype datatype, int target_rank,
                              MPI_Aint target_disp, MPI_Op op, MPI_Win win)
 {
-    FY_MT_ENTER();
+    FY_MT_WIN(win);
     const char *fn = __func__;
     FY_CHECK(result_addr != NULL, NULL, MPI_ERR_BUFFER, fn,
              "result_addr is NULL");
@@ -1004,7 +1037,7 @@ FY_API int PMPI_Compare_and_swap(const void *origin_addr,
                                  MPI_Datatype datatype, int target_rank,
                                  MPI_Aint target_disp, MPI_Win win)
 {
-    FY_MT_ENTER();
+    FY_MT_WIN(win);
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     GET_WIN(w, win, fn);

@@ -170,6 +170,9 @@ void fy_p2p_cancel_recv(struct fy_req *r);
 /* Called at the end of every progress pass when set: the layers above
  * (nonblocking collectives) advance their own state machines here. */
 extern void (*fy_p2p_progress_hook)(void);
+/* The same for one-sided windows served by active messages (src/rma/am.c):
+ * the target applies the requests that arrived. */
+extern void (*fy_p2p_rma_hook)(void);
 
 /* Drive all transports once. Returns how many events completed. */
 int fy_progress(void);

@@ -6,6 +6,7 @@
 
 #include "p2p/p2p_impl.h"
 #include "proto/proto.h"
+#include "xfer/pin.h"
 
 const struct fy_proto_ops fy_protos[FY_PROTO_COUNT] = {
     [FY_PROTO_SELF] = {.name = "self", .send = fy_proto_self_send},
@@ -188,4 +189,5 @@ void fy_proto_stats_print(int rank)
                 rank, fy_chan.net->name,
                 (unsigned long long)fy_chan_tcp_counts.msgs,
                 (unsigned long long)fy_chan_tcp_counts.bytes);
+    fy_pin_stats_print_all(rank); /* pin-down caches that were used */
 }

@@ -72,6 +72,7 @@ struct fy_rma_peer {
 };
 
 struct fy_info;
+struct fy_rma_am;
 
 struct fy_rma_win {
     MPI_Win handle;
@@ -107,6 +108,9 @@ struct fy_rma_win {
     struct fy_attr *attrs;
     MPI_Errhandler errhandler;
     struct fy_info *info;
+    /* Set when other ranks' user memory is reached by active messages
+     * (am.c): no single-copy mechanism works or is allowed. */
+    struct fy_rma_am *am;
     struct fy_rma_win *next; /* every live window, for MPI_Finalize */
 };
 
@@ -183,5 +187,114 @@ int fy_rma_acc(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
  * when it equals cbuf. */
 int fy_rma_cas(struct fy_rma_win *w, const void *obuf, const void *cbuf,
                void *rbuf, struct fy_dtype *dt, int target, uint64_t taddr);
+
+/* ---- active messages (am.c) ----------------------------------------------
+ * For windows on user memory when no single-copy mechanism reaches the
+ * other ranks: the origin sends requests through point-to-point on the
+ * window's context, the target checks each against its window and applies
+ * it in its progress engine. Puts and accumulates return once their
+ * requests are handed to point-to-point (four large ones in flight at
+ * most); gets (several chunks asked ahead), get-accumulates and
+ * compare-and-swap return with the reply's data; a reply means every
+ * earlier request of this origin to that target was applied. Not thread
+ * safe by itself: callers hold the library lock (MPI layer, or the
+ * progress thread) whenever fy_mt_on is set. */
+
+/* Packets. A request is one message (MPI_BYTE) on the window's p2p
+ * context with tag FY_RMA_AM_TAG_REQ: a fy_rma_am_hdr, nseg fy_rma_am_seg
+ * (absolute addresses in the target, in packed order), then the data.
+ * Replies (GET, GACC, CAS, FLUSH) go back: a
+ * fy_rma_am_reply, then data, with the tag the request named. The target
+ * handles one origin's requests in the order sent (MPI's non-overtaking
+ * order on one context), so a reply means every earlier request of that
+ * origin was applied. A large operation is cut into
+ * chunks of at most FY_RMA_AM_CHUNK data bytes and FY_RMA_AM_NSEG pieces,
+ * each its own request. Every field is checked by the target
+ * (fy_rma_am_serve) before it steers a copy. */
+#define FY_RMA_AM_TAG_REQ 1
+#define FY_RMA_AM_TAG_REPLY 2 /* replies: tags 2 .. TAG_MAX */
+#define FY_RMA_AM_TAG_MAX (1 << 30)
+#define FY_RMA_AM_CHUNK (64 * 1024)
+#define FY_RMA_AM_NSEG 64
+
+enum fy_rma_am_kind {
+    FY_RMA_AM_PUT = 1,
+    FY_RMA_AM_GET,
+    FY_RMA_AM_ACC,  /* accumulate, no reply */
+    FY_RMA_AM_GACC, /* get-accumulate and fetch-and-op: old contents replied */
+    FY_RMA_AM_CAS,
+    FY_RMA_AM_FLUSH, /* reply once everything before it is applied */
+};
+
+struct fy_rma_am_hdr {
+    uint32_t kind;  /* enum fy_rma_am_kind */
+    uint32_t nseg;  /* <= FY_RMA_AM_NSEG */
+    uint64_t bytes; /* data bytes the pieces cover */
+    int32_t op;     /* MPI_Op (predefined) for ACC/GACC */
+    int32_t type;   /* predefined element type for ACC/GACC/CAS */
+    uint32_t tag;   /* the reply's tag (GET, GACC, CAS, FLUSH) */
+    uint32_t pad;
+};
+
+struct fy_rma_am_seg {
+    uint64_t addr, len;
+};
+
+struct fy_rma_am_reply {
+    int32_t err;     /* 0, or why the request it answers was refused */
+    int32_t earlier; /* the first error of earlier requests without a reply */
+    uint64_t bytes;  /* data bytes following */
+};
+static_assert(sizeof(struct fy_rma_am_hdr) == 32, "request header layout");
+static_assert(sizeof(struct fy_rma_am_seg) == 16, "piece layout");
+static_assert(sizeof(struct fy_rma_am_reply) == 16, "reply header layout");
+
+/* Check one request (n bytes at pkt) against this rank's window w and, if
+ * every field is valid, apply it; memory outside the window (or its
+ * attached regions) is never touched, and a refused request writes
+ * nothing. 'scratch' (FY_RMA_AM_CHUNK bytes) receives the reply's data.
+ * Returns 0, -ERANGE (a piece outside the window), -EINVAL (type or op),
+ * -EPROTO (malformed) or -ENOMEM; *kind_out gets the request's kind (0 if
+ * too short to have one), *reply_out the reply's data bytes. */
+int fy_rma_am_serve(struct fy_rma_win *w, const void *pkt, uint64_t n,
+                    char *scratch, uint32_t *kind_out, uint64_t *reply_out);
+
+/* Post the window's request receive and hook the progress engine (local).
+ * Returns 0 or -ENOMEM. */
+int fy_rma_am_init(struct fy_rma_win *w);
+/* After the window's closing barrier: drop its receive and replies. */
+void fy_rma_am_free(struct fy_rma_win *w);
+/* As fy_rma_put/get/acc/cas, for a target reached by active messages.
+ * Return 0 or a negative errno; -ERANGE when the target found the access
+ * outside its window (nothing written). */
+int fy_rma_am_put(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
+                  struct fy_dtype *odt, int target, uint64_t taddr,
+                  MPI_Count tcount, struct fy_dtype *tdt);
+int fy_rma_am_get(struct fy_rma_win *w, void *obuf, MPI_Count ocount,
+                  struct fy_dtype *odt, int target, uint64_t taddr,
+                  MPI_Count tcount, struct fy_dtype *tdt);
+int fy_rma_am_acc(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
+                  struct fy_dtype *odt, void *rbuf, MPI_Count rcount,
+                  struct fy_dtype *rdt, int target, uint64_t taddr,
+                  MPI_Count tcount, struct fy_dtype *tdt, struct fy_op *op);
+int fy_rma_am_cas(struct fy_rma_win *w, const void *obuf, const void *cbuf,
+                  void *rbuf, struct fy_dtype *dt, int target, uint64_t taddr);
+/* Wait until 'target' (-1: every target) has applied and acknowledged
+ * every request this process sent it. Returns 0 or the first error
+ * reported (also kept for fy_rma_am_error). No-op on other windows. */
+int fy_rma_am_flush(struct fy_rma_win *w, int target);
+/* The first error a flush found since the last call (0 if none); clears
+ * it. For synchronisation calls that return nothing. */
+int fy_rma_am_error(struct fy_rma_win *w);
+
+/* The optional progress thread (FERRY_RMA_THREAD). want: a window was made
+ * (am_window: one served by active messages); start: starts the thread if
+ * wanted, turning fy_mt_on on for its lifetime - the window-creating
+ * entry point calls it as its last action, so when the call did not take
+ * the library lock (fy_mt_on was off) nothing of it runs beside the
+ * thread; stop: at finalize, before the core goes down. */
+void fy_rma_thread_want(bool am_window);
+void fy_rma_thread_start(void);
+void fy_rma_thread_stop(void);
 
 #endif /* FY_RMA_H */

@@ -3,7 +3,8 @@
  * the others through /proc/<pid>/fd), the epochs (fence, locks, PSCW) on
  * the shared control block described in rma.h, and the data movement:
  * loads and stores for memory in the shared mapping, the one-sided
- * mechanism (CMA or /proc/<pid>/mem) for user memory. */
+ * mechanism (CMA or /proc/<pid>/mem) for user memory, or active messages
+ * (am.c) where neither reaches the other ranks. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +21,7 @@
 #include "p2p/p2p.h"
 #include "rma/rma.h"
 #include "util/handle.h"
+#include "util/mt.h"
 #include "util/util.h"
 #include "xfer/xfer.h"
 
@@ -51,6 +53,11 @@ static bool peek_thunk(void)
  * idle step polls it while sleeping: it must not acquire). */
 static void wait_until(bool (*take)(void *), bool (*peek)(void *), void *arg)
 {
+    if (take(arg))
+        return;
+    /* Progress needs the engine lock: accumulates come here holding only
+     * their window's lock (util/mt.h: window -> engine is in order). */
+    int locked = fy_mt_enter();
     unsigned spins = 0;
     while (!take(arg)) {
         if (fy_progress()) {
@@ -61,6 +68,7 @@ static void wait_until(bool (*take)(void *), bool (*peek)(void *), void *arg)
         s_peek_arg = arg;
         fy_progress_idle_until(&spins, peek_thunk);
     }
+    fy_mt_leave(&locked);
 }
 
 static void wake_all(const struct fy_rma_win *w)
@@ -164,12 +172,16 @@ close_fd:
 }
 
 /* Pick the mechanism for user memory once: FERRY_XFER when it names a
- * one-sided one, else CMA (unless FERRY_NO_CMA), then /proc/<pid>/mem. */
+ * one-sided one, else CMA (unless FERRY_NO_CMA), then /proc/<pid>/mem.
+ * FERRY_XFER naming a two-sided mechanism allows none: NULL (the windows
+ * then use active messages). */
 static const struct fy_xfer_ops *remote_ops(void)
 {
     if (s_remote)
         return s_remote;
     int forced = fy_xfer_parse(fy_env_str(FY_ENV_XFER));
+    if (forced >= 0 && forced != FY_XFER_CMA && forced != FY_XFER_PROCMEM)
+        return NULL;
     const struct fy_xfer_ops *cand[2] = {&fy_xfer_cma_ops,
                                          &fy_xfer_procmem_ops};
     for (int i = 0; i < 2; i++) {
@@ -205,9 +217,9 @@ static int check_remote(struct fy_rma_win *w, const struct member_info *mi)
         ssize_t n = ops->copy_remote((pid_t)mi[i].pid, &magic, mi[i].ctl,
                                      sizeof(magic), true);
         if (n != (ssize_t)sizeof(magic) || magic != FY_RMA_MAGIC) {
-            FY_ERROR("MPI_Win_create: %s cannot read rank %d (pid %d): %s",
-                     ops->name, i, (int)mi[i].pid,
-                     n < 0 ? strerror((int)-n) : "bad control block");
+            FY_INFO("MPI_Win_create: %s cannot read rank %d (pid %d): %s",
+                    ops->name, i, (int)mi[i].pid,
+                    n < 0 ? strerror((int)-n) : "bad control block");
             return n < 0 ? (int)n : -EPROTO;
         }
     }
@@ -216,6 +228,7 @@ static int check_remote(struct fy_rma_win *w, const struct member_info *mi)
 
 static void win_release(struct fy_rma_win *w)
 {
+    fy_rma_am_free(w);
     if (w->map)
         munmap(w->map, w->map_len);
     if (w->comm)
@@ -332,10 +345,27 @@ int fy_rma_win_create(struct fy_comm *parent, int flavor, MPI_Aint size,
     me.ctl = (uint64_t)(uintptr_t)w->map;
     rc = fy_coll_allgather(&me, sizeof(me), fy_dtype_get(MPI_BYTE), mi,
                            sizeof(me), fy_dtype_get(MPI_BYTE), w->comm, NULL);
-    if (!rc && !in_shm && n > 1)
-        rc = agree(w->comm, check_remote(w, mi));
+    if (!rc && !in_shm && n > 1 &&
+        agree(w->comm, remote_ops() ? check_remote(w, mi) : -EPERM) != 0) {
+        /* No single-copy mechanism reaches every member: the targets
+         * serve requests themselves (active messages) - unless the job
+         * was forced onto a one-sided mechanism (a test forced onto a
+         * mechanism must not pass on another one). */
+        int forced = fy_xfer_parse(fy_env_str(FY_ENV_XFER));
+        if (fy_env_int(FY_ENV_XFER_REQUIRE) &&
+            (forced == FY_XFER_CMA || forced == FY_XFER_PROCMEM))
+            fy_fatal(77,
+                     "FERRY_XFER_REQUIRE: %s does not reach the window's "
+                     "ranks; not falling back to active messages",
+                     fy_xfer_registry[forced]->name);
+        rc = agree(w->comm, fy_rma_am_init(w));
+        if (!rc)
+            FY_INFO("MPI window on user memory: active messages (no cma or "
+                    "procmem between its ranks)");
+    }
     if (rc)
         goto undo;
+    fy_rma_thread_want(w->am != NULL);
     if (fy_handle_alloc(&s_wins, w, &w->handle) != 0) {
         rc = -ENOMEM;
         goto undo;
@@ -367,6 +397,7 @@ int fy_rma_win_free(struct fy_rma_win *w)
 
 void fy_rma_finalize(void)
 {
+    fy_rma_thread_stop();
     while (s_live) {
         struct fy_rma_win *w = s_live;
         s_live = w->next;
@@ -386,6 +417,7 @@ int fy_rma_fence(struct fy_rma_win *w, int assert)
     /* Our stores to any window memory are visible before the barrier lets
      * anyone past; theirs are visible to us after it. */
     atomic_thread_fence(memory_order_seq_cst);
+    (void)fy_rma_am_flush(w, -1); /* errors: fy_rma_am_error */
     int rc = fy_coll_barrier(w->comm, NULL);
     atomic_thread_fence(memory_order_seq_cst);
     w->fence = !(assert &MPI_MODE_NOSUCCEED);
@@ -449,6 +481,7 @@ void fy_rma_lock(struct fy_rma_win *w, int type, int target, int assert)
 
 void fy_rma_unlock(struct fy_rma_win *w, int target)
 {
+    (void)fy_rma_am_flush(w, target); /* applied before the lock goes */
     atomic_thread_fence(memory_order_seq_cst); /* the epoch's operations */
     if (!w->nocheck[target]) {
         unlock_one(w, target, w->lockmode[target] == 2);
@@ -469,6 +502,7 @@ void fy_rma_lock_all(struct fy_rma_win *w, int assert)
 
 void fy_rma_unlock_all(struct fy_rma_win *w)
 {
+    (void)fy_rma_am_flush(w, -1);
     atomic_thread_fence(memory_order_seq_cst);
     if (!w->lock_all_nocheck) {
         for (int t = 0; t < w->size; t++)
@@ -480,7 +514,7 @@ void fy_rma_unlock_all(struct fy_rma_win *w)
 
 void fy_rma_flush(struct fy_rma_win *w)
 {
-    (void)w;
+    (void)fy_rma_am_flush(w, -1);
     atomic_thread_fence(memory_order_seq_cst);
 }
 
@@ -528,6 +562,9 @@ void fy_rma_start(struct fy_rma_win *w, int n, const int *ranks)
 
 void fy_rma_complete(struct fy_rma_win *w)
 {
+    for (int t = 0; t < w->size; t++)
+        if (w->access[t])
+            (void)fy_rma_am_flush(w, t);
     atomic_thread_fence(memory_order_seq_cst);
     for (int t = 0; t < w->size; t++) {
         if (!w->access[t])
@@ -692,6 +729,10 @@ int fy_rma_put(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
     const struct fy_rma_peer *p = &w->peers[target];
     MPI_Count bytes = ocount * odt->size;
     void *dst = (void *)(uintptr_t)taddr;
+    if (w->am && !p->direct)
+        return bytes ? fy_rma_am_put(w, obuf, ocount, odt, target, taddr,
+                                     tcount, tdt)
+                     : 0;
     if (bytes == 0)
         return 0;
     if (p->direct && odt->contig && tdt->contig) {
@@ -723,6 +764,10 @@ int fy_rma_get(struct fy_rma_win *w, void *obuf, MPI_Count ocount,
     const struct fy_rma_peer *p = &w->peers[target];
     MPI_Count bytes = tcount * tdt->size;
     const void *src = (const void *)(uintptr_t)taddr;
+    if (w->am && !p->direct)
+        return bytes ? fy_rma_am_get(w, obuf, ocount, odt, target, taddr,
+                                     tcount, tdt)
+                     : 0;
     if (bytes == 0)
         return 0;
     if (p->direct && odt->contig && tdt->contig) {
@@ -809,15 +854,29 @@ static int acc_small(struct fy_rma_win *w, const void *obuf, void *rbuf,
     return rc;
 }
 
+/* On a window served by active messages, remote accumulates are applied
+ * by the progress engine under the engine lock (am.c), not under the
+ * accumulate lock word; this rank's own accumulates on its window take the
+ * engine lock too, so the two stay atomic with respect to each other under
+ * MPI_THREAD_MULTIPLE's finer locks (the entry point holds only the window
+ * lock; window -> engine is util/mt.h's order). */
+#define AM_SELF_LOCK(w)                                                        \
+    int am_self_guard_ __attribute__((cleanup(fy_mt_leave), unused)) =         \
+        (w)->am ? fy_mt_enter() : FY_MT_NOLOCK
+
 int fy_rma_acc(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
                struct fy_dtype *odt, void *rbuf, MPI_Count rcount,
                struct fy_dtype *rdt, int target, uint64_t taddr,
                MPI_Count tcount, struct fy_dtype *tdt, struct fy_op *op)
 {
+    AM_SELF_LOCK(w);
     const struct fy_rma_peer *p = &w->peers[target];
     MPI_Count bytes = tcount * tdt->size;
     if (bytes == 0)
         return 0;
+    if (w->am && !p->direct)
+        return fy_rma_am_acc(w, obuf, ocount, odt, rbuf, rcount, rdt, target,
+                             taddr, tcount, tdt, op);
     bool no_op = op->handle == MPI_NO_OP;
     if (p->direct && bytes <= ACC_SMALL && flat(tcount, tdt, bytes) &&
         (no_op || flat(ocount, odt, bytes)) &&
@@ -870,11 +929,14 @@ free_bufs:
 int fy_rma_cas(struct fy_rma_win *w, const void *obuf, const void *cbuf,
                void *rbuf, struct fy_dtype *dt, int target, uint64_t taddr)
 {
+    AM_SELF_LOCK(w);
     const struct fy_rma_peer *p = &w->peers[target];
     size_t n = (size_t)dt->size;
     char old[64];
     if (n > sizeof(old))
         return -EINVAL;
+    if (w->am && !p->direct)
+        return fy_rma_am_cas(w, obuf, cbuf, rbuf, dt, target, taddr);
     acc_lock(w, target);
     int rc = 0;
     if (p->direct) {

@@ -112,12 +112,37 @@ struct fy_env_var fy_env[FY_ENV_COUNT] = {
     [FY_ENV_TCP_QUEUE] = {"FERRY_TCP_QUEUE", FY_ENV_SIZE, "4194304",
                           "bytes a rank queues for one peer's TCP socket "
                           "before the channel pushes back (64 KiB to 1 GiB)"},
+    [FY_ENV_PIN_MAX] = {"FERRY_PIN_MAX", FY_ENV_SIZE, "64M",
+                        "pin-down cache: bytes of registered (pinned) memory "
+                        "per process, half for sends and half for receives "
+                        "(0: unbounded)"},
+    [FY_ENV_PIN_SEND_MAX] = {"FERRY_PIN_SEND_MAX", FY_ENV_SIZE, "0",
+                             "pin-down cache: send budget in bytes (0: "
+                             "unbounded), overriding half of FERRY_PIN_MAX "
+                             "when set"},
+    [FY_ENV_PIN_RECV_MAX] = {"FERRY_PIN_RECV_MAX", FY_ENV_SIZE, "0",
+                             "pin-down cache: receive budget in bytes (0: "
+                             "unbounded), overriding half of FERRY_PIN_MAX "
+                             "when set"},
+    [FY_ENV_PIN_CACHE] = {"FERRY_PIN_CACHE", FY_ENV_BOOL, "1",
+                          "pin-down cache: keep registrations after use "
+                          "(0: deregister at every release)"},
+    [FY_ENV_MT_LOCKS] = {"FERRY_MT_LOCKS", FY_ENV_STRING, "fine",
+                         "MPI_THREAD_MULTIPLE: fine (engine, object, "
+                         "window and file locks; lock-free queries) or "
+                         "global (one library lock for every call)"},
     [FY_ENV_RECV_WRITE_MIN] = {"FERRY_RECV_WRITE_MIN", FY_ENV_SIZE, "8192",
                                "smallest receive buffer offered to its "
                                "sender for the write protocol"},
     [FY_ENV_BOOT] = {"FERRY_BOOT", FY_ENV_STRING, "auto",
                      "how the job starts: auto (from the launcher's "
                      "variables), ferry, pmi2, pmi1, pmix or singleton"},
+    [FY_ENV_RMA_THREAD] = {"FERRY_RMA_THREAD", FY_ENV_STRING, "auto",
+                           "one-sided progress thread, for passive target "
+                           "on windows served by active messages (no cma "
+                           "or procmem): auto (start it when such a window "
+                           "exists), 1 (with any window), 0 (never: the "
+                           "target progresses only inside MPI calls)"},
 };
 
 int fy_parse_size(const char *s, long long *out)
@@ -211,6 +236,11 @@ int fy_env_load(void)
         return -EINVAL;
     }
     fy_log_threshold = (enum fy_log_level)l;
+    const char *rt = fy_env_str(FY_ENV_RMA_THREAD);
+    if (strcmp(rt, "auto") && strcmp(rt, "0") && strcmp(rt, "1")) {
+        FY_ERROR("FERRY_RMA_THREAD='%s' is not one of auto, 0, 1", rt);
+        return -EINVAL;
+    }
     return 0;
 }
 

@@ -104,6 +104,12 @@ enum fy_env_id {
     FY_ENV_NODES,
     FY_ENV_NET,
     FY_ENV_TCP_QUEUE,
+    FY_ENV_PIN_MAX,
+    FY_ENV_PIN_SEND_MAX,
+    FY_ENV_PIN_RECV_MAX,
+    FY_ENV_PIN_CACHE,
+    FY_ENV_RMA_THREAD,
+    FY_ENV_MT_LOCKS,
     FY_ENV_COUNT
 };
 

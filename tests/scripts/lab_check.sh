@@ -25,10 +25,14 @@
 #     every job ran and checked its results, the report has both tables
 #     with numbers, FILE holds coll_cma_min and coll_slice_min and still
 #     the other key, and ferry-info shows both from the tuning file.
+#   lab_check.sh pin FERRY_BENCH FILE
+#     --pin --quick: FILE gets the pin-down cache table with a non-zero
+#     MB/s at 100 % and 0 % hits for each size, 4 KiB to 4 MiB, and the
+#     counters: the 100 % mode hit, the 0 % mode only missed.
 . "$(dirname "$0")/lib.sh"
 mode=$1 bench=$2 out=$3
 [[ -x $bench && -n $out ]] ||
-    mt_fail "usage: lab_check.sh smoke|tune|protocols|ops|coll FERRY_BENCH OUT"
+    mt_fail "usage: lab_check.sh smoke|tune|protocols|ops|coll|pin FERRY_BENCH OUT"
 # A launcher's variables would make ferry-bench join a job: it forks its own.
 unset FERRY_RANK FERRY_SIZE FERRY_JOBID FERRY_NCPUS FERRY_SHM_FD
 
@@ -133,6 +137,27 @@ coll)
     grep -Eq "FERRY_COLL_SLICE_MIN +$slice B \(tuning file\)" <<<"$info" ||
         mt_fail "ferry-info does not show coll_slice_min $slice from the file"
     cat "$out"
+    ;;
+pin)
+    "$bench" --pin --quick --repeats 1 >"$out" ||
+        mt_fail "ferry-bench --pin exited $?"
+    cat "$out"
+    if grep -q '^Not measured: mlock failed' "$out"; then
+        echo "lab_check pin: SKIP: mlock not allowed here"
+        exit 77
+    fi
+    num='[0-9]+\.[0-9]+'
+    for size in '4 KiB' '16 KiB' '64 KiB' '256 KiB' '1 MiB' '4 MiB'; do
+        grep -Eq "^\| $size \|( *-?$num \|){5}\$" "$out" ||
+            mt_fail "no complete row '$size' in the table"
+    done
+    if grep -E '^\| [0-9]+ [KM]iB \|' "$out" | grep -Eq '\| 0\.0 \|'; then
+        mt_fail "a transfer loop measured 0.0 MB/s"
+    fi
+    grep -Eq '^\| 100% hit \| [1-9][0-9]* \| [0-9]+ \| 0 \|' "$out" ||
+        mt_fail "the 100% mode did not hit without evicting"
+    grep -Eq '^\| 0% hit \| 0 \| [1-9][0-9]* \| [1-9][0-9]* \|' "$out" ||
+        mt_fail "the 0% mode did not miss and evict every time"
     ;;
 *)
     mt_fail "unknown mode $mode"

@@ -1,0 +1,1017 @@
+/* SPDX-License-Identifier: MIT */
+/* One-sided operations by active messages, for windows on user memory
+ * (MPI_Win_create, dynamic windows) when no single-copy mechanism reaches
+ * the target (FERRY_XFER=shmbuf|queue|net, ptrace restrictions): the
+ * origin sends request packets through point-to-point on the window's
+ * private context, and the target applies them in its progress engine
+ * (any MPI call, or the optional progress thread below), after checking
+ * every field against its own window. Locks and PSCW counters stay in the
+ * window's shared control block (win.c): they need no target. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdalign.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <time.h>
+
+#include "chan/chan.h"
+#include "p2p/p2p.h"
+#include "rma/rma.h"
+#include "util/mt.h"
+#include "util/util.h"
+
+#define AM_PKT_MAX                                                             \
+    (sizeof(struct fy_rma_am_hdr) +                                            \
+     FY_RMA_AM_NSEG * sizeof(struct fy_rma_am_seg) + FY_RMA_AM_CHUNK)
+#define AM_REPLY_MAX (sizeof(struct fy_rma_am_reply) + FY_RMA_AM_CHUNK)
+
+/* A packet on its way (the sender keeps its buffer until sent). */
+struct am_send {
+    struct fy_req *req;
+    struct am_send *next;
+    alignas(8) char buf[];
+};
+
+/* Invariants (one process; the engine lock of util/mt.h serialises the
+ * main thread's origin operations (AM_ENGINE_LOCK), its own accumulates on
+ * its window (win.c's AM_SELF_LOCK) and the progress thread's passes):
+ * - rx is always a posted receive (ANY_SOURCE, FY_RMA_AM_TAG_REQ) into rxbuf,
+ *   except while the hook handles what it delivered;
+ * - err[o]: the first error of origin o's requests since the last reply
+ *   to o (target side);
+ * - origin side, per target t: nsent[t] counts the requests sent to t,
+ *   nacked[t] the highest of those known applied (a reply to request k
+ *   means t applied 1..k: it serves one origin in order); flush asks t
+ *   only when nsent[t] > nacked[t];
+ * - tx: this origin's requests still being sent (their buffers), at most
+ *   AM_DEPTH;
+ * - every reply comes back with the tag its request named (a fresh one
+ *   per request), so replies never depend on the order receives were
+ *   posted in (threads of a MULTIPLE program may interleave). */
+struct fy_rma_am {
+    struct fy_rma_win *w;
+    struct fy_req *rx;
+    char *rxbuf;   /* AM_PKT_MAX */
+    char *scratch; /* target: the target's current bytes (FY_RMA_AM_CHUNK) */
+    struct am_send *sends; /* target: replies on their way */
+    int *err;
+    uint64_t *nsent, *nacked;
+    struct am_send *tx;
+    int ntx;
+    int tag;        /* last reply tag handed out */
+    int origin_err; /* first error a reply brought back (origin side) */
+    struct fy_rma_am *next;
+};
+
+/* Origin-side operations run under the engine lock: the entry point's
+ * window-lock guard (FY_MT_WIN) does not cover point-to-point, and window
+ * -> engine is the lock order of util/mt.h. */
+#define AM_ENGINE_LOCK() FY_MT_ENTER()
+
+static struct fy_rma_am *s_ams; /* every window served by active messages */
+static bool s_in_hook;
+static unsigned long s_handled; /* requests applied (progress thread) */
+
+static void am_progress(void);
+
+/* ---- the target --------------------------------------------------------- */
+
+static int post_rx(struct fy_rma_am *am)
+{
+    struct fy_rma_win *w = am->w;
+    return fy_p2p_irecv(am->rxbuf, (MPI_Count)AM_PKT_MAX,
+                        fy_dtype_get(MPI_BYTE), MPI_ANY_SOURCE,
+                        FY_RMA_AM_TAG_REQ, w->comm, w->comm->ctx, &am->rx);
+}
+
+/* Whether [addr, addr + len) lies inside this rank's window memory. */
+static bool in_window(const struct fy_rma_win *w, uint64_t addr, uint64_t len)
+{
+    if (len == 0 || len > FY_RMA_AM_CHUNK)
+        return false;
+    if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC) {
+        uint64_t base = (uint64_t)(uintptr_t)w->base;
+        uint64_t size = (uint64_t)w->wsize;
+        return addr >= base && len <= size && addr - base <= size - len;
+    }
+    const struct fy_rma_slot *s = &w->slot[w->rank]; /* ours: no seqlock */
+    uint32_t n = FY_MIN(s->nattach, (uint32_t)FY_RMA_ATTACH_MAX);
+    for (uint32_t i = 0; i < n; i++) {
+        struct fy_rma_region r = s->attach[i];
+        if (addr >= r.base && len <= r.size && addr - r.base <= r.size - len)
+            return true;
+    }
+    return false;
+}
+
+static void gather(const struct fy_rma_am_seg *sg, uint32_t n, char *out)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        memcpy(out, (const void *)(uintptr_t)sg[i].addr, (size_t)sg[i].len);
+        out += sg[i].len;
+    }
+}
+
+static void scatter(const struct fy_rma_am_seg *sg, uint32_t n, const char *in)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        memcpy((void *)(uintptr_t)sg[i].addr, in, (size_t)sg[i].len);
+        in += sg[i].len;
+    }
+}
+
+/* Send a reply to origin o: err, o's pending error, then 'data' (bytes)
+ * unless err. Failing to send is fatal for the pair (the origin
+ * waits for it), so it ends the job like a lost peer would. */
+static void reply(struct fy_rma_am *am, int o, int tag, int err,
+                  const void *data, uint64_t bytes)
+{
+    struct am_send *s =
+        malloc(sizeof(*s) + sizeof(struct fy_rma_am_reply) + bytes);
+    if (!s)
+        fy_fatal(1, "MPI one-sided: out of memory for a reply to rank %d", o);
+    struct fy_rma_am_reply rp = {
+        .err = err, .earlier = am->err[o], .bytes = err ? 0 : bytes};
+    am->err[o] = 0;
+    memcpy(s->buf, &rp, sizeof(rp));
+    if (rp.bytes)
+        memcpy(s->buf + sizeof(rp), data, (size_t)bytes);
+    struct fy_rma_win *w = am->w;
+    int rc = fy_p2p_isend(s->buf, (MPI_Count)(sizeof(rp) + rp.bytes),
+                          fy_dtype_get(MPI_BYTE), o, tag, w->comm, w->comm->ctx,
+                          FY_SEND_STANDARD, &s->req);
+    if (rc)
+        fy_fatal(1, "MPI one-sided: cannot reply to rank %d: %s", o,
+                 strerror(-rc));
+    s->next = am->sends;
+    am->sends = s;
+}
+
+/* Combine one chunk: cur (the target's packed bytes) = data op cur,
+ * element by element of the predefined type u. */
+static int combine(struct fy_op *op, struct fy_dtype *u, const char *data,
+                   char *cur, uint64_t bytes)
+{
+    MPI_Count k = (MPI_Count)(bytes / (uint64_t)u->size);
+    if (u->contig)
+        return fy_op_apply(op, data, cur, k, u);
+    /* A value-index pair: packed pairs are tighter than the type's
+     * layout, which the op expects. */
+    size_t span = (size_t)(k * u->extent);
+    char *in = malloc(span), *io = malloc(span);
+    int rc = -ENOMEM;
+    if (in && io) {
+        fy_dtype_unpack(data, (MPI_Count)bytes, in, k, u);
+        fy_dtype_unpack(cur, (MPI_Count)bytes, io, k, u);
+        rc = fy_op_apply(op, in, io, k, u);
+        if (!rc)
+            fy_dtype_pack(io, k, u, cur);
+    }
+    free(in);
+    free(io);
+    return rc;
+}
+
+int fy_rma_am_serve(struct fy_rma_win *w, const void *pkt, uint64_t n,
+                    char *scratch, uint32_t *kind_out, uint64_t *reply_out)
+{
+    struct fy_rma_am_hdr h;
+    *kind_out = 0;
+    *reply_out = 0;
+    if (n < sizeof(h))
+        return -EPROTO;
+    memcpy(&h, pkt, sizeof(h));
+    *kind_out = h.kind;
+    int err = 0;
+    const struct fy_rma_am_seg *sg =
+        (const struct fy_rma_am_seg *)((const char *)pkt +
+                                       sizeof(struct fy_rma_am_hdr));
+    struct fy_op *op = NULL;
+    struct fy_dtype *u = NULL;
+    uint64_t dlen = 0;
+    const char *data = NULL;
+    if (h.kind < FY_RMA_AM_PUT || h.kind > FY_RMA_AM_FLUSH ||
+        h.nseg > FY_RMA_AM_NSEG || h.bytes > FY_RMA_AM_CHUNK) {
+        err = -EPROTO;
+        goto done;
+    }
+    if ((h.kind == FY_RMA_AM_GET || h.kind == FY_RMA_AM_GACC ||
+         h.kind == FY_RMA_AM_CAS || h.kind == FY_RMA_AM_FLUSH) &&
+        (h.tag < FY_RMA_AM_TAG_REPLY || h.tag > FY_RMA_AM_TAG_MAX)) {
+        err = -EPROTO;
+        goto done;
+    }
+    if (h.kind == FY_RMA_AM_FLUSH) {
+        if (n != sizeof(h))
+            err = -EPROTO;
+        goto done;
+    }
+    if (h.kind == FY_RMA_AM_ACC || h.kind == FY_RMA_AM_GACC ||
+        h.kind == FY_RMA_AM_CAS) {
+        u = fy_dtype_get((MPI_Datatype)h.type);
+        if (!u || !u->builtin || u->size <= 0 || h.bytes % (uint64_t)u->size) {
+            err = -EINVAL;
+            goto done;
+        }
+    }
+    if (h.kind == FY_RMA_AM_ACC || h.kind == FY_RMA_AM_GACC) {
+        op = fy_op_get((MPI_Op)h.op);
+        if (!op || !fy_op_valid_for_accumulate(op, u)) {
+            err = -EINVAL;
+            goto done;
+        }
+    }
+    if (h.kind == FY_RMA_AM_PUT || (op && op->handle != MPI_NO_OP))
+        dlen = h.bytes;
+    else if (h.kind == FY_RMA_AM_CAS)
+        dlen = 2 * h.bytes;
+    if (h.kind == FY_RMA_AM_CAS && (h.nseg != 1 || h.bytes > 16)) {
+        err = -EPROTO;
+        goto done;
+    }
+    if (n != sizeof(h) + h.nseg * sizeof(struct fy_rma_am_seg) + dlen) {
+        err = -EPROTO;
+        goto done;
+    }
+    data = (const char *)(sg + h.nseg);
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < h.nseg; i++) {
+        if (!in_window(w, sg[i].addr, sg[i].len)) {
+            err = -ERANGE; /* nothing of this request is applied */
+            goto done;
+        }
+        sum += sg[i].len;
+    }
+    if (sum != h.bytes) {
+        err = -EPROTO;
+        goto done;
+    }
+    switch (h.kind) {
+    case FY_RMA_AM_PUT:
+        scatter(sg, h.nseg, data);
+        break;
+    case FY_RMA_AM_GET:
+        gather(sg, h.nseg, scratch);
+        break;
+    case FY_RMA_AM_ACC:
+    case FY_RMA_AM_GACC:
+        if (op->handle == MPI_REPLACE && h.kind == FY_RMA_AM_ACC) {
+            scatter(sg, h.nseg, data);
+            break;
+        }
+        gather(sg, h.nseg, scratch);
+        if (op->handle == MPI_NO_OP)
+            break;
+        if (h.kind == FY_RMA_AM_GACC) {
+            /* The old contents go back: combine into a copy. */
+            char *cur = malloc(h.bytes ? h.bytes : 1);
+            if (!cur) {
+                err = -ENOMEM;
+                break;
+            }
+            memcpy(cur, scratch, h.bytes);
+            err = op->handle == MPI_REPLACE
+                      ? (memcpy(cur, data, h.bytes), 0)
+                      : combine(op, u, data, cur, h.bytes);
+            if (!err)
+                scatter(sg, h.nseg, cur);
+            free(cur);
+        } else {
+            err = combine(op, u, data, scratch, h.bytes);
+            if (!err)
+                scatter(sg, h.nseg, scratch);
+        }
+        break;
+    case FY_RMA_AM_CAS: {
+        void *t = (void *)(uintptr_t)sg[0].addr;
+        memcpy(scratch, t, h.bytes);
+        if (memcmp(scratch, data + h.bytes, h.bytes) == 0)
+            memcpy(t, data, h.bytes);
+        break;
+    }
+    }
+done:
+    *reply_out = h.kind == FY_RMA_AM_FLUSH || err ? 0 : h.bytes;
+    return err;
+}
+
+/* Serve one request of origin o (n bytes in rxbuf) and answer it. */
+static void handle(struct fy_rma_am *am, int o, uint64_t n)
+{
+    uint32_t kind;
+    uint64_t rbytes;
+    int err = fy_rma_am_serve(am->w, am->rxbuf, n, am->scratch, &kind, &rbytes);
+    if (err && err != -ERANGE)
+        FY_WARN("MPI one-sided: bad request from rank %d (kind %u, %llu "
+                "bytes): %s",
+                o, kind, (unsigned long long)n, strerror(-err));
+    bool replies = kind == FY_RMA_AM_GET || kind == FY_RMA_AM_GACC ||
+                   kind == FY_RMA_AM_CAS || kind == FY_RMA_AM_FLUSH;
+    struct fy_rma_am_hdr h = {0};
+    if (n >= sizeof(h))
+        memcpy(&h, am->rxbuf, sizeof(h));
+    if (replies && h.tag >= FY_RMA_AM_TAG_REPLY && h.tag <= FY_RMA_AM_TAG_MAX)
+        reply(am, o, (int)h.tag, err, am->scratch, rbytes);
+    else if (err && !am->err[o])
+        am->err[o] = err;
+    s_handled++;
+}
+
+static void reap_sends(struct fy_rma_am *am)
+{
+    for (struct am_send **pp = &am->sends; *pp;) {
+        struct am_send *s = *pp;
+        if (!s->req->complete) {
+            pp = &s->next;
+            continue;
+        }
+        *pp = s->next;
+        fy_req_free(s->req);
+        free(s);
+    }
+}
+
+/* The progress engine's hook: apply every request that arrived. Not
+ * re-entered (replies are started from here). */
+static void am_progress(void)
+{
+    if (s_in_hook)
+        return;
+    s_in_hook = true;
+    for (struct fy_rma_am *am = s_ams; am; am = am->next) {
+        if (am->sends)
+            reap_sends(am);
+        while (am->rx && am->rx->complete) {
+            struct fy_req *r = am->rx;
+            int src = r->st_source;
+            uint64_t n = (uint64_t)r->st_bytes;
+            int rerr = r->err;
+            fy_req_free(r);
+            am->rx = NULL;
+            if (rerr) {
+                /* Longer than any request: not ours to parse. */
+                FY_WARN("MPI one-sided: oversized request from rank %d", src);
+                if (src >= 0 && src < am->w->size && !am->err[src])
+                    am->err[src] = -EPROTO;
+            } else {
+                handle(am, src, n);
+            }
+            int rc = post_rx(am);
+            if (rc)
+                fy_fatal(1, "MPI one-sided: cannot post a receive: %s",
+                         strerror(-rc));
+        }
+    }
+    s_in_hook = false;
+}
+
+/* ---- creation ------------------------------------------------------------ */
+
+int fy_rma_am_init(struct fy_rma_win *w)
+{
+    struct fy_rma_am *am = calloc(1, sizeof(*am));
+    if (!am)
+        return -ENOMEM;
+    am->w = w;
+    am->rxbuf = malloc(AM_PKT_MAX);
+    am->scratch = malloc(FY_RMA_AM_CHUNK);
+    am->err = calloc((size_t)w->size, sizeof(int));
+    am->nsent = calloc((size_t)w->size, sizeof(uint64_t));
+    am->nacked = calloc((size_t)w->size, sizeof(uint64_t));
+    am->tag = FY_RMA_AM_TAG_REPLY;
+    int rc = -ENOMEM;
+    if (am->rxbuf && am->scratch && am->err && am->nsent && am->nacked)
+        rc = post_rx(am);
+    if (rc) {
+        free(am->rxbuf);
+        free(am->scratch);
+        free(am->err);
+        free(am->nsent);
+        free(am->nacked);
+        free(am);
+        return rc;
+    }
+    w->am = am;
+    am->next = s_ams;
+    s_ams = am;
+    fy_p2p_rma_hook = am_progress;
+    return 0;
+}
+
+void fy_rma_am_free(struct fy_rma_win *w)
+{
+    struct fy_rma_am *am = w->am;
+    if (!am)
+        return;
+    for (struct fy_rma_am **pp = &s_ams; *pp; pp = &(*pp)->next)
+        if (*pp == am) {
+            *pp = am->next;
+            break;
+        }
+    if (!s_ams)
+        fy_p2p_rma_hook = NULL;
+    if (am->rx) {
+        /* A request that matched already (an erroneous program's, sent
+         * after the window's last epoch) still lands in rxbuf: let it. */
+        fy_p2p_cancel_recv(am->rx);
+        fy_req_wait(am->rx);
+        fy_req_free(am->rx);
+    }
+    /* Replies were received before their origins let the window go (the
+     * window's free is collective); wait for the last sends to finish. */
+    for (int k = 0; k < 2; k++)
+        for (struct am_send *s = k ? am->tx : am->sends, *nx; s; s = nx) {
+            nx = s->next;
+            fy_req_wait(s->req);
+            fy_req_free(s->req);
+            free(s);
+        }
+    free(am->rxbuf);
+    free(am->scratch);
+    free(am->err);
+    free(am->nsent);
+    free(am->nacked);
+    free(am);
+    w->am = NULL;
+}
+
+/* ---- the origin ---------------------------------------------------------- */
+
+/* Describe packed bytes [done, done + limit) of tcount elements of tdt at
+ * target address taddr as at most FY_RMA_AM_NSEG pieces, cut to a multiple of
+ * 'elem' bytes. Returns the data bytes covered (> 0) or a negative errno. */
+static int64_t pieces(uint64_t taddr, MPI_Count tcount,
+                      const struct fy_dtype *tdt, MPI_Count done,
+                      uint64_t limit, uint64_t elem, struct fy_rma_am_seg *sg,
+                      uint32_t *nseg_out)
+{
+    struct iovec iov[FY_RMA_AM_NSEG];
+    MPI_Count b = 0;
+    int k = fy_dtype_iov((void *)(uintptr_t)taddr, tcount, tdt, done, iov,
+                         FY_RMA_AM_NSEG, &b);
+    if (k <= 0 || b <= 0)
+        return -EIO;
+    uint64_t total = 0;
+    uint32_t n = 0;
+    for (int i = 0; i < k && total < limit; i++) {
+        uint64_t len = FY_MIN((uint64_t)iov[i].iov_len, limit - total);
+        sg[n++] =
+            (struct fy_rma_am_seg){(uint64_t)(uintptr_t)iov[i].iov_base, len};
+        total += len;
+    }
+    uint64_t cut = total % elem;
+    while (cut && n) {
+        uint64_t d = FY_MIN(cut, sg[n - 1].len);
+        sg[n - 1].len -= d;
+        total -= d;
+        cut -= d;
+        if (!sg[n - 1].len)
+            n--;
+    }
+    if (!total)
+        return -EINVAL; /* an element wider than FY_RMA_AM_NSEG pieces */
+    *nseg_out = n;
+    return (int64_t)total;
+}
+
+static void note_err(struct fy_rma_am *am, int err)
+{
+    if (err && !am->origin_err)
+        am->origin_err = err;
+}
+
+/* Requests up to this size are sent from the stack with the blocking
+ * fast path; larger ones from a heap buffer, asynchronously. */
+#define AM_SMALL 2048
+/* Asynchronous requests of one origin in flight at most. */
+#define AM_DEPTH 4
+/* Get chunks whose replies are awaited at once. */
+#define AM_GET_DEPTH 4
+
+static int next_tag(struct fy_rma_am *am)
+{
+    am->tag =
+        am->tag >= FY_RMA_AM_TAG_MAX ? FY_RMA_AM_TAG_REPLY + 1 : am->tag + 1;
+    return am->tag;
+}
+
+/* Free the asynchronous requests that went out; with 'all', wait for
+ * every one first. */
+static void reap_tx(struct fy_rma_am *am, bool all)
+{
+    for (struct am_send **pp = &am->tx; *pp;) {
+        struct am_send *s = *pp;
+        if (!s->req->complete && !all) {
+            pp = &s->next;
+            continue;
+        }
+        fy_req_wait(s->req);
+        *pp = s->next;
+        fy_req_free(s->req);
+        free(s);
+        am->ntx--;
+    }
+}
+
+/* Ring target's doorbell: its progress thread may sleep on it even when
+ * ranks do not sleep (peers ring only sleeping ranks' bells then). */
+static void ring(struct fy_rma_am *am, int target)
+{
+    fy_wake_slow(am->w->peers[target].world);
+}
+
+/* Send a request of len bytes at pkt (its header already in place).
+ * Small ones go at once from the caller's buffer; 'heap' ones (an
+ * am_send whose buf is pkt) go asynchronously and are owned by am->tx
+ * from here on. Counts the request: *seq_out gets its number. */
+static int send_req(struct fy_rma_am *am, int target, char *pkt, uint64_t len,
+                    struct am_send *heap, uint64_t *seq_out)
+{
+    struct fy_rma_win *w = am->w;
+    int rc;
+    if (!heap) {
+        rc = fy_p2p_send(pkt, (MPI_Count)len, fy_dtype_get(MPI_BYTE), target,
+                         FY_RMA_AM_TAG_REQ, w->comm, w->comm->ctx,
+                         FY_SEND_STANDARD);
+    } else {
+        /* Progress until one of ours is out (not fy_req_wait on one of
+         * them: under MULTIPLE another thread may reap it meanwhile). */
+        unsigned spins = 0;
+        for (reap_tx(am, false); am->ntx >= AM_DEPTH; reap_tx(am, false)) {
+            if (fy_progress())
+                spins = 0;
+            else
+                fy_progress_idle(&spins);
+        }
+        rc = fy_p2p_isend(pkt, (MPI_Count)len, fy_dtype_get(MPI_BYTE), target,
+                          FY_RMA_AM_TAG_REQ, w->comm, w->comm->ctx,
+                          FY_SEND_STANDARD, &heap->req);
+        if (rc) {
+            free(heap);
+        } else {
+            heap->next = am->tx;
+            am->tx = heap;
+            am->ntx++;
+        }
+    }
+    ring(am, target);
+    if (!rc)
+        *seq_out = ++am->nsent[target];
+    return rc;
+}
+
+/* A packet buffer for a request of up to len bytes: the stack one when
+ * it fits, else a new am_send (*heap_out; freed by send_req or the
+ * caller on error). NULL when out of memory. */
+static char *pkt_buf(uint64_t len, char *small, struct am_send **heap_out)
+{
+    *heap_out = NULL;
+    if (len <= AM_SMALL)
+        return small;
+    struct am_send *h = malloc(sizeof(*h) + len);
+    if (!h)
+        return NULL;
+    *heap_out = h;
+    return h->buf;
+}
+
+/* Post the receive of the reply with 'tag' into buf (cap bytes). */
+static int post_reply(struct fy_rma_am *am, int target, int tag, char *buf,
+                      uint64_t cap, struct fy_req **out)
+{
+    struct fy_rma_win *w = am->w;
+    return fy_p2p_irecv(buf, (MPI_Count)cap, fy_dtype_get(MPI_BYTE), target,
+                        tag, w->comm, w->comm->ctx, out);
+}
+
+/* Wait for a reply posted with post_reply (request number seq) and check
+ * it: returns its error or a transport one; *data_out points at its want
+ * data bytes in buf. Frees r. */
+static int await_reply(struct fy_rma_am *am, int target, struct fy_req *r,
+                       const char *buf, uint64_t want, uint64_t seq,
+                       const char **data_out)
+{
+    int rc = fy_req_wait(r);
+    uint64_t got = (uint64_t)r->st_bytes;
+    fy_req_free(r);
+    if (rc)
+        return rc;
+    if (seq > am->nacked[target])
+        am->nacked[target] = seq;
+    struct fy_rma_am_reply rp;
+    if (got < sizeof(rp))
+        return -EPROTO;
+    memcpy(&rp, buf, sizeof(rp));
+    if (rp.earlier)
+        note_err(am, rp.earlier < 0 ? rp.earlier : -EPROTO);
+    if (rp.err)
+        return rp.err < 0 ? rp.err : -EPROTO;
+    if (rp.bytes != want || got != sizeof(rp) + want)
+        return -EPROTO;
+    *data_out = buf + sizeof(rp);
+    return 0;
+}
+
+/* One request with a reply of 'want' data bytes: the packet at pkt (len
+ * bytes, header in place; its tag is set here), the reply into rbuf
+ * (sizeof(reply) + want bytes). */
+static int roundtrip(struct fy_rma_am *am, int target, char *pkt, uint64_t len,
+                     struct am_send *heap, char *rbuf, uint64_t want,
+                     const char **data_out)
+{
+    struct fy_rma_am_hdr h;
+    memcpy(&h, pkt, sizeof(h));
+    h.tag = (uint32_t)next_tag(am);
+    memcpy(pkt, &h, sizeof(h));
+    struct fy_req *r;
+    /* Posted first: the reply may come while a large request is sent. */
+    int rc = post_reply(am, target, (int)h.tag, rbuf,
+                        sizeof(struct fy_rma_am_reply) + want, &r);
+    if (rc) {
+        free(heap);
+        return rc;
+    }
+    uint64_t seq = 0;
+    rc = send_req(am, target, pkt, len, heap, &seq);
+    if (rc) {
+        fy_p2p_cancel_recv(r);
+        fy_req_wait(r);
+        fy_req_free(r);
+        return rc;
+    }
+    return await_reply(am, target, r, rbuf, want, seq, data_out);
+}
+
+/* Put and accumulate: requests without a reply, chunk by chunk. */
+static int send_data(struct fy_rma_win *w, uint32_t kind, int32_t op,
+                     int32_t type, uint64_t es, const void *obuf,
+                     MPI_Count ocount, struct fy_dtype *odt, bool with_data,
+                     int target, uint64_t taddr, MPI_Count tcount,
+                     struct fy_dtype *tdt)
+{
+    struct fy_rma_am *am = w->am;
+    MPI_Count bytes = tcount * tdt->size, done = 0;
+    reap_tx(am, false);
+    while (done < bytes) {
+        struct fy_rma_am_seg sg[FY_RMA_AM_NSEG];
+        struct fy_rma_am_hdr h = {.kind = kind, .op = op, .type = type};
+        int64_t c = pieces(taddr, tcount, tdt, done, FY_RMA_AM_CHUNK / es * es,
+                           es, sg, &h.nseg);
+        if (c < 0)
+            return (int)c;
+        h.bytes = (uint64_t)c;
+        uint64_t segb = h.nseg * sizeof(struct fy_rma_am_seg);
+        uint64_t len = sizeof(h) + segb + (with_data ? h.bytes : 0);
+        alignas(8) char small[AM_SMALL];
+        struct am_send *heap;
+        char *pkt = pkt_buf(len, small, &heap);
+        if (!pkt)
+            return -ENOMEM;
+        memcpy(pkt, &h, sizeof(h));
+        memcpy(pkt + sizeof(h), sg, segb);
+        if (with_data)
+            fy_dtype_pack_range(obuf, ocount, odt, done, c,
+                                pkt + sizeof(h) + segb);
+        uint64_t seq;
+        int rc = send_req(am, target, pkt, len, heap, &seq);
+        if (rc)
+            return rc;
+        done += c;
+    }
+    return 0;
+}
+
+int fy_rma_am_put(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
+                  struct fy_dtype *odt, int target, uint64_t taddr,
+                  MPI_Count tcount, struct fy_dtype *tdt)
+{
+    AM_ENGINE_LOCK();
+    return send_data(w, FY_RMA_AM_PUT, 0, 0, 1, obuf, ocount, odt, true, target,
+                     taddr, tcount, tdt);
+}
+
+/* A get chunk whose reply is awaited. */
+struct get_chunk {
+    struct fy_req *r;
+    char *buf;
+    MPI_Count off, len;
+    uint64_t seq;
+};
+
+int fy_rma_am_get(struct fy_rma_win *w, void *obuf, MPI_Count ocount,
+                  struct fy_dtype *odt, int target, uint64_t taddr,
+                  MPI_Count tcount, struct fy_dtype *tdt)
+{
+    AM_ENGINE_LOCK();
+    struct fy_rma_am *am = w->am;
+    MPI_Count bytes = tcount * tdt->size, sent = 0;
+    struct get_chunk q[AM_GET_DEPTH];
+    int head = 0, n = 0, rc = 0;
+    /* Keep up to AM_GET_DEPTH chunks asked for, the oldest awaited. */
+    while ((sent < bytes && !rc) || n) {
+        if (sent < bytes && !rc && n < AM_GET_DEPTH) {
+            struct get_chunk *g = &q[(head + n) % AM_GET_DEPTH];
+            alignas(8) char pkt[sizeof(struct fy_rma_am_hdr) +
+                                FY_RMA_AM_NSEG * sizeof(struct fy_rma_am_seg)];
+            struct fy_rma_am_hdr h = {.kind = FY_RMA_AM_GET};
+            struct fy_rma_am_seg *sg =
+                (struct fy_rma_am_seg *)(pkt + sizeof(h));
+            int64_t c = pieces(taddr, tcount, tdt, sent, FY_RMA_AM_CHUNK, 1, sg,
+                               &h.nseg);
+            g->buf = c > 0 ? malloc(sizeof(struct fy_rma_am_reply) + (size_t)c)
+                           : NULL;
+            if (c < 0 || !g->buf) {
+                rc = c < 0 ? (int)c : -ENOMEM;
+                continue;
+            }
+            h.bytes = (uint64_t)c;
+            h.tag = (uint32_t)next_tag(am);
+            memcpy(pkt, &h, sizeof(h));
+            rc = post_reply(am, target, (int)h.tag, g->buf,
+                            sizeof(struct fy_rma_am_reply) + h.bytes, &g->r);
+            if (!rc) {
+                rc = send_req(am, target, pkt, sizeof(h) + h.nseg * sizeof(*sg),
+                              NULL, &g->seq);
+                if (rc) {
+                    fy_p2p_cancel_recv(g->r);
+                    fy_req_wait(g->r);
+                    fy_req_free(g->r);
+                }
+            }
+            if (rc) {
+                free(g->buf);
+                continue;
+            }
+            g->off = sent;
+            g->len = c;
+            sent += c;
+            n++;
+            continue;
+        }
+        struct get_chunk *g = &q[head];
+        const char *data;
+        int e = await_reply(am, target, g->r, g->buf, (uint64_t)g->len, g->seq,
+                            &data);
+        if (!e && !rc)
+            fy_dtype_unpack_range(data, g->off, g->len, obuf, ocount, odt);
+        rc = rc ? rc : e;
+        free(g->buf);
+        head = (head + 1) % AM_GET_DEPTH;
+        n--;
+    }
+    return rc;
+}
+
+int fy_rma_am_acc(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
+                  struct fy_dtype *odt, void *rbuf, MPI_Count rcount,
+                  struct fy_dtype *rdt, int target, uint64_t taddr,
+                  MPI_Count tcount, struct fy_dtype *tdt, struct fy_op *op)
+{
+    AM_ENGINE_LOCK();
+    struct fy_rma_am *am = w->am;
+    bool no_op = op->handle == MPI_NO_OP;
+    if (no_op && !rbuf)
+        return 0;
+    struct fy_dtype *u = fy_dtype_elem_type(tdt);
+    if (!u || u->size <= 0) {
+        if (op->handle != MPI_REPLACE && !no_op)
+            return -EINVAL;
+        u = fy_dtype_get(MPI_BYTE); /* replacing bytes needs no type */
+    }
+    uint64_t es = (uint64_t)u->size;
+    if (!rbuf)
+        return send_data(w, FY_RMA_AM_ACC, (int32_t)op->handle,
+                         (int32_t)u->handle, es, obuf, ocount, odt, true,
+                         target, taddr, tcount, tdt);
+    /* Get-accumulate: one chunk at a time, each answered. */
+    MPI_Count bytes = tcount * tdt->size, done = 0;
+    reap_tx(am, false);
+    while (done < bytes) {
+        struct fy_rma_am_seg sg[FY_RMA_AM_NSEG];
+        struct fy_rma_am_hdr h = {.kind = FY_RMA_AM_GACC,
+                                  .op = (int32_t)op->handle,
+                                  .type = (int32_t)u->handle};
+        int64_t c = pieces(taddr, tcount, tdt, done, FY_RMA_AM_CHUNK / es * es,
+                           es, sg, &h.nseg);
+        if (c < 0)
+            return (int)c;
+        h.bytes = (uint64_t)c;
+        uint64_t segb = h.nseg * sizeof(struct fy_rma_am_seg);
+        uint64_t len = sizeof(h) + segb + (no_op ? 0 : h.bytes);
+        alignas(8) char small[AM_SMALL];
+        struct am_send *heap;
+        char *pkt = pkt_buf(len, small, &heap);
+        char *reply = malloc(sizeof(struct fy_rma_am_reply) + h.bytes);
+        if (!pkt || !reply) {
+            free(heap);
+            free(reply);
+            return -ENOMEM;
+        }
+        memcpy(pkt, &h, sizeof(h));
+        memcpy(pkt + sizeof(h), sg, segb);
+        if (!no_op)
+            fy_dtype_pack_range(obuf, ocount, odt, done, c,
+                                pkt + sizeof(h) + segb);
+        const char *data;
+        int rc = roundtrip(am, target, pkt, len, heap, reply, h.bytes, &data);
+        if (!rc)
+            fy_dtype_unpack_range(data, done, c, rbuf, rcount, rdt);
+        free(reply);
+        if (rc)
+            return rc;
+        done += c;
+    }
+    return 0;
+}
+
+int fy_rma_am_cas(struct fy_rma_win *w, const void *obuf, const void *cbuf,
+                  void *rbuf, struct fy_dtype *dt, int target, uint64_t taddr)
+{
+    AM_ENGINE_LOCK();
+    struct fy_rma_am *am = w->am;
+    uint64_t n = (uint64_t)dt->size;
+    if (n > 16)
+        return -EINVAL;
+    struct fy_rma_am_hdr h = {.kind = FY_RMA_AM_CAS,
+                              .nseg = 1,
+                              .bytes = n,
+                              .type = (int32_t)dt->handle};
+    struct fy_rma_am_seg sg = {taddr + (uint64_t)dt->true_lb, n};
+    alignas(8) char pkt[sizeof(h) + sizeof(sg) + 32];
+    alignas(8) char reply[sizeof(struct fy_rma_am_reply) + 16];
+    memcpy(pkt, &h, sizeof(h));
+    memcpy(pkt + sizeof(h), &sg, sizeof(sg));
+    memcpy(pkt + sizeof(h) + sizeof(sg), obuf, n);
+    memcpy(pkt + sizeof(h) + sizeof(sg) + n, cbuf, n);
+    const char *data;
+    int rc = roundtrip(am, target, pkt, sizeof(h) + sizeof(sg) + 2 * n, NULL,
+                       reply, n, &data);
+    if (!rc)
+        memcpy(rbuf, data, n);
+    return rc;
+}
+
+int fy_rma_am_flush(struct fy_rma_win *w, int target)
+{
+    AM_ENGINE_LOCK();
+    struct fy_rma_am *am = w->am;
+    if (!am)
+        return 0;
+    int first = 0, nt = 0;
+    /* Ask every target first, then collect: the round trips overlap. */
+    struct flush_wait {
+        struct fy_req *r;
+        uint64_t seq;
+        int t;
+        alignas(8) char buf[sizeof(struct fy_rma_am_reply)];
+    } *fw = calloc((size_t)w->size, sizeof(*fw));
+    if (!fw)
+        return -ENOMEM;
+    for (int t = 0; t < w->size; t++) {
+        if ((target >= 0 && t != target) || am->nsent[t] <= am->nacked[t])
+            continue;
+        struct fy_rma_am_hdr h = {.kind = FY_RMA_AM_FLUSH,
+                                  .tag = (uint32_t)next_tag(am)};
+        struct flush_wait *f = &fw[nt];
+        int rc = post_reply(am, t, (int)h.tag, f->buf, sizeof(f->buf), &f->r);
+        if (!rc) {
+            rc = send_req(am, t, (char *)&h, sizeof(h), NULL, &f->seq);
+            if (rc) {
+                fy_p2p_cancel_recv(f->r);
+                fy_req_wait(f->r);
+                fy_req_free(f->r);
+            }
+        }
+        if (rc) {
+            first = first ? first : rc;
+            continue;
+        }
+        f->t = t;
+        nt++;
+    }
+    for (int i = 0; i < nt; i++) {
+        const char *data;
+        int rc =
+            await_reply(am, fw[i].t, fw[i].r, fw[i].buf, 0, fw[i].seq, &data);
+        first = first ? first : rc;
+    }
+    free(fw);
+    reap_tx(am, false);
+    note_err(am, first);
+    return am->origin_err;
+}
+
+int fy_rma_am_error(struct fy_rma_win *w)
+{
+    if (!w->am)
+        return 0;
+    int e = w->am->origin_err;
+    w->am->origin_err = 0;
+    return e;
+}
+
+/* ---- the progress thread --------------------------------------------------
+ * FERRY_RMA_THREAD: 0 never, auto when this process has a window served by
+ * active messages, 1 with its first window of any flavour. The thread
+ * takes the library lock around each progress pass (the lock MPI calls
+ * take once fy_mt_on is set, which the thread turns on for its lifetime),
+ * and, when passes find nothing, yields a few times, then sleeps on the
+ * rank's doorbell, which origins ring after each request (send_req); the
+ * sleep's timeout grows from AM_NAP_MIN_US to AM_NAP_MAX_US (steps of a
+ * large transfer after its request do not ring when ranks do not sleep).
+ * Sleeping, not spinning, leaves the core to the rank's computation and
+ * lets the scheduler favour the thread when it is woken. */
+#define AM_NAP_MIN_US 50
+#define AM_NAP_MAX_US 2000
+#define AM_YIELDS 16
+
+static pthread_t s_thread;
+static bool s_thread_on, s_thread_wanted, s_mt_before;
+static _Atomic bool s_thread_stop;
+
+void fy_rma_thread_want(bool am_window)
+{
+    const char *m = fy_env_str(FY_ENV_RMA_THREAD);
+    if (!strcmp(m, "0") || (!am_window && strcmp(m, "1") != 0))
+        return;
+    s_thread_wanted = true;
+}
+
+static void *thread_main(void *arg)
+{
+    (void)arg;
+    unsigned empty = 0, nap = AM_NAP_MIN_US;
+    fy_mt_lock();
+    while (!atomic_load_explicit(&s_thread_stop, memory_order_relaxed)) {
+        unsigned long before = s_handled;
+        int n = fy_progress();
+        if (n || s_handled != before) {
+            empty = 0;
+            nap = AM_NAP_MIN_US;
+            /* Let the main thread in between passes. */
+            fy_mt_unlock();
+            sched_yield();
+            fy_mt_lock();
+            continue;
+        }
+        if (++empty < AM_YIELDS) {
+            fy_mt_unlock();
+            sched_yield();
+            fy_mt_lock();
+        } else {
+            /* Gives the lock up while asleep. */
+            fy_chan_sleep_for(NULL, (long)nap * 1000);
+            nap = FY_MIN(nap * 2, (unsigned)AM_NAP_MAX_US);
+        }
+    }
+    fy_mt_unlock();
+    return NULL;
+}
+
+void fy_rma_thread_start(void)
+{
+    /* Under MULTIPLE other threads may create windows too. */
+    bool locked = fy_mt_on;
+    if (locked)
+        fy_mt_lock();
+    if (s_thread_on || !s_thread_wanted) {
+        if (locked)
+            fy_mt_unlock();
+        return;
+    }
+    /* The creating call's last action (rma.h): from now on every entry
+     * point takes the lock. */
+    s_mt_before = fy_mt_on;
+    fy_mt_on = true;
+    atomic_store(&s_thread_stop, false);
+    if (pthread_create(&s_thread, NULL, thread_main, NULL) != 0) {
+        FY_WARN("MPI one-sided: cannot start the progress thread: %m; "
+                "passive target waits for the target to call MPI");
+        fy_mt_on = s_mt_before;
+        s_thread_wanted = false;
+        if (locked)
+            fy_mt_unlock();
+        return;
+    }
+    s_thread_on = true;
+    FY_INFO("one-sided progress thread started (FERRY_RMA_THREAD)");
+    if (locked)
+        fy_mt_unlock();
+}
+
+void fy_rma_thread_stop(void)
+{
+    if (!s_thread_on)
+        return;
+    atomic_store(&s_thread_stop, true);
+    fy_wake_slow(fy_world_rank); /* out of a doorbell sleep */
+    int d = fy_mt_wait_begin();  /* the thread needs the lock to see it */
+    pthread_join(s_thread, NULL);
+    fy_mt_wait_end(d);
+    fy_mt_on = s_mt_before;
+    s_thread_on = false;
+    s_thread_wanted = false;
+}
