@@ -225,6 +225,23 @@ static void print_protocols(long long fbox, long long eager)
                        "smallest receive buffer offered to its sender");
 }
 
+/* The collectives' algorithm choices over shared memory and the
+ * thresholds in force (environment, tuning file or default). */
+static void print_collectives(void)
+{
+    const char *mode = fy_env_str(FY_ENV_COLL);
+    printf("Collectives (FERRY_COLL = %s, %s; ferry-bench --coll measures "
+           "the thresholds, --coll --tune writes them):\n",
+           mode, env_source(FY_ENV_COLL));
+    print_size_setting("FERRY_COLL_CMA_MIN", FY_ENV_COLL_CMA_MIN,
+                       "broadcasts from here: single copy from the root");
+    print_size_setting("FERRY_COLL_SLICE_MIN", FY_ENV_COLL_SLICE_MIN,
+                       "reductions from here: a slice per member");
+    printf("  nonblocking            over shared memory: inline up to %u B, "
+           "then single copy (else point-to-point)\n",
+           FY_COLL_SLOT_DATA);
+}
+
 /* The MPI_T performance variables: name and description. */
 static int print_pvars(void)
 {
@@ -408,5 +425,6 @@ int main(int argc, char **argv)
         fy_env_str(FY_ENV_WAIT), fy_env_int(FY_ENV_SPIN), fy_online_cpus());
     printf("\n");
     print_protocols(fbox, eager);
+    print_collectives();
     return 0;
 }

@@ -59,14 +59,20 @@ struct fy_env_var fy_env[FY_ENV_COUNT] = {
                       "print per-protocol and per-mechanism message counts "
                       "of each rank at MPI_Finalize (ferry-stats lines)"},
     [FY_ENV_COLL] = {"FERRY_COLL", FY_ENV_STRING, "auto",
-                     "blocking collectives: auto or shm (through shared "
-                     "memory when all members share the node), or p2p (the "
-                     "point-to-point algorithms)"},
+                     "collectives, blocking and nonblocking: auto or shm "
+                     "(through shared memory when all members share the "
+                     "node), or p2p (the point-to-point algorithms)"},
     [FY_ENV_COLL_CMA_MIN] = {"FERRY_COLL_CMA_MIN", FY_ENV_SIZE, "65536",
                              "broadcasts from this size are read by every "
                              "receiver straight from the root's buffer "
                              "(process_vm_readv), below it through shared "
-                             "memory"},
+                             "memory (or the tuning file's coll_cma_min)"},
+    [FY_ENV_COLL_SLICE_MIN] = {"FERRY_COLL_SLICE_MIN", FY_ENV_SIZE, "2049",
+                               "reductions over shared memory of this many "
+                               "bytes (per 32 KiB round) and more combine a "
+                               "slice per member, smaller ones the whole "
+                               "vector (or the tuning file's "
+                               "coll_slice_min)"},
     [FY_ENV_PROTO] = {"FERRY_PROTO", FY_ENV_STRING, "auto",
                       "protocol above the eager limit: auto (Push-Zero here, "
                       "or the tuning file's), pushpull (push "
