@@ -159,13 +159,16 @@ def coll_cells(args):
 def rma_cells(args):
     """(bench, 2, size, options) of the rma scenario: every variant."""
     cells = []
-    for b in RMA_BENCHES:
+    # --osu-benches naming one-sided tests restricts the scenario to them.
+    chosen = [b for b in RMA_BENCHES if b in args.osu_benches]
+    benches = chosen or list(RMA_BENCHES)
+    for b in benches:
         for v in RMA_VARIANTS:
             if b in ("fop_latency", "cas_latency") and "create" in v:
                 continue  # atomics: allocate is the case that matters
             for s in ((1048576, 4194304) if b.endswith("_bw") else (8,)):
                 cells.append((b, 2, s, v.split() + RMA_ITERS))
-    return list(RMA_BENCHES), cells
+    return benches, cells
 
 
 def run(args, impls, workdir, cmdline, started, locked, stop_job, machine,

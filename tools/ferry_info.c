@@ -226,6 +226,23 @@ static void print_protocols(long long fbox, long long eager)
                        "smallest receive buffer offered to its sender");
 }
 
+/* The collectives' algorithm choices over shared memory and the
+ * thresholds in force (environment, tuning file or default). */
+static void print_collectives(void)
+{
+    const char *mode = fy_env_str(FY_ENV_COLL);
+    printf("Collectives (FERRY_COLL = %s, %s; ferry-bench --coll measures "
+           "the thresholds, --coll --tune writes them):\n",
+           mode, env_source(FY_ENV_COLL));
+    print_size_setting("FERRY_COLL_CMA_MIN", FY_ENV_COLL_CMA_MIN,
+                       "broadcasts from here: single copy from the root");
+    print_size_setting("FERRY_COLL_SLICE_MIN", FY_ENV_COLL_SLICE_MIN,
+                       "reductions from here: a slice per member");
+    printf("  nonblocking            over shared memory: inline up to %u B, "
+           "then single copy (else point-to-point)\n",
+           FY_COLL_SLOT_DATA);
+}
+
 /* The MPI_T performance variables: name and description. */
 static int print_pvars(void)
 {
@@ -302,11 +319,18 @@ int main(int argc, char **argv)
      * window flavour and FERRY_XFER setting (src/rma/win.c remote_ops). */
     bool cma = avail & (1u << FY_XFER_CMA),
          pm = avail & (1u << FY_XFER_PROCMEM);
-    const char *single = cma  ? "cma (process_vm_readv/writev into the "
-                                "target's memory), no help from the target"
-                         : pm ? "procmem (/proc/<pid>/mem of the target), no "
-                                "help from the target"
-                              : NULL;
+    long long pm_max = fy_env_int(FY_ENV_RMA_PROCMEM_MAX);
+    char by_size[160];
+    snprintf(by_size, sizeof(by_size),
+             "procmem up to %lld bytes, cma above (FERRY_RMA_PROCMEM_MAX), "
+             "no help from the target",
+             pm_max);
+    const char *single = cma && pm && pm_max > 0 ? by_size
+                         : cma ? "cma (process_vm_readv/writev into the "
+                                 "target's memory), no help from the target"
+                         : pm  ? "procmem (/proc/<pid>/mem of the target), no "
+                                 "help from the target"
+                               : NULL;
     const char *thr = fy_env_str(FY_ENV_RMA_THREAD);
     char am[320];
     snprintf(am, sizeof(am),
@@ -321,13 +345,21 @@ int main(int argc, char **argv)
     const char *in_force = forced == FY_XFER_CMA       ? (cma ? "cma" : NULL)
                            : forced == FY_XFER_PROCMEM ? (pm ? "procmem" : NULL)
                            : forced >= 0               ? NULL
+                           : cma && pm && pm_max > 0   ? by_size
                            : cma                       ? "cma"
                            : pm                        ? "procmem"
                                                        : NULL;
     printf("One-sided windows (passive target):\n"
-           "  Win_allocate(_shared)  shared memory: puts, gets, accumulates "
-           "are loads and stores, no help from the target\n"
-           "  Win_create, dynamic    FERRY_XFER=auto|cma|procmem: %s\n"
+           "  Win_allocate(_shared)  shared memory, no help from the target: "
+           "puts and gets are memcpy\n"
+           "                         (streaming stores from FERRY_RMA_NT_MIN "
+           "bytes); accumulates,\n"
+           "                         fetch-and-op and compare-and-swap one "
+           "hardware atomic per\n"
+           "                         element (1-8 byte aligned elements), the "
+           "accumulate lock for the rest\n"
+           "  Win_create, dynamic    FERRY_XFER=auto|cma|procmem: %s; "
+           "accumulates: one read and one write under the accumulate lock\n"
            "                         FERRY_XFER=shmbuf|queue|net: %s\n"
            "                         in force here (FERRY_XFER=%s): %s\n\n",
            single ? single : am, am, fy_env_str(FY_ENV_XFER),
@@ -408,5 +440,6 @@ int main(int argc, char **argv)
         fy_env_str(FY_ENV_WAIT), fy_env_int(FY_ENV_SPIN), fy_online_cpus());
     printf("\n");
     print_protocols(fbox, eager);
+    print_collectives();
     return 0;
 }

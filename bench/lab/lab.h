@@ -110,6 +110,7 @@ void lab_copies_init(void);
 
 struct lab_opts {
     bool quick, tune, no_plots, verbose, ops;
+    bool coll;         /* --coll: only the collective sweep */
     bool pin;          /* --pin: only the pin-down cache experiment */
     bool protocols;    /* --protocols: only the early/late experiment */
     bool no_protocols; /* --no-protocols: never it */
@@ -224,6 +225,24 @@ double lab_median(double *v, int n);
 /* ---- ops.c: --ops, the reduction kernels against memcpy (one process) -- */
 int lab_ops_run(const struct lab_opts *o, FILE *out);
 
+/* ---- protocols.c: jobs under Ferry's mpiexec ---------------------------- */
+/* The executable 'name' next to ferry-bench, into out; false if none. */
+bool lab_find_tool(char *out, size_t len, const char *name);
+/* Run `mpiexec --timeout S -n np args...` with env (';'-separated
+ * NAME=VALUE added to ours, the launcher's and the measured settings'
+ * own variables scrubbed) and FERRY_TUNING=tuning; its stdout into *out
+ * (malloc'd), the last line of its stderr into err. Returns the exit
+ * status, or -1 if it could not start. */
+int lab_run_mpi(const char *mpiexec, int np, char *const *args, const char *env,
+                const char *tuning, int timeout, char **out, char *err,
+                size_t errlen);
+
+/* ---- coll.c: ferry-bench --coll ------------------------------------------ */
+/* The library's collectives under mpiexec at 2 and 4 ranks over sizes,
+ * once per algorithm setting; the crossovers, and with o->tune the
+ * tuning file's coll_* keys (o->out, else the default path). Returns the
+ * exit status for main. */
+int lab_coll_run(const struct lab_opts *o, FILE *out);
 /* ---- pin.c: --pin, seed 004's pin-down cache at 100 % and 0 % hits ---- */
 int lab_pin_run(const struct lab_opts *o, FILE *out);
 /* The same section, measured during a full run (after the second process

@@ -36,6 +36,8 @@ static void usage(FILE *f)
         "       ferry-bench --protocols [--quick] [--out DIR] [--repeats N]\n"
         "       ferry-bench --tune [--quick] [--out FILE] [--no-protocols]\n"
         "       ferry-bench --ops [--quick] [--repeats N]\n"
+        "       ferry-bench --coll [--quick] [--repeats N] [--tune [--out "
+        "FILE]]\n"
         "       ferry-bench --pin [--quick] [--repeats N]\n"
         "\n"
         "The mechanism laboratory: seed-000's benchmarks (1-byte latency,\n"
@@ -60,6 +62,12 @@ static void usage(FILE *f)
         "  --ops          only the reduction kernels (MPI_SUM and others on\n"
         "                 4 KiB, 256 KiB, 8 MiB) against memcpy, in GB/s; a\n"
         "                 table on stdout, no second process\n"
+        "  --coll         only the collectives (bench_coll under mpiexec at\n"
+        "                 2 and 4 ranks over sizes, once per algorithm\n"
+        "                 setting: p2p, broadcast cells vs single copy,\n"
+        "                 allreduce whole vs slices) and their crossovers;\n"
+        "                 with --tune, write coll_cma_min and coll_slice_min\n"
+        "                 to the tuning file (its other keys kept)\n"
         "  --pin          only seed 004's pin-down cache: bandwidth of a\n"
         "                 transfer loop that pins (mlock) its buffers at\n"
         "                 100 %% and 0 %% cache hits, 4 KiB - 4 MiB, and the\n"
@@ -84,6 +92,7 @@ static int parse_opts(struct lab_opts *o, int argc, char **argv)
         {"out", required_argument, NULL, 'o'},
         {"tune", no_argument, NULL, 't'},
         {"ops", no_argument, NULL, 'S'},
+        {"coll", no_argument, NULL, 'C'},
         {"pin", no_argument, NULL, 'K'},
         {"only", required_argument, NULL, 'O'},
         {"repeats", required_argument, NULL, 'r'},
@@ -95,7 +104,7 @@ static int parse_opts(struct lab_opts *o, int argc, char **argv)
     };
     memset(o, 0, sizeof(*o));
     int c;
-    while ((c = getopt_long(argc, argv, "qo:tO:r:PhSpNK", longopts, NULL)) !=
+    while ((c = getopt_long(argc, argv, "qo:tO:r:PhSpNCK", longopts, NULL)) !=
            -1) {
         switch (c) {
         case 'q':
@@ -109,6 +118,9 @@ static int parse_opts(struct lab_opts *o, int argc, char **argv)
             break;
         case 'S':
             o->ops = true;
+            break;
+        case 'C':
+            o->coll = true;
             break;
         case 'K':
             o->pin = true;
@@ -153,6 +165,11 @@ static int parse_opts(struct lab_opts *o, int argc, char **argv)
     if (o->protocols && (o->tune || o->no_protocols || o->ops || o->only)) {
         fprintf(stderr, "ferry-bench: --protocols goes with --quick, --out, "
                         "--repeats and --no-plots only\n");
+        return -1;
+    }
+    if (o->coll && (o->protocols || o->no_protocols || o->ops || o->only)) {
+        fprintf(stderr, "ferry-bench: --coll goes with --quick, --tune, "
+                        "--out and --repeats only\n");
         return -1;
     }
     if (!o->repeats)
@@ -312,6 +329,10 @@ int main(int argc, char **argv)
         return 2;
     if (L->opt.ops) /* a single-process measurement: no set-up */
         return lab_ops_run(&L->opt, stdout);
+    if (L->opt.coll) { /* jobs of their own: no second process */
+        lab_proto_save_affinity();
+        return lab_coll_run(&L->opt, stdout);
+    }
     if (L->opt.pin) /* one process too */
         return lab_pin_run(&L->opt, stdout);
     load_library_settings(L);

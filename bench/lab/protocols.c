@@ -60,9 +60,13 @@ static const struct {
 /* Variables a setting controls, and the launcher's own (a job started
  * from under mpiexec must not think it is a rank of the outer job). */
 static const char *const scrub[] = {
-    "FERRY_PROTO",          "FERRY_BTP",    "FERRY_BTP1", "FERRY_RECV_WRITE",
-    "FERRY_RECV_WRITE_MIN", "FERRY_TUNING", "FERRY_RANK", "FERRY_SIZE",
-    "FERRY_SHM_FD",         "FERRY_JOBID",  "FERRY_NCPUS"};
+    "FERRY_PROTO",          "FERRY_BTP",
+    "FERRY_BTP1",           "FERRY_RECV_WRITE",
+    "FERRY_RECV_WRITE_MIN", "FERRY_TUNING",
+    "FERRY_RANK",           "FERRY_SIZE",
+    "FERRY_SHM_FD",         "FERRY_JOBID",
+    "FERRY_NCPUS",          "FERRY_COLL",
+    "FERRY_COLL_CMA_MIN",   "FERRY_COLL_SLICE_MIN"};
 
 static cpu_set_t saved_cpus;
 static bool have_saved_cpus;
@@ -83,11 +87,9 @@ static bool scrubbed(const char *kv)
     return false;
 }
 
-/* Run one job; its stdout into *out (malloc'd), the tail of its stderr
- * into err. Returns the job's exit status, or -1 if it could not start. */
-static int run_job(const char *mpiexec, const char *prog, const char *env,
-                   const char *tuning, bool quick, char **out, char *err,
-                   size_t errlen)
+int lab_run_mpi(const char *mpiexec, int np, char *const *args, const char *env,
+                const char *tuning, int timeout, char **out, char *err,
+                size_t errlen)
 {
     int po[2];
     if (pipe2(po, O_CLOEXEC) != 0)
@@ -132,14 +134,12 @@ static int run_job(const char *mpiexec, const char *prog, const char *env,
         snprintf(tv, sizeof(tv), "FERRY_TUNING=%s", tuning);
         envp[k++] = tv;
         envp[k] = NULL;
-        char *argv[] = {(char *)mpiexec,
-                        "--timeout",
-                        quick ? "60" : "180",
-                        "-n",
-                        "2",
-                        (char *)prog,
-                        quick ? "--quick" : NULL,
-                        NULL};
+        char tmo[16], nps[16];
+        snprintf(tmo, sizeof(tmo), "%d", timeout);
+        snprintf(nps, sizeof(nps), "%d", np);
+        char *argv[40] = {(char *)mpiexec, "--timeout", tmo, "-n", nps};
+        for (int i = 0; args[i] && i < 34; i++)
+            argv[5 + i] = args[i];
         execve(mpiexec, argv, envp);
         _exit(127);
     }
@@ -175,6 +175,16 @@ static int run_job(const char *mpiexec, const char *prog, const char *env,
     snprintf(err, errlen, "%s", last ? last + 1 : tail);
     *out = buf;
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* One bench_earlylate job of 2 ranks. */
+static int run_job(const char *mpiexec, const char *prog, const char *env,
+                   const char *tuning, bool quick, char **out, char *err,
+                   size_t errlen)
+{
+    char *args[] = {(char *)prog, quick ? "--quick" : NULL, NULL};
+    return lab_run_mpi(mpiexec, 2, args, env, tuning, quick ? 60 : 180, out,
+                       err, errlen);
 }
 
 /* Every job prints the same sizes in the same order (early, then late):
@@ -351,7 +361,7 @@ static void choose(struct lab *L, struct lab_proto_res *P)
     }
 }
 
-static bool find_tool(char *out, size_t len, const char *name)
+bool lab_find_tool(char *out, size_t len, const char *name)
 {
     char self[4096];
     ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -371,8 +381,8 @@ void lab_exp_protocols(struct lab *L)
     struct lab_proto_res *P = &lab_proto;
     memset(P, 0, sizeof(*P));
     char mpiexec[4200], prog[4200];
-    if (!find_tool(mpiexec, sizeof(mpiexec), "mpiexec") ||
-        !find_tool(prog, sizeof(prog), "bench_earlylate")) {
+    if (!lab_find_tool(mpiexec, sizeof(mpiexec), "mpiexec") ||
+        !lab_find_tool(prog, sizeof(prog), "bench_earlylate")) {
         snprintf(P->why, sizeof(P->why),
                  "mpiexec or bench_earlylate not found next to ferry-bench "
                  "(build them: cmake --build build)");

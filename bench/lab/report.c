@@ -1374,6 +1374,15 @@ int lab_write_tuning(struct lab *L, const char *path)
     out.has_split_min = t->split_measured;
     out.split_min = t->split_min;
     lab_proto_tuning(&out);
+    /* The collectives' keys come from --coll --tune: keep those of the
+     * file being replaced. */
+    struct fy_tuning old;
+    if (fy_tuning_load_msg(path, &old, NULL, 0) == 0) {
+        out.has_coll_cma_min = old.has_coll_cma_min;
+        out.coll_cma_min = old.coll_cma_min;
+        out.has_coll_slice_min = old.has_coll_slice_min;
+        out.coll_slice_min = old.coll_slice_min;
+    }
     for (int k = 0; k < t->nrules && k < FY_TUNING_MAX_RULES; k++) {
         out.rules[k].min_bytes = t->rules[k].min;
         snprintf(out.rules[k].mech, sizeof(out.rules[k].mech), "%s",

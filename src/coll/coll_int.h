@@ -76,6 +76,18 @@ void *fy_sched_tmp(struct fy_sched *s, MPI_Count count,
  * build error. */
 int fy_sched_finish(struct fy_sched *s, struct fy_sched **nb_out);
 
+/* A nonblocking schedule may instead run a state machine: step advances
+ * it as far as it can without waiting for another rank and returns true
+ * once it is finished, its result (0 or a negative errno) in *err; free
+ * releases st (called once, after the machine finished). The machine
+ * replaces the steps (a schedule has one or the other). */
+struct fy_sched_mach {
+    bool (*step)(void *st, int *err);
+    void (*free)(void *st);
+};
+void fy_sched_set_mach(struct fy_sched *s, const struct fy_sched_mach *m,
+                       void *st);
+
 /* Create a schedule for a collective on c or return -ENOMEM from the
  * calling function. */
 #define FY_SCHED_BEGIN(s, c, nb)                                               \

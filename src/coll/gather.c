@@ -57,6 +57,11 @@ int fy_coll_gather(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
             fy_coll_shm_gather(sbuf, scount, sdt, rbuf, rcount, rdt, root, c);
         if (rc != FY_COLL_SHM_NO)
             return rc;
+    } else {
+        int rc = fy_coll_shm_igather(sbuf, scount, sdt, rbuf, rcount, rdt, root,
+                                     c, nb);
+        if (rc != FY_COLL_SHM_NO)
+            return rc;
     }
     FY_SCHED_BEGIN(s, c, nb);
     struct fy_coll_layout l = {.buf = rbuf, .count = rcount, .dt = rdt};
@@ -89,6 +94,11 @@ int fy_coll_scatter(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
     if (!nb) {
         int rc =
             fy_coll_shm_scatter(sbuf, scount, sdt, rbuf, rcount, rdt, root, c);
+        if (rc != FY_COLL_SHM_NO)
+            return rc;
+    } else {
+        int rc = fy_coll_shm_iscatter(sbuf, scount, sdt, rbuf, rcount, rdt,
+                                      root, c, nb);
         if (rc != FY_COLL_SHM_NO)
             return rc;
     }
@@ -149,6 +159,11 @@ int fy_coll_allgather(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
 {
     if (!nb) {
         int rc = fy_coll_shm_allgather(sbuf, scount, sdt, rbuf, rcount, rdt, c);
+        if (rc != FY_COLL_SHM_NO)
+            return rc;
+    } else {
+        int rc =
+            fy_coll_shm_iallgather(sbuf, scount, sdt, rbuf, rcount, rdt, c, nb);
         if (rc != FY_COLL_SHM_NO)
             return rc;
     }
@@ -234,6 +249,11 @@ int fy_coll_alltoall(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
 {
     if (!nb) {
         int rc = fy_coll_shm_alltoall(sbuf, scount, sdt, rbuf, rcount, rdt, c);
+        if (rc != FY_COLL_SHM_NO)
+            return rc;
+    } else {
+        int rc =
+            fy_coll_shm_ialltoall(sbuf, scount, sdt, rbuf, rcount, rdt, c, nb);
         if (rc != FY_COLL_SHM_NO)
             return rc;
     }

@@ -15,6 +15,10 @@ int fy_coll_barrier(struct fy_comm *c, struct fy_sched **nb)
         int rc = fy_coll_shm_barrier(c);
         if (rc != FY_COLL_SHM_NO)
             return rc;
+    } else {
+        int rc = fy_coll_shm_ibarrier(c, nb);
+        if (rc != FY_COLL_SHM_NO)
+            return rc;
     }
     FY_SCHED_BEGIN(s, c, nb);
     struct fy_dtype *byte = fy_dtype_get(MPI_BYTE);
@@ -66,6 +70,10 @@ int fy_coll_bcast(void *buf, MPI_Count count, struct fy_dtype *dt, int root,
 {
     if (!nb) {
         int rc = fy_coll_shm_bcast(buf, count, dt, root, c);
+        if (rc != FY_COLL_SHM_NO)
+            return rc;
+    } else {
+        int rc = fy_coll_shm_ibcast(buf, count, dt, root, c, nb);
         if (rc != FY_COLL_SHM_NO)
             return rc;
     }
@@ -132,6 +140,10 @@ int fy_coll_reduce(const void *sbuf, void *rbuf, MPI_Count count,
         int rc = fy_coll_shm_reduce(sbuf, rbuf, count, dt, op, root, c);
         if (rc != FY_COLL_SHM_NO)
             return rc;
+    } else {
+        int rc = fy_coll_shm_ireduce(sbuf, rbuf, count, dt, op, root, c, nb);
+        if (rc != FY_COLL_SHM_NO)
+            return rc;
     }
     FY_SCHED_BEGIN(s, c, nb);
     const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
@@ -152,6 +164,10 @@ int fy_coll_allreduce(const void *sbuf, void *rbuf, MPI_Count count,
 {
     if (!nb) {
         int rc = fy_coll_shm_allreduce(sbuf, rbuf, count, dt, op, c);
+        if (rc != FY_COLL_SHM_NO)
+            return rc;
+    } else {
+        int rc = fy_coll_shm_ireduce(sbuf, rbuf, count, dt, op, -1, c, nb);
         if (rc != FY_COLL_SHM_NO)
             return rc;
     }

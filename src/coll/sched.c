@@ -53,6 +53,10 @@ struct fy_sched {
     uint32_t nreqs, reqcap;
     void **tmps; /* allocations to free with the schedule */
     uint32_t ntmps, tmpcap;
+    /* A state machine run instead of steps (shm_nb.c's nonblocking
+     * collectives over shared memory), or NULL. */
+    const struct fy_sched_mach *mach;
+    void *mst;
     bool listed;                  /* on the active list */
     struct fy_sched *prev, *next; /* active nonblocking schedules */
 };
@@ -298,6 +302,23 @@ static void fy_sched_advance(struct fy_sched *s, bool block)
     if (s->done || s->busy)
         return;
     s->busy = true;
+    if (s->mach) {
+        /* The machine never blocks; blocking here means looping on it
+         * with the engine running, politely when ranks share cores. */
+        unsigned spins = 0;
+        int err = 0;
+        while (!s->mach->step(s->mst, &err)) {
+            if (!block)
+                goto out;
+            if (fy_progress() == 0)
+                fy_progress_idle(&spins);
+            else
+                spins = 0;
+        }
+        s->err = fy_coll_keep(s->err, err);
+        s->done = true;
+        goto out;
+    }
     while (!s->done) {
         if (s->cur == s->nsteps) {
             if (fy_sched_reap(s, block))
@@ -336,6 +357,12 @@ void fy_sched_free(struct fy_sched *s)
 {
     if (!s)
         return;
+    if (s->mach) {
+        /* A machine the program freed before it finished: the other
+         * members count on it, so see it through first. */
+        fy_sched_advance(s, true);
+        s->mach->free(s->mst);
+    }
     fy_sched_unlink(s);
     if (s->nb) {
         for (uint32_t i = 0; i < s->nsteps; i++) {
@@ -360,6 +387,14 @@ void fy_sched_free(struct fy_sched *s)
     free(s->reqs);
     free(s->steps);
     free(s);
+}
+
+void fy_sched_set_mach(struct fy_sched *s, const struct fy_sched_mach *m,
+                       void *st)
+{
+    assert(s->nb && s->nsteps == 0 && !s->mach);
+    s->mach = m;
+    s->mst = st;
 }
 
 int fy_sched_finish(struct fy_sched *s, struct fy_sched **nb_out)

@@ -36,8 +36,8 @@
  *   are the reader's own (from its MPI arguments); a scribbled cell can
  *   only yield wrong values, and a scribbled address only a failed
  *   process_vm_readv of the owner's memory (reported, the job ends).
- * Blocking collectives only: nonblocking ones keep the point-to-point
- * schedules (coll/sched.c), which every member runs in the same order. */
+ * Blocking collectives only: the nonblocking ones run in shm_nb.c, in
+ * slots of their own. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
@@ -49,6 +49,7 @@
 #include "coll/coll_int.h"
 #include "coll/shm.h"
 #include "shm/shm.h"
+#include "util/tuned.h"
 #include "xfer/xfer.h"
 
 struct fy_coll_shm fy_coll_shm;
@@ -63,6 +64,16 @@ int fy_coll_shm_declare(struct fy_shm_layout *lay)
                    offsetof(struct fy_coll_cell, len),
                    offsetof(struct fy_coll_cell, readers),
                    offsetof(struct fy_coll_cell, data)));
+    if (rc < 0)
+        return rc;
+    rc = fy_shm_region_add(lay, FY_COLL_NB_REGION, FY_SHM_PER_RANK,
+                           sizeof(struct fy_coll_slot), FY_COLL_SLOTS,
+                           FY_SHM_PAGE,
+                           FY_SHM_SIG(sizeof(struct fy_coll_slot),
+                                      offsetof(struct fy_coll_slot, addr),
+                                      offsetof(struct fy_coll_slot, len),
+                                      offsetof(struct fy_coll_slot, readers),
+                                      offsetof(struct fy_coll_slot, data)));
     return rc < 0 ? rc : 0;
 }
 
@@ -84,10 +95,16 @@ int fy_coll_shm_init(void)
     }
     fy_coll_shm.on = fy_shm.base != NULL && fy_boot.local_size > 1;
     if (fy_coll_shm.on &&
-        !(fy_coll_shm.cells = fy_shm_region_ptr(FY_COLL_REGION, NULL)))
+        (!(fy_coll_shm.cells = fy_shm_region_ptr(FY_COLL_REGION, NULL)) ||
+         !(fy_coll_shm.slots = fy_shm_region_ptr(FY_COLL_NB_REGION, NULL))))
         return -EPROTO;
     fy_coll_shm.cma = (fy_xfer_avail & (1u << FY_XFER_CMA)) != 0;
-    fy_coll_shm.cma_min = (uint64_t)fy_env_int(FY_ENV_COLL_CMA_MIN);
+    /* Environment, else tuning file, else default: the same on every
+     * member (one environment and one file per job and node), as the
+     * choice of path requires. */
+    fy_coll_shm.cma_min = (uint64_t)fy_tuned_value(FY_ENV_COLL_CMA_MIN, NULL);
+    fy_coll_shm.slice_min =
+        (uint64_t)fy_tuned_value(FY_ENV_COLL_SLICE_MIN, NULL);
     fy_coll_shm.next = 0;
     return 0;
 }
@@ -277,6 +294,7 @@ void fy_coll_shm_comm_free(struct fy_comm *c)
         if (t >> 48 == (uint64_t)c->ctx + 1)
             wait_readers(x);
     }
+    fy_coll_shm_nb_comm_free(c);
 }
 
 /* ---- barrier ------------------------------------------------------------- */
@@ -473,10 +491,10 @@ static bool reducible(MPI_Count count, const struct fy_dtype *dt)
            (uint64_t)dt->size <= FY_COLL_DATA;
 }
 
-/* Up to this many bytes, every member combines the whole vector itself
- * (one round); above, each combines its slice (two rounds, 1/P of the
+/* Below fy_coll_shm.slice_min bytes (FERRY_COLL_SLICE_MIN, default 2049,
+ * or the tuning file), every member combines the whole vector itself (one
+ * round); from there, each combines its slice (two rounds, 1/P of the
  * work each). */
-#define FY_COLL_REDUCE_WHOLE 2048u
 
 /* out = c_0 op c_1 op ... op c_{P-1} over elements [e0, e0 + m) of the
  * contributions in the members' cells 'x' (rank order: the MPI order, and
@@ -544,7 +562,7 @@ static int shm_reduce(const void *sbuf, void *rbuf, MPI_Count count,
          * cores, osu_reduce: 12 vs 61 us at 64 KiB, 0.42 vs 0.63-1.1 ms
          * at 1 MiB). An allreduce keeps its slices either way (every
          * member combining everything measured no faster). */
-        bool whole = len <= FY_COLL_REDUCE_WHOLE ||
+        bool whole = len < fy_coll_shm.slice_min ||
                      (!all && (P == 2 || fy_chan.wake_peers));
         /* Who reads our contribution: with the whole vector combined by
          * those who get the result, they; with slices, everyone. */

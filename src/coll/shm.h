@@ -33,6 +33,25 @@ static_assert(offsetof(struct fy_coll_cell, tag) == 0 &&
 static_assert(sizeof(struct fy_coll_cell) == 2 * FY_CACHELINE + FY_COLL_DATA,
               "cells are whole lines");
 
+/* One publication of a rank in a nonblocking collective (shm_nb.c): each
+ * rank has one slot per context (FY_CTX_MAX / 2 of them, the "ncoll"
+ * region), so the collectives of different communicators never wait for
+ * each other's room. Small data inline, larger read from the owner's
+ * buffer at addr (single copy). Same protocol as the cells. */
+#define FY_COLL_SLOT_DATA 384u
+#define FY_COLL_SLOTS (FY_CTX_MAX / 2u)
+struct fy_coll_slot {
+    alignas(FY_CACHELINE) _Atomic uint64_t tag; /* ctx+1 | seq | step; 0 none */
+    uint64_t addr;
+    uint64_t len;
+    alignas(FY_CACHELINE) _Atomic uint32_t readers;
+    alignas(FY_CACHELINE) unsigned char data[FY_COLL_SLOT_DATA];
+};
+static_assert(sizeof(struct fy_coll_slot) ==
+                  2 * FY_CACHELINE + FY_COLL_SLOT_DATA,
+              "slots are whole lines");
+#define FY_COLL_NB_REGION "ncoll"
+
 /* Each local rank's collective area: the "coll" region, FY_COLL_CELLS
  * cells per rank. fy_coll_shm_declare is a fy_shm_declare_fn: MPI_Init
  * hands it to fy_p2p_init, which lays the segment out. Returns 0 or the
@@ -44,9 +63,11 @@ int fy_coll_shm_declare(struct fy_shm_layout *lay);
 struct fy_coll_shm {
     bool on; /* FERRY_COLL allows it and the node has a segment */
     struct fy_coll_cell *cells; /* the "coll" region: [local][FY_COLL_CELLS] */
+    struct fy_coll_slot *slots; /* "ncoll": [local][FY_COLL_SLOTS] */
     bool cma;                   /* process_vm_readv works job-wide */
-    uint64_t cma_min; /* broadcasts from this size read the root's buffer */
-    uint32_t next;    /* our next cell (round robin) */
+    uint64_t cma_min;   /* broadcasts from this size read the root's buffer */
+    uint64_t slice_min; /* reductions from this size combine slices */
+    uint32_t next;      /* our next cell (round robin) */
 };
 extern struct fy_coll_shm fy_coll_shm;
 
@@ -132,5 +153,41 @@ int fy_coll_shm_scan(const void *sbuf, void *rbuf, MPI_Count count,
 int fy_coll_shm_exscan(const void *sbuf, void *rbuf, MPI_Count count,
                        struct fy_dtype *dt, struct fy_op *op,
                        struct fy_comm *c);
+
+/* Nonblocking collectives over shared memory (shm_nb.c), started as a
+ * schedule running a state machine (fy_sched_set_mach) that every test,
+ * wait and progress pass advances without ever waiting for another rank.
+ * Returns FY_COLL_SHM_NO when the collective takes the point-to-point
+ * schedule (same rule as above: only what every member agrees on), else
+ * 0 with *nb set, or a negative errno. */
+int fy_coll_shm_ibarrier(struct fy_comm *c, struct fy_sched **nb);
+int fy_coll_shm_ibcast(void *buf, MPI_Count count, struct fy_dtype *dt,
+                       int root, struct fy_comm *c, struct fy_sched **nb);
+/* root < 0: allreduce. */
+int fy_coll_shm_ireduce(const void *sbuf, void *rbuf, MPI_Count count,
+                        struct fy_dtype *dt, struct fy_op *op, int root,
+                        struct fy_comm *c, struct fy_sched **nb);
+int fy_coll_shm_iallgather(const void *sbuf, MPI_Count scount,
+                           struct fy_dtype *sdt, void *rbuf, MPI_Count rcount,
+                           struct fy_dtype *rdt, struct fy_comm *c,
+                           struct fy_sched **nb);
+int fy_coll_shm_ialltoall(const void *sbuf, MPI_Count scount,
+                          struct fy_dtype *sdt, void *rbuf, MPI_Count rcount,
+                          struct fy_dtype *rdt, struct fy_comm *c,
+                          struct fy_sched **nb);
+/* Blocks up to a slot (scatter: all blocks together) inline, larger ones
+ * by address. */
+int fy_coll_shm_igather(const void *sbuf, MPI_Count scount,
+                        struct fy_dtype *sdt, void *rbuf, MPI_Count rcount,
+                        struct fy_dtype *rdt, int root, struct fy_comm *c,
+                        struct fy_sched **nb);
+int fy_coll_shm_iscatter(const void *sbuf, MPI_Count scount,
+                         struct fy_dtype *sdt, void *rbuf, MPI_Count rcount,
+                         struct fy_dtype *rdt, int root, struct fy_comm *c,
+                         struct fy_sched **nb);
+/* From fy_coll_shm_comm_free: drain our slot of c's context if no
+ * nonblocking collective of ours is still running there (else the last
+ * one drains it when it is freed). */
+void fy_coll_shm_nb_comm_free(struct fy_comm *c);
 
 #endif /* FY_COLL_SHM_H */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "util/handle.h"
+#include "util/mt.h"
 
 static struct fy_handle_table s_keyvals = FY_HANDLE_TABLE_INIT(FY_HT_KEYVAL);
 
@@ -94,7 +95,7 @@ int fy_keyval_create(enum fy_attr_kind kind, fy_attr_copy_fn *copy_fn,
  * then callbacks still receive it, and it must not name another keyval. */
 static void fy_keyval_release(struct fy_keyval *kv)
 {
-    if (--kv->refcount > 0)
+    if (fy_mt_ref_dec(&kv->refcount) > 0)
         return;
     fy_handle_release(&s_keyvals, kv->handle);
     free(kv);
@@ -122,7 +123,11 @@ static int fy_attr_run_delete(int obj, const struct fy_attr *a)
 {
     if (!a->kv->delete_fn)
         return 0;
-    return a->kv->delete_fn(obj, a->kv->handle, a->val, a->kv->extra_state);
+    /* User code: called without the object lock (util/mt.h). */
+    int od = fy_mt_callback_begin();
+    int rc = a->kv->delete_fn(obj, a->kv->handle, a->val, a->kv->extra_state);
+    fy_mt_callback_end(od);
+    return rc;
 }
 
 static void fy_attr_destroy(struct fy_attr *a)
@@ -167,7 +172,7 @@ int fy_attr_set(struct fy_attr **list, int obj, struct fy_keyval *kv, void *val)
     a->val = val;
     a->next = *list;
     *list = a;
-    kv->refcount++;
+    fy_mt_ref_inc(&kv->refcount);
     return 0;
 }
 
@@ -237,7 +242,7 @@ int fy_attr_copy_all(struct fy_attr *const *from, int from_obj,
     int i = n;
     for (const struct fy_attr *a = *from; a; a = a->next) {
         v[--i] = *a;
-        a->kv->refcount++;
+        fy_mt_ref_inc(&a->kv->refcount);
     }
     int rc = 0;
     for (i = 0; i < n; i++) {
@@ -245,8 +250,10 @@ int fy_attr_copy_all(struct fy_attr *const *from, int from_obj,
         if (rc == 0 && kv->copy_fn) {
             void *nval = NULL;
             int flag = 0;
+            int od = fy_mt_callback_begin(); /* user code: no object lock */
             rc = kv->copy_fn(from_obj, kv->handle, kv->extra_state, v[i].val,
                              &nval, &flag);
+            fy_mt_callback_end(od);
             if (rc == MPI_SUCCESS && flag)
                 rc = fy_attr_set(to, to_obj, kv, nval);
         }

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/mt.h"
+
 struct fy_group {
     MPI_Group handle;
     int refcount;
@@ -129,7 +131,8 @@ extern struct fy_group fy_group_empty;
 
 static inline void fy_group_retain(struct fy_group *g)
 {
-    g->refcount++;
+    if (!g->builtin) /* never freed (fy_group_release ignores them) */
+        fy_mt_ref_inc(&g->refcount);
 }
 int fy_group_incl(struct fy_group *g, int n, const int *ranks,
                   struct fy_group **out);
@@ -274,7 +277,8 @@ int fy_errhandler_create(MPI_Comm_errhandler_function *fn,
                          struct fy_errhandler **out);
 static inline void fy_errhandler_retain(struct fy_errhandler *eh)
 {
-    eh->refcount++;
+    if (!eh->builtin) /* never freed (fy_errhandler_release ignores them) */
+        fy_mt_ref_inc(&eh->refcount);
 }
 void fy_errhandler_release(struct fy_errhandler *eh);
 

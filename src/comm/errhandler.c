@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "util/handle.h"
+#include "util/mt.h"
 
 /* Indexed by the builtin handle's index: MPICH leaves index 2 to an
  * internal C++ handler, so that slot stays invalid. */
@@ -56,7 +57,7 @@ void fy_errhandler_release(struct fy_errhandler *eh)
 {
     if (!eh || eh->builtin)
         return;
-    if (--eh->refcount > 0)
+    if (fy_mt_ref_dec(&eh->refcount) > 0)
         return;
     fy_handle_release(&s_errhandlers, eh->handle);
     free(eh);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "util/handle.h"
+#include "util/mt.h"
 
 struct fy_group fy_group_empty = {
     .handle = MPI_GROUP_EMPTY,
@@ -67,7 +68,7 @@ void fy_group_release(struct fy_group *g)
 {
     if (!g || g->builtin)
         return;
-    if (--g->refcount > 0)
+    if (fy_mt_ref_dec(&g->refcount) > 0)
         return;
     fy_handle_release(&s_groups, g->handle);
     free(g->world);

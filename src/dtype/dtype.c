@@ -15,6 +15,7 @@
 
 #include "dtype/dtype_int.h"
 #include "util/handle.h"
+#include "util/mt.h"
 #include "util/util.h"
 
 /* ---- basic types ------------------------------------------------------- */
@@ -285,19 +286,17 @@ void fy_dtype_finalize(void)
         return;
     /* Types the program never freed die with the library. Every one is in
      * the table, so no type's contents may release another first. */
-    for (uint32_t i = 0; i < dtype_table.used; i++) {
-        struct fy_dtype *dt = dtype_table.objs[i];
+    for (uint32_t i = 0; i < fy_handle_count(&dtype_table); i++) {
+        struct fy_dtype *dt = fy_handle_at(&dtype_table, i);
         if (dt && !dt->builtin && dt->contents)
             dt->contents->nt = 0;
     }
-    for (uint32_t i = 0; i < dtype_table.used; i++) {
-        struct fy_dtype *dt = dtype_table.objs[i];
+    for (uint32_t i = 0; i < fy_handle_count(&dtype_table); i++) {
+        struct fy_dtype *dt = fy_handle_at(&dtype_table, i);
         if (dt && !dt->builtin)
             dtype_destroy(dt);
     }
-    free(dtype_table.objs);
-    free(dtype_table.free);
-    dtype_table = (struct fy_handle_table)FY_HANDLE_TABLE_INIT(FY_HT_DATATYPE);
+    fy_handle_table_reset(&dtype_table);
     fy_op_finalize();
     dtype_ready = false;
 }
@@ -336,14 +335,17 @@ int fy_dtype_register(struct fy_dtype *dt)
 
 void fy_dtype_retain(struct fy_dtype *dt)
 {
-    dt->refcount++;
+    /* Predefined types are never freed (fy_dtype_release ignores them):
+     * no count to keep, and no shared line for threads to write. */
+    if (!dt->builtin)
+        fy_mt_ref_inc(&dt->refcount);
 }
 
 void fy_dtype_release(struct fy_dtype *dt)
 {
     if (!dt || dt->builtin)
         return; /* predefined types live as long as the library */
-    if (--dt->refcount > 0)
+    if (fy_mt_ref_dec(&dt->refcount) > 0)
         return;
     if (dt->handle != MPI_DATATYPE_NULL && dtype_ready)
         fy_handle_release(&dtype_table, dt->handle);

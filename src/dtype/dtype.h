@@ -199,6 +199,13 @@ struct fy_op *fy_op_get(MPI_Op h);
  * it to MPI_ERR_OP). */
 int fy_op_apply(struct fy_op *op, const void *in, void *inout, MPI_Count count,
                 struct fy_dtype *dt);
+/* inout[i] = in[i] op inout[i] for n consecutive elements of one basic
+ * type (MPI_REPLACE copies, MPI_NO_OP does nothing; not for MINLOC/MAXLOC,
+ * whose elements are pairs, nor user ops). For callers that walk a type map
+ * themselves, e.g. one-sided per-element atomics. The caller has checked
+ * the op against the type (fy_op_valid_for_accumulate). */
+void fy_op_apply_basic(const struct fy_op *op, uint32_t basic, const void *in,
+                       void *inout, MPI_Count n);
 /* Whether op is defined for dt (checked before any communication). */
 bool fy_op_valid_for(const struct fy_op *op, const struct fy_dtype *dt);
 /* Create a user op and give it a handle. Returns 0 or -ENOMEM. */

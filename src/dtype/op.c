@@ -233,6 +233,7 @@ typedef void (*kernel_fn)(int op, const char *in, char *io, MPI_Count n);
 #define FY_K(name) name##_avx2
 #define FY_K_ATTR __attribute__((target("avx2")))
 #include "dtype/op_kernels.h"
+#include "util/mt.h"
 #undef FY_K
 #undef FY_K_ATTR
 #endif
@@ -439,6 +440,18 @@ int fy_op_apply(struct fy_op *op, const void *inv, void *inoutv,
     return 0;
 }
 
+void fy_op_apply_basic(const struct fy_op *op, uint32_t basic, const void *in,
+                       void *inout, MPI_Count n)
+{
+    int code = op_code(op);
+    if (n <= 0 || basic >= FY_B_COUNT_OF || code == OP_NO_OP)
+        return;
+    if (code == OP_REPLACE)
+        memcpy(inout, in, (size_t)n * fy_basic_tab[basic].size);
+    else if (code != OP_MINLOC && code != OP_MAXLOC)
+        kernels[basic](code, in, inout, n);
+}
+
 /* ---- op objects ------------------------------------------------------ */
 
 int fy_op_init(void)
@@ -462,11 +475,9 @@ int fy_op_init(void)
 
 void fy_op_finalize(void)
 {
-    for (uint32_t i = 0; i < op_table.used; i++)
-        free(op_table.objs[i]);
-    free(op_table.objs);
-    free(op_table.free);
-    op_table = (struct fy_handle_table)FY_HANDLE_TABLE_INIT(FY_HT_OP);
+    for (uint32_t i = 0; i < fy_handle_count(&op_table); i++)
+        free(fy_handle_at(&op_table, i));
+    fy_handle_table_reset(&op_table);
 }
 
 struct fy_op *fy_op_get(MPI_Op h)
@@ -518,14 +529,15 @@ int fy_op_create_c(MPI_User_function_c *fn, bool commute, struct fy_op **out)
 
 void fy_op_retain(struct fy_op *op)
 {
-    op->refcount++;
+    if (!op->builtin) /* never freed (fy_op_release ignores them) */
+        fy_mt_ref_inc(&op->refcount);
 }
 
 void fy_op_release(struct fy_op *op)
 {
     if (!op || op->builtin)
         return;
-    if (--op->refcount > 0)
+    if (fy_mt_ref_dec(&op->refcount) > 0)
         return;
     fy_handle_release(&op_table, op->handle);
     free(op);

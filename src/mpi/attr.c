@@ -106,7 +106,7 @@ FY_API int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *copy_fn,
                                    MPI_Comm_delete_attr_function *delete_fn,
                                    int *comm_keyval, void *extra_state)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     return fy_mpi_keyval_create(FY_ATTR_COMM, copy_fn, delete_fn, comm_keyval,
                                 extra_state, __func__);
 }
@@ -116,7 +116,7 @@ FY_API int PMPI_Keyval_create(MPI_Copy_function *copy_fn,
                               MPI_Delete_function *delete_fn, int *keyval,
                               void *extra_state)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     /* MPI-1's callback types have the same signatures as MPI-2's. */
     return fy_mpi_keyval_create(FY_ATTR_COMM, copy_fn, delete_fn, keyval,
                                 extra_state, __func__);
@@ -213,7 +213,7 @@ FY_API int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *copy_fn,
                                    MPI_Type_delete_attr_function *delete_fn,
                                    int *type_keyval, void *extra_state)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     return fy_mpi_keyval_create(FY_ATTR_TYPE, copy_fn, delete_fn, type_keyval,
                                 extra_state, __func__);
 }

@@ -52,7 +52,7 @@ static bool is_builtin_comm(MPI_Comm h)
 
 FY_API int PMPI_Comm_size(MPI_Comm comm, int *size)
 {
-    FY_MT_ENTER();
+    FY_MT_NONE();
     FY_CHECK_INIT(__func__);
     FY_GET_COMM(c, comm, __func__);
     FY_CHECK_PTR(size, c, __func__);
@@ -63,7 +63,7 @@ FY_ALIAS(MPI_Comm_size)
 
 FY_API int PMPI_Comm_rank(MPI_Comm comm, int *rank)
 {
-    FY_MT_ENTER();
+    FY_MT_NONE();
     FY_CHECK_INIT(__func__);
     FY_GET_COMM(c, comm, __func__);
     FY_CHECK_PTR(rank, c, __func__);
@@ -455,7 +455,7 @@ FY_ALIAS(MPI_Comm_compare)
 
 FY_API int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     FY_CHECK_INIT(__func__);
     FY_GET_COMM(c, comm, __func__);
     FY_CHECK_PTR(group, c, __func__);
@@ -496,7 +496,7 @@ FY_ALIAS(MPI_Comm_get_name)
 
 FY_API int PMPI_Comm_test_inter(MPI_Comm comm, int *flag)
 {
-    FY_MT_ENTER();
+    FY_MT_NONE();
     FY_CHECK_INIT(__func__);
     FY_GET_COMM(c, comm, __func__);
     FY_CHECK_PTR(flag, c, __func__);
@@ -512,7 +512,7 @@ FY_ALIAS(MPI_Comm_test_inter)
 
 FY_API int PMPI_Comm_remote_size(MPI_Comm comm, int *size)
 {
-    FY_MT_ENTER();
+    FY_MT_NONE();
     FY_CHECK_INIT(__func__);
     FY_GET_COMM(c, comm, __func__);
     CHECK_INTER(c, __func__);
@@ -524,7 +524,7 @@ FY_ALIAS(MPI_Comm_remote_size)
 
 FY_API int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     FY_CHECK_INIT(__func__);
     FY_GET_COMM(c, comm, __func__);
     CHECK_INTER(c, __func__);
@@ -539,7 +539,7 @@ FY_ALIAS(MPI_Comm_remote_group)
 
 FY_API int PMPI_Group_size(MPI_Group group, int *size)
 {
-    FY_MT_ENTER();
+    FY_MT_NONE();
     FY_CHECK_INIT(__func__);
     FY_GET_GROUP(g, group, NULL, __func__);
     FY_CHECK_PTR(size, NULL, __func__);
@@ -550,7 +550,7 @@ FY_ALIAS(MPI_Group_size)
 
 FY_API int PMPI_Group_rank(MPI_Group group, int *rank)
 {
-    FY_MT_ENTER();
+    FY_MT_NONE();
     FY_CHECK_INIT(__func__);
     FY_GET_GROUP(g, group, NULL, __func__);
     FY_CHECK_PTR(rank, NULL, __func__);
@@ -561,7 +561,7 @@ FY_ALIAS(MPI_Group_rank)
 
 FY_API int PMPI_Group_free(MPI_Group *group)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     FY_CHECK_INIT(__func__);
     FY_CHECK_PTR(group, NULL, __func__);
     FY_GET_GROUP(g, *group, NULL, __func__);
@@ -613,7 +613,7 @@ static int new_group(int rc, struct fy_group **ng, MPI_Group *newgroup,
 FY_API int PMPI_Group_incl(MPI_Group group, int n, const int ranks[],
                            MPI_Group *newgroup)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     FY_CHECK_INIT(__func__);
     FY_GET_GROUP(g, group, NULL, __func__);
     FY_CHECK_PTR(newgroup, NULL, __func__);
@@ -629,7 +629,7 @@ FY_ALIAS(MPI_Group_incl)
 FY_API int PMPI_Group_excl(MPI_Group group, int n, const int ranks[],
                            MPI_Group *newgroup)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     FY_CHECK_INIT(__func__);
     FY_GET_GROUP(g, group, NULL, __func__);
     FY_CHECK_PTR(newgroup, NULL, __func__);
@@ -689,7 +689,7 @@ static int expand_ranges(struct fy_group *g, int n, int ranges[][3], int **out,
 FY_API int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3],
                                  MPI_Group *newgroup)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     FY_CHECK_INIT(__func__);
     FY_GET_GROUP(g, group, NULL, __func__);
     FY_CHECK_PTR(newgroup, NULL, __func__);
@@ -708,7 +708,7 @@ FY_ALIAS(MPI_Group_range_incl)
 FY_API int PMPI_Group_range_excl(MPI_Group group, int n, int ranges[][3],
                                  MPI_Group *newgroup)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     FY_CHECK_INIT(__func__);
     FY_GET_GROUP(g, group, NULL, __func__);
     FY_CHECK_PTR(newgroup, NULL, __func__);
@@ -728,7 +728,7 @@ FY_API int PMPI_Group_translate_ranks(MPI_Group group1, int n,
                                       const int ranks1[], MPI_Group group2,
                                       int ranks2[])
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     FY_CHECK_INIT(__func__);
     FY_GET_GROUP(a, group1, NULL, __func__);
     FY_GET_GROUP(b, group2, NULL, __func__);
@@ -751,7 +751,7 @@ FY_ALIAS(MPI_Group_translate_ranks)
 
 FY_API int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     FY_CHECK_INIT(__func__);
     FY_GET_GROUP(a, group1, NULL, __func__);
     FY_GET_GROUP(b, group2, NULL, __func__);
@@ -779,7 +779,7 @@ static int group_setop(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup,
 FY_API int PMPI_Group_union(MPI_Group group1, MPI_Group group2,
                             MPI_Group *newgroup)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     return group_setop(group1, group2, newgroup, fy_group_union, __func__);
 }
 FY_ALIAS(MPI_Group_union)
@@ -787,7 +787,7 @@ FY_ALIAS(MPI_Group_union)
 FY_API int PMPI_Group_intersection(MPI_Group group1, MPI_Group group2,
                                    MPI_Group *newgroup)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     return group_setop(group1, group2, newgroup, fy_group_intersection,
                        __func__);
 }
@@ -796,7 +796,7 @@ FY_ALIAS(MPI_Group_intersection)
 FY_API int PMPI_Group_difference(MPI_Group group1, MPI_Group group2,
                                  MPI_Group *newgroup)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     return group_setop(group1, group2, newgroup, fy_group_difference, __func__);
 }
 FY_ALIAS(MPI_Group_difference)
@@ -986,7 +986,7 @@ FY_ALIAS(MPI_Cart_shift)
 
 FY_API int PMPI_Topo_test(MPI_Comm comm, int *status)
 {
-    FY_MT_ENTER();
+    FY_MT_NONE();
     FY_CHECK_INIT(__func__);
     FY_GET_COMM(c, comm, __func__);
     FY_CHECK_PTR(status, c, __func__);
@@ -997,7 +997,7 @@ FY_ALIAS(MPI_Topo_test)
 
 FY_API int PMPI_Dims_create(int nnodes, int ndims, int dims[])
 {
-    FY_MT_ENTER();
+    FY_MT_NONE();
     FY_CHECK_INIT(__func__);
     FY_CHECK(nnodes > 0, NULL, MPI_ERR_ARG, __func__,
              "nnodes %d is not positive", nnodes);

@@ -153,7 +153,7 @@ static int contiguous(MPI_Count count, MPI_Datatype oldtype,
 FY_API int PMPI_Type_contiguous(int count, MPI_Datatype oldtype,
                                 MPI_Datatype *newtype)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     return contiguous(count, oldtype, newtype, __func__);
 }
 FY_ALIAS(MPI_Type_contiguous)
@@ -161,7 +161,7 @@ FY_ALIAS(MPI_Type_contiguous)
 FY_API int PMPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype,
                                   MPI_Datatype *newtype)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     return contiguous(count, oldtype, newtype, __func__);
 }
 FY_ALIAS(MPI_Type_contiguous_c)
@@ -202,7 +202,7 @@ static int vector(MPI_Count count, MPI_Count blocklength, MPI_Aint stride,
 FY_API int PMPI_Type_vector(int count, int blocklength, int stride,
                             MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     return vector(count, blocklength, stride, false, oldtype, newtype,
                   __func__);
 }
@@ -212,7 +212,7 @@ FY_API int PMPI_Type_vector_c(MPI_Count count, MPI_Count blocklength,
                               MPI_Count stride, MPI_Datatype oldtype,
                               MPI_Datatype *newtype)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     return vector(count, blocklength, stride, false, oldtype, newtype,
                   __func__);
 }
@@ -221,7 +221,7 @@ FY_ALIAS(MPI_Type_vector_c)
 FY_API int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride,
                                     MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     return vector(count, blocklength, stride, true, oldtype, newtype, __func__);
 }
 FY_ALIAS(MPI_Type_create_hvector)
@@ -230,7 +230,7 @@ FY_API int PMPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength,
                                       MPI_Count stride, MPI_Datatype oldtype,
                                       MPI_Datatype *newtype)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     return vector(count, blocklength, stride, true, oldtype, newtype, __func__);
 }
 FY_ALIAS(MPI_Type_create_hvector_c)
@@ -238,7 +238,7 @@ FY_ALIAS(MPI_Type_create_hvector_c)
 FY_API int PMPI_Type_hvector(int count, int blocklength, MPI_Aint stride,
                              MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     return vector(count, blocklength, stride, true, oldtype, newtype, __func__);
 }
 FY_ALIAS(MPI_Type_hvector)
@@ -331,7 +331,7 @@ FY_API int PMPI_Type_indexed(int count, const int array_of_blocklengths[],
                              const int array_of_displacements[],
                              MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     FY_CHECK(count <= 0 || array_of_blocklengths, NULL, MPI_ERR_ARG, __func__,
              "array_of_blocklengths is NULL");
     return indexed(count, vint(array_of_blocklengths), 0,
@@ -345,7 +345,7 @@ FY_API int PMPI_Type_indexed_c(MPI_Count count,
                                const MPI_Count array_of_displacements[],
                                MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     FY_CHECK(count <= 0 || array_of_blocklengths, NULL, MPI_ERR_ARG, __func__,
              "array_of_blocklengths is NULL");
     return indexed(count, vbig(array_of_blocklengths), 0,
@@ -360,7 +360,7 @@ FY_API int PMPI_Type_create_hindexed(int count,
                                      MPI_Datatype oldtype,
                                      MPI_Datatype *newtype)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     FY_CHECK(count <= 0 || array_of_blocklengths, NULL, MPI_ERR_ARG, __func__,
              "array_of_blocklengths is NULL");
     return indexed(count, vint(array_of_blocklengths), 0, vint(NULL),
@@ -375,7 +375,7 @@ FY_API int PMPI_Type_create_hindexed_c(MPI_Count count,
                                        MPI_Datatype oldtype,
                                        MPI_Datatype *newtype)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     FY_CHECK(count <= 0 || array_of_blocklengths, NULL, MPI_ERR_ARG, __func__,
              "array_of_blocklengths is NULL");
     return indexed(count, vbig(array_of_blocklengths), 0, vbig(NULL),
@@ -388,7 +388,7 @@ FY_API int PMPI_Type_hindexed(int count, int array_of_blocklengths[],
                               MPI_Aint array_of_displacements[],
                               MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     FY_CHECK(count <= 0 || array_of_blocklengths, NULL, MPI_ERR_ARG, __func__,
              "array_of_blocklengths is NULL");
     return indexed(count, vint(array_of_blocklengths), 0, vint(NULL),
@@ -402,7 +402,7 @@ FY_API int PMPI_Type_create_indexed_block(int count, int blocklength,
                                           MPI_Datatype oldtype,
                                           MPI_Datatype *newtype)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     return indexed(count, vint(NULL), blocklength, vint(array_of_displacements),
                    vint(NULL), oldtype, newtype, MPI_COMBINER_INDEXED_BLOCK,
                    __func__);
@@ -414,7 +414,7 @@ PMPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength,
                                  const MPI_Count array_of_displacements[],
                                  MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     return indexed(count, vint(NULL), blocklength, vbig(array_of_displacements),
                    vint(NULL), oldtype, newtype, MPI_COMBINER_INDEXED_BLOCK,
                    __func__);
@@ -426,7 +426,7 @@ PMPI_Type_create_hindexed_block(int count, int blocklength,
                                 const MPI_Aint array_of_displacements[],
                                 MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     return indexed(count, vint(NULL), blocklength, vint(NULL),
                    vbig(array_of_displacements), oldtype, newtype,
                    MPI_COMBINER_HINDEXED_BLOCK, __func__);
@@ -438,7 +438,7 @@ PMPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength,
                                   const MPI_Count array_of_displacements[],
                                   MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     return indexed(count, vint(NULL), blocklength, vint(NULL),
                    vbig(array_of_displacements), oldtype, newtype,
                    MPI_COMBINER_HINDEXED_BLOCK, __func__);
@@ -510,7 +510,7 @@ FY_API int PMPI_Type_create_struct(int count, const int array_of_blocklengths[],
                                    const MPI_Datatype array_of_types[],
                                    MPI_Datatype *newtype)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     return create_struct(count, vint(array_of_blocklengths),
                          array_of_displacements, array_of_types, newtype,
                          __func__);
@@ -523,7 +523,7 @@ FY_API int PMPI_Type_create_struct_c(MPI_Count count,
                                      const MPI_Datatype array_of_types[],
                                      MPI_Datatype *newtype)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     return create_struct(count, vbig(array_of_blocklengths),
                          array_of_displacements, array_of_types, newtype,
                          __func__);
@@ -535,7 +535,7 @@ FY_API int PMPI_Type_struct(int count, int array_of_blocklengths[],
                             MPI_Datatype array_of_types[],
                             MPI_Datatype *newtype)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     return create_struct(count, vint(array_of_blocklengths),
                          array_of_displacements, array_of_types, newtype,
                          __func__);
@@ -561,7 +561,7 @@ static int resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
 FY_API int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb,
                                     MPI_Aint extent, MPI_Datatype *newtype)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     return resized(oldtype, lb, extent, newtype, __func__);
 }
 FY_ALIAS(MPI_Type_create_resized)
@@ -569,14 +569,14 @@ FY_ALIAS(MPI_Type_create_resized)
 FY_API int PMPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb,
                                       MPI_Count extent, MPI_Datatype *newtype)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     return resized(oldtype, lb, extent, newtype, __func__);
 }
 FY_ALIAS(MPI_Type_create_resized_c)
 
 FY_API int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     CHECK_PTR(newtype, fn);
@@ -601,7 +601,7 @@ FY_ALIAS(MPI_Type_dup)
 
 FY_API int PMPI_Type_commit(MPI_Datatype *datatype)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     CHECK_PTR(datatype, fn);
@@ -613,7 +613,7 @@ FY_ALIAS(MPI_Type_commit)
 
 FY_API int PMPI_Type_free(MPI_Datatype *datatype)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     CHECK_PTR(datatype, fn);
@@ -639,7 +639,7 @@ FY_ALIAS(MPI_Type_free)
 
 FY_API int PMPI_Type_size(MPI_Datatype datatype, int *size)
 {
-    FY_MT_ENTER();
+    FY_MT_NONE();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     CHECK_PTR(size, fn);
@@ -660,14 +660,14 @@ static int size_count(MPI_Datatype datatype, MPI_Count *size, const char *fn)
 
 FY_API int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
 {
-    FY_MT_ENTER();
+    FY_MT_NONE();
     return size_count(datatype, size, __func__);
 }
 FY_ALIAS(MPI_Type_size_x)
 
 FY_API int PMPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size)
 {
-    FY_MT_ENTER();
+    FY_MT_NONE();
     return size_count(datatype, size, __func__);
 }
 FY_ALIAS(MPI_Type_size_c)
@@ -675,7 +675,7 @@ FY_ALIAS(MPI_Type_size_c)
 FY_API int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb,
                                 MPI_Aint *extent)
 {
-    FY_MT_ENTER();
+    FY_MT_NONE();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     CHECK_PTR(lb, fn);
@@ -707,7 +707,7 @@ static int extent_count(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent,
 FY_API int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb,
                                   MPI_Count *extent)
 {
-    FY_MT_ENTER();
+    FY_MT_NONE();
     return extent_count(datatype, lb, extent, false, __func__);
 }
 FY_ALIAS(MPI_Type_get_extent_x)
@@ -715,7 +715,7 @@ FY_ALIAS(MPI_Type_get_extent_x)
 FY_API int PMPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb,
                                   MPI_Count *extent)
 {
-    FY_MT_ENTER();
+    FY_MT_NONE();
     return extent_count(datatype, lb, extent, false, __func__);
 }
 FY_ALIAS(MPI_Type_get_extent_c)
@@ -723,7 +723,7 @@ FY_ALIAS(MPI_Type_get_extent_c)
 FY_API int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb,
                                      MPI_Aint *true_extent)
 {
-    FY_MT_ENTER();
+    FY_MT_NONE();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     CHECK_PTR(true_lb, fn);
@@ -739,7 +739,7 @@ FY_API int PMPI_Type_get_true_extent_x(MPI_Datatype datatype,
                                        MPI_Count *true_lb,
                                        MPI_Count *true_extent)
 {
-    FY_MT_ENTER();
+    FY_MT_NONE();
     return extent_count(datatype, true_lb, true_extent, true, __func__);
 }
 FY_ALIAS(MPI_Type_get_true_extent_x)
@@ -748,7 +748,7 @@ FY_API int PMPI_Type_get_true_extent_c(MPI_Datatype datatype,
                                        MPI_Count *true_lb,
                                        MPI_Count *true_extent)
 {
-    FY_MT_ENTER();
+    FY_MT_NONE();
     return extent_count(datatype, true_lb, true_extent, true, __func__);
 }
 FY_ALIAS(MPI_Type_get_true_extent_c)
@@ -756,7 +756,7 @@ FY_ALIAS(MPI_Type_get_true_extent_c)
 /* MPI-1 forms, removed from the standard but still in MPICH's ABI. */
 FY_API int PMPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent)
 {
-    FY_MT_ENTER();
+    FY_MT_NONE();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     CHECK_PTR(extent, fn);
@@ -768,7 +768,7 @@ FY_ALIAS(MPI_Type_extent)
 
 FY_API int PMPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement)
 {
-    FY_MT_ENTER();
+    FY_MT_NONE();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     CHECK_PTR(displacement, fn);
@@ -780,7 +780,7 @@ FY_ALIAS(MPI_Type_lb)
 
 FY_API int PMPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement)
 {
-    FY_MT_ENTER();
+    FY_MT_NONE();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     CHECK_PTR(displacement, fn);
@@ -793,7 +793,7 @@ FY_ALIAS(MPI_Type_ub)
 FY_API int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name,
                               int *resultlen)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     CHECK_PTR(type_name, fn);
@@ -809,7 +809,7 @@ FY_ALIAS(MPI_Type_get_name)
 
 FY_API int PMPI_Type_set_name(MPI_Datatype datatype, const char *type_name)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     CHECK_PTR(type_name, fn);
@@ -824,7 +824,7 @@ FY_ALIAS(MPI_Type_set_name)
 
 FY_API int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     CHECK_PTR(datatype, fn);
@@ -865,7 +865,7 @@ FY_ALIAS(MPI_Type_match_size)
 
 FY_API int PMPI_Get_address(const void *location, MPI_Aint *address)
 {
-    FY_MT_ENTER();
+    FY_MT_NONE();
     const char *fn = __func__;
     CHECK_PTR(address, fn);
     *address = (MPI_Aint)(uintptr_t)location;
@@ -875,21 +875,21 @@ FY_ALIAS(MPI_Get_address)
 
 FY_API int PMPI_Address(void *location, MPI_Aint *address)
 {
-    FY_MT_ENTER();
+    FY_MT_NONE();
     return PMPI_Get_address(location, address);
 }
 FY_ALIAS(MPI_Address)
 
 FY_API MPI_Aint PMPI_Aint_add(MPI_Aint base, MPI_Aint disp)
 {
-    FY_MT_ENTER();
+    FY_MT_NONE();
     return (MPI_Aint)((uintptr_t)base + (uintptr_t)disp);
 }
 FY_ALIAS(MPI_Aint_add)
 
 FY_API MPI_Aint PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2)
 {
-    FY_MT_ENTER();
+    FY_MT_NONE();
     return (MPI_Aint)((uintptr_t)addr1 - (uintptr_t)addr2);
 }
 FY_ALIAS(MPI_Aint_diff)
@@ -958,7 +958,7 @@ static int unpack(const void *inbuf, MPI_Count insize, MPI_Count *position,
 FY_API int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype,
                      void *outbuf, int outsize, int *position, MPI_Comm comm)
 {
-    FY_MT_ENTER();
+    FY_MT_NONE();
     FY_CHECK(position != NULL, NULL, MPI_ERR_ARG, __func__, "position is NULL");
     MPI_Count pos = *position;
     int rc =
@@ -973,7 +973,7 @@ FY_API int PMPI_Pack_c(const void *inbuf, MPI_Count incount,
                        MPI_Datatype datatype, void *outbuf, MPI_Count outsize,
                        MPI_Count *position, MPI_Comm comm)
 {
-    FY_MT_ENTER();
+    FY_MT_NONE();
     return pack(inbuf, incount, datatype, outbuf, outsize, position, comm,
                 __func__);
 }
@@ -983,7 +983,7 @@ FY_API int PMPI_Unpack(const void *inbuf, int insize, int *position,
                        void *outbuf, int outcount, MPI_Datatype datatype,
                        MPI_Comm comm)
 {
-    FY_MT_ENTER();
+    FY_MT_NONE();
     FY_CHECK(position != NULL, NULL, MPI_ERR_ARG, __func__, "position is NULL");
     MPI_Count pos = *position;
     int rc =
@@ -998,7 +998,7 @@ FY_API int PMPI_Unpack_c(const void *inbuf, MPI_Count insize,
                          MPI_Count *position, void *outbuf, MPI_Count outcount,
                          MPI_Datatype datatype, MPI_Comm comm)
 {
-    FY_MT_ENTER();
+    FY_MT_NONE();
     return unpack(inbuf, insize, position, outbuf, outcount, datatype, comm,
                   __func__);
 }
@@ -1024,7 +1024,7 @@ static int pack_size(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm,
 FY_API int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm,
                           int *size)
 {
-    FY_MT_ENTER();
+    FY_MT_NONE();
     MPI_Count n = 0;
     FY_CHECK(size != NULL, NULL, MPI_ERR_ARG, __func__, "size is NULL");
     int rc = pack_size(incount, datatype, comm, &n, __func__);
@@ -1041,7 +1041,7 @@ FY_ALIAS(MPI_Pack_size)
 FY_API int PMPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype,
                             MPI_Comm comm, MPI_Count *size)
 {
-    FY_MT_ENTER();
+    FY_MT_NONE();
     return pack_size(incount, datatype, comm, size, __func__);
 }
 FY_ALIAS(MPI_Pack_size_c)
@@ -1091,7 +1091,7 @@ static int get_count_int(const MPI_Status *status, MPI_Datatype datatype,
 FY_API int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype,
                           int *count)
 {
-    FY_MT_ENTER();
+    FY_MT_NONE();
     return get_count_int(status, datatype, count, false, __func__);
 }
 FY_ALIAS(MPI_Get_count)
@@ -1099,7 +1099,7 @@ FY_ALIAS(MPI_Get_count)
 FY_API int PMPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype,
                             MPI_Count *count)
 {
-    FY_MT_ENTER();
+    FY_MT_NONE();
     return get_count(status, datatype, count, false, __func__);
 }
 FY_ALIAS(MPI_Get_count_c)
@@ -1107,7 +1107,7 @@ FY_ALIAS(MPI_Get_count_c)
 FY_API int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype,
                              int *count)
 {
-    FY_MT_ENTER();
+    FY_MT_NONE();
     return get_count_int(status, datatype, count, true, __func__);
 }
 FY_ALIAS(MPI_Get_elements)
@@ -1115,7 +1115,7 @@ FY_ALIAS(MPI_Get_elements)
 FY_API int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype,
                                MPI_Count *count)
 {
-    FY_MT_ENTER();
+    FY_MT_NONE();
     return get_count(status, datatype, count, true, __func__);
 }
 FY_ALIAS(MPI_Get_elements_x)
@@ -1123,7 +1123,7 @@ FY_ALIAS(MPI_Get_elements_x)
 FY_API int PMPI_Get_elements_c(const MPI_Status *status, MPI_Datatype datatype,
                                MPI_Count *count)
 {
-    FY_MT_ENTER();
+    FY_MT_NONE();
     return get_count(status, datatype, count, true, __func__);
 }
 FY_ALIAS(MPI_Get_elements_c)
@@ -1144,7 +1144,7 @@ static int set_elements(MPI_Status *status, MPI_Datatype datatype,
 FY_API int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype,
                                     int count)
 {
-    FY_MT_ENTER();
+    FY_MT_NONE();
     return set_elements(status, datatype, count, __func__);
 }
 FY_ALIAS(MPI_Status_set_elements)
@@ -1152,14 +1152,14 @@ FY_ALIAS(MPI_Status_set_elements)
 FY_API int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype,
                                       MPI_Count count)
 {
-    FY_MT_ENTER();
+    FY_MT_NONE();
     return set_elements(status, datatype, count, __func__);
 }
 FY_ALIAS(MPI_Status_set_elements_x)
 
 FY_API int PMPI_Status_set_cancelled(MPI_Status *status, int flag)
 {
-    FY_MT_ENTER();
+    FY_MT_NONE();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     CHECK_STATUS(status, fn);
@@ -1173,7 +1173,7 @@ FY_ALIAS(MPI_Status_set_cancelled)
 
 FY_API int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     CHECK_PTR(user_fn, fn);
@@ -1191,7 +1191,7 @@ FY_ALIAS(MPI_Op_create)
 FY_API int PMPI_Op_create_c(MPI_User_function_c *user_fn, int commute,
                             MPI_Op *op)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     CHECK_PTR(user_fn, fn);
@@ -1208,7 +1208,7 @@ FY_ALIAS(MPI_Op_create_c)
 
 FY_API int PMPI_Op_free(MPI_Op *op)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     CHECK_PTR(op, fn);
@@ -1223,7 +1223,7 @@ FY_ALIAS(MPI_Op_free)
 
 FY_API int PMPI_Op_commutative(MPI_Op op, int *commute)
 {
-    FY_MT_ENTER();
+    FY_MT_NONE();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     CHECK_PTR(commute, fn);

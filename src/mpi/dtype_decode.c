@@ -39,7 +39,7 @@ FY_API int PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers,
                                   int *num_addresses, int *num_datatypes,
                                   int *combiner)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     const char *fn = __func__;
     FY_CHECK(num_integers && num_addresses && num_datatypes && combiner, NULL,
              MPI_ERR_ARG, fn, "an output argument is NULL");
@@ -63,7 +63,7 @@ FY_API int PMPI_Type_get_envelope_c(MPI_Datatype datatype,
                                     MPI_Count *num_large_counts,
                                     MPI_Count *num_datatypes, int *combiner)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     FY_CHECK(num_integers && num_addresses && num_large_counts &&
                  num_datatypes && combiner,
              NULL, MPI_ERR_ARG, __func__, "an output argument is NULL");
@@ -111,7 +111,7 @@ FY_API int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers,
                                   MPI_Aint array_of_addresses[],
                                   MPI_Datatype array_of_datatypes[])
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     return contents(datatype, max_integers, max_addresses, 0, max_datatypes,
                     array_of_integers, array_of_addresses, NULL,
                     array_of_datatypes, __func__);
@@ -124,7 +124,7 @@ FY_API int PMPI_Type_get_contents_c(
     int array_of_integers[], MPI_Aint array_of_addresses[],
     MPI_Count array_of_large_counts[], MPI_Datatype array_of_datatypes[])
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     return contents(datatype, max_integers, max_addresses, max_large_counts,
                     max_datatypes, array_of_integers, array_of_addresses,
                     array_of_large_counts, array_of_datatypes, __func__);
@@ -249,7 +249,7 @@ FY_API int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[],
                                      MPI_Datatype oldtype,
                                      MPI_Datatype *newtype)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     SUBARRAY_ARGS_CHECK(__func__);
     size_t nd = (size_t)ndims;
     MPI_Count *v = malloc(3 * nd * sizeof(*v));
@@ -274,7 +274,7 @@ FY_API int PMPI_Type_create_subarray_c(int ndims,
                                        int order, MPI_Datatype oldtype,
                                        MPI_Datatype *newtype)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     SUBARRAY_ARGS_CHECK(__func__);
     return subarray(ndims, array_of_sizes, array_of_subsizes, array_of_starts,
                     order, oldtype, newtype, __func__);
@@ -409,7 +409,7 @@ FY_API int PMPI_Type_create_darray(int size, int rank, int ndims,
                                    const int array_of_psizes[], int order,
                                    MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     return darray(size, rank, ndims, array_of_gsizes, array_of_distribs,
                   array_of_dargs, array_of_psizes, order, oldtype, newtype,
                   __func__);
@@ -427,7 +427,7 @@ FY_API int PMPI_Type_create_darray_c(int size, int rank, int ndims,
                                      MPI_Datatype oldtype,
                                      MPI_Datatype *newtype)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     FY_CHECK(ndims > 0, NULL, MPI_ERR_DIMS, fn, "ndims %d is not positive",
@@ -523,7 +523,7 @@ FY_API int PMPI_Pack_external(const char datarep[], const void *inbuf,
                               int incount, MPI_Datatype datatype, void *outbuf,
                               MPI_Aint outsize, MPI_Aint *position)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     return pack_external(datarep, inbuf, incount, datatype, outbuf, outsize,
                          position, false, __func__);
 }
@@ -534,7 +534,7 @@ FY_API int PMPI_Pack_external_c(const char datarep[], const void *inbuf,
                                 void *outbuf, MPI_Count outsize,
                                 MPI_Count *position)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     return pack_external(datarep, inbuf, incount, datatype, outbuf, outsize,
                          position, false, __func__);
 }
@@ -545,7 +545,7 @@ FY_API int PMPI_Unpack_external(const char datarep[], const void *inbuf,
                                 void *outbuf, int outcount,
                                 MPI_Datatype datatype)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     return pack_external(datarep, inbuf, outcount, datatype, outbuf, insize,
                          position, true, __func__);
 }
@@ -556,7 +556,7 @@ FY_API int PMPI_Unpack_external_c(const char datarep[], const void *inbuf,
                                   void *outbuf, MPI_Count outcount,
                                   MPI_Datatype datatype)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     return pack_external(datarep, inbuf, outcount, datatype, outbuf, insize,
                          position, true, __func__);
 }
@@ -580,7 +580,7 @@ static int pack_external_size(const char *datarep, MPI_Count incount,
 FY_API int PMPI_Pack_external_size(const char datarep[], int incount,
                                    MPI_Datatype datatype, MPI_Aint *size)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     return pack_external_size(datarep, incount, datatype, size, __func__);
 }
 FY_ALIAS(MPI_Pack_external_size)
@@ -588,7 +588,7 @@ FY_ALIAS(MPI_Pack_external_size)
 FY_API int PMPI_Pack_external_size_c(const char datarep[], MPI_Count incount,
                                      MPI_Datatype datatype, MPI_Count *size)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     return pack_external_size(datarep, incount, datatype, size, __func__);
 }
 FY_ALIAS(MPI_Pack_external_size_c)
@@ -651,7 +651,7 @@ static bool f90_fits(int p, int r, int kp, int kr)
 
 FY_API int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     FY_CHECK_INIT(__func__);
     /* gfortran's real(4) and real(8); real(16) is not a C type here. */
     MPI_Datatype t = f90_fits(p, r, 6, 37)     ? MPI_REAL4
@@ -663,7 +663,7 @@ FY_ALIAS(MPI_Type_create_f90_real)
 
 FY_API int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     FY_CHECK_INIT(__func__);
     MPI_Datatype t = f90_fits(p, r, 6, 37)     ? MPI_COMPLEX8
                      : f90_fits(p, r, 15, 307) ? MPI_COMPLEX16
@@ -674,7 +674,7 @@ FY_ALIAS(MPI_Type_create_f90_complex)
 
 FY_API int PMPI_Type_create_f90_integer(int r, MPI_Datatype *newtype)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     FY_CHECK_INIT(__func__);
     MPI_Datatype t = r <= 2    ? MPI_INTEGER1
                      : r <= 4  ? MPI_INTEGER2

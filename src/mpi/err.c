@@ -144,8 +144,8 @@ const char *fy_errclass_name(int errclass)
 {
     if (fy_errclass_valid(errclass))
         return s_classes[errclass].name;
-    /* Only for messages printed at once (one buffer, not thread safe). */
-    static char buf[48];
+    /* Only for messages printed at once (one buffer per thread). */
+    static _Thread_local char buf[48];
     snprintf(buf, sizeof(buf), "%s error code %d",
              fy_user_code(errclass) ? "user-defined" : "unknown", errclass);
     return buf;
@@ -176,8 +176,9 @@ int fy_errno_to_class(int err)
     }
 }
 
-/* The last error reported by this process, for the fatal message. */
-static char s_last_msg[MPI_MAX_ERROR_STRING / 2];
+/* The last error reported by this thread, for the fatal message (per
+ * thread: under MPI_THREAD_MULTIPLE errors may be raised with no lock). */
+static _Thread_local char s_last_msg[MPI_MAX_ERROR_STRING / 2];
 
 /* Format the detail of an error raised by 'fn' into s_last_msg. */
 static void note_error(const char *fn, const char *fmt, va_list ap)
@@ -203,7 +204,9 @@ static int dispatch(struct fy_errhandler *eh, int obj, int errclass,
         /* The handler gets copies: MPI lets it look, not change ours. */
         int oh = obj;
         int code = errclass;
+        int od = fy_mt_callback_begin(); /* util/mt.h: no object lock */
         eh->fn(&oh, &code);
+        fy_mt_callback_end(od);
         return errclass;
     }
 
@@ -266,7 +269,9 @@ int fy_mpi_err_file(MPI_Errhandler errhandler, MPI_File fh, int errclass,
             (MPI_File_errhandler_function *)(void (*)(void))eh->fn;
         MPI_File copy = fh;
         int code = errclass;
+        int od = fy_mt_callback_begin(); /* util/mt.h: no object lock */
         f(&copy, &code);
+        fy_mt_callback_end(od);
         return errclass;
     }
     return dispatch(eh, 0, errclass, fn);
@@ -369,9 +374,13 @@ FY_ALIAS(MPI_Add_error_string)
 
 FY_API int PMPI_Error_class(int errorcode, int *errorclass)
 {
-    FY_MT_ENTER();
-    /* Allowed before MPI_Init and after MPI_Finalize. */
+    FY_MT_NONE();
+    /* Allowed before MPI_Init and after MPI_Finalize. Predefined codes
+     * need no lock; user codes live in a table MPI_Add_error_class/code
+     * grow under the engine lock. */
+    int locked = errorcode > MPI_ERR_LASTCODE ? fy_mt_enter() : 0;
     int cls = fy_code_class(errorcode);
+    fy_mt_leave(&locked);
     if (cls < 0)
         return fy_mpi_err(NULL, MPI_ERR_ARG, __func__, "invalid error code %d",
                           errorcode);
@@ -384,27 +393,32 @@ FY_ALIAS(MPI_Error_class)
 
 FY_API int PMPI_Error_string(int errorcode, char *string, int *resultlen)
 {
-    FY_MT_ENTER();
+    FY_MT_NONE();
     if (!string || !resultlen)
         return fy_mpi_err(NULL, MPI_ERR_ARG, __func__, "%s is NULL",
                           !string ? "string" : "resultlen");
-    struct fy_user_code *u = fy_user_code(errorcode);
-    if (!u && !fy_errclass_valid(errorcode))
-        return fy_mpi_err(NULL, MPI_ERR_ARG, __func__, "invalid error code %d",
-                          errorcode);
-    int n;
-    if (u) {
-        n = snprintf(string, MPI_MAX_ERROR_STRING, "%s",
-                     u->text ? u->text : "");
-    } else {
-        const struct fy_errclass_info *ci = &s_classes[errorcode];
-        /* A function of the code alone: the same code always reads the
-         * same (programs compare strings), and never carries detail from
-         * an earlier, unrelated call. The detail of an error goes to the
-         * fatal handler's message. */
-        n = snprintf(string, MPI_MAX_ERROR_STRING, "%s (%s)", ci->text,
-                     ci->name);
+    if (!fy_errclass_valid(errorcode)) {
+        /* A user code: its table and text change under the engine lock
+         * (MPI_Add_error_*), so read them under it. */
+        int locked = fy_mt_enter();
+        struct fy_user_code *u = fy_user_code(errorcode);
+        int n = u ? snprintf(string, MPI_MAX_ERROR_STRING, "%s",
+                             u->text ? u->text : "")
+                  : -1;
+        fy_mt_leave(&locked);
+        if (n < 0)
+            return fy_mpi_err(NULL, MPI_ERR_ARG, __func__,
+                              "invalid error code %d", errorcode);
+        *resultlen = FY_MIN(n, MPI_MAX_ERROR_STRING - 1);
+        return MPI_SUCCESS;
     }
+    const struct fy_errclass_info *ci = &s_classes[errorcode];
+    /* A function of the code alone: the same code always reads the same
+     * (programs compare strings), and never carries detail from an
+     * earlier, unrelated call. The detail of an error goes to the fatal
+     * handler's message. */
+    int n =
+        snprintf(string, MPI_MAX_ERROR_STRING, "%s (%s)", ci->text, ci->name);
     *resultlen = FY_MIN(n, MPI_MAX_ERROR_STRING - 1);
     return MPI_SUCCESS;
 }
@@ -415,7 +429,7 @@ FY_ALIAS(MPI_Error_string)
 FY_API int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn,
                                        MPI_Errhandler *errhandler)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     FY_CHECK_INIT(__func__);
     FY_CHECK(fn != NULL, NULL, MPI_ERR_ARG, __func__,
              "comm_errhandler_fn is NULL");
@@ -461,7 +475,7 @@ FY_ALIAS(MPI_Comm_get_errhandler)
 
 FY_API int PMPI_Errhandler_free(MPI_Errhandler *errhandler)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     FY_CHECK_INIT(__func__);
     FY_CHECK(errhandler != NULL, NULL, MPI_ERR_ARG, __func__,
              "errhandler is NULL");
@@ -501,7 +515,7 @@ FY_ALIAS(MPI_Comm_call_errhandler)
 FY_API int PMPI_Errhandler_create(MPI_Handler_function *function,
                                   MPI_Errhandler *errhandler)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     return PMPI_Comm_create_errhandler(function, errhandler);
 }
 FY_ALIAS(MPI_Errhandler_create)

@@ -30,36 +30,62 @@ static int s_nfiles;
  * for invalid handles; new files start with it. MPI_ERRORS_RETURN. */
 static MPI_Errhandler s_null_eh = MPI_ERRORS_RETURN;
 
+/* The table is read by calls holding only their file's lock and changed
+ * by File_open/close under the engine lock: both hold the object lock
+ * around it under MPI_THREAD_MULTIPLE (util/mt.h: it is innermost). */
+static void files_lock(void)
+{
+    if (FY_UNLIKELY(fy_mt_on))
+        fy_mt_obj_lock();
+}
+
+static void files_unlock(void)
+{
+    if (FY_UNLIKELY(fy_mt_on))
+        fy_mt_obj_unlock();
+}
+
 static struct fy_file *file_get(MPI_File fh)
 {
-    for (int i = 0; i < s_nfiles; i++)
+    struct fy_file *f = NULL;
+    files_lock();
+    for (int i = 0; i < s_nfiles && !f; i++)
         if (s_files[i] && (MPI_File)s_files[i] == fh)
-            return s_files[i];
-    return NULL;
+            f = s_files[i];
+    files_unlock();
+    return f;
 }
 
 static int file_register(struct fy_file *f)
 {
+    int rc = 0;
+    files_lock();
     for (int i = 0; i < s_nfiles; i++) {
         if (!s_files[i]) {
             s_files[i] = f;
             f->handle = i + 1;
-            return 0;
+            goto out_unlock;
         }
     }
     struct fy_file **n = realloc(s_files, sizeof(*n) * (size_t)(s_nfiles + 1));
-    if (!n)
-        return -ENOMEM;
+    if (!n) {
+        rc = -ENOMEM;
+        goto out_unlock;
+    }
     s_files = n;
     s_files[s_nfiles++] = f;
     f->handle = s_nfiles;
-    return 0;
+out_unlock:
+    files_unlock();
+    return rc;
 }
 
 static void file_unregister(struct fy_file *f)
 {
+    files_lock();
     if (f->handle > 0 && f->handle <= s_nfiles)
         s_files[f->handle - 1] = NULL;
+    files_unlock();
 }
 
 /* ---- errors -------------------------------------------------------------- */
@@ -360,7 +386,7 @@ FY_ALIAS(MPI_File_preallocate)
 
 FY_API int PMPI_File_get_size(MPI_File fh, MPI_Offset *size)
 {
-    FY_MT_ENTER();
+    FY_MT_FILE(fh);
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     GET_FILE(f, fh, fn);
@@ -386,7 +412,7 @@ FY_ALIAS(MPI_File_get_group)
 
 FY_API int PMPI_File_get_amode(MPI_File fh, int *amode)
 {
-    FY_MT_ENTER();
+    FY_MT_FILE(fh);
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     GET_FILE(f, fh, fn);
@@ -589,7 +615,7 @@ static int seek_target(struct fy_file *f, MPI_Offset cur, MPI_Offset offset,
 
 FY_API int PMPI_File_seek(MPI_File fh, MPI_Offset offset, int whence)
 {
-    FY_MT_ENTER();
+    FY_MT_FILE(fh);
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     GET_FILE(f, fh, fn);
@@ -632,7 +658,7 @@ FY_ALIAS(MPI_File_seek_shared)
 
 FY_API int PMPI_File_get_position(MPI_File fh, MPI_Offset *offset)
 {
-    FY_MT_ENTER();
+    FY_MT_FILE(fh);
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     GET_FILE(f, fh, fn);
@@ -659,7 +685,7 @@ FY_ALIAS(MPI_File_get_position_shared)
 FY_API int PMPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset,
                                      MPI_Offset *disp)
 {
-    FY_MT_ENTER();
+    FY_MT_FILE(fh);
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     GET_FILE(f, fh, fn);
@@ -689,7 +715,7 @@ FY_ALIAS(MPI_File_set_atomicity)
 
 FY_API int PMPI_File_get_atomicity(MPI_File fh, int *flag)
 {
-    FY_MT_ENTER();
+    FY_MT_FILE(fh);
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     GET_FILE(f, fh, fn);
@@ -723,7 +749,7 @@ FY_API int
 PMPI_File_create_errhandler(MPI_File_errhandler_function *file_errhandler_fn,
                             MPI_Errhandler *errhandler)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     FCHECK(file_errhandler_fn && errhandler, NULL, MPI_ERR_ARG, fn,
@@ -810,9 +836,12 @@ FY_ALIAS(MPI_File_c2f)
 FY_API MPI_File PMPI_File_f2c(MPI_Fint file)
 {
     FY_MT_ENTER();
-    if (file <= 0 || file > s_nfiles || !s_files[file - 1])
-        return MPI_FILE_NULL;
-    return (MPI_File)s_files[file - 1];
+    files_lock();
+    MPI_File f = file <= 0 || file > s_nfiles || !s_files[file - 1]
+                     ? MPI_FILE_NULL
+                     : (MPI_File)s_files[file - 1];
+    files_unlock();
+    return f;
 }
 FY_ALIAS(MPI_File_f2c)
 
@@ -1095,7 +1124,7 @@ FY_API int PMPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf,
                              int count, MPI_Datatype datatype,
                              MPI_Status *status)
 {
-    FY_MT_ENTER();
+    FY_MT_FILE(fh);
     return blocking(__func__, fh, POS_AT, false, false, offset, buf, count,
                     datatype, status);
 }
@@ -1114,7 +1143,7 @@ FY_ALIAS(MPI_File_read_at_all)
 FY_API int PMPI_File_read(MPI_File fh, void *buf, int count,
                           MPI_Datatype datatype, MPI_Status *status)
 {
-    FY_MT_ENTER();
+    FY_MT_FILE(fh);
     return blocking(__func__, fh, POS_INDIV, false, false, 0, buf, count,
                     datatype, status);
 }
@@ -1247,7 +1276,7 @@ FY_API int PMPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf,
                               int count, MPI_Datatype datatype,
                               MPI_Status *status)
 {
-    FY_MT_ENTER();
+    FY_MT_FILE(fh);
     return blocking(__func__, fh, POS_AT, false, true, offset, buf, count,
                     datatype, status);
 }
@@ -1266,7 +1295,7 @@ FY_ALIAS(MPI_File_write_at_all)
 FY_API int PMPI_File_write(MPI_File fh, const void *buf, int count,
                            MPI_Datatype datatype, MPI_Status *status)
 {
-    FY_MT_ENTER();
+    FY_MT_FILE(fh);
     return blocking(__func__, fh, POS_INDIV, false, true, 0, buf, count,
                     datatype, status);
 }
@@ -1401,7 +1430,7 @@ FY_API int PMPI_File_read_at_c(MPI_File fh, MPI_Offset offset, void *buf,
                                MPI_Count count, MPI_Datatype datatype,
                                MPI_Status *status)
 {
-    FY_MT_ENTER();
+    FY_MT_FILE(fh);
     return blocking(__func__, fh, POS_AT, false, false, offset, buf, count,
                     datatype, status);
 }
@@ -1420,7 +1449,7 @@ FY_ALIAS(MPI_File_read_at_all_c)
 FY_API int PMPI_File_read_c(MPI_File fh, void *buf, MPI_Count count,
                             MPI_Datatype datatype, MPI_Status *status)
 {
-    FY_MT_ENTER();
+    FY_MT_FILE(fh);
     return blocking(__func__, fh, POS_INDIV, false, false, 0, buf, count,
                     datatype, status);
 }
@@ -1532,7 +1561,7 @@ FY_API int PMPI_File_write_at_c(MPI_File fh, MPI_Offset offset, const void *buf,
                                 MPI_Count count, MPI_Datatype datatype,
                                 MPI_Status *status)
 {
-    FY_MT_ENTER();
+    FY_MT_FILE(fh);
     return blocking(__func__, fh, POS_AT, false, true, offset, buf, count,
                     datatype, status);
 }
@@ -1551,7 +1580,7 @@ FY_ALIAS(MPI_File_write_at_all_c)
 FY_API int PMPI_File_write_c(MPI_File fh, const void *buf, MPI_Count count,
                              MPI_Datatype datatype, MPI_Status *status)
 {
-    FY_MT_ENTER();
+    FY_MT_FILE(fh);
     return blocking(__func__, fh, POS_INDIV, false, true, 0, buf, count,
                     datatype, status);
 }

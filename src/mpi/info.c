@@ -133,11 +133,8 @@ MPI_Info fy_info_handle(const struct fy_info *in)
 
 /* MPI_INFO_ENV: what mpiexec was asked to start, as far as this process
  * can tell (MPI 4.0 section 11.2.4 names the keys). Filled on first use. */
-static void env_fill(void)
+static void env_fill_now(void)
 {
-    if (s_env_filled)
-        return;
-    s_env_filled = true;
     char buf[MPI_MAX_INFO_VAL + 1];
     FILE *f = fopen("/proc/self/cmdline", "r");
     if (f) {
@@ -168,6 +165,25 @@ static void env_fill(void)
     if (getcwd(buf, sizeof(buf)))
         (void)fy_info_put(&s_env, "wdir", buf);
     (void)fy_info_put(&s_env, "thread_level", "MPI_THREAD_SINGLE");
+}
+
+/* Under MPI_THREAD_MULTIPLE the first use may come from engine-lock and
+ * object-lock calls at once: fill under the object lock (innermost in the
+ * order, util/mt.h). E1: the release store pairs with the acquire load,
+ * so a thread that sees s_env_filled sees the filled object. */
+static void env_fill(void)
+{
+    if (__atomic_load_n(&s_env_filled, __ATOMIC_ACQUIRE)) /* E1 */
+        return;
+    bool mt = fy_mt_on;
+    if (mt)
+        fy_mt_obj_lock();
+    if (!s_env_filled) {
+        env_fill_now();
+        __atomic_store_n(&s_env_filled, true, __ATOMIC_RELEASE); /* E1 */
+    }
+    if (mt)
+        fy_mt_obj_unlock();
 }
 
 struct fy_info *fy_info_get(MPI_Info h)
@@ -204,7 +220,7 @@ struct fy_info *fy_info_get(MPI_Info h)
  * MPI_Finalize (MPI 4.0 11.2.1 lists them): sessions take an info. */
 FY_API int PMPI_Info_create(MPI_Info *info)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     const char *fn = __func__;
     CHECK_PTR(info, fn);
     struct fy_info *in;
@@ -218,7 +234,7 @@ FY_ALIAS(MPI_Info_create)
 
 FY_API int PMPI_Info_free(MPI_Info *info)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     const char *fn = __func__;
     CHECK_PTR(info, fn);
     FY_CHECK(*info != MPI_INFO_ENV, NULL, MPI_ERR_INFO, fn,
@@ -232,7 +248,7 @@ FY_ALIAS(MPI_Info_free)
 
 FY_API int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     const char *fn = __func__;
     GET_INFO(in, info, fn);
     CHECK_PTR(newinfo, fn);
@@ -247,7 +263,7 @@ FY_ALIAS(MPI_Info_dup)
 
 FY_API int PMPI_Info_set(MPI_Info info, const char *key, const char *value)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     const char *fn = __func__;
     FY_CHECK(info != MPI_INFO_ENV, NULL, MPI_ERR_INFO, fn,
              "MPI_INFO_ENV is read-only");
@@ -267,7 +283,7 @@ FY_ALIAS(MPI_Info_set)
 
 FY_API int PMPI_Info_delete(MPI_Info info, const char *key)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     const char *fn = __func__;
     FY_CHECK(info != MPI_INFO_ENV, NULL, MPI_ERR_INFO, fn,
              "MPI_INFO_ENV is read-only");
@@ -289,7 +305,7 @@ FY_ALIAS(MPI_Info_delete)
 FY_API int PMPI_Info_get(MPI_Info info, const char *key, int valuelen,
                          char *value, int *flag)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     const char *fn = __func__;
     GET_INFO(in, info, fn);
     CHECK_KEY(key, fn);
@@ -312,7 +328,7 @@ FY_ALIAS(MPI_Info_get)
 FY_API int PMPI_Info_get_string(MPI_Info info, const char *key, int *buflen,
                                 char *value, int *flag)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     const char *fn = __func__;
     GET_INFO(in, info, fn);
     CHECK_KEY(key, fn);
@@ -341,7 +357,7 @@ FY_ALIAS(MPI_Info_get_string)
 FY_API int PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen,
                                   int *flag)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     const char *fn = __func__;
     GET_INFO(in, info, fn);
     CHECK_KEY(key, fn);
@@ -357,7 +373,7 @@ FY_ALIAS(MPI_Info_get_valuelen)
 
 FY_API int PMPI_Info_get_nkeys(MPI_Info info, int *nkeys)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     const char *fn = __func__;
     GET_INFO(in, info, fn);
     CHECK_PTR(nkeys, fn);
@@ -368,7 +384,7 @@ FY_ALIAS(MPI_Info_get_nkeys)
 
 FY_API int PMPI_Info_get_nthkey(MPI_Info info, int n, char *key)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     const char *fn = __func__;
     GET_INFO(in, info, fn);
     CHECK_PTR(key, fn);
@@ -389,7 +405,7 @@ FY_ALIAS(MPI_Info_get_nthkey)
  * Callable before MPI_Init and MPI_Session_init. */
 FY_API int PMPI_Info_create_env(int argc, char *argv[], MPI_Info *info)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     const char *fn = __func__;
     CHECK_PTR(info, fn);
     FY_CHECK(argc >= 0, NULL, MPI_ERR_ARG, fn, "argc %d is negative", argc);

@@ -124,7 +124,7 @@ static int init_common(const char *fn)
         if (rc)
             return rc;
     }
-    s_world = 1;
+    __atomic_store_n(&s_world, 1, __ATOMIC_RELEASE);
     return MPI_SUCCESS;
 }
 
@@ -159,7 +159,7 @@ void fy_mpi_thread_level_use(int level)
     /* MULTIPLE turns the library lock on (util/mt.h) for the rest of the
      * process: the calling thread is the only one in MPI at this point. */
     if (level == MPI_THREAD_MULTIPLE)
-        fy_mt_on = true;
+        fy_mt_start();
 }
 
 FY_API int PMPI_Init(int *argc, char ***argv)
@@ -193,7 +193,7 @@ FY_ALIAS(MPI_Init_thread)
 
 FY_API int PMPI_Query_thread(int *provided)
 {
-    FY_MT_ENTER();
+    FY_MT_NONE();
     FY_CHECK_INIT(__func__);
     FY_CHECK(provided, NULL, MPI_ERR_ARG, __func__, "provided is NULL");
     *provided = thread_level;
@@ -203,7 +203,7 @@ FY_ALIAS(MPI_Query_thread)
 
 FY_API int PMPI_Is_thread_main(int *flag)
 {
-    FY_MT_ENTER();
+    FY_MT_NONE();
     FY_CHECK_INIT(__func__);
     FY_CHECK(flag, NULL, MPI_ERR_ARG, __func__, "flag is NULL");
     *flag = pthread_equal(pthread_self(), s_main_thread) != 0;
@@ -213,18 +213,21 @@ FY_ALIAS(MPI_Is_thread_main)
 
 FY_API int PMPI_Initialized(int *flag)
 {
-    FY_MT_ENTER();
+    FY_MT_NONE();
     FY_CHECK(flag, NULL, MPI_ERR_ARG, __func__, "flag is NULL");
-    *flag = s_world != 0; /* the world model only (MPI 4.0 11.2.1) */
+    /* the world model only (MPI 4.0 11.2.1); any thread may ask at any
+     * time, with no lock: an atomic load (pairs with the release stores
+     * in init_common and MPI_Finalize). */
+    *flag = __atomic_load_n(&s_world, __ATOMIC_ACQUIRE) != 0;
     return MPI_SUCCESS;
 }
 FY_ALIAS(MPI_Initialized)
 
 FY_API int PMPI_Finalized(int *flag)
 {
-    FY_MT_ENTER();
+    FY_MT_NONE();
     FY_CHECK(flag, NULL, MPI_ERR_ARG, __func__, "flag is NULL");
-    *flag = s_world == 2;
+    *flag = __atomic_load_n(&s_world, __ATOMIC_ACQUIRE) == 2;
     return MPI_SUCCESS;
 }
 FY_ALIAS(MPI_Finalized)
@@ -334,7 +337,7 @@ FY_API int PMPI_Finalize(void)
         return fy_mpi_err(NULL, MPI_ERR_OTHER, __func__,
                           "MPI_Init was not called (the world model is not "
                           "initialized)");
-    s_world = 2;
+    __atomic_store_n(&s_world, 2, __ATOMIC_RELEASE);
     /* Open sessions keep the core; the exit hook takes it down after
      * their MPI_Session_finalize. */
     if (s_sessions == 0)
@@ -359,7 +362,7 @@ FY_ALIAS(MPI_Abort)
 
 FY_API int PMPI_Get_version(int *version, int *subversion)
 {
-    FY_MT_ENTER();
+    FY_MT_NONE();
     FY_CHECK(version && subversion, NULL, MPI_ERR_ARG, __func__,
              "version or subversion is NULL");
     *version = MPI_VERSION;
@@ -370,7 +373,7 @@ FY_ALIAS(MPI_Get_version)
 
 FY_API int PMPI_Get_library_version(char *version, int *resultlen)
 {
-    FY_MT_ENTER();
+    FY_MT_NONE();
     FY_CHECK(version && resultlen, NULL, MPI_ERR_ARG, __func__,
              "version or resultlen is NULL");
     int n = snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
@@ -399,14 +402,14 @@ FY_ALIAS(MPI_Get_processor_name)
 
 FY_API double PMPI_Wtime(void)
 {
-    FY_MT_ENTER();
+    FY_MT_NONE();
     return fy_wtime();
 }
 FY_ALIAS(MPI_Wtime)
 
 FY_API double PMPI_Wtick(void)
 {
-    FY_MT_ENTER();
+    FY_MT_NONE();
     struct timespec ts;
     clock_getres(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
@@ -417,7 +420,7 @@ FY_ALIAS(MPI_Wtick)
  * it, so any level is accepted (MPI 15.2.1). */
 FY_API int PMPI_Pcontrol(const int level, ...)
 {
-    FY_MT_ENTER();
+    FY_MT_NONE();
     (void)level;
     return MPI_SUCCESS;
 }

@@ -1051,7 +1051,7 @@ FY_ALIAS(MPI_Cancel)
 
 FY_API int PMPI_Test_cancelled(const MPI_Status *status, int *flag)
 {
-    FY_MT_ENTER();
+    FY_MT_NONE();
     FY_CHECK_INIT(__func__);
     FY_CHECK(status != NULL && status != MPI_STATUS_IGNORE, NULL, MPI_ERR_ARG,
              __func__, "status is NULL or MPI_STATUS_IGNORE");

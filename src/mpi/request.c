@@ -7,6 +7,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "util/mt.h"
+
 struct fy_handle_table fy_mreq_table = FY_HANDLE_TABLE_INIT(FY_HT_REQUEST);
 
 /* Requests MPI_Request_free'd while active: tagged words (send, receive or
@@ -372,7 +374,7 @@ int fy_preq_create(enum fy_preq_kind kind, enum fy_send_mode mode,
     /* The user may free the datatype or communicator while the request
      * lives; keep both until MPI_Request_free. */
     if (!dt->builtin)
-        dt->refcount++;
+        fy_mt_ref_inc(&dt->refcount);
     if (!comm->builtin)
         comm->refcount++;
     return 0;
@@ -430,8 +432,8 @@ void fy_mpi_requests_finalize(void)
     /* Persistent requests the user never freed own heap memory and
      * references; everything else in the table belongs to the core's pool
      * or to other modules. */
-    for (uint32_t i = 0; i < fy_mreq_table.used; i++) {
-        uintptr_t w = (uintptr_t)fy_mreq_table.objs[i];
+    for (uint32_t i = 0; i < fy_handle_count(&fy_mreq_table); i++) {
+        uintptr_t w = (uintptr_t)fy_handle_at(&fy_mreq_table, i);
         if (w && fy_mreq_tag(w) == FY_MREQ_PERSIST) {
             struct fy_preq *p = fy_mreq_obj(w);
             if (p->r && p->r->complete)
@@ -439,9 +441,7 @@ void fy_mpi_requests_finalize(void)
             preq_destroy(p);
         }
     }
-    free(fy_mreq_table.objs);
-    free(fy_mreq_table.free);
-    fy_mreq_table = (struct fy_handle_table)FY_HANDLE_TABLE_INIT(FY_HT_REQUEST);
+    fy_handle_table_reset(&fy_mreq_table);
 }
 
 /* ---- generalized requests (MPI 13.2) ---------------------------------- */

@@ -284,7 +284,7 @@ FY_API int
 PMPI_Session_create_errhandler(MPI_Session_errhandler_function *function,
                                MPI_Errhandler *errhandler)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     const char *fn = __func__;
     /* Callable before any session exists (MPI 4.0 9.3.4), so no core
      * check: error handlers need nothing of it. */

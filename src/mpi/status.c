@@ -32,7 +32,7 @@ _Static_assert(sizeof(MPI_Status) == MPI_F_STATUS_SIZE * sizeof(MPI_Fint),
 
 FY_API int PMPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status)
 {
-    FY_MT_ENTER();
+    FY_MT_NONE();
     FY_CHECK(c_status != NULL && c_status != MPI_STATUS_IGNORE, NULL,
              MPI_ERR_ARG, __func__, "c_status is NULL or MPI_STATUS_IGNORE");
     FY_CHECK(f_status != NULL && f_status != MPI_F_STATUS_IGNORE &&
@@ -46,7 +46,7 @@ FY_ALIAS(MPI_Status_c2f)
 
 FY_API int PMPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status)
 {
-    FY_MT_ENTER();
+    FY_MT_NONE();
     FY_CHECK(f_status != NULL && f_status != MPI_F_STATUS_IGNORE &&
                  f_status != MPI_F_STATUSES_IGNORE,
              NULL, MPI_ERR_ARG, __func__,
@@ -90,7 +90,7 @@ static bool c_ok(const MPI_Status *s)
 FY_API int PMPI_Status_c2f08(const MPI_Status *c_status,
                              MPI_F08_status *f08_status)
 {
-    FY_MT_ENTER();
+    FY_MT_NONE();
     FY_CHECK(c_ok(c_status), NULL, MPI_ERR_ARG, __func__,
              "c_status is NULL or MPI_STATUS_IGNORE");
     FY_CHECK(f08_ok(f08_status), NULL, MPI_ERR_ARG, __func__,
@@ -103,7 +103,7 @@ FY_ALIAS(MPI_Status_c2f08)
 FY_API int PMPI_Status_f082c(const MPI_F08_status *f08_status,
                              MPI_Status *c_status)
 {
-    FY_MT_ENTER();
+    FY_MT_NONE();
     FY_CHECK(f08_ok(f08_status), NULL, MPI_ERR_ARG, __func__,
              "f08_status is NULL or MPI_F08_STATUS(ES)_IGNORE");
     FY_CHECK(c_ok(c_status), NULL, MPI_ERR_ARG, __func__,
@@ -116,7 +116,7 @@ FY_ALIAS(MPI_Status_f082c)
 FY_API int PMPI_Status_f082f(const MPI_F08_status *f08_status,
                              MPI_Fint *f_status)
 {
-    FY_MT_ENTER();
+    FY_MT_NONE();
     FY_CHECK(f08_ok(f08_status), NULL, MPI_ERR_ARG, __func__,
              "f08_status is NULL or MPI_F08_STATUS(ES)_IGNORE");
     FY_CHECK(f_ok(f_status), NULL, MPI_ERR_ARG, __func__,
@@ -129,7 +129,7 @@ FY_ALIAS(MPI_Status_f082f)
 FY_API int PMPI_Status_f2f08(const MPI_Fint *f_status,
                              MPI_F08_status *f08_status)
 {
-    FY_MT_ENTER();
+    FY_MT_NONE();
     FY_CHECK(f_ok(f_status), NULL, MPI_ERR_ARG, __func__,
              "f_status is NULL or MPI_F_STATUS(ES)_IGNORE");
     FY_CHECK(f08_ok(f08_status), NULL, MPI_ERR_ARG, __func__,

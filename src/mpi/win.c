@@ -289,7 +289,7 @@ FY_API int PMPI_Win_create_keyval(MPI_Win_copy_attr_function *copy_fn,
                                   MPI_Win_delete_attr_function *delete_fn,
                                   int *win_keyval, void *extra_state)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     return fy_mpi_keyval_create(FY_ATTR_WIN, copy_fn, delete_fn, win_keyval,
                                 extra_state, __func__);
 }
@@ -458,7 +458,7 @@ FY_ALIAS(MPI_Win_get_info)
 FY_API int PMPI_Win_create_errhandler(MPI_Win_errhandler_function *function,
                                       MPI_Errhandler *errhandler)
 {
-    FY_MT_ENTER();
+    FY_MT_OBJ();
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     FY_CHECK(function != NULL, NULL, MPI_ERR_ARG, fn, "function is NULL");
@@ -647,35 +647,35 @@ static int flush(MPI_Win win, int rank, bool all, const char *fn)
 
 FY_API int PMPI_Win_flush(int rank, MPI_Win win)
 {
-    FY_MT_ENTER();
+    FY_MT_WIN(win);
     return flush(win, rank, false, __func__);
 }
 FY_ALIAS(MPI_Win_flush)
 
 FY_API int PMPI_Win_flush_local(int rank, MPI_Win win)
 {
-    FY_MT_ENTER();
+    FY_MT_WIN(win);
     return flush(win, rank, false, __func__);
 }
 FY_ALIAS(MPI_Win_flush_local)
 
 FY_API int PMPI_Win_flush_all(MPI_Win win)
 {
-    FY_MT_ENTER();
+    FY_MT_WIN(win);
     return flush(win, 0, true, __func__);
 }
 FY_ALIAS(MPI_Win_flush_all)
 
 FY_API int PMPI_Win_flush_local_all(MPI_Win win)
 {
-    FY_MT_ENTER();
+    FY_MT_WIN(win);
     return flush(win, 0, true, __func__);
 }
 FY_ALIAS(MPI_Win_flush_local_all)
 
 FY_API int PMPI_Win_sync(MPI_Win win)
 {
-    FY_MT_ENTER();
+    FY_MT_WIN(win);
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     GET_WIN(w, win, fn);
@@ -868,7 +868,7 @@ FY_API int PMPI_Put(const void *origin_addr, int origin_count,
                     MPI_Aint target_disp, int target_count,
                     MPI_Datatype target_datatype, MPI_Win win)
 {
-    FY_MT_ENTER();
+    FY_MT_WIN(win);
     return rma_put_get(origin_addr, origin_count, origin_datatype, target_rank,
                        target_disp, target_count, target_datatype, win, false,
                        __func__);
@@ -880,7 +880,7 @@ FY_API int PMPI_Put_c(const void *origin_addr, MPI_Count origin_count,
                       MPI_Aint target_disp, MPI_Count target_count,
                       MPI_Datatype target_datatype, MPI_Win win)
 {
-    FY_MT_ENTER();
+    FY_MT_WIN(win);
     return rma_put_get(origin_addr, origin_count, origin_datatype, target_rank,
                        target_disp, target_count, target_datatype, win, false,
                        __func__);
@@ -892,7 +892,7 @@ FY_API int PMPI_Get(void *origin_addr, int origin_count,
                     MPI_Aint target_disp, int target_count,
                     MPI_Datatype target_datatype, MPI_Win win)
 {
-    FY_MT_ENTER();
+    FY_MT_WIN(win);
     return rma_put_get(origin_addr, origin_count, origin_datatype, target_rank,
                        target_disp, target_count, target_datatype, win, true,
                        __func__);
@@ -904,7 +904,7 @@ FY_API int PMPI_Get_c(void *origin_addr, MPI_Count origin_count,
                       MPI_Aint target_disp, MPI_Count target_count,
                       MPI_Datatype target_datatype, MPI_Win win)
 {
-    FY_MT_ENTER();
+    FY_MT_WIN(win);
     return rma_put_get(origin_addr, origin_count, origin_datatype, target_rank,
                        target_disp, target_count, target_datatype, win, true,
                        __func__);
@@ -957,7 +957,7 @@ FY_API int PMPI_Accumulate(const void *origin_addr, int origin_count,
                            MPI_Aint target_disp, int target_count,
                            MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
-    FY_MT_ENTER();
+    FY_MT_WIN(win);
     return rma_acc(origin_addr, origin_count, origin_datatype, NULL, 0,
                    MPI_DATATYPE_NULL, target_rank, target_disp, target_count,
                    target_datatype, op, win, __func__);
@@ -970,7 +970,7 @@ FY_API int PMPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count,
                              MPI_Datatype target_datatype, MPI_Op op,
                              MPI_Win win)
 {
-    FY_MT_ENTER();
+    FY_MT_WIN(win);
     return rma_acc(origin_addr, origin_count, origin_datatype, NULL, 0,
                    MPI_DATATYPE_NULL, target_rank, target_disp, target_count,
                    target_datatype, op, win, __func__);
@@ -984,7 +984,7 @@ FY_API int PMPI_Get_accumulate(const void *origin_addr, int origin_count,
                                int target_count, MPI_Datatype target_datatype,
                                MPI_Op op, MPI_Win win)
 {
-    FY_MT_ENTER();
+    FY_MT_WIN(win);
     const char *fn = __func__;
     FY_CHECK(result_addr != NULL || result_count == 0, NULL, MPI_ERR_BUFFER, fn,
              "result_addr is NULL");
@@ -1006,7 +1006,7 @@ FY_API int PMPI_Get_accumulate_c(const void *origin_addr,
                                  MPI_Datatype target_datatype, MPI_Op op,
                                  MPI_Win win)
 {
-    FY_MT_ENTER();
+    FY_MT_WIN(win);
     const char *fn = __func__;
     FY_CHECK(result_addr != NULL || result_count == 0, NULL, MPI_ERR_BUFFER, fn,
              "result_addr is NULL");
@@ -1023,7 +1023,7 @@ FY_API int PMPI_Fetch_and_op(const void *origin_addr, void *result_addr,
                              MPI_Datatype datatype, int target_rank,
                              MPI_Aint target_disp, MPI_Op op, MPI_Win win)
 {
-    FY_MT_ENTER();
+    FY_MT_WIN(win);
     const char *fn = __func__;
     FY_CHECK(result_addr != NULL, NULL, MPI_ERR_BUFFER, fn,
              "result_addr is NULL");
@@ -1037,7 +1037,7 @@ FY_API int PMPI_Compare_and_swap(const void *origin_addr,
                                  MPI_Datatype datatype, int target_rank,
                                  MPI_Aint target_disp, MPI_Win win)
 {
-    FY_MT_ENTER();
+    FY_MT_WIN(win);
     const char *fn = __func__;
     FY_CHECK_INIT(fn);
     GET_WIN(w, win, fn);

@@ -610,9 +610,11 @@ static int send_start(struct fy_req *r)
     return fy_protos[fy_proto_pick(r)].send(r);
 }
 
-static struct fy_req *req_init(int kind, void *buf, MPI_Count count,
-                               struct fy_dtype *dt, int peer, int tag,
-                               struct fy_comm *comm, uint32_t ctx)
+/* Always inlined: on the send and receive fast paths (the MULTIPLE
+ * reference count below made GCC stop inlining it on its own). */
+static inline __attribute__((always_inline)) struct fy_req *
+req_init(int kind, void *buf, MPI_Count count, struct fy_dtype *dt, int peer,
+         int tag, struct fy_comm *comm, uint32_t ctx)
 {
     struct fy_req *r = fy_req_alloc();
     if (!r)
@@ -621,7 +623,8 @@ static struct fy_req *req_init(int kind, void *buf, MPI_Count count,
     r->buf = buf;
     r->count = count;
     r->dt = dt;
-    dt->refcount++;
+    if (!dt->builtin) /* predefined types are never freed: no count */
+        fy_mt_ref_inc(&dt->refcount);
     /* MPI lets a communicator be freed while operations on it are pending:
      * the request keeps it (and its context id) alive until it is freed. */
     r->comm = comm;
@@ -1005,6 +1008,11 @@ int fy_p2p_seg_params(uint32_t nranks, struct fy_p2p_seg_params *out)
     const char *net = fy_env_str(FY_ENV_NET);
     if (strcmp(net, "auto") && strcmp(net, "tcp") && strcmp(net, "ofi")) {
         FY_ERROR("FERRY_NET='%s' is not one of auto, tcp, ofi", net);
+        return -EINVAL;
+    }
+    const char *mtl = fy_env_str(FY_ENV_MT_LOCKS);
+    if (strcmp(mtl, "fine") && strcmp(mtl, "global")) {
+        FY_ERROR("FERRY_MT_LOCKS='%s' is not one of fine, global", mtl);
         return -EINVAL;
     }
     const char *proto = fy_tuned_str(FY_ENV_PROTO, NULL);

@@ -35,8 +35,9 @@ struct am_send {
     alignas(8) char buf[];
 };
 
-/* Invariants (one process; the library lock serialises the main thread
- * and the progress thread):
+/* Invariants (one process; the engine lock of util/mt.h serialises the
+ * main thread's origin operations (AM_ENGINE_LOCK), its own accumulates on
+ * its window (win.c's AM_SELF_LOCK) and the progress thread's passes):
  * - rx is always a posted receive (ANY_SOURCE, FY_RMA_AM_TAG_REQ) into rxbuf,
  *   except while the hook handles what it delivered;
  * - err[o]: the first error of origin o's requests since the last reply
@@ -64,6 +65,11 @@ struct fy_rma_am {
     int origin_err; /* first error a reply brought back (origin side) */
     struct fy_rma_am *next;
 };
+
+/* Origin-side operations run under the engine lock: the entry point's
+ * window-lock guard (FY_MT_WIN) does not cover point-to-point, and window
+ * -> engine is the lock order of util/mt.h. */
+#define AM_ENGINE_LOCK() FY_MT_ENTER()
 
 static struct fy_rma_am *s_ams; /* every window served by active messages */
 static bool s_in_hook;
@@ -682,6 +688,7 @@ int fy_rma_am_put(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
                   struct fy_dtype *odt, int target, uint64_t taddr,
                   MPI_Count tcount, struct fy_dtype *tdt)
 {
+    AM_ENGINE_LOCK();
     return send_data(w, FY_RMA_AM_PUT, 0, 0, 1, obuf, ocount, odt, true, target,
                      taddr, tcount, tdt);
 }
@@ -698,6 +705,7 @@ int fy_rma_am_get(struct fy_rma_win *w, void *obuf, MPI_Count ocount,
                   struct fy_dtype *odt, int target, uint64_t taddr,
                   MPI_Count tcount, struct fy_dtype *tdt)
 {
+    AM_ENGINE_LOCK();
     struct fy_rma_am *am = w->am;
     MPI_Count bytes = tcount * tdt->size, sent = 0;
     struct get_chunk q[AM_GET_DEPTH];
@@ -762,6 +770,7 @@ int fy_rma_am_acc(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
                   struct fy_dtype *rdt, int target, uint64_t taddr,
                   MPI_Count tcount, struct fy_dtype *tdt, struct fy_op *op)
 {
+    AM_ENGINE_LOCK();
     struct fy_rma_am *am = w->am;
     bool no_op = op->handle == MPI_NO_OP;
     if (no_op && !rbuf)
@@ -821,6 +830,7 @@ int fy_rma_am_acc(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
 int fy_rma_am_cas(struct fy_rma_win *w, const void *obuf, const void *cbuf,
                   void *rbuf, struct fy_dtype *dt, int target, uint64_t taddr)
 {
+    AM_ENGINE_LOCK();
     struct fy_rma_am *am = w->am;
     uint64_t n = (uint64_t)dt->size;
     if (n > 16)
@@ -846,6 +856,7 @@ int fy_rma_am_cas(struct fy_rma_win *w, const void *obuf, const void *cbuf,
 
 int fy_rma_am_flush(struct fy_rma_win *w, int target)
 {
+    AM_ENGINE_LOCK();
     struct fy_rma_am *am = w->am;
     if (!am)
         return 0;

@@ -34,7 +34,8 @@
  *   shared holders; any origin may CAS it (acquire on success, release on
  *   unlock);
  * - slot[t].acc: 0 free, 1 held around one accumulate's
- *   read-combine-write on target t (acquire / release);
+ *   read-combine-write on target t (acquire / release), for the elements
+ *   that are not combined by hardware atomics (atomic.c's A1/A2);
  * - slot[t].nattach and attach[]: written only by rank t (a seqlock in
  *   'aseq': odd while t edits), read by every origin;
  * - the PSCW counters after the slots: posted[t * n + o] counts the
@@ -296,5 +297,34 @@ int fy_rma_am_error(struct fy_rma_win *w);
 void fy_rma_thread_want(bool am_window);
 void fy_rma_thread_start(void);
 void fy_rma_thread_stop(void);
+/* Copy n bytes to or from window memory in the shared mapping (copy.c):
+ * memcpy, or streaming stores from FERRY_RMA_NT_MIN bytes. */
+void fy_rma_copy(void *dst, const void *src, size_t n);
+
+/* ---- the accumulate discipline (atomic.c) -------------------------------
+ * Whether w's accumulates use per-element hardware atomics (memory in the
+ * shared mapping) rather than the accumulate lock for every element. */
+static inline bool fy_rma_acc_atomic(const struct fy_rma_win *w)
+{
+    return w->flavor == MPI_WIN_FLAVOR_ALLOCATE ||
+           w->flavor == MPI_WIN_FLAVOR_SHARED;
+}
+/* fy_rma_acc on such a window, for a target type that is not a pair type:
+ * one atomic per eligible element, the accumulate lock for the others.
+ * Returns 0 or -ENOMEM. */
+int fy_rma_acc_shm(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
+                   struct fy_dtype *odt, void *rbuf, MPI_Count rcount,
+                   struct fy_dtype *rdt, int target, uint64_t taddr,
+                   MPI_Count tcount, struct fy_dtype *tdt, struct fy_op *op);
+/* fy_rma_cas on such a window: 0, or -EAGAIN when the element is one the
+ * accumulate lock protects (the caller then takes it). */
+int fy_rma_cas_shm(struct fy_rma_win *w, const void *obuf, const void *cbuf,
+                   void *rbuf, struct fy_dtype *dt, int target, uint64_t taddr);
+/* The target's accumulate lock (slot[target].acc); blocks, progressing. */
+void fy_rma_acc_lock(struct fy_rma_win *w, int target);
+void fy_rma_acc_unlock(struct fy_rma_win *w, int target);
+/* Whether count elements of dt are 'bytes' contiguous bytes from the
+ * buffer's start (no gaps, no offset): usable as packed data. */
+bool fy_rma_flat(MPI_Count count, const struct fy_dtype *dt, MPI_Count bytes);
 
 #endif /* FY_RMA_H */

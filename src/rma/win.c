@@ -21,13 +21,28 @@
 #include "p2p/p2p.h"
 #include "rma/rma.h"
 #include "util/handle.h"
+#include "util/mt.h"
 #include "util/util.h"
 #include "xfer/xfer.h"
 
 static struct fy_handle_table s_wins = FY_HANDLE_TABLE_INIT(FY_HT_WIN);
 static struct fy_rma_win *s_live; /* every live window */
-/* How user memory of other ranks is reached (Win_create, dynamic). */
-static const struct fy_xfer_ops *s_remote;
+/* How user memory of other ranks is reached (Win_create, dynamic):
+ * s_remote, and s_small for pieces up to s_small_max bytes (procmem's
+ * pread/pwrite on a file opened once costs less per call than CMA, which
+ * looks the peer up and checks ptrace access on every call; CMA moves
+ * more bytes per second: bench/README.md, "One-sided"). */
+static const struct fy_xfer_ops *s_remote, *s_small;
+static size_t s_small_max;
+
+/* Move one piece between our 'local' and the peer's 'remote'. */
+static int remote_copy(const struct fy_rma_peer *p, void *local,
+                       uint64_t remote, size_t len, bool get)
+{
+    const struct fy_xfer_ops *ops = len <= s_small_max ? s_small : s_remote;
+    ssize_t n = ops->copy_remote(p->pid, local, remote, len, get);
+    return n == (ssize_t)len ? 0 : n < 0 ? (int)n : -EIO;
+}
 
 struct fy_rma_win *fy_rma_win_get(MPI_Win h)
 {
@@ -52,6 +67,11 @@ static bool peek_thunk(void)
  * idle step polls it while sleeping: it must not acquire). */
 static void wait_until(bool (*take)(void *), bool (*peek)(void *), void *arg)
 {
+    if (take(arg))
+        return;
+    /* Progress needs the engine lock: accumulates come here holding only
+     * their window's lock (util/mt.h: window -> engine is in order). */
+    int locked = fy_mt_enter();
     unsigned spins = 0;
     while (!take(arg)) {
         if (fy_progress()) {
@@ -62,6 +82,7 @@ static void wait_until(bool (*take)(void *), bool (*peek)(void *), void *arg)
         s_peek_arg = arg;
         fy_progress_idle_until(&spins, peek_thunk);
     }
+    fy_mt_leave(&locked);
 }
 
 static void wake_all(const struct fy_rma_win *w)
@@ -186,11 +207,21 @@ static const struct fy_xfer_ops *remote_ops(void)
         if (kind == FY_XFER_CMA && fy_env_int(FY_ENV_NO_CMA))
             continue;
         if (cand[i]->copy_remote && cand[i]->probe(NULL, 0)) {
-            FY_INFO("one-sided windows on user memory use %s", cand[i]->name);
-            return s_remote = cand[i];
+            s_remote = s_small = cand[i];
+            break;
         }
     }
-    return NULL;
+    if (!s_remote)
+        return NULL;
+    long long small = fy_env_int(FY_ENV_RMA_PROCMEM_MAX);
+    if (s_remote == &fy_xfer_cma_ops && forced != FY_XFER_CMA && small > 0 &&
+        fy_xfer_procmem_ops.probe(NULL, 0)) {
+        s_small = &fy_xfer_procmem_ops;
+        s_small_max = (size_t)small;
+    }
+    FY_INFO("one-sided windows on user memory use %s, %s up to %zu bytes",
+            s_remote->name, s_small->name, s_small_max);
+    return s_remote;
 }
 
 /* Read every peer's control-block magic through the mechanism: proves it
@@ -207,6 +238,17 @@ static int check_remote(struct fy_rma_win *w, const struct member_info *mi)
         if (i == w->rank)
             continue;
         uint64_t magic = 0;
+        if (s_small != ops &&
+            (s_small->copy_remote((pid_t)mi[i].pid, &magic, mi[i].ctl,
+                                  sizeof(magic), true) != sizeof(magic) ||
+             magic != FY_RMA_MAGIC)) {
+            /* Siblings may be reachable by one mechanism only. */
+            FY_INFO("MPI_Win_create: %s cannot read rank %d, %s only",
+                    s_small->name, i, ops->name);
+            s_small = ops;
+            s_small_max = 0;
+        }
+        magic = 0;
         ssize_t n = ops->copy_remote((pid_t)mi[i].pid, &magic, mi[i].ctl,
                                      sizeof(magic), true);
         if (n != (ssize_t)sizeof(magic) || magic != FY_RMA_MAGIC) {
@@ -704,11 +746,11 @@ static int remote_io(const struct fy_rma_peer *p, uint64_t taddr,
         if (k <= 0 || bytes <= 0)
             return -EIO;
         for (int i = 0; i < k; i++) {
-            ssize_t n = s_remote->copy_remote(
-                p->pid, (char *)packed + done,
-                (uint64_t)(uintptr_t)iov[i].iov_base, iov[i].iov_len, get);
-            if (n != (ssize_t)iov[i].iov_len)
-                return n < 0 ? (int)n : -EIO;
+            int rc = remote_copy(p, (char *)packed + done,
+                                 (uint64_t)(uintptr_t)iov[i].iov_base,
+                                 iov[i].iov_len, get);
+            if (rc)
+                return rc;
             done += (MPI_Count)iov[i].iov_len;
         }
     }
@@ -729,8 +771,8 @@ int fy_rma_put(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
     if (bytes == 0)
         return 0;
     if (p->direct && odt->contig && tdt->contig) {
-        memcpy((char *)dst + tdt->true_lb, (const char *)obuf + odt->true_lb,
-               (size_t)bytes);
+        fy_rma_copy((char *)dst + tdt->true_lb,
+                    (const char *)obuf + odt->true_lb, (size_t)bytes);
         return 0;
     }
     if (!p->direct && odt->contig)
@@ -764,8 +806,8 @@ int fy_rma_get(struct fy_rma_win *w, void *obuf, MPI_Count ocount,
     if (bytes == 0)
         return 0;
     if (p->direct && odt->contig && tdt->contig) {
-        memcpy((char *)obuf + odt->true_lb, (const char *)src + tdt->true_lb,
-               (size_t)bytes);
+        fy_rma_copy((char *)obuf + odt->true_lb,
+                    (const char *)src + tdt->true_lb, (size_t)bytes);
         return 0;
     }
     if (!p->direct && odt->contig)
@@ -803,21 +845,19 @@ static bool acc_peek(void *arg)
                                 memory_order_relaxed) == 0;
 }
 
-static void acc_lock(struct fy_rma_win *w, int target)
+void fy_rma_acc_lock(struct fy_rma_win *w, int target)
 {
     wait_until(acc_try, acc_peek, (void *)&w->slot[target].acc);
 }
 
-static void acc_unlock(struct fy_rma_win *w, int target)
+void fy_rma_acc_unlock(struct fy_rma_win *w, int target)
 {
     /* C2: release pairs with C1. */
     atomic_store_explicit(&w->slot[target].acc, 0, memory_order_release);
     wake_all(w);
 }
 
-/* Whether count elements of dt are 'bytes' contiguous bytes from the
- * buffer's start (no gaps, no offset). */
-static bool flat(MPI_Count count, const struct fy_dtype *dt, MPI_Count bytes)
+bool fy_rma_flat(MPI_Count count, const struct fy_dtype *dt, MPI_Count bytes)
 {
     if (!dt->contig || count * dt->size != bytes)
         return false;
@@ -839,31 +879,81 @@ static int acc_small(struct fy_rma_win *w, const void *obuf, void *rbuf,
     if (!no_op)
         memcpy(in, obuf, (size_t)bytes);
     char *tgt = (char *)(uintptr_t)taddr;
-    acc_lock(w, target);
+    fy_rma_acc_lock(w, target);
     if (rbuf)
         memcpy(rbuf, tgt, (size_t)bytes);
     int rc = no_op ? 0 : fy_op_apply(op, in, tgt, tcount, tdt);
-    acc_unlock(w, target);
+    fy_rma_acc_unlock(w, target);
     return rc;
 }
+
+/* Accumulate on user memory of another rank, every buffer contiguous:
+ * under the target's accumulate lock, one read of the target's bytes into
+ * a local copy, the old values to rbuf, the combine, one write back (none
+ * for MPI_NO_OP). */
+static int acc_remote_flat(struct fy_rma_win *w, const void *obuf, void *rbuf,
+                           int target, uint64_t taddr, MPI_Count tcount,
+                           struct fy_dtype *tdt, struct fy_op *op,
+                           MPI_Count bytes)
+{
+    const struct fy_rma_peer *p = &w->peers[target];
+    alignas(16) char stack[256];
+    char *cur =
+        bytes <= (MPI_Count)sizeof(stack) ? stack : malloc((size_t)bytes);
+    if (!cur)
+        return -ENOMEM;
+    bool no_op = op->handle == MPI_NO_OP;
+    fy_rma_acc_lock(w, target);
+    int rc = remote_copy(p, cur, taddr, (size_t)bytes, true);
+    if (!rc && rbuf)
+        memcpy(rbuf, cur, (size_t)bytes);
+    if (!rc && !no_op) {
+        rc = fy_op_apply(op, obuf, cur, tcount, tdt);
+        if (!rc)
+            rc = remote_copy(p, cur, taddr, (size_t)bytes, false);
+    }
+    fy_rma_acc_unlock(w, target);
+    if (cur != stack)
+        free(cur);
+    return rc;
+}
+
+/* On a window served by active messages, remote accumulates are applied
+ * by the progress engine under the engine lock (am.c), not under the
+ * accumulate lock word; this rank's own accumulates on its window take the
+ * engine lock too, so the two stay atomic with respect to each other under
+ * MPI_THREAD_MULTIPLE's finer locks (the entry point holds only the window
+ * lock; window -> engine is util/mt.h's order). */
+#define AM_SELF_LOCK(w)                                                        \
+    int am_self_guard_ __attribute__((cleanup(fy_mt_leave), unused)) =         \
+        (w)->am ? fy_mt_enter() : FY_MT_NOLOCK
 
 int fy_rma_acc(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
                struct fy_dtype *odt, void *rbuf, MPI_Count rcount,
                struct fy_dtype *rdt, int target, uint64_t taddr,
                MPI_Count tcount, struct fy_dtype *tdt, struct fy_op *op)
 {
+    AM_SELF_LOCK(w);
     const struct fy_rma_peer *p = &w->peers[target];
     MPI_Count bytes = tcount * tdt->size;
     if (bytes == 0)
         return 0;
+    if (fy_rma_acc_atomic(w) && !tdt->pair)
+        return fy_rma_acc_shm(w, obuf, ocount, odt, rbuf, rcount, rdt, target,
+                              taddr, tcount, tdt, op);
     if (w->am && !p->direct)
         return fy_rma_am_acc(w, obuf, ocount, odt, rbuf, rcount, rdt, target,
                              taddr, tcount, tdt, op);
     bool no_op = op->handle == MPI_NO_OP;
-    if (p->direct && bytes <= ACC_SMALL && flat(tcount, tdt, bytes) &&
-        (no_op || flat(ocount, odt, bytes)) &&
-        (!rbuf || flat(rcount, rdt, bytes)))
+    if (p->direct && bytes <= ACC_SMALL && fy_rma_flat(tcount, tdt, bytes) &&
+        (no_op || fy_rma_flat(ocount, odt, bytes)) &&
+        (!rbuf || fy_rma_flat(rcount, rdt, bytes)))
         return acc_small(w, obuf, rbuf, target, taddr, tcount, tdt, op, bytes);
+    if (!p->direct && fy_rma_flat(tcount, tdt, bytes) &&
+        (no_op || fy_rma_flat(ocount, odt, bytes)) &&
+        (!rbuf || fy_rma_flat(rcount, rdt, bytes)))
+        return acc_remote_flat(w, obuf, rbuf, target, taddr, tcount, tdt, op,
+                               bytes);
     /* The origin's data laid out as the target type (fy_op_apply combines
      * two buffers of one layout); for user memory the target's span is
      * read into a local copy of the same layout. */
@@ -882,7 +972,7 @@ int fy_rma_acc(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
         fy_dtype_unpack(packed, bytes, in_base, tcount, tdt);
     }
     char *tgt = p->direct ? (char *)(uintptr_t)taddr : cur - lo;
-    acc_lock(w, target);
+    fy_rma_acc_lock(w, target);
     rc = 0;
     if (!p->direct) {
         rc = remote_io(p, taddr, tcount, tdt, packed, true);
@@ -900,7 +990,7 @@ int fy_rma_acc(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
             rc = remote_io(p, taddr, tcount, tdt, packed, false);
         }
     }
-    acc_unlock(w, target);
+    fy_rma_acc_unlock(w, target);
 free_bufs:
     free(packed);
     free(in);
@@ -911,30 +1001,31 @@ free_bufs:
 int fy_rma_cas(struct fy_rma_win *w, const void *obuf, const void *cbuf,
                void *rbuf, struct fy_dtype *dt, int target, uint64_t taddr)
 {
+    AM_SELF_LOCK(w);
     const struct fy_rma_peer *p = &w->peers[target];
     size_t n = (size_t)dt->size;
     char old[64];
     if (n > sizeof(old))
         return -EINVAL;
+    if (fy_rma_acc_atomic(w)) {
+        int rc = fy_rma_cas_shm(w, obuf, cbuf, rbuf, dt, target, taddr);
+        if (rc != -EAGAIN)
+            return rc;
+    }
     if (w->am && !p->direct)
         return fy_rma_am_cas(w, obuf, cbuf, rbuf, dt, target, taddr);
-    acc_lock(w, target);
+    fy_rma_acc_lock(w, target);
     int rc = 0;
     if (p->direct) {
         memcpy(old, (void *)(uintptr_t)taddr, n);
         if (memcmp(old, cbuf, n) == 0)
             memcpy((void *)(uintptr_t)taddr, obuf, n);
     } else {
-        ssize_t r = s_remote->copy_remote(p->pid, old, taddr, n, true);
-        if (r != (ssize_t)n)
-            rc = r < 0 ? (int)r : -EIO;
-        else if (memcmp(old, cbuf, n) == 0) {
-            r = s_remote->copy_remote(p->pid, (void *)obuf, taddr, n, false);
-            if (r != (ssize_t)n)
-                rc = r < 0 ? (int)r : -EIO;
-        }
+        rc = remote_copy(p, old, taddr, n, true);
+        if (!rc && memcmp(old, cbuf, n) == 0)
+            rc = remote_copy(p, (void *)obuf, taddr, n, false);
     }
-    acc_unlock(w, target);
+    fy_rma_acc_unlock(w, target);
     if (!rc)
         memcpy(rbuf, old, n);
     return rc;

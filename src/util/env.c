@@ -59,14 +59,20 @@ struct fy_env_var fy_env[FY_ENV_COUNT] = {
                       "print per-protocol and per-mechanism message counts "
                       "of each rank at MPI_Finalize (ferry-stats lines)"},
     [FY_ENV_COLL] = {"FERRY_COLL", FY_ENV_STRING, "auto",
-                     "blocking collectives: auto or shm (through shared "
-                     "memory when all members share the node), or p2p (the "
-                     "point-to-point algorithms)"},
+                     "collectives, blocking and nonblocking: auto or shm "
+                     "(through shared memory when all members share the "
+                     "node), or p2p (the point-to-point algorithms)"},
     [FY_ENV_COLL_CMA_MIN] = {"FERRY_COLL_CMA_MIN", FY_ENV_SIZE, "65536",
                              "broadcasts from this size are read by every "
                              "receiver straight from the root's buffer "
                              "(process_vm_readv), below it through shared "
-                             "memory"},
+                             "memory (or the tuning file's coll_cma_min)"},
+    [FY_ENV_COLL_SLICE_MIN] = {"FERRY_COLL_SLICE_MIN", FY_ENV_SIZE, "2049",
+                               "reductions over shared memory of this many "
+                               "bytes (per 32 KiB round) and more combine a "
+                               "slice per member, smaller ones the whole "
+                               "vector (or the tuning file's "
+                               "coll_slice_min)"},
     [FY_ENV_PROTO] = {"FERRY_PROTO", FY_ENV_STRING, "auto",
                       "protocol above the eager limit: auto (Push-Zero here, "
                       "or the tuning file's), pushpull (push "
@@ -131,6 +137,10 @@ struct fy_env_var fy_env[FY_ENV_COUNT] = {
     [FY_ENV_PIN_CACHE] = {"FERRY_PIN_CACHE", FY_ENV_BOOL, "1",
                           "pin-down cache: keep registrations after use "
                           "(0: deregister at every release)"},
+    [FY_ENV_MT_LOCKS] = {"FERRY_MT_LOCKS", FY_ENV_STRING, "fine",
+                         "MPI_THREAD_MULTIPLE: fine (engine, object, "
+                         "window and file locks; lock-free queries) or "
+                         "global (one library lock for every call)"},
     [FY_ENV_RECV_WRITE_MIN] = {"FERRY_RECV_WRITE_MIN", FY_ENV_SIZE, "8192",
                                "smallest receive buffer offered to its "
                                "sender for the write protocol"},
@@ -143,6 +153,15 @@ struct fy_env_var fy_env[FY_ENV_COUNT] = {
                            "or procmem): auto (start it when such a window "
                            "exists), 1 (with any window), 0 (never: the "
                            "target progresses only inside MPI calls)"},
+    [FY_ENV_RMA_PROCMEM_MAX] = {"FERRY_RMA_PROCMEM_MAX", FY_ENV_SIZE, "4096",
+                                "one-sided operations on user memory "
+                                "(Win_create, dynamic) up to this size use "
+                                "procmem (cheaper per call), larger ones cma "
+                                "(cheaper per byte); 0: cma only"},
+    [FY_ENV_RMA_NT_MIN] = {"FERRY_RMA_NT_MIN", FY_ENV_SIZE, "1048576",
+                           "puts and gets on shared-memory windows from this "
+                           "size copy with non-temporal stores (x86-64; 0: "
+                           "always memcpy)"},
 };
 
 int fy_parse_size(const char *s, long long *out)

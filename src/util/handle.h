@@ -3,11 +3,24 @@
  * (kind in bits 30-31, object type in bits 26-29, index below), so values
  * compiled into MPICH binaries keep their meaning. Predefined objects are
  * "builtin" handles (kind 01) resolved by each module; objects created at run
- * time get "direct" handles (kind 10) from these tables. Not thread safe:
- * callers hold the big lock when MPI_THREAD_MULTIPLE is ever provided. */
+ * time get "direct" handles (kind 10) from these tables.
+ *
+ * Thread safety (MPI_THREAD_MULTIPLE, see util/mt.h): lookups take no
+ * lock and may run beside alloc/release in other threads, because slots
+ * live in chunks that never move (chunk k holds 1024 << k slots, allocated
+ * when first needed) and slots and the high-water mark are read and
+ * written atomically. Alloc and release serialise on the table's own
+ * mutex (a leaf lock: nothing else is taken under it).
+ * Invariants: chunks[k] is written once (NULL -> chunk, release R1) before
+ * 'used' grows past its first index (release R2); a lookup that sees idx
+ * < used (acquire A2) sees the chunk (A1) and the slot's object, stored
+ * with release R3 after the caller initialised it (A3). */
 #ifndef FY_HANDLE_H
 #define FY_HANDLE_H
 
+#include <pthread.h>
+#include <stdalign.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -47,23 +60,54 @@ static inline uint32_t fy_handle_index(int h)
     return (uint32_t)h & FY_HANDLE_INDEX_MASK;
 }
 
+#define FY_HANDLE_LIKELY(x) __builtin_expect(!!(x), 1)
+#define FY_HANDLE_CHUNK0 64u /* slots in chunk 0 */
+#define FY_HANDLE_NCHUNKS 21 /* 64 * (2^21 - 1) > FY_HANDLE_INDEX_MASK */
+
 struct fy_handle_table {
-    enum fy_handle_type type;
-    void **objs;    /* index -> object, NULL when free */
-    uint32_t cap;   /* slots allocated */
-    uint32_t used;  /* high-water mark */
-    uint32_t *free; /* stack of freed indices */
-    uint32_t nfree;
+    /* Own cache lines: allocation in one thread must not slow lookups of
+     * the data next to the table in another. */
+    alignas(64) enum fy_handle_type type;
+    void **chunks[FY_HANDLE_NCHUNKS]; /* chunk k: 1024 << k slots, or NULL */
+    uint32_t used;                    /* high-water mark (atomic) */
+    uint32_t *free;                   /* stack of freed indices */
+    uint32_t nfree, free_cap;
+    pthread_mutex_t lock; /* alloc/release under MPI_THREAD_MULTIPLE */
 };
 
 #define FY_HANDLE_TABLE_INIT(t)                                                \
     {                                                                          \
-        .type = (t)                                                            \
+        .type = (t), .lock = PTHREAD_MUTEX_INITIALIZER                         \
     }
 
 /* Store obj and return its new direct handle in *handle_out. Returns 0 or
  * -ENOMEM. */
 int fy_handle_alloc(struct fy_handle_table *t, void *obj, int *handle_out);
+
+/* The slot of index idx (idx < used): chunk and offset. */
+static inline void **fy_handle_slot_(const struct fy_handle_table *t,
+                                     uint32_t idx)
+{
+    if (FY_HANDLE_LIKELY(idx < FY_HANDLE_CHUNK0)) /* the usual case */
+        return &__atomic_load_n(&t->chunks[0], __ATOMIC_ACQUIRE)[idx]; /* A1 */
+    uint32_t q = idx / FY_HANDLE_CHUNK0 + 1;
+    int k = 31 - __builtin_clz(q);
+    void **chunk = __atomic_load_n(&t->chunks[k], __ATOMIC_ACQUIRE); /* A1 */
+    return &chunk[idx - FY_HANDLE_CHUNK0 * ((1u << k) - 1u)];
+}
+
+/* Slots in use or once used (indices 0 .. count-1), for walks at
+ * finalize. */
+static inline uint32_t fy_handle_count(const struct fy_handle_table *t)
+{
+    return __atomic_load_n(&t->used, __ATOMIC_ACQUIRE); /* A2 */
+}
+/* The object in slot idx (< fy_handle_count), or NULL. */
+static inline void *fy_handle_at(const struct fy_handle_table *t, uint32_t idx)
+{
+    return __atomic_load_n(fy_handle_slot_(t, idx), __ATOMIC_ACQUIRE); /* A3 */
+}
+
 /* The object behind a direct handle of this table's type, or NULL. */
 static inline void *fy_handle_get(const struct fy_handle_table *t, int handle)
 {
@@ -71,11 +115,14 @@ static inline void *fy_handle_get(const struct fy_handle_table *t, int handle)
         fy_handle_type(handle) != t->type)
         return NULL;
     uint32_t idx = fy_handle_index(handle);
-    if (idx >= t->used)
+    if (idx >= fy_handle_count(t))
         return NULL;
-    return t->objs[idx];
+    return fy_handle_at(t, idx);
 }
 /* Forget a handle (the object itself is the caller's to free). */
 void fy_handle_release(struct fy_handle_table *t, int handle);
+/* Free the table's memory and make it empty again (MPI_Finalize; no
+ * other thread uses it). The objects are the caller's. */
+void fy_handle_table_reset(struct fy_handle_table *t);
 
 #endif /* FY_HANDLE_H */

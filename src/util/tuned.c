@@ -87,6 +87,14 @@ long long fy_tuned_value(enum fy_env_id id, const char **source_out)
         has = tuning.has_recv_write_min;
         v = tuning.recv_write_min;
         break;
+    case FY_ENV_COLL_CMA_MIN:
+        has = tuning.has_coll_cma_min;
+        v = tuning.coll_cma_min;
+        break;
+    case FY_ENV_COLL_SLICE_MIN:
+        has = tuning.has_coll_slice_min;
+        v = tuning.coll_slice_min;
+        break;
     default:
         break;
     }

@@ -92,6 +92,7 @@ enum fy_env_id {
     FY_ENV_STATS,
     FY_ENV_COLL,
     FY_ENV_COLL_CMA_MIN,
+    FY_ENV_COLL_SLICE_MIN,
     FY_ENV_PROTO,
     FY_ENV_BTP,
     FY_ENV_BTP1,
@@ -110,6 +111,9 @@ enum fy_env_id {
     FY_ENV_PIN_RECV_MAX,
     FY_ENV_PIN_CACHE,
     FY_ENV_RMA_THREAD,
+    FY_ENV_MT_LOCKS,
+    FY_ENV_RMA_PROCMEM_MAX,
+    FY_ENV_RMA_NT_MIN,
     FY_ENV_COUNT
 };
 

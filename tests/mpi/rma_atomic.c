@@ -5,11 +5,217 @@
  * accumulates of an array from every rank, MPI_Get_accumulate with
  * MPI_NO_OP and MPI_REPLACE, MAX on doubles, accumulate into a derived
  * target type, and the request-based Rput/Rget/Raccumulate/
- * Rget_accumulate. */
+ * Rget_accumulate. Then, on allocated and on created windows, every rank
+ * mixes operations on one counter of rank 0 - Fetch_and_op, a CAS loop,
+ * Get_accumulate through a derived type, Accumulate, and MPI_REPLACE
+ * against MPI_SUM - for long, int, short and double counters, aligned and
+ * misaligned (which Ferry combines under its accumulate lock rather than
+ * with one hardware atomic): every fetched value unique, the final value
+ * exact. */
 #include "mpitest.h"
+
+#include <stdbool.h>
 
 #define N 200
 #define ARR 64
+#define M 400 /* operations per rank on each mixed counter */
+
+/* Buffers may be misaligned (the window counters are): memcpy. */
+static void set_val(void *buf, MPI_Datatype t, long v)
+{
+    long l = v;
+    int i = (int)v;
+    short h = (short)v;
+    double d = (double)v;
+    if (t == MPI_LONG)
+        memcpy(buf, &l, sizeof(l));
+    else if (t == MPI_INT)
+        memcpy(buf, &i, sizeof(i));
+    else if (t == MPI_SHORT)
+        memcpy(buf, &h, sizeof(h));
+    else
+        memcpy(buf, &d, sizeof(d));
+}
+
+static long get_val(const void *buf, MPI_Datatype t)
+{
+    long l;
+    int i;
+    short h;
+    double d;
+    if (t == MPI_LONG)
+        return memcpy(&l, buf, sizeof(l)), l;
+    if (t == MPI_INT)
+        return memcpy(&i, buf, sizeof(i)), i;
+    if (t == MPI_SHORT)
+        return memcpy(&h, buf, sizeof(h)), h;
+    memcpy(&d, buf, sizeof(d));
+    return (long)d;
+}
+
+static int cmp_long(const void *a, const void *b)
+{
+    long x = *(const long *)a, y = *(const long *)b;
+    return (x > y) - (x < y);
+}
+
+/* Every rank: M operations on the counter at byte 'disp' of rank 0's
+ * window (disp_unit 1), 'replace' mixes Fetch_and_op SUM +1 with
+ * MPI_REPLACE of values no SUM chain can reach; otherwise SUM +1 through
+ * Fetch_and_op, a CAS loop (integers), Get_accumulate on a derived type and
+ * Accumulate. 'mem' is this rank's window memory. */
+static void mixed(MPI_Win win, char *mem, MPI_Aint disp, MPI_Datatype t,
+                  bool replace, const char *what)
+{
+    int me = mt_rank, n = mt_size;
+    char one[8], cur[8], want[8], old[8], res[8];
+    set_val(one, t, 1);
+    if (me == 0)
+        memset(mem + disp, 0, 8);
+    MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    MPI_Datatype one_t;
+    MT_MPI(MPI_Type_contiguous(1, t, &one_t));
+    MT_MPI(MPI_Type_commit(&one_t));
+    long fetched[M];
+    int nf = 0;
+    MT_MPI(MPI_Win_lock_all(0, win));
+    for (int i = 0; i < M; i++) {
+        int k = (i + me) % (replace ? 2 : 4);
+        if (k == 1 && replace) {
+            long rv = ((long)me * M + i + 1) << 20; /* chains stay apart */
+            char v[8];
+            set_val(v, t, rv);
+            MT_MPI(MPI_Fetch_and_op(v, res, t, 0, disp, MPI_REPLACE, win));
+            fetched[nf++] = get_val(res, t);
+        } else if (k == 0 || (k == 1 && t == MPI_DOUBLE)) {
+            MT_MPI(MPI_Fetch_and_op(one, res, t, 0, disp, MPI_SUM, win));
+            fetched[nf++] = get_val(res, t);
+        } else if (k == 1) {
+            MT_MPI(MPI_Fetch_and_op(NULL, cur, t, 0, disp, MPI_NO_OP, win));
+            MT_MPI(MPI_Win_flush(0, win));
+            for (;;) {
+                set_val(want, t, get_val(cur, t) + 1);
+                MT_MPI(MPI_Compare_and_swap(want, cur, old, t, 0, disp, win));
+                MT_MPI(MPI_Win_flush(0, win));
+                if (get_val(old, t) == get_val(cur, t))
+                    break;
+                memcpy(cur, old, sizeof(cur));
+            }
+            fetched[nf++] = get_val(old, t);
+        } else if (k == 2) {
+            MT_MPI(MPI_Get_accumulate(one, 1, one_t, res, 1, one_t, 0, disp, 1,
+                                      one_t, MPI_SUM, win));
+            MT_MPI(MPI_Win_flush(0, win));
+            fetched[nf++] = get_val(res, t);
+        } else {
+            MT_MPI(MPI_Accumulate(one, 1, t, 0, disp, 1, t, MPI_SUM, win));
+        }
+        MT_MPI(MPI_Win_flush(0, win));
+    }
+    MT_MPI(MPI_Win_unlock_all(win));
+    MPI_Type_free(&one_t);
+    for (int i = nf; i < M; i++)
+        fetched[i] = -1; /* padding */
+    long *all = mt_malloc(sizeof(long) * M * (size_t)n);
+    MT_MPI(
+        MPI_Gather(fetched, M, MPI_LONG, all, M, MPI_LONG, 0, MPI_COMM_WORLD));
+    MT_MPI(MPI_Barrier(MPI_COMM_WORLD)); /* every update is in */
+    if (me == 0) {
+        long fin = get_val(mem + disp, t);
+        qsort(all, (size_t)M * (size_t)n, sizeof(long), cmp_long);
+        for (int i = 1; i < M * n; i++)
+            MT_CHECK(all[i] < 0 || all[i] != all[i - 1],
+                     "%s: fetched value %ld twice", what, all[i]);
+        if (replace) {
+            /* The last value was produced and never fetched. */
+            for (int i = 0; i < M * n; i++)
+                MT_CHECK(all[i] != fin, "%s: final %ld was also fetched", what,
+                         fin);
+        } else {
+            MT_EQ(fin, (long)M * n, what);
+            for (int i = 0; i < M * n; i++)
+                MT_CHECK(all[i] < (long)M * n, "%s: fetched %ld out of range",
+                         what, all[i]);
+        }
+    }
+    free(all);
+}
+
+/* Byte counters, which Ferry may combine eight at a time: every rank
+ * alternates Accumulate and Get_accumulate of +1 on 16 bytes at 'disp' of
+ * rank 0 with Fetch_and_op +1 on the sixth of them; each byte ends at
+ * its number of increments modulo 256. */
+static void bytes16(MPI_Win win, unsigned char *mem, MPI_Aint disp,
+                    const char *what)
+{
+    int me = mt_rank;
+    unsigned char one[16], res[16];
+    memset(one, 1, sizeof(one));
+    if (me == 0)
+        memset(mem + disp, 0, 16);
+    MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    long nfop = 0, total = 0;
+    MT_MPI(MPI_Win_lock_all(0, win));
+    for (int i = 0; i < M; i++) {
+        int k = (i + me) % 3;
+        if (k == 0)
+            MT_MPI(MPI_Accumulate(one, 16, MPI_UNSIGNED_CHAR, 0, disp, 16,
+                                  MPI_UNSIGNED_CHAR, MPI_SUM, win));
+        else if (k == 1)
+            MT_MPI(MPI_Get_accumulate(one, 16, MPI_UNSIGNED_CHAR, res, 16,
+                                      MPI_UNSIGNED_CHAR, 0, disp, 16,
+                                      MPI_UNSIGNED_CHAR, MPI_SUM, win));
+        else
+            MT_MPI(MPI_Fetch_and_op(one, res, MPI_UNSIGNED_CHAR, 0, disp + 5,
+                                    MPI_SUM, win));
+        nfop += k == 2;
+        MT_MPI(MPI_Win_flush(0, win));
+    }
+    MT_MPI(MPI_Win_unlock_all(win));
+    MT_MPI(MPI_Allreduce(MPI_IN_PLACE, &nfop, 1, MPI_LONG, MPI_SUM,
+                         MPI_COMM_WORLD));
+    total = (long)M * mt_size;
+    if (me == 0)
+        for (int b = 0; b < 16; b++) {
+            long want = (b == 5 ? total : total - nfop) % 256;
+            MT_CHECK(mem[disp + b] == want, "%s: byte %d is %d, expected %ld",
+                     what, b, mem[disp + b], want);
+        }
+    MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
+}
+
+/* The mixed counters on one window of byte displacements. */
+static void mixed_all(MPI_Win win, char *mem, const char *flavor)
+{
+    static const struct {
+        MPI_Aint disp;
+        MPI_Datatype t;
+        const char *what;
+    } c[] = {
+        {64, MPI_LONG, "long"},
+        {128, MPI_INT, "int"},
+        {160, MPI_SHORT, "short"},
+        {192, MPI_DOUBLE, "double"},
+        {257, MPI_LONG, "misaligned long"},
+        {302, MPI_INT, "misaligned int"},
+    };
+    char what[96];
+    for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+        snprintf(what, sizeof(what), "%s window, %s counter", flavor,
+                 c[i].what);
+        mixed(win, mem, c[i].disp, c[i].t, false, what);
+    }
+    snprintf(what, sizeof(what), "%s window, 16 bytes", flavor);
+    bytes16(win, (unsigned char *)mem, 320, what);
+    snprintf(what, sizeof(what), "%s window, 16 bytes at an odd offset",
+             flavor);
+    bytes16(win, (unsigned char *)mem, 355, what);
+    snprintf(what, sizeof(what), "%s window, REPLACE and SUM", flavor);
+    mixed(win, mem, 64, MPI_LONG, true, what);
+    snprintf(what, sizeof(what), "%s window, misaligned REPLACE and SUM",
+             flavor);
+    mixed(win, mem, 257, MPI_LONG, true, what);
+}
 
 int main(int argc, char **argv)
 {
@@ -154,9 +360,21 @@ int main(int argc, char **argv)
     MT_ERRCLASS(
         MPI_Accumulate(&a, 1, MPI_LONG, t, bytes, 1, MPI_LONG, MPI_SUM, win),
         MPI_ERR_RMA_RANGE, "accumulate outside the window");
-    MT_MPI(MPI_Win_unlock(t, win));
 
+    MT_MPI(MPI_Win_unlock(t, win));
     MT_MPI(MPI_Win_free(&win));
+
+    /* Mixed operations on one counter, allocated and created windows. */
+    char *bm;
+    MT_MPI(MPI_Win_allocate(512, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &bm, &win));
+    mixed_all(win, bm, "allocated");
+    MT_MPI(MPI_Win_free(&win));
+    bm = mt_malloc(512);
+    MT_MPI(MPI_Win_create(bm, 512, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    mixed_all(win, bm, "created");
+    MT_MPI(MPI_Win_free(&win));
+    free(bm);
+
     free(fetched);
     free(all);
     return mt_finish("rma_atomic");

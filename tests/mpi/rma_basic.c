@@ -6,7 +6,7 @@
  * MPI_ERR_LOCKTYPE under MPI_ERRORS_RETURN set on the window. */
 #include "mpitest.h"
 
-#define WBYTES (1 * MT_MIB)
+#define WBYTES (2 * MT_MIB)
 
 int main(int argc, char **argv)
 {
@@ -20,7 +20,8 @@ int main(int argc, char **argv)
     unsigned char *buf = mt_malloc(WBYTES);
 
     /* Fence epochs: put to the right, then get from the left. */
-    static const int sizes[] = {1, 7, 64, 1000, 4096, 65536, WBYTES};
+    static const int sizes[] = {1,    7,     64,          1000,
+                                4096, 65536, MT_MIB + 13, WBYTES};
     for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
         int sz = sizes[i];
         memset(mem, 0x5a, WBYTES);

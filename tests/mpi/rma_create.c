@@ -92,6 +92,28 @@ int main(int argc, char **argv)
                   "accumulated into user memory");
         MT_EQ(lm[15], 20L * n, "fetch-and-op counter in user memory");
     }
+    /* Get_accumulate of 40 longs (more than Ferry stages on the stack):
+     * every old value a multiple of 1 below the final count. */
+    long *gm = (long *)(mem + 8192), add[40], old40[40];
+    MT_MPI(MPI_Win_fence(0, win));
+    memset(gm, 0, sizeof(add));
+    MT_MPI(MPI_Win_fence(0, win));
+    for (int i = 0; i < 40; i++)
+        add[i] = i + 1;
+    MT_MPI(MPI_Win_lock_all(0, win));
+    for (int rep = 0; rep < 10; rep++) {
+        MT_MPI(MPI_Get_accumulate(add, 40, MPI_LONG, old40, 40, MPI_LONG, 0,
+                                  8192, 40, MPI_LONG, MPI_SUM, win));
+        MT_MPI(MPI_Win_flush(0, win));
+        for (int i = 0; i < 40; i++)
+            MT_CHECK(old40[i] % (i + 1) == 0 && old40[i] / (i + 1) < 10L * n,
+                     "get_accumulate old value %ld at %d", old40[i], i);
+    }
+    MT_MPI(MPI_Win_unlock_all(win));
+    MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    if (me == 0)
+        for (int i = 0; i < 40; i++)
+            MT_EQ(gm[i], 10L * n * (i + 1), "get_accumulate into user memory");
     MT_MPI(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
     MT_MPI(MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win));
     MT_ERRCLASS(MPI_Put(buf, 2, MPI_BYTE, right, WB - 1, 2, MPI_BYTE, win),

@@ -20,6 +20,11 @@
 #     --ops --quick: FILE gets the kernel table, which must have the memcpy
 #     row and MPI_SUM on float, double and int with a non-zero GB/s at each
 #     of the three sizes.
+#   lab_check.sh coll FERRY_BENCH FILE
+#     --coll --quick --tune --out FILE over a FILE holding another key:
+#     every job ran and checked its results, the report has both tables
+#     with numbers, FILE holds coll_cma_min and coll_slice_min and still
+#     the other key, and ferry-info shows both from the tuning file.
 #   lab_check.sh pin FERRY_BENCH FILE
 #     --pin --quick: FILE gets the pin-down cache table with a non-zero
 #     MB/s at 100 % and 0 % hits for each size, 4 KiB to 4 MiB, and the
@@ -27,7 +32,7 @@
 . "$(dirname "$0")/lib.sh"
 mode=$1 bench=$2 out=$3
 [[ -x $bench && -n $out ]] ||
-    mt_fail "usage: lab_check.sh smoke|tune|protocols|ops|pin FERRY_BENCH OUT"
+    mt_fail "usage: lab_check.sh smoke|tune|protocols|ops|coll|pin FERRY_BENCH OUT"
 # A launcher's variables would make ferry-bench join a job: it forks its own.
 unset FERRY_RANK FERRY_SIZE FERRY_JOBID FERRY_NCPUS FERRY_SHM_FD
 
@@ -106,6 +111,32 @@ ops)
     if grep -Eq '\| 0\.0 \|' "$out"; then
         mt_fail "a kernel measured 0.0 GB/s"
     fi
+    ;;
+coll)
+    printf 'eager_max = 4000\n' >"$out"
+    report=$("$bench" --coll --quick --tune --out "$out") ||
+        mt_fail "ferry-bench --coll exited $?: $report"
+    echo "$report"
+    grep -Eq '^[0-9]+ jobs, 0 failed' <<<"$report" ||
+        mt_fail "a job failed or gave no rows"
+    num='[0-9]+\.[0-9]+'
+    for op in bcast allreduce; do
+        for np in 2 4; do
+            grep -Eq "^\| $op \| $np \| [0-9]+ [KM]?i?B \|( $num \|){4}\$" \
+                <<<"$report" || mt_fail "no complete $op row at $np ranks"
+        done
+    done
+    cma=$(sed -n 's/^coll_cma_min = \([0-9]*\)$/\1/p' "$out")
+    slice=$(sed -n 's/^coll_slice_min = \([0-9]*\)$/\1/p' "$out")
+    [[ -n $cma && -n $slice ]] || mt_fail "no coll_* keys in $out"
+    grep -q '^eager_max = 4000$' "$out" || mt_fail "the other key was lost"
+    info=$(FERRY_TUNING=$out "$(dirname "$bench")/ferry-info") ||
+        mt_fail "ferry-info rejects the tuning file"
+    grep -Eq "FERRY_COLL_CMA_MIN +$cma B \(tuning file\)" <<<"$info" ||
+        mt_fail "ferry-info does not show coll_cma_min $cma from the file"
+    grep -Eq "FERRY_COLL_SLICE_MIN +$slice B \(tuning file\)" <<<"$info" ||
+        mt_fail "ferry-info does not show coll_slice_min $slice from the file"
+    cat "$out"
     ;;
 pin)
     "$bench" --pin --quick --repeats 1 >"$out" ||

@@ -29,7 +29,8 @@ int main(void)
     }
     fputs("eager_max = 8K\nsplit_min = 80K\nxfer.0 = cma\n"
           "proto = pushzero\nbtp = 32K\nbtp1 = 1K\nrecv_write = 0\n"
-          "recv_write_min = 256K\n",
+          "recv_write_min = 256K\ncoll_cma_min = 128K\n"
+          "coll_slice_min = 1K\n",
           f);
     fclose(f);
 
@@ -41,6 +42,8 @@ int main(void)
         unsetenv(proto_vars[i]);
     unsetenv("FERRY_SPLIT_MIN");
     unsetenv("FERRY_TUNING");
+    unsetenv("FERRY_COLL_CMA_MIN");
+    unsetenv("FERRY_COLL_SLICE_MIN");
     TAP_EQ_INT(fy_env_load(), 0, "environment loads");
     long long def = fy_tuned_value(FY_ENV_SPLIT_MIN, &src);
     TAP_OK(def > 0, "the built-in default turns the shared copy on (%lld)",
@@ -73,6 +76,20 @@ int main(void)
     TAP_EQ_STR(src, "tuning file", "recv_write's source: the tuning file");
     TAP_EQ_INT(fy_tuned_value(FY_ENV_RECV_WRITE_MIN, NULL), 262144,
                "recv_write_min from the file");
+    TAP_EQ_INT(fy_tuned_value(FY_ENV_COLL_CMA_MIN, &src), 131072,
+               "coll_cma_min from the file");
+    TAP_EQ_STR(src, "tuning file", "coll_cma_min's source: the tuning file");
+    TAP_EQ_INT(fy_tuned_value(FY_ENV_COLL_SLICE_MIN, &src), 1024,
+               "coll_slice_min from the file");
+    TAP_EQ_STR(src, "tuning file", "coll_slice_min's source: the file");
+    setenv("FERRY_COLL_SLICE_MIN", "3K", 1);
+    TAP_EQ_INT(fy_env_load(), 0, "environment with FERRY_COLL_SLICE_MIN");
+    TAP_EQ_INT(fy_tuned_value(FY_ENV_COLL_SLICE_MIN, &src), 3072,
+               "FERRY_COLL_SLICE_MIN wins over the file");
+    TAP_EQ_STR(src, "environment", "coll_slice_min's source: environment");
+    TAP_EQ_INT(fy_tuned_value(FY_ENV_COLL_CMA_MIN, &src), 131072,
+               "coll_cma_min still from the file");
+    unsetenv("FERRY_COLL_SLICE_MIN");
 
     setenv("FERRY_PROTO", "pushall", 1);
     setenv("FERRY_BTP", "4K", 1);

@@ -240,6 +240,37 @@ int main(void)
                "recv_write_min bad suffix");
     expect_bad("btp2 = 4K\n", 1, "unknown key 'btp2'", "unknown btp key");
 
+    /* ---- the collectives' thresholds (ferry-bench --coll --tune) ---- */
+    memset(&t, 0xa5, sizeof(t));
+    TAP_EQ_INT(fy_tuning_parse("t.conf",
+                               "coll_cma_min = 48K\ncoll_slice_min = 4096\n",
+                               &t, err, sizeof(err)),
+               0, "collective keys parse (%s)", err);
+    TAP_OK(t.has_coll_cma_min && t.coll_cma_min == 49152, "coll_cma_min = 48K");
+    TAP_OK(t.has_coll_slice_min && t.coll_slice_min == 4096,
+           "coll_slice_min = 4096");
+    TAP_OK(!t.has_eager_max && !t.has_btp && t.nrules == 0,
+           "the other keys stay unset");
+    TAP_EQ_INT(
+        fy_tuning_parse("t.conf", "coll_cma_min = 0\n", &t, err, sizeof(err)),
+        0, "coll_cma_min = 0 (always single copy) accepted");
+    TAP_OK(t.has_coll_cma_min && t.coll_cma_min == 0 && !t.has_coll_slice_min,
+           "coll_cma_min = 0 is set, coll_slice_min unset");
+    expect_bad("coll_cma_min = big\n", 1, "is not a size",
+               "coll_cma_min not a size");
+    expect_bad("coll_slice_min = -5\n", 1, "is not a size",
+               "coll_slice_min negative");
+    expect_bad("coll_slice_min = 1K\ncoll_slice_min = 2K\n", 2,
+               "duplicate key 'coll_slice_min' (first set on line 1)",
+               "coll_slice_min twice");
+    expect_bad("coll_cma_min = 1G\n# x\ncoll_cma_min = 2K\n", 3,
+               "duplicate key 'coll_cma_min' (first set on line 1)",
+               "coll_cma_min twice");
+    expect_bad("coll_cma_min = 1P\n", 1, "is not a size",
+               "coll_cma_min bad suffix");
+    expect_bad("coll_min = 1K\n", 1, "unknown key 'coll_min'",
+               "unknown coll key");
+
     /* A failed parse leaves the output untouched. */
     memset(&t, 0, sizeof(t));
     t.eager_max = 777;
@@ -322,6 +353,10 @@ int main(void)
     w.recv_write = 1;
     w.has_recv_write_min = true;
     w.recv_write_min = 65536;
+    w.has_coll_cma_min = true;
+    w.coll_cma_min = 0;
+    w.has_coll_slice_min = true;
+    w.coll_slice_min = 8192;
     snprintf(path, sizeof(path), "%s/sub/dir/tuning.conf", dir);
     TAP_EQ_INT(fy_tuning_save(path, &w, "written by test_tuning\n\nline 3"), 0,
                "save creates parents and writes");
@@ -338,6 +373,9 @@ int main(void)
                t.has_recv_write && t.recv_write == 1 && t.has_recv_write_min &&
                t.recv_write_min == 65536,
            "round trip keeps the protocol keys (btp1 = 0 set, not unset)");
+    TAP_OK(t.has_coll_cma_min && t.coll_cma_min == 0 && t.has_coll_slice_min &&
+               t.coll_slice_min == 8192,
+           "round trip keeps the collective keys (coll_cma_min = 0 set)");
 
     char cmd[600];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);

@@ -1,0 +1,1028 @@
+/* SPDX-License-Identifier: MIT */
+/* Nonblocking collectives over shared memory: MPI_Ibarrier, Ibcast,
+ * Ireduce, Iallreduce, Iallgather, Ialltoall, Igather and Iscatter (and
+ * the persistent forms, which start them) on a communicator whose members all
+ * share this node run the node-level algorithms of shm.c as state machines,
+ * advanced by every test, wait and progress pass and never waiting for another
+ * rank inside one. Small data goes through the publisher's slot (written once,
+ * read by all); large data (from FERRY_COLL_CMA_MIN) is read by each reader
+ * straight from the publisher's buffer with one process_vm_readv (single
+ * copy), and the large reductions combine a slice each, in rank order. Sizes
+ * between take the point-to-point schedules (by_addr()).
+ *
+ * Invariants (besides those of shm.c's cells, which the slots share:
+ * owner-only writes, reuse at readers == 0, distinct live tags, nothing
+ * read from a slot steers a copy):
+ * - Every rank has one slot per context (struct fy_coll_slot), used only
+ *   by the nonblocking collectives of the communicator holding that
+ *   context. The blocking ones use the cells: a blocking collective never
+ *   waits for room a nonblocking one holds, and collectives of different
+ *   communicators (which MPI lets ranks start in different orders) never
+ *   wait for each other.
+ * - On one communicator the nonblocking collectives run one at a time in
+ *   the order they were started (a ticket per context): every member
+ *   starts them in the same order (MPI), so the one running here is the
+ *   one running, or next to run, everywhere, and the slot holds one
+ *   publication at a time. A collective finishes only once it needs
+ *   nothing more from anyone; a publication others read by address is
+ *   drained before it finishes (the buffer is the program's again), an
+ *   inline one at the next publication, at MPI_Comm_free or when the last
+ *   reference to the communicator goes with the collective's schedule.
+ * - The path (here or the point-to-point schedule; inline or by address;
+ *   whole or slices) depends only on what every member agrees on: member
+ *   count and places, the data's size in bytes (the receive side's where
+ *   they may differ), MPI_IN_PLACE (all or none) and the job-wide
+ *   settings (FERRY_COLL, single copy).
+ * - One rank, one thread (the MPI layer serialises calls): the tickets
+ *   and machines are this process's only. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "boot/boot.h"
+#include "chan/chan.h"
+#include "coll/coll_int.h"
+#include "coll/shm.h"
+#include "shm/shm.h"
+#include "xfer/xfer.h"
+
+enum nb_kind {
+    NB_BARRIER,
+    NB_BCAST,
+    NB_REDUCE,
+    NB_ALLGATHER,
+    NB_ALLTOALL,
+    NB_GATHER,
+    NB_SCATTER
+};
+
+struct nb {
+    enum nb_kind kind;
+    struct fy_comm *c; /* the schedule holds the reference */
+    uint32_t seq;      /* collective number on c */
+    uint32_t ctxi;     /* slot index: c->ctx / 2 */
+    uint32_t ticket;   /* our turn among c's nonblocking collectives */
+    bool turned;       /* our turn came (tickets advance once) */
+    bool ended;        /* the ticket was handed on */
+    int P, me, root;   /* root < 0: all members get the result */
+    int *loc, *world;  /* members as local and world ranks */
+    int pc;            /* where the machine resumes */
+    int i;             /* loop index across resumptions */
+    int err;           /* first error */
+    bool inl;          /* data inline in the slots (else by address) */
+    bool whole;        /* allreduce by address: whole vectors, no slices */
+    const void *sbuf;
+    void *rbuf;
+    MPI_Count scount, rcount;
+    struct fy_dtype *sdt, *rdt;
+    struct fy_op *op;
+    uint64_t bytes;                   /* per publication's block */
+    void *tmp, *acc, *part;           /* temporaries */
+    const struct fy_coll_slot **pubs; /* small reductions: by rank */
+};
+
+/* Allreduces by address of this many bytes and more combine a slice per
+ * member. Below, every member combining everything costs one round of
+ * publications instead of two, which is what counts when ranks share
+ * cores (bench_coll, 4 ranks on 2 cores, 4 KiB: slices took 2-3x the
+ * point-to-point schedule's time). */
+#define FY_COLL_NB_SLICE_MIN (64u << 10)
+
+/* Nonblocking collectives started and finished per context. */
+static uint32_t s_issued[FY_COLL_SLOTS], s_finished[FY_COLL_SLOTS];
+
+static struct fy_coll_slot *slot_of(int local, uint32_t ctxi)
+{
+    return &fy_coll_shm.slots[(uint64_t)local * FY_COLL_SLOTS + ctxi];
+}
+
+static struct fy_coll_slot *mine(const struct nb *n)
+{
+    return slot_of(fy_boot.local_rank, n->ctxi);
+}
+
+static uint64_t ntag(const struct nb *n, uint32_t step)
+{
+    return (uint64_t)(n->c->ctx + 1) << 48 | (uint64_t)n->seq << 16 |
+           (step & 0xffffu);
+}
+
+static bool slot_free(const struct fy_coll_slot *x)
+{
+    /* A2: acquire pairs with R2 in nb_done(): the readers' last reads of
+     * the slot (and of our buffer through it) happened before. */
+    return atomic_load_explicit(&x->readers, memory_order_acquire) == 0;
+}
+
+/* Our turn on c (the earlier nonblocking collectives on c finished). */
+static bool turn(struct nb *n)
+{
+    if (!n->turned && s_finished[n->ctxi] == n->ticket)
+        n->turned = true;
+    return n->turned;
+}
+
+/* Our turn, and our slot free for a publication. */
+static bool ready(struct nb *n)
+{
+    return turn(n) && slot_free(mine(n));
+}
+
+/* Publish in our slot (free: ready() held) to nreaders members, 'len'
+ * bytes at 'addr' for readers by address (NULL: the data is inline);
+ * wake member 'only', or (only < 0) every other member. */
+static void nb_publish(struct nb *n, uint32_t step, uint32_t nreaders,
+                       const void *addr, uint64_t len, int only)
+{
+    struct fy_coll_slot *x = mine(n);
+    x->addr = (uint64_t)(uintptr_t)addr;
+    x->len = len;
+    /* R3: release pairs with A3 in nb_find(): whoever sees this count
+     * sees the tag invalidated by nb_claim(). */
+    atomic_store_explicit(&x->readers, nreaders, memory_order_release);
+    /* R1: release pairs with A1 in nb_find(). */
+    atomic_store_explicit(&x->tag, ntag(n, step), memory_order_release);
+    for (int r = 0; r < n->P; r++)
+        if (r != n->me && (only < 0 || r == only))
+            fy_wake(n->world[r]);
+}
+
+/* Before writing our slot's data: make its old tag unfindable. */
+static struct fy_coll_slot *nb_claim(struct nb *n)
+{
+    struct fy_coll_slot *x = mine(n);
+    atomic_store_explicit(&x->tag, 0, memory_order_relaxed);
+    return x;
+}
+
+/* Member r's publication 'step' of this collective, or NULL. */
+static const struct fy_coll_slot *nb_find(const struct nb *n, int r,
+                                          uint32_t step)
+{
+    struct fy_coll_slot *x = slot_of(n->loc[r], n->ctxi);
+    uint64_t tag = ntag(n, step);
+    /* A1 pairs with R1, A3 with R3 (see find_pub in shm.c: a drained
+     * publication of an earlier communicator with this context is never
+     * taken for a live one). */
+    if (atomic_load_explicit(&x->tag, memory_order_acquire) == tag &&
+        atomic_load_explicit(&x->readers, memory_order_acquire) > 0 &&
+        atomic_load_explicit(&x->tag, memory_order_acquire) == tag)
+        return x;
+    return NULL;
+}
+
+/* We are done reading member r's publication x. */
+static void nb_done(const struct nb *n, int r, const struct fy_coll_slot *x)
+{
+    struct fy_coll_slot *w = (struct fy_coll_slot *)x;
+    /* R2: release pairs with A2 in slot_free(). */
+    atomic_fetch_sub_explicit(&w->readers, 1, memory_order_release);
+    fy_wake(n->world[r]);
+}
+
+/* Read n bytes at addr in member r's memory into count elements of dt at
+ * buf (n no more than they hold). A failed read ends the job, as in
+ * shm.c: the owner's memory went away under a collective it is in. */
+static void nb_read(const struct nb *n, int r, uint64_t addr, uint64_t len,
+                    void *buf, MPI_Count count, const struct fy_dtype *dt)
+{
+    if (len == 0)
+        return;
+    void *dst = buf, *tmp = NULL;
+    if (!dt->contig && !(dst = tmp = malloc((size_t)len)))
+        fy_fatal(1, "collective: out of memory for %llu bytes",
+                 (unsigned long long)len);
+    ssize_t got = fy_xfer_cma_ops.copy_remote(fy_shm.pid[n->loc[r]], dst, addr,
+                                              (size_t)len, true);
+    if (got != (ssize_t)len)
+        fy_fatal(1,
+                 "collective: reading %llu bytes of rank %d's buffer "
+                 "failed: %s",
+                 (unsigned long long)len, n->world[r],
+                 strerror(got < 0 ? (int)-got : EFAULT));
+    if (tmp) {
+        fy_dtype_unpack(tmp, (MPI_Count)len, buf, count, dt);
+        free(tmp);
+    }
+}
+
+/* count elements of dt at byte 'off' of member r's published image x
+ * into buf; -EMSGSIZE when the image is shorter than that. */
+static int nb_read_block(const struct nb *n, int r,
+                         const struct fy_coll_slot *x, uint64_t off, void *buf,
+                         MPI_Count count, const struct fy_dtype *dt)
+{
+    uint64_t bytes = (uint64_t)count * (uint64_t)dt->size;
+    uint64_t addr = x->addr, len = x->len; /* read once */
+    uint64_t m = off < len ? FY_MIN(bytes, len - off) : 0;
+    nb_read(n, r, addr + off, m, buf, count, dt);
+    return m < bytes ? -EMSGSIZE : 0;
+}
+
+/* A contiguous image of count elements of dt at buf: buf itself or a
+ * packed copy in *tmp (free it). */
+static const void *nb_image(const void *buf, MPI_Count count,
+                            const struct fy_dtype *dt, void **tmp)
+{
+    *tmp = NULL;
+    if (dt->contig)
+        return buf;
+    size_t bytes = (size_t)(count * dt->size);
+    if (!(*tmp = malloc(bytes ? bytes : 1)))
+        fy_fatal(1, "collective: out of memory packing %zu bytes", bytes);
+    fy_dtype_pack(buf, count, dt, *tmp);
+    return *tmp;
+}
+
+static void *nb_alloc(size_t bytes)
+{
+    void *p = malloc(bytes ? bytes : 1);
+    if (!p)
+        fy_fatal(1, "collective: out of memory for %zu bytes", bytes);
+    return p;
+}
+
+/* Pack count elements of dt at buf into dst (cap bytes at most):
+ * -EMSGSIZE when they do not fit. */
+static int put_block(void *dst, uint64_t cap, const void *buf, MPI_Count count,
+                     const struct fy_dtype *dt)
+{
+    uint64_t bytes = (uint64_t)count * (uint64_t)dt->size;
+    uint64_t m = FY_MIN(bytes, cap);
+    if (m > 0) {
+        if (dt->contig)
+            memcpy(dst, buf, (size_t)m);
+        else
+            fy_dtype_pack_range(buf, count, dt, 0, (MPI_Count)m, dst);
+    }
+    return bytes > cap ? -EMSGSIZE : 0;
+}
+
+static void get_block(void *buf, MPI_Count count, const struct fy_dtype *dt,
+                      const void *src)
+{
+    uint64_t bytes = (uint64_t)count * (uint64_t)dt->size;
+    if (bytes == 0)
+        return;
+    if (dt->contig)
+        memcpy(buf, src, (size_t)bytes);
+    else
+        fy_dtype_unpack(src, (MPI_Count)bytes, buf, count, dt);
+}
+
+static char *block_at(const void *buf, int i, MPI_Count count,
+                      const struct fy_dtype *dt)
+{
+    return (char *)buf + (MPI_Aint)i * count * dt->extent;
+}
+
+/* ---- resumable machines --------------------------------------------------
+ * A machine is a function of its struct nb that runs until it must wait
+ * for something and then returns false; the next call resumes at that
+ * wait (n->pc, the line of the wait). Nothing on the C stack survives a
+ * wait: state that does lives in n. */
+#define NB_BEGIN(n)                                                            \
+    switch ((n)->pc) {                                                         \
+    case 0:
+#define NB_WAIT(n, cond)                                                       \
+    do {                                                                       \
+        (n)->pc = __LINE__;                                                    \
+        __attribute__((fallthrough));                                          \
+    case __LINE__:                                                             \
+        if (!(cond))                                                           \
+            return false;                                                      \
+    } while (0)
+#define NB_END(n)                                                              \
+    default:                                                                   \
+        break;                                                                 \
+        }                                                                      \
+        return true
+
+static bool run_barrier(struct nb *n)
+{
+    const struct fy_coll_slot *x = NULL;
+    NB_BEGIN(n);
+    /* Everyone's arrival flag, read by everyone: one crossing. */
+    NB_WAIT(n, ready(n));
+    nb_claim(n);
+    nb_publish(n, 0, (uint32_t)n->P - 1, NULL, 0, -1);
+    for (n->i = 1; n->i < n->P; n->i++) {
+        NB_WAIT(n, (x = nb_find(n, (n->me + n->i) % n->P, 0)) != NULL);
+        nb_done(n, (n->me + n->i) % n->P, x);
+    }
+    NB_END(n);
+}
+
+static bool run_bcast(struct nb *n)
+{
+    const struct fy_coll_slot *x = NULL;
+    NB_BEGIN(n);
+    if (n->me == n->root) {
+        NB_WAIT(n, ready(n));
+        struct fy_coll_slot *w = nb_claim(n);
+        if (n->inl) {
+            put_block(w->data, FY_COLL_SLOT_DATA, n->rbuf, n->rcount, n->rdt);
+            nb_publish(n, 0, (uint32_t)n->P - 1, NULL, 0, -1);
+        } else {
+            const void *img = nb_image(n->rbuf, n->rcount, n->rdt, &n->tmp);
+            nb_publish(n, 0, (uint32_t)n->P - 1, img, n->bytes, -1);
+            /* Our buffer is the readers' until they are done. */
+            NB_WAIT(n, slot_free(mine(n)));
+        }
+    } else {
+        NB_WAIT(n, turn(n) && (x = nb_find(n, n->root, 0)) != NULL);
+        if (n->inl)
+            get_block(n->rbuf, n->rcount, n->rdt, x->data);
+        else
+            n->err =
+                nb_read_block(n, n->root, x, 0, n->rbuf, n->rcount, n->rdt);
+        nb_done(n, n->root, x);
+    }
+    NB_END(n);
+}
+
+/* Combine, in rank order (MPI's, and the same bits everywhere), m
+ * elements at element e0 of every member's contribution: src[r] for
+ * r = P-1 down to 0 into acc (acc = src[r] op acc). */
+static int combine(const void *const *src, int P, MPI_Count m,
+                   struct fy_dtype *dt, struct fy_op *op, void *acc)
+{
+    memcpy(acc, src[P - 1], (size_t)m * (size_t)dt->size);
+    for (int r = P - 2; r >= 0; r--) {
+        int rc = fy_op_apply(op, src[r], acc, m, dt);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* Reduce and allreduce up to a slot: every contributor publishes its
+ * vector inline, those who get the result combine them all. */
+static bool run_reduce_small(struct nb *n)
+{
+    const struct fy_coll_slot *x = NULL;
+    bool get = n->root < 0 || n->me == n->root;
+    const char *in = n->sbuf == MPI_IN_PLACE ? n->rbuf : n->sbuf;
+    NB_BEGIN(n);
+    NB_WAIT(n, ready(n));
+    if (n->root < 0 || n->me != n->root) {
+        struct fy_coll_slot *w = nb_claim(n);
+        memcpy(w->data, in, (size_t)n->bytes);
+        nb_publish(n, 0, n->root < 0 ? (uint32_t)n->P - 1 : 1, NULL, 0,
+                   n->root);
+    }
+    if (!get)
+        goto end;
+    for (n->i = 0; n->i < n->P; n->i++) {
+        if (n->i == n->me)
+            continue;
+        NB_WAIT(n, (x = nb_find(n, n->i, 0)) != NULL);
+        n->pubs[n->i] = x;
+    }
+    {
+        const void **src = (const void **)n->part;
+        for (int r = 0; r < n->P; r++)
+            src[r] = r == n->me ? (const void *)in : n->pubs[r]->data;
+        n->err = combine(src, n->P, n->rcount, n->rdt, n->op, n->acc);
+        memcpy(n->rbuf, n->acc, (size_t)n->bytes);
+        for (int r = 0; r < n->P; r++)
+            if (r != n->me)
+                nb_done(n, r, n->pubs[r]);
+    }
+end:
+    NB_END(n);
+}
+
+/* Element range [lo, hi) of member j's slice of count elements. */
+static void slice(const struct nb *n, int j, MPI_Count *lo, MPI_Count *hi)
+{
+    *lo = n->rcount * j / n->P;
+    *hi = n->rcount * (j + 1) / n->P;
+}
+
+/* Fold member i's elements [lo, hi) (its publication x, or our own
+ * input) into n->acc: acc = c_i op acc, the first (i = P-1) a copy. */
+static void take_part(struct nb *n, const struct fy_coll_slot *x,
+                      const char *in, MPI_Count lo, MPI_Count hi)
+{
+    size_t esz = (size_t)n->rdt->size;
+    void *dst = n->i == n->P - 1 ? n->acc : n->part;
+    if (n->i == n->me) {
+        memcpy(dst, in + (size_t)lo * esz, (size_t)(hi - lo) * esz);
+    } else {
+        n->err =
+            fy_coll_keep(n->err, nb_read_block(n, n->i, x, (uint64_t)lo * esz,
+                                               dst, hi - lo, n->rdt));
+        nb_done(n, n->i, x);
+    }
+    if (n->i != n->P - 1)
+        n->err = fy_coll_keep(
+            n->err, fy_op_apply(n->op, n->part, n->acc, hi - lo, n->rdt));
+}
+
+/* Larger reductions, by address: every member publishes its input; an
+ * allreduce's members each read their slice of every input, combine it
+ * in rank order, then read the others' combined slices from their rbuf;
+ * a reduce's root reads and combines the whole vectors. In place, a
+ * member writes only its own slice of its rbuf while others may still
+ * read its input (they read theirs), and a slice j of it only after
+ * member j published its result, which it does once it has read every
+ * input. */
+static bool run_reduce_large(struct nb *n)
+{
+    const struct fy_coll_slot *x = NULL;
+    const char *in = n->sbuf == MPI_IN_PLACE ? n->rbuf : n->sbuf;
+    size_t esz = (size_t)n->rdt->size;
+    MPI_Count lo, hi;
+    if (n->root < 0 && !n->whole)
+        slice(n, n->me, &lo, &hi);
+    else
+        lo = 0, hi = n->rcount;
+    NB_BEGIN(n);
+    NB_WAIT(n, ready(n));
+    if (n->root >= 0 && n->me != n->root) {
+        nb_claim(n);
+        nb_publish(n, 0, 1, in, n->bytes, n->root);
+        NB_WAIT(n, slot_free(mine(n)));
+        goto end;
+    }
+    if (n->root < 0) {
+        nb_claim(n);
+        nb_publish(n, 0, (uint32_t)n->P - 1, in, n->bytes, -1);
+    }
+    /* Our part of the result, contributions from the last member down. */
+    for (n->i = n->P - 1; hi > lo && n->i >= 0; n->i--) {
+        if (n->i != n->me)
+            NB_WAIT(n, (x = nb_find(n, n->i, 0)) != NULL);
+        take_part(n, x, in, lo, hi);
+    }
+    /* With nothing to combine (more members than elements), still
+     * release the others' publications we were counted as reading. */
+    for (n->i = 0; hi == lo && n->i < n->P; n->i++) {
+        if (n->i == n->me)
+            continue;
+        NB_WAIT(n, (x = nb_find(n, n->i, 0)) != NULL);
+        nb_done(n, n->i, x);
+    }
+    if (n->root < 0 && n->whole) {
+        /* In place, the others may still be reading our input in rbuf. */
+        NB_WAIT(n, slot_free(mine(n)));
+        memcpy(n->rbuf, n->acc, (size_t)n->bytes);
+        goto end;
+    }
+    if (hi > lo)
+        memcpy((char *)n->rbuf + (size_t)lo * esz, n->acc,
+               (size_t)(hi - lo) * esz);
+    if (n->root >= 0)
+        goto end;
+    /* Everyone read its slice of our input: publish our result slice. */
+    NB_WAIT(n, slot_free(mine(n)));
+    nb_claim(n);
+    nb_publish(n, 1, (uint32_t)n->P - 1, n->rbuf, n->bytes, -1);
+    for (n->i = 1; n->i < n->P; n->i++) {
+        NB_WAIT(n, (x = nb_find(n, (n->me + n->i) % n->P, 1)) != NULL);
+        {
+            int r = (n->me + n->i) % n->P;
+            MPI_Count a, b;
+            slice(n, r, &a, &b);
+            if (b > a)
+                n->err = fy_coll_keep(
+                    n->err, nb_read_block(n, r, x, (uint64_t)a * esz,
+                                          (char *)n->rbuf + (size_t)a * esz,
+                                          b - a, n->rdt));
+            nb_done(n, r, x);
+        }
+    }
+    NB_WAIT(n, slot_free(mine(n)));
+end:
+    NB_END(n);
+}
+
+static bool run_allgather(struct nb *n)
+{
+    const struct fy_coll_slot *x = NULL;
+    bool inplace = n->sbuf == MPI_IN_PLACE;
+    NB_BEGIN(n);
+    NB_WAIT(n, ready(n));
+    {
+        const void *in =
+            inplace ? block_at(n->rbuf, n->me, n->rcount, n->rdt) : n->sbuf;
+        MPI_Count icount = inplace ? n->rcount : n->scount;
+        struct fy_dtype *idt = inplace ? n->rdt : n->sdt;
+        uint64_t ibytes = (uint64_t)icount * (uint64_t)idt->size;
+        if (ibytes > n->bytes)
+            n->err = -EMSGSIZE;
+        struct fy_coll_slot *w = nb_claim(n);
+        if (n->inl) {
+            put_block(w->data, n->bytes, in, icount, idt);
+            nb_publish(n, 0, (uint32_t)n->P - 1, NULL, 0, -1);
+        } else {
+            const void *img = nb_image(in, icount, idt, &n->tmp);
+            nb_publish(n, 0, (uint32_t)n->P - 1, img, ibytes, -1);
+        }
+        if (!inplace)
+            n->err = fy_coll_keep(
+                n->err,
+                fy_coll_copy(n->sbuf, n->scount, n->sdt,
+                             block_at(n->rbuf, n->me, n->rcount, n->rdt),
+                             n->rcount, n->rdt));
+    }
+    for (n->i = 1; n->i < n->P; n->i++) {
+        NB_WAIT(n, (x = nb_find(n, (n->me + n->i) % n->P, 0)) != NULL);
+        {
+            int r = (n->me + n->i) % n->P;
+            char *b = block_at(n->rbuf, r, n->rcount, n->rdt);
+            if (n->inl)
+                get_block(b, n->rcount, n->rdt, x->data);
+            else
+                n->err = fy_coll_keep(
+                    n->err, nb_read_block(n, r, x, 0, b, n->rcount, n->rdt));
+            nb_done(n, r, x);
+        }
+    }
+    if (!n->inl)
+        NB_WAIT(n, slot_free(mine(n)));
+    NB_END(n);
+}
+
+static bool run_alltoall(struct nb *n)
+{
+    const struct fy_coll_slot *x = NULL;
+    bool inplace = n->sbuf == MPI_IN_PLACE;
+    NB_BEGIN(n);
+    NB_WAIT(n, ready(n));
+    {
+        struct fy_coll_slot *w = nb_claim(n);
+        if (n->inl) {
+            /* Our block for member r at r * bytes (in place, the blocks
+             * are in rbuf with the receive layout). */
+            for (int r = 0; r < n->P; r++) {
+                unsigned char *at = w->data + (uint64_t)r * n->bytes;
+                int rc =
+                    inplace ? put_block(at, n->bytes,
+                                        block_at(n->rbuf, r, n->rcount, n->rdt),
+                                        n->rcount, n->rdt)
+                            : put_block(at, n->bytes,
+                                        block_at(n->sbuf, r, n->scount, n->sdt),
+                                        n->scount, n->sdt);
+                n->err = fy_coll_keep(n->err, rc);
+            }
+            nb_publish(n, 0, (uint32_t)n->P - 1, NULL, 0, -1);
+            get_block(block_at(n->rbuf, n->me, n->rcount, n->rdt), n->rcount,
+                      n->rdt, w->data + (uint64_t)n->me * n->bytes);
+        } else {
+            uint64_t sbytes = (uint64_t)n->scount * (uint64_t)n->sdt->size;
+            if (sbytes > n->bytes)
+                n->err = -EMSGSIZE;
+            const void *img =
+                nb_image(n->sbuf, n->scount * n->P, n->sdt, &n->tmp);
+            nb_publish(n, 0, (uint32_t)n->P - 1, img, sbytes * (uint64_t)n->P,
+                       -1);
+            n->err = fy_coll_keep(
+                n->err,
+                fy_coll_copy(block_at(n->sbuf, n->me, n->scount, n->sdt),
+                             n->scount, n->sdt,
+                             block_at(n->rbuf, n->me, n->rcount, n->rdt),
+                             n->rcount, n->rdt));
+        }
+    }
+    for (n->i = 1; n->i < n->P; n->i++) {
+        NB_WAIT(n, (x = nb_find(n, (n->me + n->i) % n->P, 0)) != NULL);
+        {
+            int r = (n->me + n->i) % n->P;
+            char *b = block_at(n->rbuf, r, n->rcount, n->rdt);
+            if (n->inl)
+                get_block(b, n->rcount, n->rdt,
+                          x->data + (uint64_t)n->me * n->bytes);
+            else
+                n->err = fy_coll_keep(
+                    n->err, nb_read_block(n, r, x, (uint64_t)n->me * n->bytes,
+                                          b, n->rcount, n->rdt));
+            nb_done(n, r, x);
+        }
+    }
+    if (!n->inl)
+        NB_WAIT(n, slot_free(mine(n)));
+    NB_END(n);
+}
+
+/* Gather: every other member publishes its block to the root, which
+ * reads them into place. */
+static bool run_gather(struct nb *n)
+{
+    const struct fy_coll_slot *x = NULL;
+    NB_BEGIN(n);
+    if (n->me != n->root) {
+        NB_WAIT(n, ready(n));
+        {
+            struct fy_coll_slot *w = nb_claim(n);
+            if (n->inl) {
+                n->err =
+                    put_block(w->data, n->bytes, n->sbuf, n->scount, n->sdt);
+                nb_publish(n, 0, 1, NULL, 0, n->root);
+            } else {
+                const void *img = nb_image(n->sbuf, n->scount, n->sdt, &n->tmp);
+                nb_publish(n, 0, 1, img, n->bytes, n->root);
+            }
+        }
+        if (!n->inl)
+            NB_WAIT(n, slot_free(mine(n)));
+        goto end;
+    }
+    NB_WAIT(n, turn(n));
+    if (n->sbuf != MPI_IN_PLACE)
+        n->err = fy_coll_copy(n->sbuf, n->scount, n->sdt,
+                              block_at(n->rbuf, n->me, n->rcount, n->rdt),
+                              n->rcount, n->rdt);
+    for (n->i = 1; n->i < n->P; n->i++) {
+        NB_WAIT(n, (x = nb_find(n, (n->me + n->i) % n->P, 0)) != NULL);
+        {
+            int r = (n->me + n->i) % n->P;
+            char *b = block_at(n->rbuf, r, n->rcount, n->rdt);
+            if (n->inl)
+                get_block(b, n->rcount, n->rdt, x->data);
+            else
+                n->err = fy_coll_keep(
+                    n->err, nb_read_block(n, r, x, 0, b, n->rcount, n->rdt));
+            nb_done(n, r, x);
+        }
+    }
+end:
+    NB_END(n);
+}
+
+/* Scatter: the root publishes every block, each member reads its own. */
+static bool run_scatter(struct nb *n)
+{
+    const struct fy_coll_slot *x = NULL;
+    NB_BEGIN(n);
+    if (n->me == n->root) {
+        NB_WAIT(n, ready(n));
+        {
+            struct fy_coll_slot *w = nb_claim(n);
+            if (n->inl) {
+                for (int r = 0; r < n->P; r++)
+                    if (r != n->me)
+                        n->err = fy_coll_keep(
+                            n->err,
+                            put_block(w->data + (uint64_t)r * n->bytes,
+                                      n->bytes,
+                                      block_at(n->sbuf, r, n->scount, n->sdt),
+                                      n->scount, n->sdt));
+                nb_publish(n, 0, (uint32_t)n->P - 1, NULL, 0, -1);
+            } else {
+                const void *img =
+                    nb_image(n->sbuf, n->scount * n->P, n->sdt, &n->tmp);
+                nb_publish(n, 0, (uint32_t)n->P - 1, img,
+                           n->bytes * (uint64_t)n->P, -1);
+            }
+            if (n->rbuf != MPI_IN_PLACE)
+                n->err = fy_coll_keep(
+                    n->err, fy_coll_copy(
+                                block_at(n->sbuf, n->me, n->scount, n->sdt),
+                                n->scount, n->sdt, n->rbuf, n->rcount, n->rdt));
+        }
+        if (!n->inl)
+            NB_WAIT(n, slot_free(mine(n)));
+        goto end;
+    }
+    NB_WAIT(n, turn(n) && (x = nb_find(n, n->root, 0)) != NULL);
+    if (n->inl)
+        get_block(n->rbuf, n->rcount, n->rdt,
+                  x->data + (uint64_t)n->me * n->bytes);
+    else
+        n->err = nb_read_block(n, n->root, x, (uint64_t)n->me * n->bytes,
+                               n->rbuf, n->rcount, n->rdt);
+    nb_done(n, n->root, x);
+end:
+    NB_END(n);
+}
+
+/* ---- the machine as a schedule ------------------------------------------ */
+
+static bool nb_step(void *st, int *err)
+{
+    struct nb *n = st;
+    bool fin = false;
+    switch (n->kind) {
+    case NB_BARRIER:
+        fin = run_barrier(n);
+        break;
+    case NB_BCAST:
+        fin = run_bcast(n);
+        break;
+    case NB_REDUCE:
+        fin = n->inl ? run_reduce_small(n) : run_reduce_large(n);
+        break;
+    case NB_ALLGATHER:
+        fin = run_allgather(n);
+        break;
+    case NB_ALLTOALL:
+        fin = run_alltoall(n);
+        break;
+    case NB_GATHER:
+        fin = run_gather(n);
+        break;
+    case NB_SCATTER:
+        fin = run_scatter(n);
+        break;
+    }
+    if (!fin)
+        return false;
+    if (!n->ended) {
+        /* The next nonblocking collective on c may go. */
+        n->ended = true;
+        s_finished[n->ctxi]++;
+    }
+    *err = n->err;
+    return true;
+}
+
+/* Until our slot of c's context is drained. */
+static void drain(uint32_t ctxi)
+{
+    struct fy_coll_slot *x = slot_of(fy_boot.local_rank, ctxi);
+    unsigned spins = 0;
+    while (!slot_free(x)) {
+        if (fy_progress() == 0)
+            fy_progress_idle(&spins);
+        else
+            spins = 0;
+    }
+}
+
+static void nb_free(void *st)
+{
+    struct nb *n = st;
+    /* The communicator goes with this schedule's reference: no later
+     * communicator with its context may find our publication. */
+    if (n->c->refcount == 1 && s_issued[n->ctxi] == s_finished[n->ctxi])
+        drain(n->ctxi);
+    if (n->sdt && !n->sdt->builtin)
+        fy_dtype_release(n->sdt);
+    if (n->rdt && !n->rdt->builtin)
+        fy_dtype_release(n->rdt);
+    if (n->op && !n->op->builtin)
+        fy_op_release(n->op);
+    free(n->tmp);
+    free(n->acc);
+    free(n->part);
+    free(n->pubs);
+    free(n->loc);
+    free(n);
+}
+
+static const struct fy_sched_mach nb_mach = {.step = nb_step, .free = nb_free};
+
+void fy_coll_shm_nb_comm_free(struct fy_comm *c)
+{
+    if (!fy_coll_shm.on || !fy_coll_shm.slots || c->ctx >= FY_CTX_MAX)
+        return;
+    uint32_t ctxi = c->ctx / 2;
+    if (s_issued[ctxi] == s_finished[ctxi])
+        drain(ctxi);
+}
+
+/* Whether data of this many bytes (a block) beyond a slot is read from
+ * its owner's buffer: with single copy, from FERRY_COLL_CMA_MIN (or the
+ * tuning file's coll_cma_min) up. Below, the point-to-point schedule's
+ * eager messages let a sender finish without waiting for its readers,
+ * which a publication by address cannot (bench_coll, 4 ranks on 2
+ * cores, 4 KiB Ibcast: 26-77 us point-to-point, 57-186 us by address).
+ * Job-wide settings: every member decides alike. */
+static bool by_addr(uint64_t bytes)
+{
+    return fy_coll_shm.cma && bytes >= fy_coll_shm.cma_min;
+}
+
+/* Whether c's members all share this node (FERRY_COLL allowing). */
+static bool nb_here(struct fy_comm *c)
+{
+    if (!fy_coll_shm.on || !fy_coll_shm.slots || c->size < 2 || c->inter ||
+        c->ctx >= FY_CTX_MAX)
+        return false;
+    for (int r = 0; r < c->size; r++)
+        if (fy_boot_local(fy_comm_world_rank(c, r)) < 0)
+            return false;
+    return true;
+}
+
+/* Start collective 'n' (filled but for the bookkeeping) on c. */
+static int nb_start(struct nb *n, struct fy_comm *c, struct fy_sched **nb)
+{
+    struct fy_sched *s;
+    int rc = fy_sched_create(c, true, &s);
+    if (rc) {
+        free(n);
+        return rc;
+    }
+    int P = c->size;
+    n->c = c;
+    n->seq = fy_sched_seq(s);
+    n->ctxi = c->ctx / 2;
+    n->P = P;
+    n->me = c->rank;
+    n->loc = nb_alloc((size_t)P * 2 * sizeof(int));
+    n->world = n->loc + P;
+    for (int r = 0; r < P; r++) {
+        n->world[r] = fy_comm_world_rank(c, r);
+        n->loc[r] = fy_boot_local(n->world[r]);
+    }
+    if (n->sdt && !n->sdt->builtin)
+        fy_dtype_retain(n->sdt);
+    if (n->rdt && !n->rdt->builtin)
+        fy_dtype_retain(n->rdt);
+    if (n->op && !n->op->builtin)
+        fy_op_retain(n->op);
+    n->ticket = s_issued[n->ctxi]++;
+    fy_sched_set_mach(s, &nb_mach, n);
+    return fy_sched_finish(s, nb);
+}
+
+static struct nb *nb_new(enum nb_kind kind)
+{
+    struct nb *n = calloc(1, sizeof(*n));
+    if (n)
+        n->kind = kind;
+    return n;
+}
+
+int fy_coll_shm_ibarrier(struct fy_comm *c, struct fy_sched **nb)
+{
+    if (!nb_here(c))
+        return FY_COLL_SHM_NO;
+    struct nb *n = nb_new(NB_BARRIER);
+    if (!n)
+        return -ENOMEM;
+    return nb_start(n, c, nb);
+}
+
+int fy_coll_shm_ibcast(void *buf, MPI_Count count, struct fy_dtype *dt,
+                       int root, struct fy_comm *c, struct fy_sched **nb)
+{
+    uint64_t bytes = (uint64_t)count * (uint64_t)dt->size;
+    bool inl = bytes <= FY_COLL_SLOT_DATA;
+    /* Between two ranks a broadcast beyond a slot is one message, as in
+     * the blocking one: the point-to-point transfer lets the root finish
+     * without waiting for the reader to have read its buffer
+     * (bench_coll, 2 ranks, 64 KiB: 7-12 us against 350-990 us by
+     * address on a loaded host). */
+    if (bytes == 0 || (!inl && (!by_addr(bytes) || c->size == 2)) ||
+        !nb_here(c))
+        return FY_COLL_SHM_NO;
+    struct nb *n = nb_new(NB_BCAST);
+    if (!n)
+        return -ENOMEM;
+    n->rbuf = buf;
+    n->rcount = count;
+    n->rdt = dt;
+    n->root = root;
+    n->bytes = bytes;
+    n->inl = inl;
+    return nb_start(n, c, nb);
+}
+
+int fy_coll_shm_ireduce(const void *sbuf, void *rbuf, MPI_Count count,
+                        struct fy_dtype *dt, struct fy_op *op, int root,
+                        struct fy_comm *c, struct fy_sched **nb)
+{
+    uint64_t bytes = (uint64_t)count * (uint64_t)dt->size;
+    bool inl = bytes <= FY_COLL_SLOT_DATA;
+    if (count <= 0 || !dt->contig || dt->size <= 0 ||
+        (!inl && !by_addr(bytes)) || !nb_here(c))
+        return FY_COLL_SHM_NO;
+    struct nb *n = nb_new(NB_REDUCE);
+    if (!n)
+        return -ENOMEM;
+    n->sbuf = sbuf;
+    n->rbuf = rbuf;
+    n->rcount = count;
+    n->rdt = dt;
+    n->op = op;
+    n->root = root;
+    n->bytes = bytes;
+    n->inl = inl;
+    /* An allreduce by address below FY_COLL_NB_SLICE_MIN: every member
+     * reads and combines the whole vectors (one round), above, a slice
+     * each and then the others' slices (two rounds, 1/P of the work). */
+    n->whole = !inl && root < 0 && bytes < FY_COLL_NB_SLICE_MIN;
+    bool get = root < 0 || c->rank == root;
+    if (get) {
+        /* Whole vectors at a reduce's root or inline; else a slice. */
+        size_t part = root >= 0 || inl || n->whole
+                          ? (size_t)bytes
+                          : (size_t)((count + c->size - 1) / c->size + 1) *
+                                (size_t)dt->size;
+        n->acc = nb_alloc(part);
+        n->part = nb_alloc(inl ? (size_t)c->size * sizeof(void *) : part);
+        if (inl)
+            n->pubs = nb_alloc((size_t)c->size * sizeof(*n->pubs));
+    }
+    return nb_start(n, c, nb);
+}
+
+int fy_coll_shm_iallgather(const void *sbuf, MPI_Count scount,
+                           struct fy_dtype *sdt, void *rbuf, MPI_Count rcount,
+                           struct fy_dtype *rdt, struct fy_comm *c,
+                           struct fy_sched **nb)
+{
+    uint64_t rbytes = (uint64_t)rcount * (uint64_t)rdt->size;
+    bool inl = rbytes <= FY_COLL_SLOT_DATA;
+    if (rbytes == 0 || (!inl && !by_addr(rbytes)) || !nb_here(c))
+        return FY_COLL_SHM_NO;
+    struct nb *n = nb_new(NB_ALLGATHER);
+    if (!n)
+        return -ENOMEM;
+    n->sbuf = sbuf;
+    n->scount = scount;
+    n->sdt = sbuf == MPI_IN_PLACE ? NULL : sdt;
+    n->rbuf = rbuf;
+    n->rcount = rcount;
+    n->rdt = rdt;
+    n->bytes = rbytes;
+    n->inl = inl;
+    return nb_start(n, c, nb);
+}
+
+int fy_coll_shm_ialltoall(const void *sbuf, MPI_Count scount,
+                          struct fy_dtype *sdt, void *rbuf, MPI_Count rcount,
+                          struct fy_dtype *rdt, struct fy_comm *c,
+                          struct fy_sched **nb)
+{
+    uint64_t rbytes = (uint64_t)rcount * (uint64_t)rdt->size;
+    bool inl = rbytes * (uint64_t)c->size <= FY_COLL_SLOT_DATA;
+    /* In place and too large for a slot, a member would overwrite blocks
+     * others still read from its buffer: the point-to-point schedule. */
+    if (rbytes == 0 || (!inl && (!by_addr(rbytes) || sbuf == MPI_IN_PLACE)) ||
+        !nb_here(c))
+        return FY_COLL_SHM_NO;
+    struct nb *n = nb_new(NB_ALLTOALL);
+    if (!n)
+        return -ENOMEM;
+    n->sbuf = sbuf;
+    n->scount = scount;
+    n->sdt = sbuf == MPI_IN_PLACE ? NULL : sdt;
+    n->rbuf = rbuf;
+    n->rcount = rcount;
+    n->rdt = rdt;
+    n->bytes = rbytes;
+    n->inl = inl;
+    return nb_start(n, c, nb);
+}
+
+/* The block size is the receive side's at the root and the send side's
+ * elsewhere: equal in a correct program, so every member takes the same
+ * path. A member whose block is larger than the root's reports the
+ * truncation on its side (inline) or the root does (by address). */
+int fy_coll_shm_igather(const void *sbuf, MPI_Count scount,
+                        struct fy_dtype *sdt, void *rbuf, MPI_Count rcount,
+                        struct fy_dtype *rdt, int root, struct fy_comm *c,
+                        struct fy_sched **nb)
+{
+    bool is_root = c->rank == root;
+    uint64_t bytes = is_root ? (uint64_t)rcount * (uint64_t)rdt->size
+                             : (uint64_t)scount * (uint64_t)sdt->size;
+    bool inl = bytes <= FY_COLL_SLOT_DATA;
+    if (bytes == 0 || (!inl && !by_addr(bytes)) || !nb_here(c))
+        return FY_COLL_SHM_NO;
+    struct nb *n = nb_new(NB_GATHER);
+    if (!n)
+        return -ENOMEM;
+    n->sbuf = sbuf;
+    n->scount = scount;
+    n->sdt = sbuf == MPI_IN_PLACE ? NULL : sdt;
+    n->rbuf = rbuf;
+    n->rcount = rcount;
+    n->rdt = is_root ? rdt : NULL; /* the others' may be anything */
+    n->root = root;
+    n->bytes = bytes;
+    n->inl = inl;
+    return nb_start(n, c, nb);
+}
+
+int fy_coll_shm_iscatter(const void *sbuf, MPI_Count scount,
+                         struct fy_dtype *sdt, void *rbuf, MPI_Count rcount,
+                         struct fy_dtype *rdt, int root, struct fy_comm *c,
+                         struct fy_sched **nb)
+{
+    bool is_root = c->rank == root;
+    uint64_t bytes = is_root ? (uint64_t)scount * (uint64_t)sdt->size
+                             : (uint64_t)rcount * (uint64_t)rdt->size;
+    bool inl = bytes * (uint64_t)c->size <= FY_COLL_SLOT_DATA;
+    if (bytes == 0 || (!inl && !by_addr(bytes)) || !nb_here(c))
+        return FY_COLL_SHM_NO;
+    struct nb *n = nb_new(NB_SCATTER);
+    if (!n)
+        return -ENOMEM;
+    n->sbuf = sbuf;
+    n->scount = scount;
+    n->sdt = is_root ? sdt : NULL;
+    n->rbuf = rbuf;
+    n->rcount = rcount;
+    n->rdt = rbuf == MPI_IN_PLACE ? NULL : rdt;
+    n->root = root;
+    n->bytes = bytes;
+    n->inl = inl;
+    return nb_start(n, c, nb);
+}
