@@ -17,7 +17,8 @@ CMAKE_ARGS ?=
 # library is loaded at run time).
 DEB_PACKAGES = cmake ninja-build gcc gfortran make python3 mpich libmpich-dev \
                openmpi-bin libopenmpi-dev python3-matplotlib clang-format \
-               libpmix-dev slurm-wlm munge libhwloc-dev
+               libpmix-dev slurm-wlm munge libhwloc-dev \
+               libfabric-dev libfabric-bin
 
 .PHONY: all deps build demo test test-asan test-tsan format format-check compare install clean
 

@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "chan/chan.h"
 #include "coll/shm.h"
 #include "comm/comm.h"
 #include "p2p/p2p.h"
@@ -377,6 +378,20 @@ int main(int argc, char **argv)
         printf("  hwloc                  NOT BUILT (no libhwloc-dev at build "
                "time): only mpi_shared_memory; HW_UNGUIDED gives "
                "MPI_COMM_NULL\n\n");
+    }
+
+    /* Channels to ranks on other nodes (FERRY_NET, src/chan/). */
+    {
+        char prov[128] = "", why[256] = "";
+        int rc = fy_chan_ofi_probe(prov, sizeof(prov), why, sizeof(why));
+        printf("Network channels to other nodes (FERRY_NET=%s):\n"
+               "  tcp    yes  sockets under epoll, per-peer connections "
+               "(auto)\n",
+               fy_env_str(FY_ENV_NET));
+        if (rc == 0)
+            printf("  ofi    yes  libfabric, provider %s\n\n", prov);
+        else
+            printf("  ofi    NO   libfabric\n         why not: %s\n\n", why);
     }
 
     printf("Environment (FERRY_*):\n");

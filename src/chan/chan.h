@@ -16,7 +16,9 @@
 #define FY_CHAN_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "boot/boot.h"
 #include "chan/shm_layout.h"
@@ -78,6 +80,8 @@ struct fy_pkt {
     uint8_t lane; /* enum fy_chan_lane */
 };
 
+struct fy_chan_counts;
+
 /* One channel. */
 struct fy_chan_ops {
     const char *name;
@@ -103,12 +107,23 @@ struct fy_chan_ops {
      * it to us and everything we queued is written. */
     void (*bye)(void);
     bool (*quiet)(void);
+    /* Wake local rank 'local', asleep in this channel's sleep(). */
+    void (*poke)(int local);
+    /* Optional (NULL: none): one-sided read of bytes [off, off + len) of
+     * the buffer a peer announced in an RTS whose ctl.offset, set by this
+     * channel, is a nonzero key (0: no read, answer CTS). Waits; returns
+     * len or a negative errno (logged). */
+    ssize_t (*read)(int peer, uint8_t *dest, uint64_t addr, uint64_t key,
+                    uint64_t off, uint64_t len);
+    /* Messages handed up by this channel (FERRY_STATS). */
+    struct fy_chan_counts *counts;
     /* Largest payload of one DATA packet (rendezvous streaming). */
     uint64_t chunk;
 };
 
 extern const struct fy_chan_ops fy_chan_shm_ops;
 extern const struct fy_chan_ops fy_chan_tcp_ops;
+extern const struct fy_chan_ops fy_chan_ofi_ops;
 
 /* Per channel: packets that opened a message (eager, RTS, PUSH) handed
  * up, and their message bytes (for FERRY_STATS). */
@@ -116,6 +131,7 @@ struct fy_chan_counts {
     uint64_t msgs, bytes;
 };
 extern struct fy_chan_counts fy_chan_tcp_counts;
+extern struct fy_chan_counts fy_chan_ofi_counts;
 
 /* Per world peer: the pair sequence and the shared channel's cursors. */
 struct fy_chan_peer {
@@ -201,6 +217,16 @@ void fy_chan_tcp_finalize(void);
 /* Wake local rank 'local', asleep in its network channel's sleep(),
  * through its wake pipe (chan/tcp.c). */
 void fy_chan_tcp_poke(int local);
+
+/* The libfabric channel's (chan/ofi.c, FERRY_NET=ofi): the same, with
+ * the endpoint's name published instead of a listener's address. */
+int fy_chan_ofi_init(void);
+void fy_chan_ofi_finalize(void);
+void fy_chan_ofi_poke(int local);
+/* For ferry-info: whether the ofi channel could start here. 0 with the
+ * provider it would use in prov_out, or a negative errno with the reason
+ * in why. Loads libfabric if it is not loaded. */
+int fy_chan_ofi_probe(char *prov_out, size_t plen, char *why, size_t wlen);
 
 /* Poll every channel; returns the packets handed up. */
 int fy_chan_poll(void);

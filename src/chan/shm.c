@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <linux/futex.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -64,8 +65,8 @@ void fy_wake_slow(int peer)
          * pipe. */
         if (how & (FY_SLEEP_NET - 1))
             futex(&pr->doorbell, FUTEX_WAKE, INT32_MAX, NULL);
-        if (how >= FY_SLEEP_NET)
-            fy_chan_tcp_poke(l);
+        if (how >= FY_SLEEP_NET && fy_chan.net)
+            fy_chan.net->poke(l);
     }
 }
 
@@ -336,6 +337,11 @@ int fy_chan_init(fy_chan_deliver_fn *deliver, uint32_t fbox_max,
     s->local_me = fy_boot.local_rank;
     s->wake_peers = wake_peers;
     s->deliver = deliver;
+    /* Ranks of other nodes: FERRY_NET picks the network channel (p2p
+     * checked the value); auto is TCP. */
+    const struct fy_chan_ops *net = !strcmp(fy_env_str(FY_ENV_NET), "ofi")
+                                        ? &fy_chan_ofi_ops
+                                        : &fy_chan_tcp_ops;
     /* Our regions, from this process's own layout: every address below
      * is computed once here and kept privately. */
     const struct fy_shm_region *fbox =
@@ -367,7 +373,7 @@ int fy_chan_init(fy_chan_deliver_fn *deliver, uint32_t fbox_max,
              * never has room, so the request-free mailbox paths of p2p
              * fall through to the general path without a test of their
              * own. */
-            s->of[p] = &fy_chan_tcp_ops;
+            s->of[p] = net;
             pe->ring_out = pe->ring_in = remote_ring;
             pe->ack_out = pe->ack_in = &remote_ack;
             pe->fb_sent = UINT64_MAX / 2;
@@ -383,12 +389,14 @@ int fy_chan_init(fy_chan_deliver_fn *deliver, uint32_t fbox_max,
         pe->ack_in = acks + in;
     }
     if (fy_boot.local_size < s->P) {
-        int rc = fy_chan_tcp_init();
+        /* Set first: fy_chan_finalize undoes a partial start too. */
+        s->net = net;
+        int rc =
+            net == &fy_chan_ofi_ops ? fy_chan_ofi_init() : fy_chan_tcp_init();
         if (rc) {
             fy_chan_finalize();
             return rc;
         }
-        s->net = &fy_chan_tcp_ops;
     }
     /* Our own queues and cells. */
     s->recvq = fy_cellq_recvq(s->local_me);
@@ -404,7 +412,9 @@ int fy_chan_init(fy_chan_deliver_fn *deliver, uint32_t fbox_max,
 void fy_chan_finalize(void)
 {
     struct fy_chan_state *s = &fy_chan;
-    if (s->net)
+    if (s->net == &fy_chan_ofi_ops)
+        fy_chan_ofi_finalize();
+    else if (s->net)
         fy_chan_tcp_finalize();
     s->net = NULL;
     free(s->peers);

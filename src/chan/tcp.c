@@ -798,6 +798,8 @@ const struct fy_chan_ops fy_chan_tcp_ops = {
     .sleep = tcp_sleep,
     .bye = tcp_bye,
     .quiet = tcp_quiet,
+    .poke = fy_chan_tcp_poke,
+    .counts = &fy_chan_tcp_counts,
     .chunk = TCP_CHUNK,
 };
 
@@ -819,9 +821,7 @@ int fy_chan_tcp_init(void)
 {
     const char *net = fy_env_str(FY_ENV_NET);
     if (strcmp(net, "auto") && strcmp(net, "tcp")) {
-        FY_ERROR("FERRY_NET='%s': %s", net,
-                 strcmp(net, "ofi") ? "must be auto, tcp or ofi"
-                                    : "this Ferry is built without libfabric");
+        FY_ERROR("FERRY_NET='%s' must be auto, tcp or ofi", net);
         return -EINVAL;
     }
     long long qmax = fy_env_int(FY_ENV_TCP_QUEUE);

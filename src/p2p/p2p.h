@@ -61,7 +61,8 @@ struct fy_req {
     uint32_t xkind;       /* one-sided pull: the mechanism (xfer kind) */
     uint64_t xaddr;       /* one-sided pull: the sender's buffer address */
     uint64_t xoff;        /* two-sided: where in the message the mover
-                           * starts (after Push-Pull's pushed bytes) */
+                           * starts (after Push-Pull's pushed bytes);
+                           * network read: the sender's key */
     /* Push-Pull (proto/push.c). Receiver: pushed bytes still to arrive,
      * and whether the pull part is over. Sender: push packets not yet on
      * the wire (the buffer is read until they are). */

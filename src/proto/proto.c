@@ -181,13 +181,14 @@ void fy_proto_stats_print(int rank)
     for (int p = 0; p < FY_STAT_COUNT; p++)
         if (p != FY_STAT_SELF)
             bytes += s->proto[p].bytes;
-    bytes -= FY_MIN(bytes, fy_chan_tcp_counts.bytes);
+    const struct fy_chan_counts *net = fy_chan.net ? fy_chan.net->counts : NULL;
+    if (net)
+        bytes -= FY_MIN(bytes, net->bytes);
     fprintf(stderr, "ferry-stats rank=%d chan=shm msgs=%llu bytes=%llu\n", rank,
             (unsigned long long)msgs, (unsigned long long)bytes);
-    if (fy_chan.net)
+    if (net)
         fprintf(stderr, "ferry-stats rank=%d chan=%s msgs=%llu bytes=%llu\n",
-                rank, fy_chan.net->name,
-                (unsigned long long)fy_chan_tcp_counts.msgs,
-                (unsigned long long)fy_chan_tcp_counts.bytes);
+                rank, fy_chan.net->name, (unsigned long long)net->msgs,
+                (unsigned long long)net->bytes);
     fy_pin_stats_print_all(rank); /* pin-down caches that were used */
 }

@@ -32,6 +32,9 @@
 #include "p2p/p2p_impl.h"
 #include "proto/proto.h"
 
+/* r->xkind of a one-sided pull through the network channel's read. */
+#define FY_RNDV_NET_READ FY_XFER_NKINDS
+
 static _Noreturn void bad_peer(int src, const char *what)
 {
     fy_fatal(1, "malformed rendezvous packet from rank %d (%s)", src, what);
@@ -122,22 +125,31 @@ uint8_t *fy_rndv_recv_dest(struct fy_req *r, uint64_t want)
  * (FIN sent, request complete). */
 static bool pull_step(struct fy_req *r)
 {
-    const struct fy_xfer_ops *ops = fy_xfer_registry[r->xkind];
     uint64_t want = (uint64_t)r->total, off = (uint64_t)r->done;
     uint64_t n = FY_MIN(want - off, FY_PULL_PIECE);
     uint8_t *dest = fy_req_data(r);
-    /* Large CMA reads are shared with the sender when it is in MPI. */
-    bool split =
-        r->xkind == FY_XFER_CMA && fy_xfer_split_min && n >= fy_xfer_split_min;
-    fy_proto_stats.split += split;
-    ssize_t got = split ? fy_split_get_piece(r->xsrc, r->peer_cookie, r->xaddr,
-                                             dest, off, n)
-                        : ops->copy_remote(fy_shm.pid[fy_boot_local(r->xsrc)],
-                                           dest + off, r->xaddr + off, n, true);
+    ssize_t got;
+    const char *name = "network";
+    if (r->xkind == FY_RNDV_NET_READ) {
+        /* Another node: the network channel reads the sender's
+         * registered buffer (key in xoff). */
+        got = fy_chan.net->read(r->xsrc, dest + off, r->xaddr, r->xoff, off, n);
+    } else {
+        const struct fy_xfer_ops *ops = fy_xfer_registry[r->xkind];
+        name = ops->name;
+        /* Large CMA reads are shared with the sender when it is in MPI. */
+        bool split = r->xkind == FY_XFER_CMA && fy_xfer_split_min &&
+                     n >= fy_xfer_split_min;
+        fy_proto_stats.split += split;
+        got = split ? fy_split_get_piece(r->xsrc, r->peer_cookie, r->xaddr,
+                                         dest, off, n)
+                    : ops->copy_remote(fy_shm.pid[fy_boot_local(r->xsrc)],
+                                       dest + off, r->xaddr + off, n, true);
+    }
     if (got == -ESRCH)
         fy_peer_gone(r->xsrc);
     if (got != (ssize_t)n) {
-        FY_ERROR("%s read of %llu bytes from rank %d failed: %s", ops->name,
+        FY_ERROR("%s read of %llu bytes from rank %d failed: %s", name,
                  (unsigned long long)n, r->xsrc,
                  strerror(got < 0 ? (int)-got : EIO));
         r->err = -EIO;
@@ -168,6 +180,7 @@ static void rts_one_sided(struct fy_req *r, int src, const struct fy_ctl *ctl,
     r->xkind = (uint32_t)kind;
     r->xsrc = src;
     r->xaddr = ctl->addr;
+    r->xoff = ctl->offset; /* FY_RNDV_NET_READ: the key */
     r->peer_cookie = ctl->cookie;
     if (pull_step(r))
         return;
@@ -251,9 +264,20 @@ void fy_rndv_pull_rest(struct fy_req *r, int src, const struct fy_ctl *ctl,
      * packets (the queue mover's chunks), never a single-copy mechanism. */
     int kind = fy_chan_remote(src) ? FY_XFER_QUEUE
                                    : fy_xfer_table_pick(&fy_xfer_active, want);
-    fy_proto_count_xfer(kind, n);
+    /* Unless the network channel can read the sender's buffer: its RTS
+     * then carries a key (ctl.offset, set by the channel; PUSH has none). */
+    bool net_read = fy_chan_remote(src) && !push && ctl->offset &&
+                    fy_chan.net->read && from == 0;
     if (total > want)
         r->err = -EMSGSIZE; /* reported when the transfer completes */
+    if (net_read) {
+        fy_proto_count(FY_STAT_RNDV_GET, n);
+        r->total = (MPI_Count)want;
+        r->done = 0;
+        rts_one_sided(r, src, ctl, FY_RNDV_NET_READ);
+        return;
+    }
+    fy_proto_count_xfer(kind, n);
     if (fy_xfer_registry[kind]->one_sided) {
         fy_proto_count(push ? FY_STAT_PULL : FY_STAT_RNDV_GET, n);
         r->total = (MPI_Count)want;

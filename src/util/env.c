@@ -108,10 +108,20 @@ struct fy_env_var fy_env[FY_ENV_COUNT] = {
                       "channel (1 to the number of ranks)"},
     [FY_ENV_NET] = {"FERRY_NET", FY_ENV_STRING, "auto",
                     "network channel to ranks on other nodes: auto (tcp), "
-                    "tcp, or ofi (not built: an error)"},
+                    "tcp, or ofi (libfabric, loaded at run time; an "
+                    "error where it is not built or has no provider)"},
     [FY_ENV_TCP_QUEUE] = {"FERRY_TCP_QUEUE", FY_ENV_SIZE, "4194304",
                           "bytes a rank queues for one peer's TCP socket "
                           "before the channel pushes back (64 KiB to 1 GiB)"},
+    [FY_ENV_OFI_PROVIDER] = {"FERRY_OFI_PROVIDER", FY_ENV_STRING, "",
+                             "FERRY_NET=ofi: the libfabric provider to use "
+                             "(e.g. tcp, which is tcp;ofi_rxm for reliable "
+                             "datagrams; empty: fi_getinfo's first)"},
+    [FY_ENV_OFI_RMA] = {"FERRY_OFI_RMA", FY_ENV_INT, "1",
+                        "FERRY_NET=ofi: 1: the receiver of a rendezvous "
+                        "reads the sender's registered buffer (fi_read) "
+                        "where the provider offers RMA; 0: always CTS and "
+                        "streamed data"},
     [FY_ENV_PIN_MAX] = {"FERRY_PIN_MAX", FY_ENV_SIZE, "64M",
                         "pin-down cache: bytes of registered (pinned) memory "
                         "per process, half for sends and half for receives "

@@ -104,6 +104,8 @@ enum fy_env_id {
     FY_ENV_NODES,
     FY_ENV_NET,
     FY_ENV_TCP_QUEUE,
+    FY_ENV_OFI_PROVIDER,
+    FY_ENV_OFI_RMA,
     FY_ENV_PIN_MAX,
     FY_ENV_PIN_SEND_MAX,
     FY_ENV_PIN_RECV_MAX,

@@ -23,6 +23,10 @@ want '^    FERRY_RECV_WRITE_MIN +[0-9]+ B \(default\)'
 # Lines other tests read stay.
 want '^  shared cma copy  '
 want '^Thresholds in force:'
+# The network channels, and whether the libfabric one can start here.
+want '^Network channels to other nodes \(FERRY_NET=auto\):'
+want '^  tcp +yes '
+want '^  ofi +(yes +libfabric, provider .+|NO +libfabric)$'
 
 pv=$("$info" --pvars) || mt_fail "ferry-info --pvars exited $?"
 n=$(grep -c '^  ferry_' <<<"$pv")
