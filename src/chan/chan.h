@@ -216,6 +216,9 @@ int fy_chan_tcp_init(void);
 void fy_chan_tcp_finalize(void);
 /* Wake local rank 'local', asleep in its network channel's sleep(),
  * through its wake pipe (chan/tcp.c). */
+/* Write a byte into local rank local's wake pipe (network channels' poke;
+ * pokefd caches the opened fds, -1 for not yet). */
+void fy_chan_poke_pipe(int *pokefd, int local);
 void fy_chan_tcp_poke(int local);
 
 /* The libfabric channel's (chan/ofi.c, FERRY_NET=ofi): the same, with

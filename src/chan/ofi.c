@@ -775,30 +775,8 @@ static void ofi_sleep(bool (*more_work)(void))
 
 void fy_chan_ofi_poke(int local)
 {
-    if (!ofi.pokefd)
-        return;
-    int fd = ofi.pokefd[local];
-    if (fd == -1) {
-        struct fy_chan_bell *b = &fy_chan.bells[local];
-        uint32_t w = atomic_load_explicit(&b->wake_fd, memory_order_relaxed);
-        char path[64];
-        snprintf(path, sizeof(path), "/proc/%d/fd/%u", (int)fy_shm.pid[local],
-                 w - 1);
-        fd = w ? open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC) : -1;
-        if (fd < 0) {
-            FY_INFO("cannot open local rank %d's wake pipe (%s): it sleeps "
-                    "at most 1 ms at a time",
-                    local, w ? strerror(errno) : "none");
-            fd = -2;
-            atomic_store_explicit(&b->nopoke, 1, memory_order_relaxed);
-        }
-        ofi.pokefd[local] = fd;
-    }
-    if (fd >= 0) {
-        char c = 1;
-        ssize_t k = write(fd, &c, 1); /* EAGAIN: a byte waits already */
-        (void)k;
-    }
+    if (ofi.pokefd)
+        fy_chan_poke_pipe(ofi.pokefd, local);
 }
 
 /* ---- shutdown ---------------------------------------------------------- */

@@ -10,7 +10,9 @@
  * channel's regions of the segment are described in shm_layout.h. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/futex.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -421,4 +423,34 @@ void fy_chan_finalize(void)
     free(s->of);
     s->peers = NULL;
     s->of = NULL;
+}
+
+/* A network channel's wake-up of a sleeping local rank: one byte into the
+ * wake pipe that rank published (its fd, opened once through /proc and
+ * cached in pokefd[local]; -2 once it cannot be opened, and the rank then
+ * sleeps at most 1 ms at a time). */
+void fy_chan_poke_pipe(int *pokefd, int local)
+{
+    int fd = pokefd[local];
+    if (fd == -1) {
+        struct fy_chan_bell *b = &fy_chan.bells[local];
+        uint32_t w = atomic_load_explicit(&b->wake_fd, memory_order_relaxed);
+        char path[64];
+        snprintf(path, sizeof(path), "/proc/%d/fd/%u", (int)fy_shm.pid[local],
+                 w - 1);
+        fd = w ? open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC) : -1;
+        if (fd < 0) {
+            FY_INFO("cannot open local rank %d's wake pipe (%s): it sleeps "
+                    "at most 1 ms at a time",
+                    local, w ? strerror(errno) : "none");
+            fd = -2;
+            atomic_store_explicit(&b->nopoke, 1, memory_order_relaxed);
+        }
+        pokefd[local] = fd;
+    }
+    if (fd >= 0) {
+        char c = 1;
+        ssize_t k = write(fd, &c, 1); /* EAGAIN: a byte waits already */
+        (void)k;
+    }
 }

@@ -736,30 +736,8 @@ static void tcp_sleep(bool (*more_work)(void))
 
 void fy_chan_tcp_poke(int local)
 {
-    if (!tcp.pokefd)
-        return;
-    int fd = tcp.pokefd[local];
-    if (fd == -1) {
-        struct fy_chan_bell *b = &fy_chan.bells[local];
-        uint32_t w = atomic_load_explicit(&b->wake_fd, memory_order_relaxed);
-        char path[64];
-        snprintf(path, sizeof(path), "/proc/%d/fd/%u", (int)fy_shm.pid[local],
-                 w - 1);
-        fd = w ? open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC) : -1;
-        if (fd < 0) {
-            FY_INFO("cannot open local rank %d's wake pipe (%s): it sleeps "
-                    "at most 1 ms at a time",
-                    local, w ? strerror(errno) : "none");
-            fd = -2;
-            atomic_store_explicit(&b->nopoke, 1, memory_order_relaxed);
-        }
-        tcp.pokefd[local] = fd;
-    }
-    if (fd >= 0) {
-        char c = 1;
-        ssize_t k = write(fd, &c, 1); /* EAGAIN: a byte waits already */
-        (void)k;
-    }
+    if (tcp.pokefd)
+        fy_chan_poke_pipe(tcp.pokefd, local);
 }
 
 /* ---- shutdown ------------------------------------------------------------ */
