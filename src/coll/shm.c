@@ -636,40 +636,6 @@ int fy_coll_shm_allreduce(const void *sbuf, void *rbuf, MPI_Count count,
  * member whose send block is larger than the receive block sends what
  * fits and reports the truncation, as a message would. */
 
-/* Pack 'count' elements of dt at buf to dst (at most cap bytes). Returns
- * -EMSGSIZE if they do not fit, else 0. */
-static int put_block(void *dst, uint64_t cap, const void *buf, MPI_Count count,
-                     const struct fy_dtype *dt)
-{
-    uint64_t bytes = (uint64_t)count * (uint64_t)dt->size;
-    uint64_t n = FY_MIN(bytes, cap);
-    if (n == 0)
-        return bytes > cap ? -EMSGSIZE : 0;
-    if (dt->contig)
-        memcpy(dst, buf, (size_t)n);
-    else
-        fy_dtype_pack_range(buf, count, dt, 0, (MPI_Count)n, dst);
-    return bytes > cap ? -EMSGSIZE : 0;
-}
-
-static void get_block(void *buf, MPI_Count count, const struct fy_dtype *dt,
-                      const void *src)
-{
-    uint64_t bytes = (uint64_t)count * (uint64_t)dt->size;
-    if (bytes == 0)
-        return;
-    if (dt->contig)
-        memcpy(buf, src, (size_t)bytes);
-    else
-        fy_dtype_unpack(src, (MPI_Count)bytes, buf, count, dt);
-}
-
-static char *block_at(const void *buf, int i, MPI_Count count,
-                      const struct fy_dtype *dt)
-{
-    return (char *)buf + (MPI_Aint)i * count * dt->extent;
-}
-
 /* Every other member's block 'tag' into its place in rbuf, from its cell
  * or (cells false) its buffer. Starting at our right neighbour spreads
  * the readers over the owners. Returns 0 or the first error. */
@@ -682,11 +648,12 @@ static int collect_blocks(struct fy_comm *c, uint64_t tag, bool cells,
         int r = (me + i) % P;
         struct fy_coll_cell *x = await(r, tag);
         if (cells)
-            get_block(block_at(rbuf, r, rcount, rdt), rcount, rdt, x->data);
+            fy_coll_get_block(fy_coll_block_at(rbuf, r, rcount, rdt), rcount,
+                              rdt, x->data);
         else
-            err = fy_coll_keep(err, read_block(r, x, 0,
-                                               block_at(rbuf, r, rcount, rdt),
-                                               rcount, rdt));
+            err = fy_coll_keep(
+                err, read_block(r, x, 0, fy_coll_block_at(rbuf, r, rcount, rdt),
+                                rcount, rdt));
         done(r, x);
     }
     return err;
@@ -703,7 +670,7 @@ int fy_coll_shm_allgather(const void *sbuf, MPI_Count scount,
     uint64_t tag = tag_of(c, fy_coll_begin(c), 0);
     int P = c->size, me = c->rank;
     const void *in =
-        sbuf == MPI_IN_PLACE ? block_at(rbuf, me, rcount, rdt) : sbuf;
+        sbuf == MPI_IN_PLACE ? fy_coll_block_at(rbuf, me, rcount, rdt) : sbuf;
     MPI_Count icount = sbuf == MPI_IN_PLACE ? rcount : scount;
     struct fy_dtype *idt = sbuf == MPI_IN_PLACE ? rdt : sdt;
     uint64_t ibytes = (uint64_t)icount * (uint64_t)idt->size;
@@ -711,7 +678,7 @@ int fy_coll_shm_allgather(const void *sbuf, MPI_Count scount,
     struct fy_coll_cell *mine = claim();
     void *tmp = NULL;
     if (cells) {
-        put_block(mine->data, rbytes, in, icount, idt);
+        fy_coll_put_block(mine->data, rbytes, in, icount, idt);
         publish(c, mine, tag, (uint32_t)P - 1, NULL, 0, -1);
     } else {
         const void *img = image_of(in, icount, idt, &tmp);
@@ -721,9 +688,10 @@ int fy_coll_shm_allgather(const void *sbuf, MPI_Count scount,
         publish(c, mine, tag, (uint32_t)P - 1, img, ibytes, -1);
     }
     if (sbuf != MPI_IN_PLACE)
-        err = fy_coll_keep(err, fy_coll_copy(sbuf, scount, sdt,
-                                             block_at(rbuf, me, rcount, rdt),
-                                             rcount, rdt));
+        err = fy_coll_keep(err,
+                           fy_coll_copy(sbuf, scount, sdt,
+                                        fy_coll_block_at(rbuf, me, rcount, rdt),
+                                        rcount, rdt));
     err = fy_coll_keep(err, collect_blocks(c, tag, cells, rbuf, rcount, rdt));
     if (!cells) {
         wait_readers(mine);
@@ -755,16 +723,19 @@ int fy_coll_shm_alltoall(const void *sbuf, MPI_Count scount,
          * layout). */
         for (int r = 0; r < P; r++) {
             unsigned char *at = mine->data + (uint64_t)r * rbytes;
-            int rc = sbuf == MPI_IN_PLACE
-                         ? put_block(at, rbytes, block_at(rbuf, r, rcount, rdt),
-                                     rcount, rdt)
-                         : put_block(at, rbytes, block_at(sbuf, r, scount, sdt),
-                                     scount, sdt);
+            int rc =
+                sbuf == MPI_IN_PLACE
+                    ? fy_coll_put_block(at, rbytes,
+                                        fy_coll_block_at(rbuf, r, rcount, rdt),
+                                        rcount, rdt)
+                    : fy_coll_put_block(at, rbytes,
+                                        fy_coll_block_at(sbuf, r, scount, sdt),
+                                        scount, sdt);
             err = fy_coll_keep(err, rc);
         }
         publish(c, mine, tag, (uint32_t)P - 1, NULL, 0, -1);
-        get_block(block_at(rbuf, me, rcount, rdt), rcount, rdt,
-                  mine->data + (uint64_t)me * rbytes);
+        fy_coll_get_block(fy_coll_block_at(rbuf, me, rcount, rdt), rcount, rdt,
+                          mine->data + (uint64_t)me * rbytes);
     } else {
         uint64_t sbytes = (uint64_t)scount * (uint64_t)sdt->size;
         if (sbytes > rbytes)
@@ -778,19 +749,21 @@ int fy_coll_shm_alltoall(const void *sbuf, MPI_Count scount,
                      (unsigned long long)(sbytes * (uint64_t)P));
         publish(c, mine, tag, (uint32_t)P - 1, img, sbytes * (uint64_t)P, -1);
         err = fy_coll_keep(
-            err, fy_coll_copy(block_at(sbuf, me, scount, sdt), scount, sdt,
-                              block_at(rbuf, me, rcount, rdt), rcount, rdt));
+            err,
+            fy_coll_copy(fy_coll_block_at(sbuf, me, scount, sdt), scount, sdt,
+                         fy_coll_block_at(rbuf, me, rcount, rdt), rcount, rdt));
     }
     for (int i = 1; i < P; i++) {
         int r = (me + i) % P;
         struct fy_coll_cell *x = await(r, tag);
         if (cells)
-            get_block(block_at(rbuf, r, rcount, rdt), rcount, rdt,
-                      x->data + (uint64_t)me * rbytes);
+            fy_coll_get_block(fy_coll_block_at(rbuf, r, rcount, rdt), rcount,
+                              rdt, x->data + (uint64_t)me * rbytes);
         else
-            err = fy_coll_keep(err, read_block(r, x, (uint64_t)me * rbytes,
-                                               block_at(rbuf, r, rcount, rdt),
-                                               rcount, rdt));
+            err = fy_coll_keep(
+                err, read_block(r, x, (uint64_t)me * rbytes,
+                                fy_coll_block_at(rbuf, r, rcount, rdt), rcount,
+                                rdt));
         done(r, x);
     }
     if (!cells) {
@@ -817,7 +790,7 @@ int fy_coll_shm_gather(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
     if (me != root) {
         struct fy_coll_cell *mine = claim();
         if (cells) {
-            int err = put_block(mine->data, bytes, sbuf, scount, sdt);
+            int err = fy_coll_put_block(mine->data, bytes, sbuf, scount, sdt);
             publish(c, mine, tag, 1, NULL, 0, root);
             return err;
         }
@@ -833,8 +806,9 @@ int fy_coll_shm_gather(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
     }
     int err = 0;
     if (sbuf != MPI_IN_PLACE)
-        err = fy_coll_copy(sbuf, scount, sdt, block_at(rbuf, me, rcount, rdt),
-                           rcount, rdt);
+        err =
+            fy_coll_copy(sbuf, scount, sdt,
+                         fy_coll_block_at(rbuf, me, rcount, rdt), rcount, rdt);
     err = fy_coll_keep(err, collect_blocks(c, tag, cells, rbuf, rcount, rdt));
     return err;
 }
@@ -856,8 +830,9 @@ int fy_coll_shm_scatter(const void *sbuf, MPI_Count scount,
         if (cells) {
             for (int r = 0; r < P; r++)
                 if (r != me)
-                    put_block(mine->data + (uint64_t)r * bytes, bytes,
-                              block_at(sbuf, r, scount, sdt), scount, sdt);
+                    fy_coll_put_block(mine->data + (uint64_t)r * bytes, bytes,
+                                      fy_coll_block_at(sbuf, r, scount, sdt),
+                                      scount, sdt);
             publish(c, mine, tag, (uint32_t)P - 1, NULL, 0, -1);
         } else {
             const void *img = image_of(sbuf, scount * P, sdt, &tmp);
@@ -869,8 +844,8 @@ int fy_coll_shm_scatter(const void *sbuf, MPI_Count scount,
         }
         int err = rbuf == MPI_IN_PLACE
                       ? 0
-                      : fy_coll_copy(block_at(sbuf, me, scount, sdt), scount,
-                                     sdt, rbuf, rcount, rdt);
+                      : fy_coll_copy(fy_coll_block_at(sbuf, me, scount, sdt),
+                                     scount, sdt, rbuf, rcount, rdt);
         if (!cells) {
             wait_readers(mine);
             free(tmp);
@@ -880,7 +855,7 @@ int fy_coll_shm_scatter(const void *sbuf, MPI_Count scount,
     struct fy_coll_cell *x = await(root, tag);
     int err = 0;
     if (cells)
-        get_block(rbuf, rcount, rdt, x->data + (uint64_t)me * bytes);
+        fy_coll_get_block(rbuf, rcount, rdt, x->data + (uint64_t)me * bytes);
     else
         err = read_block(root, x, (uint64_t)me * bytes, rbuf, rcount, rdt);
     done(root, x);
@@ -944,7 +919,7 @@ static int put_blocks(struct fy_coll_cell *x, const struct fy_coll_layout *l,
         if (bytes == 0)
             continue;
         if (bytes <= FY_COLL_DATA - used) {
-            put_block(x->data + used, bytes, b.ptr, b.count, b.dt);
+            fy_coll_put_block(x->data + used, bytes, b.ptr, b.count, b.dt);
             used += bytes;
         } else if (!single_copy()) {
             d[i].len = 0;

@@ -5,13 +5,16 @@
 #define FY_COLL_SHM_H
 
 #include <assert.h>
+#include <errno.h>
 #include <stdalign.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "coll/coll.h"
+#include "dtype/dtype.h"
 #include "util/util.h"
 
 /* One publication of a rank to the members of a collective. */
@@ -189,5 +192,45 @@ int fy_coll_shm_iscatter(const void *sbuf, MPI_Count scount,
  * nonblocking collective of ours is still running there (else the last
  * one drains it when it is freed). */
 void fy_coll_shm_nb_comm_free(struct fy_comm *c);
+
+/* Blocks of a collective's buffers, shared by the blocking (shm.c) and
+ * nonblocking (shm_nb.c) node-level algorithms. */
+
+/* Pack count elements of dt at buf into dst (at most cap bytes): 0, or
+ * -EMSGSIZE when they do not fit (what fits is packed, as a message would
+ * deliver). */
+static inline int fy_coll_put_block(void *dst, uint64_t cap, const void *buf,
+                                    MPI_Count count, const struct fy_dtype *dt)
+{
+    uint64_t bytes = (uint64_t)count * (uint64_t)dt->size;
+    uint64_t n = FY_MIN(bytes, cap);
+    if (n > 0) {
+        if (dt->contig)
+            memcpy(dst, buf, (size_t)n);
+        else
+            fy_dtype_pack_range(buf, count, dt, 0, (MPI_Count)n, dst);
+    }
+    return bytes > cap ? -EMSGSIZE : 0;
+}
+
+/* Unpack count elements of dt from the packed bytes at src into buf. */
+static inline void fy_coll_get_block(void *buf, MPI_Count count,
+                                     const struct fy_dtype *dt, const void *src)
+{
+    uint64_t bytes = (uint64_t)count * (uint64_t)dt->size;
+    if (bytes == 0)
+        return;
+    if (dt->contig)
+        memcpy(buf, src, (size_t)bytes);
+    else
+        fy_dtype_unpack(src, (MPI_Count)bytes, buf, count, dt);
+}
+
+/* Block i of count elements of dt in buf. */
+static inline char *fy_coll_block_at(const void *buf, int i, MPI_Count count,
+                                     const struct fy_dtype *dt)
+{
+    return (char *)buf + (MPI_Aint)i * count * dt->extent;
+}
 
 #endif /* FY_COLL_SHM_H */

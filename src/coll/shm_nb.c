@@ -243,40 +243,6 @@ static void *nb_alloc(size_t bytes)
     return p;
 }
 
-/* Pack count elements of dt at buf into dst (cap bytes at most):
- * -EMSGSIZE when they do not fit. */
-static int put_block(void *dst, uint64_t cap, const void *buf, MPI_Count count,
-                     const struct fy_dtype *dt)
-{
-    uint64_t bytes = (uint64_t)count * (uint64_t)dt->size;
-    uint64_t m = FY_MIN(bytes, cap);
-    if (m > 0) {
-        if (dt->contig)
-            memcpy(dst, buf, (size_t)m);
-        else
-            fy_dtype_pack_range(buf, count, dt, 0, (MPI_Count)m, dst);
-    }
-    return bytes > cap ? -EMSGSIZE : 0;
-}
-
-static void get_block(void *buf, MPI_Count count, const struct fy_dtype *dt,
-                      const void *src)
-{
-    uint64_t bytes = (uint64_t)count * (uint64_t)dt->size;
-    if (bytes == 0)
-        return;
-    if (dt->contig)
-        memcpy(buf, src, (size_t)bytes);
-    else
-        fy_dtype_unpack(src, (MPI_Count)bytes, buf, count, dt);
-}
-
-static char *block_at(const void *buf, int i, MPI_Count count,
-                      const struct fy_dtype *dt)
-{
-    return (char *)buf + (MPI_Aint)i * count * dt->extent;
-}
-
 /* ---- resumable machines --------------------------------------------------
  * A machine is a function of its struct nb that runs until it must wait
  * for something and then returns false; the next call resumes at that
@@ -322,7 +288,8 @@ static bool run_bcast(struct nb *n)
         NB_WAIT(n, ready(n));
         struct fy_coll_slot *w = nb_claim(n);
         if (n->inl) {
-            put_block(w->data, FY_COLL_SLOT_DATA, n->rbuf, n->rcount, n->rdt);
+            fy_coll_put_block(w->data, FY_COLL_SLOT_DATA, n->rbuf, n->rcount,
+                              n->rdt);
             nb_publish(n, 0, (uint32_t)n->P - 1, NULL, 0, -1);
         } else {
             const void *img = nb_image(n->rbuf, n->rcount, n->rdt, &n->tmp);
@@ -333,7 +300,7 @@ static bool run_bcast(struct nb *n)
     } else {
         NB_WAIT(n, turn(n) && (x = nb_find(n, n->root, 0)) != NULL);
         if (n->inl)
-            get_block(n->rbuf, n->rcount, n->rdt, x->data);
+            fy_coll_get_block(n->rbuf, n->rcount, n->rdt, x->data);
         else
             n->err =
                 nb_read_block(n, n->root, x, 0, n->rbuf, n->rcount, n->rdt);
@@ -507,7 +474,8 @@ static bool run_allgather(struct nb *n)
     NB_WAIT(n, ready(n));
     {
         const void *in =
-            inplace ? block_at(n->rbuf, n->me, n->rcount, n->rdt) : n->sbuf;
+            inplace ? fy_coll_block_at(n->rbuf, n->me, n->rcount, n->rdt)
+                    : n->sbuf;
         MPI_Count icount = inplace ? n->rcount : n->scount;
         struct fy_dtype *idt = inplace ? n->rdt : n->sdt;
         uint64_t ibytes = (uint64_t)icount * (uint64_t)idt->size;
@@ -515,7 +483,7 @@ static bool run_allgather(struct nb *n)
             n->err = -EMSGSIZE;
         struct fy_coll_slot *w = nb_claim(n);
         if (n->inl) {
-            put_block(w->data, n->bytes, in, icount, idt);
+            fy_coll_put_block(w->data, n->bytes, in, icount, idt);
             nb_publish(n, 0, (uint32_t)n->P - 1, NULL, 0, -1);
         } else {
             const void *img = nb_image(in, icount, idt, &n->tmp);
@@ -523,18 +491,18 @@ static bool run_allgather(struct nb *n)
         }
         if (!inplace)
             n->err = fy_coll_keep(
-                n->err,
-                fy_coll_copy(n->sbuf, n->scount, n->sdt,
-                             block_at(n->rbuf, n->me, n->rcount, n->rdt),
-                             n->rcount, n->rdt));
+                n->err, fy_coll_copy(
+                            n->sbuf, n->scount, n->sdt,
+                            fy_coll_block_at(n->rbuf, n->me, n->rcount, n->rdt),
+                            n->rcount, n->rdt));
     }
     for (n->i = 1; n->i < n->P; n->i++) {
         NB_WAIT(n, (x = nb_find(n, (n->me + n->i) % n->P, 0)) != NULL);
         {
             int r = (n->me + n->i) % n->P;
-            char *b = block_at(n->rbuf, r, n->rcount, n->rdt);
+            char *b = fy_coll_block_at(n->rbuf, r, n->rcount, n->rdt);
             if (n->inl)
-                get_block(b, n->rcount, n->rdt, x->data);
+                fy_coll_get_block(b, n->rcount, n->rdt, x->data);
             else
                 n->err = fy_coll_keep(
                     n->err, nb_read_block(n, r, x, 0, b, n->rcount, n->rdt));
@@ -560,17 +528,21 @@ static bool run_alltoall(struct nb *n)
             for (int r = 0; r < n->P; r++) {
                 unsigned char *at = w->data + (uint64_t)r * n->bytes;
                 int rc =
-                    inplace ? put_block(at, n->bytes,
-                                        block_at(n->rbuf, r, n->rcount, n->rdt),
-                                        n->rcount, n->rdt)
-                            : put_block(at, n->bytes,
-                                        block_at(n->sbuf, r, n->scount, n->sdt),
-                                        n->scount, n->sdt);
+                    inplace
+                        ? fy_coll_put_block(
+                              at, n->bytes,
+                              fy_coll_block_at(n->rbuf, r, n->rcount, n->rdt),
+                              n->rcount, n->rdt)
+                        : fy_coll_put_block(
+                              at, n->bytes,
+                              fy_coll_block_at(n->sbuf, r, n->scount, n->sdt),
+                              n->scount, n->sdt);
                 n->err = fy_coll_keep(n->err, rc);
             }
             nb_publish(n, 0, (uint32_t)n->P - 1, NULL, 0, -1);
-            get_block(block_at(n->rbuf, n->me, n->rcount, n->rdt), n->rcount,
-                      n->rdt, w->data + (uint64_t)n->me * n->bytes);
+            fy_coll_get_block(
+                fy_coll_block_at(n->rbuf, n->me, n->rcount, n->rdt), n->rcount,
+                n->rdt, w->data + (uint64_t)n->me * n->bytes);
         } else {
             uint64_t sbytes = (uint64_t)n->scount * (uint64_t)n->sdt->size;
             if (sbytes > n->bytes)
@@ -580,21 +552,21 @@ static bool run_alltoall(struct nb *n)
             nb_publish(n, 0, (uint32_t)n->P - 1, img, sbytes * (uint64_t)n->P,
                        -1);
             n->err = fy_coll_keep(
-                n->err,
-                fy_coll_copy(block_at(n->sbuf, n->me, n->scount, n->sdt),
-                             n->scount, n->sdt,
-                             block_at(n->rbuf, n->me, n->rcount, n->rdt),
-                             n->rcount, n->rdt));
+                n->err, fy_coll_copy(
+                            fy_coll_block_at(n->sbuf, n->me, n->scount, n->sdt),
+                            n->scount, n->sdt,
+                            fy_coll_block_at(n->rbuf, n->me, n->rcount, n->rdt),
+                            n->rcount, n->rdt));
         }
     }
     for (n->i = 1; n->i < n->P; n->i++) {
         NB_WAIT(n, (x = nb_find(n, (n->me + n->i) % n->P, 0)) != NULL);
         {
             int r = (n->me + n->i) % n->P;
-            char *b = block_at(n->rbuf, r, n->rcount, n->rdt);
+            char *b = fy_coll_block_at(n->rbuf, r, n->rcount, n->rdt);
             if (n->inl)
-                get_block(b, n->rcount, n->rdt,
-                          x->data + (uint64_t)n->me * n->bytes);
+                fy_coll_get_block(b, n->rcount, n->rdt,
+                                  x->data + (uint64_t)n->me * n->bytes);
             else
                 n->err = fy_coll_keep(
                     n->err, nb_read_block(n, r, x, (uint64_t)n->me * n->bytes,
@@ -618,8 +590,8 @@ static bool run_gather(struct nb *n)
         {
             struct fy_coll_slot *w = nb_claim(n);
             if (n->inl) {
-                n->err =
-                    put_block(w->data, n->bytes, n->sbuf, n->scount, n->sdt);
+                n->err = fy_coll_put_block(w->data, n->bytes, n->sbuf,
+                                           n->scount, n->sdt);
                 nb_publish(n, 0, 1, NULL, 0, n->root);
             } else {
                 const void *img = nb_image(n->sbuf, n->scount, n->sdt, &n->tmp);
@@ -632,16 +604,17 @@ static bool run_gather(struct nb *n)
     }
     NB_WAIT(n, turn(n));
     if (n->sbuf != MPI_IN_PLACE)
-        n->err = fy_coll_copy(n->sbuf, n->scount, n->sdt,
-                              block_at(n->rbuf, n->me, n->rcount, n->rdt),
-                              n->rcount, n->rdt);
+        n->err =
+            fy_coll_copy(n->sbuf, n->scount, n->sdt,
+                         fy_coll_block_at(n->rbuf, n->me, n->rcount, n->rdt),
+                         n->rcount, n->rdt);
     for (n->i = 1; n->i < n->P; n->i++) {
         NB_WAIT(n, (x = nb_find(n, (n->me + n->i) % n->P, 0)) != NULL);
         {
             int r = (n->me + n->i) % n->P;
-            char *b = block_at(n->rbuf, r, n->rcount, n->rdt);
+            char *b = fy_coll_block_at(n->rbuf, r, n->rcount, n->rdt);
             if (n->inl)
-                get_block(b, n->rcount, n->rdt, x->data);
+                fy_coll_get_block(b, n->rcount, n->rdt, x->data);
             else
                 n->err = fy_coll_keep(
                     n->err, nb_read_block(n, r, x, 0, b, n->rcount, n->rdt));
@@ -666,10 +639,10 @@ static bool run_scatter(struct nb *n)
                     if (r != n->me)
                         n->err = fy_coll_keep(
                             n->err,
-                            put_block(w->data + (uint64_t)r * n->bytes,
-                                      n->bytes,
-                                      block_at(n->sbuf, r, n->scount, n->sdt),
-                                      n->scount, n->sdt));
+                            fy_coll_put_block(
+                                w->data + (uint64_t)r * n->bytes, n->bytes,
+                                fy_coll_block_at(n->sbuf, r, n->scount, n->sdt),
+                                n->scount, n->sdt));
                 nb_publish(n, 0, (uint32_t)n->P - 1, NULL, 0, -1);
             } else {
                 const void *img =
@@ -679,9 +652,10 @@ static bool run_scatter(struct nb *n)
             }
             if (n->rbuf != MPI_IN_PLACE)
                 n->err = fy_coll_keep(
-                    n->err, fy_coll_copy(
-                                block_at(n->sbuf, n->me, n->scount, n->sdt),
-                                n->scount, n->sdt, n->rbuf, n->rcount, n->rdt));
+                    n->err,
+                    fy_coll_copy(
+                        fy_coll_block_at(n->sbuf, n->me, n->scount, n->sdt),
+                        n->scount, n->sdt, n->rbuf, n->rcount, n->rdt));
         }
         if (!n->inl)
             NB_WAIT(n, slot_free(mine(n)));
@@ -689,8 +663,8 @@ static bool run_scatter(struct nb *n)
     }
     NB_WAIT(n, turn(n) && (x = nb_find(n, n->root, 0)) != NULL);
     if (n->inl)
-        get_block(n->rbuf, n->rcount, n->rdt,
-                  x->data + (uint64_t)n->me * n->bytes);
+        fy_coll_get_block(n->rbuf, n->rcount, n->rdt,
+                          x->data + (uint64_t)n->me * n->bytes);
     else
         n->err = nb_read_block(n, n->root, x, (uint64_t)n->me * n->bytes,
                                n->rbuf, n->rcount, n->rdt);
