@@ -487,6 +487,26 @@ static bool fits(const struct fy_pin_dirstate *ds, uint64_t need,
     return ds->max == 0 || ds->pinned - freed + need <= ds->max;
 }
 
+/* The unused entries lying wholly inside [ua, ub), linked through next
+ * into *covered_out; returns their bytes. */
+static uint64_t collect_covered(struct fy_pin_dirstate *ds, uint64_t ua,
+                                uint64_t ub, struct fy_pin_entry **covered_out)
+{
+    struct fy_pin_entry *cand = NULL, *covered = NULL;
+    uint64_t merged = 0;
+    t_overlaps(ds->root, ua, ub, &cand);
+    for (struct fy_pin_entry *e = cand, *nx; e; e = nx) {
+        nx = e->next;
+        if (e->refs || e->registering || e->base < ua || e->base + e->len > ub)
+            continue;
+        e->next = covered;
+        covered = e;
+        merged += e->len;
+    }
+    *covered_out = covered;
+    return merged;
+}
+
 /* The attempt itself. fifo: fail with -EAGAIN while waiters are queued
  * (new arrivals); the retry loop passes false for the queue's head.
  * Called and returns with the lock held; drops it around ops. */
@@ -537,38 +557,15 @@ static int acquire_locked(struct fy_pin_cache *c, uintptr_t a, uintptr_t b,
     /* Every unused entry inside the range goes (the new one covers it). */
     struct fy_pin_entry *covered = NULL;
     uint64_t merged = 0;
-    if (c->caching) {
-        struct fy_pin_entry *cand = NULL;
-        t_overlaps(ds->root, ua, ub, &cand);
-        for (struct fy_pin_entry *e = cand, *nx; e; e = nx) {
-            nx = e->next;
-            if (e->refs || e->registering || e->base < ua ||
-                e->base + e->len > ub)
-                continue;
-            e->next = covered;
-            covered = e;
-            merged += e->len;
-        }
-    }
+    if (c->caching)
+        merged = collect_covered(ds, ua, ub, &covered);
     /* Room: with every unused entry evicted at most; if the merged union
      * does not fit even so, try the range alone. */
     if (!fits(ds, need, ds->unused) && (ua != a || ub != b)) {
         ua = a;
         ub = b;
         need = b - a;
-        merged = 0;
-        struct fy_pin_entry *cand = NULL;
-        covered = NULL;
-        t_overlaps(ds->root, ua, ub, &cand);
-        for (struct fy_pin_entry *e = cand, *nx; e; e = nx) {
-            nx = e->next;
-            if (e->refs || e->registering || e->base < ua ||
-                e->base + e->len > ub)
-                continue;
-            e->next = covered;
-            covered = e;
-            merged += e->len;
-        }
+        merged = collect_covered(ds, ua, ub, &covered);
     }
     if (!fits(ds, need, ds->unused)) {
         c->again++;
