@@ -189,6 +189,35 @@ static void print_size_setting(const char *label, enum fy_env_id id,
     printf("    %-20s %-26s %s\n", label, b, what);
 }
 
+/* FERRY_PUSH_MAX, and under auto the crossover measured here as
+ * MPI_Init measures it (cma on our own memory against memcpy). */
+static void print_push_max(const char *proto)
+{
+    const char *v = fy_env_str(FY_ENV_PUSH_MAX);
+    printf("    %-20s %-26s %s\n", "FERRY_PUSH_MAX", v,
+           "auto: local sends pushed whole up to (blocking or not)");
+    if (strcmp(v, "auto") || strcmp(proto, "auto"))
+        return;
+    if (fy_env_int(FY_ENV_NO_CMA) || strcmp(fy_env_str(FY_ENV_XFER), "auto") ||
+        fy_tuned_file(NULL)) {
+        printf("    %-20s %s\n", "",
+               "not measured: the mechanism was chosen (FERRY_XFER, "
+               "FERRY_NO_CMA or the tuning file): 0");
+        return;
+    }
+    uint64_t cap = fy_push_cap(
+        (uint64_t)fy_env_int(FY_ENV_CELLS),
+        (uint64_t)fy_tuned_value(FY_ENV_CELL_SIZE, NULL) - FY_CELL_HDR);
+    struct fy_xfer_cross x;
+    uint64_t n = fy_xfer_push_crossover(&fy_xfer_cma_ops, cap, &x);
+    printf("    %-20s measured here: %llu B (cap %llu B, from a quarter "
+           "of a rank's cells); cma call vs memcpy, us:\n",
+           "", (unsigned long long)n, (unsigned long long)cap);
+    for (int i = 0; i < x.n; i++)
+        printf("    %-20s %8llu B  cma %7.2f  memcpy %7.2f\n", "",
+               (unsigned long long)x.bytes[i], x.mech_us[i], x.memcpy_us[i]);
+}
+
 /* Which protocol carries a message, by size, and the settings of each
  * (value and where it comes from). 'fbox' and 'eager' are the limits in
  * force, as the thresholds show them. */
@@ -207,10 +236,11 @@ static void print_protocols(long long fbox, long long eager)
     snprintf(above, sizeof(above), "above %lld B", eager);
     const char *psrc;
     const char *proto = fy_tuned_str(FY_ENV_PROTO, &psrc);
-    printf("  %-22s FERRY_PROTO = %s (%s): auto (write if offered, else "
-           "rendezvous), pushpull, "
-           "pushzero (rendezvous) or pushall\n",
+    printf("  %-22s FERRY_PROTO = %s (%s): auto (pushed whole up to the "
+           "push crossover, above it write if offered, else rendezvous), "
+           "pushpull, pushzero (rendezvous) or pushall\n",
            above, proto, psrc);
+    print_push_max(proto);
     print_size_setting("FERRY_BTP", FY_ENV_BTP,
                        "Push-Pull: bytes pushed before the pull");
     print_size_setting("FERRY_BTP1", FY_ENV_BTP1,

@@ -1048,6 +1048,28 @@ int fy_p2p_seg_layout(const struct fy_p2p_seg_params *p,
     return 0;
 }
 
+/* FERRY_PUSH_MAX: a size, or auto: measured at the job's start, up to
+ * fy_push_cap. Only FERRY_PROTO=auto pushes by it. */
+static int push_max_setting(const struct fy_p2p_seg_params *pp,
+                            struct fy_p2p_state *s)
+{
+    const char *v = fy_env_str(FY_ENV_PUSH_MAX);
+    s->push_max = s->push_cap = 0;
+    if (!strcmp(v, "auto")) {
+        if (s->proto_mode == FY_MODE_AUTO)
+            s->push_cap = fy_push_cap(pp->ncells, fy_chan.cell_payload);
+        return 0;
+    }
+    long long n;
+    if (fy_parse_size(v, &n) || n < 0) {
+        FY_ERROR("FERRY_PUSH_MAX='%s': expected auto or a size (e.g. 64K)",
+                 v);
+        return -EINVAL;
+    }
+    s->push_max = (uint64_t)n;
+    return 0;
+}
+
 int fy_p2p_init(fy_shm_declare_fn *above)
 {
     struct fy_p2p_state *s = &fy_p2p;
@@ -1082,6 +1104,8 @@ int fy_p2p_init(fy_shm_declare_fn *above)
     s->btp1 = (uint64_t)fy_tuned_value(FY_ENV_BTP1, NULL);
     s->push_buf = (uint64_t)fy_env_int(FY_ENV_PUSH_BUF);
     s->auto_push_max = (uint64_t)fy_env_int(FY_ENV_AUTO_PUSH_MAX);
+    if ((rc = push_max_setting(&pp, s)))
+        return rc;
     s->recv_write = fy_tuned_value(FY_ENV_RECV_WRITE, NULL) != 0;
     s->write_min = (uint64_t)fy_tuned_value(FY_ENV_RECV_WRITE_MIN, NULL);
     s->peers = calloc((size_t)s->P, sizeof(*s->peers));
@@ -1105,6 +1129,8 @@ int fy_p2p_init(fy_shm_declare_fn *above)
     rc = fy_rndv_init();
     if (rc)
         return rc;
+    if (s->push_cap)
+        s->push_max = fy_xfer_push_max;
     FY_INFO("rank %d/%d: eager up to %llu B, %s waiting", s->me, s->P,
             (unsigned long long)s->eager_max,
             s->wait_block ? "sleeping" : "spinning");

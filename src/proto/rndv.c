@@ -719,7 +719,7 @@ int fy_rndv_init(void)
         s->pad_free[i] = npads - 1 - i; /* pad 0 lent first */
     s->npad_free = npads;
     /* Which mechanisms work job-wide, and rank 0's rule table. */
-    return fy_xfer_job_init(s->me, s->P, fy_boot.jobid);
+    return fy_xfer_job_init(s->me, s->P, fy_boot.jobid, s->push_cap);
 }
 
 void fy_rndv_finalize(void)

@@ -100,6 +100,7 @@ enum fy_env_id {
     FY_ENV_RECV_WRITE,
     FY_ENV_RECV_WRITE_MIN,
     FY_ENV_AUTO_PUSH_MAX,
+    FY_ENV_PUSH_MAX,
     FY_ENV_BOOT,
     FY_ENV_NODES,
     FY_ENV_NET,

@@ -10,6 +10,8 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "boot/boot.h"
 #include "util/tuned.h"
@@ -18,6 +20,7 @@
 #include "xfer/xfer.h"
 
 uint64_t fy_xfer_split_min;
+uint64_t fy_xfer_push_max;
 struct fy_xfer_shm fy_xfer_shm;
 
 /* The word the one-sided probes of the other ranks read. */
@@ -43,6 +46,7 @@ int fy_xfer_shm_declare(struct fy_shm_layout *lay, uint64_t half_size,
                         offsetof(struct fy_xfer_job_shm, nrules),
                         offsetof(struct fy_xfer_job_shm, rule_kind),
                         offsetof(struct fy_xfer_job_shm, rule_min),
+                        offsetof(struct fy_xfer_job_shm, push_max),
                         FY_XFER_RULES_MAX, FY_XFER_NKINDS))) < 0 ||
         (rc = fy_shm_region_add(
              lay, FY_XFER_RANK_REGION, FY_SHM_PER_RANK,
@@ -117,6 +121,64 @@ static bool probe_one_sided(const struct fy_xfer_ops *ops, int peer, char *why,
     return false;
 }
 
+/* ---- the push crossover ------------------------------------------------- */
+
+/* Timed copies per size; the fastest counts (a preempted one is noise). */
+#define CROSS_REPS 5
+/* A push moves the bytes twice (into cells, out of them) and pays a
+ * packet per cell; the single copy pays the call and the rendezvous
+ * notifications instead. Two copies plus a quarter for the cells must cost
+ * no more than one call for the push to win. */
+#define CROSS_COPIES_X4 10 /* 2.5 copies, in quarters */
+
+uint64_t fy_xfer_push_crossover(const struct fy_xfer_ops *ops, uint64_t cap,
+                                struct fy_xfer_cross *out)
+{
+    if (out)
+        *out = (struct fy_xfer_cross){0};
+    if (!ops || !ops->one_sided || !ops->copy_remote ||
+        cap < FY_XFER_CROSS_MIN)
+        return 0;
+    size_t len = (size_t)cap;
+    uint8_t *buf = mmap(NULL, 2 * len, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (buf == MAP_FAILED)
+        return 0;
+    memset(buf, 0x5a, 2 * len); /* no page faults in the timed copies */
+    uint8_t *src = buf, *dst = buf + len;
+    pid_t self = getpid();
+    uint64_t best = 0;
+    int i = 0;
+    for (uint64_t n = FY_XFER_CROSS_MIN; n <= cap; n *= 2, i++) {
+        double one = 1e9, two = 1e9;
+        for (int rep = 0; rep < CROSS_REPS; rep++) {
+            double t0 = fy_wtime();
+            ssize_t got = ops->copy_remote(self, dst, (uint64_t)(uintptr_t)src,
+                                           (size_t)n, true);
+            double t1 = fy_wtime();
+            memcpy(dst, src, (size_t)n);
+            __asm__ volatile("" ::: "memory"); /* the copy happens here */
+            double t2 = fy_wtime();
+            if (got != (ssize_t)n)
+                goto unmap; /* the mechanism does not work on us: no push */
+            one = FY_MIN(one, t1 - t0);
+            two = FY_MIN(two, t2 - t1);
+        }
+        if (out && i < FY_XFER_CROSS_SIZES) {
+            out->bytes[i] = n;
+            out->mech_us[i] = one * 1e6;
+            out->memcpy_us[i] = two * 1e6;
+            out->n = i + 1;
+        }
+        if (CROSS_COPIES_X4 * two > 4 * one)
+            break;
+        best = n;
+    }
+unmap:
+    munmap(buf, 2 * len);
+    return best;
+}
+
 /* Check rank 0's published table before adopting it. */
 static int adopt_rank0_table(struct fy_xfer_table *t)
 {
@@ -153,7 +215,7 @@ static void publish_table(struct fy_xfer_job_shm *j,
     }
 }
 
-int fy_xfer_job_init(int me, int nranks, const char *jobid)
+int fy_xfer_job_init(int me, int nranks, const char *jobid, uint64_t push_cap)
 {
     struct fy_xfer_rank_shm *my = &fy_xfer_shm.rank[fy_boot_local(me)];
     struct fy_xfer_table want;
@@ -219,6 +281,16 @@ int fy_xfer_job_init(int me, int nranks, const char *jobid)
         }
     }
     my->ok = ok;
+    /* The push crossover, measured once per node (by its first rank) on
+     * the mechanism the default table uses, and only there: a mechanism
+     * the user chose gets every rendezvous-sized message. */
+    if (fy_boot.local_rank == 0)
+        fy_xfer_shm.job->push_max =
+            push_cap && want.from == FY_XFER_FROM_DEFAULT &&
+                    (tried & (1u << FY_XFER_CMA))
+                ? fy_xfer_push_crossover(fy_xfer_registry[FY_XFER_CMA],
+                                         push_cap, NULL)
+                : 0;
     /* R12: pairs with A1 in the barrier: our probe results, net port and
      * key (and rank 0's table) are visible to everyone past it. */
     atomic_fetch_add_explicit(&fy_xfer_shm.job->probed, 1,
@@ -254,6 +326,13 @@ int fy_xfer_job_init(int me, int nranks, const char *jobid)
     }
     fy_xfer_table_resolve(&t, avail, me == 0);
     fy_xfer_active = t;
+    /* Read once; a value past what we asked for is not rank 0's. */
+    uint64_t push_max = fy_xfer_shm.job->push_max;
+    if (push_max > push_cap) {
+        FY_ERROR("rank 0's push crossover in the shared segment is malformed");
+        return -EPROTO;
+    }
+    fy_xfer_push_max = push_max;
     fy_xfer_avail = avail;
     if (avail & (1u << FY_XFER_NET)) {
         /* Where every peer listens, read once: a port or key scribbled

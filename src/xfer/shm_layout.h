@@ -30,14 +30,21 @@ struct fy_xfer_job_shm {
     uint32_t nrules;
     int32_t rule_kind[FY_XFER_RULES_MAX]; /* as struct fy_xfer_rule */
     uint64_t rule_min[FY_XFER_RULES_MAX];
+    /* Rank 0 only, before the probe barrier: the largest message size at
+     * which two memcpy's (a push through cells) cost less than one call of
+     * the table's single-copy mechanism here (fy_xfer_push_crossover), 0 if
+     * not measured. Every rank reads it once after the barrier. */
+    uint64_t push_max;
 };
 static_assert(offsetof(struct fy_xfer_job_shm, from) == FY_CACHELINE,
               "the counter every rank writes has its own line");
 static_assert(offsetof(struct fy_xfer_job_shm, rule_kind) == 72 &&
                   offsetof(struct fy_xfer_job_shm, rule_min) ==
                       72 + 4 * FY_XFER_RULES_MAX &&
+                  offsetof(struct fy_xfer_job_shm, push_max) ==
+                      72 + 12 * FY_XFER_RULES_MAX &&
                   sizeof(struct fy_xfer_job_shm) ==
-                      FY_ALIGN_UP(72 + 12 * FY_XFER_RULES_MAX, FY_CACHELINE),
+                      FY_ALIGN_UP(80 + 12 * FY_XFER_RULES_MAX, FY_CACHELINE),
               "rule table layout");
 
 /* One rank's mechanism record, written by that rank only: the probe word

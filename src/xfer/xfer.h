@@ -367,10 +367,12 @@ const char *fy_xfer_from_name(uint32_t from);
  * init of each kind the table may use, probes them between the ranks
  * (one-sided: read the right neighbour's probe word; net: open the
  * endpoint), waits at the probe barrier and sets fy_xfer_active,
- * fy_xfer_avail and fy_xfer_split_min. jobid goes into net hellos.
+ * fy_xfer_avail, fy_xfer_split_min and fy_xfer_push_max (measured up to
+ * push_cap by the node's first rank when the table is the default one and
+ * cma works; 0: do not measure). jobid goes into net hellos.
  * Returns 0 or a negative errno after logging why; ends the job (77) under
  * FERRY_XFER_REQUIRE when a forced kind does not work. */
-int fy_xfer_job_init(int me, int nranks, const char *jobid);
+int fy_xfer_job_init(int me, int nranks, const char *jobid, uint64_t push_cap);
 /* Every mechanism's finalize (procmem's files, net's sockets). */
 void fy_xfer_job_finalize(void);
 
@@ -378,5 +380,23 @@ void fy_xfer_job_finalize(void);
  * shared single copy, xfer/split.c); 0: never. FERRY_SPLIT_MIN, else the
  * tuning file's split_min, else the default; set by fy_xfer_job_init. */
 extern uint64_t fy_xfer_split_min;
+
+/* The push crossover: the largest power of two from FY_XFER_CROSS_MIN up
+ * to cap at which two memcpy's (plus a quarter, for the cells' packets)
+ * take no longer than one copy_remote call of ops on this process' own
+ * memory, each the fastest of a few; 0 where even the first size loses or
+ * ops cannot copy. About 0.2 ms for a 128 KiB cap. out (optional) gets the
+ * timings. The job's value, measured by the node's first rank in
+ * fy_xfer_job_init, is fy_xfer_push_max (0: not measured). */
+#define FY_XFER_CROSS_MIN 8192
+#define FY_XFER_CROSS_SIZES 16
+struct fy_xfer_cross {
+    int n;
+    uint64_t bytes[FY_XFER_CROSS_SIZES];
+    double mech_us[FY_XFER_CROSS_SIZES], memcpy_us[FY_XFER_CROSS_SIZES];
+};
+uint64_t fy_xfer_push_crossover(const struct fy_xfer_ops *ops, uint64_t cap,
+                                struct fy_xfer_cross *out);
+extern uint64_t fy_xfer_push_max;
 
 #endif /* FY_XFER_H */

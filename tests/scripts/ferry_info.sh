@@ -19,6 +19,11 @@ want '^    FERRY_BTP +8192 B \(environment\)'
 want '^    FERRY_BTP1 +[0-9]+ B \(default\)'
 want '^    FERRY_PUSH_BUF +[0-9]+ B \(default\)'
 want '^  receiver write +off \(FERRY_RECV_WRITE, environment\)'
+want '^    FERRY_PUSH_MAX +auto '
+# Under auto the push crossover is measured here, or ferry-info says why not.
+auto=$("$info") || mt_fail "ferry-info exited $?"
+grep -qE '^ +(measured here: [0-9]+ B \(cap [0-9]+ B|not measured: )' <<<"$auto" ||
+    mt_fail "ferry-info (defaults): no push crossover line"
 want '^    FERRY_RECV_WRITE_MIN +[0-9]+ B \(default\)'
 # Lines other tests read stay.
 want '^  shared cma copy  '

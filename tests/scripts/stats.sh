@@ -78,4 +78,18 @@ echo "$out" | grep -E "rank=1 proto=(pushed|pulled)"
     mt_fail "pushed: want 3 messages, 3 x 64 KiB"
 [[ $(val proto=pulled msgs) == 3 && $(val proto=pulled bytes) == $((3 * (1048576 - 65536))) ]] ||
     mt_fail "pulled: want 3 messages, 3 x (1 MiB - 64 KiB)"
+# 4. FERRY_PUSH_MAX: under auto, messages up to it are pushed whole, even
+# into receives that were posted early (no offer is used for them).
+run FERRY_PUSH_MAX=1M
+[[ $rc == 0 ]] || { echo "$out"; mt_fail "the job failed (FERRY_PUSH_MAX=1M)"; }
+echo "$out" | grep -E "rank=1 proto=(pushed|pulled|write)"
+[[ $(val proto=pushed msgs) == 3 && $(val proto=pushed bytes) == 3145728 ]] ||
+    mt_fail "FERRY_PUSH_MAX=1M: want the 3 MiB pushed whole"
+[[ $(val proto=pulled msgs) == 0 && $(val proto=write msgs) == 0 && $(val proto=rndv_get msgs) == 0 ]] ||
+    mt_fail "FERRY_PUSH_MAX=1M: nothing pulled or written"
+# A value that is not a size ends MPI_Init with a clear error.
+run FERRY_PUSH_MAX=lots
+[[ $rc != 0 ]] || mt_fail "FERRY_PUSH_MAX=lots: the job should fail"
+grep -q "FERRY_PUSH_MAX='lots': expected auto or a size" <<<"$out" ||
+    { echo "$out"; mt_fail "FERRY_PUSH_MAX=lots: no clear error"; }
 echo "stats: OK"
