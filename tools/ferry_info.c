@@ -198,11 +198,10 @@ static void print_push_max(const char *proto)
            "auto: local sends pushed whole up to (blocking or not)");
     if (strcmp(v, "auto") || strcmp(proto, "auto"))
         return;
-    if (fy_env_int(FY_ENV_NO_CMA) || strcmp(fy_env_str(FY_ENV_XFER), "auto") ||
-        fy_tuned_file(NULL)) {
+    if (fy_env_int(FY_ENV_NO_CMA) || strcmp(fy_env_str(FY_ENV_XFER), "auto")) {
         printf("    %-20s %s\n", "",
-               "not measured: the mechanism was chosen (FERRY_XFER, "
-               "FERRY_NO_CMA or the tuning file): 0");
+               "not measured: FERRY_XFER or FERRY_NO_CMA chose the "
+               "mechanism: 0");
         return;
     }
     uint64_t cap = fy_push_cap(

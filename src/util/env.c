@@ -106,7 +106,7 @@ struct fy_env_var fy_env[FY_ENV_COUNT] = {
                          "(Push-All), blocking or not; auto: the largest "
                          "size at which two memcpy's beat one cma call, "
                          "measured at MPI_Init (up to a quarter of a "
-                         "rank's cells; 0 where FERRY_XFER or the tuning file "
+                         "rank's cells; 0 where FERRY_XFER or FERRY_NO_CMA "
                          "chose the mechanism), or a size (0: never)"},
     [FY_ENV_NODES] = {"FERRY_NODES", FY_ENV_INT, "1",
                       "Ferry's mpiexec: split the ranks into this many "

@@ -282,11 +282,11 @@ int fy_xfer_job_init(int me, int nranks, const char *jobid, uint64_t push_cap)
     }
     my->ok = ok;
     /* The push crossover, measured once per node (by its first rank) on
-     * the mechanism the default table uses, and only there: a mechanism
-     * the user chose gets every rendezvous-sized message. */
+     * cma, unless FERRY_XFER named the mechanisms: a mechanism the user
+     * chose gets every rendezvous-sized message. */
     if (fy_boot.local_rank == 0)
         fy_xfer_shm.job->push_max =
-            push_cap && want.from == FY_XFER_FROM_DEFAULT &&
+            push_cap && want.from != FY_XFER_FROM_ENV &&
                     (tried & (1u << FY_XFER_CMA))
                 ? fy_xfer_push_crossover(fy_xfer_registry[FY_XFER_CMA],
                                          push_cap, NULL)
