@@ -75,7 +75,6 @@ static struct fy_rma_am *s_ams; /* every window served by active messages */
 static bool s_in_hook;
 static unsigned long s_handled; /* requests applied (progress thread) */
 
-
 /* ---- the target --------------------------------------------------------- */
 
 static int post_rx(struct fy_rma_am *am)

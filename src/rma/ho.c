@@ -85,13 +85,13 @@
 
 /* Origin side, private to this rank. */
 struct fy_rma_ho {
-    uint64_t max;     /* FERRY_RMA_AM_MAX, at most FY_RMA_HO_CAP */
-    bool *pending;    /* [t]: our box of t may hold an unsettled request */
-    bool *absent;     /* [t]: t was found not serving ... */
-    uint32_t *seen;   /* [t]: ... at this beat of its */
-    uint32_t mybeat;  /* target side: our beat */
-    bool rescan;      /* target side: a request was put back */
-    int err;          /* first error settling found (fy_rma_ho_error) */
+    uint64_t max;    /* FERRY_RMA_AM_MAX, at most FY_RMA_HO_CAP */
+    bool *pending;   /* [t]: our box of t may hold an unsettled request */
+    bool *absent;    /* [t]: t was found not serving ... */
+    uint32_t *seen;  /* [t]: ... at this beat of its */
+    uint32_t mybeat; /* target side: our beat */
+    bool rescan;     /* target side: a request was put back */
+    int err;         /* first error settling found (fy_rma_ho_error) */
     struct fy_rma_ho *next;
     struct fy_rma_win *w;
 };
@@ -135,8 +135,7 @@ static int wr(struct fy_rma_win *w, int t, bool remote, uint64_t addr,
               const void *src, size_t n)
 {
     if (remote)
-        return fy_rma_remote_copy(w, t, (void *)(uintptr_t)src, addr, n,
-                                  false);
+        return fy_rma_remote_copy(w, t, (void *)(uintptr_t)src, addr, n, false);
     memcpy((void *)(uintptr_t)addr, src, n);
     return 0;
 }
@@ -260,10 +259,9 @@ static void serve_one(struct fy_rma_win *w, struct fy_rma_ho *ho, int o)
     if (atomic_load_explicit(&b->state, memory_order_relaxed) != st)
         return;
     /* A1: acquire pairs with R1: the origin's header and data. */
-    if (!atomic_compare_exchange_strong_explicit(&b->state, &st,
-                                                 FY_RMA_HO_TAKEN,
-                                                 memory_order_acquire,
-                                                 memory_order_relaxed))
+    if (!atomic_compare_exchange_strong_explicit(
+            &b->state, &st, FY_RMA_HO_TAKEN, memory_order_acquire,
+            memory_order_relaxed))
         return; /* withdrawn meanwhile */
     uint32_t kind = b->kind;
     bool lock = fy_rma_ho_locked_kind(kind);
@@ -434,8 +432,8 @@ static int wait_box(struct fy_rma_win *w, int t)
      * watch the target's beat. */
     int locked = fy_mt_enter();
     uint64_t t0 = now_ns(), since = t0;
-    uint32_t beat = atomic_load_explicit(&w->beats[t].beat,
-                                         memory_order_relaxed);
+    uint32_t beat =
+        atomic_load_explicit(&w->beats[t].beat, memory_order_relaxed);
     for (polls = 0;; polls++) {
         st = atomic_load_explicit(&b->state, memory_order_acquire); /* A2 */
         if (st == FY_RMA_HO_DONE) {
@@ -539,8 +537,8 @@ int fy_rma_ho_put(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
     if (!usable(w, target, bytes) || !tdt->contig ||
         (uint64_t)(ocount * odt->size) != bytes)
         return -EAGAIN;
-    struct fy_rma_box *b = fill(w, target, FY_RMA_AM_PUT,
-                                taddr + (uint64_t)tdt->true_lb, bytes);
+    struct fy_rma_box *b =
+        fill(w, target, FY_RMA_AM_PUT, taddr + (uint64_t)tdt->true_lb, bytes);
     if (odt->contig)
         memcpy(b->data, (const char *)obuf + odt->true_lb, (size_t)bytes);
     else
@@ -557,8 +555,8 @@ int fy_rma_ho_get(struct fy_rma_win *w, void *obuf, MPI_Count ocount,
     if (!usable(w, target, bytes) || !tdt->contig ||
         (uint64_t)(ocount * odt->size) != bytes)
         return -EAGAIN;
-    struct fy_rma_box *b = fill(w, target, FY_RMA_AM_GET,
-                                taddr + (uint64_t)tdt->true_lb, bytes);
+    struct fy_rma_box *b =
+        fill(w, target, FY_RMA_AM_GET, taddr + (uint64_t)tdt->true_lb, bytes);
     post(w, target, b);
     int rc = wait_box(w, target);
     if (rc)
@@ -588,8 +586,8 @@ int fy_rma_ho_acc(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
         return -EAGAIN;
     if (no_op && !rbuf)
         return 0;
-    struct fy_rma_box *b = fill(w, target, rbuf ? FY_RMA_AM_GACC : FY_RMA_AM_ACC,
-                                taddr, bytes);
+    struct fy_rma_box *b =
+        fill(w, target, rbuf ? FY_RMA_AM_GACC : FY_RMA_AM_ACC, taddr, bytes);
     b->op = (int32_t)op->handle;
     b->type = (int32_t)u->handle;
     if (!no_op)

@@ -37,7 +37,7 @@ static size_t s_small_max;
 
 /* Move one piece between our 'local' and the peer's 'remote'. */
 static inline int remote_copy(const struct fy_rma_peer *p, void *local,
-                       uint64_t remote, size_t len, bool get)
+                              uint64_t remote, size_t len, bool get)
 {
     const struct fy_xfer_ops *ops = len <= s_small_max ? s_small : s_remote;
     ssize_t n = ops->copy_remote(p->pid, local, remote, len, get);
@@ -800,8 +800,8 @@ int fy_rma_put(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
     if (bytes == 0)
         return 0;
     if (w->ho && !p->direct) {
-        int rc = fy_rma_ho_put(w, obuf, ocount, odt, target, taddr, tcount,
-                               tdt);
+        int rc =
+            fy_rma_ho_put(w, obuf, ocount, odt, target, taddr, tcount, tdt);
         if (rc != -EAGAIN)
             return rc;
     }
@@ -841,8 +841,8 @@ int fy_rma_get(struct fy_rma_win *w, void *obuf, MPI_Count ocount,
     if (bytes == 0)
         return 0;
     if (w->ho && !p->direct) {
-        int rc = fy_rma_ho_get(w, obuf, ocount, odt, target, taddr, tcount,
-                               tdt);
+        int rc =
+            fy_rma_ho_get(w, obuf, ocount, odt, target, taddr, tcount, tdt);
         if (rc != -EAGAIN)
             return rc;
     }

@@ -111,17 +111,24 @@ int main(int argc, char **argv)
     } else {
         long v = 1000 + me, one = 1, two = 2, ans = 0;
         MT_MPI(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win));
-        MT_MPI(MPI_Put(&v, 1, MPI_LONG, 0, AT(val) + (MPI_Aint)sizeof(long) * me, 1, MPI_LONG, win));
+        MT_MPI(MPI_Put(&v, 1, MPI_LONG, 0,
+                       AT(val) + (MPI_Aint)sizeof(long) * me, 1, MPI_LONG,
+                       win));
         MT_MPI(MPI_Win_flush(0, win));
-        MT_MPI(MPI_Put(&one, 1, MPI_LONG, 0, AT(flag) + (MPI_Aint)sizeof(long) * me, 1, MPI_LONG, win));
+        MT_MPI(MPI_Put(&one, 1, MPI_LONG, 0,
+                       AT(flag) + (MPI_Aint)sizeof(long) * me, 1, MPI_LONG,
+                       win));
         MT_MPI(MPI_Win_flush(0, win));
         while (ans == 0) {
-            MT_MPI(MPI_Get(&ans, 1, MPI_LONG, 0, AT(answer) + (MPI_Aint)sizeof(long) * me, 1, MPI_LONG,
-                           win));
+            MT_MPI(MPI_Get(&ans, 1, MPI_LONG, 0,
+                           AT(answer) + (MPI_Aint)sizeof(long) * me, 1,
+                           MPI_LONG, win));
             MT_MPI(MPI_Win_flush(0, win));
         }
         MT_EQ(ans, 5000L + me, "answer read while the target computed");
-        MT_MPI(MPI_Put(&two, 1, MPI_LONG, 0, AT(flag) + (MPI_Aint)sizeof(long) * me, 1, MPI_LONG, win));
+        MT_MPI(MPI_Put(&two, 1, MPI_LONG, 0,
+                       AT(flag) + (MPI_Aint)sizeof(long) * me, 1, MPI_LONG,
+                       win));
         MT_MPI(MPI_Win_unlock(0, win));
     }
     MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
@@ -182,8 +189,8 @@ int main(int argc, char **argv)
             all += counts[r];
         }
     long *every = me == 0 ? mt_malloc(sizeof(long) * (size_t)(all + 1)) : NULL;
-    MT_MPI(MPI_Gatherv(got, nfetched, MPI_LONG, every, counts, displs,
-                       MPI_LONG, 0, MPI_COMM_WORLD));
+    MT_MPI(MPI_Gatherv(got, nfetched, MPI_LONG, every, counts, displs, MPI_LONG,
+                       0, MPI_COMM_WORLD));
     if (me == 0) {
         qsort(every, (size_t)all, sizeof(long), cmp_long);
         for (int i = 0; i < all; i++) {
@@ -206,8 +213,8 @@ int main(int argc, char **argv)
             mt_fill(buf, (size_t)len, (uint32_t)(me * 100 + len));
             MT_MPI(MPI_Put(buf, len, MPI_BYTE, 0, blk + 1, len, MPI_BYTE, win));
             memset(back, 0, (size_t)len);
-            MT_MPI(MPI_Get(back, len, MPI_BYTE, 0, blk + 1, len, MPI_BYTE,
-                           win));
+            MT_MPI(
+                MPI_Get(back, len, MPI_BYTE, 0, blk + 1, len, MPI_BYTE, win));
             MT_MPI(MPI_Win_flush(0, win));
             MT_VERIFY(back, (size_t)len, (uint32_t)(me * 100 + len),
                       "block read back");
