@@ -76,7 +76,7 @@ struct fy_rma_peer {
 /* Hand-over mailboxes (ho.c; its invariants block describes them):
  * windows on user memory have, after the PSCW counters, one fy_rma_beat
  * per rank and one fy_rma_box per (target, origin) pair. */
-#define FY_RMA_HO_CAP 4096 /* largest payload a box carries */
+#define FY_RMA_HO_CAP 16384 /* largest payload a box carries */
 
 struct fy_rma_beat {
     alignas(64) _Atomic uint32_t beat; /* the rank's progress passes */

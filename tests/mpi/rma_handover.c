@@ -15,7 +15,7 @@
  *    itself with Fetch_and_op on its own memory - while rank 0 alternates
  *    computing outside MPI and polling inside it (MPI_Iprobe). Every
  *    fetched value is unique, the final count exact;
- * 3. puts and gets of 1 B .. 4 KiB + 1 read back intact (guard bytes
+ * 3. puts and gets of 1 B .. 16 KiB + 1 read back intact (guard bytes
  *    untouched) while rank 0 waits in MPI_Barrier. */
 #include <sched.h>
 #include <stdbool.h>
@@ -26,7 +26,7 @@
 #include "mpitest.h"
 
 #define K 400      /* increments per rank */
-#define BIG 4097   /* largest block of phase 3 (just past a box) */
+#define BIG 16385  /* largest block of phase 3 (just past a box) */
 #define NSLOTS 256 /* per-origin slots of phase 1 */
 
 struct mem {
@@ -206,7 +206,7 @@ int main(int argc, char **argv)
     unsigned char *buf = mt_malloc(BIG), *back = mt_malloc(BIG);
     MPI_Aint blk = AT(blocks) + (MPI_Aint)(bsz * (size_t)me);
     if (me != 0) {
-        static const int sizes[] = {1, 7, 8, 64, 1000, 4095, 4096, BIG};
+        static const int sizes[] = {1, 8, 64, 1000, 4096, 16384, BIG};
         MT_MPI(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win));
         for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
             int len = sizes[s];
