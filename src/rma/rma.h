@@ -5,8 +5,9 @@
  * memory of MPI_Win_allocate(_shared) lives in the same memfd, so origins
  * reach it with loads and stores. User memory (MPI_Win_create, dynamic
  * windows) is reached through the one-sided mechanism (CMA, then
- * /proc/<pid>/mem). Arguments are validated by the MPI layer; functions
- * return 0 or a negative errno. Not thread safe (the MPI layer
+ * /proc/<pid>/mem), or, for small operations to a target that is inside
+ * MPI, handed over to it (ho.c). Arguments are validated by the MPI layer;
+ * functions return 0 or a negative errno. Not thread safe (the MPI layer
  * serialises calls). */
 #ifndef FY_RMA_H
 #define FY_RMA_H
