@@ -19,6 +19,7 @@
 #include "comm/comm.h"
 #include "p2p/p2p.h"
 #include "proto/proto.h"
+#include "rma/rma.h"
 #include "shm/cellq_inl.h"
 #include "shm/shm.h"
 #include "util/tuned.h"
@@ -378,6 +379,26 @@ int main(int argc, char **argv)
                            : cma                       ? "cma"
                            : pm                        ? "procmem"
                                                        : NULL;
+    /* The hand-over (src/rma/ho.c): on top of the single-copy path. */
+    long long am_max = fy_env_int(FY_ENV_RMA_AM_MAX);
+    char handover[400];
+    if (am_max <= 0)
+        snprintf(handover, sizeof(handover),
+                 "off: every operation by the mechanism above");
+    else if (!in_force)
+        snprintf(handover, sizeof(handover),
+                 "not used (no single-copy mechanism to fall back on)");
+    else
+        snprintf(handover, sizeof(handover),
+                 "operations up to %lld bytes go to a target that is inside "
+                 "MPI (its progress\n"
+                 "                         engine beats) through boxes in "
+                 "the window's shared memory, served\n"
+                 "                         by it with no system call; when it "
+                 "is outside MPI, or does not\n"
+                 "                         take one within 4 us, by the "
+                 "mechanism above",
+                 am_max > FY_RMA_HO_CAP ? (long long)FY_RMA_HO_CAP : am_max);
     printf("One-sided windows (passive target):\n"
            "  Win_allocate(_shared)  shared memory, no help from the target: "
            "puts and gets are memcpy\n"
@@ -390,9 +411,10 @@ int main(int argc, char **argv)
            "  Win_create, dynamic    FERRY_XFER=auto|cma|procmem: %s; "
            "accumulates: one read and one write under the accumulate lock\n"
            "                         FERRY_XFER=shmbuf|queue|net: %s\n"
-           "                         in force here (FERRY_XFER=%s): %s\n\n",
+           "                         in force here (FERRY_XFER=%s): %s\n"
+           "                         hand-over (FERRY_RMA_AM_MAX=%lld): %s\n\n",
            single ? single : am, am, fy_env_str(FY_ENV_XFER),
-           in_force ? in_force : "active messages");
+           in_force ? in_force : "active messages", am_max, handover);
 
     /* MPI_Comm_split_type by hardware (src/comm/hw.c). */
     printf("Hardware split types (MPI_COMM_TYPE_HW_GUIDED/_UNGUIDED):\n");

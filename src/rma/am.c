@@ -75,8 +75,6 @@ static struct fy_rma_am *s_ams; /* every window served by active messages */
 static bool s_in_hook;
 static unsigned long s_handled; /* requests applied (progress thread) */
 
-static void am_progress(void);
-
 /* ---- the target --------------------------------------------------------- */
 
 static int post_rx(struct fy_rma_am *am)
@@ -88,7 +86,7 @@ static int post_rx(struct fy_rma_am *am)
 }
 
 /* Whether [addr, addr + len) lies inside this rank's window memory. */
-static bool in_window(const struct fy_rma_win *w, uint64_t addr, uint64_t len)
+bool fy_rma_in_window(const struct fy_rma_win *w, uint64_t addr, uint64_t len)
 {
     if (len == 0 || len > FY_RMA_AM_CHUNK)
         return false;
@@ -239,7 +237,7 @@ int fy_rma_am_serve(struct fy_rma_win *w, const void *pkt, uint64_t n,
     data = (const char *)(sg + h.nseg);
     uint64_t sum = 0;
     for (uint32_t i = 0; i < h.nseg; i++) {
-        if (!in_window(w, sg[i].addr, sg[i].len)) {
+        if (!fy_rma_in_window(w, sg[i].addr, sg[i].len)) {
             err = -ERANGE; /* nothing of this request is applied */
             goto done;
         }
@@ -334,9 +332,14 @@ static void reap_sends(struct fy_rma_am *am)
     }
 }
 
-/* The progress engine's hook: apply every request that arrived. Not
- * re-entered (replies are started from here). */
-static void am_progress(void)
+bool fy_rma_am_any(void)
+{
+    return s_ams != NULL;
+}
+
+/* From the progress engine's hook (ho.c): apply every request that
+ * arrived. Not re-entered (replies are started from here). */
+void fy_rma_am_progress(void)
 {
     if (s_in_hook)
         return;
@@ -397,7 +400,7 @@ int fy_rma_am_init(struct fy_rma_win *w)
     w->am = am;
     am->next = s_ams;
     s_ams = am;
-    fy_p2p_rma_hook = am_progress;
+    fy_rma_hook_update();
     return 0;
 }
 
@@ -411,8 +414,7 @@ void fy_rma_am_free(struct fy_rma_win *w)
             *pp = am->next;
             break;
         }
-    if (!s_ams)
-        fy_p2p_rma_hook = NULL;
+    fy_rma_hook_update();
     if (am->rx) {
         /* A request that matched already (an erroneous program's, sent
          * after the window's last epoch) still lands in rxbuf: let it. */
@@ -906,8 +908,9 @@ int fy_rma_am_flush(struct fy_rma_win *w, int target)
 
 int fy_rma_am_error(struct fy_rma_win *w)
 {
+    int ho = fy_rma_ho_error(w);
     if (!w->am)
-        return 0;
+        return ho;
     int e = w->am->origin_err;
     w->am->origin_err = 0;
     return e;

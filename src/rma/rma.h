@@ -5,8 +5,9 @@
  * memory of MPI_Win_allocate(_shared) lives in the same memfd, so origins
  * reach it with loads and stores. User memory (MPI_Win_create, dynamic
  * windows) is reached through the one-sided mechanism (CMA, then
- * /proc/<pid>/mem). Arguments are validated by the MPI layer; functions
- * return 0 or a negative errno. Not thread safe (the MPI layer
+ * /proc/<pid>/mem), or, for small operations to a target that is inside
+ * MPI, handed over to it (ho.c). Arguments are validated by the MPI layer;
+ * functions return 0 or a negative errno. Not thread safe (the MPI layer
  * serialises calls). */
 #ifndef FY_RMA_H
 #define FY_RMA_H
@@ -16,6 +17,7 @@
 #include <stdalign.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -72,8 +74,37 @@ struct fy_rma_peer {
     bool direct;
 };
 
+/* Hand-over mailboxes (ho.c; its invariants block describes them):
+ * windows on user memory have, after the PSCW counters, one fy_rma_beat
+ * per rank and one fy_rma_box per (target, origin) pair. */
+#define FY_RMA_HO_CAP 16384 /* largest payload a box carries */
+
+struct fy_rma_beat {
+    alignas(64) _Atomic uint32_t beat; /* the rank's progress passes */
+    _Atomic uint32_t hint;             /* 1: a box of this target posted */
+};
+static_assert(sizeof(struct fy_rma_beat) == 64, "a beat owns its line");
+
+struct fy_rma_box {
+    alignas(64) _Atomic uint32_t state; /* enum fy_rma_ho_state */
+    uint32_t kind;                      /* FY_RMA_AM_PUT .. FY_RMA_AM_CAS */
+    int32_t op;                         /* MPI_Op (ACC, GACC) */
+    int32_t type;                       /* predefined MPI_Datatype */
+    int32_t err;                        /* the server's verdict */
+    uint32_t pad;
+    uint64_t addr;  /* absolute address in the target */
+    uint64_t bytes; /* 1 .. FY_RMA_HO_CAP (CAS: 2 x bytes of data) */
+    /* In: put/accumulate data, CAS new value then compare value; out:
+     * get data, old contents (GACC, CAS). Shares the state's line for
+     * small operations. */
+    alignas(16) unsigned char data[FY_RMA_HO_CAP + 16];
+};
+static_assert(offsetof(struct fy_rma_box, data) == 48, "box header layout");
+static_assert(sizeof(struct fy_rma_box) % 64 == 0, "boxes own their lines");
+
 struct fy_info;
 struct fy_rma_am;
+struct fy_rma_ho;
 
 struct fy_rma_win {
     MPI_Win handle;
@@ -91,6 +122,11 @@ struct fy_rma_win {
     struct fy_rma_hdr *hdr;
     struct fy_rma_slot *slot;
     _Atomic uint32_t *posted, *done;
+    /* Hand-over (ho.c), windows on user memory: beats[rank],
+     * boxes[target * size + origin]; NULL for the other flavours. */
+    struct fy_rma_beat *beats;
+    struct fy_rma_box *boxes;
+    struct fy_rma_ho *ho; /* set when this rank hands operations over */
     /* Epochs of this process. */
     bool fence;        /* between fences (no MPI_MODE_NOSUCCEED) */
     bool lock_all;     /* MPI_Win_lock_all held */
@@ -297,6 +333,70 @@ int fy_rma_am_error(struct fy_rma_win *w);
 void fy_rma_thread_want(bool am_window);
 void fy_rma_thread_start(void);
 void fy_rma_thread_stop(void);
+/* ---- hand-over (ho.c) -----------------------------------------------------
+ * On windows on user memory reached by single copy, operations of up to
+ * FERRY_RMA_AM_MAX bytes go to a target that is inside MPI (its progress
+ * engine beats) as requests in the window's shared boxes, which it serves
+ * from its progress engine; a request it does not take in time is
+ * withdrawn and done by single copy. Not thread safe by itself: the
+ * window's lock (origin side) and the engine lock (serving) cover it. */
+enum fy_rma_ho_state {
+    FY_RMA_HO_EMPTY = 0, /* origin's: never used */
+    FY_RMA_HO_POSTED,    /* either side's: a request waits */
+    FY_RMA_HO_TAKEN,     /* target's: being served */
+    FY_RMA_HO_DONE,      /* origin's: served, verdict in err */
+    FY_RMA_HO_WITHDRAWN, /* origin's: taken back, done by single copy */
+};
+/* Set up hand-over on a new window on user memory (local): w->ho when
+ * FERRY_RMA_AM_MAX > 0. Returns 0 or -ENOMEM. */
+int fy_rma_ho_init(struct fy_rma_win *w);
+void fy_rma_ho_free(struct fy_rma_win *w);
+/* Complete this origin's request to 'target' (-1: every target); an
+ * error goes to fy_rma_ho_error. */
+void fy_rma_ho_settle(struct fy_rma_win *w, int target);
+/* The first error settling found since the last call (0 if none). */
+int fy_rma_ho_error(struct fy_rma_win *w);
+/* As fy_rma_put/get/acc/cas for a target on w reached by single copy.
+ * Each first settles the origin's previous request to target; then
+ * returns -EAGAIN when the operation is not handed over (too large, a
+ * layout the boxes do not carry, target outside MPI): the caller does it
+ * by single copy. Otherwise 0 or a negative errno (puts and accumulates
+ * return once posted; their errors come with the next settle). */
+int fy_rma_ho_put(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
+                  struct fy_dtype *odt, int target, uint64_t taddr,
+                  MPI_Count tcount, struct fy_dtype *tdt);
+int fy_rma_ho_get(struct fy_rma_win *w, void *obuf, MPI_Count ocount,
+                  struct fy_dtype *odt, int target, uint64_t taddr,
+                  MPI_Count tcount, struct fy_dtype *tdt);
+int fy_rma_ho_acc(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
+                  struct fy_dtype *odt, void *rbuf, MPI_Count rcount,
+                  struct fy_dtype *rdt, int target, uint64_t taddr,
+                  MPI_Count tcount, struct fy_dtype *tdt, struct fy_op *op);
+int fy_rma_ho_cas(struct fy_rma_win *w, const void *obuf, const void *cbuf,
+                  void *rbuf, struct fy_dtype *dt, int target, uint64_t taddr);
+/* Target side: validate the request in box b against this rank's window
+ * and apply it (the caller holds the accumulate lock for ACC, GACC and
+ * CAS); results go to b->data. Memory outside the window is never
+ * touched and a refused request writes nothing. Returns 0, -ERANGE,
+ * -EINVAL (type or op) or -EPROTO (malformed). */
+int fy_rma_ho_serve(struct fy_rma_win *w, struct fy_rma_box *b);
+/* Whether a request of this kind needs the accumulate lock. */
+static inline bool fy_rma_ho_locked_kind(uint32_t kind)
+{
+    return kind != FY_RMA_AM_PUT && kind != FY_RMA_AM_GET;
+}
+/* The progress engine's hook for rma (am.c's requests, ho.c's boxes). */
+void fy_rma_hook_update(void);
+bool fy_rma_am_any(void);
+void fy_rma_am_progress(void);
+/* Whether [addr, addr + len) lies inside this rank's window memory
+ * (attached regions for dynamic windows); len 1 .. FY_RMA_AM_CHUNK. */
+bool fy_rma_in_window(const struct fy_rma_win *w, uint64_t addr, uint64_t len);
+/* One piece between our 'local' and target's 'remote' by single copy
+ * (win.c). Returns 0 or a negative errno. */
+int fy_rma_remote_copy(const struct fy_rma_win *w, int target, void *local,
+                       uint64_t remote, size_t len, bool get);
+
 /* Copy n bytes to or from window memory in the shared mapping (copy.c):
  * memcpy, or streaming stores from FERRY_RMA_NT_MIN bytes. */
 void fy_rma_copy(void *dst, const void *src, size_t n);

@@ -36,12 +36,18 @@ static const struct fy_xfer_ops *s_remote, *s_small;
 static size_t s_small_max;
 
 /* Move one piece between our 'local' and the peer's 'remote'. */
-static int remote_copy(const struct fy_rma_peer *p, void *local,
-                       uint64_t remote, size_t len, bool get)
+static inline int remote_copy(const struct fy_rma_peer *p, void *local,
+                              uint64_t remote, size_t len, bool get)
 {
     const struct fy_xfer_ops *ops = len <= s_small_max ? s_small : s_remote;
     ssize_t n = ops->copy_remote(p->pid, local, remote, len, get);
     return n == (ssize_t)len ? 0 : n < 0 ? (int)n : -EIO;
+}
+
+int fy_rma_remote_copy(const struct fy_rma_win *w, int target, void *local,
+                       uint64_t remote, size_t len, bool get)
+{
+    return remote_copy(&w->peers[target], local, remote, len, get);
 }
 
 struct fy_rma_win *fy_rma_win_get(MPI_Win h)
@@ -117,10 +123,18 @@ static uint64_t round_up(uint64_t v, uint64_t a)
     return (v + a - 1) / a * a;
 }
 
-static size_t ctl_bytes(int n)
+/* The control block: header, slots, PSCW counters, then for windows on
+ * user memory the hand-over beats and boxes (ho.c) from 'ho_off'. */
+static size_t ctl_bytes(int n, bool ho, size_t *ho_off)
 {
-    return sizeof(struct fy_rma_slot) * (size_t)(n + 1) +
-           2 * sizeof(uint32_t) * (size_t)n * (size_t)n;
+    size_t b = sizeof(struct fy_rma_slot) * (size_t)(n + 1) +
+               2 * sizeof(uint32_t) * (size_t)n * (size_t)n;
+    b = (b + 63) / 64 * 64;
+    *ho_off = b;
+    if (ho)
+        b += sizeof(struct fy_rma_beat) * (size_t)n +
+             sizeof(struct fy_rma_box) * (size_t)n * (size_t)n;
+    return b;
 }
 
 /* Agree on the worst error of the members (errors are negative). */
@@ -263,6 +277,7 @@ static int check_remote(struct fy_rma_win *w, const struct member_info *mi)
 
 static void win_release(struct fy_rma_win *w)
 {
+    fy_rma_ho_free(w);
     fy_rma_am_free(w);
     if (w->map)
         munmap(w->map, w->map_len);
@@ -334,7 +349,8 @@ int fy_rma_win_create(struct fy_comm *parent, int flavor, MPI_Aint size,
     bool in_shm =
         flavor == MPI_WIN_FLAVOR_SHARED || flavor == MPI_WIN_FLAVOR_ALLOCATE;
     bool contig = flavor == MPI_WIN_FLAVOR_SHARED && !noncontig;
-    uint64_t off = round_up(ctl_bytes(n), pg);
+    size_t ho_off;
+    uint64_t off = round_up(ctl_bytes(n, !in_shm && n > 1, &ho_off), pg);
     uint64_t *offs = NULL;
     if (in_shm) {
         offs = calloc((size_t)n, sizeof(*offs));
@@ -358,6 +374,10 @@ int fy_rma_win_create(struct fy_comm *parent, int flavor, MPI_Aint size,
     w->slot = (struct fy_rma_slot *)w->map + 1;
     w->posted = (_Atomic uint32_t *)(w->slot + n);
     w->done = w->posted + (size_t)n * (size_t)n;
+    if (!in_shm && n > 1) {
+        w->beats = (struct fy_rma_beat *)(w->map + ho_off);
+        w->boxes = (struct fy_rma_box *)(w->beats + n);
+    }
     if (w->rank == 0) {
         w->hdr->magic = FY_RMA_MAGIC;
         w->hdr->nranks = (uint32_t)n;
@@ -398,6 +418,8 @@ int fy_rma_win_create(struct fy_comm *parent, int flavor, MPI_Aint size,
             FY_INFO("MPI window on user memory: active messages (no cma or "
                     "procmem between its ranks)");
     }
+    if (!rc && !in_shm && n > 1 && !w->am)
+        rc = agree(w->comm, fy_rma_ho_init(w));
     if (rc)
         goto undo;
     fy_rma_thread_want(w->am != NULL);
@@ -419,6 +441,7 @@ undo:
 int fy_rma_win_free(struct fy_rma_win *w)
 {
     /* Nobody may still be reaching into our memory or control block. */
+    fy_rma_ho_settle(w, -1);
     atomic_thread_fence(memory_order_seq_cst);
     int rc = fy_coll_barrier(w->comm, NULL);
     for (struct fy_rma_win **pp = &s_live; *pp; pp = &(*pp)->next)
@@ -451,6 +474,7 @@ int fy_rma_fence(struct fy_rma_win *w, int assert)
 {
     /* Our stores to any window memory are visible before the barrier lets
      * anyone past; theirs are visible to us after it. */
+    fy_rma_ho_settle(w, -1);
     atomic_thread_fence(memory_order_seq_cst);
     (void)fy_rma_am_flush(w, -1); /* errors: fy_rma_am_error */
     int rc = fy_coll_barrier(w->comm, NULL);
@@ -516,6 +540,7 @@ void fy_rma_lock(struct fy_rma_win *w, int type, int target, int assert)
 
 void fy_rma_unlock(struct fy_rma_win *w, int target)
 {
+    fy_rma_ho_settle(w, target);
     (void)fy_rma_am_flush(w, target); /* applied before the lock goes */
     atomic_thread_fence(memory_order_seq_cst); /* the epoch's operations */
     if (!w->nocheck[target]) {
@@ -537,6 +562,7 @@ void fy_rma_lock_all(struct fy_rma_win *w, int assert)
 
 void fy_rma_unlock_all(struct fy_rma_win *w)
 {
+    fy_rma_ho_settle(w, -1);
     (void)fy_rma_am_flush(w, -1);
     atomic_thread_fence(memory_order_seq_cst);
     if (!w->lock_all_nocheck) {
@@ -549,6 +575,7 @@ void fy_rma_unlock_all(struct fy_rma_win *w)
 
 void fy_rma_flush(struct fy_rma_win *w)
 {
+    fy_rma_ho_settle(w, -1);
     (void)fy_rma_am_flush(w, -1);
     atomic_thread_fence(memory_order_seq_cst);
 }
@@ -598,8 +625,10 @@ void fy_rma_start(struct fy_rma_win *w, int n, const int *ranks)
 void fy_rma_complete(struct fy_rma_win *w)
 {
     for (int t = 0; t < w->size; t++)
-        if (w->access[t])
+        if (w->access[t]) {
+            fy_rma_ho_settle(w, t);
             (void)fy_rma_am_flush(w, t);
+        }
     atomic_thread_fence(memory_order_seq_cst);
     for (int t = 0; t < w->size; t++) {
         if (!w->access[t])
@@ -770,6 +799,12 @@ int fy_rma_put(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
                      : 0;
     if (bytes == 0)
         return 0;
+    if (w->ho && !p->direct) {
+        int rc =
+            fy_rma_ho_put(w, obuf, ocount, odt, target, taddr, tcount, tdt);
+        if (rc != -EAGAIN)
+            return rc;
+    }
     if (p->direct && odt->contig && tdt->contig) {
         fy_rma_copy((char *)dst + tdt->true_lb,
                     (const char *)obuf + odt->true_lb, (size_t)bytes);
@@ -805,6 +840,12 @@ int fy_rma_get(struct fy_rma_win *w, void *obuf, MPI_Count ocount,
                      : 0;
     if (bytes == 0)
         return 0;
+    if (w->ho && !p->direct) {
+        int rc =
+            fy_rma_ho_get(w, obuf, ocount, odt, target, taddr, tcount, tdt);
+        if (rc != -EAGAIN)
+            return rc;
+    }
     if (p->direct && odt->contig && tdt->contig) {
         fy_rma_copy((char *)obuf + odt->true_lb,
                     (const char *)src + tdt->true_lb, (size_t)bytes);
@@ -944,6 +985,12 @@ int fy_rma_acc(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
     if (w->am && !p->direct)
         return fy_rma_am_acc(w, obuf, ocount, odt, rbuf, rcount, rdt, target,
                              taddr, tcount, tdt, op);
+    if (w->ho && !p->direct) {
+        int rc = fy_rma_ho_acc(w, obuf, ocount, odt, rbuf, rcount, rdt, target,
+                               taddr, tcount, tdt, op);
+        if (rc != -EAGAIN)
+            return rc;
+    }
     bool no_op = op->handle == MPI_NO_OP;
     if (p->direct && bytes <= ACC_SMALL && fy_rma_flat(tcount, tdt, bytes) &&
         (no_op || fy_rma_flat(ocount, odt, bytes)) &&
@@ -1014,6 +1061,11 @@ int fy_rma_cas(struct fy_rma_win *w, const void *obuf, const void *cbuf,
     }
     if (w->am && !p->direct)
         return fy_rma_am_cas(w, obuf, cbuf, rbuf, dt, target, taddr);
+    if (w->ho && !p->direct) {
+        int rc = fy_rma_ho_cas(w, obuf, cbuf, rbuf, dt, target, taddr);
+        if (rc != -EAGAIN)
+            return rc;
+    }
     fy_rma_acc_lock(w, target);
     int rc = 0;
     if (p->direct) {

@@ -170,6 +170,12 @@ struct fy_env_var fy_env[FY_ENV_COUNT] = {
                            "puts and gets on shared-memory windows from this "
                            "size copy with non-temporal stores (x86-64; 0: "
                            "always memcpy)"},
+    [FY_ENV_RMA_AM_MAX] = {"FERRY_RMA_AM_MAX", FY_ENV_SIZE, "16384",
+                           "one-sided operations on user memory (Win_create, "
+                           "dynamic) up to this size are handed to a target "
+                           "that is inside MPI and served by it (no system "
+                           "call), others by cma/procmem; at most 16384; 0: "
+                           "never"},
 };
 
 int fy_parse_size(const char *s, long long *out)

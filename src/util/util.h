@@ -115,6 +115,7 @@ enum fy_env_id {
     FY_ENV_MT_LOCKS,
     FY_ENV_RMA_PROCMEM_MAX,
     FY_ENV_RMA_NT_MIN,
+    FY_ENV_RMA_AM_MAX,
     FY_ENV_COUNT
 };
 
