@@ -977,6 +977,21 @@ FY_API int PMPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count,
 }
 FY_ALIAS(MPI_Accumulate_c)
 
+/* Get_accumulate's body, for it and Rget_accumulate (the caller holds the
+ * window's lock). */
+static int get_acc(const void *obuf, MPI_Count ocount, MPI_Datatype otype,
+                   void *rbuf, MPI_Count rcount, MPI_Datatype rtype, int rank,
+                   MPI_Aint disp, MPI_Count tcount, MPI_Datatype ttype,
+                   MPI_Op op, MPI_Win win, const char *fn)
+{
+    FY_CHECK(rbuf != NULL || rcount == 0, NULL, MPI_ERR_BUFFER, fn,
+             "result_addr is NULL");
+    /* A zero-count result still makes this a get-accumulate. */
+    static char none;
+    return rma_acc(obuf, ocount, otype, rbuf ? rbuf : &none, rcount, rtype,
+                   rank, disp, tcount, ttype, op, win, fn);
+}
+
 FY_API int PMPI_Get_accumulate(const void *origin_addr, int origin_count,
                                MPI_Datatype origin_datatype, void *result_addr,
                                int result_count, MPI_Datatype result_datatype,
@@ -985,15 +1000,9 @@ FY_API int PMPI_Get_accumulate(const void *origin_addr, int origin_count,
                                MPI_Op op, MPI_Win win)
 {
     FY_MT_WIN(win);
-    const char *fn = __func__;
-    FY_CHECK(result_addr != NULL || result_count == 0, NULL, MPI_ERR_BUFFER, fn,
-             "result_addr is NULL");
-    /* A zero-count result still makes this a get-accumulate. */
-    static char none;
-    return rma_acc(origin_addr, origin_count, origin_datatype,
-                   result_addr ? result_addr : &none, result_count,
-                   result_datatype, target_rank, target_disp, target_count,
-                   target_datatype, op, win, fn);
+    return get_acc(origin_addr, origin_count, origin_datatype, result_addr,
+                   result_count, result_datatype, target_rank, target_disp,
+                   target_count, target_datatype, op, win, __func__);
 }
 FY_ALIAS(MPI_Get_accumulate)
 
@@ -1007,15 +1016,9 @@ FY_API int PMPI_Get_accumulate_c(const void *origin_addr,
                                  MPI_Win win)
 {
     FY_MT_WIN(win);
-    const char *fn = __func__;
-    FY_CHECK(result_addr != NULL || result_count == 0, NULL, MPI_ERR_BUFFER, fn,
-             "result_addr is NULL");
-    /* A zero-count result still makes this a get-accumulate. */
-    static char none;
-    return rma_acc(origin_addr, origin_count, origin_datatype,
-                   result_addr ? result_addr : &none, result_count,
-                   result_datatype, target_rank, target_disp, target_count,
-                   target_datatype, op, win, fn);
+    return get_acc(origin_addr, origin_count, origin_datatype, result_addr,
+                   result_count, result_datatype, target_rank, target_disp,
+                   target_count, target_datatype, op, win, __func__);
 }
 FY_ALIAS(MPI_Get_accumulate_c)
 
@@ -1097,7 +1100,7 @@ FY_API int PMPI_Rput(const void *origin_addr, int origin_count,
                      MPI_Datatype target_datatype, MPI_Win win,
                      MPI_Request *request)
 {
-    FY_MT_ENTER();
+    FY_MT_WIN(win);
     int rc = check_req(win, target_rank, request, __func__);
     if (!rc)
         rc = rma_put_get(origin_addr, origin_count, origin_datatype,
@@ -1113,7 +1116,7 @@ FY_API int PMPI_Rput_c(const void *origin_addr, MPI_Count origin_count,
                        MPI_Datatype target_datatype, MPI_Win win,
                        MPI_Request *request)
 {
-    FY_MT_ENTER();
+    FY_MT_WIN(win);
     int rc = check_req(win, target_rank, request, __func__);
     if (!rc)
         rc = rma_put_get(origin_addr, origin_count, origin_datatype,
@@ -1129,7 +1132,7 @@ FY_API int PMPI_Rget(void *origin_addr, int origin_count,
                      MPI_Datatype target_datatype, MPI_Win win,
                      MPI_Request *request)
 {
-    FY_MT_ENTER();
+    FY_MT_WIN(win);
     int rc = check_req(win, target_rank, request, __func__);
     if (!rc)
         rc = rma_put_get(origin_addr, origin_count, origin_datatype,
@@ -1145,7 +1148,7 @@ FY_API int PMPI_Rget_c(void *origin_addr, MPI_Count origin_count,
                        MPI_Datatype target_datatype, MPI_Win win,
                        MPI_Request *request)
 {
-    FY_MT_ENTER();
+    FY_MT_WIN(win);
     int rc = check_req(win, target_rank, request, __func__);
     if (!rc)
         rc = rma_put_get(origin_addr, origin_count, origin_datatype,
@@ -1161,12 +1164,12 @@ FY_API int PMPI_Raccumulate(const void *origin_addr, int origin_count,
                             MPI_Datatype target_datatype, MPI_Op op,
                             MPI_Win win, MPI_Request *request)
 {
-    FY_MT_ENTER();
+    FY_MT_WIN(win);
     int rc = check_req(win, target_rank, request, __func__);
     if (!rc)
-        rc = PMPI_Accumulate(origin_addr, origin_count, origin_datatype,
-                             target_rank, target_disp, target_count,
-                             target_datatype, op, win);
+        rc = rma_acc(origin_addr, origin_count, origin_datatype, NULL, 0,
+                     MPI_DATATYPE_NULL, target_rank, target_disp, target_count,
+                     target_datatype, op, win, __func__);
     return rc ? rc : born_done(win, rc, request, __func__);
 }
 FY_ALIAS(MPI_Raccumulate)
@@ -1177,12 +1180,12 @@ FY_API int PMPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count,
                               MPI_Datatype target_datatype, MPI_Op op,
                               MPI_Win win, MPI_Request *request)
 {
-    FY_MT_ENTER();
+    FY_MT_WIN(win);
     int rc = check_req(win, target_rank, request, __func__);
     if (!rc)
-        rc = PMPI_Accumulate_c(origin_addr, origin_count, origin_datatype,
-                               target_rank, target_disp, target_count,
-                               target_datatype, op, win);
+        rc = rma_acc(origin_addr, origin_count, origin_datatype, NULL, 0,
+                     MPI_DATATYPE_NULL, target_rank, target_disp, target_count,
+                     target_datatype, op, win, __func__);
     return rc ? rc : born_done(win, rc, request, __func__);
 }
 FY_ALIAS(MPI_Raccumulate_c)
@@ -1194,13 +1197,12 @@ FY_API int PMPI_Rget_accumulate(const void *origin_addr, int origin_count,
                                 int target_count, MPI_Datatype target_datatype,
                                 MPI_Op op, MPI_Win win, MPI_Request *request)
 {
-    FY_MT_ENTER();
+    FY_MT_WIN(win);
     int rc = check_req(win, target_rank, request, __func__);
     if (!rc)
-        rc = PMPI_Get_accumulate(origin_addr, origin_count, origin_datatype,
-                                 result_addr, result_count, result_datatype,
-                                 target_rank, target_disp, target_count,
-                                 target_datatype, op, win);
+        rc = get_acc(origin_addr, origin_count, origin_datatype, result_addr,
+                     result_count, result_datatype, target_rank, target_disp,
+                     target_count, target_datatype, op, win, __func__);
     return rc ? rc : born_done(win, rc, request, __func__);
 }
 FY_ALIAS(MPI_Rget_accumulate)
@@ -1214,13 +1216,12 @@ FY_API int PMPI_Rget_accumulate_c(const void *origin_addr,
                                   MPI_Datatype target_datatype, MPI_Op op,
                                   MPI_Win win, MPI_Request *request)
 {
-    FY_MT_ENTER();
+    FY_MT_WIN(win);
     int rc = check_req(win, target_rank, request, __func__);
     if (!rc)
-        rc = PMPI_Get_accumulate_c(origin_addr, origin_count, origin_datatype,
-                                   result_addr, result_count, result_datatype,
-                                   target_rank, target_disp, target_count,
-                                   target_datatype, op, win);
+        rc = get_acc(origin_addr, origin_count, origin_datatype, result_addr,
+                     result_count, result_datatype, target_rank, target_disp,
+                     target_count, target_datatype, op, win, __func__);
     return rc ? rc : born_done(win, rc, request, __func__);
 }
 FY_ALIAS(MPI_Rget_accumulate_c)

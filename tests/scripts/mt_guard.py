@@ -77,6 +77,8 @@ WIN = expand('''
 Put Put_c Get Get_c Accumulate Accumulate_c Get_accumulate Get_accumulate_c
 Fetch_and_op Compare_and_swap Win_flush Win_flush_all Win_flush_local
 Win_flush_local_all Win_sync
+Rput Rput_c Rget Rget_c Raccumulate Raccumulate_c Rget_accumulate
+Rget_accumulate_c
 ''')
 # The file's lock: independent I/O and the individual file pointer.
 FILE = expand('''
