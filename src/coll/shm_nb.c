@@ -80,6 +80,11 @@ struct nb {
     uint64_t bytes;                   /* per publication's block */
     void *tmp, *acc, *part;           /* temporaries */
     const struct fy_coll_slot **pubs; /* small reductions: by rank */
+    /* What the last step stopped at, for nb_visible(): a publication
+     * (tag wtag) in slot wslot, or (wtag 0) our slot wslot drained;
+     * NULL: nothing another rank sets (our turn on c). */
+    const struct fy_coll_slot *wslot;
+    uint64_t wtag;
 };
 
 /* Allreduces by address of this many bytes and more combine a slice per
@@ -123,10 +128,21 @@ static bool turn(struct nb *n)
     return n->turned;
 }
 
+/* Our slot drained (else remembered as what we wait for). */
+static bool mine_free(struct nb *n)
+{
+    struct fy_coll_slot *x = mine(n);
+    if (slot_free(x))
+        return true;
+    n->wslot = x;
+    n->wtag = 0;
+    return false;
+}
+
 /* Our turn, and our slot free for a publication. */
 static bool ready(struct nb *n)
 {
-    return turn(n) && slot_free(mine(n));
+    return turn(n) && mine_free(n);
 }
 
 /* Publish in our slot (free: ready() held) to nreaders members, 'len'
@@ -156,28 +172,42 @@ static struct fy_coll_slot *nb_claim(struct nb *n)
     return x;
 }
 
-/* Member r's publication 'step' of this collective, or NULL. */
-static const struct fy_coll_slot *nb_find(const struct nb *n, int r,
-                                          uint32_t step)
+/* Whether slot x holds the live publication 'tag'. */
+static bool slot_has(const struct fy_coll_slot *x, uint64_t tag)
 {
-    struct fy_coll_slot *x = slot_of(n->loc[r], n->ctxi);
-    uint64_t tag = ntag(n, step);
     /* A1 pairs with R1, A3 with R3 (see find_pub in shm.c: a drained
      * publication of an earlier communicator with this context is never
      * taken for a live one). */
-    if (atomic_load_explicit(&x->tag, memory_order_acquire) == tag &&
-        atomic_load_explicit(&x->readers, memory_order_acquire) > 0 &&
-        atomic_load_explicit(&x->tag, memory_order_acquire) == tag)
+    return atomic_load_explicit(&x->tag, memory_order_acquire) == tag &&
+           atomic_load_explicit(&x->readers, memory_order_acquire) > 0 &&
+           atomic_load_explicit(&x->tag, memory_order_acquire) == tag;
+}
+
+/* Member r's publication 'step' of this collective, or NULL (then
+ * remembered as what we wait for). */
+static const struct fy_coll_slot *nb_find(struct nb *n, int r, uint32_t step)
+{
+    struct fy_coll_slot *x = slot_of(n->loc[r], n->ctxi);
+    uint64_t tag = ntag(n, step);
+    if (slot_has(x, tag))
         return x;
+    n->wslot = x;
+    n->wtag = tag;
     return NULL;
+}
+
+/* We are done reading publication x; its owner need not be woken. */
+static void nb_done_quiet(const struct fy_coll_slot *x)
+{
+    struct fy_coll_slot *w = (struct fy_coll_slot *)x;
+    /* R2: release pairs with A2 in slot_free(). */
+    atomic_fetch_sub_explicit(&w->readers, 1, memory_order_release);
 }
 
 /* We are done reading member r's publication x. */
 static void nb_done(const struct nb *n, int r, const struct fy_coll_slot *x)
 {
-    struct fy_coll_slot *w = (struct fy_coll_slot *)x;
-    /* R2: release pairs with A2 in slot_free(). */
-    atomic_fetch_sub_explicit(&w->readers, 1, memory_order_release);
+    nb_done_quiet(x);
     fy_wake(n->world[r]);
 }
 
@@ -269,14 +299,36 @@ static bool run_barrier(struct nb *n)
 {
     const struct fy_coll_slot *x = NULL;
     NB_BEGIN(n);
-    /* Everyone's arrival flag, read by everyone: one crossing. */
     NB_WAIT(n, ready(n));
     nb_claim(n);
-    nb_publish(n, 0, (uint32_t)n->P - 1, NULL, 0, -1);
-    for (n->i = 1; n->i < n->P; n->i++) {
-        NB_WAIT(n, (x = nb_find(n, (n->me + n->i) % n->P, 0)) != NULL);
-        nb_done(n, (n->me + n->i) % n->P, x);
+    if (!fy_chan.wake_peers) {
+        /* With a core each: everyone's arrival flag, read by everyone,
+         * one crossing. */
+        nb_publish(n, 0, (uint32_t)n->P - 1, NULL, 0, -1);
+        for (n->i = 1; n->i < n->P; n->i++) {
+            NB_WAIT(n, (x = nb_find(n, (n->me + n->i) % n->P, 0)) != NULL);
+            nb_done(n, (n->me + n->i) % n->P, x);
+        }
+        goto end;
     }
+    /* When ranks may sleep (they outnumber cores), arrivals gather at
+     * member 0, which then releases everyone, as the blocking barrier:
+     * 2(P-1) wake-ups where all-to-all flags cost P(P-1), each a system
+     * call and a rank put on a shared core. */
+    if (n->me != 0) {
+        nb_publish(n, 0, 1, NULL, 0, 0);
+        NB_WAIT(n, (x = nb_find(n, 0, 1)) != NULL);
+        nb_done(n, 0, x);
+        goto end;
+    }
+    for (n->i = 1; n->i < n->P; n->i++) {
+        NB_WAIT(n, (x = nb_find(n, n->i, 0)) != NULL);
+        /* No wake-up: member i's slot is needed again only after our
+         * release, which wakes it. */
+        nb_done_quiet(x);
+    }
+    nb_publish(n, 1, (uint32_t)n->P - 1, NULL, 0, -1);
+end:
     NB_END(n);
 }
 
@@ -295,7 +347,7 @@ static bool run_bcast(struct nb *n)
             const void *img = nb_image(n->rbuf, n->rcount, n->rdt, &n->tmp);
             nb_publish(n, 0, (uint32_t)n->P - 1, img, n->bytes, -1);
             /* Our buffer is the readers' until they are done. */
-            NB_WAIT(n, slot_free(mine(n)));
+            NB_WAIT(n, mine_free(n));
         }
     } else {
         NB_WAIT(n, turn(n) && (x = nb_find(n, n->root, 0)) != NULL);
@@ -411,7 +463,7 @@ static bool run_reduce_large(struct nb *n)
     if (n->root >= 0 && n->me != n->root) {
         nb_claim(n);
         nb_publish(n, 0, 1, in, n->bytes, n->root);
-        NB_WAIT(n, slot_free(mine(n)));
+        NB_WAIT(n, mine_free(n));
         goto end;
     }
     if (n->root < 0) {
@@ -434,7 +486,7 @@ static bool run_reduce_large(struct nb *n)
     }
     if (n->root < 0 && n->whole) {
         /* In place, the others may still be reading our input in rbuf. */
-        NB_WAIT(n, slot_free(mine(n)));
+        NB_WAIT(n, mine_free(n));
         memcpy(n->rbuf, n->acc, (size_t)n->bytes);
         goto end;
     }
@@ -444,7 +496,7 @@ static bool run_reduce_large(struct nb *n)
     if (n->root >= 0)
         goto end;
     /* Everyone read its slice of our input: publish our result slice. */
-    NB_WAIT(n, slot_free(mine(n)));
+    NB_WAIT(n, mine_free(n));
     nb_claim(n);
     nb_publish(n, 1, (uint32_t)n->P - 1, n->rbuf, n->bytes, -1);
     for (n->i = 1; n->i < n->P; n->i++) {
@@ -461,7 +513,7 @@ static bool run_reduce_large(struct nb *n)
             nb_done(n, r, x);
         }
     }
-    NB_WAIT(n, slot_free(mine(n)));
+    NB_WAIT(n, mine_free(n));
 end:
     NB_END(n);
 }
@@ -510,7 +562,7 @@ static bool run_allgather(struct nb *n)
         }
     }
     if (!n->inl)
-        NB_WAIT(n, slot_free(mine(n)));
+        NB_WAIT(n, mine_free(n));
     NB_END(n);
 }
 
@@ -575,7 +627,7 @@ static bool run_alltoall(struct nb *n)
         }
     }
     if (!n->inl)
-        NB_WAIT(n, slot_free(mine(n)));
+        NB_WAIT(n, mine_free(n));
     NB_END(n);
 }
 
@@ -599,7 +651,7 @@ static bool run_gather(struct nb *n)
             }
         }
         if (!n->inl)
-            NB_WAIT(n, slot_free(mine(n)));
+            NB_WAIT(n, mine_free(n));
         goto end;
     }
     NB_WAIT(n, turn(n));
@@ -658,7 +710,7 @@ static bool run_scatter(struct nb *n)
                         n->scount, n->sdt, n->rbuf, n->rcount, n->rdt));
         }
         if (!n->inl)
-            NB_WAIT(n, slot_free(mine(n)));
+            NB_WAIT(n, mine_free(n));
         goto end;
     }
     NB_WAIT(n, turn(n) && (x = nb_find(n, n->root, 0)) != NULL);
@@ -679,6 +731,7 @@ static bool nb_step(void *st, int *err)
 {
     struct nb *n = st;
     bool fin = false;
+    n->wslot = NULL;
     switch (n->kind) {
     case NB_BARRIER:
         fin = run_barrier(n);
@@ -747,7 +800,19 @@ static void nb_free(void *st)
     free(n);
 }
 
-static const struct fy_sched_mach nb_mach = {.step = nb_step, .free = nb_free};
+/* Whether what the machine stopped at holds now (read-only). */
+static bool nb_visible(const void *st)
+{
+    const struct nb *n = st;
+    if (!n->wslot)
+        return false;
+    if (n->wtag == 0)
+        return slot_free(n->wslot);
+    return slot_has(n->wslot, n->wtag);
+}
+
+static const struct fy_sched_mach nb_mach = {
+    .step = nb_step, .free = nb_free, .visible = nb_visible};
 
 void fy_coll_shm_nb_comm_free(struct fy_comm *c)
 {
