@@ -438,8 +438,7 @@ bool fy_sched_test(struct fy_sched *s, int *err_out)
 bool fy_coll_visible(void)
 {
     for (const struct fy_sched *s = s_active; s; s = s->next)
-        if (s->mach && !s->done && s->mach->visible &&
-            s->mach->visible(s->mst))
+        if (s->mach && !s->done && s->mach->visible && s->mach->visible(s->mst))
             return true;
     return false;
 }
