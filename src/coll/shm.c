@@ -276,12 +276,15 @@ static struct fy_coll_cell *await(int r, uint64_t tag)
     return find_pub(s_loc[r], tag);
 }
 
-/* We are done reading member r's cell x. */
+/* We are done reading member r's cell x. Only the last reader wakes
+ * its owner, the one waiting for it (claim, wait_readers) being after
+ * readers == 0 only: with ranks sharing cores every other wake-up would
+ * be a system call and a sleeper run for nothing. */
 static void done(int r, struct fy_coll_cell *x)
 {
     /* R2: release pairs with A2 in cell_free(). */
-    atomic_fetch_sub_explicit(&x->readers, 1, memory_order_release);
-    fy_wake(s_world[r]);
+    if (atomic_fetch_sub_explicit(&x->readers, 1, memory_order_release) == 1)
+        fy_wake(s_world[r]);
 }
 
 void fy_coll_shm_comm_free(struct fy_comm *c)
@@ -367,29 +370,36 @@ static const void *image_of(const void *buf, MPI_Count count,
     return t;
 }
 
-/* Read n bytes at addr in member r's memory into count elements of dt at
- * buf (n no more than they hold). Returns 0 or -ENOMEM; a failed read
- * ends the job (the owner's memory went away under a collective it is
- * in). */
-static int read_mem(int r, uint64_t addr, uint64_t n, void *buf,
-                    MPI_Count count, const struct fy_dtype *dt)
+/* Read n bytes at addr in the memory of local rank 'local' (world rank
+ * 'world') into count elements of dt at buf (n no more than they hold).
+ * Returns 0 or -ENOMEM; a failed read ends the job (the owner's memory
+ * went away under a collective it is in). */
+static int read_mem_at(int local, int world, uint64_t addr, uint64_t n,
+                       void *buf, MPI_Count count, const struct fy_dtype *dt)
 {
     if (n == 0)
         return 0;
     void *dst = buf, *tmp = NULL;
     if (!dt->contig && !(dst = tmp = malloc((size_t)n)))
         return -ENOMEM;
-    int rc = cma_read(s_loc[r], dst, addr, n);
+    int rc = cma_read(local, dst, addr, n);
     if (rc)
         fy_fatal(1,
                  "collective: reading %llu bytes of rank %d's buffer "
                  "failed: %s",
-                 (unsigned long long)n, s_world[r], strerror(-rc));
+                 (unsigned long long)n, world, strerror(-rc));
     if (tmp) {
         fy_dtype_unpack(tmp, (MPI_Count)n, buf, count, dt);
         free(tmp);
     }
     return 0;
+}
+
+/* The same from member r of the current blocking collective. */
+static int read_mem(int r, uint64_t addr, uint64_t n, void *buf,
+                    MPI_Count count, const struct fy_dtype *dt)
+{
+    return read_mem_at(s_loc[r], s_world[r], addr, n, buf, count, dt);
 }
 
 /* Read count elements of dt into buf from member r's published image, at
@@ -872,37 +882,17 @@ int fy_coll_shm_scatter(const void *sbuf, MPI_Count scount,
  * which, and a reader follows the descriptor, so the only decision that
  * must agree is whether to run here at all: see each function. */
 
-struct fy_coll_desc {
-    uint64_t addr; /* owner's address of the block's bytes, or 0: inline */
-    uint64_t off;  /* inline: offset in the cell's data */
-    uint64_t len;  /* bytes published */
-};
-static_assert(sizeof(struct fy_coll_desc) == 24, "three words");
-
-static struct fy_coll_desc *desc_of(const struct fy_coll_cell *x)
-{
-    return (struct fy_coll_desc *)(uintptr_t)x->data;
-}
-
 /* Whether a table of n descriptors leaves the cell any use. */
 static bool table_fits(int n)
 {
     return (uint64_t)n * sizeof(struct fy_coll_desc) <= FY_COLL_DATA / 2;
 }
 
-/* Fill our claimed cell x with the descriptors of blocks 0..n-1 of l
- * (block 'skip' left empty: nobody reads it). Blocks go inline while they
- * fit; the others by address when single copy works (non-contiguous ones
- * packed into *tmp_out, to free once the readers are done), else they are
- * published empty and -EMSGSIZE is returned (only an erroneous program
- * gets there, see the callers). *by_addr_out says whether a reader will
- * read our memory (then wait_readers before returning). Returns 0 or
- * -EMSGSIZE; out of memory ends the job (as in the other collectives
- * here). */
-static int put_blocks(struct fy_coll_cell *x, const struct fy_coll_layout *l,
-                      int n, int skip, void **tmp_out, bool *by_addr_out)
+int fy_coll_put_blocks(unsigned char *data, uint64_t cap,
+                       const struct fy_coll_layout *l, int n, int skip,
+                       void **tmp_out, bool *by_addr_out)
 {
-    struct fy_coll_desc *d = desc_of(x);
+    struct fy_coll_desc *d = (struct fy_coll_desc *)(uintptr_t)data;
     uint64_t used = (uint64_t)n * sizeof(*d);
     uint64_t packed = 0; /* non-contiguous blocks going by address */
     int err = 0;
@@ -918,8 +908,8 @@ static int put_blocks(struct fy_coll_cell *x, const struct fy_coll_layout *l,
         d[i].len = bytes;
         if (bytes == 0)
             continue;
-        if (bytes <= FY_COLL_DATA - used) {
-            fy_coll_put_block(x->data + used, bytes, b.ptr, b.count, b.dt);
+        if (bytes <= cap - used) {
+            fy_coll_put_block(data + used, bytes, b.ptr, b.count, b.dt);
             used += bytes;
         } else if (!single_copy()) {
             d[i].len = 0;
@@ -952,30 +942,44 @@ static int put_blocks(struct fy_coll_cell *x, const struct fy_coll_layout *l,
     return err;
 }
 
-/* Read block i of member r's publication x into count elements of dt at
- * buf: what the descriptor says was published, no more than our count.
- * Returns 0, -EMSGSIZE when more was published than we take (we take what
- * fits, as a message would be truncated), -ENOMEM. */
-static int take_block(int r, const struct fy_coll_cell *x, int i, void *buf,
-                      MPI_Count count, const struct fy_dtype *dt)
+static int put_blocks(struct fy_coll_cell *x, const struct fy_coll_layout *l,
+                      int n, int skip, void **tmp_out, bool *by_addr_out)
 {
-    struct fy_coll_desc d = desc_of(x)[i]; /* read once */
+    return fy_coll_put_blocks(x->data, FY_COLL_DATA, l, n, skip, tmp_out,
+                              by_addr_out);
+}
+
+int fy_coll_take_block(int local, int world, const unsigned char *data,
+                       uint64_t cap, int i, void *buf, MPI_Count count,
+                       const struct fy_dtype *dt)
+{
+    struct fy_coll_desc d =
+        ((const struct fy_coll_desc *)(uintptr_t)data)[i]; /* read once */
     uint64_t bytes = (uint64_t)count * (uint64_t)dt->size;
     uint64_t n = FY_MIN(bytes, d.len);
     int err = d.len > bytes ? -EMSGSIZE : 0;
     if (n == 0)
         return err;
     if (d.addr == 0) {
-        /* Inline: keep a scribbled offset inside the cell. */
-        if (d.off > FY_COLL_DATA || n > FY_COLL_DATA - d.off)
+        /* Inline: keep a scribbled offset inside the publication. */
+        if (d.off > cap || n > cap - d.off)
             return -EPROTO;
         if (dt->contig)
-            memcpy(buf, x->data + d.off, (size_t)n);
+            memcpy(buf, data + d.off, (size_t)n);
         else
-            fy_dtype_unpack(x->data + d.off, (MPI_Count)n, buf, count, dt);
+            fy_dtype_unpack(data + d.off, (MPI_Count)n, buf, count, dt);
         return err;
     }
-    return fy_coll_keep(err, read_mem(r, d.addr, n, buf, count, dt));
+    return fy_coll_keep(err,
+                        read_mem_at(local, world, d.addr, n, buf, count, dt));
+}
+
+/* Block i of member r's publication x (see fy_coll_take_block). */
+static int take_block(int r, const struct fy_coll_cell *x, int i, void *buf,
+                      MPI_Count count, const struct fy_dtype *dt)
+{
+    return fy_coll_take_block(s_loc[r], s_world[r], x->data, FY_COLL_DATA, i,
+                              buf, count, dt);
 }
 
 /* Gatherv and scatterv: only the root knows every block's size, so the

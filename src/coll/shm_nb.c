@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /* Nonblocking collectives over shared memory: MPI_Ibarrier, Ibcast,
- * Ireduce, Iallreduce, Iallgather, Ialltoall, Igather and Iscatter (and
- * the persistent forms, which start them) on a communicator whose members all
- * share this node run the node-level algorithms of shm.c as state machines,
- * advanced by every test, wait and progress pass and never waiting for another
- * rank inside one. Small data goes through the publisher's slot (written once,
- * read by all); large data (from FERRY_COLL_CMA_MIN) is read by each reader
- * straight from the publisher's buffer with one process_vm_readv (single
- * copy), and the large reductions combine a slice each, in rank order. Sizes
- * between take the point-to-point schedules (by_addr()).
+ * Ireduce, Iallreduce, Iallgather, Ialltoall, Igather, Iscatter, Igatherv,
+ * Iscatterv, Iallgatherv and Ialltoallv (and the persistent forms, which
+ * start them) on a communicator whose members all share this node run the
+ * node-level algorithms of shm.c as state machines, advanced by every test,
+ * wait and progress pass and never waiting for another rank inside one.
+ * Small data goes through the publisher's slot (written once, read by all);
+ * large data (from FERRY_COLL_CMA_MIN) is read by each reader straight from
+ * the publisher's buffer with one process_vm_readv (single copy), and the
+ * large reductions combine a slice each, in rank order. Sizes between take
+ * the point-to-point schedules (by_addr()). The v forms describe their
+ * blocks at the head of the slot, as shm.c's do in a cell.
  *
  * Invariants (besides those of shm.c's cells, which the slots share:
  * owner-only writes, reuse at readers == 0, distinct live tags, nothing
@@ -54,7 +56,11 @@ enum nb_kind {
     NB_ALLGATHER,
     NB_ALLTOALL,
     NB_GATHER,
-    NB_SCATTER
+    NB_SCATTER,
+    NB_GATHERV,
+    NB_SCATTERV,
+    NB_ALLGATHERV,
+    NB_ALLTOALLV
 };
 
 struct nb {
@@ -80,6 +86,10 @@ struct nb {
     uint64_t bytes;                   /* per publication's block */
     void *tmp, *acc, *part;           /* temporaries */
     const struct fy_coll_slot **pubs; /* small reductions: by rank */
+    /* The v forms: layouts of the blocks published (src) and read (dst),
+     * their counts and displacements copied into vec. */
+    struct fy_coll_layout src, dst;
+    MPI_Aint *vec;
     /* What the last step stopped at, for nb_visible(): a publication
      * (tag wtag) in slot wslot, or (wtag 0) our slot wslot drained;
      * NULL: nothing another rank sets (our turn on c). */
@@ -196,19 +206,21 @@ static const struct fy_coll_slot *nb_find(struct nb *n, int r, uint32_t step)
     return NULL;
 }
 
-/* We are done reading publication x; its owner need not be woken. */
-static void nb_done_quiet(const struct fy_coll_slot *x)
+/* We are done reading publication x; its owner need not be woken.
+ * Returns whether we were its last reader. */
+static bool nb_done_quiet(const struct fy_coll_slot *x)
 {
     struct fy_coll_slot *w = (struct fy_coll_slot *)x;
     /* R2: release pairs with A2 in slot_free(). */
-    atomic_fetch_sub_explicit(&w->readers, 1, memory_order_release);
+    return atomic_fetch_sub_explicit(&w->readers, 1, memory_order_release) == 1;
 }
 
-/* We are done reading member r's publication x. */
+/* We are done reading member r's publication x. Only the last reader
+ * wakes its owner (the one waiting for it waits for readers == 0). */
 static void nb_done(const struct nb *n, int r, const struct fy_coll_slot *x)
 {
-    nb_done_quiet(x);
-    fy_wake(n->world[r]);
+    if (nb_done_quiet(x))
+        fy_wake(n->world[r]);
 }
 
 /* Read n bytes at addr in member r's memory into count elements of dt at
@@ -325,7 +337,7 @@ static bool run_barrier(struct nb *n)
         NB_WAIT(n, (x = nb_find(n, n->i, 0)) != NULL);
         /* No wake-up: member i's slot is needed again only after our
          * release, which wakes it. */
-        nb_done_quiet(x);
+        (void)nb_done_quiet(x);
     }
     nb_publish(n, 1, (uint32_t)n->P - 1, NULL, 0, -1);
 end:
@@ -725,6 +737,141 @@ end:
     NB_END(n);
 }
 
+/* ---- the v forms ----------------------------------------------------------
+ * As the blocking ones (shm.c): a publication starts with a table of
+ * block descriptors, each block inline after the table while it fits the
+ * slot, else read from its owner's buffer (single copy). The owner alone
+ * decides which and the readers follow the descriptors, so only whether
+ * to run here at all must agree (nb_v_here). */
+
+/* Member r's block i of its publication x into count elements of dt. */
+static int nb_take(const struct nb *n, int r, const struct fy_coll_slot *x,
+                   int i, void *buf, MPI_Count count, const struct fy_dtype *dt)
+{
+    return fy_coll_take_block(n->loc[r], n->world[r], x->data,
+                              FY_COLL_SLOT_DATA, i, buf, count, dt);
+}
+
+/* Publish blocks 0..nblocks-1 of l (but 'skip') to nreaders members
+ * (wake 'only', or everyone); n->inl says whether all went inline. */
+static void nb_put_blocks(struct nb *n, const struct fy_coll_layout *l,
+                          int nblocks, int skip, uint32_t nreaders, int only)
+{
+    struct fy_coll_slot *w = nb_claim(n);
+    bool by_addr;
+    n->err = fy_coll_keep(n->err,
+                          fy_coll_put_blocks(w->data, FY_COLL_SLOT_DATA, l,
+                                             nblocks, skip, &n->tmp, &by_addr));
+    n->inl = !by_addr;
+    nb_publish(n, 0, nreaders, NULL, 0, only);
+}
+
+/* Take block i of the publication x of member r = me + n->i into block
+ * r of n->dst, and let it go. */
+static void nb_take_next(struct nb *n, const struct fy_coll_slot *x, int i)
+{
+    int r = (n->me + n->i) % n->P;
+    struct fy_coll_block b = fy_coll_layout_block(&n->dst, r);
+    n->err = fy_coll_keep(n->err, nb_take(n, r, x, i, b.ptr, b.count, b.dt));
+    nb_done(n, r, x);
+}
+
+static bool run_gatherv(struct nb *n)
+{
+    const struct fy_coll_slot *x = NULL;
+    NB_BEGIN(n);
+    if (n->me != n->root) {
+        NB_WAIT(n, ready(n));
+        nb_put_blocks(n, &n->src, 1, -1, 1, n->root);
+        if (!n->inl)
+            NB_WAIT(n, mine_free(n));
+        goto end;
+    }
+    NB_WAIT(n, turn(n));
+    if (n->sbuf != MPI_IN_PLACE) {
+        struct fy_coll_block b = fy_coll_layout_block(&n->dst, n->me);
+        n->err = fy_coll_copy(n->sbuf, n->scount, n->sdt, b.ptr, b.count, b.dt);
+    }
+    for (n->i = 1; n->i < n->P; n->i++) {
+        NB_WAIT(n, (x = nb_find(n, (n->me + n->i) % n->P, 0)) != NULL);
+        nb_take_next(n, x, 0);
+    }
+end:
+    NB_END(n);
+}
+
+static bool run_scatterv(struct nb *n)
+{
+    const struct fy_coll_slot *x = NULL;
+    NB_BEGIN(n);
+    if (n->me == n->root) {
+        NB_WAIT(n, ready(n));
+        nb_put_blocks(n, &n->src, n->P, n->me, (uint32_t)n->P - 1, -1);
+        if (n->rbuf != MPI_IN_PLACE) {
+            struct fy_coll_block b = fy_coll_layout_block(&n->src, n->me);
+            n->err =
+                fy_coll_keep(n->err, fy_coll_copy(b.ptr, b.count, b.dt, n->rbuf,
+                                                  n->rcount, n->rdt));
+        }
+        if (!n->inl)
+            NB_WAIT(n, mine_free(n));
+        goto end;
+    }
+    NB_WAIT(n, turn(n) && (x = nb_find(n, n->root, 0)) != NULL);
+    n->err = nb_take(n, n->root, x, n->me, n->rbuf, n->rcount, n->rdt);
+    nb_done(n, n->root, x);
+end:
+    NB_END(n);
+}
+
+static bool run_allgatherv(struct nb *n)
+{
+    const struct fy_coll_slot *x = NULL;
+    NB_BEGIN(n);
+    NB_WAIT(n, ready(n));
+    {
+        struct fy_coll_block own = fy_coll_layout_block(&n->dst, n->me);
+        struct fy_coll_layout in = {
+            .buf = n->sbuf, .count = n->scount, .dt = n->sdt};
+        if (n->sbuf == MPI_IN_PLACE)
+            in = (struct fy_coll_layout){
+                .buf = own.ptr, .count = own.count, .dt = own.dt};
+        nb_put_blocks(n, &in, 1, -1, (uint32_t)n->P - 1, -1);
+        if (n->sbuf != MPI_IN_PLACE)
+            n->err =
+                fy_coll_keep(n->err, fy_coll_copy(n->sbuf, n->scount, n->sdt,
+                                                  own.ptr, own.count, own.dt));
+    }
+    for (n->i = 1; n->i < n->P; n->i++) {
+        NB_WAIT(n, (x = nb_find(n, (n->me + n->i) % n->P, 0)) != NULL);
+        nb_take_next(n, x, 0);
+    }
+    if (!n->inl)
+        NB_WAIT(n, mine_free(n));
+    NB_END(n);
+}
+
+static bool run_alltoallv(struct nb *n)
+{
+    const struct fy_coll_slot *x = NULL;
+    NB_BEGIN(n);
+    NB_WAIT(n, ready(n));
+    nb_put_blocks(n, &n->src, n->P, n->me, (uint32_t)n->P - 1, -1);
+    {
+        struct fy_coll_block o = fy_coll_layout_block(&n->src, n->me);
+        struct fy_coll_block b = fy_coll_layout_block(&n->dst, n->me);
+        n->err = fy_coll_keep(
+            n->err, fy_coll_copy(o.ptr, o.count, o.dt, b.ptr, b.count, b.dt));
+    }
+    for (n->i = 1; n->i < n->P; n->i++) {
+        NB_WAIT(n, (x = nb_find(n, (n->me + n->i) % n->P, 0)) != NULL);
+        nb_take_next(n, x, n->me);
+    }
+    if (!n->inl)
+        NB_WAIT(n, mine_free(n));
+    NB_END(n);
+}
+
 /* ---- the machine as a schedule ------------------------------------------ */
 
 static bool nb_step(void *st, int *err)
@@ -753,6 +900,18 @@ static bool nb_step(void *st, int *err)
         break;
     case NB_SCATTER:
         fin = run_scatter(n);
+        break;
+    case NB_GATHERV:
+        fin = run_gatherv(n);
+        break;
+    case NB_SCATTERV:
+        fin = run_scatterv(n);
+        break;
+    case NB_ALLGATHERV:
+        fin = run_allgatherv(n);
+        break;
+    case NB_ALLTOALLV:
+        fin = run_alltoallv(n);
         break;
     }
     if (!fin)
@@ -796,6 +955,7 @@ static void nb_free(void *st)
     free(n->acc);
     free(n->part);
     free(n->pubs);
+    free(n->vec);
     free(n->loc);
     free(n);
 }
@@ -1063,5 +1223,129 @@ int fy_coll_shm_iscatter(const void *sbuf, MPI_Count scount,
     n->root = root;
     n->bytes = bytes;
     n->inl = inl;
+    return nb_start(n, c, nb);
+}
+
+/* ---- the v forms' entry points -------------------------------------------
+ * Only the root of a gatherv or scatterv knows every block's size, and
+ * only its owner an alltoallv's send block: they run here when single
+ * copy works (a job-wide fact) and the descriptor table fits the slot
+ * (member count), so that every block fits somewhere, inline or by
+ * address. An allgatherv's counts are everyone's: it also runs here
+ * without single copy when every block fits the slot after its
+ * descriptor. In-place alltoallv takes the point-to-point schedule (a
+ * block read by address could be overwritten by its owner's receives). */
+
+static bool nb_v_here(struct fy_comm *c, int nblocks)
+{
+    return fy_coll_shm.cma &&
+           (uint64_t)nblocks * sizeof(struct fy_coll_desc) <=
+               FY_COLL_SLOT_DATA &&
+           nb_here(c);
+}
+
+/* Copy the P counts and displacements into n->vec (pair k: counts at
+ * 2kP, displacements after) and point the layout l at the copies. */
+static void nb_keep_vec(struct nb *n, int k, int P, struct fy_coll_vec counts,
+                        struct fy_coll_vec displs, struct fy_coll_layout *l)
+{
+    if (!n->vec)
+        n->vec = nb_alloc((size_t)P * 4 * sizeof(MPI_Aint));
+    MPI_Aint *cv = n->vec + (size_t)k * 2 * (size_t)P, *dv = cv + P;
+    for (int r = 0; r < P; r++) {
+        cv[r] = fy_vec_at(counts, r);
+        dv[r] = fy_vec_at(displs, r);
+    }
+    l->counts = fy_vec_wide(cv);
+    l->displs = fy_vec_wide(dv);
+}
+
+int fy_coll_shm_igatherv(const void *sbuf, MPI_Count scount,
+                         struct fy_dtype *sdt, void *rbuf,
+                         struct fy_coll_vec rcounts, struct fy_coll_vec displs,
+                         struct fy_dtype *rdt, int root, struct fy_comm *c,
+                         struct fy_sched **nb)
+{
+    if (!nb_v_here(c, 1))
+        return FY_COLL_SHM_NO;
+    struct nb *n = nb_new(NB_GATHERV);
+    if (!n)
+        return -ENOMEM;
+    n->sbuf = sbuf;
+    n->scount = scount;
+    n->sdt = sbuf == MPI_IN_PLACE ? NULL : sdt;
+    n->src = (struct fy_coll_layout){.buf = sbuf, .count = scount, .dt = sdt};
+    if (c->rank == root) {
+        n->rdt = rdt;
+        n->dst = (struct fy_coll_layout){.buf = rbuf, .dt = rdt};
+        nb_keep_vec(n, 0, c->size, rcounts, displs, &n->dst);
+    }
+    n->root = root;
+    return nb_start(n, c, nb);
+}
+
+int fy_coll_shm_iscatterv(const void *sbuf, struct fy_coll_vec scounts,
+                          struct fy_coll_vec displs, struct fy_dtype *sdt,
+                          void *rbuf, MPI_Count rcount, struct fy_dtype *rdt,
+                          int root, struct fy_comm *c, struct fy_sched **nb)
+{
+    if (!nb_v_here(c, c->size))
+        return FY_COLL_SHM_NO;
+    struct nb *n = nb_new(NB_SCATTERV);
+    if (!n)
+        return -ENOMEM;
+    if (c->rank == root) {
+        n->sdt = sdt;
+        n->src = (struct fy_coll_layout){.buf = sbuf, .dt = sdt};
+        nb_keep_vec(n, 0, c->size, scounts, displs, &n->src);
+    }
+    n->rbuf = rbuf;
+    n->rcount = rcount;
+    n->rdt = rbuf == MPI_IN_PLACE ? NULL : rdt;
+    n->root = root;
+    return nb_start(n, c, nb);
+}
+
+int fy_coll_shm_iallgatherv(const void *sbuf, MPI_Count scount,
+                            struct fy_dtype *sdt, void *rbuf,
+                            struct fy_coll_vec rcounts,
+                            struct fy_coll_vec displs, struct fy_dtype *rdt,
+                            struct fy_comm *c, struct fy_sched **nb)
+{
+    uint64_t room = FY_COLL_SLOT_DATA - sizeof(struct fy_coll_desc);
+    bool fit = true;
+    for (int r = 0; r < c->size && fit; r++)
+        fit = (uint64_t)fy_vec_at(rcounts, r) * (uint64_t)rdt->size <= room;
+    if ((!fit && !fy_coll_shm.cma) || !nb_here(c))
+        return FY_COLL_SHM_NO;
+    struct nb *n = nb_new(NB_ALLGATHERV);
+    if (!n)
+        return -ENOMEM;
+    n->sbuf = sbuf;
+    n->scount = scount;
+    n->sdt = sbuf == MPI_IN_PLACE ? NULL : sdt;
+    n->rdt = rdt;
+    n->dst = (struct fy_coll_layout){.buf = rbuf, .dt = rdt};
+    nb_keep_vec(n, 0, c->size, rcounts, displs, &n->dst);
+    return nb_start(n, c, nb);
+}
+
+int fy_coll_shm_ialltoallv(const void *sbuf, struct fy_coll_vec scounts,
+                           struct fy_coll_vec sdispls, struct fy_dtype *sdt,
+                           void *rbuf, struct fy_coll_vec rcounts,
+                           struct fy_coll_vec rdispls, struct fy_dtype *rdt,
+                           struct fy_comm *c, struct fy_sched **nb)
+{
+    if (sbuf == MPI_IN_PLACE || !nb_v_here(c, c->size))
+        return FY_COLL_SHM_NO;
+    struct nb *n = nb_new(NB_ALLTOALLV);
+    if (!n)
+        return -ENOMEM;
+    n->sdt = sdt;
+    n->rdt = rdt;
+    n->src = (struct fy_coll_layout){.buf = sbuf, .dt = sdt};
+    n->dst = (struct fy_coll_layout){.buf = rbuf, .dt = rdt};
+    nb_keep_vec(n, 0, c->size, scounts, sdispls, &n->src);
+    nb_keep_vec(n, 1, c->size, rcounts, rdispls, &n->dst);
     return nb_start(n, c, nb);
 }
