@@ -287,6 +287,15 @@ static void done(int r, struct fy_coll_cell *x)
         fy_wake(s_world[r]);
 }
 
+/* The same without waking the owner, for a publication whose owner waits
+ * next for something of ours published after this (its cell is free by
+ * then): a barrier's arrivals, acknowledged before the release. */
+static void done_quiet(struct fy_coll_cell *x)
+{
+    /* R2: release pairs with A2 in cell_free(). */
+    atomic_fetch_sub_explicit(&x->readers, 1, memory_order_release);
+}
+
 void fy_coll_shm_comm_free(struct fy_comm *c)
 {
     if (!fy_coll_shm.on)
@@ -325,7 +334,7 @@ int fy_coll_shm_barrier(struct fy_comm *c)
         return 0;
     }
     for (int r = 1; r < c->size; r++)
-        done(r, await(r, arrive));
+        done_quiet(await(r, arrive));
     publish(c, claim(), leave, (uint32_t)c->size - 1, NULL, 0, -1);
     return 0;
 }
