@@ -193,10 +193,15 @@ static struct fy_coll_cell *find_pub(int owner, uint64_t tag)
 
 static bool cell_free(void)
 {
+    struct fy_coll_cell *x = s_wait.cell;
     /* A2: acquire pairs with R2 in done(): the readers' last reads of the
      * cell happened before we overwrite it. */
-    return atomic_load_explicit(&s_wait.cell->readers, memory_order_acquire) ==
-           0;
+    if (atomic_load_explicit(&x->readers, memory_order_acquire) == 0)
+        return true;
+    /* W1: Dekker with W2 in done(): either we see the last reader's
+     * decrement or it sees that we wait (and wakes us). */
+    atomic_store_explicit(&x->owner_waits, 1, memory_order_seq_cst);
+    return atomic_load_explicit(&x->readers, memory_order_seq_cst) == 0;
 }
 
 static bool pub_visible(void)
@@ -228,6 +233,9 @@ static struct fy_coll_cell *claim(void)
         wait_for(cell_free);
     /* Invalidate before the data changes (see A3 in find_pub). */
     atomic_store_explicit(&x->tag, 0, memory_order_relaxed);
+    /* Nobody reads it now: the next publication's readers see this (it
+     * precedes the publishing release). */
+    atomic_store_explicit(&x->owner_waits, 0, memory_order_relaxed);
     return x;
 }
 
@@ -277,13 +285,15 @@ static struct fy_coll_cell *await(int r, uint64_t tag)
 }
 
 /* We are done reading member r's cell x. Only the last reader wakes
- * its owner, the one waiting for it (claim, wait_readers) being after
- * readers == 0 only: with ranks sharing cores every other wake-up would
- * be a system call and a sleeper run for nothing. */
+ * its owner, and only if it waits for the cell (claim, wait_readers: for
+ * readers == 0): with ranks sharing cores every other wake-up would be a
+ * system call and a sleeper run for nothing. */
 static void done(int r, struct fy_coll_cell *x)
 {
-    /* R2: release pairs with A2 in cell_free(). */
-    if (atomic_fetch_sub_explicit(&x->readers, 1, memory_order_release) == 1)
+    /* R2: release pairs with A2 in cell_free(); W2: seq_cst, Dekker with
+     * W1 there. */
+    if (atomic_fetch_sub_explicit(&x->readers, 1, memory_order_seq_cst) == 1 &&
+        atomic_load_explicit(&x->owner_waits, memory_order_seq_cst))
         fy_wake(s_world[r]);
 }
 

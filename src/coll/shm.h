@@ -27,6 +27,9 @@ struct fy_coll_cell {
     uint64_t len;  /* bytes readable there (a reader reads no more) */
     /* Set by the owner before it publishes; each reader decrements once. */
     alignas(FY_CACHELINE) _Atomic uint32_t readers;
+    /* Set by the owner while it waits for readers == 0 (cleared when it
+     * claims the cell again): only then does the last reader wake it. */
+    _Atomic uint32_t owner_waits;
     alignas(FY_CACHELINE) unsigned char data[FY_COLL_DATA]; /* owner only */
 };
 static_assert(offsetof(struct fy_coll_cell, tag) == 0 &&
@@ -48,6 +51,7 @@ struct fy_coll_slot {
     uint64_t addr;
     uint64_t len;
     alignas(FY_CACHELINE) _Atomic uint32_t readers;
+    _Atomic uint32_t owner_waits; /* as in the cells */
     alignas(FY_CACHELINE) unsigned char data[FY_COLL_SLOT_DATA];
 };
 static_assert(sizeof(struct fy_coll_slot) ==

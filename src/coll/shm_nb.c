@@ -139,10 +139,22 @@ static bool turn(struct nb *n)
 }
 
 /* Our slot drained (else remembered as what we wait for). */
+/* Whether our slot x is drained; if not, say we wait for it (W1), so
+ * that its last reader wakes us. */
+static bool slot_drained(struct fy_coll_slot *x)
+{
+    if (slot_free(x))
+        return true;
+    /* W1: Dekker with W2 in nb_done(): either we see the last reader's
+     * decrement or it sees that we wait (and wakes us). */
+    atomic_store_explicit(&x->owner_waits, 1, memory_order_seq_cst);
+    return atomic_load_explicit(&x->readers, memory_order_seq_cst) == 0;
+}
+
 static bool mine_free(struct nb *n)
 {
     struct fy_coll_slot *x = mine(n);
-    if (slot_free(x))
+    if (slot_drained(x))
         return true;
     n->wslot = x;
     n->wtag = 0;
@@ -179,6 +191,9 @@ static struct fy_coll_slot *nb_claim(struct nb *n)
 {
     struct fy_coll_slot *x = mine(n);
     atomic_store_explicit(&x->tag, 0, memory_order_relaxed);
+    /* Drained (ready() held): the next readers see this, which precedes
+     * the publishing release. */
+    atomic_store_explicit(&x->owner_waits, 0, memory_order_relaxed);
     return x;
 }
 
@@ -206,20 +221,24 @@ static const struct fy_coll_slot *nb_find(struct nb *n, int r, uint32_t step)
     return NULL;
 }
 
-/* We are done reading publication x; its owner need not be woken.
- * Returns whether we were its last reader. */
-static bool nb_done_quiet(const struct fy_coll_slot *x)
+/* We are done reading publication x; its owner need not be woken (it
+ * waits next for something of ours published after this). */
+static void nb_done_quiet(const struct fy_coll_slot *x)
 {
     struct fy_coll_slot *w = (struct fy_coll_slot *)x;
     /* R2: release pairs with A2 in slot_free(). */
-    return atomic_fetch_sub_explicit(&w->readers, 1, memory_order_release) == 1;
+    atomic_fetch_sub_explicit(&w->readers, 1, memory_order_release);
 }
 
 /* We are done reading member r's publication x. Only the last reader
- * wakes its owner (the one waiting for it waits for readers == 0). */
+ * wakes its owner, and only if it waits for its slot (readers == 0). */
 static void nb_done(const struct nb *n, int r, const struct fy_coll_slot *x)
 {
-    if (nb_done_quiet(x))
+    struct fy_coll_slot *w = (struct fy_coll_slot *)x;
+    /* R2: release pairs with A2 in slot_free(); W2: seq_cst, Dekker with
+     * W1 in slot_drained(). */
+    if (atomic_fetch_sub_explicit(&w->readers, 1, memory_order_seq_cst) == 1 &&
+        atomic_load_explicit(&w->owner_waits, memory_order_seq_cst))
         fy_wake(n->world[r]);
 }
 
@@ -337,7 +356,7 @@ static bool run_barrier(struct nb *n)
         NB_WAIT(n, (x = nb_find(n, n->i, 0)) != NULL);
         /* No wake-up: member i's slot is needed again only after our
          * release, which wakes it. */
-        (void)nb_done_quiet(x);
+        nb_done_quiet(x);
     }
     nb_publish(n, 1, (uint32_t)n->P - 1, NULL, 0, -1);
 end:
@@ -926,13 +945,20 @@ static bool nb_step(void *st, int *err)
 }
 
 /* Until our slot of c's context is drained. */
+static struct fy_coll_slot *s_draining;
+
+static bool drained(void)
+{
+    return slot_drained(s_draining);
+}
+
 static void drain(uint32_t ctxi)
 {
-    struct fy_coll_slot *x = slot_of(fy_boot.local_rank, ctxi);
     unsigned spins = 0;
-    while (!slot_free(x)) {
+    s_draining = slot_of(fy_boot.local_rank, ctxi);
+    while (!drained()) {
         if (fy_progress() == 0)
-            fy_progress_idle(&spins);
+            fy_progress_idle_until(&spins, drained);
         else
             spins = 0;
     }
