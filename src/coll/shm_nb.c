@@ -138,7 +138,6 @@ static bool turn(struct nb *n)
     return n->turned;
 }
 
-/* Our slot drained (else remembered as what we wait for). */
 /* Whether our slot x is drained; if not, say we wait for it (W1), so
  * that its last reader wakes us. */
 static bool slot_drained(struct fy_coll_slot *x)
@@ -151,6 +150,7 @@ static bool slot_drained(struct fy_coll_slot *x)
     return atomic_load_explicit(&x->readers, memory_order_seq_cst) == 0;
 }
 
+/* Our slot drained (else remembered as what we wait for). */
 static bool mine_free(struct nb *n)
 {
     struct fy_coll_slot *x = mine(n);
