@@ -214,6 +214,10 @@ int fy_coll_shm_ialltoallv(const void *sbuf, struct fy_coll_vec scounts,
                            void *rbuf, struct fy_coll_vec rcounts,
                            struct fy_coll_vec rdispls, struct fy_dtype *rdt,
                            struct fy_comm *c, struct fy_sched **nb);
+/* Scan (ex: exscan) of a vector up to a slot, inline. */
+int fy_coll_shm_iscan(const void *sbuf, void *rbuf, MPI_Count count,
+                      struct fy_dtype *dt, struct fy_op *op, bool ex,
+                      struct fy_comm *c, struct fy_sched **nb);
 /* From fy_coll_shm_comm_free: drain our slot of c's context if no
  * nonblocking collective of ours is still running there (else the last
  * one drains it when it is freed). */

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* Nonblocking collectives over shared memory: MPI_Ibarrier, Ibcast,
  * Ireduce, Iallreduce, Iallgather, Ialltoall, Igather, Iscatter, Igatherv,
- * Iscatterv, Iallgatherv and Ialltoallv (and the persistent forms, which
- * start them) on a communicator whose members all share this node run the
- * node-level algorithms of shm.c as state machines, advanced by every test,
- * wait and progress pass and never waiting for another rank inside one.
+ * Iscatterv, Iallgatherv, Ialltoallv, Iscan and Iexscan (and the persistent
+ * forms, which start them) on a communicator whose members all share this
+ * node run the node-level algorithms of shm.c as state machines, advanced
+ * by every test, wait and progress pass and never waiting for another rank
+ * inside one.
  * Small data goes through the publisher's slot (written once, read by all);
  * large data (from FERRY_COLL_CMA_MIN) is read by each reader straight from
  * the publisher's buffer with one process_vm_readv (single copy), and the
@@ -60,7 +61,8 @@ enum nb_kind {
     NB_GATHERV,
     NB_SCATTERV,
     NB_ALLGATHERV,
-    NB_ALLTOALLV
+    NB_ALLTOALLV,
+    NB_SCAN
 };
 
 struct nb {
@@ -78,6 +80,7 @@ struct nb {
     int err;           /* first error */
     bool inl;          /* data inline in the slots (else by address) */
     bool whole;        /* allreduce by address: whole vectors, no slices */
+    bool ex;           /* exclusive scan */
     const void *sbuf;
     void *rbuf;
     MPI_Count scount, rcount;
@@ -891,6 +894,40 @@ static bool run_alltoallv(struct nb *n)
     NB_END(n);
 }
 
+/* Scan and exscan up to a slot: every member but the last publishes its
+ * input inline to the members after it; member r combines those of
+ * members 0..r (exscan: 0..r-1) in rank order. */
+static bool run_scan(struct nb *n)
+{
+    const struct fy_coll_slot *x = NULL;
+    const char *in = n->sbuf == MPI_IN_PLACE ? n->rbuf : n->sbuf;
+    int upto = n->ex ? n->me : n->me + 1; /* contributions combined */
+    NB_BEGIN(n);
+    NB_WAIT(n, ready(n));
+    if (n->me < n->P - 1) {
+        struct fy_coll_slot *w = nb_claim(n);
+        memcpy(w->data, in, (size_t)n->bytes);
+        /* Read by the members after us only: wake those. */
+        nb_publish(n, 0, (uint32_t)(n->P - 1 - n->me), NULL, 0, n->me);
+        for (int r = n->me + 1; r < n->P; r++)
+            fy_wake(n->world[r]);
+    }
+    for (n->i = 0; n->i < n->me; n->i++) {
+        NB_WAIT(n, (x = nb_find(n, n->i, 0)) != NULL);
+        n->pubs[n->i] = x;
+    }
+    if (upto > 0) {
+        const void **src = (const void **)n->part;
+        for (int r = 0; r < upto; r++)
+            src[r] = r == n->me ? (const void *)in : n->pubs[r]->data;
+        n->err = combine(src, upto, n->rcount, n->rdt, n->op, n->acc);
+        memcpy(n->rbuf, n->acc, (size_t)n->bytes);
+    }
+    for (int r = 0; r < n->me; r++)
+        nb_done(n, r, n->pubs[r]);
+    NB_END(n);
+}
+
 /* ---- the machine as a schedule ------------------------------------------ */
 
 static bool nb_step(void *st, int *err)
@@ -931,6 +968,9 @@ static bool nb_step(void *st, int *err)
         break;
     case NB_ALLTOALLV:
         fin = run_alltoallv(n);
+        break;
+    case NB_SCAN:
+        fin = run_scan(n);
         break;
     }
     if (!fin)
@@ -1373,5 +1413,33 @@ int fy_coll_shm_ialltoallv(const void *sbuf, struct fy_coll_vec scounts,
     n->dst = (struct fy_coll_layout){.buf = rbuf, .dt = rdt};
     nb_keep_vec(n, 0, c->size, scounts, sdispls, &n->src);
     nb_keep_vec(n, 1, c->size, rcounts, rdispls, &n->dst);
+    return nb_start(n, c, nb);
+}
+
+/* Scan and exscan when the vector fits a slot (count and type size are
+ * the same on every member); larger ones take the point-to-point
+ * schedule. */
+int fy_coll_shm_iscan(const void *sbuf, void *rbuf, MPI_Count count,
+                      struct fy_dtype *dt, struct fy_op *op, bool ex,
+                      struct fy_comm *c, struct fy_sched **nb)
+{
+    uint64_t bytes = (uint64_t)count * (uint64_t)dt->size;
+    if (count <= 0 || !dt->contig || dt->size <= 0 ||
+        bytes > FY_COLL_SLOT_DATA || !nb_here(c))
+        return FY_COLL_SHM_NO;
+    struct nb *n = nb_new(NB_SCAN);
+    if (!n)
+        return -ENOMEM;
+    n->sbuf = sbuf;
+    n->rbuf = rbuf;
+    n->rcount = count;
+    n->rdt = dt;
+    n->op = op;
+    n->bytes = bytes;
+    n->ex = ex;
+    n->inl = true;
+    n->acc = nb_alloc((size_t)bytes);
+    n->part = nb_alloc((size_t)c->size * sizeof(void *));
+    n->pubs = nb_alloc((size_t)c->size * sizeof(*n->pubs));
     return nb_start(n, c, nb);
 }

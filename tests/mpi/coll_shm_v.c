@@ -483,7 +483,10 @@ static void run_all(void)
             for (int inplace = 0; inplace < 2; inplace++)
                 for (int block = 0; block < 2; block++)
                     test_reduce_scatter(rs_counts[i], aff, inplace, block);
-    static const int scan_counts[] = {1, 511, 4096, 8192, 8193, 40000};
+    /* 48 pairs and 96 uint32 fill a nonblocking collective's slot
+     * (384 B), 97 goes beyond. */
+    static const int scan_counts[] = {1,    48,   96,   97,   511,
+                                      4096, 8192, 8193, 40000};
     for (size_t i = 0; i < sizeof(scan_counts) / sizeof(scan_counts[0]); i++)
         for (int aff = 0; aff < 2; aff++)
             for (int inplace = 0; inplace < 2; inplace++)
