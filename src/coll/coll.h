@@ -232,6 +232,9 @@ void fy_sched_free(struct fy_sched *s);
  * call. Not re-entrant (it guards itself). */
 extern unsigned fy_coll_nactive;
 void fy_coll_progress(void);
+/* Whether a started nonblocking collective could move on now (the flag
+ * it waits for is set): asked by a rank about to sleep. */
+bool fy_coll_visible(void);
 
 /* Local helpers shared with other modules. */
 

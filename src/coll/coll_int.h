@@ -79,11 +79,15 @@ int fy_sched_finish(struct fy_sched *s, struct fy_sched **nb_out);
 /* A nonblocking schedule may instead run a state machine: step advances
  * it as far as it can without waiting for another rank and returns true
  * once it is finished, its result (0 or a negative errno) in *err; free
- * releases st (called once, after the machine finished). The machine
- * replaces the steps (a schedule has one or the other). */
+ * releases st (called once, after the machine finished); visible says,
+ * without changing anything, whether what the last step stopped at
+ * (another rank's flag in shared memory) now holds, so a rank about to
+ * sleep does not miss a wake-up that came before it announced its sleep.
+ * The machine replaces the steps (a schedule has one or the other). */
 struct fy_sched_mach {
     bool (*step)(void *st, int *err);
     void (*free)(void *st);
+    bool (*visible)(const void *st);
 };
 void fy_sched_set_mach(struct fy_sched *s, const struct fy_sched_mach *m,
                        void *st);

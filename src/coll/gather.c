@@ -79,6 +79,11 @@ int fy_coll_gatherv(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
                                      rdt, root, c);
         if (rc != FY_COLL_SHM_NO)
             return rc;
+    } else {
+        int rc = fy_coll_shm_igatherv(sbuf, scount, sdt, rbuf, rcounts, displs,
+                                      rdt, root, c, nb);
+        if (rc != FY_COLL_SHM_NO)
+            return rc;
     }
     FY_SCHED_BEGIN(s, c, nb);
     struct fy_coll_layout l = {
@@ -116,6 +121,11 @@ int fy_coll_scatterv(const void *sbuf, struct fy_coll_vec scounts,
     if (!nb) {
         int rc = fy_coll_shm_scatterv(sbuf, scounts, displs, sdt, rbuf, rcount,
                                       rdt, root, c);
+        if (rc != FY_COLL_SHM_NO)
+            return rc;
+    } else {
+        int rc = fy_coll_shm_iscatterv(sbuf, scounts, displs, sdt, rbuf, rcount,
+                                       rdt, root, c, nb);
         if (rc != FY_COLL_SHM_NO)
             return rc;
     }
@@ -181,6 +191,11 @@ int fy_coll_allgatherv(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
     if (!nb) {
         int rc = fy_coll_shm_allgatherv(sbuf, scount, sdt, rbuf, rcounts,
                                         displs, rdt, c);
+        if (rc != FY_COLL_SHM_NO)
+            return rc;
+    } else {
+        int rc = fy_coll_shm_iallgatherv(sbuf, scount, sdt, rbuf, rcounts,
+                                         displs, rdt, c, nb);
         if (rc != FY_COLL_SHM_NO)
             return rc;
     }
@@ -277,6 +292,11 @@ int fy_coll_alltoallv(const void *sbuf, struct fy_coll_vec scounts,
     if (!nb) {
         int rc = fy_coll_shm_alltoallv(sbuf, scounts, sdispls, sdt, rbuf,
                                        rcounts, rdispls, rdt, c);
+        if (rc != FY_COLL_SHM_NO)
+            return rc;
+    } else {
+        int rc = fy_coll_shm_ialltoallv(sbuf, scounts, sdispls, sdt, rbuf,
+                                        rcounts, rdispls, rdt, c, nb);
         if (rc != FY_COLL_SHM_NO)
             return rc;
     }

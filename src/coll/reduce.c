@@ -264,6 +264,10 @@ int fy_coll_scan(const void *sbuf, void *rbuf, MPI_Count count,
         int rc = fy_coll_shm_scan(sbuf, rbuf, count, dt, op, c);
         if (rc != FY_COLL_SHM_NO)
             return rc;
+    } else {
+        int rc = fy_coll_shm_iscan(sbuf, rbuf, count, dt, op, false, c, nb);
+        if (rc != FY_COLL_SHM_NO)
+            return rc;
     }
     FY_SCHED_BEGIN(s, c, nb);
     int tag = FY_SCHED_TAG(s, 0);
@@ -290,6 +294,10 @@ int fy_coll_exscan(const void *sbuf, void *rbuf, MPI_Count count,
 {
     if (!nb) {
         int rc = fy_coll_shm_exscan(sbuf, rbuf, count, dt, op, c);
+        if (rc != FY_COLL_SHM_NO)
+            return rc;
+    } else {
+        int rc = fy_coll_shm_iscan(sbuf, rbuf, count, dt, op, true, c, nb);
         if (rc != FY_COLL_SHM_NO)
             return rc;
     }

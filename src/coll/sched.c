@@ -420,6 +420,7 @@ int fy_sched_finish(struct fy_sched *s, struct fy_sched **nb_out)
     /* The p2p progress engine drives active schedules through this hook
      * (p2p sits below coll and does not call it by name). */
     fy_p2p_progress_hook = fy_coll_progress;
+    fy_p2p_visible_hook = fy_coll_visible;
     fy_sched_advance(s, false); /* start the first round now */
     *nb_out = s;
     return 0;
@@ -432,6 +433,14 @@ bool fy_sched_test(struct fy_sched *s, int *err_out)
         return false;
     *err_out = s->err;
     return true;
+}
+
+bool fy_coll_visible(void)
+{
+    for (const struct fy_sched *s = s_active; s; s = s->next)
+        if (s->mach && !s->done && s->mach->visible && s->mach->visible(s->mst))
+            return true;
+    return false;
 }
 
 void fy_coll_progress(void)

@@ -193,10 +193,15 @@ static struct fy_coll_cell *find_pub(int owner, uint64_t tag)
 
 static bool cell_free(void)
 {
+    struct fy_coll_cell *x = s_wait.cell;
     /* A2: acquire pairs with R2 in done(): the readers' last reads of the
      * cell happened before we overwrite it. */
-    return atomic_load_explicit(&s_wait.cell->readers, memory_order_acquire) ==
-           0;
+    if (atomic_load_explicit(&x->readers, memory_order_acquire) == 0)
+        return true;
+    /* W1: Dekker with W2 in done(): either we see the last reader's
+     * decrement or it sees that we wait (and wakes us). */
+    atomic_store_explicit(&x->owner_waits, 1, memory_order_seq_cst);
+    return atomic_load_explicit(&x->readers, memory_order_seq_cst) == 0;
 }
 
 static bool pub_visible(void)
@@ -228,6 +233,9 @@ static struct fy_coll_cell *claim(void)
         wait_for(cell_free);
     /* Invalidate before the data changes (see A3 in find_pub). */
     atomic_store_explicit(&x->tag, 0, memory_order_relaxed);
+    /* Nobody reads it now: the next publication's readers see this (it
+     * precedes the publishing release). */
+    atomic_store_explicit(&x->owner_waits, 0, memory_order_relaxed);
     return x;
 }
 
@@ -276,12 +284,26 @@ static struct fy_coll_cell *await(int r, uint64_t tag)
     return find_pub(s_loc[r], tag);
 }
 
-/* We are done reading member r's cell x. */
+/* We are done reading member r's cell x. Only the last reader wakes
+ * its owner, and only if it waits for the cell (claim, wait_readers: for
+ * readers == 0): with ranks sharing cores every other wake-up would be a
+ * system call and a sleeper run for nothing. */
 static void done(int r, struct fy_coll_cell *x)
+{
+    /* R2: release pairs with A2 in cell_free(); W2: seq_cst, Dekker with
+     * W1 there. */
+    if (atomic_fetch_sub_explicit(&x->readers, 1, memory_order_seq_cst) == 1 &&
+        atomic_load_explicit(&x->owner_waits, memory_order_seq_cst))
+        fy_wake(s_world[r]);
+}
+
+/* The same without waking the owner, for a publication whose owner waits
+ * next for something of ours published after this (its cell is free by
+ * then): a barrier's arrivals, acknowledged before the release. */
+static void done_quiet(struct fy_coll_cell *x)
 {
     /* R2: release pairs with A2 in cell_free(). */
     atomic_fetch_sub_explicit(&x->readers, 1, memory_order_release);
-    fy_wake(s_world[r]);
 }
 
 void fy_coll_shm_comm_free(struct fy_comm *c)
@@ -322,7 +344,7 @@ int fy_coll_shm_barrier(struct fy_comm *c)
         return 0;
     }
     for (int r = 1; r < c->size; r++)
-        done(r, await(r, arrive));
+        done_quiet(await(r, arrive));
     publish(c, claim(), leave, (uint32_t)c->size - 1, NULL, 0, -1);
     return 0;
 }
@@ -367,29 +389,36 @@ static const void *image_of(const void *buf, MPI_Count count,
     return t;
 }
 
-/* Read n bytes at addr in member r's memory into count elements of dt at
- * buf (n no more than they hold). Returns 0 or -ENOMEM; a failed read
- * ends the job (the owner's memory went away under a collective it is
- * in). */
-static int read_mem(int r, uint64_t addr, uint64_t n, void *buf,
-                    MPI_Count count, const struct fy_dtype *dt)
+/* Read n bytes at addr in the memory of local rank 'local' (world rank
+ * 'world') into count elements of dt at buf (n no more than they hold).
+ * Returns 0 or -ENOMEM; a failed read ends the job (the owner's memory
+ * went away under a collective it is in). */
+static int read_mem_at(int local, int world, uint64_t addr, uint64_t n,
+                       void *buf, MPI_Count count, const struct fy_dtype *dt)
 {
     if (n == 0)
         return 0;
     void *dst = buf, *tmp = NULL;
     if (!dt->contig && !(dst = tmp = malloc((size_t)n)))
         return -ENOMEM;
-    int rc = cma_read(s_loc[r], dst, addr, n);
+    int rc = cma_read(local, dst, addr, n);
     if (rc)
         fy_fatal(1,
                  "collective: reading %llu bytes of rank %d's buffer "
                  "failed: %s",
-                 (unsigned long long)n, s_world[r], strerror(-rc));
+                 (unsigned long long)n, world, strerror(-rc));
     if (tmp) {
         fy_dtype_unpack(tmp, (MPI_Count)n, buf, count, dt);
         free(tmp);
     }
     return 0;
+}
+
+/* The same from member r of the current blocking collective. */
+static int read_mem(int r, uint64_t addr, uint64_t n, void *buf,
+                    MPI_Count count, const struct fy_dtype *dt)
+{
+    return read_mem_at(s_loc[r], s_world[r], addr, n, buf, count, dt);
 }
 
 /* Read count elements of dt into buf from member r's published image, at
@@ -872,37 +901,17 @@ int fy_coll_shm_scatter(const void *sbuf, MPI_Count scount,
  * which, and a reader follows the descriptor, so the only decision that
  * must agree is whether to run here at all: see each function. */
 
-struct fy_coll_desc {
-    uint64_t addr; /* owner's address of the block's bytes, or 0: inline */
-    uint64_t off;  /* inline: offset in the cell's data */
-    uint64_t len;  /* bytes published */
-};
-static_assert(sizeof(struct fy_coll_desc) == 24, "three words");
-
-static struct fy_coll_desc *desc_of(const struct fy_coll_cell *x)
-{
-    return (struct fy_coll_desc *)(uintptr_t)x->data;
-}
-
 /* Whether a table of n descriptors leaves the cell any use. */
 static bool table_fits(int n)
 {
     return (uint64_t)n * sizeof(struct fy_coll_desc) <= FY_COLL_DATA / 2;
 }
 
-/* Fill our claimed cell x with the descriptors of blocks 0..n-1 of l
- * (block 'skip' left empty: nobody reads it). Blocks go inline while they
- * fit; the others by address when single copy works (non-contiguous ones
- * packed into *tmp_out, to free once the readers are done), else they are
- * published empty and -EMSGSIZE is returned (only an erroneous program
- * gets there, see the callers). *by_addr_out says whether a reader will
- * read our memory (then wait_readers before returning). Returns 0 or
- * -EMSGSIZE; out of memory ends the job (as in the other collectives
- * here). */
-static int put_blocks(struct fy_coll_cell *x, const struct fy_coll_layout *l,
-                      int n, int skip, void **tmp_out, bool *by_addr_out)
+int fy_coll_put_blocks(unsigned char *data, uint64_t cap,
+                       const struct fy_coll_layout *l, int n, int skip,
+                       void **tmp_out, bool *by_addr_out)
 {
-    struct fy_coll_desc *d = desc_of(x);
+    struct fy_coll_desc *d = (struct fy_coll_desc *)(uintptr_t)data;
     uint64_t used = (uint64_t)n * sizeof(*d);
     uint64_t packed = 0; /* non-contiguous blocks going by address */
     int err = 0;
@@ -918,8 +927,8 @@ static int put_blocks(struct fy_coll_cell *x, const struct fy_coll_layout *l,
         d[i].len = bytes;
         if (bytes == 0)
             continue;
-        if (bytes <= FY_COLL_DATA - used) {
-            fy_coll_put_block(x->data + used, bytes, b.ptr, b.count, b.dt);
+        if (bytes <= cap - used) {
+            fy_coll_put_block(data + used, bytes, b.ptr, b.count, b.dt);
             used += bytes;
         } else if (!single_copy()) {
             d[i].len = 0;
@@ -952,30 +961,44 @@ static int put_blocks(struct fy_coll_cell *x, const struct fy_coll_layout *l,
     return err;
 }
 
-/* Read block i of member r's publication x into count elements of dt at
- * buf: what the descriptor says was published, no more than our count.
- * Returns 0, -EMSGSIZE when more was published than we take (we take what
- * fits, as a message would be truncated), -ENOMEM. */
-static int take_block(int r, const struct fy_coll_cell *x, int i, void *buf,
-                      MPI_Count count, const struct fy_dtype *dt)
+static int put_blocks(struct fy_coll_cell *x, const struct fy_coll_layout *l,
+                      int n, int skip, void **tmp_out, bool *by_addr_out)
 {
-    struct fy_coll_desc d = desc_of(x)[i]; /* read once */
+    return fy_coll_put_blocks(x->data, FY_COLL_DATA, l, n, skip, tmp_out,
+                              by_addr_out);
+}
+
+int fy_coll_take_block(int local, int world, const unsigned char *data,
+                       uint64_t cap, int i, void *buf, MPI_Count count,
+                       const struct fy_dtype *dt)
+{
+    struct fy_coll_desc d =
+        ((const struct fy_coll_desc *)(uintptr_t)data)[i]; /* read once */
     uint64_t bytes = (uint64_t)count * (uint64_t)dt->size;
     uint64_t n = FY_MIN(bytes, d.len);
     int err = d.len > bytes ? -EMSGSIZE : 0;
     if (n == 0)
         return err;
     if (d.addr == 0) {
-        /* Inline: keep a scribbled offset inside the cell. */
-        if (d.off > FY_COLL_DATA || n > FY_COLL_DATA - d.off)
+        /* Inline: keep a scribbled offset inside the publication. */
+        if (d.off > cap || n > cap - d.off)
             return -EPROTO;
         if (dt->contig)
-            memcpy(buf, x->data + d.off, (size_t)n);
+            memcpy(buf, data + d.off, (size_t)n);
         else
-            fy_dtype_unpack(x->data + d.off, (MPI_Count)n, buf, count, dt);
+            fy_dtype_unpack(data + d.off, (MPI_Count)n, buf, count, dt);
         return err;
     }
-    return fy_coll_keep(err, read_mem(r, d.addr, n, buf, count, dt));
+    return fy_coll_keep(err,
+                        read_mem_at(local, world, d.addr, n, buf, count, dt));
+}
+
+/* Block i of member r's publication x (see fy_coll_take_block). */
+static int take_block(int r, const struct fy_coll_cell *x, int i, void *buf,
+                      MPI_Count count, const struct fy_dtype *dt)
+{
+    return fy_coll_take_block(s_loc[r], s_world[r], x->data, FY_COLL_DATA, i,
+                              buf, count, dt);
 }
 
 /* Gatherv and scatterv: only the root knows every block's size, so the

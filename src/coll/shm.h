@@ -27,6 +27,9 @@ struct fy_coll_cell {
     uint64_t len;  /* bytes readable there (a reader reads no more) */
     /* Set by the owner before it publishes; each reader decrements once. */
     alignas(FY_CACHELINE) _Atomic uint32_t readers;
+    /* Set by the owner while it waits for readers == 0 (cleared when it
+     * claims the cell again): only then does the last reader wake it. */
+    _Atomic uint32_t owner_waits;
     alignas(FY_CACHELINE) unsigned char data[FY_COLL_DATA]; /* owner only */
 };
 static_assert(offsetof(struct fy_coll_cell, tag) == 0 &&
@@ -48,6 +51,7 @@ struct fy_coll_slot {
     uint64_t addr;
     uint64_t len;
     alignas(FY_CACHELINE) _Atomic uint32_t readers;
+    _Atomic uint32_t owner_waits; /* as in the cells */
     alignas(FY_CACHELINE) unsigned char data[FY_COLL_SLOT_DATA];
 };
 static_assert(sizeof(struct fy_coll_slot) ==
@@ -188,6 +192,32 @@ int fy_coll_shm_iscatter(const void *sbuf, MPI_Count scount,
                          struct fy_dtype *sdt, void *rbuf, MPI_Count rcount,
                          struct fy_dtype *rdt, int root, struct fy_comm *c,
                          struct fy_sched **nb);
+/* The v forms: a table of block descriptors in the slot, each block
+ * inline after it while it fits, else by address (see shm_nb.c for when
+ * they run here). */
+int fy_coll_shm_igatherv(const void *sbuf, MPI_Count scount,
+                         struct fy_dtype *sdt, void *rbuf,
+                         struct fy_coll_vec rcounts, struct fy_coll_vec displs,
+                         struct fy_dtype *rdt, int root, struct fy_comm *c,
+                         struct fy_sched **nb);
+int fy_coll_shm_iscatterv(const void *sbuf, struct fy_coll_vec scounts,
+                          struct fy_coll_vec displs, struct fy_dtype *sdt,
+                          void *rbuf, MPI_Count rcount, struct fy_dtype *rdt,
+                          int root, struct fy_comm *c, struct fy_sched **nb);
+int fy_coll_shm_iallgatherv(const void *sbuf, MPI_Count scount,
+                            struct fy_dtype *sdt, void *rbuf,
+                            struct fy_coll_vec rcounts,
+                            struct fy_coll_vec displs, struct fy_dtype *rdt,
+                            struct fy_comm *c, struct fy_sched **nb);
+int fy_coll_shm_ialltoallv(const void *sbuf, struct fy_coll_vec scounts,
+                           struct fy_coll_vec sdispls, struct fy_dtype *sdt,
+                           void *rbuf, struct fy_coll_vec rcounts,
+                           struct fy_coll_vec rdispls, struct fy_dtype *rdt,
+                           struct fy_comm *c, struct fy_sched **nb);
+/* Scan (ex: exscan) of a vector up to a slot, inline. */
+int fy_coll_shm_iscan(const void *sbuf, void *rbuf, MPI_Count count,
+                      struct fy_dtype *dt, struct fy_op *op, bool ex,
+                      struct fy_comm *c, struct fy_sched **nb);
 /* From fy_coll_shm_comm_free: drain our slot of c's context if no
  * nonblocking collective of ours is still running there (else the last
  * one drains it when it is freed). */
@@ -195,6 +225,37 @@ void fy_coll_shm_nb_comm_free(struct fy_comm *c);
 
 /* Blocks of a collective's buffers, shared by the blocking (shm.c) and
  * nonblocking (shm_nb.c) node-level algorithms. */
+
+/* The v and w forms' publications start with a table of descriptors, one
+ * per destination block (see shm.c). */
+struct fy_coll_desc {
+    uint64_t addr; /* owner's address of the block's bytes, or 0: inline */
+    uint64_t off;  /* inline: offset in the publication's data */
+    uint64_t len;  /* bytes published */
+};
+static_assert(sizeof(struct fy_coll_desc) == 24, "three words");
+
+/* Fill a publication's data (cap bytes at data) with the descriptors of
+ * blocks 0..n-1 of l (block 'skip' left empty: nobody reads it). Blocks
+ * go inline while they fit; the others by address when single copy works
+ * (non-contiguous ones packed into *tmp_out, to free once the readers are
+ * done), else they are published empty and -EMSGSIZE is returned (only
+ * an erroneous program gets there: callers run here only when every
+ * block fits or single copy works). *by_addr_out says whether a reader
+ * will read our memory (then the publisher waits for its readers before
+ * it finishes). Returns 0 or -EMSGSIZE; out of memory ends the job. */
+int fy_coll_put_blocks(unsigned char *data, uint64_t cap,
+                       const struct fy_coll_layout *l, int n, int skip,
+                       void **tmp_out, bool *by_addr_out);
+/* Read block i of the publication at data (cap bytes) of local rank
+ * 'local' (world rank 'world') into count elements of dt at buf: what
+ * its descriptor says was published, no more than our count. Returns 0,
+ * -EMSGSIZE when more was published than we take (we take what fits, as
+ * a message would be truncated), -EPROTO for a descriptor pointing
+ * outside the publication, -ENOMEM. */
+int fy_coll_take_block(int local, int world, const unsigned char *data,
+                       uint64_t cap, int i, void *buf, MPI_Count count,
+                       const struct fy_dtype *dt);
 
 /* Pack count elements of dt at buf into dst (at most cap bytes): 0, or
  * -EMSGSIZE when they do not fit (what fits is packed, as a message would

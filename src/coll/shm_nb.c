@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /* Nonblocking collectives over shared memory: MPI_Ibarrier, Ibcast,
- * Ireduce, Iallreduce, Iallgather, Ialltoall, Igather and Iscatter (and
- * the persistent forms, which start them) on a communicator whose members all
- * share this node run the node-level algorithms of shm.c as state machines,
- * advanced by every test, wait and progress pass and never waiting for another
- * rank inside one. Small data goes through the publisher's slot (written once,
- * read by all); large data (from FERRY_COLL_CMA_MIN) is read by each reader
- * straight from the publisher's buffer with one process_vm_readv (single
- * copy), and the large reductions combine a slice each, in rank order. Sizes
- * between take the point-to-point schedules (by_addr()).
+ * Ireduce, Iallreduce, Iallgather, Ialltoall, Igather, Iscatter, Igatherv,
+ * Iscatterv, Iallgatherv, Ialltoallv, Iscan and Iexscan (and the persistent
+ * forms, which start them) on a communicator whose members all share this
+ * node run the node-level algorithms of shm.c as state machines, advanced
+ * by every test, wait and progress pass and never waiting for another rank
+ * inside one.
+ * Small data goes through the publisher's slot (written once, read by all);
+ * large data (from FERRY_COLL_CMA_MIN) is read by each reader straight from
+ * the publisher's buffer with one process_vm_readv (single copy), and the
+ * large reductions combine a slice each, in rank order. Sizes between take
+ * the point-to-point schedules (by_addr()). The v forms describe their
+ * blocks at the head of the slot, as shm.c's do in a cell.
  *
  * Invariants (besides those of shm.c's cells, which the slots share:
  * owner-only writes, reuse at readers == 0, distinct live tags, nothing
@@ -54,7 +57,12 @@ enum nb_kind {
     NB_ALLGATHER,
     NB_ALLTOALL,
     NB_GATHER,
-    NB_SCATTER
+    NB_SCATTER,
+    NB_GATHERV,
+    NB_SCATTERV,
+    NB_ALLGATHERV,
+    NB_ALLTOALLV,
+    NB_SCAN
 };
 
 struct nb {
@@ -72,6 +80,7 @@ struct nb {
     int err;           /* first error */
     bool inl;          /* data inline in the slots (else by address) */
     bool whole;        /* allreduce by address: whole vectors, no slices */
+    bool ex;           /* exclusive scan */
     const void *sbuf;
     void *rbuf;
     MPI_Count scount, rcount;
@@ -80,6 +89,15 @@ struct nb {
     uint64_t bytes;                   /* per publication's block */
     void *tmp, *acc, *part;           /* temporaries */
     const struct fy_coll_slot **pubs; /* small reductions: by rank */
+    /* The v forms: layouts of the blocks published (src) and read (dst),
+     * their counts and displacements copied into vec. */
+    struct fy_coll_layout src, dst;
+    MPI_Aint *vec;
+    /* What the last step stopped at, for nb_visible(): a publication
+     * (tag wtag) in slot wslot, or (wtag 0) our slot wslot drained;
+     * NULL: nothing another rank sets (our turn on c). */
+    const struct fy_coll_slot *wslot;
+    uint64_t wtag;
 };
 
 /* Allreduces by address of this many bytes and more combine a slice per
@@ -123,10 +141,33 @@ static bool turn(struct nb *n)
     return n->turned;
 }
 
+/* Whether our slot x is drained; if not, say we wait for it (W1), so
+ * that its last reader wakes us. */
+static bool slot_drained(struct fy_coll_slot *x)
+{
+    if (slot_free(x))
+        return true;
+    /* W1: Dekker with W2 in nb_done(): either we see the last reader's
+     * decrement or it sees that we wait (and wakes us). */
+    atomic_store_explicit(&x->owner_waits, 1, memory_order_seq_cst);
+    return atomic_load_explicit(&x->readers, memory_order_seq_cst) == 0;
+}
+
+/* Our slot drained (else remembered as what we wait for). */
+static bool mine_free(struct nb *n)
+{
+    struct fy_coll_slot *x = mine(n);
+    if (slot_drained(x))
+        return true;
+    n->wslot = x;
+    n->wtag = 0;
+    return false;
+}
+
 /* Our turn, and our slot free for a publication. */
 static bool ready(struct nb *n)
 {
-    return turn(n) && slot_free(mine(n));
+    return turn(n) && mine_free(n);
 }
 
 /* Publish in our slot (free: ready() held) to nreaders members, 'len'
@@ -153,32 +194,55 @@ static struct fy_coll_slot *nb_claim(struct nb *n)
 {
     struct fy_coll_slot *x = mine(n);
     atomic_store_explicit(&x->tag, 0, memory_order_relaxed);
+    /* Drained (ready() held): the next readers see this, which precedes
+     * the publishing release. */
+    atomic_store_explicit(&x->owner_waits, 0, memory_order_relaxed);
     return x;
 }
 
-/* Member r's publication 'step' of this collective, or NULL. */
-static const struct fy_coll_slot *nb_find(const struct nb *n, int r,
-                                          uint32_t step)
+/* Whether slot x holds the live publication 'tag'. */
+static bool slot_has(const struct fy_coll_slot *x, uint64_t tag)
 {
-    struct fy_coll_slot *x = slot_of(n->loc[r], n->ctxi);
-    uint64_t tag = ntag(n, step);
     /* A1 pairs with R1, A3 with R3 (see find_pub in shm.c: a drained
      * publication of an earlier communicator with this context is never
      * taken for a live one). */
-    if (atomic_load_explicit(&x->tag, memory_order_acquire) == tag &&
-        atomic_load_explicit(&x->readers, memory_order_acquire) > 0 &&
-        atomic_load_explicit(&x->tag, memory_order_acquire) == tag)
+    return atomic_load_explicit(&x->tag, memory_order_acquire) == tag &&
+           atomic_load_explicit(&x->readers, memory_order_acquire) > 0 &&
+           atomic_load_explicit(&x->tag, memory_order_acquire) == tag;
+}
+
+/* Member r's publication 'step' of this collective, or NULL (then
+ * remembered as what we wait for). */
+static const struct fy_coll_slot *nb_find(struct nb *n, int r, uint32_t step)
+{
+    struct fy_coll_slot *x = slot_of(n->loc[r], n->ctxi);
+    uint64_t tag = ntag(n, step);
+    if (slot_has(x, tag))
         return x;
+    n->wslot = x;
+    n->wtag = tag;
     return NULL;
 }
 
-/* We are done reading member r's publication x. */
-static void nb_done(const struct nb *n, int r, const struct fy_coll_slot *x)
+/* We are done reading publication x; its owner need not be woken (it
+ * waits next for something of ours published after this). */
+static void nb_done_quiet(const struct fy_coll_slot *x)
 {
     struct fy_coll_slot *w = (struct fy_coll_slot *)x;
     /* R2: release pairs with A2 in slot_free(). */
     atomic_fetch_sub_explicit(&w->readers, 1, memory_order_release);
-    fy_wake(n->world[r]);
+}
+
+/* We are done reading member r's publication x. Only the last reader
+ * wakes its owner, and only if it waits for its slot (readers == 0). */
+static void nb_done(const struct nb *n, int r, const struct fy_coll_slot *x)
+{
+    struct fy_coll_slot *w = (struct fy_coll_slot *)x;
+    /* R2: release pairs with A2 in slot_free(); W2: seq_cst, Dekker with
+     * W1 in slot_drained(). */
+    if (atomic_fetch_sub_explicit(&w->readers, 1, memory_order_seq_cst) == 1 &&
+        atomic_load_explicit(&w->owner_waits, memory_order_seq_cst))
+        fy_wake(n->world[r]);
 }
 
 /* Read n bytes at addr in member r's memory into count elements of dt at
@@ -269,14 +333,36 @@ static bool run_barrier(struct nb *n)
 {
     const struct fy_coll_slot *x = NULL;
     NB_BEGIN(n);
-    /* Everyone's arrival flag, read by everyone: one crossing. */
     NB_WAIT(n, ready(n));
     nb_claim(n);
-    nb_publish(n, 0, (uint32_t)n->P - 1, NULL, 0, -1);
-    for (n->i = 1; n->i < n->P; n->i++) {
-        NB_WAIT(n, (x = nb_find(n, (n->me + n->i) % n->P, 0)) != NULL);
-        nb_done(n, (n->me + n->i) % n->P, x);
+    if (!fy_chan.wake_peers) {
+        /* With a core each: everyone's arrival flag, read by everyone,
+         * one crossing. */
+        nb_publish(n, 0, (uint32_t)n->P - 1, NULL, 0, -1);
+        for (n->i = 1; n->i < n->P; n->i++) {
+            NB_WAIT(n, (x = nb_find(n, (n->me + n->i) % n->P, 0)) != NULL);
+            nb_done(n, (n->me + n->i) % n->P, x);
+        }
+        goto end;
     }
+    /* When ranks may sleep (they outnumber cores), arrivals gather at
+     * member 0, which then releases everyone, as the blocking barrier:
+     * 2(P-1) wake-ups where all-to-all flags cost P(P-1), each a system
+     * call and a rank put on a shared core. */
+    if (n->me != 0) {
+        nb_publish(n, 0, 1, NULL, 0, 0);
+        NB_WAIT(n, (x = nb_find(n, 0, 1)) != NULL);
+        nb_done(n, 0, x);
+        goto end;
+    }
+    for (n->i = 1; n->i < n->P; n->i++) {
+        NB_WAIT(n, (x = nb_find(n, n->i, 0)) != NULL);
+        /* No wake-up: member i's slot is needed again only after our
+         * release, which wakes it. */
+        nb_done_quiet(x);
+    }
+    nb_publish(n, 1, (uint32_t)n->P - 1, NULL, 0, -1);
+end:
     NB_END(n);
 }
 
@@ -295,7 +381,7 @@ static bool run_bcast(struct nb *n)
             const void *img = nb_image(n->rbuf, n->rcount, n->rdt, &n->tmp);
             nb_publish(n, 0, (uint32_t)n->P - 1, img, n->bytes, -1);
             /* Our buffer is the readers' until they are done. */
-            NB_WAIT(n, slot_free(mine(n)));
+            NB_WAIT(n, mine_free(n));
         }
     } else {
         NB_WAIT(n, turn(n) && (x = nb_find(n, n->root, 0)) != NULL);
@@ -411,7 +497,7 @@ static bool run_reduce_large(struct nb *n)
     if (n->root >= 0 && n->me != n->root) {
         nb_claim(n);
         nb_publish(n, 0, 1, in, n->bytes, n->root);
-        NB_WAIT(n, slot_free(mine(n)));
+        NB_WAIT(n, mine_free(n));
         goto end;
     }
     if (n->root < 0) {
@@ -434,7 +520,7 @@ static bool run_reduce_large(struct nb *n)
     }
     if (n->root < 0 && n->whole) {
         /* In place, the others may still be reading our input in rbuf. */
-        NB_WAIT(n, slot_free(mine(n)));
+        NB_WAIT(n, mine_free(n));
         memcpy(n->rbuf, n->acc, (size_t)n->bytes);
         goto end;
     }
@@ -444,7 +530,7 @@ static bool run_reduce_large(struct nb *n)
     if (n->root >= 0)
         goto end;
     /* Everyone read its slice of our input: publish our result slice. */
-    NB_WAIT(n, slot_free(mine(n)));
+    NB_WAIT(n, mine_free(n));
     nb_claim(n);
     nb_publish(n, 1, (uint32_t)n->P - 1, n->rbuf, n->bytes, -1);
     for (n->i = 1; n->i < n->P; n->i++) {
@@ -461,7 +547,7 @@ static bool run_reduce_large(struct nb *n)
             nb_done(n, r, x);
         }
     }
-    NB_WAIT(n, slot_free(mine(n)));
+    NB_WAIT(n, mine_free(n));
 end:
     NB_END(n);
 }
@@ -510,7 +596,7 @@ static bool run_allgather(struct nb *n)
         }
     }
     if (!n->inl)
-        NB_WAIT(n, slot_free(mine(n)));
+        NB_WAIT(n, mine_free(n));
     NB_END(n);
 }
 
@@ -575,7 +661,7 @@ static bool run_alltoall(struct nb *n)
         }
     }
     if (!n->inl)
-        NB_WAIT(n, slot_free(mine(n)));
+        NB_WAIT(n, mine_free(n));
     NB_END(n);
 }
 
@@ -599,7 +685,7 @@ static bool run_gather(struct nb *n)
             }
         }
         if (!n->inl)
-            NB_WAIT(n, slot_free(mine(n)));
+            NB_WAIT(n, mine_free(n));
         goto end;
     }
     NB_WAIT(n, turn(n));
@@ -658,7 +744,7 @@ static bool run_scatter(struct nb *n)
                         n->scount, n->sdt, n->rbuf, n->rcount, n->rdt));
         }
         if (!n->inl)
-            NB_WAIT(n, slot_free(mine(n)));
+            NB_WAIT(n, mine_free(n));
         goto end;
     }
     NB_WAIT(n, turn(n) && (x = nb_find(n, n->root, 0)) != NULL);
@@ -673,12 +759,182 @@ end:
     NB_END(n);
 }
 
+/* ---- the v forms ----------------------------------------------------------
+ * As the blocking ones (shm.c): a publication starts with a table of
+ * block descriptors, each block inline after the table while it fits the
+ * slot, else read from its owner's buffer (single copy). The owner alone
+ * decides which and the readers follow the descriptors, so only whether
+ * to run here at all must agree (nb_v_here). */
+
+/* Member r's block i of its publication x into count elements of dt. */
+static int nb_take(const struct nb *n, int r, const struct fy_coll_slot *x,
+                   int i, void *buf, MPI_Count count, const struct fy_dtype *dt)
+{
+    return fy_coll_take_block(n->loc[r], n->world[r], x->data,
+                              FY_COLL_SLOT_DATA, i, buf, count, dt);
+}
+
+/* Publish blocks 0..nblocks-1 of l (but 'skip') to nreaders members
+ * (wake 'only', or everyone); n->inl says whether all went inline. */
+static void nb_put_blocks(struct nb *n, const struct fy_coll_layout *l,
+                          int nblocks, int skip, uint32_t nreaders, int only)
+{
+    struct fy_coll_slot *w = nb_claim(n);
+    bool by_addr;
+    n->err = fy_coll_keep(n->err,
+                          fy_coll_put_blocks(w->data, FY_COLL_SLOT_DATA, l,
+                                             nblocks, skip, &n->tmp, &by_addr));
+    n->inl = !by_addr;
+    nb_publish(n, 0, nreaders, NULL, 0, only);
+}
+
+/* Take block i of the publication x of member r = me + n->i into block
+ * r of n->dst, and let it go. */
+static void nb_take_next(struct nb *n, const struct fy_coll_slot *x, int i)
+{
+    int r = (n->me + n->i) % n->P;
+    struct fy_coll_block b = fy_coll_layout_block(&n->dst, r);
+    n->err = fy_coll_keep(n->err, nb_take(n, r, x, i, b.ptr, b.count, b.dt));
+    nb_done(n, r, x);
+}
+
+static bool run_gatherv(struct nb *n)
+{
+    const struct fy_coll_slot *x = NULL;
+    NB_BEGIN(n);
+    if (n->me != n->root) {
+        NB_WAIT(n, ready(n));
+        nb_put_blocks(n, &n->src, 1, -1, 1, n->root);
+        if (!n->inl)
+            NB_WAIT(n, mine_free(n));
+        goto end;
+    }
+    NB_WAIT(n, turn(n));
+    if (n->sbuf != MPI_IN_PLACE) {
+        struct fy_coll_block b = fy_coll_layout_block(&n->dst, n->me);
+        n->err = fy_coll_copy(n->sbuf, n->scount, n->sdt, b.ptr, b.count, b.dt);
+    }
+    for (n->i = 1; n->i < n->P; n->i++) {
+        NB_WAIT(n, (x = nb_find(n, (n->me + n->i) % n->P, 0)) != NULL);
+        nb_take_next(n, x, 0);
+    }
+end:
+    NB_END(n);
+}
+
+static bool run_scatterv(struct nb *n)
+{
+    const struct fy_coll_slot *x = NULL;
+    NB_BEGIN(n);
+    if (n->me == n->root) {
+        NB_WAIT(n, ready(n));
+        nb_put_blocks(n, &n->src, n->P, n->me, (uint32_t)n->P - 1, -1);
+        if (n->rbuf != MPI_IN_PLACE) {
+            struct fy_coll_block b = fy_coll_layout_block(&n->src, n->me);
+            n->err =
+                fy_coll_keep(n->err, fy_coll_copy(b.ptr, b.count, b.dt, n->rbuf,
+                                                  n->rcount, n->rdt));
+        }
+        if (!n->inl)
+            NB_WAIT(n, mine_free(n));
+        goto end;
+    }
+    NB_WAIT(n, turn(n) && (x = nb_find(n, n->root, 0)) != NULL);
+    n->err = nb_take(n, n->root, x, n->me, n->rbuf, n->rcount, n->rdt);
+    nb_done(n, n->root, x);
+end:
+    NB_END(n);
+}
+
+static bool run_allgatherv(struct nb *n)
+{
+    const struct fy_coll_slot *x = NULL;
+    NB_BEGIN(n);
+    NB_WAIT(n, ready(n));
+    {
+        struct fy_coll_block own = fy_coll_layout_block(&n->dst, n->me);
+        struct fy_coll_layout in = {
+            .buf = n->sbuf, .count = n->scount, .dt = n->sdt};
+        if (n->sbuf == MPI_IN_PLACE)
+            in = (struct fy_coll_layout){
+                .buf = own.ptr, .count = own.count, .dt = own.dt};
+        nb_put_blocks(n, &in, 1, -1, (uint32_t)n->P - 1, -1);
+        if (n->sbuf != MPI_IN_PLACE)
+            n->err =
+                fy_coll_keep(n->err, fy_coll_copy(n->sbuf, n->scount, n->sdt,
+                                                  own.ptr, own.count, own.dt));
+    }
+    for (n->i = 1; n->i < n->P; n->i++) {
+        NB_WAIT(n, (x = nb_find(n, (n->me + n->i) % n->P, 0)) != NULL);
+        nb_take_next(n, x, 0);
+    }
+    if (!n->inl)
+        NB_WAIT(n, mine_free(n));
+    NB_END(n);
+}
+
+static bool run_alltoallv(struct nb *n)
+{
+    const struct fy_coll_slot *x = NULL;
+    NB_BEGIN(n);
+    NB_WAIT(n, ready(n));
+    nb_put_blocks(n, &n->src, n->P, n->me, (uint32_t)n->P - 1, -1);
+    {
+        struct fy_coll_block o = fy_coll_layout_block(&n->src, n->me);
+        struct fy_coll_block b = fy_coll_layout_block(&n->dst, n->me);
+        n->err = fy_coll_keep(
+            n->err, fy_coll_copy(o.ptr, o.count, o.dt, b.ptr, b.count, b.dt));
+    }
+    for (n->i = 1; n->i < n->P; n->i++) {
+        NB_WAIT(n, (x = nb_find(n, (n->me + n->i) % n->P, 0)) != NULL);
+        nb_take_next(n, x, n->me);
+    }
+    if (!n->inl)
+        NB_WAIT(n, mine_free(n));
+    NB_END(n);
+}
+
+/* Scan and exscan up to a slot: every member but the last publishes its
+ * input inline to the members after it; member r combines those of
+ * members 0..r (exscan: 0..r-1) in rank order. */
+static bool run_scan(struct nb *n)
+{
+    const struct fy_coll_slot *x = NULL;
+    const char *in = n->sbuf == MPI_IN_PLACE ? n->rbuf : n->sbuf;
+    int upto = n->ex ? n->me : n->me + 1; /* contributions combined */
+    NB_BEGIN(n);
+    NB_WAIT(n, ready(n));
+    if (n->me < n->P - 1) {
+        struct fy_coll_slot *w = nb_claim(n);
+        memcpy(w->data, in, (size_t)n->bytes);
+        /* Read by the members after us only: wake those. */
+        nb_publish(n, 0, (uint32_t)(n->P - 1 - n->me), NULL, 0, n->me);
+        for (int r = n->me + 1; r < n->P; r++)
+            fy_wake(n->world[r]);
+    }
+    for (n->i = 0; n->i < n->me; n->i++) {
+        NB_WAIT(n, (x = nb_find(n, n->i, 0)) != NULL);
+        n->pubs[n->i] = x;
+    }
+    if (upto > 0) {
+        const void **src = (const void **)n->part;
+        for (int r = 0; r < upto; r++)
+            src[r] = r == n->me ? (const void *)in : n->pubs[r]->data;
+        n->err = combine(src, upto, n->rcount, n->rdt, n->op, n->acc);
+        memcpy(n->rbuf, n->acc, (size_t)n->bytes);
+    }
+    for (int r = 0; r < n->me; r++)
+        nb_done(n, r, n->pubs[r]);
+    NB_END(n);
+}
+
 /* ---- the machine as a schedule ------------------------------------------ */
 
 static bool nb_step(void *st, int *err)
 {
     struct nb *n = st;
     bool fin = false;
+    n->wslot = NULL;
     switch (n->kind) {
     case NB_BARRIER:
         fin = run_barrier(n);
@@ -701,6 +957,21 @@ static bool nb_step(void *st, int *err)
     case NB_SCATTER:
         fin = run_scatter(n);
         break;
+    case NB_GATHERV:
+        fin = run_gatherv(n);
+        break;
+    case NB_SCATTERV:
+        fin = run_scatterv(n);
+        break;
+    case NB_ALLGATHERV:
+        fin = run_allgatherv(n);
+        break;
+    case NB_ALLTOALLV:
+        fin = run_alltoallv(n);
+        break;
+    case NB_SCAN:
+        fin = run_scan(n);
+        break;
     }
     if (!fin)
         return false;
@@ -714,13 +985,20 @@ static bool nb_step(void *st, int *err)
 }
 
 /* Until our slot of c's context is drained. */
+static struct fy_coll_slot *s_draining;
+
+static bool drained(void)
+{
+    return slot_drained(s_draining);
+}
+
 static void drain(uint32_t ctxi)
 {
-    struct fy_coll_slot *x = slot_of(fy_boot.local_rank, ctxi);
     unsigned spins = 0;
-    while (!slot_free(x)) {
+    s_draining = slot_of(fy_boot.local_rank, ctxi);
+    while (!drained()) {
         if (fy_progress() == 0)
-            fy_progress_idle(&spins);
+            fy_progress_idle_until(&spins, drained);
         else
             spins = 0;
     }
@@ -743,11 +1021,24 @@ static void nb_free(void *st)
     free(n->acc);
     free(n->part);
     free(n->pubs);
+    free(n->vec);
     free(n->loc);
     free(n);
 }
 
-static const struct fy_sched_mach nb_mach = {.step = nb_step, .free = nb_free};
+/* Whether what the machine stopped at holds now (read-only). */
+static bool nb_visible(const void *st)
+{
+    const struct nb *n = st;
+    if (!n->wslot)
+        return false;
+    if (n->wtag == 0)
+        return slot_free(n->wslot);
+    return slot_has(n->wslot, n->wtag);
+}
+
+static const struct fy_sched_mach nb_mach = {
+    .step = nb_step, .free = nb_free, .visible = nb_visible};
 
 void fy_coll_shm_nb_comm_free(struct fy_comm *c)
 {
@@ -998,5 +1289,157 @@ int fy_coll_shm_iscatter(const void *sbuf, MPI_Count scount,
     n->root = root;
     n->bytes = bytes;
     n->inl = inl;
+    return nb_start(n, c, nb);
+}
+
+/* ---- the v forms' entry points -------------------------------------------
+ * Only the root of a gatherv or scatterv knows every block's size, and
+ * only its owner an alltoallv's send block: they run here when single
+ * copy works (a job-wide fact) and the descriptor table fits the slot
+ * (member count), so that every block fits somewhere, inline or by
+ * address. An allgatherv's counts are everyone's: it also runs here
+ * without single copy when every block fits the slot after its
+ * descriptor. In-place alltoallv takes the point-to-point schedule (a
+ * block read by address could be overwritten by its owner's receives). */
+
+static bool nb_v_here(struct fy_comm *c, int nblocks)
+{
+    return fy_coll_shm.cma &&
+           (uint64_t)nblocks * sizeof(struct fy_coll_desc) <=
+               FY_COLL_SLOT_DATA &&
+           nb_here(c);
+}
+
+/* Copy the P counts and displacements into n->vec (pair k: counts at
+ * 2kP, displacements after) and point the layout l at the copies. */
+static void nb_keep_vec(struct nb *n, int k, int P, struct fy_coll_vec counts,
+                        struct fy_coll_vec displs, struct fy_coll_layout *l)
+{
+    if (!n->vec)
+        n->vec = nb_alloc((size_t)P * 4 * sizeof(MPI_Aint));
+    MPI_Aint *cv = n->vec + (size_t)k * 2 * (size_t)P, *dv = cv + P;
+    for (int r = 0; r < P; r++) {
+        cv[r] = fy_vec_at(counts, r);
+        dv[r] = fy_vec_at(displs, r);
+    }
+    l->counts = fy_vec_wide(cv);
+    l->displs = fy_vec_wide(dv);
+}
+
+int fy_coll_shm_igatherv(const void *sbuf, MPI_Count scount,
+                         struct fy_dtype *sdt, void *rbuf,
+                         struct fy_coll_vec rcounts, struct fy_coll_vec displs,
+                         struct fy_dtype *rdt, int root, struct fy_comm *c,
+                         struct fy_sched **nb)
+{
+    if (!nb_v_here(c, 1))
+        return FY_COLL_SHM_NO;
+    struct nb *n = nb_new(NB_GATHERV);
+    if (!n)
+        return -ENOMEM;
+    n->sbuf = sbuf;
+    n->scount = scount;
+    n->sdt = sbuf == MPI_IN_PLACE ? NULL : sdt;
+    n->src = (struct fy_coll_layout){.buf = sbuf, .count = scount, .dt = sdt};
+    if (c->rank == root) {
+        n->rdt = rdt;
+        n->dst = (struct fy_coll_layout){.buf = rbuf, .dt = rdt};
+        nb_keep_vec(n, 0, c->size, rcounts, displs, &n->dst);
+    }
+    n->root = root;
+    return nb_start(n, c, nb);
+}
+
+int fy_coll_shm_iscatterv(const void *sbuf, struct fy_coll_vec scounts,
+                          struct fy_coll_vec displs, struct fy_dtype *sdt,
+                          void *rbuf, MPI_Count rcount, struct fy_dtype *rdt,
+                          int root, struct fy_comm *c, struct fy_sched **nb)
+{
+    if (!nb_v_here(c, c->size))
+        return FY_COLL_SHM_NO;
+    struct nb *n = nb_new(NB_SCATTERV);
+    if (!n)
+        return -ENOMEM;
+    if (c->rank == root) {
+        n->sdt = sdt;
+        n->src = (struct fy_coll_layout){.buf = sbuf, .dt = sdt};
+        nb_keep_vec(n, 0, c->size, scounts, displs, &n->src);
+    }
+    n->rbuf = rbuf;
+    n->rcount = rcount;
+    n->rdt = rbuf == MPI_IN_PLACE ? NULL : rdt;
+    n->root = root;
+    return nb_start(n, c, nb);
+}
+
+int fy_coll_shm_iallgatherv(const void *sbuf, MPI_Count scount,
+                            struct fy_dtype *sdt, void *rbuf,
+                            struct fy_coll_vec rcounts,
+                            struct fy_coll_vec displs, struct fy_dtype *rdt,
+                            struct fy_comm *c, struct fy_sched **nb)
+{
+    uint64_t room = FY_COLL_SLOT_DATA - sizeof(struct fy_coll_desc);
+    bool fit = true;
+    for (int r = 0; r < c->size && fit; r++)
+        fit = (uint64_t)fy_vec_at(rcounts, r) * (uint64_t)rdt->size <= room;
+    if ((!fit && !fy_coll_shm.cma) || !nb_here(c))
+        return FY_COLL_SHM_NO;
+    struct nb *n = nb_new(NB_ALLGATHERV);
+    if (!n)
+        return -ENOMEM;
+    n->sbuf = sbuf;
+    n->scount = scount;
+    n->sdt = sbuf == MPI_IN_PLACE ? NULL : sdt;
+    n->rdt = rdt;
+    n->dst = (struct fy_coll_layout){.buf = rbuf, .dt = rdt};
+    nb_keep_vec(n, 0, c->size, rcounts, displs, &n->dst);
+    return nb_start(n, c, nb);
+}
+
+int fy_coll_shm_ialltoallv(const void *sbuf, struct fy_coll_vec scounts,
+                           struct fy_coll_vec sdispls, struct fy_dtype *sdt,
+                           void *rbuf, struct fy_coll_vec rcounts,
+                           struct fy_coll_vec rdispls, struct fy_dtype *rdt,
+                           struct fy_comm *c, struct fy_sched **nb)
+{
+    if (sbuf == MPI_IN_PLACE || !nb_v_here(c, c->size))
+        return FY_COLL_SHM_NO;
+    struct nb *n = nb_new(NB_ALLTOALLV);
+    if (!n)
+        return -ENOMEM;
+    n->sdt = sdt;
+    n->rdt = rdt;
+    n->src = (struct fy_coll_layout){.buf = sbuf, .dt = sdt};
+    n->dst = (struct fy_coll_layout){.buf = rbuf, .dt = rdt};
+    nb_keep_vec(n, 0, c->size, scounts, sdispls, &n->src);
+    nb_keep_vec(n, 1, c->size, rcounts, rdispls, &n->dst);
+    return nb_start(n, c, nb);
+}
+
+/* Scan and exscan when the vector fits a slot (count and type size are
+ * the same on every member); larger ones take the point-to-point
+ * schedule. */
+int fy_coll_shm_iscan(const void *sbuf, void *rbuf, MPI_Count count,
+                      struct fy_dtype *dt, struct fy_op *op, bool ex,
+                      struct fy_comm *c, struct fy_sched **nb)
+{
+    uint64_t bytes = (uint64_t)count * (uint64_t)dt->size;
+    if (count <= 0 || !dt->contig || dt->size <= 0 ||
+        bytes > FY_COLL_SLOT_DATA || !nb_here(c))
+        return FY_COLL_SHM_NO;
+    struct nb *n = nb_new(NB_SCAN);
+    if (!n)
+        return -ENOMEM;
+    n->sbuf = sbuf;
+    n->rbuf = rbuf;
+    n->rcount = count;
+    n->rdt = dt;
+    n->op = op;
+    n->bytes = bytes;
+    n->ex = ex;
+    n->inl = true;
+    n->acc = nb_alloc((size_t)bytes);
+    n->part = nb_alloc((size_t)c->size * sizeof(void *));
+    n->pubs = nb_alloc((size_t)c->size * sizeof(*n->pubs));
     return nb_start(n, c, nb);
 }

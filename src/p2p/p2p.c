@@ -135,11 +135,16 @@ void fy_cookie_drop(uint64_t cookie)
 
 /* ---- waking and sleeping ---------------------------------------------- */
 
+bool (*fy_p2p_visible_hook)(void);
+
 /* Work besides the channels that a progress pass would act on: deferred
- * packets that a returned cell lets go, pipelined transfers. */
+ * packets that a returned cell lets go, pipelined transfers, what a layer
+ * above waits for (fy_p2p_visible_hook). */
 static bool more_work_visible(void)
 {
     if (fy_p2p.nout && fy_cellq_peek(fy_chan.free_tail))
+        return true;
+    if (FY_UNLIKELY(fy_p2p_visible_hook != NULL) && fy_p2p_visible_hook())
         return true;
     return fy_rndv_work_visible();
 }

@@ -174,6 +174,11 @@ extern void (*fy_p2p_progress_hook)(void);
 /* The same for one-sided windows served by active messages (src/rma/am.c):
  * the target applies the requests that arrived. */
 extern void (*fy_p2p_rma_hook)(void);
+/* Asked by a rank about to sleep, when set: whether something a layer
+ * above waits for, and no channel shows, is already there (a nonblocking
+ * collective's publication in shared memory), so the rank must not
+ * sleep. Whoever makes it hold must fy_wake() the waiter. */
+extern bool (*fy_p2p_visible_hook)(void);
 
 /* Drive all transports once. Returns how many events completed. */
 int fy_progress(void);

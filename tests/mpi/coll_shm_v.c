@@ -8,13 +8,27 @@
  * strided datatype on either side; Alltoallw mixing int and strided
  * blocks; Reduce_scatter_block, Reduce_scatter, Scan and Exscan with
  * MPI_SUM and a non-commutative user op, in place, at counts crossing one
- * cell; on MPI_COMM_WORLD and on a communicator with its ranks reversed. */
+ * cell; on MPI_COMM_WORLD and on a communicator with its ranks reversed;
+ * then all of it again with the nonblocking forms (each waited for at
+ * once). */
 #include "mpitest.h"
 
 #include <stdint.h>
 
 static int n, me;
 static MPI_Comm s_comm; /* where the collectives run; n, me in it */
+static int s_nb;        /* run the nonblocking forms (then MPI_Wait) */
+
+/* The collective 'call' (blocking) or 'icall' (its I form, then waited
+ * for) by s_nb; returns the MPI return code. */
+#define COLL(call, icall) (s_nb ? nb_wait(icall) : (call))
+static MPI_Request s_req;
+static int nb_wait(int rc)
+{
+    if (rc != MPI_SUCCESS)
+        return rc;
+    return MPI_Wait(&s_req, MPI_STATUS_IGNORE);
+}
 
 #define SENT (-7) /* what the receive buffers hold where nothing lands */
 
@@ -99,8 +113,10 @@ static void test_gatherv(int scale, const struct side *ss,
         if (inplace && me == root)
             put(rb, rs, displs[me], mine, me, 0);
         const void *s = inplace && me == root ? MPI_IN_PLACE : sb;
-        MT_MPI(MPI_Gatherv(s, mine / ss->per, ss->dt, rb, counts, displs,
-                           rs->dt, root, s_comm));
+        MT_MPI(COLL(MPI_Gatherv(s, mine / ss->per, ss->dt, rb, counts, displs,
+                                rs->dt, root, s_comm),
+                    MPI_Igatherv(s, mine / ss->per, ss->dt, rb, counts, displs,
+                                 rs->dt, root, s_comm, &s_req)));
         if (me == root)
             check(rb, want, len, "Gatherv", root, scale);
         free(rb);
@@ -125,8 +141,10 @@ static void test_scatterv(int scale, const struct side *ss,
         int *rb = fill_sent(rlen), *want = fill_sent(rlen);
         put(want, rs, 0, mine, root, me);
         void *r = inplace && me == root ? MPI_IN_PLACE : rb;
-        MT_MPI(MPI_Scatterv(sb, counts, displs, ss->dt, r, mine / rs->per,
-                            rs->dt, root, s_comm));
+        MT_MPI(COLL(MPI_Scatterv(sb, counts, displs, ss->dt, r, mine / rs->per,
+                                 rs->dt, root, s_comm),
+                    MPI_Iscatterv(sb, counts, displs, ss->dt, r, mine / rs->per,
+                                  rs->dt, root, s_comm, &s_req)));
         if (r != MPI_IN_PLACE)
             check(rb, want, rlen, "Scatterv", root, scale);
         free(sb);
@@ -150,8 +168,11 @@ static void test_allgatherv(int scale, const struct side *ss,
         put(want, rs, displs[r], ints_of(r, 0, scale), r, 0);
     if (inplace)
         put(rb, rs, displs[me], mine, me, 0);
-    MT_MPI(MPI_Allgatherv(inplace ? MPI_IN_PLACE : sb, mine / ss->per, ss->dt,
-                          rb, counts, displs, rs->dt, s_comm));
+    MT_MPI(COLL(MPI_Allgatherv(inplace ? MPI_IN_PLACE : sb, mine / ss->per,
+                               ss->dt, rb, counts, displs, rs->dt, s_comm),
+                MPI_Iallgatherv(inplace ? MPI_IN_PLACE : sb, mine / ss->per,
+                                ss->dt, rb, counts, displs, rs->dt, s_comm,
+                                &s_req)));
     check(rb, want, len, "Allgatherv", -1, scale);
     free(sb);
     free(rb);
@@ -186,8 +207,10 @@ static void test_alltoallv(int scale, const struct side *ss,
             put(want, rs, rd[r], ints_of(me + r, 0, scale), r, me);
         }
     }
-    MT_MPI(MPI_Alltoallv(inplace ? MPI_IN_PLACE : sb, sc, sd, ss->dt, rb, rc,
-                         rd, rs->dt, s_comm));
+    MT_MPI(COLL(MPI_Alltoallv(inplace ? MPI_IN_PLACE : sb, sc, sd, ss->dt, rb,
+                              rc, rd, rs->dt, s_comm),
+                MPI_Ialltoallv(inplace ? MPI_IN_PLACE : sb, sc, sd, ss->dt, rb,
+                               rc, rd, rs->dt, s_comm, &s_req)));
     check(rb, want, rlen, "Alltoallv", -1, scale);
     free(sb);
     free(rb);
@@ -219,7 +242,9 @@ static void test_alltoallw(int scale)
         put(want + rd[r] / (int)sizeof(int), me % 2 ? &s_st : &s_int, 0,
             ints_of(r, me, scale), r, me);
     }
-    MT_MPI(MPI_Alltoallw(sb, sc, sd, st, rb, rc, rd, rt, s_comm));
+    MT_MPI(
+        COLL(MPI_Alltoallw(sb, sc, sd, st, rb, rc, rd, rt, s_comm),
+             MPI_Ialltoallw(sb, sc, sd, st, rb, rc, rd, rt, s_comm, &s_req)));
     check(rb, want, re, "Alltoallw", -1, scale);
     free(sb);
     free(rb);
@@ -293,12 +318,18 @@ static void test_reduce_scatter(int scale, int aff, int inplace, int block)
     long mine = counts[me];
     uint32_t *rb = mt_malloc(sizeof(uint32_t) * (size_t)(mine * w + 1));
     if (block)
-        MT_MPI(MPI_Reduce_scatter_block(inplace ? MPI_IN_PLACE : sb,
-                                        inplace ? sb : rb, scale, dt, op,
-                                        s_comm));
+        MT_MPI(COLL(MPI_Reduce_scatter_block(inplace ? MPI_IN_PLACE : sb,
+                                             inplace ? sb : rb, scale, dt, op,
+                                             s_comm),
+                    MPI_Ireduce_scatter_block(inplace ? MPI_IN_PLACE : sb,
+                                              inplace ? sb : rb, scale, dt, op,
+                                              s_comm, &s_req)));
     else
-        MT_MPI(MPI_Reduce_scatter(inplace ? MPI_IN_PLACE : sb,
-                                  inplace ? sb : rb, counts, dt, op, s_comm));
+        MT_MPI(COLL(
+            MPI_Reduce_scatter(inplace ? MPI_IN_PLACE : sb, inplace ? sb : rb,
+                               counts, dt, op, s_comm),
+            MPI_Ireduce_scatter(inplace ? MPI_IN_PLACE : sb, inplace ? sb : rb,
+                                counts, dt, op, s_comm, &s_req)));
     const uint32_t *got = inplace ? sb : rb;
     for (long k = 0; k < mine; k++) {
         uint32_t v[2];
@@ -329,9 +360,11 @@ static void test_scan(int count, int aff, int inplace, int ex)
     const void *s = inplace ? MPI_IN_PLACE : sb;
     uint32_t *r = inplace ? sb : rb;
     if (ex)
-        MT_MPI(MPI_Exscan(s, r, count, dt, op, s_comm));
+        MT_MPI(COLL(MPI_Exscan(s, r, count, dt, op, s_comm),
+                    MPI_Iexscan(s, r, count, dt, op, s_comm, &s_req)));
     else
-        MT_MPI(MPI_Scan(s, r, count, dt, op, s_comm));
+        MT_MPI(COLL(MPI_Scan(s, r, count, dt, op, s_comm),
+                    MPI_Iscan(s, r, count, dt, op, s_comm, &s_req)));
     if (ex && me == 0) {
         /* Left untouched (in place: still our own values). */
         for (long k = 0; k < count && !inplace; k++)
@@ -370,8 +403,10 @@ static void test_truncate(int len)
     int *sb = fill_sent(2L * len), *rb = fill_sent(rlen);
     put(sb, &s_int, 0, 2 * len, me, 0);
     int mine = me == 1 ? 2 * len : len;
-    int rc =
-        MPI_Gatherv(sb, mine, MPI_INT, rb, counts, displs, MPI_INT, 0, s_comm);
+    int rc = COLL(
+        MPI_Gatherv(sb, mine, MPI_INT, rb, counts, displs, MPI_INT, 0, s_comm),
+        MPI_Igatherv(sb, mine, MPI_INT, rb, counts, displs, MPI_INT, 0, s_comm,
+                     &s_req));
     if (me == 0) {
         MT_ERRCLASS(rc, MPI_ERR_TRUNCATE, "truncated Gatherv");
         for (long i = 0; i < rlen; i++) {
@@ -394,8 +429,10 @@ static void test_truncate(int len)
             put(src, &s_int, displs[r], counts[r], 0, r);
     }
     int *got = fill_sent(2L * len);
-    rc = MPI_Scatterv(src, counts, displs, MPI_INT, got, len, MPI_INT, 0,
-                      s_comm);
+    rc = COLL(MPI_Scatterv(src, counts, displs, MPI_INT, got, len, MPI_INT, 0,
+                           s_comm),
+              MPI_Iscatterv(src, counts, displs, MPI_INT, got, len, MPI_INT, 0,
+                            s_comm, &s_req));
     if (me == 1)
         MT_ERRCLASS(rc, MPI_ERR_TRUNCATE, "truncated Scatterv");
     else
@@ -417,9 +454,10 @@ static void test_truncate(int len)
 /* Everything once on s_comm. */
 static void run_all(void)
 {
-    /* Blocks of up to 6 ints, up to 600 ints, and up to 30000 ints
-     * (several cells, read from the owner's buffer). */
-    static const int scales[] = {1, 100, 5000};
+    /* Blocks of up to 6 ints, 60 (inline in a nonblocking collective's
+     * slot), 120 (beyond it), 600 (beyond a slot, within a cell), and up to
+     * 30000 ints (several cells, read from the owner's buffer). */
+    static const int scales[] = {1, 10, 20, 100, 5000};
     const struct side *sides[][2] = {
         {&s_int, &s_int}, {&s_int, &s_st}, {&s_st, &s_int}};
     for (size_t i = 0; i < sizeof(scales) / sizeof(scales[0]); i++) {
@@ -445,7 +483,10 @@ static void run_all(void)
             for (int inplace = 0; inplace < 2; inplace++)
                 for (int block = 0; block < 2; block++)
                     test_reduce_scatter(rs_counts[i], aff, inplace, block);
-    static const int scan_counts[] = {1, 511, 4096, 8192, 8193, 40000};
+    /* 48 pairs and 96 uint32 fill a nonblocking collective's slot
+     * (384 B), 97 goes beyond. */
+    static const int scan_counts[] = {1,    48,   96,   97,   511,
+                                      4096, 8192, 8193, 40000};
     for (size_t i = 0; i < sizeof(scan_counts) / sizeof(scan_counts[0]); i++)
         for (int aff = 0; aff < 2; aff++)
             for (int inplace = 0; inplace < 2; inplace++)
@@ -473,6 +514,16 @@ int main(int argc, char **argv)
     me = mt_rank;
     run_all();
     /* Again with the world's ranks in reverse order. */
+    MT_MPI(MPI_Comm_split(MPI_COMM_WORLD, 0, mt_size - mt_rank, &s_comm));
+    MPI_Comm_rank(s_comm, &me);
+    run_all();
+    MT_MPI(MPI_Comm_free(&s_comm));
+    /* The nonblocking forms (coll/shm_nb.c's described blocks, or the
+     * point-to-point schedules), on both. */
+    s_nb = 1;
+    s_comm = MPI_COMM_WORLD;
+    me = mt_rank;
+    run_all();
     MT_MPI(MPI_Comm_split(MPI_COMM_WORLD, 0, mt_size - mt_rank, &s_comm));
     MPI_Comm_rank(s_comm, &me);
     run_all();
