@@ -1067,8 +1067,7 @@ static int push_max_setting(const struct fy_p2p_seg_params *pp,
     }
     long long n;
     if (fy_parse_size(v, &n) || n < 0) {
-        FY_ERROR("FERRY_PUSH_MAX='%s': expected auto or a size (e.g. 64K)",
-                 v);
+        FY_ERROR("FERRY_PUSH_MAX='%s': expected auto or a size (e.g. 64K)", v);
         return -EINVAL;
     }
     s->push_max = (uint64_t)n;

@@ -42,12 +42,9 @@ enum fy_proto fy_proto_pick(struct fy_req *r)
     const struct fy_p2p_state *s = &fy_p2p;
     if (r->wpeer == s->me)
         return FY_PROTO_SELF;
-    /* An offer that matches wins, the bytes going straight into the
-     * receive buffer (write.c says when one is valid) - except under auto
-     * up to the push crossover, where two copies through cells beat the
-     * one-sided call (the send makes the offer stale, W2). */
-    if (FY_UNLIKELY(s->peers[r->wpeer].offer_head) &&
-        !fy_push_measured(r) && fy_write_offer_for(r))
+    /* An offer that matches wins at any size: the bytes go straight into
+     * the receive buffer (write.c says when one is valid). */
+    if (FY_UNLIKELY(s->peers[r->wpeer].offer_head) && fy_write_offer_for(r))
         return FY_PROTO_WRITE;
     if ((uint64_t)r->bytes <= s->eager_max)
         return FY_PROTO_EAGER;

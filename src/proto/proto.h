@@ -141,10 +141,6 @@ void fy_push_sent(struct fy_req *r, uint32_t type);
 uint64_t fy_push_bytes(uint64_t bytes);
 /* FERRY_PROTO=auto: whether send r (no offer waiting) is pushed whole. */
 bool fy_push_auto(const struct fy_req *r);
-/* FERRY_PROTO=auto: whether send r is above the eager limit and within the
- * push crossover (fy_p2p.push_max) to a rank of this node: pushed whole
- * even if its receiver offered a buffer. */
-bool fy_push_measured(const struct fy_req *r);
 /* FERRY_PUSH_MAX=auto measures up to a quarter of a rank's cells rounded
  * down to a power of two (128 KiB with the default cells: at most 1/8 of
  * them held by one message, whose pushes other messages queue behind). */

@@ -73,28 +73,23 @@ uint64_t fy_push_first(uint64_t pushed)
     return FY_MIN(pushed, cap);
 }
 
-bool fy_push_measured(const struct fy_req *r)
-{
-    const struct fy_p2p_state *s = &fy_p2p;
-    return s->proto_mode == FY_MODE_AUTO && (uint64_t)r->bytes <= s->push_max &&
-           (uint64_t)r->bytes > s->eager_max && fy_boot_local(r->wpeer) >= 0;
-}
-
 bool fy_push_auto(const struct fy_req *r)
 {
-    /* Up to the push crossover (FERRY_PUSH_MAX, measured at start-up) a
-     * message to this node is pushed whole, early receiver or late: two
-     * memcpy's through cells cost less than the single-copy call here.
-     * Above it, a blocking send would wait for its receiver under the
-     * rendezvous; a late receiver can keep it waiting for a long time, so
-     * a blocking send of up to FERRY_AUTO_PUSH_MAX is pushed whole and
-     * completes at once. A larger nonblocking one costs its sender nothing
-     * while the receiver pulls its single copy, and an early receiver
-     * named its source and got the write protocol: both take the
-     * rendezvous (Push-Zero). */
-    return fy_push_measured(r) ||
-           (r->blocking && r->mode == FY_SEND_STANDARD &&
-            (uint64_t)r->bytes <= fy_p2p.auto_push_max);
+    /* A blocking send would wait for its receiver under the rendezvous; a
+     * late receiver can keep it waiting for a long time, and an early one
+     * costs it the single-copy call's set-up: so a blocking standard send
+     * that finds no offer is pushed whole up to FERRY_AUTO_PUSH_MAX, or up
+     * to the push crossover (FERRY_PUSH_MAX, measured at start-up: two
+     * memcpy's through cells beat the call up to there) where that is
+     * larger, and completes at once. A nonblocking one costs its sender
+     * nothing while the receiver pulls its single copy, and streams of them
+     * run 2-4x faster by the rendezvous than pushed (bench/README.md, "The
+     * push crossover"); an early receiver named its source and got the
+     * write protocol: both take the rendezvous (Push-Zero). */
+    const struct fy_p2p_state *s = &fy_p2p;
+    uint64_t max = FY_MAX(s->auto_push_max, s->push_max);
+    return r->blocking && r->mode == FY_SEND_STANDARD &&
+           (uint64_t)r->bytes <= max;
 }
 
 int fy_proto_push_send(struct fy_req *r)

@@ -11,10 +11,9 @@
  * receiver and the sender each check their half:
  *
  * W1 Only a receive naming one source S (not MPI_ANY_SOURCE), contiguous,
- *    of at least FERRY_RECV_WRITE_MIN bytes (under FERRY_PROTO=auto, more
- *    than the push crossover: smaller messages are pushed anyway), on this
- *    node, whose mechanism for that size is one-sided, that matched no
- *    unexpected message when posted, is offered.
+ *    of at least FERRY_RECV_WRITE_MIN bytes, on this node, whose mechanism
+ *    for that size is one-sided, that matched no unexpected message when
+ *    posted, is offered.
  * W2 Both sides count the message packets of the pair (EAGER*, RTS, PUSH;
  *    writes excluded): the sender as it sends them (msgs_sent), the
  *    receiver as the channel hands them up, in pair order (msgs_seen). An
@@ -94,9 +93,6 @@ void fy_write_posted(struct fy_req *r)
         return;
     uint64_t cap = fy_req_capacity(r);
     if (cap < s->write_min)
-        return;
-    /* Under auto, a message that fits is pushed whatever we offer. */
-    if (s->proto_mode == FY_MODE_AUTO && cap <= s->push_max)
         return;
     int kind = fy_xfer_table_pick(&fy_xfer_active, cap);
     if (!fy_xfer_registry[kind]->one_sided)

@@ -101,13 +101,14 @@ struct fy_env_var fy_env[FY_ENV_COUNT] = {
                               "pushed whole, so its sender need not wait for "
                               "a late receiver (0: never)"},
     [FY_ENV_PUSH_MAX] = {"FERRY_PUSH_MAX", FY_ENV_STRING, "auto",
-                         "FERRY_PROTO=auto: messages to a rank of this node "
-                         "up to this size are pushed whole through cells "
-                         "(Push-All), blocking or not; auto: the largest "
-                         "size at which two memcpy's beat one cma call, "
-                         "measured at MPI_Init (up to a quarter of a "
-                         "rank's cells; 0 where FERRY_XFER or FERRY_NO_CMA "
-                         "chose the mechanism), or a size (0: never)"},
+                         "FERRY_PROTO=auto: a blocking send that finds no "
+                         "receive buffer offered is pushed whole up to "
+                         "this size too, where it exceeds "
+                         "FERRY_AUTO_PUSH_MAX; auto: the largest size at "
+                         "which two memcpy's beat one cma call, measured at "
+                         "MPI_Init (up to a quarter of a rank's cells; 0 "
+                         "where FERRY_XFER or FERRY_NO_CMA chose the "
+                         "mechanism), or a size (0: never)"},
     [FY_ENV_NODES] = {"FERRY_NODES", FY_ENV_INT, "1",
                       "Ferry's mpiexec: split the ranks into this many "
                       "virtual nodes (contiguous blocks of ranks, the first "

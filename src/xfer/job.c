@@ -136,8 +136,7 @@ uint64_t fy_xfer_push_crossover(const struct fy_xfer_ops *ops, uint64_t cap,
 {
     if (out)
         *out = (struct fy_xfer_cross){0};
-    if (!ops || !ops->one_sided || !ops->copy_remote ||
-        cap < FY_XFER_CROSS_MIN)
+    if (!ops || !ops->one_sided || !ops->copy_remote || cap < FY_XFER_CROSS_MIN)
         return 0;
     size_t len = (size_t)cap;
     uint8_t *buf = mmap(NULL, 2 * len, PROT_READ | PROT_WRITE,
