@@ -529,16 +529,33 @@ static void post(struct fy_rma_win *w, int t, struct fy_rma_box *b)
     w->ho->pending[t] = true;
 }
 
-int fy_rma_ho_put(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
-                  struct fy_dtype *odt, int target, uint64_t taddr,
-                  MPI_Count tcount, struct fy_dtype *tdt)
+/* A put's or get's box towards target, filled but not posted, or NULL
+ * (-EAGAIN: single copy) when the hand-over cannot carry it: a target
+ * not serving, too many bytes, a non-contiguous target type, or origin
+ * and target sizes that differ. *bytes_out: the bytes moved. */
+static struct fy_rma_box *box_for(struct fy_rma_win *w, int target,
+                                  uint32_t kind, MPI_Count ocount,
+                                  struct fy_dtype *odt, uint64_t taddr,
+                                  MPI_Count tcount, struct fy_dtype *tdt,
+                                  uint64_t *bytes_out)
 {
     uint64_t bytes = (uint64_t)(tcount * tdt->size);
     if (!usable(w, target, bytes) || !tdt->contig ||
         (uint64_t)(ocount * odt->size) != bytes)
+        return NULL;
+    *bytes_out = bytes;
+    return fill(w, target, kind, taddr + (uint64_t)tdt->true_lb, bytes);
+}
+
+int fy_rma_ho_put(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
+                  struct fy_dtype *odt, int target, uint64_t taddr,
+                  MPI_Count tcount, struct fy_dtype *tdt)
+{
+    uint64_t bytes;
+    struct fy_rma_box *b = box_for(w, target, FY_RMA_AM_PUT, ocount, odt, taddr,
+                                   tcount, tdt, &bytes);
+    if (!b)
         return -EAGAIN;
-    struct fy_rma_box *b =
-        fill(w, target, FY_RMA_AM_PUT, taddr + (uint64_t)tdt->true_lb, bytes);
     if (odt->contig)
         memcpy(b->data, (const char *)obuf + odt->true_lb, (size_t)bytes);
     else
@@ -551,12 +568,11 @@ int fy_rma_ho_get(struct fy_rma_win *w, void *obuf, MPI_Count ocount,
                   struct fy_dtype *odt, int target, uint64_t taddr,
                   MPI_Count tcount, struct fy_dtype *tdt)
 {
-    uint64_t bytes = (uint64_t)(tcount * tdt->size);
-    if (!usable(w, target, bytes) || !tdt->contig ||
-        (uint64_t)(ocount * odt->size) != bytes)
+    uint64_t bytes;
+    struct fy_rma_box *b = box_for(w, target, FY_RMA_AM_GET, ocount, odt, taddr,
+                                   tcount, tdt, &bytes);
+    if (!b)
         return -EAGAIN;
-    struct fy_rma_box *b =
-        fill(w, target, FY_RMA_AM_GET, taddr + (uint64_t)tdt->true_lb, bytes);
     post(w, target, b);
     int rc = wait_box(w, target);
     if (rc)
