@@ -208,6 +208,9 @@ void fy_op_apply_basic(const struct fy_op *op, uint32_t basic, const void *in,
                        void *inout, MPI_Count n);
 /* Whether op is defined for dt (checked before any communication). */
 bool fy_op_valid_for(const struct fy_op *op, const struct fy_dtype *dt);
+/* Whether predefined element type b (FY_B_*) is one of C's or MPI's
+ * integer types (MPI's "C integer" class, MPI_AINT/OFFSET/COUNT too). */
+bool fy_basic_is_int(uint32_t b);
 /* Create a user op and give it a handle. Returns 0 or -ENOMEM. */
 int fy_op_create(MPI_User_function *fn, bool commute, struct fy_op **out);
 int fy_op_create_c(MPI_User_function_c *fn, bool commute, struct fy_op **out);

@@ -69,6 +69,11 @@ static unsigned basic_class(uint32_t b)
     }
 }
 
+bool fy_basic_is_int(uint32_t b)
+{
+    return basic_class(b) == CL_INT;
+}
+
 static unsigned op_classes(int code)
 {
     switch (code) {

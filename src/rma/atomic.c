@@ -57,24 +57,6 @@ enum elem_kind {
     K_CAS, /* anything else: compare-and-swap around the op's kernel */
 };
 
-/* clang-format off */
-static bool int_basic(uint32_t b)
-{
-    switch (b) {
-    case FY_B_CHAR: case FY_B_SIGNED_CHAR: case FY_B_UNSIGNED_CHAR:
-    case FY_B_SHORT: case FY_B_UNSIGNED_SHORT: case FY_B_INT:
-    case FY_B_UNSIGNED: case FY_B_LONG: case FY_B_UNSIGNED_LONG:
-    case FY_B_LONG_LONG: case FY_B_UNSIGNED_LONG_LONG: case FY_B_INT8:
-    case FY_B_INT16: case FY_B_INT32: case FY_B_INT64: case FY_B_UINT8:
-    case FY_B_UINT16: case FY_B_UINT32: case FY_B_UINT64: case FY_B_AINT:
-    case FY_B_OFFSET: case FY_B_COUNT:
-        return true;
-    default:
-        return false;
-    }
-}
-/* clang-format on */
-
 static enum elem_kind elem_kind(const struct fy_op *op, uint32_t b)
 {
     MPI_Op h = op->handle;
@@ -82,8 +64,8 @@ static enum elem_kind elem_kind(const struct fy_op *op, uint32_t b)
         return K_LOAD;
     if (h == MPI_REPLACE)
         return K_STORE;
-    bool bits = int_basic(b) || b == FY_B_BYTE;
-    if (h == MPI_SUM && int_basic(b))
+    bool bits = fy_basic_is_int(b) || b == FY_B_BYTE;
+    if (h == MPI_SUM && fy_basic_is_int(b))
         return K_ADD; /* two's complement: wraps like the kernel */
     if (h == MPI_BAND && bits)
         return K_AND;
