@@ -373,6 +373,17 @@ void fy_rma_am_progress(void)
 
 /* ---- creation ------------------------------------------------------------ */
 
+/* Free am and its buffers (any may be NULL). */
+static void am_release(struct fy_rma_am *am)
+{
+    free(am->rxbuf);
+    free(am->scratch);
+    free(am->err);
+    free(am->nsent);
+    free(am->nacked);
+    free(am);
+}
+
 int fy_rma_am_init(struct fy_rma_win *w)
 {
     struct fy_rma_am *am = calloc(1, sizeof(*am));
@@ -389,12 +400,7 @@ int fy_rma_am_init(struct fy_rma_win *w)
     if (am->rxbuf && am->scratch && am->err && am->nsent && am->nacked)
         rc = post_rx(am);
     if (rc) {
-        free(am->rxbuf);
-        free(am->scratch);
-        free(am->err);
-        free(am->nsent);
-        free(am->nacked);
-        free(am);
+        am_release(am);
         return rc;
     }
     w->am = am;
@@ -431,12 +437,7 @@ void fy_rma_am_free(struct fy_rma_win *w)
             fy_req_free(s->req);
             free(s);
         }
-    free(am->rxbuf);
-    free(am->scratch);
-    free(am->err);
-    free(am->nsent);
-    free(am->nacked);
-    free(am);
+    am_release(am);
     w->am = NULL;
 }
 
