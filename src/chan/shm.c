@@ -12,6 +12,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -429,6 +431,31 @@ void fy_chan_finalize(void)
  * wake pipe that rank published (its fd, opened once through /proc and
  * cached in pokefd[local]; -2 once it cannot be opened, and the rank then
  * sleeps at most 1 ms at a time). */
+/* One byte into a rank's wake pipe (EAGAIN: a byte waits already). A rank
+ * that has exited (finalize races with a last wake-up) closed the read
+ * end: the write then fails with EPIPE, and must not raise SIGPIPE in the
+ * application - a program killed by it after printing its result. So
+ * SIGPIPE is blocked in this thread for the write, and one it raised is
+ * taken back unless it was pending before. */
+static void poke_write(int fd)
+{
+    sigset_t pipe_set, old;
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+    sigset_t pending;
+    sigpending(&pending);
+    bool was_pending = sigismember(&pending, SIGPIPE);
+    char c = 1;
+    ssize_t k = write(fd, &c, 1);
+    if (k < 0 && errno == EPIPE && !was_pending) {
+        const struct timespec zero = {0, 0};
+        while (sigtimedwait(&pipe_set, NULL, &zero) < 0 && errno == EINTR)
+            ;
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
 void fy_chan_poke_pipe(int *pokefd, int local)
 {
     int fd = pokefd[local];
@@ -448,9 +475,6 @@ void fy_chan_poke_pipe(int *pokefd, int local)
         }
         pokefd[local] = fd;
     }
-    if (fd >= 0) {
-        char c = 1;
-        ssize_t k = write(fd, &c, 1); /* EAGAIN: a byte waits already */
-        (void)k;
-    }
+    if (fd >= 0)
+        poke_write(fd);
 }
