@@ -196,7 +196,7 @@ static void print_push_max(const char *proto)
 {
     const char *v = fy_env_str(FY_ENV_PUSH_MAX);
     printf("    %-20s %-26s %s\n", "FERRY_PUSH_MAX", v,
-           "auto: blocking sends pushed whole up to, too");
+           "auto: sends pushed whole up to (nonblocking: 2 per reply)");
     if (strcmp(v, "auto") || strcmp(proto, "auto"))
         return;
     if (fy_env_int(FY_ENV_NO_CMA) || strcmp(fy_env_str(FY_ENV_XFER), "auto")) {
@@ -238,8 +238,9 @@ static void print_protocols(long long fbox, long long eager)
     const char *proto = fy_tuned_str(FY_ENV_PROTO, &psrc);
     printf("  %-22s FERRY_PROTO = %s (%s): auto (write if offered, else "
            "rendezvous; blocking sends pushed whole up to the larger of "
-           "FERRY_AUTO_PUSH_MAX and FERRY_PUSH_MAX), pushpull, pushzero "
-           "(rendezvous) or pushall\n",
+           "FERRY_AUTO_PUSH_MAX and FERRY_PUSH_MAX, nonblocking ones up to "
+           "FERRY_PUSH_MAX while among the first two to a peer since its "
+           "last message), pushpull, pushzero (rendezvous) or pushall\n",
            above, proto, psrc);
     print_push_max(proto);
     print_size_setting("FERRY_BTP", FY_ENV_BTP,

@@ -42,6 +42,10 @@ struct fy_peer {
      * peer: an offer of the write protocol is valid only while the
      * sender's count equals the receiver's at offer time (write.c). */
     uint64_t msgs_sent, msgs_seen;
+    /* auto's push of nonblocking sends (push.c): sends decided since
+     * this peer's last message (msgs_seen was burst_seen then). */
+    uint64_t burst_seen;
+    uint32_t burst;
     /* Offers this peer made us (we are the sender), in posting order. */
     struct fy_offer *offer_head, *offer_tail;
     /* Push-Pull: the message whose pushed bytes are arriving from this

@@ -42,6 +42,9 @@
 #define PUSH_SYNC ((uint64_t)1 << 63)
 #define PUSH_BYTES_MASK (PUSH_SYNC - 1)
 
+/* auto: nonblocking sends to one peer pushed between its messages. */
+#define FY_PUSH_BURST 2
+
 static _Noreturn void bad_peer(int src, const char *what)
 {
     fy_fatal(1, "malformed push packet from rank %d (%s)", src, what);
@@ -56,11 +59,8 @@ uint64_t fy_push_bytes(uint64_t bytes)
     case FY_MODE_PUSHPULL:
         return FY_MIN(bytes, s->btp);
     default:
-        /* pushzero, and auto: on the machines measured so far (bench/
-         * README.md, "Early and late receivers") pushing costs two copies
-         * through cells, more than the notification it saves before the
-         * single-copy pull; `ferry-bench --tune` writes another choice
-         * into the tuning file where it measures one. */
+        /* pushzero; auto pushes a message whole or not at all
+         * (fy_push_auto), never part of it. */
         return 0;
     }
 }
@@ -81,15 +81,29 @@ bool fy_push_auto(const struct fy_req *r)
      * that finds no offer is pushed whole up to FERRY_AUTO_PUSH_MAX, or up
      * to the push crossover (FERRY_PUSH_MAX, measured at start-up: two
      * memcpy's through cells beat the call up to there) where that is
-     * larger, and completes at once. A nonblocking one costs its sender
-     * nothing while the receiver pulls its single copy, and streams of them
-     * run 2-4x faster by the rendezvous than pushed (bench/README.md, "The
-     * push crossover"); an early receiver named its source and got the
-     * write protocol: both take the rendezvous (Push-Zero). */
-    const struct fy_p2p_state *s = &fy_p2p;
-    uint64_t max = FY_MAX(s->auto_push_max, s->push_max);
-    return r->blocking && r->mode == FY_SEND_STANDARD &&
-           (uint64_t)r->bytes <= max;
+     * larger, and completes at once.
+     *
+     * A nonblocking one is pushed whole up to the crossover too while it
+     * is one of the first FY_PUSH_BURST sends to its peer since that peer
+     * last sent us a message: the request/reply shapes (a ping-pong, the
+     * seed's early and late receivers) then move their message in two
+     * memcpy's. A longer one-way stream keeps the rendezvous: there the
+     * single copy (shared by both ranks, split.c) moves more bytes per
+     * second than cells whose two copies cross cores, and the stream
+     * hides its latency anyway (bench/README.md, "Pushed nonblocking
+     * sends"). */
+    struct fy_p2p_state *s = &fy_p2p;
+    if (r->mode != FY_SEND_STANDARD)
+        return false;
+    uint64_t n = (uint64_t)r->bytes;
+    if (r->blocking)
+        return n <= FY_MAX(s->auto_push_max, s->push_max);
+    struct fy_peer *pe = &s->peers[r->wpeer];
+    if (pe->burst_seen != pe->msgs_seen) {
+        pe->burst_seen = pe->msgs_seen;
+        pe->burst = 0;
+    }
+    return pe->burst++ < FY_PUSH_BURST && n <= s->push_max;
 }
 
 int fy_proto_push_send(struct fy_req *r)

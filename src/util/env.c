@@ -104,7 +104,9 @@ struct fy_env_var fy_env[FY_ENV_COUNT] = {
                          "FERRY_PROTO=auto: a blocking send that finds no "
                          "receive buffer offered is pushed whole up to "
                          "this size too, where it exceeds "
-                         "FERRY_AUTO_PUSH_MAX; auto: the largest size at "
+                         "FERRY_AUTO_PUSH_MAX, and so is a nonblocking one "
+                         "among the first two to its peer since that "
+                         "peer's last message; auto: the largest size at "
                          "which two memcpy's beat one cma call, measured at "
                          "MPI_Init (up to a quarter of a rank's cells; 0 "
                          "where FERRY_XFER or FERRY_NO_CMA chose the "
@@ -150,9 +152,11 @@ struct fy_env_var fy_env[FY_ENV_COUNT] = {
                          "MPI_THREAD_MULTIPLE: fine (engine, object, "
                          "window and file locks; lock-free queries) or "
                          "global (one library lock for every call)"},
-    [FY_ENV_RECV_WRITE_MIN] = {"FERRY_RECV_WRITE_MIN", FY_ENV_SIZE, "8192",
+    [FY_ENV_RECV_WRITE_MIN] = {"FERRY_RECV_WRITE_MIN", FY_ENV_SIZE, "262144",
                                "smallest receive buffer offered to its "
-                               "sender for the write protocol"},
+                               "sender for the write protocol (default: "
+                               "above what auto pushes, at most 128 KiB "
+                               "with the default cells)"},
     [FY_ENV_BOOT] = {"FERRY_BOOT", FY_ENV_STRING, "auto",
                      "how the job starts: auto (from the launcher's "
                      "variables), ferry, pmi2, pmi1, pmix or singleton"},

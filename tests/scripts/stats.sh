@@ -6,10 +6,11 @@
 # Usage: stats.sh PROGRAM
 . "$(dirname "$0")/lib.sh"
 prog=$1
+args=
 [[ -x $prog ]] || mt_fail "usage: stats.sh PROGRAM"
 # Runs the program with FERRY_STATS=1, cma, and the settings given.
 run() {
-    out=$(env FERRY_STATS=1 FERRY_XFER=cma FERRY_XFER_REQUIRE=1 "$@" $MT_MPIEXEC -n 2 "$prog" 2>&1)
+    out=$(env FERRY_STATS=1 FERRY_XFER=cma FERRY_XFER_REQUIRE=1 "$@" $MT_MPIEXEC -n 2 "$prog" $args 2>&1)
     rc=$?
 }
 # 1. The plain rendezvous, no write protocol.
@@ -92,4 +93,26 @@ run FERRY_PUSH_MAX=lots
 [[ $rc != 0 ]] || mt_fail "FERRY_PUSH_MAX=lots: the job should fail"
 grep -q "FERRY_PUSH_MAX='lots': expected auto or a size" <<<"$out" ||
     { echo "$out"; mt_fail "FERRY_PUSH_MAX=lots: no clear error"; }
+# 5. auto pushes a nonblocking send whole (up to FERRY_PUSH_MAX) while it
+# is one of the first two sends to its peer since that peer's last
+# message: of rank 0's stream of four 32 KiB Isends two are pushed and two
+# take the rendezvous, and so does its first ping, which follows the stream
+# with nothing from rank 1 in between; the ping-pong's five other sends are
+# pushed.
+args=burst
+run FERRY_PUSH_MAX=128K
+[[ $rc == 0 ]] || { echo "$out"; mt_fail "the job failed (burst)"; }
+echo "$out" | grep -E "rank=[01] proto=(pushed|rndv_get|write)"
+[[ $(val proto=pushed msgs) == 4 && $(val proto=pushed bytes) == $((4 * 32768)) ]] ||
+    mt_fail "burst: rank 1 should receive 4 pushed messages (2 streamed, 2 pings)"
+[[ $(val proto=rndv_get msgs) == 3 ]] ||
+    mt_fail "burst: the stream's last 2 and the first ping take the rendezvous"
+[[ $(r0 proto=pushed msgs) == 3 ]] || mt_fail "burst: rank 0 should receive 3 pushed replies"
+[[ $(val proto=write msgs) == 0 ]] || mt_fail "burst: 32 KiB receives are below FERRY_RECV_WRITE_MIN"
+# FERRY_PUSH_MAX=0: nonblocking sends are never pushed
+run FERRY_PUSH_MAX=0
+[[ $rc == 0 ]] || { echo "$out"; mt_fail "the job failed (burst, FERRY_PUSH_MAX=0)"; }
+[[ $(val proto=pushed msgs) == 0 && $(val proto=rndv_get msgs) == 7 ]] ||
+    mt_fail "burst, FERRY_PUSH_MAX=0: all 7 of rank 1's take the rendezvous"
+
 echo "stats: OK"
