@@ -183,6 +183,9 @@ static MPI_Datatype cvar_type(const struct fy_env_var *v)
     return MPI_LONG_LONG;
 }
 
+/* Room for a writable string setting (FERRY_PROTO), its NUL included. */
+#define FY_CVAR_STR_MAX 32
+
 /* A string setting's value ("" when unset and without a default). */
 static const char *cvar_string(int index)
 {
@@ -221,9 +224,11 @@ FY_API int PMPI_T_cvar_get_info(int cvar_index, char *name, int *name_len,
         *enumtype = MPI_T_ENUM_NULL;
     if (bind)
         *bind = MPI_T_BIND_NO_OBJECT;
-    /* Read once at MPI_Init, never written through MPI_T. */
+    /* Read once at MPI_Init; the protocol choices may then be written
+     * (per process: the receiver copes with whatever its sender picks). */
     if (scope)
-        *scope = MPI_T_SCOPE_READONLY;
+        *scope = fy_proto_setting_writable(cvar_index) ? MPI_T_SCOPE_LOCAL
+                                                       : MPI_T_SCOPE_READONLY;
     return MPI_SUCCESS;
 }
 FY_ALIAS(MPI_T_cvar_get_info)
@@ -257,9 +262,12 @@ FY_API int PMPI_T_cvar_handle_alloc(int cvar_index, void *obj_handle,
     if (!h)
         return MPI_T_ERR_MEMORY;
     h->index = cvar_index;
-    h->count = fy_env[cvar_index].type == FY_ENV_STRING
-                   ? (int)strlen(cvar_string(cvar_index)) + 1
-                   : 1;
+    /* A string that may be written holds any of its values (FERRY_PROTO:
+     * the longest is 9 bytes with its NUL). */
+    h->count = fy_env[cvar_index].type != FY_ENV_STRING ? 1
+               : fy_proto_setting_writable(cvar_index)
+                   ? FY_CVAR_STR_MAX
+                   : (int)strlen(cvar_string(cvar_index)) + 1;
     h->next = s_cvar_handles;
     s_cvar_handles = h;
     *handle = h;
@@ -305,6 +313,22 @@ FY_API int PMPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf)
     if (!buf)
         return MPI_T_ERR_INVALID;
     const struct fy_env_var *v = &fy_env[h->index];
+    long long num = 0;
+    const char *str = NULL;
+    if (fy_mpi_state == 1 && fy_proto_setting_writable(h->index) &&
+        !fy_proto_setting_read(h->index, &num, &str)) {
+        /* The value in force, written through MPI_T or not. */
+        if (v->type == FY_ENV_STRING) {
+            int len = h->count;
+            put_string(str, buf, &len);
+        } else if (v->type == FY_ENV_BOOL) {
+            int b = num != 0;
+            memcpy(buf, &b, sizeof(b));
+        } else {
+            memcpy(buf, &num, sizeof(num));
+        }
+        return MPI_SUCCESS;
+    }
     switch (v->type) {
     case FY_ENV_BOOL: {
         int b = fy_env_int((enum fy_env_id)h->index) != 0;
@@ -331,16 +355,42 @@ FY_API int PMPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf)
 }
 FY_ALIAS(MPI_T_cvar_read)
 
-/* Every setting is read once, at MPI_Init, and is MPI_T_SCOPE_READONLY:
- * it can never be set through MPI_T (set the environment variable). */
+/* Every setting is read once, at MPI_Init. Most are MPI_T_SCOPE_READONLY
+ * and can never be set through MPI_T (set the environment variable); the
+ * protocol choices (fy_proto_setting_writable) can, between MPI_Init and
+ * MPI_Finalize, and apply to what is started after the write. */
 FY_API int PMPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf)
 {
     FY_MT_ENTER();
-    (void)buf;
     CHECK_T_INIT();
-    if (!cvar_handle_find(handle, NULL))
+    struct MPIR_T_cvar_handle_s *h = cvar_handle_find(handle, NULL);
+    if (!h)
         return MPI_T_ERR_INVALID_HANDLE;
-    return MPI_T_ERR_CVAR_SET_NEVER;
+    if (!fy_proto_setting_writable(h->index))
+        return MPI_T_ERR_CVAR_SET_NEVER;
+    if (fy_mpi_state != 1)
+        return MPI_T_ERR_CVAR_SET_NOT_NOW;
+    if (!buf)
+        return MPI_T_ERR_INVALID;
+    const struct fy_env_var *v = &fy_env[h->index];
+    long long num = 0;
+    char str[FY_CVAR_STR_MAX] = "";
+    if (v->type == FY_ENV_STRING) {
+        /* A C string: at most the handle's count with its NUL. */
+        size_t n = strnlen(buf, sizeof(str));
+        if (n == sizeof(str))
+            return MPI_T_ERR_INVALID;
+        memcpy(str, buf, n + 1);
+    } else if (v->type == FY_ENV_BOOL) {
+        int b;
+        memcpy(&b, buf, sizeof(b));
+        num = b;
+    } else {
+        memcpy(&num, buf, sizeof(num));
+    }
+    if (fy_proto_setting_write(h->index, num, str))
+        return MPI_T_ERR_INVALID;
+    return MPI_SUCCESS;
 }
 FY_ALIAS(MPI_T_cvar_write)
 

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* The protocol table, its choice per message, and the counters (see
  * proto.h). */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "p2p/p2p_impl.h"
 #include "proto/proto.h"
+#include "util/tuning.h"
 #include "xfer/pin.h"
 
 const struct fy_proto_ops fy_protos[FY_PROTO_COUNT] = {
@@ -191,4 +193,70 @@ void fy_proto_stats_print(int rank)
                 rank, fy_chan.net->name, (unsigned long long)net->msgs,
                 (unsigned long long)net->bytes);
     fy_pin_stats_print_all(rank); /* pin-down caches that were used */
+}
+
+/* ---- settings a running program may change (MPI_T cvar_write) ---------- */
+
+bool fy_proto_setting_writable(int id)
+{
+    return id == FY_ENV_PROTO || id == FY_ENV_BTP || id == FY_ENV_RECV_WRITE ||
+           id == FY_ENV_RECV_WRITE_MIN;
+}
+
+/* The values are fy_p2p's; each is read where a send picks its protocol
+ * or a receive decides to offer its buffer, so a change applies to the
+ * sends and receives started after it, and a message in flight finishes
+ * the way it started (its packets carry what the receiver needs). */
+int fy_proto_setting_read(int id, long long *num, const char **str)
+{
+    struct fy_p2p_state *s = &fy_p2p;
+    switch (id) {
+    case FY_ENV_PROTO:
+        *str = fy_proto_mode_names[s->proto_mode];
+        return 0;
+    case FY_ENV_BTP:
+        *num = (long long)s->btp;
+        return 0;
+    case FY_ENV_RECV_WRITE:
+        *num = s->recv_write;
+        return 0;
+    case FY_ENV_RECV_WRITE_MIN:
+        *num = (long long)s->write_min;
+        return 0;
+    default:
+        return -EINVAL;
+    }
+}
+
+int fy_proto_setting_write(int id, long long num, const char *str)
+{
+    struct fy_p2p_state *s = &fy_p2p;
+    switch (id) {
+    case FY_ENV_PROTO: {
+        int m = str ? fy_proto_mode_parse(str) : -1;
+        if (m < 0)
+            return -EINVAL;
+        s->proto_mode = m;
+        return 0;
+    }
+    case FY_ENV_BTP:
+        /* BTP(1) is part of BTP: never below it; the tuning file's bound. */
+        if (num < 0 || (uint64_t)num > FY_TUNING_BTP_MAX ||
+            (s->btp1 && (uint64_t)num < s->btp1))
+            return -EINVAL;
+        s->btp = (uint64_t)num;
+        return 0;
+    case FY_ENV_RECV_WRITE:
+        if (num != 0 && num != 1)
+            return -EINVAL;
+        s->recv_write = num != 0;
+        return 0;
+    case FY_ENV_RECV_WRITE_MIN:
+        if (num < 0)
+            return -EINVAL;
+        s->write_min = (uint64_t)num;
+        return 0;
+    default:
+        return -EINVAL;
+    }
 }

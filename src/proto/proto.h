@@ -139,7 +139,8 @@ void fy_push_sent(struct fy_req *r, uint32_t type);
 /* How many bytes of a message of 'bytes' the sender pushes, and of those
  * how many travel in the first packet (BTP(1)). */
 uint64_t fy_push_bytes(uint64_t bytes);
-/* FERRY_PROTO=auto: whether send r (no offer waiting) is pushed whole. */
+/* FERRY_PROTO=auto: whether send r (no offer waiting) is pushed whole
+ * (counts r in its peer's burst of nonblocking sends). */
 bool fy_push_auto(const struct fy_req *r);
 /* FERRY_PUSH_MAX=auto measures up to a quarter of a rank's cells rounded
  * down to a power of two (128 KiB with the default cells: at most 1/8 of
@@ -236,5 +237,15 @@ int fy_proto_pvars(const struct fy_pvar **out);
  * shown), "ferry-stats rank=<r> <group>=<name> msgs=<n> bytes=<n>", to
  * stderr. */
 void fy_proto_stats_print(int rank);
+
+/* MPI_T control variables a running program may write (FERRY_PROTO,
+ * FERRY_BTP, FERRY_RECV_WRITE, FERRY_RECV_WRITE_MIN; ids are enum
+ * fy_env_id): whether id is one; its value in force (a string for
+ * FERRY_PROTO, else *num); set it (checked: -EINVAL when out of range,
+ * nothing changed). A change applies to sends and receives started after
+ * it. Only between MPI_Init and MPI_Finalize. */
+bool fy_proto_setting_writable(int id);
+int fy_proto_setting_read(int id, long long *num, const char **str);
+int fy_proto_setting_write(int id, long long num, const char *str);
 
 #endif /* FY_PROTO_H */

@@ -68,7 +68,12 @@ static void check_cvars(void)
         MT_EQ(name_len, strlen(name) + 1, "name_len counts the NUL");
         MT_CHECK(desc_len > 1, "cvar %s has a description", name);
         MT_EQ(bind, MPI_T_BIND_NO_OBJECT, "cvar bind");
-        MT_EQ(scope, MPI_T_SCOPE_READONLY, "cvar scope");
+        int writable = !strcmp(name, "FERRY_PROTO") ||
+                       !strcmp(name, "FERRY_BTP") ||
+                       !strcmp(name, "FERRY_RECV_WRITE") ||
+                       !strcmp(name, "FERRY_RECV_WRITE_MIN");
+        MT_CHECK(scope == (writable ? MPI_T_SCOPE_LOCAL : MPI_T_SCOPE_READONLY),
+                 "cvar %s scope %d", name, scope);
         MT_CHECK(en == MPI_T_ENUM_NULL, "cvar %s: no enumeration", name);
         MT_CHECK(dt == MPI_LONG_LONG || dt == MPI_INT || dt == MPI_CHAR,
                  "cvar %s datatype", name);
@@ -94,7 +99,7 @@ static void check_cvars(void)
         MT_EQ(eager, atoll(env), "FERRY_EAGER_MAX from the environment");
     else
         MT_CHECK(eager > 0, "FERRY_EAGER_MAX is %lld", eager);
-    /* Settings are read at MPI_Init: never written through MPI_T. */
+    /* Settings are read at MPI_Init: most never written through MPI_T. */
     long long two = 2;
     T_RC(MPI_T_cvar_write(h, &two), MPI_T_ERR_CVAR_SET_NEVER);
     T_OK(MPI_T_cvar_handle_free(&h));
@@ -192,6 +197,82 @@ static int check_pvar_infos(void)
     return n;
 }
 
+/* The protocol choices a running program may write (scope LOCAL): not
+ * before MPI_Init or after MPI_Finalize ('live' 0), read back as written,
+ * bad values refused with nothing changed; FERRY_PROTO=pushall written on
+ * rank 0 makes its next 64 KiB send to rank 1 a pushed one (rank 1 counts
+ * it in ferry_pushed_msgs), and writing back the old value restores it. */
+static void check_cvar_write(int live)
+{
+    int idx, count;
+    MPI_T_cvar_handle hp, hb, hw;
+    T_OK(MPI_T_cvar_get_index("FERRY_PROTO", &idx));
+    T_OK(MPI_T_cvar_handle_alloc(idx, NULL, &hp, &count));
+    MT_CHECK(count >= 9, "FERRY_PROTO count %d holds \"pushzero\"", count);
+    T_OK(MPI_T_cvar_get_index("FERRY_BTP", &idx));
+    T_OK(MPI_T_cvar_handle_alloc(idx, NULL, &hb, &count));
+    T_OK(MPI_T_cvar_get_index("FERRY_RECV_WRITE", &idx));
+    T_OK(MPI_T_cvar_handle_alloc(idx, NULL, &hw, &count));
+    char old[32], now[32];
+    T_OK(MPI_T_cvar_read(hp, old));
+    long long btp0, btp;
+    T_OK(MPI_T_cvar_read(hb, &btp0));
+    if (!live) {
+        T_RC(MPI_T_cvar_write(hp, "pushall"), MPI_T_ERR_CVAR_SET_NOT_NOW);
+        T_OK(MPI_T_cvar_read(hp, now));
+        MT_CHECK(!strcmp(now, old), "FERRY_PROTO unchanged: '%s'", now);
+    } else {
+        long long v = 4096;
+        T_OK(MPI_T_cvar_write(hb, &v));
+        T_OK(MPI_T_cvar_read(hb, &btp));
+        MT_EQ(btp, 4096, "FERRY_BTP as written");
+        v = -1;
+        T_RC(MPI_T_cvar_write(hb, &v), MPI_T_ERR_INVALID);
+        v = 1LL << 40;
+        T_RC(MPI_T_cvar_write(hb, &v), MPI_T_ERR_INVALID);
+        T_OK(MPI_T_cvar_read(hb, &btp));
+        MT_EQ(btp, 4096, "FERRY_BTP kept after bad writes");
+        T_OK(MPI_T_cvar_write(hb, &btp0));
+        int two = 2;
+        T_RC(MPI_T_cvar_write(hw, &two), MPI_T_ERR_INVALID);
+        T_RC(MPI_T_cvar_write(hp, "fastest"), MPI_T_ERR_INVALID);
+        T_RC(MPI_T_cvar_write(hp, NULL), MPI_T_ERR_INVALID);
+        T_OK(MPI_T_cvar_read(hp, now));
+        MT_CHECK(!strcmp(now, old), "FERRY_PROTO kept: '%s'", now);
+        if (mt_size >= 2 && mt_rank <= 1) {
+            MPI_T_pvar_session ses;
+            MPI_T_pvar_handle hpush;
+            T_OK(MPI_T_pvar_session_create(&ses));
+            T_OK(MPI_T_pvar_handle_alloc(ses, pvar_index("ferry_pushed_msgs"),
+                                         NULL, &hpush, &count));
+            unsigned long long p0 = pvar_read(ses, hpush);
+            unsigned char *m = mt_malloc(BIG);
+            if (mt_rank == 0) {
+                T_OK(MPI_T_cvar_write(hp, "pushall"));
+                T_OK(MPI_T_cvar_read(hp, now));
+                MT_CHECK(!strcmp(now, "pushall"), "FERRY_PROTO is '%s'", now);
+                mt_fill(m, BIG, 5);
+                MT_MPI(MPI_Send(m, BIG, MPI_BYTE, 1, 5, MPI_COMM_WORLD));
+                T_OK(MPI_T_cvar_write(hp, old));
+            } else {
+                MT_MPI(MPI_Recv(m, BIG, MPI_BYTE, 0, 5, MPI_COMM_WORLD,
+                                MPI_STATUS_IGNORE));
+                MT_VERIFY(m, BIG, 5, "64 KiB message pushed");
+                MT_EQ(pvar_read(ses, hpush) - p0, 1,
+                      "the 64 KiB message was pushed (FERRY_PROTO written)");
+            }
+            free(m);
+            T_OK(MPI_T_pvar_handle_free(ses, &hpush));
+            T_OK(MPI_T_pvar_session_free(&ses));
+        }
+        T_OK(MPI_T_cvar_read(hp, now));
+        MT_CHECK(!strcmp(now, old), "FERRY_PROTO back to '%s'", old);
+    }
+    T_OK(MPI_T_cvar_handle_free(&hp));
+    T_OK(MPI_T_cvar_handle_free(&hb));
+    T_OK(MPI_T_cvar_handle_free(&hw));
+}
+
 static void check_categories(int ncvars, int npvars)
 {
     int n = 0, idx = -1, nc, np, ncat;
@@ -240,6 +321,7 @@ int main(int argc, char **argv)
 
     /* Before MPI_Init: the settings and counters (all zero) are there. */
     check_cvars();
+    check_cvar_write(0);
     int ncvars;
     T_OK(MPI_T_cvar_get_num(&ncvars));
     int npvars = check_pvar_infos();
@@ -259,6 +341,7 @@ int main(int argc, char **argv)
     MT_CHECK(provided >= MPI_THREAD_SINGLE && provided <= MPI_THREAD_MULTIPLE,
              "provided %d", provided);
     check_cvars();
+    check_cvar_write(1);
 
     /* Session a: the mailbox, self, and every protocol's message count
      * (ferry_<proto>_msgs, not the per-mechanism ferry_xfer_*). Session
@@ -414,6 +497,7 @@ int main(int argc, char **argv)
                                  &self_a, &count));
     MT_CHECK(pvar_read(a, self_a) >= 1, "self count after MPI_Finalize");
     check_cvars();
+    check_cvar_write(0);
     T_OK(MPI_T_finalize());
     return 0;
 }
