@@ -54,7 +54,7 @@ static const struct {
     {"push-all", LAB_PROTO_PUSHALL, 0, true, true,
      "FERRY_PROTO=pushall;FERRY_RECV_WRITE=0"},
     {"write", LAB_PROTO_WRITE, 0, true, true,
-     "FERRY_PROTO=pushzero;FERRY_RECV_WRITE=1"},
+     "FERRY_PROTO=pushzero;FERRY_RECV_WRITE=1;FERRY_RECV_WRITE_MIN=8192"},
 };
 
 /* Variables a setting controls, and the launcher's own (a job started
@@ -177,13 +177,28 @@ int lab_run_mpi(const char *mpiexec, int np, char *const *args, const char *env,
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-/* One bench_earlylate job of 2 ranks. */
-static int run_job(const char *mpiexec, const char *prog, const char *env,
-                   const char *tuning, bool quick, char **out, char *err,
-                   size_t errlen)
+/* One bench_earlylate job of 2 ranks that runs every setting, interleaved
+ * by iteration (--setting LABEL:ENV each: the library's protocol choices
+ * are MPI_T control variables it may write at run time), so that drift of
+ * the machine's speed - on a shared VM it changes from second to second -
+ * falls on every setting alike. */
+static int run_job(const char *mpiexec, const char *prog,
+                   const struct lab_proto_res *P, const char *tuning,
+                   bool quick, char **out, char *err, size_t errlen)
 {
-    char *args[] = {(char *)prog, quick ? "--quick" : NULL, NULL};
-    return lab_run_mpi(mpiexec, 2, args, env, tuning, quick ? 60 : 180, out,
+    static char spec[LAB_PROTO_MAX][200];
+    char *args[2 + 2 * LAB_PROTO_MAX + 1];
+    int n = 0;
+    args[n++] = (char *)prog;
+    if (quick)
+        args[n++] = "--quick";
+    for (int i = 0; i < P->nset; i++) {
+        snprintf(spec[i], sizeof(spec[i]), "%s:%s", P->label[i], P->env[i]);
+        args[n++] = "--setting";
+        args[n++] = spec[i];
+    }
+    args[n] = NULL;
+    return lab_run_mpi(mpiexec, 2, args, "", tuning, quick ? 300 : 900, out,
                        err, errlen);
 }
 
@@ -200,13 +215,23 @@ static int size_index(struct lab_proto_res *P, size_t size)
     return P->nsizes++;
 }
 
-/* The CSV rows of one job into repeat rep. Returns rows read. */
-static int parse_rows(struct lab_proto_res *P, int s, int rep, char *text,
+/* The CSV rows of one job into repeat rep (each row starts with its
+ * setting's label). Returns rows read. */
+static int parse_rows(struct lab_proto_res *P, int rep, char *text,
                       bool *verified)
 {
     int rows = 0;
     for (char *save = NULL, *line = strtok_r(text, "\n", &save); line;
          line = strtok_r(NULL, "\n", &save)) {
+        int s = -1;
+        for (int i = 0; i < P->nset && s < 0; i++) {
+            size_t n = strlen(P->label[i]);
+            if (!strncmp(line, P->label[i], n) && line[n] == ',')
+                s = i;
+        }
+        if (s < 0)
+            continue;
+        line += strlen(P->label[s]) + 1;
         char mode[8];
         size_t size;
         int iters, ver;
@@ -424,26 +449,25 @@ void lab_exp_protocols(struct lab *L)
     P->verified = true;
     uint64_t t0 = lab_now_ns();
     /* Repeats outermost: a slow spell of the machine hits every setting. */
-    for (int rep = 0; rep < P->repeats; rep++)
-        for (int i = 0; i < P->nset; i++) {
-            lab_progress(L, "protocols: %s, run %d/%d", P->label[i], rep + 1,
-                         P->repeats);
-            char *out = NULL, err[300];
-            int rc = run_job(mpiexec, prog, P->env[i], tuning, quick, &out, err,
-                             sizeof(err));
-            P->jobs++;
-            int rows = 0;
-            if (out)
-                rows = parse_rows(P, i, rep, out, &P->verified);
-            free(out);
-            if (rc != 0 || rows == 0) {
-                P->failed++;
-                if (!P->fail[0])
-                    snprintf(P->fail, sizeof(P->fail),
-                             "%.23s: exit %d, %d rows: %.300s", P->label[i], rc,
-                             rows, err);
-            }
+    for (int rep = 0; rep < P->repeats; rep++) {
+        lab_progress(L, "protocols: %d settings interleaved, run %d/%d",
+                     P->nset, rep + 1, P->repeats);
+        char *out = NULL, err[300];
+        int rc =
+            run_job(mpiexec, prog, P, tuning, quick, &out, err, sizeof(err));
+        P->jobs++;
+        int rows = 0;
+        if (out)
+            rows = parse_rows(P, rep, out, &P->verified);
+        free(out);
+        if (rc != 0 || rows == 0) {
+            P->failed++;
+            if (!P->fail[0])
+                snprintf(P->fail, sizeof(P->fail),
+                         "run %d: exit %d, %d rows: %.300s", rep + 1, rc, rows,
+                         err);
         }
+    }
     unlink(tuning);
     P->seconds = (double)(lab_now_ns() - t0) / 1e9;
     for (int i = 0; i < P->nset; i++)
@@ -699,14 +723,18 @@ void lab_proto_write_md(FILE *f)
     }
     fprintf(f,
             "`bench_earlylate` (bench/earlylate.c, the seed's Fig. 5) ran as "
-            "a 2-rank job under Ferry's `mpiexec` for each setting below, "
-            "the setting in the job's environment, %d time%s each "
-            "(%d jobs, %d failed; %.0f s). Ping: barrier; t0; compute x; "
-            "MPI_Send; compute y; MPI_Recv. Pong: barrier; compute y; "
-            "MPI_Recv; compute x; MPI_Send. Early receiver: x = %.0f us, y = "
+            "a 2-rank job under Ferry's `mpiexec` %d time%s (%d jobs, %d "
+            "failed; %.0f s), each job running every setting below, "
+            "interleaved by iteration: before iteration i both ranks write "
+            "setting i mod n through MPI_T control variables, so the "
+            "machine's drift falls on every setting alike. Ping: barrier; "
+            "t0; compute x; MPI_Isend; compute y; MPI_Recv; MPI_Wait. Pong: "
+            "barrier; compute y; MPI_Recv; compute x; MPI_Isend; MPI_Wait. "
+            "Early receiver: x = %.0f us, y = "
             "%.0f us (pong waits in its receive before ping sends). Late "
             "receiver: x = %.0f us, y = x + 20 us + 3 times the size's plain "
-            "one-way time (the message has arrived, whole, before pong "
+            "one-way time under the slowest setting (the message has "
+            "arrived, whole, before pong "
             "receives). Figures are comm = t minus the computation on the "
             "critical path as it was timed (early: ping's x + pong's x; "
             "late: pong's y + pong's x), in us: the median over iterations, "
@@ -725,7 +753,8 @@ void lab_proto_write_md(FILE *f)
           "N` FERRY_PROTO=pushpull FERRY_BTP=N; `push-all` "
           "FERRY_PROTO=pushall; all of them with FERRY_RECV_WRITE=0. "
           "`write` is seed 002's receiver-initiated write "
-          "(FERRY_RECV_WRITE=1, receive buffers from FERRY_RECV_WRITE_MIN) "
+          "(FERRY_RECV_WRITE=1, receive buffers from 8 KiB offered: "
+          "FERRY_RECV_WRITE_MIN=8192) "
           "over push-zero. "
           "**If the library in this build does not implement these "
           "settings yet, every column is the same code measured again and "
@@ -735,10 +764,10 @@ void lab_proto_write_md(FILE *f)
     md_table(f, P, 0, false);
     fputs("\n### Late receiver (seed Fig. 6, right): comm, us\n\n", f);
     md_table(f, P, 1, false);
-    fputs("\nWith a blocking `MPI_Send`, a sender whose message is not "
-          "wholly pushed waits for the late receiver: from the size where "
-          "a setting stops pushing everything, its late figure includes "
-          "pong's lateness (about y - x).\n\n",
+    fputs("\nThe sends are nonblocking, completed after the receive (the "
+          "seed's pp_send returns once the pushed part has left), so a "
+          "late receiver's lateness is not in a rendezvous sender's "
+          "figure.\n\n",
           f);
     fputs("### BTP sweep (seed Fig. 3): comm, us, late receiver\n\n", f);
     md_table(f, P, 1, true);
