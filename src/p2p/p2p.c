@@ -463,6 +463,13 @@ void fy_p2p_send_fin(int peer, uint64_t cookie)
 static void on_message(const struct fy_pkt *p)
 {
     struct fy_req *r = fy_p2p_posted_take(p->src, p->tag, p->ctx);
+    if (r && r == fy_p2p.fresh_post) {
+        /* It arrived before its receive was posted (fy_p2p_irecv), though
+         * it was handed up after: unexpected, straight into the buffer. */
+        fy_proto_stats.unexpected++;
+        fy_protos[fy_proto_of_pkt(p->type)].matched(r, p);
+        return;
+    }
     if (r) {
         if (r->peer >= 0) {
             fy_proto_stats.early_direct++;
@@ -773,13 +780,22 @@ int fy_p2p_irecv(void *buf, MPI_Count count, struct fy_dtype *dt, int src,
         complete_proc_null(r);
         return 0;
     }
-    /* Drain what has arrived first, so the unexpected queue is current and
-     * order with respect to earlier arrivals is kept. */
-    fy_progress();
+    /* Messages already handed up are older than those still in the
+     * channel (pair order): match those first. Then post r and take what
+     * has arrived: a message still in the channel that matches r goes
+     * straight into r's buffer (a pushed or eager one without the copy
+     * through an unexpected entry), as MPI allows - r is the oldest
+     * posted receive it matches. */
     if (!match_unexpected(r)) {
         posted_append(r);
         if (fy_p2p.recv_write)
             fy_write_posted(r);
+        struct fy_req *outer = fy_p2p.fresh_post;
+        fy_p2p.fresh_post = r;
+        fy_progress();
+        fy_p2p.fresh_post = outer;
+    } else {
+        fy_progress();
     }
     return 0;
 }

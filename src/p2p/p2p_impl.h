@@ -126,10 +126,13 @@ struct fy_p2p_state {
     uint64_t push_buf;      /* pushed bytes kept for unexpected messages */
     uint64_t push_used;     /* of which in use */
     bool recv_write;        /* write protocol on */
-    uint64_t write_min;     /* smallest buffer offered */
-    int nout;               /* peers with deferred packets */
-    int ntx;                /* pipelined sends in flight */
-    int nrx;                /* pipelined receives in flight */
+    /* The receive fy_p2p_irecv just posted, while it drains what had
+     * arrived before it (those messages count as unexpected). */
+    struct fy_req *fresh_post;
+    uint64_t write_min; /* smallest buffer offered */
+    int nout;           /* peers with deferred packets */
+    int ntx;            /* pipelined sends in flight */
+    int nrx;            /* pipelined receives in flight */
 };
 
 extern struct fy_p2p_state fy_p2p;
