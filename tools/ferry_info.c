@@ -236,7 +236,8 @@ static void print_protocols(long long fbox, long long eager)
     snprintf(above, sizeof(above), "above %lld B", eager);
     const char *psrc;
     const char *proto = fy_tuned_str(FY_ENV_PROTO, &psrc);
-    printf("  %-22s FERRY_PROTO = %s (%s): auto (write if offered, else "
+    printf("  %-22s FERRY_PROTO = %s (%s): auto (write if offered to a "
+           "blocking send, else "
            "rendezvous; blocking sends pushed whole up to the larger of "
            "FERRY_AUTO_PUSH_MAX and FERRY_PUSH_MAX, nonblocking ones up to "
            "FERRY_PUSH_MAX while among the first two to a peer since its "

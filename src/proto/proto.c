@@ -45,8 +45,13 @@ enum fy_proto fy_proto_pick(struct fy_req *r)
     if (r->wpeer == s->me)
         return FY_PROTO_SELF;
     /* An offer that matches wins at any size: the bytes go straight into
-     * the receive buffer (write.c says when one is valid). */
-    if (FY_UNLIKELY(s->peers[r->wpeer].offer_head) && fy_write_offer_for(r))
+     * the receive buffer (write.c says when one is valid). Under auto only
+     * for a blocking send, whose sender would wait anyway: a nonblocking
+     * one returns at once and leaves the copy to the receiver that is
+     * waiting for it (the rendezvous), instead of making the copy inside
+     * MPI_Isend (bench/README.md, "Offers and nonblocking sends"). */
+    if (FY_UNLIKELY(s->peers[r->wpeer].offer_head) &&
+        (r->blocking || s->proto_mode != FY_MODE_AUTO) && fy_write_offer_for(r))
         return FY_PROTO_WRITE;
     if ((uint64_t)r->bytes <= s->eager_max)
         return FY_PROTO_EAGER;
