@@ -49,7 +49,8 @@ enum fy_proto fy_proto_pick(struct fy_req *r)
      * for a blocking send, whose sender would wait anyway: a nonblocking
      * one returns at once and leaves the copy to the receiver that is
      * waiting for it (the rendezvous), instead of making the copy inside
-     * MPI_Isend (bench/README.md, "Offers and nonblocking sends"). */
+     * MPI_Isend (bench/README.md, "Interleaved settings, auto's nonblocking
+     * push"). */
     if (FY_UNLIKELY(s->peers[r->wpeer].offer_head) &&
         (r->blocking || s->proto_mode != FY_MODE_AUTO) && fy_write_offer_for(r))
         return FY_PROTO_WRITE;

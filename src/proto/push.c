@@ -90,8 +90,8 @@ bool fy_push_auto(const struct fy_req *r)
      * memcpy's. A longer one-way stream keeps the rendezvous: there the
      * single copy (shared by both ranks, split.c) moves more bytes per
      * second than cells whose two copies cross cores, and the stream
-     * hides its latency anyway (bench/README.md, "Pushed nonblocking
-     * sends"). */
+     * hides its latency anyway (bench/README.md, "Interleaved settings,
+     * auto's nonblocking push"). */
     struct fy_p2p_state *s = &fy_p2p;
     if (r->mode != FY_SEND_STANDARD)
         return false;
