@@ -215,11 +215,12 @@ int fy_coll_reduce_scatter_block(const void *sbuf, void *rbuf, MPI_Count count,
                                  struct fy_dtype *dt, struct fy_op *op,
                                  struct fy_comm *c, struct fy_sched **nb)
 {
-    if (!nb) {
-        int rc = fy_coll_shm_reduce_scatter_block(sbuf, rbuf, count, dt, op, c);
-        if (rc != FY_COLL_SHM_NO)
-            return rc;
-    }
+    int rc =
+        nb ? fy_coll_shm_ireduce_scatter(sbuf, rbuf, FY_VEC_NONE, count, dt, op,
+                                         c, nb)
+           : fy_coll_shm_reduce_scatter_block(sbuf, rbuf, count, dt, op, c);
+    if (rc != FY_COLL_SHM_NO)
+        return rc;
     struct fy_coll_layout l = {.count = count, .dt = dt};
     return fy_coll_reduce_scatter_common(sbuf, rbuf, count * c->size, &l, count,
                                          dt, op, c, nb);
@@ -230,11 +231,11 @@ int fy_coll_reduce_scatter(const void *sbuf, void *rbuf,
                            struct fy_op *op, struct fy_comm *c,
                            struct fy_sched **nb)
 {
-    if (!nb) {
-        int rc = fy_coll_shm_reduce_scatter(sbuf, rbuf, rcounts, dt, op, c);
-        if (rc != FY_COLL_SHM_NO)
-            return rc;
-    }
+    int rc =
+        nb ? fy_coll_shm_ireduce_scatter(sbuf, rbuf, rcounts, 0, dt, op, c, nb)
+           : fy_coll_shm_reduce_scatter(sbuf, rbuf, rcounts, dt, op, c);
+    if (rc != FY_COLL_SHM_NO)
+        return rc;
     /* Only needed while building: block addresses are fixed then. */
     MPI_Aint *displs = malloc((size_t)c->size * sizeof(*displs));
     if (!displs) {
@@ -250,7 +251,7 @@ int fy_coll_reduce_scatter(const void *sbuf, void *rbuf,
     }
     struct fy_coll_layout l = {
         .counts = rcounts, .displs = fy_vec_wide(displs), .dt = dt};
-    int rc = fy_coll_reduce_scatter_common(
+    rc = fy_coll_reduce_scatter_common(
         sbuf, rbuf, total, &l, fy_vec_at(rcounts, c->rank), dt, op, c, nb);
     free(displs);
     return rc;

@@ -214,6 +214,13 @@ int fy_coll_shm_ialltoallv(const void *sbuf, struct fy_coll_vec scounts,
                            void *rbuf, struct fy_coll_vec rcounts,
                            struct fy_coll_vec rdispls, struct fy_dtype *rdt,
                            struct fy_comm *c, struct fy_sched **nb);
+/* Reduce-scatter (counts.p NULL: 'count' each, the _block form) of a
+ * vector up to a slot, inline: every member publishes its whole vector
+ * and combines its own block from all of them, in rank order. */
+int fy_coll_shm_ireduce_scatter(const void *sbuf, void *rbuf,
+                                struct fy_coll_vec counts, MPI_Count count,
+                                struct fy_dtype *dt, struct fy_op *op,
+                                struct fy_comm *c, struct fy_sched **nb);
 /* Scan (ex: exscan) of a vector up to a slot, inline. */
 int fy_coll_shm_iscan(const void *sbuf, void *rbuf, MPI_Count count,
                       struct fy_dtype *dt, struct fy_op *op, bool ex,

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* Nonblocking collectives over shared memory: MPI_Ibarrier, Ibcast,
  * Ireduce, Iallreduce, Iallgather, Ialltoall, Igather, Iscatter, Igatherv,
- * Iscatterv, Iallgatherv, Ialltoallv, Iscan and Iexscan (and the persistent
- * forms, which start them) on a communicator whose members all share this
- * node run the node-level algorithms of shm.c as state machines, advanced
+ * Iscatterv, Iallgatherv, Ialltoallv, Ireduce_scatter(_block), Iscan and
+ * Iexscan (and the persistent forms, which start them) on a communicator
+ * whose members all share this node run the node-level algorithms of
+ * shm.c as state machines, advanced
  * by every test, wait and progress pass and never waiting for another rank
  * inside one.
  * Small data goes through the publisher's slot (written once, read by all);
@@ -410,8 +411,10 @@ static int combine(const void *const *src, int P, MPI_Count m,
     return 0;
 }
 
-/* Reduce and allreduce up to a slot: every contributor publishes its
- * vector inline, those who get the result combine them all. */
+/* Reduce, allreduce and reduce-scatter up to a slot: every contributor
+ * publishes its vector inline, those who get a result combine their part
+ * of it (reduce-scatter: n->rcount elements from element n->scount; else
+ * all of it, scount 0) from all the vectors. */
 static bool run_reduce_small(struct nb *n)
 {
     const struct fy_coll_slot *x = NULL;
@@ -435,10 +438,13 @@ static bool run_reduce_small(struct nb *n)
     }
     {
         const void **src = (const void **)n->part;
+        size_t from = (size_t)n->scount * (size_t)n->rdt->size;
         for (int r = 0; r < n->P; r++)
-            src[r] = r == n->me ? (const void *)in : n->pubs[r]->data;
+            src[r] = (r == n->me ? (const char *)in
+                                 : (const char *)n->pubs[r]->data) +
+                     from;
         n->err = combine(src, n->P, n->rcount, n->rdt, n->op, n->acc);
-        memcpy(n->rbuf, n->acc, (size_t)n->bytes);
+        memcpy(n->rbuf, n->acc, (size_t)n->rcount * (size_t)n->rdt->size);
         for (int r = 0; r < n->P; r++)
             if (r != n->me)
                 nb_done(n, r, n->pubs[r]);
@@ -1184,6 +1190,42 @@ int fy_coll_shm_ireduce(const void *sbuf, void *rbuf, MPI_Count count,
         if (inl)
             n->pubs = nb_alloc((size_t)c->size * sizeof(*n->pubs));
     }
+    return nb_start(n, c, nb);
+}
+
+int fy_coll_shm_ireduce_scatter(const void *sbuf, void *rbuf,
+                                struct fy_coll_vec counts, MPI_Count count,
+                                struct fy_dtype *dt, struct fy_op *op,
+                                struct fy_comm *c, struct fy_sched **nb)
+{
+    /* The counts are the same on every member (MPI): so are the total,
+     * the path and every member's block. */
+    MPI_Count total = 0, start = 0;
+    for (int j = 0; j < c->size; j++) {
+        MPI_Count cj = counts.p ? fy_vec_at(counts, j) : count;
+        start += j < c->rank ? cj : 0;
+        total += cj;
+    }
+    uint64_t bytes = (uint64_t)total * (uint64_t)dt->size;
+    if (total <= 0 || !dt->contig || dt->size <= 0 ||
+        bytes > FY_COLL_SLOT_DATA || !nb_here(c))
+        return FY_COLL_SHM_NO;
+    struct nb *n = nb_new(NB_REDUCE);
+    if (!n)
+        return -ENOMEM;
+    MPI_Count mine = counts.p ? fy_vec_at(counts, c->rank) : count;
+    n->sbuf = sbuf;
+    n->rbuf = rbuf;
+    n->rcount = mine;
+    n->scount = start;
+    n->rdt = dt;
+    n->op = op;
+    n->root = -1;
+    n->bytes = bytes;
+    n->inl = true;
+    n->acc = nb_alloc((size_t)mine * (size_t)dt->size);
+    n->part = nb_alloc((size_t)c->size * sizeof(void *));
+    n->pubs = nb_alloc((size_t)c->size * sizeof(*n->pubs));
     return nb_start(n, c, nb);
 }
 

@@ -5,7 +5,8 @@
  * references are also gathered with point-to-point messages and combined
  * in rank order. Ibcast from every root, Ireduce at every root and
  * Iallreduce (MPI_SUM on int, a non-commutative user op), Iallgather,
- * Ialltoall, Igather and Iscatter (every root), in place and not, at sizes on
+ * Ialltoall, Igather and Iscatter (every root), Ireduce_scatter(_block)
+ * (uneven counts, a zero one), in place and not, at sizes on
  * both sides of the slot's inline limit (384 B) and well beyond (single copy);
  * Ibarrier checked through a shared window. Then several collectives
  * outstanding at once on one communicator, waited in reverse order, with
@@ -255,6 +256,77 @@ static void test_ireduce(MPI_Comm comm, const char *what)
         free(out);
         free(ref);
     }
+    MT_MPI(MPI_Op_free(&aff));
+    MT_MPI(MPI_Type_free(&pair));
+}
+
+/* Ireduce_scatter (counts differ by rank, one of them 0) and
+ * Ireduce_scatter_block with the non-commutative op, in place and not,
+ * totals inline in a slot (up to 48 pairs) and beyond (the point-to-point
+ * schedule); each block checked against the rank-order reference of the
+ * whole vector, and nothing written past the block. */
+static void test_ireduce_scatter(MPI_Comm comm, const char *what)
+{
+    int cn, cme;
+    MPI_Comm_size(comm, &cn);
+    MPI_Comm_rank(comm, &cme);
+    MPI_Op aff;
+    MPI_Datatype pair;
+    MT_MPI(MPI_Op_create(affine, 0, &aff));
+    MT_MPI(MPI_Type_contiguous(2, MPI_UINT32_T, &pair));
+    MT_MPI(MPI_Type_commit(&pair));
+    int *counts = mt_malloc(sizeof(int) * (size_t)cn);
+    static const int scale[] = {1, 3, 40};
+    for (size_t si = 0; si < sizeof(scale) / sizeof(scale[0]); si++) {
+        for (int block = 0; block < 2; block++) {
+            int total = 0, start = 0;
+            for (int r = 0; r < cn; r++) {
+                /* _block: the same everywhere; else 0 for the last rank. */
+                counts[r] = block ? scale[si]
+                                  : (r == cn - 1 ? 0 : scale[si] * (r % 3 + 1));
+                start += r < cme ? counts[r] : 0;
+                total += counts[r];
+            }
+            int mine = counts[cme];
+            size_t tb = 8 * (size_t)total, mb = 8 * (size_t)mine;
+            uint32_t *in = mt_malloc(tb + 8), *ref = mt_malloc(tb + 8);
+            uint32_t *out = mt_malloc(tb + GUARD + 8);
+            for (int k = 0; k < total; k++) {
+                in[2 * k] = aff_a(cme, k);
+                in[2 * k + 1] = aff_b(cme, k);
+            }
+            p2p_reference(in, ref, total, 8, pair, aff, comm);
+            for (int inplace = 0; inplace < 2; inplace++) {
+                if (inplace)
+                    memcpy(out, in, tb);
+                else
+                    memset(out, 0, tb);
+                guard_set(out, inplace ? tb : mb);
+                MPI_Request r;
+                const void *sb = inplace ? MPI_IN_PLACE : (const void *)in;
+                if (block)
+                    MT_MPI(MPI_Ireduce_scatter_block(sb, out, mine, pair, aff,
+                                                     comm, &r));
+                else
+                    MT_MPI(MPI_Ireduce_scatter(sb, out, counts, pair, aff, comm,
+                                               &r));
+                MT_MPI(MPI_Wait(&r, MPI_STATUS_IGNORE));
+                if (memcmp(out, ref + 2 * start, mb) != 0)
+                    MT_FAIL("%s Ireduce_scatter%s%s total %d: rank %d's "
+                            "block differs from the rank-order reference",
+                            what, block ? "_block" : "",
+                            inplace ? " in place" : "", total, cme);
+                if (!inplace)
+                    guard_check(out, mb, "guard after Ireduce_scatter");
+                else
+                    guard_check(out, tb, "guard after Ireduce_scatter");
+            }
+            free(in);
+            free(ref);
+            free(out);
+        }
+    }
+    free(counts);
     MT_MPI(MPI_Op_free(&aff));
     MT_MPI(MPI_Type_free(&pair));
 }
@@ -665,6 +737,7 @@ int main(int argc, char **argv)
     MT_MPI(MPI_Comm_split(MPI_COMM_WORLD, 0, n - me, &rev));
     test_ibcast(MPI_COMM_WORLD, "world");
     test_ireduce(MPI_COMM_WORLD, "world");
+    test_ireduce_scatter(MPI_COMM_WORLD, "world");
     /* Blocks: 4 B; inline at 8 ranks (12 ints); a slot's worth at 2
      * ranks (48 ints); beyond (single copy or point-to-point). */
     static const int cnts[] = {1, 12, 48, 97, 20000};
@@ -672,6 +745,7 @@ int main(int argc, char **argv)
         test_moves(MPI_COMM_WORLD, cnts[i], "world");
     test_ibcast(rev, "reversed");
     test_ireduce(rev, "reversed");
+    test_ireduce_scatter(rev, "reversed");
     test_moves(rev, 12, "reversed");
     test_moves(rev, 3000, "reversed");
     MT_MPI(MPI_Comm_free(&rev));
