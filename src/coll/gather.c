@@ -319,12 +319,12 @@ int fy_coll_alltoallw(const void *sbuf, struct fy_coll_vec scounts,
                       struct fy_coll_vec rdispls, struct fy_dtype *const *rdts,
                       struct fy_comm *c, struct fy_sched **nb)
 {
-    if (!nb) {
-        int rc = fy_coll_shm_alltoallw(sbuf, scounts, sdispls, sdts, rbuf,
-                                       rcounts, rdispls, rdts, c);
-        if (rc != FY_COLL_SHM_NO)
-            return rc;
-    }
+    int rc = nb ? fy_coll_shm_ialltoallw(sbuf, scounts, sdispls, sdts, rbuf,
+                                         rcounts, rdispls, rdts, c, nb)
+                : fy_coll_shm_alltoallw(sbuf, scounts, sdispls, sdts, rbuf,
+                                        rcounts, rdispls, rdts, c);
+    if (rc != FY_COLL_SHM_NO)
+        return rc;
     FY_SCHED_BEGIN(s, c, nb);
     struct fy_coll_layout dst = {.buf = rbuf,
                                  .counts = rcounts,

@@ -221,6 +221,13 @@ int fy_coll_shm_ireduce_scatter(const void *sbuf, void *rbuf,
                                 struct fy_coll_vec counts, MPI_Count count,
                                 struct fy_dtype *dt, struct fy_op *op,
                                 struct fy_comm *c, struct fy_sched **nb);
+int fy_coll_shm_ialltoallw(const void *sbuf, struct fy_coll_vec scounts,
+                           struct fy_coll_vec sdispls,
+                           struct fy_dtype *const *sdts, void *rbuf,
+                           struct fy_coll_vec rcounts,
+                           struct fy_coll_vec rdispls,
+                           struct fy_dtype *const *rdts, struct fy_comm *c,
+                           struct fy_sched **nb);
 /* Scan (ex: exscan) of a vector up to a slot, inline. */
 int fy_coll_shm_iscan(const void *sbuf, void *rbuf, MPI_Count count,
                       struct fy_dtype *dt, struct fy_op *op, bool ex,

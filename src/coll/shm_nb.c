@@ -1,12 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* Nonblocking collectives over shared memory: MPI_Ibarrier, Ibcast,
  * Ireduce, Iallreduce, Iallgather, Ialltoall, Igather, Iscatter, Igatherv,
- * Iscatterv, Iallgatherv, Ialltoallv, Ireduce_scatter(_block), Iscan and
- * Iexscan (and the persistent forms, which start them) on a communicator
- * whose members all share this node run the node-level algorithms of
- * shm.c as state machines, advanced
- * by every test, wait and progress pass and never waiting for another rank
- * inside one.
+ * Iscatterv, Iallgatherv, Ialltoallv, Ialltoallw, Ireduce_scatter(_block),
+ * Iscan and Iexscan (and the persistent forms, which start them) on a
+ * communicator whose members all share this node run the node-level
+ * algorithms of shm.c as state machines, advanced by every test, wait and
+ * progress pass and never waiting for another rank inside one.
  * Small data goes through the publisher's slot (written once, read by all);
  * large data (from FERRY_COLL_CMA_MIN) is read by each reader straight from
  * the publisher's buffer with one process_vm_readv (single copy), and the
@@ -94,6 +93,9 @@ struct nb {
      * their counts and displacements copied into vec. */
     struct fy_coll_layout src, dst;
     MPI_Aint *vec;
+    /* Ialltoallw: every block's datatype, the send side's then the
+     * receive side's (2P, retained while the collective runs). */
+    struct fy_dtype **dts;
     /* What the last step stopped at, for nb_visible(): a publication
      * (tag wtag) in slot wslot, or (wtag 0) our slot wslot drained;
      * NULL: nothing another rank sets (our turn on c). */
@@ -1023,6 +1025,10 @@ static void nb_free(void *st)
         fy_dtype_release(n->rdt);
     if (n->op && !n->op->builtin)
         fy_op_release(n->op);
+    for (int i = 0; n->dts && i < 2 * n->P; i++)
+        if (!n->dts[i]->builtin)
+            fy_dtype_release(n->dts[i]);
+    free(n->dts);
     free(n->tmp);
     free(n->acc);
     free(n->part);
@@ -1085,6 +1091,8 @@ static int nb_start(struct nb *n, struct fy_comm *c, struct fy_sched **nb)
     struct fy_sched *s;
     int rc = fy_sched_create(c, true, &s);
     if (rc) {
+        free(n->vec);
+        free(n->dts);
         free(n);
         return rc;
     }
@@ -1106,6 +1114,9 @@ static int nb_start(struct nb *n, struct fy_comm *c, struct fy_sched **nb)
         fy_dtype_retain(n->rdt);
     if (n->op && !n->op->builtin)
         fy_op_retain(n->op);
+    for (int i = 0; n->dts && i < 2 * P; i++)
+        if (!n->dts[i]->builtin)
+            fy_dtype_retain(n->dts[i]);
     n->ticket = s_issued[n->ctxi]++;
     fy_sched_set_mach(s, &nb_mach, n);
     return fy_sched_finish(s, nb);
@@ -1455,6 +1466,37 @@ int fy_coll_shm_ialltoallv(const void *sbuf, struct fy_coll_vec scounts,
     n->dst = (struct fy_coll_layout){.buf = rbuf, .dt = rdt};
     nb_keep_vec(n, 0, c->size, scounts, sdispls, &n->src);
     nb_keep_vec(n, 1, c->size, rcounts, rdispls, &n->dst);
+    return nb_start(n, c, nb);
+}
+
+/* Alltoallw: Ialltoallv's machine over layouts with a datatype per block
+ * (byte displacements); the types are kept while it runs, as MPI lets
+ * the program free them once the call returned. */
+int fy_coll_shm_ialltoallw(const void *sbuf, struct fy_coll_vec scounts,
+                           struct fy_coll_vec sdispls,
+                           struct fy_dtype *const *sdts, void *rbuf,
+                           struct fy_coll_vec rcounts,
+                           struct fy_coll_vec rdispls,
+                           struct fy_dtype *const *rdts, struct fy_comm *c,
+                           struct fy_sched **nb)
+{
+    if (sbuf == MPI_IN_PLACE || !nb_v_here(c, c->size))
+        return FY_COLL_SHM_NO;
+    struct nb *n = nb_new(NB_ALLTOALLV);
+    if (!n)
+        return -ENOMEM;
+    int P = c->size;
+    n->dts = nb_alloc((size_t)P * 2 * sizeof(*n->dts));
+    for (int r = 0; r < P; r++) {
+        n->dts[r] = sdts[r];
+        n->dts[P + r] = rdts[r];
+    }
+    n->src =
+        (struct fy_coll_layout){.buf = sbuf, .dt = n->dts[0], .dts = n->dts};
+    n->dst = (struct fy_coll_layout){
+        .buf = rbuf, .dt = n->dts[P], .dts = n->dts + P};
+    nb_keep_vec(n, 0, P, scounts, sdispls, &n->src);
+    nb_keep_vec(n, 1, P, rcounts, rdispls, &n->dst);
     return nb_start(n, c, nb);
 }
 

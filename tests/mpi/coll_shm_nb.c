@@ -5,7 +5,8 @@
  * references are also gathered with point-to-point messages and combined
  * in rank order. Ibcast from every root, Ireduce at every root and
  * Iallreduce (MPI_SUM on int, a non-commutative user op), Iallgather,
- * Ialltoall, Igather and Iscatter (every root), Ireduce_scatter(_block)
+ * Ialltoall, Igather and Iscatter (every root), Ialltoallw with its
+ * datatypes freed before the wait, Ireduce_scatter(_block)
  * (uneven counts, a zero one), in place and not, at sizes on
  * both sides of the slot's inline limit (384 B) and well beyond (single copy);
  * Ibarrier checked through a shared window. Then several collectives
@@ -336,6 +337,68 @@ static void test_ireduce_scatter(MPI_Comm comm, const char *what)
 static int mval(int from, int to, int k)
 {
     return from * 1000003 + to * 1009 + k;
+}
+
+/* Ialltoallw with a strided type the program frees right after the call
+ * (MPI lets it): the collective keeps the type until it completes. Each
+ * member sends member r a block of r + 1 ints taken every other int and
+ * receives contiguous ints. */
+static void test_ialltoallw_freed(MPI_Comm comm, const char *what)
+{
+    int cn, cme;
+    MPI_Comm_size(comm, &cn);
+    MPI_Comm_rank(comm, &cme);
+    int *sc = mt_malloc(sizeof(int) * (size_t)cn * 4);
+    int *sd = sc + cn, *rc = sd + cn, *rd = rc + cn;
+    MPI_Datatype *st = mt_malloc(sizeof(MPI_Datatype) * 2 * (size_t)cn);
+    MPI_Datatype *rt = st + cn, every2;
+    MT_MPI(MPI_Type_vector(cn, 1, 2, MPI_INT, &every2));
+    MT_MPI(MPI_Type_commit(&every2));
+    size_t sints = (size_t)cn * 2 * (size_t)cn, rints = (size_t)cn * cn;
+    int *sb = mt_malloc(sizeof(int) * sints),
+        *rb = mt_malloc(sizeof(int) * rints + GUARD);
+    for (size_t k = 0; k < sints; k++)
+        sb[k] = -1;
+    for (int r = 0; r < cn; r++) {
+        /* Block r: the first r + 1 elements of 'every2' at int 2 cn r. */
+        for (int k = 0; k <= r; k++)
+            sb[(size_t)2 * cn * r + 2 * (size_t)k] = mval(cme, r, k);
+        sc[r] = 1;
+        sd[r] = (int)(sizeof(int) * (size_t)2 * cn * r);
+        st[r] = every2;
+        rc[r] = cme + 1;
+        rd[r] = (int)(sizeof(int) * (size_t)cn * r);
+        rt[r] = MPI_INT;
+    }
+    /* 'every2' holds cn elements; members below the last get fewer: a
+     * type of r + 1 elements for each. */
+    MPI_Datatype *own = mt_malloc(sizeof(MPI_Datatype) * (size_t)cn);
+    for (int r = 0; r < cn; r++) {
+        MT_MPI(MPI_Type_vector(r + 1, 1, 2, MPI_INT, &own[r]));
+        MT_MPI(MPI_Type_commit(&own[r]));
+        st[r] = own[r];
+    }
+    memset(rb, 0, sizeof(int) * rints);
+    guard_set(rb, sizeof(int) * rints);
+    MPI_Request q;
+    MT_MPI(MPI_Ialltoallw(sb, sc, sd, st, rb, rc, rd, rt, comm, &q));
+    for (int r = 0; r < cn; r++)
+        MT_MPI(MPI_Type_free(&own[r]));
+    MT_MPI(MPI_Type_free(&every2));
+    MT_MPI(MPI_Wait(&q, MPI_STATUS_IGNORE));
+    for (int r = 0; r < cn; r++)
+        for (int k = 0; k <= cme; k++)
+            if (rb[(size_t)cn * r + (size_t)k] != mval(r, cme, k))
+                MT_FAIL("%s Ialltoallw (types freed): block from %d [%d] = "
+                        "%d, expected %d",
+                        what, r, k, rb[(size_t)cn * r + (size_t)k],
+                        mval(r, cme, k));
+    guard_check(rb, sizeof(int) * rints, "guard after Ialltoallw");
+    free(own);
+    free(sb);
+    free(rb);
+    free(st);
+    free(sc);
 }
 
 static void test_moves(MPI_Comm comm, int m, const char *what)
@@ -738,6 +801,7 @@ int main(int argc, char **argv)
     test_ibcast(MPI_COMM_WORLD, "world");
     test_ireduce(MPI_COMM_WORLD, "world");
     test_ireduce_scatter(MPI_COMM_WORLD, "world");
+    test_ialltoallw_freed(MPI_COMM_WORLD, "world");
     /* Blocks: 4 B; inline at 8 ranks (12 ints); a slot's worth at 2
      * ranks (48 ints); beyond (single copy or point-to-point). */
     static const int cnts[] = {1, 12, 48, 97, 20000};
