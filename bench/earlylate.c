@@ -428,8 +428,11 @@ static int el_settings_open(int loud)
     for (int k = 0; k < el_nset; k++) {
         struct el_setting *st = &el_set[k];
         char spec[512];
-        if (strlen(st->spec) >= sizeof(spec))
+        if (strlen(st->spec) >= sizeof(spec)) {
+            bench_complain(loud, "bench_earlylate: setting '%s' too long\n",
+                           st->label);
             return -1;
+        }
         strcpy(spec, st->spec);
         for (char *save = NULL, *tok = strtok_r(spec, ";", &save); tok;
              tok = strtok_r(NULL, ";", &save)) {
