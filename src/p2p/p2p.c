@@ -563,6 +563,20 @@ int fy_progress(void)
     return n;
 }
 
+int fy_progress_packets(void)
+{
+    if (progress_depth)
+        return 0;
+    progress_depth++;
+    int n = fy_chan_poll();
+    if (fy_p2p.nout)
+        n += flush_out();
+    if (fy_p2p.ntx || fy_p2p.nrx)
+        n += fy_rndv_progress();
+    progress_depth--;
+    return n;
+}
+
 int fy_progress_poll(void)
 {
     /* Polls in a row that found nothing, across calls: a program looping

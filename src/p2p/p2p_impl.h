@@ -24,6 +24,13 @@ struct fy_outpkt {
 
 /* Process-local state for one peer (world rank) above the channel (whose
  * own per-peer state, the pair sequence included, is fy_chan.peers[]). */
+/* fy_progress without the layers' hooks (collective schedules, one-sided
+ * progress), which may start sends: the channels, deferred packets and
+ * pipelined transfers only; nothing when called inside progress. For a
+ * send that must not be overtaken by a later message of its own rank
+ * while it works in pieces (the write protocol, write.c). */
+int fy_progress_packets(void);
+
 struct fy_peer {
     /* Packets the channel had no room for, in order. */
     struct fy_outpkt *out_head, *out_tail;

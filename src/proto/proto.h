@@ -95,12 +95,13 @@ ssize_t fy_split_get_piece(int src, uint64_t sender_cookie, uint64_t remote,
                            uint8_t *dest, uint64_t off, uint64_t len);
 void fy_split_on_pkt(const struct fy_pkt *p);
 /* The shared single copy the other way, for the write protocol: the sender
- * writes 'want' bytes of src into the receiver's offered buffer 'remote'
- * and asks the receiver (WSPLIT, naming its receive by cookie) to read
- * chunks of them at the same time, through the sender's control block.
- * Returns want or a negative errno. */
+ * writes the 'want' bytes at 'off' of src into the same place of the
+ * receiver's offered buffer 'remote' (both the buffers' starts) and asks
+ * the receiver (WSPLIT, naming its receive by cookie) to read chunks of
+ * them at the same time, through the sender's control block. Returns want
+ * or a negative errno. */
 ssize_t fy_split_put(int dst, uint64_t recv_cookie, const uint8_t *src,
-                     uint64_t remote, uint64_t want);
+                     uint64_t remote, uint64_t off, uint64_t want);
 void fy_split_on_wsplit(const struct fy_pkt *p);
 
 /* Counters: how each message travelled. */

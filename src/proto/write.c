@@ -48,7 +48,12 @@
  *    the posted list and sends REVOKE; the sender drops the offer if it
  *    still holds it and answers REVOKED (ordered: after any WDONE for
  *    it). REVOKED before WDONE: cancelled; WDONE first: the cancel failed
- *    and the receive completed with its data, as MPI allows. */
+ *    and the receive completed with its data, as MPI allows.
+ * W9 A write goes in pieces of FY_PULL_PIECE, the sender serving the
+ *    channels between two (fy_progress_packets: no hook that could start
+ *    a send, which would overtake the WDONE, W6). A REVOKE of the receive
+ *    being written that arrives meanwhile is answered after the WDONE
+ *    (W8: the cancel failed). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,50 +202,81 @@ static void offer_unlink(struct fy_peer *pe, struct fy_offer *o)
     }
 }
 
+/* The write in progress (one at a time: the send that makes it does not
+ * return before it is done): its receiver and receive, and whether a
+ * REVOKE for that receive came while packets were handled between two
+ * pieces - its REVOKED must follow the WDONE (W8). */
+static struct {
+    bool on, revoked;
+    int peer;
+    uint64_t cookie;
+} s_writing;
+
+static _Noreturn void write_failed(const struct fy_req *r, uint64_t n,
+                                   ssize_t k)
+{
+    if (k == -ESRCH)
+        fy_fatal(1, "rank %d died while we wrote into its buffer", r->wpeer);
+    fy_fatal(1,
+             "writing %llu bytes into the buffer rank %d offered failed "
+             "(%s): a malformed offer",
+             (unsigned long long)n, r->wpeer, strerror(k < 0 ? (int)-k : EIO));
+}
+
+/* Bytes [off, off + len) of the message into the offered buffer. */
+static void write_piece(const struct fy_req *r, const struct fy_offer *o,
+                        uint64_t off, uint64_t len)
+{
+    const uint8_t *src = fy_req_data((struct fy_req *)r);
+    if (o->kind == FY_XFER_CMA && fy_xfer_split_min &&
+        len >= fy_xfer_split_min) {
+        /* Large: the receiver, waiting for it, reads chunks while we
+         * write others (the shared single copy, split.c). */
+        ssize_t k = fy_split_put(r->wpeer, o->cookie, src, o->addr, off, len);
+        if (k != (ssize_t)len)
+            write_failed(r, len, k);
+        return;
+    }
+    const struct fy_xfer_ops *ops = fy_xfer_registry[o->kind];
+    pid_t pid = fy_shm.pid[fy_boot_local(r->wpeer)];
+    for (uint64_t done = 0; done < len;) {
+        ssize_t k = ops->copy_remote(pid, (uint8_t *)src + off + done,
+                                     o->addr + off + done, len - done, false);
+        if (k <= 0)
+            write_failed(r, len, k);
+        done += (uint64_t)k;
+    }
+}
+
 int fy_proto_write_send(struct fy_req *r)
 {
     struct fy_peer *pe = &fy_p2p.peers[r->wpeer];
     struct fy_offer *o = fy_write_offer_for(r);
     offer_unlink(pe, o);
     uint64_t n = FY_MIN((uint64_t)r->bytes, o->cap); /* W7 */
-    const struct fy_xfer_ops *ops = fy_xfer_registry[o->kind];
-    pid_t pid = fy_shm.pid[fy_boot_local(r->wpeer)];
-    uint8_t *src = fy_req_data(r);
-    uint64_t done = 0;
-    if (o->kind == FY_XFER_CMA && fy_xfer_split_min && n >= fy_xfer_split_min) {
-        /* Large: the receiver, waiting for it, reads chunks while we
-         * write others (the shared single copy, split.c). */
-        ssize_t k = fy_split_put(r->wpeer, o->cookie, src, o->addr, n);
-        if (k == -ESRCH)
-            fy_fatal(1, "rank %d died while we wrote into its buffer",
-                     r->wpeer);
-        if (k != (ssize_t)n)
-            fy_fatal(1,
-                     "writing %llu bytes into the buffer rank %d offered "
-                     "failed (%s): a malformed offer",
-                     (unsigned long long)n, r->wpeer,
-                     strerror(k < 0 ? (int)-k : EIO));
-        done = n;
+    /* In pieces, as a pull (FY_PULL_PIECE), with the channels served
+     * between two of them - packets only: no hook may start a send that
+     * would overtake this message's WDONE (W6). */
+    s_writing.on = true;
+    s_writing.revoked = false;
+    s_writing.peer = r->wpeer;
+    s_writing.cookie = o->cookie;
+    for (uint64_t off = 0; off < n; off += FY_PULL_PIECE) {
+        if (off)
+            fy_progress_packets();
+        write_piece(r, o, off, FY_MIN(FY_PULL_PIECE, n - off));
     }
-    while (done < n) {
-        ssize_t k =
-            ops->copy_remote(pid, src + done, o->addr + done, n - done, false);
-        if (k == -ESRCH)
-            fy_fatal(1, "rank %d died while we wrote into its buffer",
-                     r->wpeer);
-        if (k <= 0)
-            fy_fatal(1,
-                     "writing %llu bytes into the buffer rank %d offered "
-                     "failed (%s): a malformed offer",
-                     (unsigned long long)n, r->wpeer,
-                     strerror(k < 0 ? (int)-k : EIO));
-        done += (uint64_t)k;
-    }
+    s_writing.on = false;
     /* WDONE: total = the message's size, cookie = the receive's, offset =
      * bytes written; the message's tag and context (W6). */
     struct fy_ctl ctl = {
         .total = (uint64_t)r->bytes, .cookie = o->cookie, .offset = n};
     send_ordered(r->wpeer, FY_PKT_WDONE, r->tag, r->ctx, &ctl);
+    if (s_writing.revoked) {
+        /* W8: after the WDONE, the cancel failed. */
+        struct fy_ctl rv = {.cookie = o->cookie};
+        send_ordered(r->wpeer, FY_PKT_REVOKED, 0, 0, &rv);
+    }
     fy_proto_stats.writes_done++;
     free(o);
     /* The bytes are in the receive buffer: the send is complete, a
@@ -296,6 +332,12 @@ bool fy_write_cancel(struct fy_req *r)
 
 void fy_write_on_revoke(const struct fy_pkt *p)
 {
+    if (s_writing.on && p->src == s_writing.peer &&
+        p->ctl.cookie == s_writing.cookie) {
+        /* We are writing into that receive: answered after the WDONE. */
+        s_writing.revoked = true;
+        return;
+    }
     struct fy_peer *pe = &fy_p2p.peers[p->src];
     for (struct fy_offer *o = pe->offer_head; o; o = o->next) {
         if (o->cookie == p->ctl.cookie) {

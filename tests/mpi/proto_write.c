@@ -6,7 +6,9 @@
  * offers for different tags sent in the other order; MPI_ANY_TAG; a send
  * that matches an older unexpected message; an offer made stale by a small
  * message; truncation (nothing past the buffer); MPI_Cancel of an offered
- * receive, before any send and racing one. Pairs (0,1), (2,3)... with
+ * receive, before any send and racing one; writes of several pieces
+ * (whole, truncated, with a message arriving meanwhile, racing a
+ * cancel). Pairs (0,1), (2,3)... with
  * even ranks sending; an odd last rank idles. Passes with
  * FERRY_RECV_WRITE=0 too (the same results without the protocol). */
 #include "mpitest.h"
@@ -253,6 +255,66 @@ static void cancel(void)
     free(b);
 }
 
+/* Writes of more than one piece (4 MiB): whole, truncated (nothing past
+ * the buffer), with a message from the receiver arriving while the sender
+ * writes (it handles packets between pieces), and cancels racing them
+ * (either cancelled, the message then going to a new receive, or
+ * completed with every byte). */
+#define BIG ((size_t)9 * 1024 * 1024 + 4097)
+static void big_pieces(void)
+{
+    const size_t cap = (size_t)5 * 1024 * 1024 + 3;
+    char *b = mt_malloc(BIG + 8192);
+    MPI_Request rq;
+    MPI_Status st;
+    int flag = 0, small = 0;
+    if (mt_rank % 2 == 0) {
+        go_wait();
+        send_seeded(20, 201, BIG);
+        MT_MPI(MPI_Recv(&small, 1, MPI_INT, peer, 21, MPI_COMM_WORLD,
+                        MPI_STATUS_IGNORE));
+        MT_EQ(small, 77, "the receiver's message sent during the write");
+        go_wait();
+        int rc = MPI_Send(b, (int)BIG, MPI_BYTE, peer, 22, MPI_COMM_WORLD);
+        (void)rc; /* truncated at the receiver, not here */
+        for (int k = 0; k < 6; k++) {
+            /* Filled first: the write starts as soon as the go comes. */
+            mt_fill(b, BIG, 230u + (uint32_t)k);
+            go_wait();
+            MT_MPI(MPI_Send(b, (int)BIG, MPI_BYTE, peer, 23, MPI_COMM_WORLD));
+        }
+        free(b);
+        return;
+    }
+    MT_MPI(MPI_Irecv(b, (int)BIG, MPI_BYTE, peer, 20, MPI_COMM_WORLD, &rq));
+    go_send();
+    small = 77;
+    MT_MPI(MPI_Send(&small, 1, MPI_INT, peer, 21, MPI_COMM_WORLD));
+    expect(b, &rq, 20, 201, BIG, "a write of three pieces");
+    memset(b, 0x5A, BIG + 8192);
+    MT_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    MT_MPI(MPI_Irecv(b, (int)cap, MPI_BYTE, peer, 22, MPI_COMM_WORLD, &rq));
+    go_send();
+    MT_ERRCLASS(MPI_Wait(&rq, &st), MPI_ERR_TRUNCATE, "truncated big write");
+    MT_ALL(b + cap, BIG + 8192 - cap, 0x5A, "nothing past a big buffer");
+    MT_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
+    for (int k = 0; k < 6; k++) {
+        memset(b, 0, BIG);
+        MT_MPI(MPI_Irecv(b, (int)BIG, MPI_BYTE, peer, 23, MPI_COMM_WORLD, &rq));
+        go_send();
+        for (volatile int spin = 0; spin < k * 150000; spin++)
+            ;
+        MT_MPI(MPI_Cancel(&rq));
+        MT_MPI(MPI_Wait(&rq, &st));
+        MT_MPI(MPI_Test_cancelled(&st, &flag));
+        if (flag)
+            MT_MPI(
+                MPI_Recv(b, (int)BIG, MPI_BYTE, peer, 23, MPI_COMM_WORLD, &st));
+        MT_VERIFY(b, BIG, 230u + (uint32_t)k, "a big write racing a cancel");
+    }
+    free(b);
+}
+
 int main(int argc, char **argv)
 {
     mt_init(&argc, &argv);
@@ -268,6 +330,7 @@ int main(int argc, char **argv)
         truncation();
         MT_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
         cancel();
+        big_pieces();
     }
     return mt_finish("proto_write");
 }
