@@ -547,14 +547,21 @@ void (*fy_p2p_rma_hook)(void);
  * not progress again). */
 static int progress_depth;
 
-int fy_progress(void)
+/* The channels, deferred packets and pipelined transfers. */
+static int progress_packets(void)
 {
-    progress_depth++;
     int n = fy_chan_poll();
     if (fy_p2p.nout)
         n += flush_out();
     if (fy_p2p.ntx || fy_p2p.nrx)
         n += fy_rndv_progress();
+    return n;
+}
+
+int fy_progress(void)
+{
+    progress_depth++;
+    int n = progress_packets();
     if (FY_UNLIKELY(fy_p2p_progress_hook != NULL))
         fy_p2p_progress_hook();
     if (FY_UNLIKELY(fy_p2p_rma_hook != NULL))
@@ -568,11 +575,7 @@ int fy_progress_packets(void)
     if (progress_depth)
         return 0;
     progress_depth++;
-    int n = fy_chan_poll();
-    if (fy_p2p.nout)
-        n += flush_out();
-    if (fy_p2p.ntx || fy_p2p.nrx)
-        n += fy_rndv_progress();
+    int n = progress_packets();
     progress_depth--;
     return n;
 }
