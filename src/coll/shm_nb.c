@@ -1204,6 +1204,39 @@ int fy_coll_shm_ireduce(const void *sbuf, void *rbuf, MPI_Count count,
     return nb_start(n, c, nb);
 }
 
+/* The machine of an inline reduction (reduce-scatter, scans): 'count'
+ * elements of contiguous dt published by every member, fitting a slot;
+ * 'out' elements of result combined here. NULL with *rc: FY_COLL_SHM_NO
+ * (not here) or -ENOMEM. */
+static struct nb *nb_inline_reduction(enum nb_kind kind, const void *sbuf,
+                                      void *rbuf, MPI_Count count,
+                                      MPI_Count out, struct fy_dtype *dt,
+                                      struct fy_op *op, struct fy_comm *c,
+                                      int *rc)
+{
+    uint64_t bytes = (uint64_t)count * (uint64_t)dt->size;
+    *rc = FY_COLL_SHM_NO;
+    if (count <= 0 || !dt->contig || dt->size <= 0 ||
+        bytes > FY_COLL_SLOT_DATA || !nb_here(c))
+        return NULL;
+    struct nb *n = nb_new(kind);
+    if (!n) {
+        *rc = -ENOMEM;
+        return NULL;
+    }
+    n->sbuf = sbuf;
+    n->rbuf = rbuf;
+    n->rcount = out;
+    n->rdt = dt;
+    n->op = op;
+    n->bytes = bytes;
+    n->inl = true;
+    n->acc = nb_alloc((size_t)out * (size_t)dt->size);
+    n->part = nb_alloc((size_t)c->size * sizeof(void *));
+    n->pubs = nb_alloc((size_t)c->size * sizeof(*n->pubs));
+    return n;
+}
+
 int fy_coll_shm_ireduce_scatter(const void *sbuf, void *rbuf,
                                 struct fy_coll_vec counts, MPI_Count count,
                                 struct fy_dtype *dt, struct fy_op *op,
@@ -1217,26 +1250,14 @@ int fy_coll_shm_ireduce_scatter(const void *sbuf, void *rbuf,
         start += j < c->rank ? cj : 0;
         total += cj;
     }
-    uint64_t bytes = (uint64_t)total * (uint64_t)dt->size;
-    if (total <= 0 || !dt->contig || dt->size <= 0 ||
-        bytes > FY_COLL_SLOT_DATA || !nb_here(c))
-        return FY_COLL_SHM_NO;
-    struct nb *n = nb_new(NB_REDUCE);
-    if (!n)
-        return -ENOMEM;
     MPI_Count mine = counts.p ? fy_vec_at(counts, c->rank) : count;
-    n->sbuf = sbuf;
-    n->rbuf = rbuf;
-    n->rcount = mine;
+    int rc;
+    struct nb *n =
+        nb_inline_reduction(NB_REDUCE, sbuf, rbuf, total, mine, dt, op, c, &rc);
+    if (!n)
+        return rc;
     n->scount = start;
-    n->rdt = dt;
-    n->op = op;
     n->root = -1;
-    n->bytes = bytes;
-    n->inl = true;
-    n->acc = nb_alloc((size_t)mine * (size_t)dt->size);
-    n->part = nb_alloc((size_t)c->size * sizeof(void *));
-    n->pubs = nb_alloc((size_t)c->size * sizeof(*n->pubs));
     return nb_start(n, c, nb);
 }
 
@@ -1507,23 +1528,11 @@ int fy_coll_shm_iscan(const void *sbuf, void *rbuf, MPI_Count count,
                       struct fy_dtype *dt, struct fy_op *op, bool ex,
                       struct fy_comm *c, struct fy_sched **nb)
 {
-    uint64_t bytes = (uint64_t)count * (uint64_t)dt->size;
-    if (count <= 0 || !dt->contig || dt->size <= 0 ||
-        bytes > FY_COLL_SLOT_DATA || !nb_here(c))
-        return FY_COLL_SHM_NO;
-    struct nb *n = nb_new(NB_SCAN);
+    int rc;
+    struct nb *n =
+        nb_inline_reduction(NB_SCAN, sbuf, rbuf, count, count, dt, op, c, &rc);
     if (!n)
-        return -ENOMEM;
-    n->sbuf = sbuf;
-    n->rbuf = rbuf;
-    n->rcount = count;
-    n->rdt = dt;
-    n->op = op;
-    n->bytes = bytes;
+        return rc;
     n->ex = ex;
-    n->inl = true;
-    n->acc = nb_alloc((size_t)bytes);
-    n->part = nb_alloc((size_t)c->size * sizeof(void *));
-    n->pubs = nb_alloc((size_t)c->size * sizeof(*n->pubs));
     return nb_start(n, c, nb);
 }
