@@ -922,6 +922,25 @@ static int rma_acc(const void *obuf, MPI_Count ocount, MPI_Datatype otype,
     struct fy_op *o = fy_op_get(op);
     WCHECK(o != NULL, w, MPI_ERR_OP, fn, "invalid op 0x%x", (unsigned)op);
     bool no_op = op == MPI_NO_OP;
+    uint64_t addr;
+    bool skip;
+    /* One element of one predefined type on a window in shared memory
+     * (a counter, Fetch_and_op): one lookup of the type, then its hardware
+     * atomic. Anything else, or anything this does not accept, takes the
+     * checks and the general path below. */
+    if (fy_rma_acc_atomic(w) && tcount == 1 &&
+        (no_op || (ocount == 1 && otype == ttype)) &&
+        (!rbuf || (rcount == 1 && rtype == ttype))) {
+        struct fy_dtype *dt = fy_dtype_get(ttype);
+        if (dt && dt->builtin && fy_op_valid_for_accumulate(o, dt)) {
+            int rc = check_target(w, trank, tdisp, 1, dt, &addr, &skip, fn);
+            if (rc || skip)
+                return rc;
+            rc = fy_rma_acc_one_shm(obuf, rbuf, addr, dt, o);
+            if (rc != -EAGAIN)
+                return op_done(w, rc, fn);
+        }
+    }
     struct fy_dtype *odt = NULL, *rdt = NULL, *tdt;
     int rc = check_buf(w, tcount, ttype, &tdt, "target", fn);
     if (!rc && !no_op)
@@ -942,8 +961,6 @@ static int rma_acc(const void *obuf, MPI_Count ocount, MPI_Datatype otype,
     WCHECK(!rbuf || rcount * rdt->size == tbytes, w, MPI_ERR_TRUNCATE, fn,
            "result has %lld bytes, target %lld",
            (long long)(rcount * rdt->size), (long long)tbytes);
-    uint64_t addr;
-    bool skip;
     rc = check_target(w, trank, tdisp, tcount, tdt, &addr, &skip, fn);
     if (rc || skip)
         return rc;

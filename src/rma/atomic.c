@@ -376,6 +376,23 @@ int fy_rma_acc_shm(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
     return 0;
 }
 
+/* One element of a predefined type (a counter, Fetch_and_op): the
+ * element's one hardware atomic (A1) with no staging and no walk, or
+ * -EAGAIN when A1 does not apply (the caller takes fy_rma_acc). */
+int fy_rma_acc_one_shm(const void *obuf, void *rbuf, uint64_t taddr,
+                       const struct fy_dtype *dt, const struct fy_op *op)
+{
+    if (dt->pair || dt->nsegs != 1 || dt->segs[0].disp != 0)
+        return -EAGAIN;
+    uint32_t b = dt->segs[0].basic;
+    size_t sz = fy_basic_size((enum fy_basic)b);
+    if (sz != (size_t)dt->size || !elem_atomic(b, (uintptr_t)taddr))
+        return -EAGAIN;
+    elem_each(op, b, elem_kind(op, b), sz, (char *)(uintptr_t)taddr, 1, obuf,
+              rbuf);
+    return 0;
+}
+
 int fy_rma_cas_shm(struct fy_rma_win *w, const void *obuf, const void *cbuf,
                    void *rbuf, struct fy_dtype *dt, int target, uint64_t taddr)
 {

@@ -360,6 +360,21 @@ int main(int argc, char **argv)
     MT_ERRCLASS(
         MPI_Accumulate(&a, 1, MPI_LONG, t, bytes, 1, MPI_LONG, MPI_SUM, win),
         MPI_ERR_RMA_RANGE, "accumulate outside the window");
+    /* The one-element path (a counter) reports the same errors and
+     * touches nothing: outside the window, an op the type does not take,
+     * no epoch. */
+    long keep = -7;
+    MT_ERRCLASS(MPI_Fetch_and_op(&a, &keep, MPI_LONG, t,
+                                 (MPI_Aint)(bytes / (int)sizeof(long)), MPI_SUM,
+                                 win),
+                MPI_ERR_RMA_RANGE, "fetch_and_op outside the window");
+    MT_ERRCLASS(MPI_Fetch_and_op(&a, &keep, MPI_LONG, t, -1, MPI_SUM, win),
+                MPI_ERR_RMA_RANGE, "fetch_and_op before the window");
+    double dx = 1.0, dold = -7.0;
+    MT_ERRCLASS(MPI_Fetch_and_op(&dx, &dold, MPI_DOUBLE, t, 0, MPI_BAND, win),
+                MPI_ERR_OP, "BAND on a double");
+    MT_EQ(keep, -7, "result untouched by refused fetch_and_ops");
+    MT_CHECK(dold == -7.0, "result untouched by a refused op");
 
     MT_MPI(MPI_Win_unlock(t, win));
     MT_MPI(MPI_Win_free(&win));
@@ -367,6 +382,10 @@ int main(int argc, char **argv)
     /* Mixed operations on one counter, allocated and created windows. */
     char *bm;
     MT_MPI(MPI_Win_allocate(512, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &bm, &win));
+    MT_MPI(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
+    MT_ERRCLASS(MPI_Fetch_and_op(&a, &keep, MPI_LONG, t, 0, MPI_SUM, win),
+                MPI_ERR_RMA_SYNC, "fetch_and_op outside an epoch");
+    MT_EQ(keep, -7, "result untouched outside an epoch");
     mixed_all(win, bm, "allocated");
     MT_MPI(MPI_Win_free(&win));
     bm = mt_malloc(512);
