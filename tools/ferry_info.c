@@ -402,6 +402,18 @@ int main(int argc, char **argv)
                  "                         take one within 4 us, by the "
                  "mechanism above",
                  am_max > FY_RMA_HO_CAP ? (long long)FY_RMA_HO_CAP : am_max);
+    /* Split copies (ho.c): large puts and gets, on top of the hand-over. */
+    long long split_min = fy_env_int(FY_ENV_RMA_SPLIT_MIN);
+    char splitdesc[300];
+    if (am_max <= 0 || !in_force || split_min <= 0)
+        snprintf(splitdesc, sizeof(splitdesc), "off");
+    else
+        snprintf(splitdesc, sizeof(splitdesc),
+                 "contiguous puts and gets from %lld bytes are copied by "
+                 "origin and target\n"
+                 "                         together (each by the mechanism "
+                 "above) while the target is inside MPI",
+                 split_min);
     printf("One-sided windows (passive target):\n"
            "  Win_allocate(_shared)  shared memory, no help from the target: "
            "puts and gets are memcpy\n"
@@ -415,9 +427,12 @@ int main(int argc, char **argv)
            "accumulates: one read and one write under the accumulate lock\n"
            "                         FERRY_XFER=shmbuf|queue|net: %s\n"
            "                         in force here (FERRY_XFER=%s): %s\n"
-           "                         hand-over (FERRY_RMA_AM_MAX=%lld): %s\n\n",
+           "                         hand-over (FERRY_RMA_AM_MAX=%lld): %s\n"
+           "                         split copies (FERRY_RMA_SPLIT_MIN=%lld): "
+           "%s\n\n",
            single ? single : am, am, fy_env_str(FY_ENV_XFER),
-           in_force ? in_force : "active messages", am_max, handover);
+           in_force ? in_force : "active messages", am_max, handover, split_min,
+           splitdesc);
 
     /* MPI_Comm_split_type by hardware (src/comm/hw.c). */
     printf("Hardware split types (MPI_COMM_TYPE_HW_GUIDED/_UNGUIDED):\n");

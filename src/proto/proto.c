@@ -85,7 +85,7 @@ static const char *const proto_descs[FY_STAT_COUNT] = {
     [FY_STAT_WRITE] = "messages the sender wrote into an offered buffer",
 };
 
-#define FY_PVAR_MAX (2 * FY_STAT_COUNT + 2 * FY_XFER_NKINDS + 8)
+#define FY_PVAR_MAX (2 * FY_STAT_COUNT + 2 * FY_XFER_NKINDS + 12)
 static struct fy_pvar pvars[FY_PVAR_MAX];
 static char pvar_names[FY_PVAR_MAX][48];
 static char pvar_descs[FY_PVAR_MAX][96];
@@ -141,6 +141,10 @@ int fy_proto_pvars(const struct fy_pvar **out)
                  &s->writes_done);
         pvar_add("shared_copy_pieces",
                  "rendezvous pieces copied by both ranks at once", &s->split);
+        pvar_add("rma_helped_bytes",
+                 "bytes of others' large puts/gets on this rank's window "
+                 "(Win_create, dynamic) it copied",
+                 &s->rma_helped_bytes);
     }
     *out = pvars;
     return npvars;

@@ -204,6 +204,9 @@ struct fy_proto_stats {
      * used (messages written straight into our buffer), and offers we
      * were given and used as a sender. */
     uint64_t offers_sent, offers_used, writes_done;
+    /* One-sided split copies (rma/ho.c): bytes of other ranks' puts and
+     * gets this rank copied as their target. */
+    uint64_t rma_helped_bytes;
 };
 
 extern struct fy_proto_stats fy_proto_stats;

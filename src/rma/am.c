@@ -88,7 +88,7 @@ static int post_rx(struct fy_rma_am *am)
 /* Whether [addr, addr + len) lies inside this rank's window memory. */
 bool fy_rma_in_window(const struct fy_rma_win *w, uint64_t addr, uint64_t len)
 {
-    if (len == 0 || len > FY_RMA_AM_CHUNK)
+    if (len == 0)
         return false;
     if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC) {
         uint64_t base = (uint64_t)(uintptr_t)w->base;
@@ -237,7 +237,9 @@ int fy_rma_am_serve(struct fy_rma_win *w, const void *pkt, uint64_t n,
     data = (const char *)(sg + h.nseg);
     uint64_t sum = 0;
     for (uint32_t i = 0; i < h.nseg; i++) {
-        if (!fy_rma_in_window(w, sg[i].addr, sg[i].len)) {
+        /* Bounded pieces: the sum below cannot wrap. */
+        if (sg[i].len > FY_RMA_AM_CHUNK ||
+            !fy_rma_in_window(w, sg[i].addr, sg[i].len)) {
             err = -ERANGE; /* nothing of this request is applied */
             goto done;
         }

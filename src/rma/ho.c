@@ -58,6 +58,28 @@
  *   its header (the origin cannot change it while TAKEN, but a faulty one
  *   could write anyway): a kind, size, type or op out of range, or an
  *   address outside the target's window, is refused with nothing written.
+ *
+ * Split copies: a contiguous put or get of at least FERRY_RMA_SPLIT_MIN
+ * bytes to a target that is serving is copied by both ranks at once, each
+ * by single copy (one kernel copy keeps one core busy; two move about
+ * twice the bytes per second here): the origin between its buffer and the
+ * target's window, the target between its window and the origin's
+ * buffer. The box (kind FY_RMA_HO_SPLIT_PUT/GET) carries the target range
+ * in its header and struct fy_rma_split in its data area. Invariants:
+ * - S1: the bytes are handed out in chunks by a fetch-add on 'next'; a
+ *   chunk is copied by whoever's fetch-add returned its offset, once. The
+ *   target claims only after its A1 (TAKEN), so a request the origin
+ *   withdraws while POSTED was the origin's alone.
+ * - S2: the origin claims until 'next' passes the length, then settles
+ *   at once (a split request never outlives its call): A3's CAS
+ *   (POSTED -> WITHDRAWN), or waits for DONE (A2 pairs with R2: the
+ *   target's chunks are in place, its verdict in err).
+ * - S3: the target claims at most HO_HELP_MAX bytes of one request, so
+ *   one progress pass stays bounded; the origin copies the rest.
+ * - S4: the target checks each chunk's range against its window, and the
+ *   chunk size, before copying; the origin's address is only ever used in
+ *   the origin's own process (a wrong one fails there with EFAULT and is
+ *   the request's error).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -68,6 +90,7 @@
 
 #include "chan/chan.h"
 #include "p2p/p2p.h"
+#include "proto/proto.h"
 #include "rma/rma.h"
 #include "util/mt.h"
 #include "util/util.h"
@@ -82,10 +105,16 @@
 #define HO_POSTED_MAX_NS 100000
 /* Polls of the box between looks at the beat (and progress passes). */
 #define HO_POLLS 32
+/* Split copies: claim sizes, and the most one target copies of one
+ * request (S3). */
+#define HO_SPLIT_CHUNK_MIN ((uint64_t)64 << 10)
+#define HO_SPLIT_CHUNK_MAX ((uint64_t)1 << 20)
+#define HO_HELP_MAX ((uint64_t)16 << 20)
 
 /* Origin side, private to this rank. */
 struct fy_rma_ho {
     uint64_t max;    /* FERRY_RMA_AM_MAX, at most FY_RMA_HO_CAP */
+    uint64_t split;  /* FERRY_RMA_SPLIT_MIN (0: never) */
     bool *pending;   /* [t]: our box of t may hold an unsettled request */
     bool *absent;    /* [t]: t was found not serving ... */
     uint32_t *seen;  /* [t]: ... at this beat of its */
@@ -230,10 +259,44 @@ static int check(const struct fy_rma_win *w, uint32_t kind, int32_t op,
     return 0;
 }
 
-int fy_rma_ho_serve(struct fy_rma_win *w, struct fy_rma_box *b)
+/* Target side of a split copy (S1, S3, S4): claim chunks of origin o's
+ * request and copy them between our window and o's buffer. */
+static int serve_split(struct fy_rma_win *w, int o, struct fy_rma_box *b,
+                       uint32_t kind, uint64_t addr, uint64_t bytes)
 {
+    struct fy_rma_split *s = (struct fy_rma_split *)(void *)b->data;
+    uint64_t chunk = s->chunk, oaddr = s->oaddr, helped = 0;
+    if (o < 0 || o >= w->size || o == w->rank || chunk == 0 ||
+        chunk > HO_SPLIT_CHUNK_MAX || bytes == 0)
+        return -EPROTO;
+    if (!fy_rma_in_window(w, addr, bytes))
+        return -ERANGE;
+    while (helped < HO_HELP_MAX) {
+        uint64_t c =
+            atomic_fetch_add_explicit(&s->next, chunk, memory_order_relaxed);
+        if (c >= bytes)
+            break;
+        uint64_t n = FY_MIN(chunk, bytes - c);
+        /* Ours: [addr + c, + n), inside the window checked above. */
+        int rc =
+            fy_rma_remote_copy(w, o, (void *)(uintptr_t)(addr + c), oaddr + c,
+                               (size_t)n, kind == FY_RMA_HO_SPLIT_PUT);
+        if (rc)
+            return rc;
+        helped += n;
+    }
+    fy_proto_stats.rma_helped_bytes += helped;
+    return 0;
+}
+
+int fy_rma_ho_serve(struct fy_rma_win *w, int origin, struct fy_rma_box *b)
+{
+    uint32_t kind = b->kind;
+    uint64_t addr = b->addr, bytes = b->bytes;
+    if (kind == FY_RMA_HO_SPLIT_PUT || kind == FY_RMA_HO_SPLIT_GET)
+        return serve_split(w, origin, b, kind, addr, bytes);
     struct req r;
-    int err = check(w, b->kind, b->op, b->type, b->addr, b->bytes, &r);
+    int err = check(w, kind, b->op, b->type, addr, bytes, &r);
     if (!err)
         err = apply(w, w->rank, false, &r, b->data);
     return err;
@@ -272,10 +335,7 @@ static void serve_one(struct fy_rma_win *w, struct fy_rma_ho *ho, int o)
         ho->rescan = true;
         return;
     }
-    struct req r;
-    int err = check(w, kind, b->op, b->type, b->addr, b->bytes, &r);
-    if (!err)
-        err = apply(w, w->rank, false, &r, b->data);
+    int err = fy_rma_ho_serve(w, o, b);
     if (lock)
         fy_rma_acc_unlock(w, w->rank); /* C2 */
     if (err && err != -ERANGE)
@@ -350,6 +410,8 @@ int fy_rma_ho_init(struct fy_rma_win *w)
     for (size_t t = 0; t < n; t++)
         ho->absent[t] = true;
     ho->max = (uint64_t)FY_MIN(max, (long long)FY_RMA_HO_CAP);
+    long long split = fy_env_int(FY_ENV_RMA_SPLIT_MIN);
+    ho->split = split > 0 ? (uint64_t)split : 0;
     ho->w = w;
     ho->next = s_hos;
     s_hos = ho;
@@ -490,14 +552,10 @@ void fy_rma_ho_settle(struct fy_rma_win *w, int target)
     }
 }
 
-/* Whether an operation of 'bytes' to t may go by box now; settles the
- * previous one first either way. */
-static bool usable(struct fy_rma_win *w, int t, uint64_t bytes)
+/* Whether t may be serving: not found absent since its beat last moved. */
+static bool serving(struct fy_rma_win *w, int t)
 {
     struct fy_rma_ho *ho = w->ho;
-    fy_rma_ho_settle(w, t);
-    if (bytes == 0 || bytes > ho->max)
-        return false;
     if (ho->absent[t]) {
         uint32_t bt =
             atomic_load_explicit(&w->beats[t].beat, memory_order_relaxed);
@@ -506,6 +564,14 @@ static bool usable(struct fy_rma_win *w, int t, uint64_t bytes)
         ho->absent[t] = false;
     }
     return true;
+}
+
+/* Whether an operation of 'bytes' to t may go by box now; settles the
+ * previous one first either way. */
+static bool usable(struct fy_rma_win *w, int t, uint64_t bytes)
+{
+    fy_rma_ho_settle(w, t);
+    return bytes > 0 && bytes <= w->ho->max && serving(w, t);
 }
 
 /* Our box to t, free to fill (settled by usable()). */
@@ -547,10 +613,73 @@ static struct fy_rma_box *box_for(struct fy_rma_win *w, int target,
     return fill(w, target, kind, taddr + (uint64_t)tdt->true_lb, bytes);
 }
 
+/* Origin side of a split copy (S1, S2): post, claim and copy chunks
+ * until none is left, settle. -EAGAIN when it does not apply: too small,
+ * not contiguous on both sides, a target not serving. */
+static int split_copy(struct fy_rma_win *w, bool put, void *obuf,
+                      MPI_Count ocount, struct fy_dtype *odt, int t,
+                      uint64_t taddr, MPI_Count tcount, struct fy_dtype *tdt)
+{
+    struct fy_rma_ho *ho = w->ho;
+    uint64_t bytes = (uint64_t)(tcount * tdt->size);
+    if (!ho->split || bytes < ho->split || !odt->contig || !tdt->contig ||
+        (uint64_t)(ocount * odt->size) != bytes)
+        return -EAGAIN;
+    fy_rma_ho_settle(w, t);
+    if (!serving(w, t))
+        return -EAGAIN;
+    /* About eight claims a request: few system calls, and the side that
+     * finishes first waits for at most one chunk of the other's. */
+    uint64_t chunk = FY_MIN(
+        FY_MAX(HO_SPLIT_CHUNK_MIN, ((bytes / 8) + 4095) & ~(uint64_t)4095),
+        HO_SPLIT_CHUNK_MAX);
+    char *local = (char *)obuf + odt->true_lb;
+    uint64_t remote = taddr + (uint64_t)tdt->true_lb;
+    struct fy_rma_box *b = fill(
+        w, t, put ? FY_RMA_HO_SPLIT_PUT : FY_RMA_HO_SPLIT_GET, remote, bytes);
+    struct fy_rma_split *s = (struct fy_rma_split *)(void *)b->data;
+    s->oaddr = (uint64_t)(uintptr_t)local;
+    s->chunk = chunk;
+    atomic_store_explicit(&s->next, 0, memory_order_relaxed);
+    post(w, t, b);
+    ho->pending[t] = false; /* settled below, before we return */
+    int rc = 0;
+    for (;;) {
+        uint64_t c =
+            atomic_fetch_add_explicit(&s->next, chunk, memory_order_relaxed);
+        if (c >= bytes)
+            break;
+        uint64_t n = FY_MIN(chunk, bytes - c);
+        rc = fy_rma_remote_copy(w, t, local + c, remote + c, (size_t)n, !put);
+        if (rc)
+            break;
+    }
+    uint32_t st = FY_RMA_HO_POSTED;
+    /* A3: the target never took it, so every chunk was ours (S1). */
+    if (atomic_compare_exchange_strong_explicit(
+            &b->state, &st, FY_RMA_HO_WITHDRAWN, memory_order_acquire,
+            memory_order_acquire))
+        return rc;
+    /* TAKEN: the target copies its last chunk; it needs nothing from us. */
+    unsigned polls = 0;
+    while (atomic_load_explicit(&b->state, memory_order_acquire) != /* A2 */
+           FY_RMA_HO_DONE) {
+        if (++polls % 1024)
+            fy_cpu_relax();
+        else
+            sched_yield(); /* it may share our core */
+    }
+    return rc ? rc : b->err;
+}
+
 int fy_rma_ho_put(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
                   struct fy_dtype *odt, int target, uint64_t taddr,
                   MPI_Count tcount, struct fy_dtype *tdt)
 {
+    int rc = split_copy(w, true, (void *)(uintptr_t)obuf, ocount, odt, target,
+                        taddr, tcount, tdt);
+    if (rc != -EAGAIN)
+        return rc;
     uint64_t bytes;
     struct fy_rma_box *b = box_for(w, target, FY_RMA_AM_PUT, ocount, odt, taddr,
                                    tcount, tdt, &bytes);
@@ -568,13 +697,17 @@ int fy_rma_ho_get(struct fy_rma_win *w, void *obuf, MPI_Count ocount,
                   struct fy_dtype *odt, int target, uint64_t taddr,
                   MPI_Count tcount, struct fy_dtype *tdt)
 {
+    int rc =
+        split_copy(w, false, obuf, ocount, odt, target, taddr, tcount, tdt);
+    if (rc != -EAGAIN)
+        return rc;
     uint64_t bytes;
     struct fy_rma_box *b = box_for(w, target, FY_RMA_AM_GET, ocount, odt, taddr,
                                    tcount, tdt, &bytes);
     if (!b)
         return -EAGAIN;
     post(w, target, b);
-    int rc = wait_box(w, target);
+    rc = wait_box(w, target);
     if (rc)
         return rc;
     if (odt->contig)

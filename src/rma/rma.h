@@ -379,18 +379,27 @@ int fy_rma_ho_cas(struct fy_rma_win *w, const void *obuf, const void *cbuf,
  * CAS); results go to b->data. Memory outside the window is never
  * touched and a refused request writes nothing. Returns 0, -ERANGE,
  * -EINVAL (type or op) or -EPROTO (malformed). */
-int fy_rma_ho_serve(struct fy_rma_win *w, struct fy_rma_box *b);
+int fy_rma_ho_serve(struct fy_rma_win *w, int origin, struct fy_rma_box *b);
+/* Box-only kinds: a put or get that origin and target copy together
+ * (ho.c, "split copies"); the box carries no data, struct fy_rma_split in
+ * its data area says where and how. */
+enum { FY_RMA_HO_SPLIT_PUT = 16, FY_RMA_HO_SPLIT_GET };
+struct fy_rma_split {
+    _Atomic uint64_t next; /* claim cursor: bytes handed out so far */
+    uint64_t oaddr;        /* the origin's buffer */
+    uint64_t chunk;        /* bytes per claim */
+};
 /* Whether a request of this kind needs the accumulate lock. */
 static inline bool fy_rma_ho_locked_kind(uint32_t kind)
 {
-    return kind != FY_RMA_AM_PUT && kind != FY_RMA_AM_GET;
+    return kind >= FY_RMA_AM_ACC && kind <= FY_RMA_AM_CAS;
 }
 /* The progress engine's hook for rma (am.c's requests, ho.c's boxes). */
 void fy_rma_hook_update(void);
 bool fy_rma_am_any(void);
 void fy_rma_am_progress(void);
 /* Whether [addr, addr + len) lies inside this rank's window memory
- * (attached regions for dynamic windows); len 1 .. FY_RMA_AM_CHUNK. */
+ * (one attached region for dynamic windows); false for len 0. */
 bool fy_rma_in_window(const struct fy_rma_win *w, uint64_t addr, uint64_t len);
 /* One piece between our 'local' and target's 'remote' by single copy
  * (win.c). Returns 0 or a negative errno. */

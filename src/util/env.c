@@ -181,6 +181,12 @@ struct fy_env_var fy_env[FY_ENV_COUNT] = {
                            "that is inside MPI and served by it (no system "
                            "call), others by cma/procmem; at most 16384; 0: "
                            "never"},
+    [FY_ENV_RMA_SPLIT_MIN] = {"FERRY_RMA_SPLIT_MIN", FY_ENV_SIZE, "262144",
+                              "contiguous puts and gets on user memory "
+                              "(Win_create, dynamic) from this size are "
+                              "copied by origin and target together when "
+                              "the target is inside MPI (two cores, each by "
+                              "single copy); 0: never"},
 };
 
 int fy_parse_size(const char *s, long long *out)

@@ -116,6 +116,7 @@ enum fy_env_id {
     FY_ENV_RMA_PROCMEM_MAX,
     FY_ENV_RMA_NT_MIN,
     FY_ENV_RMA_AM_MAX,
+    FY_ENV_RMA_SPLIT_MIN,
     FY_ENV_COUNT
 };
 

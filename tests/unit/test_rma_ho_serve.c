@@ -54,7 +54,7 @@ static void fill(uint32_t kind, int32_t op, int32_t type, uint64_t addr,
 static void refused(struct fy_rma_win *w, int want, const char *what)
 {
     reset();
-    TAP_EQ_INT(fy_rma_ho_serve(w, &box), want, "%s: refused", what);
+    TAP_EQ_INT(fy_rma_ho_serve(w, 1, &box), want, "%s: refused", what);
     TAP_EQ_MEM(arena, before, sizeof(arena), "%s: nothing written", what);
 }
 
@@ -76,14 +76,14 @@ int main(void)
     /* Put and get. */
     reset();
     fill(FY_RMA_AM_PUT, 0, 0, A(8), 16, data, 16);
-    TAP_EQ_INT(fy_rma_ho_serve(&w, &box), 0, "put: accepted");
+    TAP_EQ_INT(fy_rma_ho_serve(&w, 1, &box), 0, "put: accepted");
     TAP_EQ_MEM(win + 8, data, 16, "put: data");
     TAP_EQ_MEM(arena, before, GUARD + 8, "put: before untouched");
     TAP_EQ_MEM(win + 24, before + GUARD + 24, sizeof(arena) - GUARD - 24,
                "put: after untouched");
     reset();
     fill(FY_RMA_AM_GET, 0, 0, A(WIN - 8), 8, NULL, 0);
-    TAP_EQ_INT(fy_rma_ho_serve(&w, &box), 0, "get of the last 8 bytes");
+    TAP_EQ_INT(fy_rma_ho_serve(&w, 1, &box), 0, "get of the last 8 bytes");
     TAP_EQ_MEM(box.data, win + WIN - 8, 8, "get: data");
     TAP_EQ_MEM(arena, before, sizeof(arena), "get: nothing written");
 
@@ -92,25 +92,25 @@ int main(void)
     int v[2] = {5, -3}, t[2] = {100, 200}, r[2];
     memcpy(win + 16, t, sizeof(t));
     fill(FY_RMA_AM_ACC, sum, tint, A(16), 8, v, 8);
-    TAP_EQ_INT(fy_rma_ho_serve(&w, &box), 0, "acc SUM: accepted");
+    TAP_EQ_INT(fy_rma_ho_serve(&w, 1, &box), 0, "acc SUM: accepted");
     memcpy(r, win + 16, sizeof(r));
     TAP_EQ_INT(r[0], 105, "acc SUM: first");
     TAP_EQ_INT(r[1], 197, "acc SUM: second");
     fill(FY_RMA_AM_GACC, sum, tint, A(16), 8, v, 8);
-    TAP_EQ_INT(fy_rma_ho_serve(&w, &box), 0, "gacc SUM: accepted");
+    TAP_EQ_INT(fy_rma_ho_serve(&w, 1, &box), 0, "gacc SUM: accepted");
     memcpy(r, box.data, sizeof(r));
     TAP_EQ_INT(r[0], 105, "gacc: old first");
     TAP_EQ_INT(r[1], 197, "gacc: old second");
     memcpy(r, win + 16, sizeof(r));
     TAP_EQ_INT(r[0], 110, "gacc: new first");
     fill(FY_RMA_AM_GACC, (int32_t)MPI_REPLACE, tint, A(16), 8, v, 8);
-    TAP_EQ_INT(fy_rma_ho_serve(&w, &box), 0, "gacc REPLACE: accepted");
+    TAP_EQ_INT(fy_rma_ho_serve(&w, 1, &box), 0, "gacc REPLACE: accepted");
     memcpy(r, box.data, sizeof(r));
     TAP_EQ_INT(r[0], 110, "gacc REPLACE: old");
     memcpy(r, win + 16, sizeof(r));
     TAP_EQ_INT(r[0], 5, "gacc REPLACE: new");
     fill(FY_RMA_AM_GACC, (int32_t)MPI_NO_OP, tint, A(16), 8, NULL, 0);
-    TAP_EQ_INT(fy_rma_ho_serve(&w, &box), 0, "gacc NO_OP: accepted");
+    TAP_EQ_INT(fy_rma_ho_serve(&w, 1, &box), 0, "gacc NO_OP: accepted");
     memcpy(r, box.data, sizeof(r));
     TAP_EQ_INT(r[1], -3, "gacc NO_OP: fetched");
 
@@ -121,13 +121,13 @@ int main(void)
     memcpy(cas, &nw, 8);
     memcpy(cas + 8, &cmp, 8);
     fill(FY_RMA_AM_CAS, 0, tlong, A(32), 8, cas, 16);
-    TAP_EQ_INT(fy_rma_ho_serve(&w, &box), 0, "cas equal: accepted");
+    TAP_EQ_INT(fy_rma_ho_serve(&w, 1, &box), 0, "cas equal: accepted");
     memcpy(&got, box.data, 8);
     TAP_EQ_INT((int)got, 42, "cas equal: old");
     memcpy(&got, win + 32, 8);
     TAP_EQ_INT((int)got, 7, "cas equal: swapped");
     fill(FY_RMA_AM_CAS, 0, tlong, A(32), 8, cas, 16);
-    TAP_EQ_INT(fy_rma_ho_serve(&w, &box), 0, "cas not equal: accepted");
+    TAP_EQ_INT(fy_rma_ho_serve(&w, 1, &box), 0, "cas not equal: accepted");
     memcpy(&got, win + 32, 8);
     TAP_EQ_INT((int)got, 7, "cas not equal: unchanged");
 
@@ -168,6 +168,34 @@ int main(void)
     fill(FY_RMA_AM_CAS, 0, tlong, A(8), 16, cas, 16);
     refused(&w, -EPROTO, "cas bytes not the type's size");
 
+    /* Split copies (no data in the box: struct fy_rma_split says where):
+     * every refusal comes before a byte is copied. */
+    struct fy_rma_win w2 = w;
+    w2.size = 2;
+    struct fy_rma_split sp = {.oaddr = 4096, .chunk = 64 << 10};
+    fill(FY_RMA_HO_SPLIT_PUT, 0, 0, A(0), WIN + 1, &sp, sizeof(sp));
+    refused(&w2, -ERANGE, "split put past the window's end");
+    fill(FY_RMA_HO_SPLIT_GET, 0, 0, A(8), UINT64_MAX - 4, &sp, sizeof(sp));
+    refused(&w2, -ERANGE, "split get wrapping the address space");
+    fill(FY_RMA_HO_SPLIT_PUT, 0, 0, A(0), 0, &sp, sizeof(sp));
+    refused(&w2, -EPROTO, "split put of no bytes");
+    sp.chunk = 0;
+    fill(FY_RMA_HO_SPLIT_PUT, 0, 0, A(0), 8, &sp, sizeof(sp));
+    refused(&w2, -EPROTO, "split put with chunks of 0 bytes");
+    sp.chunk = (2 << 20);
+    fill(FY_RMA_HO_SPLIT_GET, 0, 0, A(0), 8, &sp, sizeof(sp));
+    refused(&w2, -EPROTO, "split get with chunks over 1 MiB");
+    sp.chunk = 64 << 10;
+    fill(FY_RMA_HO_SPLIT_PUT, 0, 0, A(0), 8, &sp, sizeof(sp));
+    reset();
+    TAP_EQ_INT(fy_rma_ho_serve(&w2, 0, &box), -EPROTO,
+               "split put from ourselves: refused");
+    TAP_EQ_INT(fy_rma_ho_serve(&w2, 2, &box), -EPROTO,
+               "split put from a rank outside the window: refused");
+    TAP_EQ_INT(fy_rma_ho_serve(&w, 1, &box), -EPROTO,
+               "split put on a window of one rank: refused");
+    TAP_EQ_MEM(arena, before, sizeof(arena), "split: nothing written");
+
     /* A dynamic window: one attached region. */
     struct fy_rma_slot *slot = calloc(1, sizeof(*slot));
     TAP_OK(slot != NULL, "calloc");
@@ -177,12 +205,16 @@ int main(void)
         .flavor = MPI_WIN_FLAVOR_DYNAMIC, .rank = 0, .size = 1, .slot = slot};
     reset();
     fill(FY_RMA_AM_PUT, 0, 0, A(120), 8, data, 8);
-    TAP_EQ_INT(fy_rma_ho_serve(&d, &box), 0, "dynamic: put at the end");
+    TAP_EQ_INT(fy_rma_ho_serve(&d, 1, &box), 0, "dynamic: put at the end");
     TAP_EQ_MEM(win + 120, data, 8, "dynamic: data");
     fill(FY_RMA_AM_PUT, 0, 0, A(124), 8, data, 8);
     refused(&d, -ERANGE, "dynamic: across the region's end");
     fill(FY_RMA_AM_PUT, 0, 0, A(0), 8, data, 8);
     refused(&d, -ERANGE, "dynamic: outside every region");
+    struct fy_rma_win d2 = d;
+    d2.size = 2;
+    fill(FY_RMA_HO_SPLIT_PUT, 0, 0, A(64), 65, &sp, sizeof(sp));
+    refused(&d2, -ERANGE, "dynamic: split put across the region's end");
     free(slot);
     return tap_done();
 }
