@@ -739,13 +739,18 @@ int fy_rma_ho_acc(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
         fill(w, target, rbuf ? FY_RMA_AM_GACC : FY_RMA_AM_ACC, taddr, bytes);
     b->op = (int32_t)op->handle;
     b->type = (int32_t)u->handle;
-    if (!no_op)
+    /* A counter's one element: plain copies, not the type walk. */
+    if (!no_op && fy_rma_flat(ocount, odt, (MPI_Count)bytes))
+        memcpy(b->data, obuf, (size_t)bytes);
+    else if (!no_op)
         fy_dtype_pack(obuf, ocount, odt, b->data);
     post(w, target, b);
     if (!rbuf)
         return 0; /* completed by a later settle */
     int rc = wait_box(w, target);
-    if (!rc)
+    if (!rc && fy_rma_flat(rcount, rdt, (MPI_Count)bytes))
+        memcpy(rbuf, b->data, (size_t)bytes);
+    else if (!rc)
         fy_dtype_unpack(b->data, (MPI_Count)bytes, rbuf, rcount, rdt);
     return rc;
 }
