@@ -164,8 +164,6 @@ def rma_cells(args):
     benches = chosen or list(RMA_BENCHES)
     for b in benches:
         for v in RMA_VARIANTS:
-            if b in ("fop_latency", "cas_latency") and "create" in v:
-                continue  # atomics: allocate is the case that matters
             for s in ((1048576, 4194304) if b.endswith("_bw") else (8,)):
                 cells.append((b, 2, s, v.split() + RMA_ITERS))
     return benches, cells

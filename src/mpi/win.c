@@ -842,6 +842,30 @@ static int rma_put_get(const void *obuf, MPI_Count ocount, MPI_Datatype otype,
 {
     FY_CHECK_INIT(fn);
     GET_WIN(w, win, fn);
+    uint64_t addr;
+    bool skip;
+    /* Elements of one predefined type on both sides of a window in shared
+     * memory (the common small put or get): one lookup of the type, the
+     * target checks, the copy. Anything else takes the general path. */
+    if (fy_rma_acc_atomic(w) && otype == ttype && ocount == tcount &&
+        tcount > 0) {
+        struct fy_dtype *dt = fy_dtype_get(ttype);
+        if (dt && dt->builtin && dt->contig) {
+            int rc =
+                check_target(w, trank, tdisp, tcount, dt, &addr, &skip, fn);
+            if (rc || skip)
+                return rc;
+            if (w->peers[trank].direct) {
+                void *remote = (void *)(uintptr_t)addr;
+                size_t n = (size_t)(tcount * dt->size);
+                if (get)
+                    fy_rma_copy((void *)obuf, remote, n);
+                else
+                    fy_rma_copy(remote, obuf, n);
+                return MPI_SUCCESS;
+            }
+        }
+    }
     struct fy_dtype *odt, *tdt;
     int rc = check_buf(w, ocount, otype, &odt, "origin", fn);
     if (!rc)
@@ -851,8 +875,6 @@ static int rma_put_get(const void *obuf, MPI_Count ocount, MPI_Datatype otype,
     WCHECK(ocount * odt->size == tcount * tdt->size, w, MPI_ERR_TRUNCATE, fn,
            "origin has %lld bytes, target %lld",
            (long long)(ocount * odt->size), (long long)(tcount * tdt->size));
-    uint64_t addr;
-    bool skip;
     rc = check_target(w, trank, tdisp, tcount, tdt, &addr, &skip, fn);
     if (rc || skip)
         return rc;
