@@ -1,9 +1,15 @@
 /* SPDX-License-Identifier: MIT */
-/* The TCP channel: packets to ranks on other nodes over TCP connections
- * (a rank connects to a peer's listener on its first packet to it, unless
- * the peer connected first: then it answers on that connection, so
- * acknowledgements ride on the replies), non-blocking sockets under one
- * epoll set. Listener addresses travel through the
+/* The TCP channel: packets to ranks on other nodes over TCP connections,
+ * one per pair, non-blocking sockets under one epoll set. The lower rank
+ * of a pair opens the connection (at its first packet to the other, or
+ * when asked) and both send on it, so TCP's acknowledgements ride on the
+ * replies: with one connection per direction every message cost its
+ * receiver a separate acknowledgement segment through the whole TCP
+ * stack (about a third of a loopback round trip here). The higher rank,
+ * at its first packet, asks: it opens a connection whose hello says
+ * "connect to me" (TCP_HELLO_ASK) and keeps its packets queued until the
+ * lower rank's connection arrives; the asking connection carries nothing
+ * else and the lower rank closes it. Listener addresses travel through the
  * bootstrap's key-value exchange ("fy-tcp" = "ip port key").
  *
  * Wire: a hello (who connects, the receiver's key, the job) once per
@@ -18,8 +24,11 @@
  *   opened to us, adopted only after its hello checked out (our key, our
  *   job, a rank of another node with no connection to us yet). Both are
  *   read; each direction uses one of them for good: peers[p].tx is the one
- *   we send on (chosen at our first packet), peers[p].rx the one p's
- *   packets came on first - packets from p on the other are an error.
+ *   we send on, peers[p].rx the one p's packets came on first - packets
+ *   from p on the other are an error. For me < p, tx is out (opened at our
+ *   first packet or at p's ask); for me > p, tx is in, and is -1 until p
+ *   connects: our packets wait in obuf meanwhile, flushed when in is
+ *   adopted. out, for me > p, is only the asking connection.
  * - obuf[ohead, olen) are bytes accepted by try_send and not yet written,
  *   in order; a packet is accepted whole or not at all, and only while
  *   fewer than FERRY_TCP_QUEUE bytes wait (back-pressure).
@@ -60,8 +69,9 @@
 
 #define TCP_MAGIC 0x70547946u /* "FyTp" */
 #define TCP_HELLO_MAGIC 0x6f6c6c6548794646ull
-#define TCP_BYE 0x80u                   /* channel-internal packet type */
-#define TCP_CHUNK ((uint64_t)256 << 10) /* DATA payload per packet */
+#define TCP_HELLO_ASK 0x6b73416548794646ull /* "connect to me" */
+#define TCP_BYE 0x80u                       /* channel-internal packet type */
+#define TCP_CHUNK ((uint64_t)256 << 10)     /* DATA payload per packet */
 #define TCP_IBUF_MIN ((size_t)256 << 10)
 #define TCP_PENDING_MAX 64
 #define TCP_SMALL 1024 /* packets up to this size are sent from one buffer */
@@ -93,6 +103,7 @@ struct tcp_peer {
     int out, in; /* -1: none */
     int tx, rx;  /* the connection each direction uses, -1: none yet */
     bool out_watch;
+    bool asked; /* me > peer: we asked the peer to connect (once) */
     bool bye_in, bye_out;
     uint8_t *obuf;
     size_t ohead, olen, ocap;
@@ -196,8 +207,9 @@ static void my_address(struct in_addr *a)
 }
 
 /* Connect to 'peer' (blocking: once per peer, to a listener that exists
- * since the start-up fence) and send our hello. */
-static void tcp_connect(int peer)
+ * since the start-up fence) and send our hello: the pair's connection, or
+ * (ask) the request that peer open it. */
+static void tcp_connect(int peer, bool ask)
 {
     char val[FY_BOOT_VALUE_MAX], ip[64];
     unsigned port;
@@ -220,7 +232,7 @@ static void tcp_connect(int peer)
                      peer, ip, port);
     }
     set_nodelay(fd);
-    struct tcp_hello h = {.magic = TCP_HELLO_MAGIC,
+    struct tcp_hello h = {.magic = ask ? TCP_HELLO_ASK : TCP_HELLO_MAGIC,
                           .src = (uint32_t)tcp.me,
                           .dst = (uint32_t)peer,
                           .key = key};
@@ -238,6 +250,8 @@ static void tcp_connect(int peer)
     tcp.peers[peer].out = fd;
     ep_ctl(EPOLL_CTL_ADD, fd, EPOLLIN, EV(EV_SOCK, peer * 2 + 1));
 }
+
+static size_t flush_peer(int peer);
 
 static void pending_drop(int i)
 {
@@ -293,19 +307,35 @@ static void pending_read(int fd)
     struct tcp_hello h = q->hello;
     h.jobid[sizeof(h.jobid) - 1] = '\0';
     int src = (int)h.src;
-    if (h.magic != TCP_HELLO_MAGIC || h.dst != (uint32_t)tcp.me ||
+    bool ask = h.magic == TCP_HELLO_ASK;
+    /* The pair's connection comes from its lower rank, an ask from the
+     * higher one. */
+    if ((h.magic != TCP_HELLO_MAGIC && !ask) || h.dst != (uint32_t)tcp.me ||
         h.key != tcp.key || strcmp(h.jobid, fy_boot.jobid) ||
         h.src >= (uint32_t)tcp.P || !fy_chan_remote(src) ||
-        tcp.peers[src].in >= 0) {
+        (ask ? src < tcp.me : src > tcp.me || tcp.peers[src].in >= 0)) {
         FY_WARN("rejected a TCP connection that is not from a rank of this "
                 "job on another node");
         pending_drop(i);
         return;
     }
     struct tcp_peer *tp = &tcp.peers[src];
+    if (ask) {
+        /* It carries nothing more: open the pair's connection, if we have
+         * not already. */
+        pending_drop(i);
+        if (tp->out < 0)
+            tcp_connect(src, false);
+        return;
+    }
     tcp.pend[i] = tcp.pend[--tcp.npend];
     tp->in = fd;
     ep_ctl(EPOLL_CTL_MOD, fd, EPOLLIN, EV(EV_SOCK, src * 2));
+    if (tp->tx < 0) {
+        /* What we queued while we waited for it goes now. */
+        tp->tx = fd;
+        flush_peer(src);
+    }
 }
 
 /* ---- sending ------------------------------------------------------------ */
@@ -315,6 +345,8 @@ static size_t flush_peer(int peer)
 {
     struct tcp_peer *tp = &tcp.peers[peer];
     size_t done = 0;
+    if (tp->tx < 0)
+        return 0; /* the pair's connection is not there yet */
     while (tp->ohead < tp->olen) {
         ssize_t n = send(tp->tx, tp->obuf + tp->ohead, tp->olen - tp->ohead,
                          MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -389,11 +421,18 @@ static bool send_pkt(int peer, uint32_t type, int32_t tag, uint32_t ctx,
 {
     struct tcp_peer *tp = &tcp.peers[peer];
     if (tp->tx < 0) {
-        /* Answer on the peer's connection if it made one: our packets
-         * then carry the acknowledgements of its packets. */
-        if (tp->in < 0 && tp->out < 0)
-            tcp_connect(peer);
-        tp->tx = tp->in >= 0 ? tp->in : tp->out;
+        /* The pair's one connection: ours if we are its lower rank, else
+         * the peer's, which we ask for once and wait for (packets queue). */
+        if (tcp.me < peer) {
+            if (tp->out < 0)
+                tcp_connect(peer, false);
+            tp->tx = tp->out;
+        } else if (tp->in >= 0) {
+            tp->tx = tp->in;
+        } else if (!tp->asked) {
+            tcp_connect(peer, true);
+            tp->asked = true;
+        }
     }
     if (tp->olen != tp->ohead) {
         flush_peer(peer);
@@ -424,7 +463,7 @@ static bool send_pkt(int peer, uint32_t type, int32_t tag, uint32_t ctx,
         n = 1;
     }
     size_t off = 0;
-    if (tp->olen == tp->ohead) {
+    if (tp->olen == tp->ohead && tp->tx >= 0) {
         struct msghdr m = {.msg_iov = iov, .msg_iovlen = (size_t)n};
         for (;;) {
             ssize_t k = sendmsg(tp->tx, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -636,6 +675,16 @@ static void hot_touch(int src)
 static int read_in(int src, int fd)
 {
     struct tcp_peer *tp = &tcp.peers[src];
+    if (fd == tp->out && tcp.me > src) {
+        /* Our ask: the peer only ever closes it (or its process ends). */
+        char c;
+        ssize_t k = recv(fd, &c, 1, MSG_DONTWAIT);
+        if (k > 0)
+            tcp_bad(src, "packets on the connection that asked for one");
+        if (k == 0 || (errno != EAGAIN && errno != EINTR))
+            sock_closed(src, fd);
+        return 0;
+    }
     if (tp->rx >= 0 && fd != tp->rx) {
         /* Only an end of stream may come here. */
         char c;

@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /* Helper for script.tcp_forge.* (expect_fatal.sh, FERRY_NODES=2, 2 ranks):
- * rank 1 sends rank 0 one message, which opens the TCP channel's stream
- * from rank 1 to rank 0 - the only connected TCP socket rank 1 then holds
- * - and writes a forged packet header into it behind the library's back
+ * rank 1 sends rank 0 one message and gets one back, which opens the TCP
+ * channel's connection between them (rank 0, the lower rank, connects to
+ * rank 1's listener: the connected socket of rank 1 whose local port is
+ * its listener's) - and rank 1 writes a forged packet header into it
+ * behind the library's back
  * (MT_FORGE_MODE: "magic", a wrong magic; "length", a valid header whose
  * payload claims 2^40 bytes; "seq", a repeated pair sequence number).
  * Rank 0 must end the job with "malformed TCP packet header from rank 1"
  * and write nothing anywhere; rank 1 then blocks until it is killed. */
+#include <arpa/inet.h>
 #include <dirent.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -23,25 +27,44 @@ struct forged_hdr {
     uint64_t ctl[4];
 };
 
+/* The local port of stream socket fd (0 if none); *listening set. */
+static int local_port(int fd, int *listening)
+{
+    int type = 0;
+    socklen_t l = sizeof(int);
+    struct sockaddr_in a;
+    socklen_t al = sizeof(a);
+    *listening = 0;
+    if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l) != 0 ||
+        type != SOCK_STREAM ||
+        getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, listening, &l) != 0 ||
+        getsockname(fd, (struct sockaddr *)&a, &al) != 0 ||
+        a.sin_family != AF_INET)
+        return 0;
+    return ntohs(a.sin_port);
+}
+
+/* pass 0: the listener's port; pass 1: the connected socket on it. */
 static int channel_socket(void)
 {
-    DIR *d = opendir("/proc/self/fd");
-    MT_CHECK(d != NULL, "cannot list /proc/self/fd");
-    int found = -1;
-    for (struct dirent *e; (e = readdir(d));) {
-        int fd = atoi(e->d_name);
-        int listening = 0, type = 0;
-        socklen_t l = sizeof(int);
-        struct sockaddr_storage a;
-        socklen_t al = sizeof(a);
-        if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l) == 0 &&
-            type == SOCK_STREAM &&
-            getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &l) == 0 &&
-            !listening && getpeername(fd, (struct sockaddr *)&a, &al) == 0)
-            found = fd;
+    int lport = 0, found = -1;
+    for (int pass = 0; pass < 2; pass++) {
+        DIR *d = opendir("/proc/self/fd");
+        MT_CHECK(d != NULL, "cannot list /proc/self/fd");
+        for (struct dirent *e; (e = readdir(d));) {
+            int fd = atoi(e->d_name), listening;
+            int port = local_port(fd, &listening);
+            struct sockaddr_storage a;
+            socklen_t al = sizeof(a);
+            if (pass == 0 && port && listening)
+                lport = port;
+            else if (pass == 1 && port == lport && !listening &&
+                     getpeername(fd, (struct sockaddr *)&a, &al) == 0)
+                found = fd;
+        }
+        closedir(d);
     }
-    closedir(d);
-    MT_CHECK(found >= 0, "rank 1 holds no connected TCP socket");
+    MT_CHECK(found >= 0, "rank 1 holds no connection to its listener");
     return found;
 }
 
@@ -55,6 +78,8 @@ int main(int argc, char **argv)
     int x = 42;
     if (mt_rank == 1) {
         MT_MPI(MPI_Send(&x, 1, MPI_INT, 0, 1, MPI_COMM_WORLD));
+        MT_MPI(
+            MPI_Recv(&x, 1, MPI_INT, 0, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
         struct forged_hdr h = {.magic = 0x70547946u,
                                .type = 1, /* EAGER */
                                .seq = 2,
@@ -76,6 +101,7 @@ int main(int argc, char **argv)
     } else if (mt_rank == 0) {
         MT_MPI(
             MPI_Recv(&x, 1, MPI_INT, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        MT_MPI(MPI_Send(&x, 1, MPI_INT, 1, 3, MPI_COMM_WORLD));
         MPI_Recv(&x, 1, MPI_INT, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     }
     MT_FAIL("the forged header (%s) was accepted", mode);
