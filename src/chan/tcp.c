@@ -180,11 +180,43 @@ static void ep_ctl(int op, int fd, uint32_t events, uint64_t data)
 
 /* ---- connections -------------------------------------------------------- */
 
+/* FERRY_TCP_CC on a new connection. BBR paces a connection at the
+ * delivery rate it estimates from the acknowledgements; on the pair's one
+ * connection these ride on replies whose timing the application sets, the
+ * estimate falls, and the pacing then holds a bulk stream at 0.6-0.8 of
+ * what cubic or reno move (loopback, bench/README.md "Between nodes"). */
+static void set_congestion(int fd)
+{
+    const char *want = fy_env_str(FY_ENV_TCP_CC);
+    if (!strcmp(want, "system"))
+        return;
+    if (strcmp(want, "auto")) {
+        if (setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, want, strlen(want))) {
+            static bool warned;
+            if (!warned)
+                FY_WARN("FERRY_TCP_CC=%s: refused by the kernel (%m); the "
+                        "system's congestion control stays",
+                        want);
+            warned = true;
+        }
+        return;
+    }
+    char cur[16] = "";
+    socklen_t l = sizeof(cur);
+    if (getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, cur, &l) ||
+        strcmp(cur, "bbr"))
+        return;
+    /* cubic needs privilege unless the system allows it; reno never does. */
+    if (setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, "cubic", 5))
+        (void)setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, "reno", 4);
+}
+
 static void set_nodelay(int fd)
 {
     /* Headers and the tail of a message must not wait for an ACK. */
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    set_congestion(fd);
 }
 
 /* Our address as the other nodes reach it: loopback when every node is

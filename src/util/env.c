@@ -124,6 +124,11 @@ struct fy_env_var fy_env[FY_ENV_COUNT] = {
     [FY_ENV_TCP_QUEUE] = {"FERRY_TCP_QUEUE", FY_ENV_SIZE, "4194304",
                           "bytes a rank queues for one peer's TCP socket "
                           "before the channel pushes back (64 KiB to 1 GiB)"},
+    [FY_ENV_TCP_CC] = {"FERRY_TCP_CC", FY_ENV_STRING, "auto",
+                       "TCP congestion control of the channel's connections: "
+                       "auto (the system's, but cubic or reno instead of "
+                       "bbr, whose pacing halves a request/reply stream's "
+                       "rate here), system, or a name (cubic, reno, ...)"},
     [FY_ENV_OFI_PROVIDER] = {"FERRY_OFI_PROVIDER", FY_ENV_STRING, "",
                              "FERRY_NET=ofi: the libfabric provider to use "
                              "(e.g. tcp, which is tcp;ofi_rxm for reliable "

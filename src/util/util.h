@@ -105,6 +105,7 @@ enum fy_env_id {
     FY_ENV_NODES,
     FY_ENV_NET,
     FY_ENV_TCP_QUEUE,
+    FY_ENV_TCP_CC,
     FY_ENV_OFI_PROVIDER,
     FY_ENV_OFI_RMA,
     FY_ENV_PIN_MAX,
