@@ -9,7 +9,10 @@
 # Also Ferry's intra-node 0/8 B latency before (BASE, a build of the
 # commit before the network channel) and after, in the same run.
 # Usage: bench/between_nodes.sh [REPS] (default 5); BASE=/path/to/base/build;
-# NO_OFI=1 leaves the libfabric channel out.
+# NO_OFI=1 leaves the libfabric channel out; OSU=/path/to/osu-micro-benchmarks
+# (a source tree; nothing is fetched) adds OSU's osu_latency (0, 1, 8 B) and
+# osu_bw (1, 2, 4 MiB) from mpi/pt2pt, built with each implementation's
+# mpicc, as kinds osulat and osubw.
 # Prints the median of REPS interleaved runs per implementation and size.
 set -u
 cd "$(dirname "$0")/.."
@@ -22,6 +25,22 @@ for m in mpich openmpi; do
     mpicc.$m -O2 -Ibench -o "$out/lat_$m" bench/latency.c &&
         mpicc.$m -O2 -Ibench -o "$out/bw_$m" bench/bw.c || exit 1
 done
+osu=${OSU:-}
+if [[ -n $osu ]]; then
+    pt=$osu/mpi/pt2pt
+    [[ -f $pt/osu_latency.c && -f $pt/osu_pt2pt.c ]] ||
+        { echo "OSU=$osu: no mpi/pt2pt/osu_latency.c there" >&2; exit 1; }
+    for m in ferry mpich openmpi; do
+        cc=mpicc.$m
+        [[ $m == ferry ]] && cc=build/bin/mpicc
+        for b in latency bw; do
+            $cc -O2 -I"$pt" -o "$out/osu_${b}_$m" "$pt/osu_$b.c" \
+                "$pt/osu_pt2pt.c" || exit 1
+        done
+    done
+fi
+# OSU prints every size: keep the ones the table reports.
+osu_keep() { awk -v keep="$1" 'BEGIN { n = split(keep, k, ","); for (i = 1; i <= n; i++) want[k[i]] = 1 } $1 in want { print $1, $2 }'; }
 LAT=(-s 0,1,8 -i 20000)
 BW=(-s 1M,2M,4M -i 30)
 for rep in $(seq "$reps"); do
@@ -36,6 +55,14 @@ for rep in $(seq "$reps"); do
     fi
     mpirun.openmpi --oversubscribe --mca btl tcp,self -n 2 "$out/bw_openmpi" "${BW[@]}" >"$out/ompi.bw.$rep"
     MPIR_CVAR_NOLOCAL=1 UCX_TLS=tcp,self mpiexec.mpich -n 2 "$out/bw_mpich" "${BW[@]}" >"$out/mpich.bw.$rep"
+    if [[ -n $osu ]]; then
+        FERRY_NODES=2 build/bin/mpiexec -n 2 "$out/osu_latency_ferry" | osu_keep 0,1,8 >"$out/ferry.osulat.$rep"
+        mpirun.openmpi --oversubscribe --mca btl tcp,self -n 2 "$out/osu_latency_openmpi" | osu_keep 0,1,8 >"$out/ompi.osulat.$rep"
+        MPIR_CVAR_NOLOCAL=1 UCX_TLS=tcp,self mpiexec.mpich -n 2 "$out/osu_latency_mpich" | osu_keep 0,1,8 >"$out/mpich.osulat.$rep"
+        FERRY_NODES=2 build/bin/mpiexec -n 2 "$out/osu_bw_ferry" | osu_keep 1048576,2097152,4194304 >"$out/ferry.osubw.$rep"
+        mpirun.openmpi --oversubscribe --mca btl tcp,self -n 2 "$out/osu_bw_openmpi" | osu_keep 1048576,2097152,4194304 >"$out/ompi.osubw.$rep"
+        MPIR_CVAR_NOLOCAL=1 UCX_TLS=tcp,self mpiexec.mpich -n 2 "$out/osu_bw_mpich" | osu_keep 1048576,2097152,4194304 >"$out/mpich.osubw.$rep"
+    fi
     if [[ -n $base ]]; then
         "$base/bin/mpiexec" -n 2 "$base/bin/bench_latency" -s 0,8 >"$out/base.intra.$rep"
         build/bin/mpiexec -n 2 build/bin/bench_latency -s 0,8 >"$out/net.intra.$rep"
