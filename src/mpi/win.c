@@ -946,19 +946,20 @@ static int rma_acc(const void *obuf, MPI_Count ocount, MPI_Datatype otype,
     bool no_op = op == MPI_NO_OP;
     uint64_t addr;
     bool skip;
-    /* One element of one predefined type on a window in shared memory
-     * (a counter, Fetch_and_op): one lookup of the type, then its hardware
-     * atomic. Anything else, or anything this does not accept, takes the
-     * checks and the general path below. */
-    if (fy_rma_acc_atomic(w) && tcount == 1 &&
-        (no_op || (ocount == 1 && otype == ttype)) &&
-        (!rbuf || (rcount == 1 && rtype == ttype))) {
+    /* Elements of one predefined type everywhere on a window in shared
+     * memory (a counter, Fetch_and_op, a short vector): one lookup of the
+     * type, then the hardware atomics. Anything else, or anything this
+     * does not accept, takes the checks and the general path below. */
+    if (fy_rma_acc_atomic(w) && tcount > 0 &&
+        (no_op || (ocount == tcount && otype == ttype)) &&
+        (!rbuf || (rcount == tcount && rtype == ttype))) {
         struct fy_dtype *dt = fy_dtype_get(ttype);
         if (dt && dt->builtin && fy_op_valid_for_accumulate(o, dt)) {
-            int rc = check_target(w, trank, tdisp, 1, dt, &addr, &skip, fn);
+            int rc =
+                check_target(w, trank, tdisp, tcount, dt, &addr, &skip, fn);
             if (rc || skip)
                 return rc;
-            rc = fy_rma_acc_one_shm(obuf, rbuf, addr, dt, o);
+            rc = fy_rma_acc_flat_shm(obuf, rbuf, addr, tcount, dt, o);
             if (rc != -EAGAIN)
                 return op_done(w, rc, fn);
         }

@@ -376,20 +376,25 @@ int fy_rma_acc_shm(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
     return 0;
 }
 
-/* One element of a predefined type (a counter, Fetch_and_op): the
- * element's one hardware atomic (A1) with no staging and no walk, or
- * -EAGAIN when A1 does not apply (the caller takes fy_rma_acc). */
-int fy_rma_acc_one_shm(const void *obuf, void *rbuf, uint64_t taddr,
-                       const struct fy_dtype *dt, const struct fy_op *op)
+/* count elements of a predefined type (a counter, Fetch_and_op, a short
+ * vector): the one run fy_rma_acc_shm would make of them, combined the
+ * same way (A1, A3) with no staging and no walk, or -EAGAIN when A1 does
+ * not apply (the caller takes fy_rma_acc, which takes the lock: A2). */
+int fy_rma_acc_flat_shm(const void *obuf, void *rbuf, uint64_t taddr,
+                        MPI_Count count, const struct fy_dtype *dt,
+                        const struct fy_op *op)
 {
-    if (dt->pair || dt->nsegs != 1 || dt->segs[0].disp != 0)
+    if (dt->pair || dt->nsegs != 1 || dt->segs[0].disp != 0 || count <= 0)
         return -EAGAIN;
     uint32_t b = dt->segs[0].basic;
     size_t sz = fy_basic_size((enum fy_basic)b);
     if (sz != (size_t)dt->size || !elem_atomic(b, (uintptr_t)taddr))
         return -EAGAIN;
-    elem_each(op, b, elem_kind(op, b), sz, (char *)(uintptr_t)taddr, 1, obuf,
-              rbuf);
+    if (count == 1)
+        elem_each(op, b, elem_kind(op, b), sz, (char *)(uintptr_t)taddr, 1,
+                  obuf, rbuf);
+    else
+        elem_run(op, b, (char *)(uintptr_t)taddr, count, obuf, rbuf);
     return 0;
 }
 

@@ -418,11 +418,12 @@ static inline bool fy_rma_acc_atomic(const struct fy_rma_win *w)
     return w->flavor == MPI_WIN_FLAVOR_ALLOCATE ||
            w->flavor == MPI_WIN_FLAVOR_SHARED;
 }
-/* One element of predefined type dt at taddr of such a window, combined
- * by its one hardware atomic (old value to rbuf if set); -EAGAIN when the
- * element is not one (atomic.c's A1): use fy_rma_acc. */
-int fy_rma_acc_one_shm(const void *obuf, void *rbuf, uint64_t taddr,
-                       const struct fy_dtype *dt, const struct fy_op *op);
+/* count contiguous elements of predefined type dt at taddr of such a
+ * window, each combined by hardware atomics (old values to rbuf if set);
+ * -EAGAIN when they are not (atomic.c's A1): use fy_rma_acc. */
+int fy_rma_acc_flat_shm(const void *obuf, void *rbuf, uint64_t taddr,
+                        MPI_Count count, const struct fy_dtype *dt,
+                        const struct fy_op *op);
 /* fy_rma_acc on such a window, for a target type that is not a pair type:
  * one atomic per eligible element, the accumulate lock for the others.
  * Returns 0 or -ENOMEM. */
