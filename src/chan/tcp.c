@@ -704,31 +704,33 @@ static void hot_touch(int src)
     tcp.hot[0] = src;
 }
 
+/* A connection src sends nothing on: its end of stream closes it, bytes
+ * are an error ('what'); a failed read ends the job, or (quiet) only
+ * closes it. */
+static int read_none(int src, int fd, const char *what, bool quiet)
+{
+    char c;
+    ssize_t k = recv(fd, &c, 1, MSG_DONTWAIT);
+    if (k > 0)
+        tcp_bad(src, what);
+    if (k < 0 && (errno == EAGAIN || errno == EINTR))
+        return 0;
+    if (k < 0 && !quiet)
+        tcp_fail(src, "receiving from", errno);
+    sock_closed(src, fd);
+    return 0;
+}
+
 static int read_in(int src, int fd)
 {
     struct tcp_peer *tp = &tcp.peers[src];
-    if (fd == tp->out && tcp.me > src) {
+    if (fd == tp->out && tcp.me > src)
         /* Our ask: the peer only ever closes it (or its process ends). */
-        char c;
-        ssize_t k = recv(fd, &c, 1, MSG_DONTWAIT);
-        if (k > 0)
-            tcp_bad(src, "packets on the connection that asked for one");
-        if (k == 0 || (errno != EAGAIN && errno != EINTR))
-            sock_closed(src, fd);
-        return 0;
-    }
-    if (tp->rx >= 0 && fd != tp->rx) {
+        return read_none(src, fd,
+                         "packets on the connection that asked for one", true);
+    if (tp->rx >= 0 && fd != tp->rx)
         /* Only an end of stream may come here. */
-        char c;
-        ssize_t k = recv(fd, &c, 1, MSG_DONTWAIT);
-        if (k == 0)
-            sock_closed(src, fd);
-        else if (k > 0)
-            tcp_bad(src, "packets on a second connection");
-        else if (errno != EAGAIN && errno != EINTR)
-            tcp_fail(src, "receiving from", errno);
-        return 0;
-    }
+        return read_none(src, fd, "packets on a second connection", false);
     if (!tp->ibuf) {
         /* Only peers that send us something cost a buffer. */
         tp->ibuf = malloc(TCP_IBUF_MIN);
