@@ -1004,6 +1004,22 @@ static void fy_launch_rank_exited(struct fy_launch_job *job, int i, int wstatus)
     fy_launch_job_terminate(job);
 }
 
+/* A running rank already dead by a signal (not yet reaped), or -1. */
+static int fy_launch_rank_killed(struct fy_launch_job *job)
+{
+    for (int k = 0; k < job->opts.nranks; k++) {
+        siginfo_t si;
+        memset(&si, 0, sizeof(si));
+        if (job->ranks[k].running &&
+            waitid(P_PID, (id_t)job->ranks[k].pid, &si,
+                   WEXITED | WNOHANG | WNOWAIT) == 0 &&
+            si.si_pid != 0 &&
+            (si.si_code == CLD_KILLED || si.si_code == CLD_DUMPED))
+            return k;
+    }
+    return -1;
+}
+
 /* Reap every child that has exited. Each is first looked at without being
  * reaped, so the last rank of a job being killed still holds the process
  * group while we SIGKILL whatever the ranks left behind in it. */
@@ -1017,6 +1033,16 @@ static void fy_launch_children_reap(struct fy_launch_job *job)
             si.si_pid == 0)
             return;
         int i = fy_launch_rank_of(job, si.si_pid);
+        if (i >= 0 && si.si_code == CLD_EXITED && si.si_status != 0) {
+            /* A rank that failed may have done so because another one was
+             * killed (it saw its peer vanish): report the killed rank,
+             * whose status is the job's, if it is already gone too. */
+            int k = fy_launch_rank_killed(job);
+            if (k >= 0) {
+                si.si_pid = job->ranks[k].pid;
+                i = k;
+            }
+        }
         if (i >= 0 && job->ranks[i].running && job->nrunning == 1 &&
             job->killing && job->pgid > 0)
             (void)kill(-job->pgid, SIGKILL);
