@@ -414,6 +414,8 @@ int main(int argc, char **argv)
                  "                         together (each by the mechanism "
                  "above) while the target is inside MPI",
                  split_min);
+    /* Win_create's memory moved onto shared pages (src/rma/remap.c). */
+    bool remap = fy_env_int(FY_ENV_RMA_REMAP) && forced == FY_XFER_AUTO;
     printf("One-sided windows (passive target):\n"
            "  Win_allocate(_shared)  shared memory, no help from the target: "
            "puts and gets are memcpy\n"
@@ -423,6 +425,7 @@ int main(int argc, char **argv)
            "hardware atomic per\n"
            "                         element (1-8 byte aligned elements), the "
            "accumulate lock for the rest\n"
+           "  Win_create             FERRY_RMA_REMAP=%lld, FERRY_XFER=%s: %s\n"
            "  Win_create, dynamic    FERRY_XFER=auto|cma|procmem: %s; "
            "accumulates: one read and one write under the accumulate lock\n"
            "                         FERRY_XFER=shmbuf|queue|net: %s\n"
@@ -430,6 +433,16 @@ int main(int argc, char **argv)
            "                         hand-over (FERRY_RMA_AM_MAX=%lld): %s\n"
            "                         split copies (FERRY_RMA_SPLIT_MIN=%lld): "
            "%s\n\n",
+           fy_env_int(FY_ENV_RMA_REMAP), fy_env_str(FY_ENV_XFER),
+           remap ? "each rank's window pages are moved onto shared memory "
+                   "the others map\n"
+                   "                         (contents and addresses "
+                   "unchanged; private again at Win_free), so it is\n"
+                   "                         reached like Win_allocate's "
+                   "memory; where a rank cannot (several threads,\n"
+                   "                         memory already shared, the "
+                   "stack), the whole window takes the path below"
+                 : "off: the path below",
            single ? single : am, am, fy_env_str(FY_ENV_XFER),
            in_force ? in_force : "active messages", am_max, handover, split_min,
            splitdesc);

@@ -460,7 +460,9 @@ FY_ALIAS(MPI_Comm_get_info)
 
 /* ---- memory ----------------------------------------------------------- */
 
-/* Cache-line aligned heap memory; Ferry needs no registration, so the info
+/* Heap memory, cache-line aligned, page-aligned from a page on (a window
+ * created on it then shares no page with other data: src/rma/remap.c moves
+ * it onto shared memory whole). Ferry needs no registration, so the info
  * hints are accepted and ignored. */
 FY_API int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
 {
@@ -473,7 +475,9 @@ FY_API int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
              MPI_ERR_INFO, fn, "invalid info object 0x%x", (unsigned)info);
     CHECK_PTR(baseptr, fn);
     void *p = NULL;
-    if (posix_memalign(&p, 64, size ? (size_t)size : 1) != 0)
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    if (posix_memalign(&p, (size_t)size >= page ? page : 64,
+                       size ? (size_t)size : 1) != 0)
         return fy_mpi_err(NULL, MPI_ERR_NO_MEM, fn, "cannot allocate %ld bytes",
                           (long)size);
     *(void **)baseptr = p;

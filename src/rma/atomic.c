@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Accumulates and compare-and-swap on windows whose memory is in the shared
- * mapping (MPI_Win_allocate, MPI_Win_allocate_shared): one hardware atomic
+/* Accumulates and compare-and-swap on windows whose memory is in shared
+ * mappings (MPI_Win_allocate, MPI_Win_allocate_shared, MPI_Win_create
+ * memory moved by remap.c): one hardware atomic
  * per element where the element allows it, the target's accumulate lock
  * only for the elements that do not. No staging copies, no lock word and
  * no wake-up on the common path (a counter, Fetch_and_op, CAS).
@@ -32,8 +33,10 @@
  * - So two operations that MPI requires to be atomic with each other on
  *   one location (same basic type, any mix of ops including MPI_REPLACE,
  *   MPI_NO_OP and compare-and-swap) always use the same one of A1 / A2 for
- *   it. Windows on user memory (MPI_Win_create, dynamic) use A2 for every
- *   element, including a rank's accumulates to itself.
+ *   it. Windows on user memory that is not shared (dynamic, and
+ *   MPI_Win_create where remap.c did not move it for every member: M4)
+ *   use A2 for every element, including a rank's accumulates to itself;
+ *   Win_create memory it moved is in shared mappings like the others.
  * - Memory order: the atomics are relaxed. Atomicity needs no ordering;
  *   completion (flush, unlock, fence, complete) is a seq_cst fence in
  *   win.c, and the accesses of one origin to one location are ordered by

@@ -72,6 +72,16 @@ struct fy_rma_peer {
     pid_t pid;
     int world; /* world rank (wake-ups) */
     bool direct;
+    void *mirror; /* remap.c: our mapping of the peer's remapped pages */
+    size_t mirror_len;
+};
+
+/* A rank's own window memory moved onto a memfd (remap.c). */
+struct fy_rma_remap {
+    int fd;            /* -1: nothing moved */
+    uintptr_t lo;      /* page-aligned start of the moved pages */
+    size_t len;        /* their bytes */
+    size_t head, tail; /* edge pages shared with memory outside the window */
 };
 
 /* Hand-over mailboxes (ho.c; its invariants block describes them):
@@ -148,8 +158,22 @@ struct fy_rma_win {
     /* Set when other ranks' user memory is reached by active messages
      * (am.c): no single-copy mechanism works or is allowed. */
     struct fy_rma_am *am;
-    struct fy_rma_win *next; /* every live window, for MPI_Finalize */
+    /* Every member's window memory is in mappings all members share
+     * (allocate, shared, or Win_create memory remap.c moved). */
+    bool in_map;
+    struct fy_rma_remap remap; /* this rank's, Win_create */
+    struct fy_rma_win *next;   /* every live window, for MPI_Finalize */
 };
+
+/* remap.c (its header has the invariants M1-M4). Move the pages holding
+ * [base, base + size) onto a new memfd, contents and addresses unchanged:
+ * 0 (r->fd -1 for size 0), -ENOTSUP when not eligible, or a negative
+ * errno with the memory as it was. */
+int fy_rma_remap_own(void *base, size_t size, struct fy_rma_remap *r);
+/* Give the pages back to private memory (M3); closes the memfd. */
+void fy_rma_remap_restore(struct fy_rma_remap *r);
+/* Map len bytes of process pid's memfd fd here; NULL on failure. */
+void *fy_rma_remap_peer(pid_t pid, int fd, size_t len);
 
 /* The window behind a handle, or NULL. */
 struct fy_rma_win *fy_rma_win_get(MPI_Win h);
@@ -415,8 +439,7 @@ void fy_rma_copy(void *dst, const void *src, size_t n);
  * shared mapping) rather than the accumulate lock for every element. */
 static inline bool fy_rma_acc_atomic(const struct fy_rma_win *w)
 {
-    return w->flavor == MPI_WIN_FLAVOR_ALLOCATE ||
-           w->flavor == MPI_WIN_FLAVOR_SHARED;
+    return w->in_map;
 }
 /* count contiguous elements of predefined type dt at taddr of such a
  * window, each combined by hardware atomics (old values to rbuf if set);

@@ -104,6 +104,10 @@ struct member_info {
     uint64_t size;
     uint64_t base; /* user memory (create) */
     uint64_t ctl;  /* where this member mapped the control block */
+    uint64_t rlo;  /* Win_create: the member's pages remap.c moved ... */
+    uint64_t rlen;
+    int32_t rfd;  /* ... onto this memfd of its (-1: none) */
+    int32_t rerr; /* 0, or why it did not move them */
     int32_t disp_unit;
     int32_t pid;
 };
@@ -275,10 +279,73 @@ static int check_remote(struct fy_rma_win *w, const struct member_info *mi)
     return 0;
 }
 
+/* Unmap our mappings of the peers' moved pages (remap.c). */
+static void unmap_mirrors(struct fy_rma_win *w)
+{
+    for (int i = 0; w->peers && i < w->size; i++)
+        if (w->peers[i].mirror) {
+            munmap(w->peers[i].mirror, w->peers[i].mirror_len);
+            w->peers[i].mirror = NULL;
+        }
+}
+
+/* Whether Win_create moves window memory onto shared pages: FERRY_RMA_REMAP
+ * and no mechanism forced (a forced one is what the job wants to use). */
+static bool remap_wanted(void)
+{
+    return fy_env_int(FY_ENV_RMA_REMAP) &&
+           fy_xfer_parse(fy_env_str(FY_ENV_XFER)) == FY_XFER_AUTO;
+}
+
+/* Win_create, after the members' remap results are gathered: map every
+ * peer's moved pages (M4: all members or none, agreed). Sets w->in_map
+ * and the mirrors, or undoes this rank's remap. */
+static int share_user_memory(struct fy_rma_win *w, const struct member_info *mi)
+{
+    int err = 0;
+    for (int i = 0; i < w->size && !err; i++) {
+        const struct member_info *m = &mi[i];
+        if (m->rerr)
+            err = m->rerr < 0 ? m->rerr : -EPROTO;
+        else if (m->size && (m->rfd < 0 || m->base < m->rlo ||
+                             m->base - m->rlo > m->rlen ||
+                             m->size > m->rlen - (m->base - m->rlo)))
+            err = -EPROTO; /* a member's description does not add up */
+    }
+    bool all = !err; /* the same on every member: from the gathered data */
+    for (int i = 0; all && !err && i < w->size; i++) {
+        if (i == w->rank || !mi[i].size)
+            continue;
+        void *m =
+            fy_rma_remap_peer((pid_t)mi[i].pid, mi[i].rfd, (size_t)mi[i].rlen);
+        if (!m) {
+            err = errno ? -errno : -EIO;
+            FY_INFO("MPI_Win_create: cannot map rank %d's window memory: %s", i,
+                    strerror(-err));
+            break;
+        }
+        w->peers[i].mirror = m;
+        w->peers[i].mirror_len = (size_t)mi[i].rlen;
+    }
+    int mine = err != 0, any = 1, rc = 0;
+    if (all)
+        rc = fy_coll_allreduce(&mine, &any, 1, fy_dtype_get(MPI_INT),
+                               fy_op_get(MPI_MAX), w->comm, NULL);
+    if (rc || any) {
+        unmap_mirrors(w);
+        fy_rma_remap_restore(&w->remap);
+        return rc; /* not shared: the single-copy paths serve it */
+    }
+    w->in_map = true;
+    return 0;
+}
+
 static void win_release(struct fy_rma_win *w)
 {
     fy_rma_ho_free(w);
     fy_rma_am_free(w);
+    unmap_mirrors(w);
+    fy_rma_remap_restore(&w->remap);
     if (w->map)
         munmap(w->map, w->map_len);
     if (w->comm)
@@ -309,6 +376,7 @@ int fy_rma_win_create(struct fy_comm *parent, int flavor, MPI_Aint size,
         return -ENOMEM;
     w->flavor = flavor;
     w->errhandler = MPI_ERRORS_ARE_FATAL;
+    w->remap.fd = -1;
     int rc = fy_comm_create_from_group(parent, parent->group, &w->comm);
     if (rc) {
         free(w);
@@ -336,7 +404,16 @@ int fy_rma_win_create(struct fy_comm *parent, int flavor, MPI_Aint size,
     struct member_info me = {.size = (uint64_t)w->wsize,
                              .base = (uint64_t)(uintptr_t)base,
                              .disp_unit = disp_unit,
-                             .pid = (int32_t)getpid()};
+                             .pid = (int32_t)getpid(),
+                             .rfd = -1,
+                             .rerr = -ENOTSUP};
+    /* Win_create: our pages onto a memfd the others will map (remap.c). */
+    if (!err && flavor == MPI_WIN_FLAVOR_CREATE && n > 1 && remap_wanted()) {
+        me.rerr = fy_rma_remap_own(base, (size_t)w->wsize, &w->remap);
+        me.rfd = (int32_t)w->remap.fd;
+        me.rlo = (uint64_t)w->remap.lo;
+        me.rlen = (uint64_t)w->remap.len;
+    }
     rc = agree(w->comm, err);
     if (!rc)
         rc = fy_coll_allgather(&me, sizeof(me), fy_dtype_get(MPI_BYTE), mi,
@@ -345,12 +422,21 @@ int fy_rma_win_create(struct fy_comm *parent, int flavor, MPI_Aint size,
     if (rc)
         goto undo;
 
+    if (flavor == MPI_WIN_FLAVOR_CREATE && n > 1) {
+        rc = share_user_memory(w, mi);
+        if (rc)
+            goto undo;
+    }
     size_t pg = page_size();
     bool in_shm =
         flavor == MPI_WIN_FLAVOR_SHARED || flavor == MPI_WIN_FLAVOR_ALLOCATE;
     bool contig = flavor == MPI_WIN_FLAVOR_SHARED && !noncontig;
+    if (in_shm)
+        w->in_map = true;
+    /* User memory some rank reaches by a mechanism: hand-over boxes. */
+    bool user = !w->in_map && n > 1;
     size_t ho_off;
-    uint64_t off = round_up(ctl_bytes(n, !in_shm && n > 1, &ho_off), pg);
+    uint64_t off = round_up(ctl_bytes(n, user, &ho_off), pg);
     uint64_t *offs = NULL;
     if (in_shm) {
         offs = calloc((size_t)n, sizeof(*offs));
@@ -374,7 +460,7 @@ int fy_rma_win_create(struct fy_comm *parent, int flavor, MPI_Aint size,
     w->slot = (struct fy_rma_slot *)w->map + 1;
     w->posted = (_Atomic uint32_t *)(w->slot + n);
     w->done = w->posted + (size_t)n * (size_t)n;
-    if (!in_shm && n > 1) {
+    if (user) {
         w->beats = (struct fy_rma_beat *)(w->map + ho_off);
         w->boxes = (struct fy_rma_box *)(w->beats + n);
     }
@@ -388,8 +474,11 @@ int fy_rma_win_create(struct fy_comm *parent, int flavor, MPI_Aint size,
         p->disp_unit = mi[i].disp_unit;
         p->pid = mi[i].pid;
         p->world = fy_comm_world_rank(parent, i);
-        p->direct = in_shm || i == w->rank;
-        p->base = in_shm ? (uint64_t)(uintptr_t)(w->map + offs[i]) : mi[i].base;
+        p->direct = w->in_map || i == w->rank;
+        p->base = in_shm      ? (uint64_t)(uintptr_t)(w->map + offs[i])
+                  : p->mirror ? (uint64_t)(uintptr_t)p->mirror +
+                                    (mi[i].base - mi[i].rlo)
+                              : mi[i].base;
     }
     free(offs);
     w->base = flavor == MPI_WIN_FLAVOR_DYNAMIC
@@ -400,7 +489,7 @@ int fy_rma_win_create(struct fy_comm *parent, int flavor, MPI_Aint size,
     me.ctl = (uint64_t)(uintptr_t)w->map;
     rc = fy_coll_allgather(&me, sizeof(me), fy_dtype_get(MPI_BYTE), mi,
                            sizeof(me), fy_dtype_get(MPI_BYTE), w->comm, NULL);
-    if (!rc && !in_shm && n > 1 &&
+    if (!rc && user &&
         agree(w->comm, remote_ops() ? check_remote(w, mi) : -EPERM) != 0) {
         /* No single-copy mechanism reaches every member: the targets
          * serve requests themselves (active messages) - unless the job
@@ -418,7 +507,7 @@ int fy_rma_win_create(struct fy_comm *parent, int flavor, MPI_Aint size,
             FY_INFO("MPI window on user memory: active messages (no cma or "
                     "procmem between its ranks)");
     }
-    if (!rc && !in_shm && n > 1 && !w->am)
+    if (!rc && user && !w->am)
         rc = agree(w->comm, fy_rma_ho_init(w));
     if (rc)
         goto undo;

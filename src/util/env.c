@@ -192,6 +192,13 @@ struct fy_env_var fy_env[FY_ENV_COUNT] = {
                               "copied by origin and target together when "
                               "the target is inside MPI (two cores, each by "
                               "single copy); 0: never"},
+    [FY_ENV_RMA_REMAP] = {"FERRY_RMA_REMAP", FY_ENV_BOOL, "1",
+                          "Win_create moves the pages of each rank's window "
+                          "onto shared memory the other ranks map (contents "
+                          "and addresses unchanged; private again at "
+                          "Win_free), so one-sided operations on it are "
+                          "loads and stores; only with FERRY_XFER=auto, in a "
+                          "process with one thread; 0: never"},
 };
 
 int fy_parse_size(const char *s, long long *out)

@@ -118,6 +118,7 @@ enum fy_env_id {
     FY_ENV_RMA_NT_MIN,
     FY_ENV_RMA_AM_MAX,
     FY_ENV_RMA_SPLIT_MIN,
+    FY_ENV_RMA_REMAP,
     FY_ENV_COUNT
 };
 
