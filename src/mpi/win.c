@@ -527,6 +527,8 @@ FY_ALIAS(MPI_Win_call_errhandler)
  * own (active messages, rma/am.c), found by the synchronisation call. */
 static int sync_done(struct fy_rma_win *w, const char *fn)
 {
+    if (!w->am && !w->ho)
+        return MPI_SUCCESS; /* nothing was handed over or sent */
     int e = fy_rma_am_error(w);
     if (e == -ERANGE)
         return WERR(w, MPI_ERR_RMA_RANGE, fn,

@@ -41,11 +41,11 @@ static void stream_copy(char *dst, const char *src, size_t n)
 }
 #endif
 
-void fy_rma_copy(void *dst, const void *src, size_t n)
+void fy_rma_copy_large(void *dst, const void *src, size_t n)
 {
 #if defined(__x86_64__)
     long long nt = fy_env_int(FY_ENV_RMA_NT_MIN);
-    if (nt > 0 && n >= (size_t)nt && n >= 128) {
+    if (nt > 0 && n >= (size_t)nt && n >= FY_RMA_COPY_SMALL) {
         char *d = dst;
         const char *s = src;
         size_t head = (size_t)(-(uintptr_t)d & 15);

@@ -13,16 +13,19 @@
 #define FY_RMA_H
 
 #include <assert.h>
+#include <errno.h>
 #include <mpi.h>
 #include <stdalign.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 
 #include "comm/comm.h"
 #include "dtype/dtype.h"
+#include "util/handle.h"
 
 #define FY_RMA_MAGIC 0x31304e4957524659ull /* "FYRWIN01" */
 #define FY_RMA_ATTACH_MAX 64               /* regions per dynamic window rank */
@@ -175,8 +178,13 @@ void fy_rma_remap_restore(struct fy_rma_remap *r);
 /* Map len bytes of process pid's memfd fd here; NULL on failure. */
 void *fy_rma_remap_peer(pid_t pid, int fd, size_t len);
 
-/* The window behind a handle, or NULL. */
-struct fy_rma_win *fy_rma_win_get(MPI_Win h);
+/* The window behind a handle, or NULL (inline: every RMA call looks it
+ * up; the table is win.c's). */
+extern struct fy_handle_table fy_rma_win_table;
+static inline struct fy_rma_win *fy_rma_win_get(MPI_Win h)
+{
+    return (struct fy_rma_win *)fy_handle_get(&fy_rma_win_table, h);
+}
 
 /* Collective over 'parent': make a window of 'flavor'.
  * - MPI_WIN_FLAVOR_SHARED / ALLOCATE: 'size' bytes are allocated in
@@ -204,9 +212,16 @@ void fy_rma_lock(struct fy_rma_win *w, int type, int target, int assert);
 void fy_rma_unlock(struct fy_rma_win *w, int target);
 void fy_rma_lock_all(struct fy_rma_win *w, int assert);
 void fy_rma_unlock_all(struct fy_rma_win *w);
-/* Every operation of this process is complete (loads and stores went
- * straight to the target): a full memory fence. */
-void fy_rma_flush(struct fy_rma_win *w);
+/* Every operation of this process is complete: requests handed over or
+ * sent as active messages are settled (fy_rma_flush_pending), loads and
+ * stores went straight to the target; then a full memory fence. */
+void fy_rma_flush_pending(struct fy_rma_win *w);
+static inline void fy_rma_flush(struct fy_rma_win *w)
+{
+    if (w->ho || w->am)
+        fy_rma_flush_pending(w);
+    atomic_thread_fence(memory_order_seq_cst);
+}
 /* PSCW: group ranks are ranks of the window's communicator. */
 void fy_rma_post(struct fy_rma_win *w, int n, const int *ranks);
 void fy_rma_start(struct fy_rma_win *w, int n, const int *ranks);
@@ -215,7 +230,10 @@ void fy_rma_complete(struct fy_rma_win *w);
 bool fy_rma_wait(struct fy_rma_win *w, bool block);
 
 /* Whether an access epoch to 'target' is open here. */
-bool fy_rma_in_epoch(const struct fy_rma_win *w, int target);
+static inline bool fy_rma_in_epoch(const struct fy_rma_win *w, int target)
+{
+    return w->fence || w->lock_all || w->lockmode[target] || w->access[target];
+}
 
 /* Attach / detach memory of a dynamic window (local). -ENOSPC when
  * FY_RMA_ATTACH_MAX regions are attached, -ENOENT when base is not. */
@@ -225,9 +243,33 @@ int fy_rma_detach(struct fy_rma_win *w, const void *base);
 /* The target address of 'count' elements of dt at displacement 'disp' of
  * target's window, or -ERANGE if any byte lies outside the window (outside
  * every attached region for dynamic windows). */
-int fy_rma_target(const struct fy_rma_win *w, int target, MPI_Aint disp,
-                  MPI_Count count, const struct fy_dtype *dt,
-                  uint64_t *addr_out);
+int fy_rma_target_slow(const struct fy_rma_win *w, int target, MPI_Aint disp,
+                       MPI_Count count, const struct fy_dtype *dt,
+                       uint64_t *addr_out);
+/* Byte span [lo, hi) of count (> 0) elements of dt relative to the
+ * buffer. */
+static inline void fy_rma_span(MPI_Count count, const struct fy_dtype *dt,
+                               MPI_Aint *lo, MPI_Aint *hi)
+{
+    MPI_Aint last = (MPI_Aint)(count - 1) * dt->extent;
+    *lo = last < 0 ? last + dt->true_lb : dt->true_lb;
+    *hi = last > 0 ? last + dt->true_ub : dt->true_ub;
+}
+static inline int fy_rma_target(const struct fy_rma_win *w, int target,
+                                MPI_Aint disp, MPI_Count count,
+                                const struct fy_dtype *dt, uint64_t *addr_out)
+{
+    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC || count == 0 || dt->size == 0)
+        return fy_rma_target_slow(w, target, disp, count, dt, addr_out);
+    const struct fy_rma_peer *p = &w->peers[target];
+    MPI_Aint lo, hi;
+    fy_rma_span(count, dt, &lo, &hi);
+    MPI_Aint off = disp * (MPI_Aint)p->disp_unit;
+    if (disp < 0 || off + lo < 0 || (uint64_t)(off + hi) > p->size)
+        return -ERANGE;
+    *addr_out = p->base + (uint64_t)off;
+    return 0;
+}
 
 /* Data movement to/from target address 'taddr' (from fy_rma_target). */
 int fy_rma_put(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
@@ -431,8 +473,17 @@ int fy_rma_remote_copy(const struct fy_rma_win *w, int target, void *local,
                        uint64_t remote, size_t len, bool get);
 
 /* Copy n bytes to or from window memory in the shared mapping (copy.c):
- * memcpy, or streaming stores from FERRY_RMA_NT_MIN bytes. */
-void fy_rma_copy(void *dst, const void *src, size_t n);
+ * memcpy, or streaming stores from FERRY_RMA_NT_MIN bytes (never below
+ * FY_RMA_COPY_SMALL: inline here). */
+#define FY_RMA_COPY_SMALL 128
+void fy_rma_copy_large(void *dst, const void *src, size_t n);
+static inline void fy_rma_copy(void *dst, const void *src, size_t n)
+{
+    if (n < FY_RMA_COPY_SMALL)
+        memcpy(dst, src, n);
+    else
+        fy_rma_copy_large(dst, src, n);
+}
 
 /* ---- the accumulate discipline (atomic.c) -------------------------------
  * Whether w's accumulates use per-element hardware atomics (memory in the

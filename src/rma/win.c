@@ -25,7 +25,7 @@
 #include "util/util.h"
 #include "xfer/xfer.h"
 
-static struct fy_handle_table s_wins = FY_HANDLE_TABLE_INIT(FY_HT_WIN);
+struct fy_handle_table fy_rma_win_table = FY_HANDLE_TABLE_INIT(FY_HT_WIN);
 static struct fy_rma_win *s_live; /* every live window */
 /* How user memory of other ranks is reached (Win_create, dynamic):
  * s_remote, and s_small for pieces up to s_small_max bytes (procmem's
@@ -48,11 +48,6 @@ int fy_rma_remote_copy(const struct fy_rma_win *w, int target, void *local,
                        uint64_t remote, size_t len, bool get)
 {
     return remote_copy(&w->peers[target], local, remote, len, get);
-}
-
-struct fy_rma_win *fy_rma_win_get(MPI_Win h)
-{
-    return fy_handle_get(&s_wins, h);
 }
 
 /* ---- waiting ------------------------------------------------------------
@@ -360,7 +355,7 @@ static void win_release(struct fy_rma_win *w)
     free(w->nstart);
     free(w->npost);
     if (w->handle)
-        fy_handle_release(&s_wins, w->handle);
+        fy_handle_release(&fy_rma_win_table, w->handle);
     free(w);
 }
 
@@ -512,7 +507,7 @@ int fy_rma_win_create(struct fy_comm *parent, int flavor, MPI_Aint size,
     if (rc)
         goto undo;
     fy_rma_thread_want(w->am != NULL);
-    if (fy_handle_alloc(&s_wins, w, &w->handle) != 0) {
+    if (fy_handle_alloc(&fy_rma_win_table, w, &w->handle) != 0) {
         rc = -ENOMEM;
         goto undo;
     }
@@ -553,11 +548,6 @@ void fy_rma_finalize(void)
 }
 
 /* ---- epochs -------------------------------------------------------------- */
-
-bool fy_rma_in_epoch(const struct fy_rma_win *w, int target)
-{
-    return w->fence || w->lock_all || w->lockmode[target] || w->access[target];
-}
 
 int fy_rma_fence(struct fy_rma_win *w, int assert)
 {
@@ -662,11 +652,10 @@ void fy_rma_unlock_all(struct fy_rma_win *w)
     w->lock_all = false;
 }
 
-void fy_rma_flush(struct fy_rma_win *w)
+void fy_rma_flush_pending(struct fy_rma_win *w)
 {
     fy_rma_ho_settle(w, -1);
     (void)fy_rma_am_flush(w, -1);
-    atomic_thread_fence(memory_order_seq_cst);
 }
 
 /* PSCW. P1: the release increments pair with the acquire loads in the
@@ -813,39 +802,25 @@ static bool attached(const struct fy_rma_win *w, int target, uint64_t lo,
 
 /* ---- data movement ------------------------------------------------------- */
 
-/* Byte span [lo, hi) of count elements of dt relative to the buffer. */
-static void span_of(MPI_Count count, const struct fy_dtype *dt, MPI_Aint *lo,
-                    MPI_Aint *hi)
-{
-    MPI_Aint last = (MPI_Aint)(count - 1) * dt->extent;
-    *lo = FY_MIN(dt->true_lb, last + dt->true_lb);
-    *hi = FY_MAX(dt->true_ub, last + dt->true_ub);
-}
-
-int fy_rma_target(const struct fy_rma_win *w, int target, MPI_Aint disp,
-                  MPI_Count count, const struct fy_dtype *dt,
-                  uint64_t *addr_out)
+/* fy_rma_target's cases that are not a range of a window of fixed size:
+ * nothing to move, or a dynamic window's absolute address. */
+int fy_rma_target_slow(const struct fy_rma_win *w, int target, MPI_Aint disp,
+                       MPI_Count count, const struct fy_dtype *dt,
+                       uint64_t *addr_out)
 {
     const struct fy_rma_peer *p = &w->peers[target];
+    bool dynamic = w->flavor == MPI_WIN_FLAVOR_DYNAMIC;
     if (count == 0 || dt->size == 0) {
-        *addr_out = w->flavor == MPI_WIN_FLAVOR_DYNAMIC
-                        ? (uint64_t)disp
-                        : p->base + (uint64_t)(disp * p->disp_unit);
+        *addr_out = dynamic ? (uint64_t)disp
+                            : p->base + (uint64_t)(disp * p->disp_unit);
         return 0;
     }
     MPI_Aint lo, hi;
-    span_of(count, dt, &lo, &hi);
-    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC) {
-        if ((MPI_Aint)(disp + lo) < 0 ||
-            !attached(w, target, (uint64_t)(disp + lo), (uint64_t)(disp + hi)))
-            return -ERANGE;
-        *addr_out = (uint64_t)disp;
-        return 0;
-    }
-    MPI_Aint off = disp * (MPI_Aint)p->disp_unit;
-    if (disp < 0 || off + lo < 0 || (uint64_t)(off + hi) > p->size)
+    fy_rma_span(count, dt, &lo, &hi);
+    if ((MPI_Aint)(disp + lo) < 0 ||
+        !attached(w, target, (uint64_t)(disp + lo), (uint64_t)(disp + hi)))
         return -ERANGE;
-    *addr_out = p->base + (uint64_t)off;
+    *addr_out = (uint64_t)disp;
     return 0;
 }
 
@@ -992,7 +967,7 @@ bool fy_rma_flat(MPI_Count count, const struct fy_dtype *dt, MPI_Count bytes)
     if (!dt->contig || count * dt->size != bytes)
         return false;
     MPI_Aint lo, hi;
-    span_of(count, dt, &lo, &hi);
+    fy_rma_span(count, dt, &lo, &hi);
     return lo == 0 && hi == (MPI_Aint)bytes;
 }
 
@@ -1094,7 +1069,7 @@ int fy_rma_acc(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
      * two buffers of one layout); for user memory the target's span is
      * read into a local copy of the same layout. */
     MPI_Aint lo, hi;
-    span_of(tcount, tdt, &lo, &hi);
+    fy_rma_span(tcount, tdt, &lo, &hi);
     size_t span = (size_t)(hi - lo);
     char *packed = malloc((size_t)bytes);
     char *in = malloc(span ? span : 1);
