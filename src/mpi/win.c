@@ -936,6 +936,17 @@ FY_API int PMPI_Get_c(void *origin_addr, MPI_Count origin_count,
 FY_ALIAS(MPI_Get_c)
 
 /* Accumulate in every form: rbuf NULL for MPI_Accumulate. */
+/* The predefined (op, type) pair this thread's last accumulate on a
+ * shared window used, already looked up and checked: a loop of
+ * Fetch_and_op or Accumulate on one counter pays for that once.
+ * Predefined handles never change meaning, so the pair stays valid. */
+static _Thread_local struct {
+    MPI_Op op;
+    MPI_Datatype type;
+    struct fy_op *o;
+    struct fy_dtype *dt;
+} s_acc_pair;
+
 static int rma_acc(const void *obuf, MPI_Count ocount, MPI_Datatype otype,
                    void *rbuf, MPI_Count rcount, MPI_Datatype rtype, int trank,
                    MPI_Aint tdisp, MPI_Count tcount, MPI_Datatype ttype,
@@ -943,9 +954,11 @@ static int rma_acc(const void *obuf, MPI_Count ocount, MPI_Datatype otype,
 {
     FY_CHECK_INIT(fn);
     GET_WIN(w, win, fn);
-    struct fy_op *o = fy_op_get(op);
-    WCHECK(o != NULL, w, MPI_ERR_OP, fn, "invalid op 0x%x", (unsigned)op);
     bool no_op = op == MPI_NO_OP;
+    bool cached =
+        op == s_acc_pair.op && ttype == s_acc_pair.type && s_acc_pair.o != NULL;
+    struct fy_op *o = cached ? s_acc_pair.o : fy_op_get(op);
+    WCHECK(o != NULL, w, MPI_ERR_OP, fn, "invalid op 0x%x", (unsigned)op);
     uint64_t addr;
     bool skip;
     /* Elements of one predefined type everywhere on a window in shared
@@ -955,8 +968,16 @@ static int rma_acc(const void *obuf, MPI_Count ocount, MPI_Datatype otype,
     if (fy_rma_acc_atomic(w) && tcount > 0 &&
         (no_op || (ocount == tcount && otype == ttype)) &&
         (!rbuf || (rcount == tcount && rtype == ttype))) {
-        struct fy_dtype *dt = fy_dtype_get(ttype);
-        if (dt && dt->builtin && fy_op_valid_for_accumulate(o, dt)) {
+        struct fy_dtype *dt = cached ? s_acc_pair.dt : fy_dtype_get(ttype);
+        if (!cached && dt && dt->builtin && o->builtin &&
+            fy_op_valid_for_accumulate(o, dt)) {
+            s_acc_pair.op = op;
+            s_acc_pair.type = ttype;
+            s_acc_pair.o = o;
+            s_acc_pair.dt = dt;
+            cached = true;
+        }
+        if (cached) {
             int rc =
                 check_target(w, trank, tdisp, tcount, dt, &addr, &skip, fn);
             if (rc || skip)
