@@ -366,10 +366,90 @@ static void posted_append(struct fy_req *r)
     r->on_list = true;
 }
 
+/* ---- the memory of unexpected entries ----------------------------------
+ * An entry with room for more than a page (a pushed message nobody has
+ * asked for yet) comes from size classes of four per octave, and goes back
+ * to its class's free list after use while the lists hold at most
+ * FERRY_UNEXP_CACHE bytes. glibc hands large freed blocks back to the
+ * kernel (it trims the heap, or munmaps), so a stream of such messages had
+ * every page of every entry faulted in and zeroed again: 64 nonblocking
+ * 64 KiB sends in flight, pushed, moved 2.2-2.8 GB/s, 13-21 GB/s with the
+ * blocks kept (bench/README.md, "Unexpected pushed messages"). Used under
+ * the engine lock, like the unexpected list. */
+#define UNEXP_POOL_MIN ((size_t)4096) /* larger rooms are pooled */
+#define UNEXP_OCTAVE_MIN 12           /* the first class is (4 KiB, 5 KiB] */
+#define UNEXP_NCLASS (4 * (31 - UNEXP_OCTAVE_MIN)) /* up to 2 GiB */
+static struct {
+    struct fy_unexp *free[UNEXP_NCLASS]; /* linked through ->next */
+    uint64_t bytes;                      /* held in the lists */
+} s_upool;
+
+/* Class c's block size: 2^k + j 2^k / 4 for k = 12 + c / 4, j = 1 + c % 4. */
+static size_t unexp_class_size(int c)
+{
+    size_t base = (size_t)1 << (UNEXP_OCTAVE_MIN + c / 4);
+    return base + (size_t)(c % 4 + 1) * (base / 4);
+}
+
+/* The smallest class whose blocks hold 'need' bytes; -1: none. */
+static int unexp_class(size_t need)
+{
+    unsigned k = 63u - (unsigned)__builtin_clzll((unsigned long long)need - 1);
+    if (k < UNEXP_OCTAVE_MIN)
+        k = UNEXP_OCTAVE_MIN; /* 2^k < need <= 2^(k+1), or need <= 8 KiB */
+    size_t base = (size_t)1 << k, step = base / 4;
+    size_t j = need <= base ? 1 : (need - base + step - 1) / step; /* 1..4 */
+    int c = (int)(k - UNEXP_OCTAVE_MIN) * 4 + (int)j - 1;
+    return c < UNEXP_NCLASS ? c : -1;
+}
+
+struct fy_unexp *fy_p2p_unexp_alloc(uint64_t room)
+{
+    int c = room > UNEXP_POOL_MIN && room < ((uint64_t)1 << 31)
+                ? unexp_class(sizeof(struct fy_unexp) + (size_t)room)
+                : -1;
+    struct fy_unexp *u;
+    if (c < 0) {
+        u = malloc(sizeof(*u) + room);
+    } else if ((u = s_upool.free[c]) != NULL) {
+        s_upool.free[c] = u->next;
+        s_upool.bytes -= unexp_class_size(c);
+    } else {
+        u = malloc(unexp_class_size(c));
+    }
+    if (u)
+        u->pool = (uint8_t)(c + 1);
+    return u;
+}
+
+void fy_p2p_unexp_free(struct fy_unexp *u)
+{
+    int c = (int)u->pool - 1;
+    size_t size = c >= 0 ? unexp_class_size(c) : 0;
+    if (c < 0 || s_upool.bytes + size > fy_p2p.unexp_cache) {
+        free(u);
+        return;
+    }
+    u->next = s_upool.free[c];
+    s_upool.free[c] = u;
+    s_upool.bytes += size;
+}
+
+static void unexp_pool_drain(void)
+{
+    for (int c = 0; c < UNEXP_NCLASS; c++)
+        while (s_upool.free[c]) {
+            struct fy_unexp *u = s_upool.free[c];
+            s_upool.free[c] = u->next;
+            free(u);
+        }
+    s_upool.bytes = 0;
+}
+
 struct fy_unexp *fy_p2p_unexp_new(const struct fy_pkt *p, uint64_t room,
                                   uint64_t len)
 {
-    struct fy_unexp *u = malloc(sizeof(*u) + room);
+    struct fy_unexp *u = fy_p2p_unexp_alloc(room);
     if (!u)
         fy_fatal(1,
                  "out of memory queueing an unexpected message (%llu bytes "
@@ -380,7 +460,8 @@ struct fy_unexp *fy_p2p_unexp_new(const struct fy_pkt *p, uint64_t room,
                            .tag = p->tag,
                            .ctx = p->ctx,
                            .ctl = p->ctl,
-                           .len = len};
+                           .len = len,
+                           .pool = u->pool};
     if (len)
         memcpy(u->data, p->data, len);
     return u;
@@ -768,7 +849,7 @@ static void deliver_unexp(struct fy_req *r, struct fy_unexp *u)
                            .ctl = u->ctl};
         fy_protos[fy_proto_of_pkt(u->type)].matched(r, &p);
     }
-    free(u);
+    fy_p2p_unexp_free(u);
 }
 
 /* Take a matching unexpected message for r, if any. Returns true if r was
@@ -1140,6 +1221,7 @@ int fy_p2p_init(fy_shm_declare_fn *above)
     s->btp = (uint64_t)fy_tuned_value(FY_ENV_BTP, NULL);
     s->btp1 = (uint64_t)fy_tuned_value(FY_ENV_BTP1, NULL);
     s->push_buf = (uint64_t)fy_env_int(FY_ENV_PUSH_BUF);
+    s->unexp_cache = (uint64_t)fy_env_int(FY_ENV_UNEXP_CACHE);
     s->auto_push_max = (uint64_t)fy_env_int(FY_ENV_AUTO_PUSH_MAX);
     if ((rc = push_max_setting(&pp, s)))
         return rc;
@@ -1218,6 +1300,7 @@ void fy_p2p_finalize(void)
     while (s->unexp_head) {
         struct fy_unexp *u = s->unexp_head;
         s->unexp_head = u->next;
-        free(u);
+        fy_p2p_unexp_free(u);
     }
+    unexp_pool_drain();
 }

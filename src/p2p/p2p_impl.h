@@ -87,6 +87,7 @@ struct fy_unexp {
     uint64_t kept;            /* PUSH: room in data[] (0: pushed bytes are
                                * dropped and pulled again) */
     bool pushing;             /* PUSH: more pushed bytes are due */
+    uint8_t pool;             /* p2p.c: 1 + its size class, 0: malloc'd */
     uint8_t data[];
 };
 
@@ -131,6 +132,7 @@ struct fy_p2p_state {
     uint64_t push_max;      /* auto: blocking sends pushed whole up to, too */
     uint64_t push_cap;      /* auto: measure push_max up to (0: do not) */
     uint64_t push_buf;      /* pushed bytes kept for unexpected messages */
+    uint64_t unexp_cache;   /* FERRY_UNEXP_CACHE: pooled entry bytes */
     uint64_t push_used;     /* of which in use */
     bool recv_write;        /* write protocol on */
     /* The receive fy_p2p_irecv just posted, while it drains what had
@@ -209,6 +211,10 @@ struct fy_req *fy_p2p_posted_take(int wsrc, int32_t tag, uint32_t ctx);
  * 'len' of them copied from p's payload (out of memory is fatal). */
 struct fy_unexp *fy_p2p_unexp_new(const struct fy_pkt *p, uint64_t room,
                                   uint64_t len);
+/* An entry with room for 'room' bytes, not filled in but its pool field
+ * (NULL when out of memory); fy_p2p_unexp_free gives it back. */
+struct fy_unexp *fy_p2p_unexp_alloc(uint64_t room);
+void fy_p2p_unexp_free(struct fy_unexp *u);
 /* Queue a message no receive matched yet (takes ownership of u). */
 void fy_p2p_unexp_append(struct fy_unexp *u);
 /* Copy a whole message of 'len' bytes into matched receive r, set its

@@ -39,14 +39,15 @@ int fy_proto_self_send(struct fy_req *sr)
         fy_req_complete(sr);
         return 0;
     }
-    struct fy_unexp *u = malloc(sizeof(*u) + (size_t)sr->bytes);
+    struct fy_unexp *u = fy_p2p_unexp_alloc((uint64_t)sr->bytes);
     if (!u)
         return -ENOMEM;
     *u = (struct fy_unexp){.src = fy_p2p.me,
                            .type = FY_PKT_EAGER,
                            .tag = sr->tag,
                            .ctx = sr->ctx,
-                           .len = (uint64_t)sr->bytes};
+                           .len = (uint64_t)sr->bytes,
+                           .pool = u->pool};
     if (sr->bytes)
         memcpy(u->data, data, (size_t)sr->bytes);
     if (sr->mode == FY_SEND_SYNC)

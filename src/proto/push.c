@@ -42,7 +42,9 @@
 #define PUSH_SYNC ((uint64_t)1 << 63)
 #define PUSH_BYTES_MASK (PUSH_SYNC - 1)
 
-/* auto: nonblocking sends to one peer pushed between its messages. */
+/* auto: nonblocking sends to one peer pushed between its messages (so
+ * at most this many times the push crossover of pushed bytes wait at a
+ * receiver per sender between two of its replies). */
 #define FY_PUSH_BURST 2
 
 static _Noreturn void bad_peer(int src, const char *what)
@@ -87,11 +89,11 @@ bool fy_push_auto(const struct fy_req *r)
      * is one of the first FY_PUSH_BURST sends to its peer since that peer
      * last sent us a message: the request/reply shapes (a ping-pong, the
      * seed's early and late receivers) then move their message in two
-     * memcpy's. A longer one-way stream keeps the rendezvous: there the
-     * single copy (shared by both ranks, split.c) moves more bytes per
-     * second than cells whose two copies cross cores, and the stream
-     * hides its latency anyway (bench/README.md, "Interleaved settings,
-     * auto's nonblocking push"). */
+     * memcpy's. A longer one-way stream keeps the rendezvous, which
+     * bounds what a receiver must hold for one sender. A burst of 16
+     * pushed windows of 4 sends 1.4-2.7x faster, but made the mixed
+     * traffic 5-10 % slower at 4 and 8 ranks on 2 cores (bench/README.md,
+     * "Unexpected pushed messages"), so it stays 2. */
     struct fy_p2p_state *s = &fy_p2p;
     if (r->mode != FY_SEND_STANDARD)
         return false;
@@ -282,7 +284,7 @@ void fy_push_matched_unexp(struct fy_req *r, struct fy_unexp *u)
     r->st_source = fy_comm_rank_of(r->comm, u->src);
     r->st_tag = u->tag;
     start_rx(r, u->src, &u->ctl, u->data, u->len, arrived, u->kept == 0);
-    free(u);
+    fy_p2p_unexp_free(u);
 }
 
 void fy_push_on_data(const struct fy_pkt *p)

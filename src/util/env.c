@@ -199,6 +199,11 @@ struct fy_env_var fy_env[FY_ENV_COUNT] = {
                           "Win_free), so one-sided operations on it are "
                           "loads and stores; only with FERRY_XFER=auto, in a "
                           "process with one thread; 0: never"},
+    [FY_ENV_UNEXP_CACHE] = {"FERRY_UNEXP_CACHE", FY_ENV_SIZE, "16M",
+                            "memory of unexpected messages over 4 KiB kept "
+                            "for the next ones instead of given back to "
+                            "malloc (which returns it to the kernel); 0: "
+                            "none"},
 };
 
 int fy_parse_size(const char *s, long long *out)

@@ -119,6 +119,7 @@ enum fy_env_id {
     FY_ENV_RMA_AM_MAX,
     FY_ENV_RMA_SPLIT_MIN,
     FY_ENV_RMA_REMAP,
+    FY_ENV_UNEXP_CACHE,
     FY_ENV_COUNT
 };
 
