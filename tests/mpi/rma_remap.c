@@ -18,7 +18,10 @@
  * 5. a window created on memory of an MPI_Win_allocate_shared window
  *    (already shared) keeps that sharing: a put through it is seen through
  *    the shared window's pointer by every rank;
- * 6. a window on the stack (never moved) works as before.
+ * 6. a window on the stack (never moved) works as before;
+ * 7. two windows on the same buffer at once (the second finds the pages
+ *    already shared and keeps them as they are): puts through either are
+ *    seen through the other, also after the first is freed.
  * Open MPI 4.1.4 passes it; MPICH 4.0.2 fails phase 2 (its Get returns
  * the bytes from before the owner's store, and puts issued right after
  * the window's creation are lost, as the one-sided issue found). */
@@ -239,6 +242,43 @@ int main(int argc, char **argv)
     MT_VERIFY(stack + 1000, 500, 90u + (uint32_t)((me + n - 1) % n),
               "a put into a window on the stack");
     MT_MPI(MPI_Win_free(&win));
+
+    /* ---- 7. two windows on the same memory at once ---- */
+    MPI_Win w2;
+    memset(win_mem, 0, wsize);
+    MT_MPI(MPI_Win_create(win_mem, (MPI_Aint)wsize, 1, MPI_INFO_NULL,
+                          MPI_COMM_WORLD, &win));
+    MT_MPI(MPI_Win_create(win_mem + 8, (MPI_Aint)(wsize - 8), 1, MPI_INFO_NULL,
+                          MPI_COMM_WORLD, &w2));
+    MT_MPI(MPI_Win_fence(0, win));
+    MT_MPI(MPI_Win_fence(0, w2));
+    mt_fill(blk, 500, 110u + (uint32_t)me);
+    MT_MPI(MPI_Put(blk, 500, MPI_BYTE, peer, 100, 500, MPI_BYTE, win));
+    mt_fill(blk + 500, 300, 120u + (uint32_t)me);
+    MT_MPI(
+        MPI_Put(blk + 500, 300, MPI_BYTE, peer, 1000 - 8, 300, MPI_BYTE, w2));
+    MT_MPI(MPI_Win_fence(0, win));
+    MT_MPI(MPI_Win_fence(0, w2));
+    int from = (me + n - 1) % n;
+    MT_VERIFY(win_mem + 100, 500, 110u + (uint32_t)from,
+              "a put through the first of two windows on one buffer");
+    MT_VERIFY(win_mem + 1000, 300, 120u + (uint32_t)from,
+              "a put through the second of two windows on one buffer");
+    /* Read back through the other window: both reach the same memory. */
+    unsigned char back[300];
+    MT_MPI(MPI_Get(back, 300, MPI_BYTE, peer, 1000, 300, MPI_BYTE, win));
+    MT_MPI(MPI_Win_fence(0, win));
+    MT_VERIFY(back, 300, 120u + (uint32_t)me,
+              "bytes put through one window, read through the other");
+    MT_MPI(MPI_Win_free(&win)); /* the first freed first */
+    MT_MPI(MPI_Win_fence(0, w2));
+    MT_MPI(MPI_Get(back, 300, MPI_BYTE, peer, 1000 - 8, 300, MPI_BYTE, w2));
+    MT_MPI(MPI_Win_fence(0, w2));
+    MT_VERIFY(back, 300, 120u + (uint32_t)me,
+              "the second window after the first was freed");
+    MT_MPI(MPI_Win_free(&w2));
+    MT_VERIFY(win_mem + 1000, 300, 120u + (uint32_t)from,
+              "the buffer after both windows");
 
     free(copy);
     free(blk);
