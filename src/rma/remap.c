@@ -26,13 +26,16 @@
  * - M4: a window uses the mappings only when every member made and mapped
  *   them (win.c agrees): accumulate atomicity needs every origin to use
  *   the same discipline (atomic.c).
- * Pages so moved are shared with a child the process forks while the
- * window lives (private again after Win_free). */
+ * - M5 (fork): a child forked while such a window lives gets private
+ *   anonymous copies of its pages (pthread_atfork), as fork gives it of
+ *   any other memory: it never shares them with this process or the
+ *   window's other ranks. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +50,51 @@
 
 #define REMAP_CHUNK ((size_t)2 << 20)
 #define REMAP_NAME "ferry-win-user"
+
+/* Every range moved and not yet given back (M5), under s_lock; fork holds
+ * the lock across (prepare / parent / child), so the child's list is
+ * whole. */
+static struct fy_rma_remap *s_moved;
+static pthread_mutex_t s_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t s_atfork_once = PTHREAD_ONCE_INIT;
+
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&s_lock);
+}
+
+static void fork_parent(void)
+{
+    pthread_mutex_unlock(&s_lock);
+}
+
+/* M5, in the child (one thread): each moved range copied into private
+ * anonymous memory at a scratch address and moved over the shared pages;
+ * the child forgets the memfd. */
+static void fork_child(void)
+{
+    for (struct fy_rma_remap *r = s_moved; r; r = r->next) {
+        void *tmp = mmap(NULL, r->len, PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (tmp == MAP_FAILED)
+            continue; /* the child keeps sharing: nothing better to do */
+        memcpy(tmp, (void *)r->lo, r->len);
+        if (mremap(tmp, r->len, r->len, MREMAP_MAYMOVE | MREMAP_FIXED,
+                   (void *)r->lo) == MAP_FAILED) {
+            munmap(tmp, r->len);
+            continue;
+        }
+        close(r->fd);
+        r->fd = -1;
+    }
+    s_moved = NULL;
+    pthread_mutex_unlock(&s_lock);
+}
+
+static void atfork_register(void)
+{
+    (void)pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
 
 static size_t pg(void)
 {
@@ -177,6 +225,11 @@ int fy_rma_remap_own(void *base, size_t size, struct fy_rma_remap *r)
     r->fd = fd;
     r->lo = lo;
     r->len = len;
+    pthread_once(&s_atfork_once, atfork_register);
+    pthread_mutex_lock(&s_lock);
+    r->next = s_moved;
+    s_moved = r;
+    pthread_mutex_unlock(&s_lock);
     /* Edge pages: shared with memory outside the window. */
     r->head = b != lo ? p : 0;
     r->tail = (b + size) != hi && hi - p >= lo + r->head ? p : 0;
@@ -187,6 +240,13 @@ void fy_rma_remap_restore(struct fy_rma_remap *r)
 {
     if (r->fd < 0)
         return;
+    pthread_mutex_lock(&s_lock);
+    for (struct fy_rma_remap **pp = &s_moved; *pp; pp = &(*pp)->next)
+        if (*pp == r) {
+            *pp = r->next;
+            break;
+        }
+    pthread_mutex_unlock(&s_lock);
     uintptr_t lo = r->lo, hi = r->lo + r->len;
     uintptr_t ilo = lo + r->head, ihi = hi - r->tail;
     int err = 0;

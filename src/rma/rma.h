@@ -85,6 +85,7 @@ struct fy_rma_remap {
     uintptr_t lo;      /* page-aligned start of the moved pages */
     size_t len;        /* their bytes */
     size_t head, tail; /* edge pages shared with memory outside the window */
+    struct fy_rma_remap *next; /* remap.c: every moved range, for fork */
 };
 
 /* Hand-over mailboxes (ho.c; its invariants block describes them):

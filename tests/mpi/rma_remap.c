@@ -19,6 +19,8 @@
  *    (already shared) keeps that sharing: a put through it is seen through
  *    the shared window's pointer by every rank;
  * 6. a window on the stack (never moved) works as before;
+ * 8. (run before 7) a child forked while a window lives sees its bytes
+ *    and writes over them without the parent or the peers seeing it;
  * 7. two windows on the same buffer at once (the second finds the pages
  *    already shared and keeps them as they are): puts through either are
  *    seen through the other, also after the first is freed.
@@ -32,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "mpitest.h"
@@ -241,6 +244,34 @@ int main(int argc, char **argv)
     MT_MPI(MPI_Win_fence(0, win));
     MT_VERIFY(stack + 1000, 500, 90u + (uint32_t)((me + n - 1) % n),
               "a put into a window on the stack");
+    MT_MPI(MPI_Win_free(&win));
+
+    /* ---- 8. a child forked while the window lives ---- */
+    MT_MPI(MPI_Win_create(win_mem, (MPI_Aint)wsize, 1, MPI_INFO_NULL,
+                          MPI_COMM_WORLD, &win));
+    mt_fill(win_mem, wsize, 130u + (uint32_t)me);
+    pid_t child = fork();
+    MT_CHECK(child >= 0, "fork failed");
+    if (child == 0) {
+        /* It sees the window's bytes as they were, and its stores stay
+         * its own (the parent checks). No MPI here. */
+        int bad = mt_find_bad(win_mem, wsize, 130u + (uint32_t)me) != wsize;
+        memset(win_mem, 0xee, wsize);
+        _exit(bad ? 3 : 0);
+    }
+    int status = 0;
+    MT_CHECK(waitpid(child, &status, 0) == child, "waitpid failed");
+    MT_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+             "rank %d: the forked child saw other bytes (status 0x%x)", me,
+             status);
+    MT_VERIFY(win_mem, wsize, 130u + (uint32_t)me,
+              "the window after a child wrote over its copy");
+    /* The peers' view is the parent's: a get reads the parent's bytes. */
+    MT_MPI(MPI_Win_fence(0, win));
+    unsigned char far[64];
+    MT_MPI(MPI_Get(far, 64, MPI_BYTE, peer, 0, 64, MPI_BYTE, win));
+    MT_MPI(MPI_Win_fence(0, win));
+    MT_VERIFY(far, 64, 130u + (uint32_t)peer, "a peer's window after its fork");
     MT_MPI(MPI_Win_free(&win));
 
     /* ---- 7. two windows on the same memory at once ---- */
