@@ -935,7 +935,6 @@ FY_API int PMPI_Get_c(void *origin_addr, MPI_Count origin_count,
 }
 FY_ALIAS(MPI_Get_c)
 
-/* Accumulate in every form: rbuf NULL for MPI_Accumulate. */
 /* The predefined (op, type) pair this thread's last accumulate on a
  * shared window used, already looked up and checked: a loop of
  * Fetch_and_op or Accumulate on one counter pays for that once.
@@ -947,6 +946,7 @@ static _Thread_local struct {
     struct fy_dtype *dt;
 } s_acc_pair;
 
+/* Accumulate in every form: rbuf NULL for MPI_Accumulate. */
 static int rma_acc(const void *obuf, MPI_Count ocount, MPI_Datatype otype,
                    void *rbuf, MPI_Count rcount, MPI_Datatype rtype, int trank,
                    MPI_Aint tdisp, MPI_Count tcount, MPI_Datatype ttype,

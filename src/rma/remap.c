@@ -68,25 +68,37 @@ static void fork_parent(void)
     pthread_mutex_unlock(&s_lock);
 }
 
-/* M5, in the child (one thread): each moved range copied into private
- * anonymous memory at a scratch address and moved over the shared pages;
- * the child forgets the memfd. */
+/* [at, at + n) of r's range given private anonymous memory holding the
+ * same bytes: filled from the memfd at a scratch address, then moved over
+ * the shared pages by one mremap (never a moment without the contents).
+ * 0 or a negative errno (the pages then stay shared). */
+static int move_private(const struct fy_rma_remap *r, uintptr_t at, size_t n)
+{
+    void *tmp = mmap(NULL, n, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (tmp == MAP_FAILED)
+        return -errno;
+    int err = 0;
+    if (pread(r->fd, tmp, n, (off_t)(at - r->lo)) != (ssize_t)n)
+        err = -EIO;
+    else if (mremap(tmp, n, n, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)at) ==
+             MAP_FAILED)
+        err = -errno;
+    if (err)
+        munmap(tmp, n);
+    return err;
+}
+
+/* M5, in the child (one thread, so the edge pages too): each moved range
+ * made private; the child forgets the memfd. One that fails stays shared:
+ * nothing better to do there. */
 static void fork_child(void)
 {
-    for (struct fy_rma_remap *r = s_moved; r; r = r->next) {
-        void *tmp = mmap(NULL, r->len, PROT_READ | PROT_WRITE,
-                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (tmp == MAP_FAILED)
-            continue; /* the child keeps sharing: nothing better to do */
-        memcpy(tmp, (void *)r->lo, r->len);
-        if (mremap(tmp, r->len, r->len, MREMAP_MAYMOVE | MREMAP_FIXED,
-                   (void *)r->lo) == MAP_FAILED) {
-            munmap(tmp, r->len);
-            continue;
+    for (struct fy_rma_remap *r = s_moved; r; r = r->next)
+        if (move_private(r, r->lo, r->len) == 0) {
+            close(r->fd);
+            r->fd = -1;
         }
-        close(r->fd);
-        r->fd = -1;
-    }
     s_moved = NULL;
     pthread_mutex_unlock(&s_lock);
 }
@@ -256,26 +268,10 @@ void fy_rma_remap_restore(struct fy_rma_remap *r)
         err = map_private(ihi, r->tail, r->fd, (off_t)(ihi - lo));
     for (uintptr_t at = ilo; !err && at < ihi;) {
         size_t n = FY_MIN(REMAP_CHUNK, ihi - at);
-        off_t off = (off_t)(at - lo);
-        void *tmp = mmap(NULL, n, PROT_READ | PROT_WRITE,
-                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (tmp == MAP_FAILED) {
-            err = -errno;
-            break;
-        }
-        if (pread(r->fd, tmp, n, off) != (ssize_t)n) {
-            err = -EIO;
-            munmap(tmp, n);
-            break;
-        }
-        if (mremap(tmp, n, n, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)at) ==
-            MAP_FAILED) {
-            err = -errno;
-            munmap(tmp, n);
-            break;
-        }
-        (void)fallocate(r->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off,
-                        (off_t)n);
+        err = move_private(r, at, n);
+        if (!err)
+            (void)fallocate(r->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                            (off_t)(at - lo), (off_t)n);
         at += n;
     }
     if (err) {
