@@ -77,6 +77,10 @@ struct fy_pkt {
     const uint8_t *data; /* payload in place */
     uint64_t len;
     struct fy_ctl ctl;
+    /* OFFER through a network channel with RMA writes: the remote key of
+     * the offered buffer, registered by the receiver's channel (0: it
+     * could not be, the offer cannot be written into). 0 otherwise. */
+    uint64_t key;
     uint8_t lane; /* enum fy_chan_lane */
 };
 
@@ -115,6 +119,21 @@ struct fy_chan_ops {
      * len or a negative errno (logged). */
     ssize_t (*read)(int peer, uint8_t *dest, uint64_t addr, uint64_t key,
                     uint64_t off, uint64_t len);
+    /* Optional (NULL: none): the receiver-initiated write protocol as an
+     * RDMA write (proto/write.c). offers() says whether the channel
+     * carries offers now. An OFFER sent through it has its buffer
+     * [ctl.addr, + ctl.total) registered for the peer's remote writes by
+     * the channel, which hands the key up with the packet on the other side
+     * (fy_pkt.key, ctl.addr made what offsets add to) and holds the
+     * registration until offer_end(peer, cookie) names the OFFER's cookie.
+     * write() puts len bytes from src at bytes [off, off + len) of an
+     * offered buffer (addr, key as delivered) and waits until they are
+     * placed ahead of any packet sent to that peer after it returns.
+     * Returns len or a negative errno (logged). */
+    bool (*offers)(void);
+    ssize_t (*write)(int peer, const uint8_t *src, uint64_t addr, uint64_t key,
+                     uint64_t off, uint64_t len);
+    void (*offer_end)(int peer, uint64_t cookie);
     /* Messages handed up by this channel (FERRY_STATS). */
     struct fy_chan_counts *counts;
     /* Largest payload of one DATA packet (rendezvous streaming). */

@@ -39,6 +39,18 @@
  *   receiver's CTS or FIN names that cookie; ctl.addr then is what the
  *   reader adds offsets to. The receiver reads with fi_read (ofi_read,
  *   called by proto/rndv.c) and answers FIN; key 0 means "stream it".
+ * - Write protocol (the same condition): an OFFER we send names a receive
+ *   buffer; we register it for the peer's remote writes (the receive
+ *   direction of the pin-down cache: remote write access, never remote
+ *   read), hold it in regs[] under the OFFER's cookie (marked as an offer:
+ *   no CTS or FIN releases it) until proto/write.c ends the offer
+ *   (ofi_offer_end: WDONE, REVOKED, or the offer went stale), and send
+ *   its key as the OFFER's 8-byte payload, the one packet type that has
+ *   a payload here and not on shared memory (key 0: not registered, the
+ *   offer only keeps its place). The writer puts the bytes with fi_write
+ *   and waits for the completion before its WDONE: with the provider's
+ *   send-after-write order (FI_ORDER_SAW) a transmit completion is
+ *   enough, otherwise it asks for delivery completion.
  *
  * Waiting: the completion queue's wait object (FI_WAIT_FD) and a pipe of
  * our own sit in one epoll set; ranks of our node that would ring our
@@ -102,7 +114,7 @@ struct ofi_buf {
     uint8_t *mem;
     uint32_t idx;
     bool send;
-    bool read; /* an fi_read of ofi_read(), not a buffer of the pools */
+    bool read; /* an fi_read/fi_write of ofi_rma(), not a pool buffer */
     bool done; /* read: completed (err: how) */
     int err;
     int peer;     /* send, read: the other side */
@@ -114,6 +126,7 @@ struct ofi_buf {
 struct ofi_reg {
     uint64_t cookie;
     struct fy_pin_entry *e;
+    bool offer; /* an OFFER's receive buffer, not an RTS's */
 };
 
 struct ofi_peer {
@@ -152,7 +165,9 @@ static struct {
     uint32_t ready[OFI_NRECV], nready_head, nready; /* FIFO of rbuf idx */
     uint32_t held[OFI_NRECV], nheld;
     int P, me, nremote, byes_in;
-    bool rma;                 /* RTS offer fi_read of the sender's buffer */
+    bool rma;                 /* RTS offer fi_read of the sender's buffer,
+                               * OFFERs fi_write into the receiver's */
+    uint64_t write_flags;     /* fi_writemsg: completion semantics */
     uint64_t next_key;        /* when the provider lets us choose keys */
     struct fy_pin_cache *pin; /* registrations of user buffers */
     struct ofi_reg *regs;
@@ -309,7 +324,7 @@ static void cq_error(void)
         ofi_die("reading a completion error", (int)rc);
     struct ofi_buf *b = err.op_context;
     if (b && b->read) {
-        /* ofi_read reports it: the sender's key or range may be bad. */
+        /* ofi_rma reports it: the peer's key or range may be bad. */
         b->err = err.err ? err.err : FI_EIO;
         b->done = true;
         return;
@@ -372,15 +387,19 @@ static int cq_drain(void)
  * (FERRY_PIN_SEND_MAX/RECV_MAX). A buffer the budget cannot take now is
  * simply not offered for fi_read: its data is streamed after a CTS. */
 
-static int pin_reg(void *ctx, void *addr, size_t len, void **handle_out)
+static int pin_reg(void *ctx, void *addr, size_t len, enum fy_pin_dir dir,
+                   void **handle_out)
 {
     (void)ctx;
     uint64_t key = 0;
     if (!(ofi.info->domain_attr->mr_mode & FI_MR_PROV_KEY))
         key = ++ofi.next_key;
+    /* Send buffers: the source of our writes, read by peers (RTS). Receive
+     * buffers: the destination of our reads, written by peers (OFFER). */
+    uint64_t access = dir == FY_PIN_SEND ? FI_WRITE | FI_REMOTE_READ
+                                         : FI_READ | FI_REMOTE_WRITE;
     struct fid_mr *mr;
-    int rc = fi_mr_reg(ofi.domain, addr, len, FI_READ | FI_REMOTE_READ, 0, key,
-                       0, &mr, NULL);
+    int rc = fi_mr_reg(ofi.domain, addr, len, access, 0, key, 0, &mr, NULL);
     if (rc) {
         FY_DEBUG("OFI channel: registering %zu bytes: %s", len, ofi_err(rc));
         return -EIO;
@@ -419,17 +438,19 @@ static struct fid_mr *entry_mr(const struct fy_pin_entry *e)
     return fy_pin_entry_handle(e);
 }
 
-/* Offer the RTS's buffer for fi_read: register it and rewrite ctl's addr
- * into what the reader adds offsets to (the virtual address, or the
- * offset in the registration when the provider counts from its start).
- * Returns the key, 0: not offered (the receiver answers CTS). The
- * registration lasts until the receiver's CTS or FIN names the cookie. */
-static uint64_t rts_key(struct fy_ctl *ctl)
+/* Open the buffer of an RTS (for the peer's fi_read) or of an OFFER (for
+ * its fi_write) to the peer: register it and rewrite ctl's addr into what
+ * the peer adds offsets to (the virtual address, or the offset in the
+ * registration when the provider counts from its start). Returns the key,
+ * 0: not opened (the receiver of an RTS answers CTS; an OFFER cannot be
+ * written into). The registration lasts until the receiver's CTS or FIN
+ * names the RTS's cookie, or the OFFER's ends (ofi_offer_end). */
+static uint64_t reg_key(struct fy_ctl *ctl, bool offer)
 {
     struct fy_pin_entry *e = NULL;
     for (size_t i = 0; i < ofi.nregs && !e; i++)
-        if (ofi.regs[i].cookie == ctl->cookie)
-            e = ofi.regs[i].e; /* a retried RTS */
+        if (ofi.regs[i].cookie == ctl->cookie && ofi.regs[i].offer == offer)
+            e = ofi.regs[i].e; /* a retried packet */
     if (!e) {
         if (ofi.nregs == ofi.capregs) {
             size_t cap = ofi.capregs ? 2 * ofi.capregs : 16;
@@ -440,29 +461,48 @@ static uint64_t rts_key(struct fy_ctl *ctl)
             ofi.capregs = cap;
         }
         if (ofi_mr_get((const void *)(uintptr_t)ctl->addr, ctl->total,
-                       FY_PIN_SEND, &e))
+                       offer ? FY_PIN_RECV : FY_PIN_SEND, &e))
             return 0;
         uint64_t key = fi_mr_key(entry_mr(e));
         if (key == 0 || key == FI_KEY_NOTAVAIL) {
             ofi_mr_put(e);
             return 0;
         }
-        ofi.regs[ofi.nregs++] = (struct ofi_reg){.cookie = ctl->cookie, .e = e};
+        ofi.regs[ofi.nregs++] =
+            (struct ofi_reg){.cookie = ctl->cookie, .e = e, .offer = offer};
     }
     if (!(ofi.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR))
         ctl->addr -= (uint64_t)(uintptr_t)fy_pin_entry_addr(e);
     return fi_mr_key(entry_mr(e));
 }
 
-/* The receiver answered our RTS 'cookie' (CTS: it streams; FIN: it read). */
-static void rts_answered(uint64_t cookie)
+/* Release the registration held for the RTS or OFFER 'cookie'. */
+static void reg_drop(uint64_t cookie, bool offer)
 {
     for (size_t i = 0; i < ofi.nregs; i++)
-        if (ofi.regs[i].cookie == cookie) {
+        if (ofi.regs[i].cookie == cookie && ofi.regs[i].offer == offer) {
             ofi_mr_put(ofi.regs[i].e);
             ofi.regs[i] = ofi.regs[--ofi.nregs];
             return;
         }
+}
+
+/* The receiver answered our RTS 'cookie' (CTS: it streams; FIN: it read). */
+static void rts_answered(uint64_t cookie)
+{
+    reg_drop(cookie, false);
+}
+
+static bool ofi_offers(void)
+{
+    return ofi.rma;
+}
+
+/* proto/write.c is done with our OFFER 'cookie' to 'peer'. */
+static void ofi_offer_end(int peer, uint64_t cookie)
+{
+    (void)peer;
+    reg_drop(cookie, true);
 }
 
 /* ---- sending ----------------------------------------------------------- */
@@ -525,7 +565,14 @@ static bool send_pkt(int peer, uint32_t type, int32_t tag, uint32_t ctx,
     /* RTS: offset is free; it carries the key of the registered buffer
      * for the receiver's fi_read (0: stream it after a CTS instead). */
     if (type == FY_PKT_RTS)
-        h.ctl.offset = ofi.rma && h.ctl.total ? rts_key(&h.ctl) : 0;
+        h.ctl.offset = ofi.rma && h.ctl.total ? reg_key(&h.ctl, false) : 0;
+    /* OFFER: its key, as its payload (offset is taken). */
+    uint64_t key;
+    if (type == FY_PKT_OFFER) {
+        key = ofi.rma && h.ctl.total ? reg_key(&h.ctl, true) : 0;
+        data = &key;
+        len = h.len = sizeof(key);
+    }
     ssize_t rc;
     if (len == 0 && sizeof(h) <= ofi.inject && type != OFI_BYE) {
         rc = fi_inject(ofi.ep, &h, sizeof(h), a);
@@ -583,6 +630,9 @@ static void check_hdr(const struct ofi_buf *b, struct ofi_hdr *h)
             ofi_bad(src, "goodbye with a payload");
     } else if (h->type < FY_PKT_EAGER || h->type >= FY_PKT_MAX) {
         ofi_bad(src, "unknown packet type");
+    } else if (h->type == FY_PKT_OFFER) {
+        if (h->len != sizeof(uint64_t))
+            ofi_bad(src, "offer without its key");
     } else if (!fy_pkt_has_payload(h->type) ? h->len != 0
                                             : h->len > ofi.max_payload) {
         ofi_bad(src, "payload length");
@@ -617,6 +667,15 @@ static void deliver(struct ofi_buf *b, const struct ofi_hdr *h)
                            .lane = FY_LANE_NET};
         if ((h->type == FY_PKT_CTS || h->type == FY_PKT_FIN) && ofi.nregs)
             rts_answered(h->ctl.cookie);
+        if (h->type == FY_PKT_OFFER) {
+            memcpy(&p.key, p.data, sizeof(p.key));
+            p.data = NULL;
+            p.len = 0;
+        } else if (h->type == FY_PKT_WDONE) {
+            /* A message written into our offered buffer: ctl.offset bytes */
+            fy_chan_ofi_counts.msgs++;
+            fy_chan_ofi_counts.bytes += h->ctl.offset;
+        }
         if (h->type == FY_PKT_EAGER || h->type == FY_PKT_EAGER_SYNC ||
             h->type == FY_PKT_RTS || h->type == FY_PKT_PUSH) {
             fy_chan_ofi_counts.msgs++;
@@ -680,34 +739,50 @@ static bool ofi_visible(void)
     return ofi.nready > 0;
 }
 
-/* ---- one-sided reads ---------------------------------------------------- */
+/* ---- one-sided reads and writes --------------------------------------- */
 
-/* Read bytes [off, off + len) of the buffer 'peer' announced in an RTS
- * (its address 'addr', its key 'key') into 'dest'; waits for the read,
- * progressing the endpoint meanwhile (the peer's own reads of our buffers
- * are served by that progress too). Returns len, or a negative errno
- * (logged): the key or range was refused. */
-static ssize_t ofi_read(int peer, uint8_t *dest, uint64_t addr, uint64_t key,
-                        uint64_t off, uint64_t len)
+/* Read bytes [off, off + len) of a peer's registered buffer (its address
+ * 'addr', its key 'key', as its RTS or OFFER said) into 'local', or write
+ * them from 'local' into it; waits for the operation's completion,
+ * progressing the endpoint meanwhile (the peer's own operations on our
+ * buffers are served by that progress too). Returns len, or a negative
+ * errno (logged): the key or range was refused. */
+static ssize_t ofi_rma(int peer, bool write, uint8_t *local, uint64_t addr,
+                       uint64_t key, uint64_t off, uint64_t len)
 {
     struct ofi_buf op = {.read = true, .peer = peer};
     struct fy_pin_entry *e = NULL;
     void *desc = NULL;
     if (ofi.info->domain_attr->mr_mode & FI_MR_LOCAL) {
-        int rc = ofi_mr_get(dest, len, FY_PIN_RECV, &e);
+        int rc = ofi_mr_get(local, len, write ? FY_PIN_SEND : FY_PIN_RECV, &e);
         if (rc) {
-            FY_ERROR("OFI channel: cannot register %llu bytes to read into: "
-                     "%s",
-                     (unsigned long long)len, strerror(-rc));
+            FY_ERROR("OFI channel: cannot register %llu bytes to %s: %s",
+                     (unsigned long long)len,
+                     write ? "write from" : "read into", strerror(-rc));
             return -EIO;
         }
         desc = fi_mr_desc(entry_mr(e));
     }
     fi_addr_t a = peer_addr(peer);
+    struct iovec iov = {.iov_base = local, .iov_len = (size_t)len};
+    struct fi_rma_iov riov = {
+        .addr = addr + off, .len = (size_t)len, .key = key};
+    struct fi_msg_rma msg = {.msg_iov = &iov,
+                             .desc = &desc,
+                             .iov_count = 1,
+                             .addr = a,
+                             .rma_iov = &riov,
+                             .rma_iov_count = 1,
+                             .context = &op.ctx};
     ssize_t rc;
-    while ((rc = fi_read(ofi.ep, dest, (size_t)len, desc, a, addr + off, key,
-                         &op.ctx)) == -FI_EAGAIN)
+    for (;;) {
+        rc = write ? fi_writemsg(ofi.ep, &msg, ofi.write_flags)
+                   : fi_read(ofi.ep, local, (size_t)len, desc, a, addr + off,
+                             key, &op.ctx);
+        if (rc != -FI_EAGAIN)
+            break;
         cq_drain();
+    }
     if (rc == 0) {
         while (!op.done) {
             cq_drain();
@@ -723,11 +798,24 @@ static ssize_t ofi_read(int peer, uint8_t *dest, uint64_t addr, uint64_t key,
     if (e)
         ofi_mr_put(e);
     if (rc) {
-        FY_ERROR("OFI channel: reading %llu bytes of rank %d's buffer: %s",
-                 (unsigned long long)len, peer, ofi_err((int)rc));
+        FY_ERROR("OFI channel: %s %llu bytes of rank %d's buffer: %s",
+                 write ? "writing" : "reading", (unsigned long long)len, peer,
+                 ofi_err((int)rc));
         return -EIO;
     }
     return (ssize_t)len;
+}
+
+static ssize_t ofi_read(int peer, uint8_t *dest, uint64_t addr, uint64_t key,
+                        uint64_t off, uint64_t len)
+{
+    return ofi_rma(peer, false, dest, addr, key, off, len);
+}
+
+static ssize_t ofi_write(int peer, const uint8_t *src, uint64_t addr,
+                         uint64_t key, uint64_t off, uint64_t len)
+{
+    return ofi_rma(peer, true, (uint8_t *)src, addr, key, off, len);
 }
 
 /* ---- waiting ----------------------------------------------------------- */
@@ -813,6 +901,9 @@ const struct fy_chan_ops fy_chan_ofi_ops = {
     .quiet = ofi_quiet,
     .poke = fy_chan_ofi_poke,
     .read = ofi_read,
+    .offers = ofi_offers,
+    .write = ofi_write,
+    .offer_end = ofi_offer_end,
     .counts = &fy_chan_ofi_counts,
     .chunk = OFI_CHUNK,
 };
@@ -889,6 +980,12 @@ int fy_chan_ofi_init(void)
     ofi.nremote = fy_boot.size - fy_boot.local_size;
     ofi.inject = ofi.info->tx_attr->inject_size;
     ofi.rma = (ofi.info->caps & FI_RMA) && fy_env_int(FY_ENV_OFI_RMA);
+    /* A write's completion must mean its bytes are placed before our next
+     * packet (the WDONE) is: the provider's order gives that with the
+     * default completion, else ask for delivery completion. */
+    ofi.write_flags = FI_COMPLETION;
+    if (!(ofi.info->tx_attr->msg_order & FI_ORDER_SAW))
+        ofi.write_flags |= FI_DELIVERY_COMPLETE;
     ofi.max_payload = FY_MAX(OFI_CHUNK, fy_chan.cell_payload);
     ofi.bufsize =
         FY_ALIGN_UP(sizeof(struct ofi_hdr) + ofi.max_payload, (size_t)4096);

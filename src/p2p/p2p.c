@@ -342,12 +342,9 @@ struct fy_req *fy_p2p_posted_take(int wsrc, int32_t tag, uint32_t ctx)
     for (struct fy_req *r = fy_p2p.posted_head; r; r = r->next) {
         if (fy_p2p_envelope_match(r, wsrc, tag, ctx)) {
             fy_p2p_posted_unlink(r);
-            if (FY_UNLIKELY(r->offered)) {
-                /* Matched the normal way: its offer is stale (write.c
-                 * W5). */
-                fy_cookie_drop(r->cookie);
-                r->offered = false;
-            }
+            if (FY_UNLIKELY(r->offered))
+                fy_write_offer_end(r); /* matched the normal way: its
+                                        * offer is stale (write.c W5) */
             return r;
         }
     }

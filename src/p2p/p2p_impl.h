@@ -68,10 +68,12 @@ struct fy_offer {
     struct fy_offer *next;
     int32_t tag; /* the receive's tag (may be MPI_ANY_TAG) */
     uint32_t ctx;
-    uint32_t kind; /* one-sided mechanism the receiver allows */
+    uint32_t kind; /* one-sided mechanism the receiver allows, or
+                    * FY_WRITE_NET: an RDMA write through the channel */
     uint64_t addr; /* receive buffer in the receiver's memory */
     uint64_t cap;  /* its size in bytes */
     uint64_t cookie;
+    uint64_t key; /* FY_WRITE_NET: the buffer's remote key (0: none) */
 };
 
 /* Unexpected message (arrived before its receive was posted). */

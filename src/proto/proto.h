@@ -183,8 +183,14 @@ void fy_write_offers_drop(int peer);
 /* An offered receive is being matched by a normal message or cancelled:
  * returns true if the cancel must wait for the sender (REVOKE sent). */
 bool fy_write_cancel(struct fy_req *r);
+/* Receive r's offer is over (written into, revoked, or matched the normal
+ * way): forget its cookie and release what the channel holds for it. */
+void fy_write_offer_end(struct fy_req *r);
 /* Free every offer held (finalize). */
 void fy_write_finalize(void);
+/* The mechanism number of an offer to a rank on another node: the bytes
+ * go by the network channel's RDMA write (fy_chan_ops.write). */
+#define FY_WRITE_NET 0xffu
 
 struct fy_proto_counter {
     uint64_t msgs, bytes;

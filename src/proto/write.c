@@ -2,18 +2,21 @@
 /* The receiver-initiated write protocol (seed 002's "remote write"): a
  * receive posted before its message offers its buffer to the sender, and
  * a send that finds the offer writes its bytes straight into that buffer
- * with the one-sided mechanism (process_vm_writev, /proc/<pid>/mem) and
- * tells the receiver it is done (WDONE). No intermediate buffer, no
- * rendezvous round trip. FERRY_RECV_WRITE=0 turns it off (the seed's
- * NSR against SR).
+ * with the one-sided mechanism (process_vm_writev, /proc/<pid>/mem) - or,
+ * for a sender on another node, with an RDMA write of the network channel
+ * (libfabric's fi_write; the channel registers the offered buffer and
+ * carries its key) - and tells the receiver it is done (WDONE). No
+ * intermediate buffer, no rendezvous round trip. FERRY_RECV_WRITE=0 turns
+ * it off (the seed's NSR against SR).
  *
  * MPI's matching rules decide whether a send may use an offer; the
  * receiver and the sender each check their half:
  *
  * W1 Only a receive naming one source S (not MPI_ANY_SOURCE), contiguous,
- *    of at least FERRY_RECV_WRITE_MIN bytes, on this node, whose mechanism
- *    for that size is one-sided, that matched no unexpected message when
- *    posted, is offered.
+ *    of at least FERRY_RECV_WRITE_MIN bytes, that matched no unexpected
+ *    message when posted, is offered: if S is on this node, when the
+ *    mechanism for that size is one-sided; if on another, when S's
+ *    channel carries offers (RDMA writes).
  * W2 Both sides count the message packets of the pair (EAGER*, RTS, PUSH;
  *    writes excluded): the sender as it sends them (msgs_sent), the
  *    receiver as the channel hands them up, in pair order (msgs_seen). An
@@ -53,7 +56,16 @@
  *    channels between two (fy_progress_packets: no hook that could start
  *    a send, which would overtake the WDONE, W6). A REVOKE of the receive
  *    being written that arrives meanwhile is answered after the WDONE
- *    (W8: the cancel failed). */
+ *    (W8: the cancel failed).
+ * W10 Across nodes the receiver's channel registers the offered buffer
+ *    when the OFFER leaves and keeps it until the offer ends
+ *    (fy_write_offer_end: WDONE, REVOKED, or found stale); a sender that
+ *    writes waits for the channel's completion, which orders the bytes
+ *    before its WDONE. An offer whose buffer could not be registered
+ *    (key 0: the pin-down budget was full) keeps its place in the
+ *    sender's list but is never written into: a send it would be the
+ *    oldest match for goes the normal way (so no younger offer is used
+ *    before it, W3/W4), which makes every offer stale (W2). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,15 +105,22 @@ void fy_write_posted(struct fy_req *r)
 {
     struct fy_p2p_state *s = &fy_p2p;
     /* W1 */
-    if (r->peer < 0 || r->wpeer == s->me || !r->dt->contig ||
-        fy_boot_local(r->wpeer) < 0)
+    if (r->peer < 0 || r->wpeer == s->me || !r->dt->contig)
         return;
     uint64_t cap = fy_req_capacity(r);
     if (cap < s->write_min)
         return;
-    int kind = fy_xfer_table_pick(&fy_xfer_active, cap);
-    if (!fy_xfer_registry[kind]->one_sided)
-        return;
+    unsigned kind;
+    if (fy_chan_remote(r->wpeer)) {
+        const struct fy_chan_ops *ch = fy_chan.of[r->wpeer];
+        if (!ch->offers || !ch->offers())
+            return;
+        kind = FY_WRITE_NET;
+    } else {
+        kind = (unsigned)fy_xfer_table_pick(&fy_xfer_active, cap);
+        if (!fy_xfer_registry[kind]->one_sided)
+            return;
+    }
     /* W3 */
     for (struct fy_req *q = s->posted_head; q && q != r; q = q->next) {
         if (q->ctx != r->ctx || !tags_meet(q->tag, r->tag))
@@ -146,13 +165,18 @@ void fy_write_on_offer(const struct fy_pkt *p)
     struct fy_peer *pe = &s->peers[p->src];
     uint64_t seen = p->ctl.offset & OFFER_SEEN_MASK;
     uint64_t kind = p->ctl.offset >> 56;
-    if (p->src == s->me || fy_boot_local(p->src) < 0)
-        bad_peer(p->src, "offer from a rank off this node");
+    if (p->src == s->me)
+        bad_peer(p->src, "offer from ourselves");
     if (seen > pe->msgs_sent)
         bad_peer(p->src, "offer counts messages never sent");
-    if (kind >= FY_XFER_NKINDS || !fy_xfer_registry[kind]->one_sided ||
-        !(fy_xfer_avail & (1u << kind)))
+    if (fy_chan_remote(p->src)) {
+        const struct fy_chan_ops *ch = fy_chan.of[p->src];
+        if (kind != FY_WRITE_NET || !ch->offers || !ch->offers())
+            bad_peer(p->src, "offer names a mechanism this job lacks");
+    } else if (kind >= FY_XFER_NKINDS || !fy_xfer_registry[kind]->one_sided ||
+               !(fy_xfer_avail & (1u << kind)) || p->key) {
         bad_peer(p->src, "offer names a mechanism this job lacks");
+    }
     if (p->ctx >= FY_CTX_MAX)
         bad_peer(p->src, "context out of range");
     if (seen < pe->msgs_sent)
@@ -165,7 +189,8 @@ void fy_write_on_offer(const struct fy_pkt *p)
                            .kind = (uint32_t)kind,
                            .addr = p->ctl.addr,
                            .cap = p->ctl.total,
-                           .cookie = p->ctl.cookie};
+                           .cookie = p->ctl.cookie,
+                           .key = p->key};
     if (pe->offer_tail)
         pe->offer_tail->next = o;
     else
@@ -182,7 +207,9 @@ struct fy_offer *fy_write_offer_for(const struct fy_req *r)
         return NULL;
     for (struct fy_offer *o = fy_p2p.peers[r->wpeer].offer_head; o; o = o->next)
         if (o->ctx == r->ctx && (o->tag == MPI_ANY_TAG || o->tag == r->tag))
-            return o; /* W4: the oldest */
+            /* W4: the oldest; W10: one that cannot be written holds its
+             * place */
+            return o->kind == FY_WRITE_NET && !o->key ? NULL : o;
     return NULL;
 }
 
@@ -228,6 +255,14 @@ static void write_piece(const struct fy_req *r, const struct fy_offer *o,
                         uint64_t off, uint64_t len)
 {
     const uint8_t *src = fy_req_data((struct fy_req *)r);
+    if (o->kind == FY_WRITE_NET) {
+        /* W10: placed before the WDONE when this returns. */
+        ssize_t k = fy_chan.of[r->wpeer]->write(r->wpeer, src + off, o->addr,
+                                                o->key, off, len);
+        if (k != (ssize_t)len)
+            write_failed(r, len, k);
+        return;
+    }
     if (o->kind == FY_XFER_CMA && fy_xfer_split_min &&
         len >= fy_xfer_split_min) {
         /* Large: the receiver, waiting for it, reads chunks while we
@@ -299,8 +334,7 @@ void fy_write_on_wdone(const struct fy_pkt *p)
         bad_peer(p->src, "write length");
     if (r->on_list)
         fy_p2p_posted_unlink(r);
-    fy_cookie_drop(r->cookie);
-    r->offered = false;
+    fy_write_offer_end(r);
     r->revoking = false;
     r->st_source = fy_comm_rank_of(r->comm, p->src);
     r->st_tag = p->tag;
@@ -320,8 +354,7 @@ bool fy_write_cancel(struct fy_req *r)
         return false;
     if (!offer_valid(r)) {
         /* W2: the sender dropped it or will on arrival. */
-        fy_cookie_drop(r->cookie);
-        r->offered = false;
+        fy_write_offer_end(r);
         return false;
     }
     struct fy_ctl ctl = {.cookie = r->cookie};
@@ -357,14 +390,22 @@ void fy_write_on_revoked(const struct fy_pkt *p)
         return; /* WDONE came first: the receive completed (W8) */
     if (!r->revoking || r->wpeer != p->src)
         bad_peer(p->src, "REVOKED for no cancelled receive");
-    fy_cookie_drop(r->cookie);
-    r->offered = false;
+    fy_write_offer_end(r);
     r->revoking = false;
     r->cancelled = true;
     r->st_source = MPI_ANY_SOURCE;
     r->st_tag = MPI_ANY_TAG;
     r->st_bytes = 0;
     fy_req_complete(r);
+}
+
+void fy_write_offer_end(struct fy_req *r)
+{
+    const struct fy_chan_ops *ch = fy_chan.of[r->wpeer];
+    if (ch->offer_end)
+        ch->offer_end(r->wpeer, r->cookie); /* W10 */
+    fy_cookie_drop(r->cookie);
+    r->offered = false;
 }
 
 void fy_write_finalize(void)

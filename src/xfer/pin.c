@@ -304,7 +304,8 @@ static void entry_unlink(struct fy_pin_cache *c, struct fy_pin_entry *e)
 static int ops_reg(struct fy_pin_cache *c, struct fy_pin_entry *e)
 {
     pin_in_ops++;
-    int rc = c->ops->reg(c->ctx, (void *)e->base, e->len, &e->handle);
+    int rc = c->ops->reg(c->ctx, (void *)e->base, e->len,
+                         (enum fy_pin_dir)e->dir, &e->handle);
     pin_in_ops--;
     return rc;
 }
@@ -347,9 +348,11 @@ static void drop_chain(struct fy_pin_cache *c, struct fy_pin_entry *chain)
 
 /* ---- the mlock pinner ---------------------------------------------------- */
 
-static int mlock_reg(void *ctx, void *addr, size_t len, void **handle_out)
+static int mlock_reg(void *ctx, void *addr, size_t len, enum fy_pin_dir dir,
+                     void **handle_out)
 {
     (void)ctx;
+    (void)dir;
     if (mlock(addr, len) != 0)
         return -errno;
     *handle_out = NULL;

@@ -23,15 +23,18 @@ enum fy_pin_dir {
 };
 
 /* How a user of the cache pins memory. reg pins [addr, addr+len) (always
- * page-aligned here) and stores the provider's handle (e.g. a struct fid_mr
- * *); dereg undoes it. Both return 0 or -errno. They are called with no
- * cache lock held, possibly from the thread that calls munmap/free (an
+ * page-aligned here) for the uses of direction dir (a network channel
+ * grants its peers remote reads of send registrations and remote writes
+ * into receive ones, never both) and stores the provider's handle (e.g. a
+ * struct fid_mr *); dereg undoes it. Both return 0 or -errno. They are called
+ * with no cache lock held, possibly from the thread that calls munmap/free (an
  * invalidation) or from release; they must not call back into the cache.
  * Allocations and unmaps they make themselves are not treated as
  * invalidations. */
 struct fy_pin_ops {
     const char *name; /* for logs and FERRY_STATS */
-    int (*reg)(void *ctx, void *addr, size_t len, void **handle_out);
+    int (*reg)(void *ctx, void *addr, size_t len, enum fy_pin_dir dir,
+               void **handle_out);
     int (*dereg)(void *ctx, void *addr, size_t len, void *handle);
 };
 

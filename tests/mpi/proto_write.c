@@ -3,7 +3,9 @@
  * write.c W1-W8), each with receives posted before a "go" token so their
  * offers reach the sender first: a wildcard receive posted later; a
  * wildcard posted earlier (no offer may be used); two offers for one tag;
- * offers for different tags sent in the other order; MPI_ANY_TAG; a send
+ * offers for different tags sent in the other order; an offer that cannot
+ * be written (across nodes: its buffer could not be registered) ahead of
+ * one that can; MPI_ANY_TAG; a send
  * that matches an older unexpected message; an offer made stale by a small
  * message; truncation (nothing past the buffer); MPI_Cancel of an offered
  * receive, before any send and racing one; writes of several pieces
@@ -112,6 +114,33 @@ static void two_offers_one_tag(void)
                "offers for one tag used in posting order");
         free(b[k]);
     }
+}
+
+/* A big receive, then a smaller one, for one tag, both above
+ * FERRY_RECV_WRITE_MIN's default: under the libfabric channel with a
+ * receive pin budget between the two (FERRY_PIN_RECV_MAX=1M, test
+ * mpi.proto_write.np2.ofi_pinlimit) the big offer cannot be registered; it
+ * must still hold its place (write.c W10): the first message goes to the
+ * big receive, not into the smaller one whose offer could be written. */
+static void big_offer_first(void)
+{
+    const size_t big = (size_t)4 << 20, small = 512 << 10, n = 300000;
+    if (mt_rank % 2 == 0) {
+        go_wait();
+        send_seeded(4, 40, n);
+        send_seeded(4, 41, n - 1);
+        return;
+    }
+    char *a = mt_malloc(big), *b = mt_malloc(small);
+    MPI_Request rq[2];
+    MT_MPI(MPI_Irecv(a, (int)big, MPI_BYTE, peer, 4, MPI_COMM_WORLD, &rq[0]));
+    MT_MPI(MPI_Irecv(b, (int)small, MPI_BYTE, peer, 4, MPI_COMM_WORLD, &rq[1]));
+    go_send();
+    expect(a, &rq[0], 4, 40, n,
+           "an offer that cannot be written keeps its place");
+    expect(b, &rq[1], 4, 41, n - 1, "the offer after it");
+    free(a);
+    free(b);
 }
 
 static void other_tag_order(void)
@@ -323,6 +352,7 @@ int main(int argc, char **argv)
         wildcard_later();
         wildcard_earlier();
         two_offers_one_tag();
+        big_offer_first();
         other_tag_order();
         older_unexpected();
         stale_offer();

@@ -5,6 +5,9 @@
 # its three 1 MiB messages are read by the receiver (rndv_get, fi_read of
 # the sender's buffer registered through the pin-down cache: 3 acquires
 # on rank 0) - and with FERRY_OFI_RMA=0 streamed after a CTS (rndv_put).
+# With FERRY_RECV_WRITE=1 the same three are written by rank 0 into the
+# buffers rank 1 offered (fi_write; proto=write, rank 1's receive
+# registrations in the pin-down cache), none with FERRY_OFI_RMA=0.
 # Usage: ofi_stats.sh PROGRAM   (run through ofi_run.sh)
 . "$(dirname "$0")/lib.sh"
 prog=$1
@@ -28,4 +31,16 @@ pin=$(( $(val 0 group=pin hits) + $(val 0 group=pin misses) ))
 run FERRY_OFI_RMA=0
 [[ $(val 1 proto=rndv_put msgs) == 3 && $(val 1 proto=rndv_get msgs) == 0 ]] ||
     mt_fail "FERRY_OFI_RMA=0: three streamed rendezvous (rndv_put)"
+run FERRY_OFI_RMA=1 FERRY_RECV_WRITE=1
+[[ $(val 1 proto=write msgs) == 3 && $(val 1 proto=write bytes) == 3145728 ]] ||
+    mt_fail "rank 1: three 1 MiB messages written into its offered buffers"
+[[ $(val 1 proto=rndv_get msgs) == 0 ]] || mt_fail "no rendezvous when written"
+[[ $(val 0 write=offers sends) == 3 ]] || mt_fail "rank 0 made 3 RDMA writes"
+(( $(val 1 chan=ofi bytes) >= 3150928 )) || mt_fail "rank 1: the written bytes counted over ofi"
+(( $(val 1 group=pin pinned_recv) >= 3145728 )) ||
+    mt_fail "rank 1: its offered buffers registered for receiving"
+[[ $(val 1 group=pin pinned_send) == 0 ]] || mt_fail "rank 1 registered no send buffer"
+run FERRY_OFI_RMA=0 FERRY_RECV_WRITE=1
+[[ $(val 1 proto=write msgs) == 0 && $(val 1 proto=rndv_put msgs) == 3 ]] ||
+    mt_fail "FERRY_OFI_RMA=0: no offers across nodes, three streamed"
 echo "ofi_stats: OK"

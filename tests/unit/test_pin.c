@@ -32,8 +32,10 @@ struct fake {
     _Atomic uintptr_t last_dereg;
 };
 
-static int fake_reg(void *ctx, void *addr, size_t len, void **handle_out)
+static int fake_reg(void *ctx, void *addr, size_t len, enum fy_pin_dir dir,
+                    void **handle_out)
 {
+    (void)dir;
     struct fake *f = ctx;
     if ((uintptr_t)addr % pg || len % pg)
         return -EINVAL;
@@ -682,8 +684,10 @@ struct rnd {
 };
 static struct rnd rnd;
 
-static int rnd_reg(void *ctx, void *addr, size_t len, void **handle_out)
+static int rnd_reg(void *ctx, void *addr, size_t len, enum fy_pin_dir dir,
+                   void **handle_out)
 {
+    (void)dir;
     (void)ctx;
     uintptr_t h = ++rnd.next;
     if (h >= RND_HANDLES)
