@@ -293,8 +293,9 @@ int fy_chan_ofi_probe(char *prov_out, size_t plen, char *why, size_t wlen)
     struct fi_info *i = ofi_pick(list);
     snprintf(prov_out, plen, "%s (domain %s%s)", i->fabric_attr->prov_name,
              i->domain_attr->name ? i->domain_attr->name : "?",
-             (i->caps & FI_RMA) ? "; rendezvous by fi_read"
-                                : "; rendezvous streamed");
+             (i->caps & FI_RMA)
+                 ? "; rendezvous by fi_read, write protocol by fi_write"
+                 : "; rendezvous streamed");
     lf.freeinfo(list);
     return 0;
 }

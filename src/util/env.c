@@ -136,8 +136,9 @@ struct fy_env_var fy_env[FY_ENV_COUNT] = {
     [FY_ENV_OFI_RMA] = {"FERRY_OFI_RMA", FY_ENV_INT, "1",
                         "FERRY_NET=ofi: 1: the receiver of a rendezvous "
                         "reads the sender's registered buffer (fi_read) "
-                        "where the provider offers RMA; 0: always CTS and "
-                        "streamed data"},
+                        "and a sender writes into an offered receive "
+                        "buffer (fi_write) where the provider offers RMA; "
+                        "0: always CTS and streamed data, no offers"},
     [FY_ENV_PIN_MAX] = {"FERRY_PIN_MAX", FY_ENV_SIZE, "64M",
                         "pin-down cache: bytes of registered (pinned) memory "
                         "per process, half for sends and half for receives "

@@ -7,7 +7,8 @@
  * (MT_FORGE_MODE: "magic", a wrong magic; "length", a header whose payload
  * claims 4 GiB; "seq", a pair sequence number already used; "short", 20
  * bytes; "huge", a whole 1 MiB packet, more than any receive buffer;
- * "ahead", a valid packet whose sequence number is far ahead).
+ * "ahead", a valid packet whose sequence number is far ahead; "offer", a
+ * write-protocol OFFER whose payload is not its 8-byte key).
  * Rank 0 must end the job with "malformed OFI packet from rank 1"
  * and write nothing anywhere; rank 1 then blocks until it is killed.
  * libfabric is loaded with dlopen, as the library does; without its
@@ -154,6 +155,8 @@ int main(int argc, char **argv)
             ; /* valid but for seq 1000: further ahead than any buffering */
         else if (!strcmp(mode, "huge"))
             len = (size_t)1 << 20; /* more than any receive buffer */
+        else if (!strcmp(mode, "offer"))
+            h.type = 10; /* OFFER with 4 bytes where its 8-byte key goes */
         else
             h.seq = 1; /* rank 1's first packet to rank 0 had it */
         if (len > sizeof(h) + 4)
