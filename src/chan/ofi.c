@@ -51,6 +51,11 @@
  *   and waits for the completion before its WDONE: with the provider's
  *   send-after-write order (FI_ORDER_SAW) a transmit completion is
  *   enough, otherwise it asks for delivery completion.
+ * - Every call into libfabric that may free memory (its progress runs
+ *   inside them) is bracketed by fy_pin_defer_begin/end: the provider may
+ *   free memory that shares a page with a cached registration while it
+ *   holds its own lock, and deregistering there (fi_close) would take
+ *   that lock again.
  *
  * Waiting: the completion queue's wait object (FI_WAIT_FD) and a pipe of
  * our own sit in one epoll set; ranks of our node that would ring our
@@ -307,8 +312,10 @@ static int cq_drain(void);
 static void post_recv(struct ofi_buf *b)
 {
     for (;;) {
+        fy_pin_defer_begin();
         ssize_t rc = fi_recv(ofi.ep, b->mem, ofi.bufsize, ofi.desc,
                              FI_ADDR_UNSPEC, &b->ctx);
+        fy_pin_defer_end();
         if (rc == 0)
             return;
         if (rc != -FI_EAGAIN)
@@ -320,7 +327,9 @@ static void post_recv(struct ofi_buf *b)
 static void cq_error(void)
 {
     struct fi_cq_err_entry err = {0};
+    fy_pin_defer_begin();
     ssize_t rc = fi_cq_readerr(ofi.cq, &err, 0);
+    fy_pin_defer_end();
     if (rc < 0)
         ofi_die("reading a completion error", (int)rc);
     struct ofi_buf *b = err.op_context;
@@ -355,7 +364,9 @@ static int cq_drain(void)
     int n = 0;
     for (;;) {
         struct fi_cq_msg_entry e[16];
+        fy_pin_defer_begin(); /* the provider's progress frees memory */
         ssize_t k = fi_cq_read(ofi.cq, e, FY_ARRAY_LEN(e));
+        fy_pin_defer_end();
         if (k == -FI_EAGAIN)
             return n;
         if (k == -FI_EAVAIL) {
@@ -528,7 +539,9 @@ static fi_addr_t peer_addr(int peer)
         fy_fatal(1, "OFI channel: rank %d published no usable address (%s)",
                  peer, rc ? strerror(-rc) : val);
     fi_addr_t a = FI_ADDR_NOTAVAIL;
+    fy_pin_defer_begin();
     rc = fi_av_insert(ofi.av, name, 1, &a, 0, NULL);
+    fy_pin_defer_end();
     if (rc != 1)
         fy_fatal(1, "OFI channel: cannot insert rank %d's address: %s", peer,
                  ofi_err(rc < 0 ? rc : FI_EINVAL));
@@ -576,7 +589,9 @@ static bool send_pkt(int peer, uint32_t type, int32_t tag, uint32_t ctx,
     }
     ssize_t rc;
     if (len == 0 && sizeof(h) <= ofi.inject && type != OFI_BYE) {
+        fy_pin_defer_begin();
         rc = fi_inject(ofi.ep, &h, sizeof(h), a);
+        fy_pin_defer_end();
     } else {
         if (!ofi.nsfree && !ofi_writable(peer))
             return false;
@@ -585,8 +600,10 @@ static bool send_pkt(int peer, uint32_t type, int32_t tag, uint32_t ctx,
         if (len)
             memcpy(b->mem + sizeof(h), data, (size_t)len);
         b->peer = peer;
+        fy_pin_defer_begin();
         rc = fi_send(ofi.ep, b->mem, sizeof(h) + (size_t)len, ofi.desc, a,
                      &b->ctx);
+        fy_pin_defer_end();
         if (rc == 0)
             ofi.nsfree--;
     }
@@ -777,9 +794,11 @@ static ssize_t ofi_rma(int peer, bool write, uint8_t *local, uint64_t addr,
                              .context = &op.ctx};
     ssize_t rc;
     for (;;) {
+        fy_pin_defer_begin();
         rc = write ? fi_writemsg(ofi.ep, &msg, ofi.write_flags)
                    : fi_read(ofi.ep, local, (size_t)len, desc, a, addr + off,
                              key, &op.ctx);
+        fy_pin_defer_end();
         if (rc != -FI_EAGAIN)
             break;
         cq_drain();

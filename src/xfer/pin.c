@@ -43,7 +43,12 @@
  *  - a stale entry is off every list and is deregistered by whoever drops
  *    its last reference (release, or the invalidation if refs == 0);
  *  - ops are called without the lock; the thread-local depth pin_in_ops
- *    makes the interposers ignore what ops do themselves. */
+ *    makes the interposers ignore what ops do themselves;
+ *  - inside fy_pin_defer_begin/end (a provider call that may free memory
+ *    under a lock of its own) an invalidation unlinks and marks its
+ *    entries at once but queues the idle ones on the cache's deferred
+ *    list, deregistered by the outermost fy_pin_defer_end of any thread
+ *    or by fy_pin_cache_destroy. */
 #define _GNU_SOURCE
 #include "xfer/pin.h"
 
@@ -94,7 +99,8 @@ struct fy_pin_cache {
     struct fy_pin_dirstate d[FY_PIN_NDIRS];
     uint64_t hits, misses, evictions, invalidations, merges, delayed, again;
     uint64_t entries;
-    uint32_t rng; /* treap priorities */
+    uint32_t rng;                  /* treap priorities */
+    struct fy_pin_entry *deferred; /* stale, idle, not yet deregistered */
 };
 
 /* Every live cache, for fy_pin_invalidate. pin_live counts entries of all
@@ -116,6 +122,8 @@ static _Atomic uint64_t pin_live;
  * need the lock the fast path avoids); relaxed as pin_live. */
 static _Atomic uintptr_t pin_lo = UINTPTR_MAX, pin_hi;
 static _Thread_local int pin_in_ops;
+static _Thread_local int pin_defer;
+static _Atomic uint64_t pin_deferred; /* entries on deferred lists */
 
 /* Defined by src/xfer/pin_hooks.c where it is linked (libmpi, the unit
  * test, ferry-bench); absent from the static archive other programs use. */
@@ -464,7 +472,16 @@ void fy_pin_cache_destroy(struct fy_pin_cache *c)
         }
         ds->wq_head = ds->wq_tail = NULL;
     }
+    uint64_t nd = 0;
+    while (c->deferred) {
+        struct fy_pin_entry *e = c->deferred;
+        c->deferred = e->next;
+        e->next = chain;
+        chain = e;
+        nd++;
+    }
     pthread_mutex_unlock(&c->lock);
+    atomic_fetch_sub_explicit(&pin_deferred, nd, memory_order_relaxed);
     drop_chain(c, chain);
     pthread_mutex_destroy(&c->lock);
     free(c);
@@ -905,8 +922,45 @@ void fy_pin_invalidate(const void *addr, size_t len)
                 }
             }
         }
+        if (pin_defer && chain) {
+            /* Inside a provider call: deregistered when it returned. */
+            uint64_t n = 0;
+            struct fy_pin_entry *last = chain;
+            for (; last->next; last = last->next)
+                n++;
+            last->next = c->deferred;
+            c->deferred = chain;
+            atomic_fetch_add_explicit(&pin_deferred, n + 1,
+                                      memory_order_relaxed);
+            chain = NULL;
+        }
         pthread_mutex_unlock(&c->lock);
         /* Deregistered now, before the caller unmaps. */
+        drop_chain(c, chain);
+    }
+    pthread_rwlock_unlock(&pin_global);
+}
+
+void fy_pin_defer_begin(void)
+{
+    pin_defer++;
+}
+
+void fy_pin_defer_end(void)
+{
+    if (--pin_defer ||
+        !atomic_load_explicit(&pin_deferred, memory_order_relaxed))
+        return;
+    pthread_rwlock_rdlock(&pin_global);
+    for (struct fy_pin_cache *c = pin_caches; c; c = c->gnext) {
+        pthread_mutex_lock(&c->lock);
+        struct fy_pin_entry *chain = c->deferred;
+        c->deferred = NULL;
+        uint64_t n = 0;
+        for (struct fy_pin_entry *e = chain; e; e = e->next)
+            n++;
+        pthread_mutex_unlock(&c->lock);
+        atomic_fetch_sub_explicit(&pin_deferred, n, memory_order_relaxed);
         drop_chain(c, chain);
     }
     pthread_rwlock_unlock(&pin_global);

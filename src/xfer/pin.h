@@ -67,6 +67,15 @@ struct fy_pin_entry; /* one registration; opaque, see the accessors */
 int fy_pin_cache_create(const struct fy_pin_ops *ops, void *ctx,
                         const struct fy_pin_limits *lim,
                         struct fy_pin_cache **cache_out);
+/* Calls into a provider that may free or unmap memory while it holds a
+ * lock of its own (libfabric's progress inside fi_cq_read) go between
+ * these: an invalidation they cause takes its registrations out of the
+ * cache at once (never found again) but deregisters them at the outermost
+ * fy_pin_defer_end, once the provider returned - deregistering inside
+ * would take that lock again and hang. They nest (per thread). */
+void fy_pin_defer_begin(void);
+void fy_pin_defer_end(void);
+
 /* Deregister every registration and free the cache. Entries still
  * acquired are deregistered too (logged: a caller bug); waiters still
  * queued are dropped (done never called). NULL is a no-op. */
