@@ -166,9 +166,9 @@ struct fy_chan_peer {
 };
 
 typedef void fy_chan_deliver_fn(const struct fy_pkt *p);
-/* Where the payload of the DATA packet p (header fields only, p->data
- * NULL) belongs when the layers above can say so now: a network channel
- * then reads it from the socket straight to that place, and hands the
+/* Where the payload of the DATA or PUSH_DATA packet p (header fields
+ * only, p->data NULL) belongs when the layers above can say so now: a network
+ * channel then reads it from the socket straight to that place, and hands the
  * packet up with p->data pointing there. NULL: no such place (the packet
  * takes the normal way and is checked there). */
 typedef uint8_t *fy_chan_steer_fn(const struct fy_pkt *p);

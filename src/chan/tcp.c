@@ -572,7 +572,7 @@ static void deliver(int src, const struct tcp_hdr *h, const uint8_t *data)
     fy_chan.deliver(&p);
 }
 
-/* A large DATA packet whose payload is not all here: read the rest
+/* A large DATA or PUSH_DATA packet whose payload is not all here: read the rest
  * straight into its receive buffer if the layer above names it. The
  * header at ibuf[at] is checked. Returns true if taken. */
 static bool steer(int src, size_t at)
@@ -580,7 +580,8 @@ static bool steer(int src, size_t at)
     struct tcp_peer *tp = &tcp.peers[src];
     struct tcp_hdr h;
     memcpy(&h, tp->ibuf + at, sizeof(h));
-    if (h.type != FY_PKT_DATA || h.len < TCP_STEER_MIN || !fy_chan.steer)
+    if ((h.type != FY_PKT_DATA && h.type != FY_PKT_PUSH_DATA) ||
+        h.len < TCP_STEER_MIN || !fy_chan.steer)
         return false;
     struct fy_pkt q = {.src = src, .type = h.type, .len = h.len, .ctl = h.ctl};
     uint8_t *dest = fy_chan.steer(&q);

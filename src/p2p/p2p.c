@@ -231,11 +231,11 @@ static bool pkt_try(int peer, uint32_t type, int32_t tag, uint32_t ctx,
                                 (uint64_t)req->bytes);
     if (type == FY_PKT_PUSH)
         return fy_chan_try_send(peer, type, tag, ctx, ctl, fy_req_data(req),
-                                fy_push_first(ctl->offset << 1 >> 1));
+                                fy_push_first(peer, ctl->offset << 1 >> 1));
     if (type == FY_PKT_PUSH_DATA)
         return fy_chan_try_send(
             peer, type, tag, ctx, ctl, fy_req_data(req) + ctl->offset,
-            FY_MIN(fy_chan.cell_payload, ctl->addr - ctl->offset));
+            FY_MIN(fy_push_piece(peer), ctl->addr - ctl->offset));
     return fy_chan_try_send(peer, type, tag, ctx, ctl, NULL, 0);
 }
 
@@ -567,6 +567,13 @@ static void on_message(const struct fy_pkt *p)
 }
 
 /* Everything the channels hand up (fy_chan_init's deliver function). */
+/* A network channel asks where a large packet's payload belongs (see
+ * fy_chan_steer_fn): a rendezvous chunk or a pushed piece. */
+static uint8_t *steer_pkt(const struct fy_pkt *p)
+{
+    return p->type == FY_PKT_PUSH_DATA ? fy_push_steer(p) : fy_rndv_steer(p);
+}
+
 static void handle_pkt(const struct fy_pkt *p)
 {
     switch (p->type) {
@@ -1208,7 +1215,7 @@ int fy_p2p_init(fy_shm_declare_fn *above)
                       s->wait_block);
     if (rc)
         return rc;
-    fy_chan.steer = fy_rndv_steer;
+    fy_chan.steer = steer_pkt;
     s->eager_max = FY_MIN((uint64_t)fy_tuned_value(FY_ENV_EAGER_MAX, NULL),
                           fy_chan.cell_payload);
     s->shmbuf_size = pp.shmbuf_size;
@@ -1220,6 +1227,7 @@ int fy_p2p_init(fy_shm_declare_fn *above)
     s->push_buf = (uint64_t)fy_env_int(FY_ENV_PUSH_BUF);
     s->unexp_cache = (uint64_t)fy_env_int(FY_ENV_UNEXP_CACHE);
     s->auto_push_max = (uint64_t)fy_env_int(FY_ENV_AUTO_PUSH_MAX);
+    s->net_push_max = (uint64_t)fy_env_int(FY_ENV_NET_PUSH_MAX);
     if ((rc = push_max_setting(&pp, s)))
         return rc;
     s->recv_write = fy_tuned_value(FY_ENV_RECV_WRITE, NULL) != 0;

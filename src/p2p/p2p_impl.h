@@ -131,6 +131,7 @@ struct fy_p2p_state {
     int proto_mode;         /* enum fy_proto_mode */
     uint64_t btp, btp1;     /* Push-Pull: bytes pushed, in the first packet */
     uint64_t auto_push_max; /* auto: blocking sends pushed whole up to */
+    uint64_t net_push_max;  /* the same to ranks on other nodes */
     uint64_t push_max;      /* auto: blocking sends pushed whole up to, too */
     uint64_t push_cap;      /* auto: measure push_max up to (0: do not) */
     uint64_t push_buf;      /* pushed bytes kept for unexpected messages */

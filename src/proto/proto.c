@@ -210,7 +210,7 @@ void fy_proto_stats_print(int rank)
 bool fy_proto_setting_writable(int id)
 {
     return id == FY_ENV_PROTO || id == FY_ENV_BTP || id == FY_ENV_RECV_WRITE ||
-           id == FY_ENV_RECV_WRITE_MIN;
+           id == FY_ENV_RECV_WRITE_MIN || id == FY_ENV_NET_PUSH_MAX;
 }
 
 /* The values are fy_p2p's; each is read where a send picks its protocol
@@ -232,6 +232,9 @@ int fy_proto_setting_read(int id, long long *num, const char **str)
         return 0;
     case FY_ENV_RECV_WRITE_MIN:
         *num = (long long)s->write_min;
+        return 0;
+    case FY_ENV_NET_PUSH_MAX:
+        *num = (long long)s->net_push_max;
         return 0;
     default:
         return -EINVAL;
@@ -265,6 +268,11 @@ int fy_proto_setting_write(int id, long long num, const char *str)
         if (num < 0)
             return -EINVAL;
         s->write_min = (uint64_t)num;
+        return 0;
+    case FY_ENV_NET_PUSH_MAX:
+        if (num < 0)
+            return -EINVAL;
+        s->net_push_max = (uint64_t)num;
         return 0;
     default:
         return -EINVAL;

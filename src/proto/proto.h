@@ -153,7 +153,13 @@ static inline uint64_t fy_push_cap(uint64_t ncells, uint64_t cell_payload)
         cap &= cap - 1;
     return cap;
 }
-uint64_t fy_push_first(uint64_t pushed);
+uint64_t fy_push_first(int peer, uint64_t pushed);
+/* Pushed bytes per packet to 'peer': a cell's payload on this node, the
+ * network channel's chunk across nodes. */
+uint64_t fy_push_piece(int peer);
+/* Where the PUSH_DATA packet p (header only) belongs when its receive is
+ * posted: the network channel reads it there (fy_chan_steer_fn). */
+uint8_t *fy_push_steer(const struct fy_pkt *p);
 /* Where receive r's bytes land (its buffer, or a staging copy of 'want'
  * bytes for a non-contiguous datatype). */
 uint8_t *fy_rndv_recv_dest(struct fy_req *r, uint64_t want);

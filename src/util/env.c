@@ -100,6 +100,14 @@ struct fy_env_var fy_env[FY_ENV_COUNT] = {
                               "size that finds no receive buffer offered is "
                               "pushed whole, so its sender need not wait for "
                               "a late receiver (0: never)"},
+    [FY_ENV_NET_PUSH_MAX] = {"FERRY_NET_PUSH_MAX", FY_ENV_SIZE, "1M",
+                             "FERRY_PROTO=auto: a blocking send to a rank on "
+                             "another node that finds no receive buffer "
+                             "offered is pushed whole up to this size (no "
+                             "rendezvous round trip over the network, and a "
+                             "late receiver does not hold its sender; a "
+                             "quarter of FERRY_PUSH_BUF's default; 0: the "
+                             "limits of one node)"},
     [FY_ENV_PUSH_MAX] = {"FERRY_PUSH_MAX", FY_ENV_STRING, "auto",
                          "FERRY_PROTO=auto: a blocking send that finds no "
                          "receive buffer offered is pushed whole up to "
