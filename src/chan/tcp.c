@@ -902,6 +902,7 @@ const struct fy_chan_ops fy_chan_tcp_ops = {
     .poke = fy_chan_tcp_poke,
     .counts = &fy_chan_tcp_counts,
     .chunk = TCP_CHUNK,
+    .push_chunk = TCP_CHUNK,
 };
 
 /* ---- start-up ------------------------------------------------------------ */

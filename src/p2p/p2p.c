@@ -231,7 +231,7 @@ static bool pkt_try(int peer, uint32_t type, int32_t tag, uint32_t ctx,
                                 (uint64_t)req->bytes);
     if (type == FY_PKT_PUSH)
         return fy_chan_try_send(peer, type, tag, ctx, ctl, fy_req_data(req),
-                                fy_push_first(peer, ctl->offset << 1 >> 1));
+                                fy_push_first(ctl->offset << 1 >> 1));
     if (type == FY_PKT_PUSH_DATA)
         return fy_chan_try_send(
             peer, type, tag, ctx, ctl, fy_req_data(req) + ctl->offset,

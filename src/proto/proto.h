@@ -153,9 +153,9 @@ static inline uint64_t fy_push_cap(uint64_t ncells, uint64_t cell_payload)
         cap &= cap - 1;
     return cap;
 }
-uint64_t fy_push_first(int peer, uint64_t pushed);
-/* Pushed bytes per packet to 'peer': a cell's payload on this node, the
- * network channel's chunk across nodes. */
+uint64_t fy_push_first(uint64_t pushed);
+/* Pushed bytes per PUSH_DATA packet to 'peer': a cell's payload, or the
+ * network channel's push_chunk where it has one. */
 uint64_t fy_push_piece(int peer);
 /* Where the PUSH_DATA packet p (header only) belongs when its receive is
  * posted: the network channel reads it there (fy_chan_steer_fn). */

@@ -69,13 +69,18 @@ uint64_t fy_push_bytes(uint64_t bytes)
 
 uint64_t fy_push_piece(int peer)
 {
-    return fy_chan_remote(peer) ? fy_chan.of[peer]->chunk
-                                : fy_chan.cell_payload;
+    uint64_t c = fy_chan_remote(peer) ? fy_chan.of[peer]->push_chunk : 0;
+    return c ? c : fy_chan.cell_payload;
 }
 
-uint64_t fy_push_first(int peer, uint64_t pushed)
+uint64_t fy_push_first(uint64_t pushed)
 {
-    uint64_t cap = fy_push_piece(peer);
+    /* A cell's payload across nodes too: the first packet is matched when
+     * it arrives, so the network channel cannot read it straight into the
+     * receive; the PUSH_DATA after it can be (bench/README.md, "Pushes
+     * across nodes": a 256 KiB first packet made early receivers 2x
+     * slower than the rendezvous, a 16 KiB one faster). */
+    uint64_t cap = fy_chan.cell_payload;
     if (fy_p2p.btp1)
         cap = FY_MIN(cap, fy_p2p.btp1);
     return FY_MIN(pushed, cap);
@@ -90,11 +95,11 @@ bool fy_push_auto(const struct fy_req *r)
      * to the push crossover (FERRY_PUSH_MAX, measured at start-up: two
      * memcpy's through cells beat the call up to there) where that is
      * larger, and completes at once. To a rank on another node up to
-     * FERRY_NET_PUSH_MAX (1 MiB) where that is larger: pushed pieces are
-     * read straight into a posted receive there, so an early receiver
-     * loses nothing against the rendezvous and a late one stops holding
-     * its sender (bench/README.md, "Pushes across nodes": 2.5-3x less
-     * time late at 256 KiB-4 MiB over TCP).
+     * FERRY_NET_PUSH_MAX (1 MiB) where that is larger: the rendezvous
+     * costs a round trip over the network, TCP reads pushed pieces
+     * straight into a posted receive, so an early receiver loses nothing
+     * and a late one stops holding its sender (bench/README.md, "Pushes
+     * across nodes").
      *
      * A nonblocking one is pushed whole up to the crossover too while it
      * is one of the first FY_PUSH_BURST sends to its peer since that peer
@@ -131,7 +136,7 @@ int fy_proto_push_send(struct fy_req *r)
         s->proto_mode == FY_MODE_AUTO ? total : fy_push_bytes(total);
     bool sync = r->mode == FY_SEND_SYNC;
     r->push_eager = pushed == total && !sync;
-    uint64_t first = fy_push_first(r->wpeer, pushed);
+    uint64_t first = fy_push_first(pushed);
     uint64_t piece = fy_push_piece(r->wpeer);
     r->cookie = fy_cookie_new(r);
     r->push_pending = 1 + (uint32_t)((pushed - first + piece - 1) / piece);
@@ -182,7 +187,7 @@ static void check_push(const struct fy_pkt *p, const struct fy_ctl *ctl,
     uint64_t pushed = ctl->offset & PUSH_BYTES_MASK;
     if (p->src == fy_p2p.me)
         bad_peer(p->src, "push to self");
-    if (pushed > ctl->total || have > pushed || have > fy_push_piece(p->src))
+    if (pushed > ctl->total || have > pushed || have > fy_chan.cell_payload)
         bad_peer(p->src, "pushed length");
 }
 
