@@ -138,10 +138,9 @@ struct fy_chan_ops {
     struct fy_chan_counts *counts;
     /* Largest payload of one DATA packet (rendezvous streaming). */
     uint64_t chunk;
-    /* Largest payload of one PUSH_DATA packet (0: a cell's payload): large
-     * only where the channel reads pushed pieces straight into a posted
-     * receive (steer); libfabric's rxm turns messages over its eager size
-     * into a protocol of its own, so ofi pushes cell-sized pieces. */
+    /* Largest payload of one PUSH_DATA packet (0: a cell's payload): the
+     * piece size at which pushing over this channel runs fastest (TCP
+     * reads such pieces straight into a posted receive). */
     uint64_t push_chunk;
 };
 
