@@ -926,9 +926,11 @@ const struct fy_chan_ops fy_chan_ofi_ops = {
     .offer_end = ofi_offer_end,
     .counts = &fy_chan_ofi_counts,
     .chunk = OFI_CHUNK,
-    /* Pushes of 64 KiB-1 MiB ran 2-7x slower in 16 KiB pieces than in
-     * 64 or 128 KiB ones; 64 KiB was the best at 64 KiB messages. */
-    .push_chunk = (uint64_t)64 << 10,
+    /* Pushed 64 KiB-1 MiB messages ran up to 7x slower in 16 KiB pieces
+     * than in 64 or 128 KiB ones over tcp;ofi_rxm; 128 KiB was the best
+     * of the three under FERRY_PROTO=auto (bench/README.md, "Pushes
+     * across nodes"). */
+    .push_chunk = OFI_CHUNK,
 };
 
 /* ---- start-up ---------------------------------------------------------- */
