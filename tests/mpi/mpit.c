@@ -71,7 +71,8 @@ static void check_cvars(void)
         int writable = !strcmp(name, "FERRY_PROTO") ||
                        !strcmp(name, "FERRY_BTP") ||
                        !strcmp(name, "FERRY_RECV_WRITE") ||
-                       !strcmp(name, "FERRY_RECV_WRITE_MIN");
+                       !strcmp(name, "FERRY_RECV_WRITE_MIN") ||
+                       !strcmp(name, "FERRY_NET_PUSH_MAX");
         MT_CHECK(scope == (writable ? MPI_T_SCOPE_LOCAL : MPI_T_SCOPE_READONLY),
                  "cvar %s scope %d", name, scope);
         MT_CHECK(en == MPI_T_ENUM_NULL, "cvar %s: no enumeration", name);
@@ -233,6 +234,19 @@ static void check_cvar_write(int live)
         T_OK(MPI_T_cvar_read(hb, &btp));
         MT_EQ(btp, 4096, "FERRY_BTP kept after bad writes");
         T_OK(MPI_T_cvar_write(hb, &btp0));
+        int inp;
+        MPI_T_cvar_handle hn;
+        long long npm0, npm, big = 4 << 20, neg = -1;
+        T_OK(MPI_T_cvar_get_index("FERRY_NET_PUSH_MAX", &inp));
+        T_OK(MPI_T_cvar_handle_alloc(inp, NULL, &hn, &count));
+        T_OK(MPI_T_cvar_read(hn, &npm0));
+        MT_EQ(npm0, 1 << 20, "FERRY_NET_PUSH_MAX defaults to 1 MiB");
+        T_OK(MPI_T_cvar_write(hn, &big));
+        T_RC(MPI_T_cvar_write(hn, &neg), MPI_T_ERR_INVALID);
+        T_OK(MPI_T_cvar_read(hn, &npm));
+        MT_EQ(npm, big, "FERRY_NET_PUSH_MAX as written, kept after a bad one");
+        T_OK(MPI_T_cvar_write(hn, &npm0));
+        T_OK(MPI_T_cvar_handle_free(&hn));
         int two = 2;
         T_RC(MPI_T_cvar_write(hw, &two), MPI_T_ERR_INVALID);
         T_RC(MPI_T_cvar_write(hp, "fastest"), MPI_T_ERR_INVALID);
