@@ -363,15 +363,15 @@ static void test_defer(void)
 {
     struct fake f;
     struct fy_pin_cache *c = mk(&f, 0, 0);
-    char *b = malloc(3 * pg); /* heap memory, as a provider's own objects */
+    /* munmap: free is not interposed under ThreadSanitizer. */
+    char *b = map(3 * pg);
     struct fy_pin_entry *e, *e2;
     fy_pin_cache_acquire(c, b, 3 * pg, FY_PIN_RECV, &e);
     fy_pin_cache_release(c, e);
     fy_pin_defer_begin();
     fy_pin_defer_begin(); /* nested */
-    free(b);
-    TAP_EQ_INT(f.deregs, 0,
-               "free inside a provider call: not deregistered yet");
+    TAP_EQ_INT(munmap(b, 3 * pg), 0, "munmap inside a provider call");
+    TAP_EQ_INT(f.deregs, 0, "not deregistered yet");
     TAP_EQ_INT((int)st(c).invalidations, 1, "but invalidated at once");
     char *m = map(pg);
     fy_pin_cache_acquire(c, m, pg, FY_PIN_RECV, &e2);
@@ -381,18 +381,11 @@ static void test_defer(void)
     TAP_EQ_INT(f.deregs, 0, "still inside the outer call");
     fy_pin_defer_end();
     TAP_EQ_INT(f.deregs, 1, "deregistered when the outermost call returned");
-    fy_pin_defer_begin();
-    TAP_EQ_INT(munmap(m, pg), 0, "munmap inside a provider call");
-    fy_pin_defer_end();
-    TAP_EQ_INT(f.deregs, 2, "deregistered after it too");
     /* Still deferred when the cache goes: destroy deregisters it. */
-    char *m2 = map(pg);
-    fy_pin_cache_acquire(c, m2, pg, FY_PIN_SEND, &e);
-    fy_pin_cache_release(c, e);
     fy_pin_defer_begin();
-    munmap(m2, pg);
+    munmap(m, pg);
     fy_pin_cache_destroy(c);
-    TAP_EQ_INT(f.deregs, 3, "destroy deregisters deferred entries");
+    TAP_EQ_INT(f.deregs, 2, "destroy deregisters deferred entries");
     fy_pin_defer_end();
     TAP_EQ_INT(f.regs, f.deregs, "every registration deregistered once");
 }
