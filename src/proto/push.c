@@ -307,16 +307,23 @@ void fy_push_matched_unexp(struct fy_req *r, struct fy_unexp *u)
     fy_p2p_unexp_free(u);
 }
 
+/* Whether PUSH_DATA p carries the next bytes of the message its sender
+ * is pushing (its header only: also asked before the payload is read). */
+static bool push_data_due(const struct fy_peer *pe, const struct fy_pkt *p)
+{
+    return pe->push_active && p->ctl.cookie == pe->push_cookie &&
+           p->ctl.offset == pe->push_next && p->len != 0 &&
+           p->len <= pe->push_end - pe->push_next;
+}
+
 uint8_t *fy_push_steer(const struct fy_pkt *p)
 {
     const struct fy_peer *pe = &fy_p2p.peers[p->src];
     struct fy_req *r = pe->push_req;
     uint64_t off = p->ctl.offset;
-    /* The checks of fy_push_on_data, and the whole piece inside the
-     * receive (else it takes the normal way and is cut there). */
-    if (!r || r->push_discard || !pe->push_active ||
-        p->ctl.cookie != pe->push_cookie || off != pe->push_next ||
-        p->len == 0 || p->len > pe->push_end - off)
+    /* Only the whole piece inside a receive (else it takes the normal way
+     * and is checked or cut there). */
+    if (!r || r->push_discard || !push_data_due(pe, p))
         return NULL;
     uint64_t want = FY_MIN(p->ctl.total, fy_req_capacity(r));
     if (off > want || p->len > want - off)
@@ -328,9 +335,7 @@ void fy_push_on_data(const struct fy_pkt *p)
 {
     struct fy_peer *pe = &fy_p2p.peers[p->src];
     uint64_t off = p->ctl.offset;
-    if (!pe->push_active || p->ctl.cookie != pe->push_cookie ||
-        off != pe->push_next || p->len == 0 ||
-        p->len > pe->push_end - pe->push_next)
+    if (!push_data_due(pe, p))
         bad_peer(p->src, "pushed bytes for no message being pushed");
     pe->push_next += p->len;
     bool last = pe->push_next == pe->push_end;
