@@ -239,7 +239,8 @@ static void print_protocols(long long fbox, long long eager)
     printf("  %-22s FERRY_PROTO = %s (%s): auto (write if offered to a "
            "blocking send, else "
            "rendezvous; blocking sends pushed whole up to the larger of "
-           "FERRY_AUTO_PUSH_MAX and FERRY_PUSH_MAX, nonblocking ones up to "
+           "FERRY_AUTO_PUSH_MAX and FERRY_PUSH_MAX - to another node up to "
+           "FERRY_NET_PUSH_MAX where larger -, nonblocking ones up to "
            "FERRY_PUSH_MAX while among the first two to a peer since its "
            "last message), pushpull, pushzero (rendezvous) or pushall\n",
            above, proto, psrc);
@@ -252,11 +253,16 @@ static void print_protocols(long long fbox, long long eager)
                        "pushed bytes kept for messages not yet received");
     print_size_setting("FERRY_AUTO_PUSH_MAX", FY_ENV_AUTO_PUSH_MAX,
                        "auto: blocking sends pushed whole up to");
+    print_size_setting("FERRY_NET_PUSH_MAX", FY_ENV_NET_PUSH_MAX,
+                       "auto: the same to other nodes");
     printf("  %-22s %s (FERRY_RECV_WRITE, %s)\n", "receiver write",
            fy_env_int(FY_ENV_RECV_WRITE) ? "on" : "off",
            env_source(FY_ENV_RECV_WRITE));
     print_size_setting("FERRY_RECV_WRITE_MIN", FY_ENV_RECV_WRITE_MIN,
                        "smallest receive buffer offered to its sender");
+    printf("  %-22s across nodes: an RDMA write where the network channel "
+           "has one (FERRY_NET=ofi with FI_RMA and FERRY_OFI_RMA=1)\n",
+           "");
 }
 
 /* The collectives' algorithm choices over shared memory and the
