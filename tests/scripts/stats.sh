@@ -115,4 +115,15 @@ run FERRY_PUSH_MAX=0
 [[ $(val proto=pushed msgs) == 0 && $(val proto=rndv_get msgs) == 7 ]] ||
     mt_fail "burst, FERRY_PUSH_MAX=0: all 7 of rank 1's take the rendezvous"
 
+# 6. Across two virtual nodes the TCP channel counts each message once:
+# rank 1 gets the 10 + 5 eager ones, the three 1 MiB ones and the
+# program's own small ones (chan=tcp, nothing over shared memory).
+args=
+out=$(env FERRY_STATS=1 FERRY_NODES=2 $MT_MPIEXEC -n 2 "$prog" 2>&1)
+[[ $? == 0 ]] || { echo "$out"; mt_fail "the job failed (FERRY_NODES=2)"; }
+echo "$out" | grep "chan="
+(( $(val chan=tcp msgs) >= 18 )) || mt_fail "FERRY_NODES=2: 18 messages or more over tcp"
+(( $(val chan=tcp bytes) >= 3150928 )) || mt_fail "FERRY_NODES=2: the 3 MiB and 5200 B over tcp"
+[[ $(val chan=shm msgs) == 0 ]] || mt_fail "FERRY_NODES=2: nothing over shared memory"
+
 echo "stats: OK"
