@@ -21,9 +21,10 @@
  * inside the one job: iteration i runs under setting i mod n, written
  * before it through MPI_T control variables (the library must let those
  * be written at run time: Ferry's FERRY_PROTO, FERRY_BTP, FERRY_RECV_WRITE,
- * FERRY_RECV_WRITE_MIN), so a machine whose speed drifts from second to
- * second hits every setting alike; a setting names only what differs from
- * the values in force at the start. Each row then starts with its label. */
+ * FERRY_RECV_WRITE_MIN, FERRY_NET_PUSH_MAX), so a machine whose speed drifts
+ * from second to second hits every setting alike; a setting names only what
+ * differs from the values in force at the start. Each row then starts with its
+ * label. */
 #define _GNU_SOURCE /* strtok_r */
 
 #include <stdint.h>

@@ -156,6 +156,30 @@ struct fy_chan_counts {
 extern struct fy_chan_counts fy_chan_tcp_counts;
 extern struct fy_chan_counts fy_chan_ofi_counts;
 
+/* A network channel counts each message once as it hands p up: at its
+ * first packet (EAGER: the payload; RTS, PUSH: the whole message), or at
+ * the WDONE of one written into our offered buffer (the bytes written). */
+static inline void fy_chan_count(struct fy_chan_counts *c,
+                                 const struct fy_pkt *p)
+{
+    switch (p->type) {
+    case FY_PKT_EAGER:
+    case FY_PKT_EAGER_SYNC:
+        c->bytes += p->len;
+        break;
+    case FY_PKT_RTS:
+    case FY_PKT_PUSH:
+        c->bytes += p->ctl.total;
+        break;
+    case FY_PKT_WDONE:
+        c->bytes += p->ctl.offset;
+        break;
+    default:
+        return;
+    }
+    c->msgs++;
+}
+
 /* Per world peer: the pair sequence and the shared channel's cursors. */
 struct fy_chan_peer {
     uint64_t sseq;     /* last pair sequence number sent to it */

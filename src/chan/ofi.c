@@ -689,18 +689,8 @@ static void deliver(struct ofi_buf *b, const struct ofi_hdr *h)
             memcpy(&p.key, p.data, sizeof(p.key));
             p.data = NULL;
             p.len = 0;
-        } else if (h->type == FY_PKT_WDONE) {
-            /* A message written into our offered buffer: ctl.offset bytes */
-            fy_chan_ofi_counts.msgs++;
-            fy_chan_ofi_counts.bytes += h->ctl.offset;
         }
-        if (h->type == FY_PKT_EAGER || h->type == FY_PKT_EAGER_SYNC ||
-            h->type == FY_PKT_RTS || h->type == FY_PKT_PUSH) {
-            fy_chan_ofi_counts.msgs++;
-            fy_chan_ofi_counts.bytes +=
-                h->type == FY_PKT_RTS || h->type == FY_PKT_PUSH ? h->ctl.total
-                                                                : h->len;
-        }
+        fy_chan_count(&fy_chan_ofi_counts, &p);
         fy_chan.deliver(&p);
     }
     post_recv(b);

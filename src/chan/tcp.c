@@ -562,19 +562,13 @@ static void deliver(int src, const struct tcp_hdr *h, const uint8_t *data)
                        .len = h->len,
                        .ctl = h->ctl,
                        .lane = FY_LANE_NET};
-    if (h->type == FY_PKT_EAGER || h->type == FY_PKT_EAGER_SYNC ||
-        h->type == FY_PKT_RTS || h->type == FY_PKT_PUSH) {
-        fy_chan_tcp_counts.msgs++;
-        fy_chan_tcp_counts.bytes +=
-            h->type == FY_PKT_RTS || h->type == FY_PKT_PUSH ? h->ctl.total
-                                                            : h->len;
-    }
+    fy_chan_count(&fy_chan_tcp_counts, &p);
     fy_chan.deliver(&p);
 }
 
-/* A large DATA or PUSH_DATA packet whose payload is not all here: read the rest
- * straight into its receive buffer if the layer above names it. The
- * header at ibuf[at] is checked. Returns true if taken. */
+/* A large DATA or PUSH_DATA packet whose payload is not all here: read
+ * the rest straight into its receive buffer if the layer above names it.
+ * The header at ibuf[at] is checked. Returns true if taken. */
 static bool steer(int src, size_t at)
 {
     struct tcp_peer *tp = &tcp.peers[src];

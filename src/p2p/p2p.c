@@ -566,7 +566,6 @@ static void on_message(const struct fy_pkt *p)
     fy_p2p_unexp_append(fy_p2p_unexp_new(p, keep, keep));
 }
 
-/* Everything the channels hand up (fy_chan_init's deliver function). */
 /* A network channel asks where a large packet's payload belongs (see
  * fy_chan_steer_fn): a rendezvous chunk or a pushed piece. */
 static uint8_t *steer_pkt(const struct fy_pkt *p)
@@ -574,6 +573,7 @@ static uint8_t *steer_pkt(const struct fy_pkt *p)
     return p->type == FY_PKT_PUSH_DATA ? fy_push_steer(p) : fy_rndv_steer(p);
 }
 
+/* Everything the channels hand up (fy_chan_init's deliver function). */
 static void handle_pkt(const struct fy_pkt *p)
 {
     switch (p->type) {

@@ -445,6 +445,18 @@ int fy_pin_cache_create(const struct fy_pin_ops *ops, void *ctx,
     return 0;
 }
 
+/* Take c's deferred entries (its lock held), to be dropped by the caller. */
+static struct fy_pin_entry *deferred_take(struct fy_pin_cache *c)
+{
+    struct fy_pin_entry *chain = c->deferred;
+    uint64_t n = 0;
+    for (struct fy_pin_entry *e = chain; e; e = e->next)
+        n++;
+    c->deferred = NULL;
+    atomic_fetch_sub_explicit(&pin_deferred, n, memory_order_relaxed);
+    return chain;
+}
+
 void fy_pin_cache_destroy(struct fy_pin_cache *c)
 {
     if (!c)
@@ -472,17 +484,10 @@ void fy_pin_cache_destroy(struct fy_pin_cache *c)
         }
         ds->wq_head = ds->wq_tail = NULL;
     }
-    uint64_t nd = 0;
-    while (c->deferred) {
-        struct fy_pin_entry *e = c->deferred;
-        c->deferred = e->next;
-        e->next = chain;
-        chain = e;
-        nd++;
-    }
+    struct fy_pin_entry *deferred = deferred_take(c);
     pthread_mutex_unlock(&c->lock);
-    atomic_fetch_sub_explicit(&pin_deferred, nd, memory_order_relaxed);
     drop_chain(c, chain);
+    drop_chain(c, deferred);
     pthread_mutex_destroy(&c->lock);
     free(c);
 }
@@ -954,13 +959,8 @@ void fy_pin_defer_end(void)
     pthread_rwlock_rdlock(&pin_global);
     for (struct fy_pin_cache *c = pin_caches; c; c = c->gnext) {
         pthread_mutex_lock(&c->lock);
-        struct fy_pin_entry *chain = c->deferred;
-        c->deferred = NULL;
-        uint64_t n = 0;
-        for (struct fy_pin_entry *e = chain; e; e = e->next)
-            n++;
+        struct fy_pin_entry *chain = deferred_take(c);
         pthread_mutex_unlock(&c->lock);
-        atomic_fetch_sub_explicit(&pin_deferred, n, memory_order_relaxed);
         drop_chain(c, chain);
     }
     pthread_rwlock_unlock(&pin_global);
