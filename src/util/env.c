@@ -141,7 +141,7 @@ struct fy_env_var fy_env[FY_ENV_COUNT] = {
                              "FERRY_NET=ofi: the libfabric provider to use "
                              "(e.g. tcp, which is tcp;ofi_rxm for reliable "
                              "datagrams; empty: fi_getinfo's first)"},
-    [FY_ENV_OFI_RMA] = {"FERRY_OFI_RMA", FY_ENV_INT, "1",
+    [FY_ENV_OFI_RMA] = {"FERRY_OFI_RMA", FY_ENV_BOOL, "1",
                         "FERRY_NET=ofi: 1: the receiver of a rendezvous "
                         "reads the sender's registered buffer (fi_read) "
                         "and a sender writes into an offered receive "
@@ -280,6 +280,11 @@ static int parse_one(struct fy_env_var *v, const char *text)
 
 int fy_env_load(void)
 {
+    /* Every variable gets its default first, then its value from the
+     * environment: a bad one is reported (all of them, not only the first)
+     * and keeps its default, so what reads the settings after a failed load
+     * (ferry-info) still finds valid ones. */
+    int rc = 0;
     for (size_t i = 0; i < FY_ARRAY_LEN(fy_env); i++) {
         struct fy_env_var *v = &fy_env[i];
         const char *text = getenv(v->name);
@@ -292,9 +297,13 @@ int fy_env_load(void)
                      : v->type == FY_ENV_SIZE ? "size"
                                               : "integer",
                      v->help);
-            return -EINVAL;
+            (void)parse_one(v, v->def);
+            v->from_env = false;
+            rc = -EINVAL;
         }
     }
+    if (rc)
+        return rc;
     const char *lvl = fy_env_str(FY_ENV_LOG);
     static const char *levels[] = {"error", "warn", "info", "debug"};
     size_t l;
