@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/resource.h>
+
 #include <mpi.h>
 
 #include "bench_common.h"
@@ -35,6 +37,42 @@
 #define MIX_IDLE_TURNS 64
 /* A message carries its index and length in its first 8 bytes. */
 #define MIX_HDR 8
+
+/* --profile: where each rank's time goes, by what it was doing - the
+ * benchmark's own work (filling and checking bytes) and each kind of MPI
+ * call - so the rank on the critical path and what holds it show. Two
+ * MPI_Wtime calls per timed call (a few percent more time with
+ * --profile; none without). */
+enum mix_pclass {
+    PC_FILL,  /* filling a message's bytes */
+    PC_CHECK, /* checking a received message's bytes */
+    PC_SEND,  /* MPI_Send */
+    PC_SSEND, /* MPI_Ssend */
+    PC_POST,  /* MPI_Isend, Issend, Send_init + Start, Irecv */
+    PC_TEST,  /* MPI_Testsome */
+    PC_PROBE, /* MPI_Iprobe, MPI_Improbe */
+    PC_PRECV, /* MPI_Recv after Iprobe, MPI_Mrecv */
+    PC_BLOCK, /* MPI_Recv(ANY_SOURCE), Waitsome, Waitall: nothing to do */
+    PC_NCLASS
+};
+static const char *const mix_pclass_name[PC_NCLASS] = {
+    "fill", "check", "send",  "ssend", "post",
+    "test", "probe", "precv", "block"};
+static int mix_prof_on;
+static double mix_prof_s[PC_NCLASS];
+static long long mix_prof_n[PC_NCLASS];
+
+#define MIX_TIMED(cls, stmt)                                                   \
+    do {                                                                       \
+        if (!mix_prof_on) {                                                    \
+            stmt;                                                              \
+        } else {                                                               \
+            double mix_t0_ = MPI_Wtime();                                      \
+            stmt;                                                              \
+            mix_prof_s[cls] += MPI_Wtime() - mix_t0_;                          \
+            mix_prof_n[cls]++;                                                 \
+        }                                                                      \
+    } while (0)
 
 enum mix_mode { MIX_RANDOM, MIX_FLOOD, MIX_NBSTRESS };
 
@@ -277,7 +315,8 @@ static void mix_accept(struct mix_state *s, const unsigned char *buf, int src,
                  "from %d: message index %d has tag %d length %zu, planned "
                  "tag %d length %zu",
                  src, index, tag, len, m.tag, m.len);
-    size_t bad = mix_check_bytes(buf, src, index, len);
+    size_t bad;
+    MIX_TIMED(PC_CHECK, bad = mix_check_bytes(buf, src, index, len));
     if (bad != len)
         mix_fail(s, "from %d: message index %d (%zu bytes): byte %zu wrong",
                  src, index, len, bad);
@@ -342,31 +381,32 @@ static int mix_send_turn(struct mix_state *s)
     if (kind == KIND_SSEND && m.dest > s->rank)
         kind = KIND_ISSEND;
     if (kind == KIND_SEND || kind == KIND_SSEND) {
-        mix_fill(s->block_buf, s->rank, index, m.len);
+        MIX_TIMED(PC_FILL, mix_fill(s->block_buf, s->rank, index, m.len));
         if (kind == KIND_SEND)
-            MPI_Send(s->block_buf, (int)m.len, MPI_BYTE, m.dest, m.tag,
-                     MPI_COMM_WORLD);
+            MIX_TIMED(PC_SEND, MPI_Send(s->block_buf, (int)m.len, MPI_BYTE,
+                                        m.dest, m.tag, MPI_COMM_WORLD));
         else
-            MPI_Ssend(s->block_buf, (int)m.len, MPI_BYTE, m.dest, m.tag,
-                      MPI_COMM_WORLD);
+            MIX_TIMED(PC_SSEND, MPI_Ssend(s->block_buf, (int)m.len, MPI_BYTE,
+                                          m.dest, m.tag, MPI_COMM_WORLD));
     } else {
         int slot = mix_free_slot(s, 0);
         if (slot < 0)
             return 0;
         unsigned char *b = s->buf[slot];
-        mix_fill(b, s->rank, index, m.len);
+        MIX_TIMED(PC_FILL, mix_fill(b, s->rank, index, m.len));
         MPI_Request *r = &s->req[slot];
         if (kind == KIND_ISEND)
-            MPI_Isend(b, (int)m.len, MPI_BYTE, m.dest, m.tag, MPI_COMM_WORLD,
-                      r);
+            MIX_TIMED(PC_POST, MPI_Isend(b, (int)m.len, MPI_BYTE, m.dest, m.tag,
+                                         MPI_COMM_WORLD, r));
         else if (kind == KIND_ISSEND)
-            MPI_Issend(b, (int)m.len, MPI_BYTE, m.dest, m.tag, MPI_COMM_WORLD,
-                       r);
-        else {
-            MPI_Send_init(b, (int)m.len, MPI_BYTE, m.dest, m.tag,
-                          MPI_COMM_WORLD, r);
-            MPI_Start(r);
-        }
+            MIX_TIMED(PC_POST, MPI_Issend(b, (int)m.len, MPI_BYTE, m.dest,
+                                          m.tag, MPI_COMM_WORLD, r));
+        else
+            MIX_TIMED(PC_POST, {
+                MPI_Send_init(b, (int)m.len, MPI_BYTE, m.dest, m.tag,
+                              MPI_COMM_WORLD, r);
+                MPI_Start(r);
+            });
         s->slot_index[slot] = index;
         s->slot_persist[slot] = kind == KIND_PERSIST;
         s->sends_out++;
@@ -408,7 +448,7 @@ static int mix_test(struct mix_state *s, int from, int n)
 {
     int idx[2 * MIX_SLOTS], done = 0;
     MPI_Status st[2 * MIX_SLOTS];
-    MPI_Testsome(n, s->req + from, &done, idx, st);
+    MIX_TIMED(PC_TEST, MPI_Testsome(n, s->req + from, &done, idx, st));
     if (done == MPI_UNDEFINED || done == 0)
         return 0;
     for (int j = 0; j < done; j++)
@@ -434,8 +474,8 @@ static int mix_post(struct mix_state *s, int src)
     int slot = mix_free_slot(s, MIX_SLOTS);
     if (slot < 0 || !mix_can_post(s, src))
         return 0;
-    MPI_Irecv(s->buf[slot], (int)s->o->max, MPI_BYTE, src, MPI_ANY_TAG,
-              MPI_COMM_WORLD, &s->req[slot]);
+    MIX_TIMED(PC_POST, MPI_Irecv(s->buf[slot], (int)s->o->max, MPI_BYTE, src,
+                                 MPI_ANY_TAG, MPI_COMM_WORLD, &s->req[slot]));
     s->slot_index[slot] = src;
     if (src == MPI_ANY_SOURCE)
         s->posted_any++;
@@ -461,27 +501,30 @@ static int mix_recv_turn(struct mix_state *s)
         return src >= 0 ? mix_post(s, src) : 0;
     }
     case RM_IPROBE:
-        MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
+        MIX_TIMED(PC_PROBE, MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG,
+                                       MPI_COMM_WORLD, &flag, &st));
         if (!flag)
             return 0;
         /* The earliest message from that source with that tag: the one
          * probed, by the non-overtaking rule. */
-        MPI_Recv(s->probe_buf, (int)s->o->max, MPI_BYTE, st.MPI_SOURCE,
-                 st.MPI_TAG, MPI_COMM_WORLD, &st);
+        MIX_TIMED(PC_PRECV,
+                  MPI_Recv(s->probe_buf, (int)s->o->max, MPI_BYTE,
+                           st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD, &st));
         MPI_Get_count(&st, MPI_BYTE, &count);
         mix_accept(s, s->probe_buf, st.MPI_SOURCE, st.MPI_TAG, count);
         return 1;
     case RM_IMPROBE: {
         MPI_Message msg;
-        MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &msg,
-                    &st);
+        MIX_TIMED(PC_PROBE, MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG,
+                                        MPI_COMM_WORLD, &flag, &msg, &st));
         if (!flag)
             return 0;
         MPI_Get_count(&st, MPI_BYTE, &count);
         if (count < 0 || (size_t)count > s->o->max)
             mix_fail(s, "probed message from %d has impossible length %d",
                      st.MPI_SOURCE, count);
-        MPI_Mrecv(s->probe_buf, count, MPI_BYTE, &msg, &st);
+        MIX_TIMED(PC_PRECV,
+                  MPI_Mrecv(s->probe_buf, count, MPI_BYTE, &msg, &st));
         MPI_Get_count(&st, MPI_BYTE, &count);
         mix_accept(s, s->probe_buf, st.MPI_SOURCE, st.MPI_TAG, count);
         return 1;
@@ -504,8 +547,9 @@ static int mix_block(struct mix_state *s)
         mix_can_post(s, MPI_ANY_SOURCE)) {
         MPI_Status st;
         int count = 0;
-        MPI_Recv(s->probe_buf, (int)s->o->max, MPI_BYTE, MPI_ANY_SOURCE,
-                 MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+        MIX_TIMED(PC_BLOCK,
+                  MPI_Recv(s->probe_buf, (int)s->o->max, MPI_BYTE,
+                           MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st));
         MPI_Get_count(&st, MPI_BYTE, &count);
         mix_accept(s, s->probe_buf, st.MPI_SOURCE, st.MPI_TAG, count);
         return 1;
@@ -514,7 +558,7 @@ static int mix_block(struct mix_state *s)
         return 0;
     int idx[2 * MIX_SLOTS], done = 0;
     MPI_Status st[2 * MIX_SLOTS];
-    MPI_Waitsome(2 * MIX_SLOTS, s->req, &done, idx, st);
+    MIX_TIMED(PC_BLOCK, MPI_Waitsome(2 * MIX_SLOTS, s->req, &done, idx, st));
     if (done == MPI_UNDEFINED)
         return 0;
     mix_retire(s, idx, st, done);
@@ -586,20 +630,22 @@ static void mix_nbstress(struct mix_state *s)
         int nr = 0;
         for (int k = 1; k < p; k++) {
             int src = (s->rank - k + p) % p;
-            MPI_Irecv(rb[src], (int)s->o->max, MPI_BYTE, src, round % MIX_TAGS,
-                      MPI_COMM_WORLD, &req[nr++]);
+            MIX_TIMED(PC_POST,
+                      MPI_Irecv(rb[src], (int)s->o->max, MPI_BYTE, src,
+                                round % MIX_TAGS, MPI_COMM_WORLD, &req[nr++]));
         }
         for (int k = 1; k < p; k++) {
             int dst = (s->rank + k) % p;
             int index = round * p + dst;
             struct mix_msg m = mix_plan(s->o, p, s->rank, index);
-            mix_fill(sb[dst], s->rank, index, m.len);
-            MPI_Isend(sb[dst], (int)m.len, MPI_BYTE, dst, round % MIX_TAGS,
-                      MPI_COMM_WORLD, &req[nr++]);
+            MIX_TIMED(PC_FILL, mix_fill(sb[dst], s->rank, index, m.len));
+            MIX_TIMED(PC_POST,
+                      MPI_Isend(sb[dst], (int)m.len, MPI_BYTE, dst,
+                                round % MIX_TAGS, MPI_COMM_WORLD, &req[nr++]));
             s->msgs_sent++;
             s->bytes_sent += (long long)m.len;
         }
-        MPI_Waitall(nr, req, st);
+        MIX_TIMED(PC_BLOCK, MPI_Waitall(nr, req, st));
         for (int k = 1; k < p; k++) {
             int src = (s->rank - k + p) % p, count = 0;
             int index = round * p + s->rank;
@@ -608,7 +654,9 @@ static void mix_nbstress(struct mix_state *s)
             if ((size_t)count != m.len || st[k - 1].MPI_SOURCE != src)
                 mix_fail(s, "round %d from %d: %d bytes, planned %zu", round,
                          src, count, m.len);
-            size_t bad = mix_check_bytes(rb[src], src, index, m.len);
+            size_t bad;
+            MIX_TIMED(PC_CHECK,
+                      bad = mix_check_bytes(rb[src], src, index, m.len));
             if (bad != m.len)
                 mix_fail(s, "round %d from %d: byte %zu of %zu wrong", round,
                          src, bad, m.len);
@@ -626,13 +674,64 @@ static void mix_nbstress(struct mix_state *s)
     free(req);
 }
 
+/* ---------------------------------------------------------------- profile */
+
+static double mix_tv(struct timeval a, struct timeval b)
+{
+    return (double)(b.tv_sec - a.tv_sec) +
+           (double)(b.tv_usec - a.tv_usec) * 1e-6;
+}
+
+/* Rank 0 prints one '# profile' line per rank, in rank order: the timed
+ * region's wall time, the process's CPU time and context switches over it
+ * (getrusage), then seconds/calls per class. */
+enum { MIX_PROF_HEAD = 5, MIX_PROF_LEN = MIX_PROF_HEAD + 2 * PC_NCLASS };
+
+static void mix_profile_report(const struct mix_state *s, double wall,
+                               const struct rusage *ru0)
+{
+    struct rusage ru1;
+    getrusage(RUSAGE_SELF, &ru1);
+    double mine[MIX_PROF_LEN] = {wall, mix_tv(ru0->ru_utime, ru1.ru_utime),
+                                 mix_tv(ru0->ru_stime, ru1.ru_stime),
+                                 (double)(ru1.ru_nvcsw - ru0->ru_nvcsw),
+                                 (double)(ru1.ru_nivcsw - ru0->ru_nivcsw)};
+    for (int c = 0; c < PC_NCLASS; c++) {
+        mine[MIX_PROF_HEAD + 2 * c] = mix_prof_s[c];
+        mine[MIX_PROF_HEAD + 2 * c + 1] = (double)mix_prof_n[c];
+    }
+    double *all = NULL;
+    if (s->rank == 0) {
+        all = malloc(sizeof(*all) * MIX_PROF_LEN * (size_t)s->nranks);
+        if (all == NULL)
+            mix_fail((struct mix_state *)s, "out of memory");
+    }
+    MPI_Gather(mine, MIX_PROF_LEN, MPI_DOUBLE, all, MIX_PROF_LEN, MPI_DOUBLE, 0,
+               MPI_COMM_WORLD);
+    if (s->rank != 0)
+        return;
+    for (int r = 0; r < s->nranks; r++) {
+        const double *v = all + (size_t)r * MIX_PROF_LEN;
+        printf("# profile rank=%d wall_s=%.4f user_s=%.4f sys_s=%.4f "
+               "vcsw=%.0f ivcsw=%.0f",
+               r, v[0], v[1], v[2], v[3], v[4]);
+        for (int c = 0; c < PC_NCLASS; c++)
+            printf(" %s_s=%.4f %s_n=%.0f", mix_pclass_name[c],
+                   v[MIX_PROF_HEAD + 2 * c], mix_pclass_name[c],
+                   v[MIX_PROF_HEAD + 2 * c + 1]);
+        printf("\n");
+    }
+    fflush(stdout);
+    free(all);
+}
+
 /* ---------------------------------------------------------------- setup */
 
 static void mix_usage(FILE *f)
 {
     fprintf(f,
             "usage: bench_mixed [--flood | --nbstress] [-n MSGS] [-s SEED]"
-            " [-m MAX] [-T SECONDS] [-b]\n"
+            " [-m MAX] [-T SECONDS] [-b] [--profile]\n"
             "  -n MSGS     messages each rank sends (default %d; --flood: %d"
             " from each\n"
             "              of ranks 1 and 2; --nbstress: rounds, default %d)\n"
@@ -647,6 +746,11 @@ static void mix_usage(FILE *f)
             "(3+ ranks)\n"
             "  --nbstress  rounds of Isend/Irecv to and from every rank, "
             "then Waitall\n"
+            "  --profile   per rank: CPU time, context switches, and the time "
+            "spent\n"
+            "              filling, checking and in each kind of MPI call "
+            "('# profile'\n"
+            "              lines before the result line)\n"
             "Output: '#' comment lines, then one line 'mixed time_s=T "
             "msgs=M bytes=B ...'\n"
             "with T the job's time between two barriers (max over ranks).\n",
@@ -673,6 +777,8 @@ static int mix_parse(int argc, char **argv, int loud, struct mix_opts *o)
             o->mode = MIX_NBSTRESS;
         } else if (strcmp(a, "-b") == 0) {
             o->bind = 1;
+        } else if (strcmp(a, "--profile") == 0) {
+            mix_prof_on = 1;
         } else if (v == NULL) {
             bad = 1;
         } else if (strcmp(a, "-n") == 0) {
@@ -800,6 +906,8 @@ int main(int argc, char **argv)
     mix_setup(&s);
 
     MPI_Barrier(MPI_COMM_WORLD);
+    struct rusage ru0;
+    getrusage(RUSAGE_SELF, &ru0);
     double t0 = MPI_Wtime();
     s.last_progress = t0;
     if (o.mode == MIX_NBSTRESS)
@@ -808,6 +916,8 @@ int main(int argc, char **argv)
         mix_run(&s);
     MPI_Barrier(MPI_COMM_WORLD);
     double dt = MPI_Wtime() - t0;
+    if (mix_prof_on)
+        mix_profile_report(&s, dt, &ru0);
 
     double tmax = 0;
     long long mine[2] = {s.msgs_recv, s.bytes_recv}, all[2] = {0, 0};
