@@ -433,6 +433,7 @@ static int b_append(struct builder *b, const struct fy_dtype *old,
 /* Running bounds of a type under construction. */
 struct bounds {
     bool any, any_true;
+    bool overflow; /* a bound left MPI_Aint's range: the type is refused */
     MPI_Aint lb, ub, tlb, tub;
     int align;
     bool all_explicit; /* every block's type had explicit bounds */
@@ -448,17 +449,25 @@ static void bounds_init(struct bounds *bd)
 static void bounds_add(struct bounds *bd, const struct fy_dtype *old,
                        MPI_Aint disp, MPI_Count n)
 {
-    MPI_Aint span = (MPI_Aint)(n - 1) * old->extent;
-    MPI_Aint lo = disp + (span < 0 ? span : 0);
-    MPI_Aint hi = disp + (span > 0 ? span : 0);
-    MPI_Aint lb = lo + old->lb, ub = hi + old->ub;
+    /* Displacements and counts come from the user: a bound that leaves
+     * MPI_Aint's range refuses the type (dt_make) instead of wrapping. */
+    MPI_Aint span, lo, hi, lb, ub, tlb = 0, tub = 0;
+    if (__builtin_mul_overflow((MPI_Aint)(n - 1), old->extent, &span) ||
+        __builtin_add_overflow(disp, span < 0 ? span : 0, &lo) ||
+        __builtin_add_overflow(disp, span > 0 ? span : 0, &hi) ||
+        __builtin_add_overflow(lo, old->lb, &lb) ||
+        __builtin_add_overflow(hi, old->ub, &ub) ||
+        __builtin_add_overflow(lo, old->true_lb, &tlb) ||
+        __builtin_add_overflow(hi, old->true_ub, &tub)) {
+        bd->overflow = true;
+        return;
+    }
     if (!bd->any || lb < bd->lb)
         bd->lb = lb;
     if (!bd->any || ub > bd->ub)
         bd->ub = ub;
     bd->any = true;
     if (old->size > 0) {
-        MPI_Aint tlb = lo + old->true_lb, tub = hi + old->true_ub;
         if (!bd->any_true || tlb < bd->tlb)
             bd->tlb = tlb;
         if (!bd->any_true || tub > bd->tub)
@@ -494,6 +503,13 @@ static struct fy_dtype *dt_alloc(int combiner)
 static int dt_make(struct builder *b, const struct bounds *bd, int combiner,
                    MPI_Count rep, MPI_Aint rep_stride, struct fy_dtype **out)
 {
+    MPI_Aint ext;
+    if (bd->overflow ||
+        (bd->any && __builtin_sub_overflow(bd->ub, bd->lb, &ext)) ||
+        (bd->any_true && __builtin_sub_overflow(bd->tub, bd->tlb, &ext))) {
+        free(b->segs);
+        return -ERANGE;
+    }
     struct fy_dtype *dt = dt_alloc(combiner);
     if (!dt) {
         free(b->segs);
@@ -559,8 +575,12 @@ static int make_strided(MPI_Count count, MPI_Count blocklen, MPI_Aint stride,
             }
         }
         bounds_add(&bd, old, 0, blocklen);
-        if (count > 1)
-            bounds_add(&bd, old, (MPI_Aint)(count - 1) * stride, blocklen);
+        MPI_Aint last;
+        if (count > 1 &&
+            __builtin_mul_overflow((MPI_Aint)(count - 1), stride, &last))
+            bd.overflow = true;
+        else if (count > 1)
+            bounds_add(&bd, old, last, blocklen);
     }
     if (rc) {
         free(b.segs);
@@ -683,10 +703,17 @@ int fy_dtype_struct(MPI_Count count, const MPI_Count *blocklens,
          * alignment, as a C compiler pads a struct, so that count > 1
          * steps over whole C structs. Like MPICH, a struct of one block
          * is not padded, nor one made only of resized types. */
-        MPI_Aint ext = fin.ub - fin.lb;
-        MPI_Aint rem = ext % fin.align;
-        if (rem != 0)
-            fin.ub += fin.align - (rem < 0 ? rem + fin.align : rem);
+        MPI_Aint ext;
+        if (__builtin_sub_overflow(fin.ub, fin.lb, &ext)) {
+            fin.overflow = true;
+        } else {
+            MPI_Aint rem = ext % fin.align;
+            if (rem != 0 &&
+                __builtin_add_overflow(
+                    fin.ub, fin.align - (rem < 0 ? rem + fin.align : rem),
+                    &fin.ub))
+                fin.overflow = true;
+        }
     }
     return dt_make(&b, &fin, MPI_COMBINER_STRUCT, 1, 0, out);
 }
@@ -728,13 +755,16 @@ int fy_dtype_resized(struct fy_dtype *old, MPI_Aint lb, MPI_Aint extent,
 {
     if (!old)
         return -EINVAL;
+    MPI_Aint ub;
+    if (__builtin_add_overflow(lb, extent, &ub))
+        return -ERANGE;
     struct fy_dtype *dt;
     int rc = dt_copy(old, MPI_COMBINER_RESIZED, &dt);
     if (rc)
         return rc;
     dt->lb = lb;
     dt->extent = extent;
-    dt->ub = lb + extent;
+    dt->ub = ub;
     dt->explicit_bounds = true;
     finish_layout(dt);
     *out = dt;

@@ -35,6 +35,10 @@ static int ctor_err(int rc, const char *fn)
     case -EOVERFLOW:
         return fy_mpi_err(NULL, MPI_ERR_COUNT, fn,
                           "the new datatype's size overflows MPI_Count");
+    case -ERANGE:
+        return fy_mpi_err(NULL, MPI_ERR_ARG, fn,
+                          "the new datatype's bounds (displacements, strides "
+                          "and extents combined) overflow MPI_Aint");
     case -EINVAL:
         return fy_mpi_err(NULL, MPI_ERR_ARG, fn, "invalid argument");
     default:
@@ -177,10 +181,13 @@ static int vector(MPI_Count count, MPI_Count blocklength, MPI_Aint stride,
              "blocklength %lld is negative", (long long)blocklength);
     CHECK_PTR(newtype, fn);
     GET_TYPE(old, oldtype, fn);
-    MPI_Aint bytes = stride_in_bytes ? stride : stride * old->extent;
+    MPI_Aint bytes = stride;
     struct fy_dtype *dt = NULL;
     int combiner = stride_in_bytes ? MPI_COMBINER_HVECTOR : MPI_COMBINER_VECTOR;
-    int rc = fy_dtype_vector(count, blocklength, bytes, old, combiner, &dt);
+    int rc =
+        !stride_in_bytes && __builtin_mul_overflow(stride, old->extent, &bytes)
+            ? -ERANGE
+            : fy_dtype_vector(count, blocklength, bytes, old, combiner, &dt);
     bool big = !fits_int(count) || !fits_int(blocklength) ||
                (!stride_in_bytes && !fits_int(stride));
     int ints[3] = {(int)count, (int)blocklength, (int)stride};
@@ -299,7 +306,11 @@ static int indexed(MPI_Count count, struct ivec blocklens, MPI_Count blocklen,
                              (long long)b, i);
         bl[i] = b;
         MPI_Count x = counts[nlens + i];
-        d[i] = elems ? x * old->extent : x;
+        if (!elems)
+            d[i] = x;
+        else if (__builtin_mul_overflow(x, old->extent, &d[i]) &&
+                 err == MPI_SUCCESS)
+            err = ctor_err(-ERANGE, fn);
         aints[i] = x;
     }
     for (int k = 0; k < nc; k++)

@@ -273,10 +273,46 @@ static void big(void)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
+/* Bounds that leave MPI_Aint's range are refused (MPI_ERR_ARG), never
+ * wrapped into a small extent that a send would then trust: a struct of
+ * ints at 0 and LONG_MAX came out with extent 4, an hvector striding by
+ * LONG_MIN / 2 with a negative one. */
+static void bounds_overflow(void)
+{
+    MPI_Datatype t = MPI_DATATYPE_NULL, big;
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int bl[2] = {1, 1};
+    MPI_Aint d[2] = {0, LONG_MAX};
+    MPI_Datatype ty[2] = {MPI_INT, MPI_INT};
+    MT_ERRCLASS(MPI_Type_create_struct(2, bl, d, ty, &t), MPI_ERR_ARG,
+                "struct with a block at LONG_MAX");
+    MT_ERRCLASS(MPI_Type_create_hvector(3, 1, LONG_MIN / 2, MPI_DOUBLE, &t),
+                MPI_ERR_ARG, "hvector striding by LONG_MIN / 2");
+    MT_ERRCLASS(MPI_Type_create_resized(MPI_INT, LONG_MAX, 10, &t), MPI_ERR_ARG,
+                "resized past LONG_MAX");
+    MT_MPI(MPI_Type_contiguous(1 << 30, MPI_DOUBLE, &big));
+    MT_ERRCLASS(MPI_Type_vector(3, 1, INT_MAX, big, &t), MPI_ERR_ARG,
+                "vector whose stride times extent overflows");
+    int di[2] = {0, INT_MAX};
+    MT_ERRCLASS(MPI_Type_indexed(2, bl, di, big, &t), MPI_ERR_ARG,
+                "indexed whose displacement times extent overflows");
+    MT_CHECK(t == MPI_DATATYPE_NULL, "no type made by the refused calls");
+    /* At the edge, not beyond: accepted with the exact bounds. */
+    MPI_Aint lb, ext;
+    MT_MPI(MPI_Type_create_hvector(2, 1, LONG_MIN / 2, MPI_DOUBLE, &t));
+    MT_MPI(MPI_Type_get_extent(t, &lb, &ext));
+    MT_EQ(lb, LONG_MIN / 2, "hvector at the edge: lb");
+    MT_EQ(ext, -(LONG_MIN / 2) + 8, "hvector at the edge: extent");
+    MT_MPI(MPI_Type_free(&t));
+    MT_MPI(MPI_Type_free(&big));
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
 int main(int argc, char **argv)
 {
     mt_init(&argc, &argv);
     twins();
     big();
+    bounds_overflow();
     return mt_finish("dtype_c");
 }
