@@ -221,6 +221,11 @@ struct fy_chan_state {
     const struct fy_chan_ops *net; /* to other nodes, NULL: one node */
     fy_chan_deliver_fn *deliver;
     fy_chan_steer_fn *steer; /* optional, set by the layer above */
+    /* Sleeps on our doorbell, and those its safety timeout ended rather
+     * than a peer's wake-up (a lost wake-up, or a peer that kept us
+     * waiting that long): FERRY_STATS, MPI_T. Counted with atomic adds
+     * (under MPI_THREAD_MULTIPLE several threads may sleep). */
+    uint64_t sleeps, sleep_timeouts;
 };
 
 extern struct fy_chan_state fy_chan;

@@ -100,8 +100,12 @@ void fy_chan_sleep_for(bool (*more_work)(void), long timeout_ns)
         struct timespec ts = {timeout_ns / 1000000000L,
                               timeout_ns % 1000000000L};
         int d = fy_mt_wait_begin();
-        futex(&my->doorbell, FUTEX_WAIT, v, &ts);
+        long rc = futex(&my->doorbell, FUTEX_WAIT, v, &ts);
+        bool timed_out = rc != 0 && errno == ETIMEDOUT;
         fy_mt_wait_end(d);
+        __atomic_fetch_add(&fy_chan.sleeps, 1, __ATOMIC_RELAXED);
+        if (timed_out)
+            __atomic_fetch_add(&fy_chan.sleep_timeouts, 1, __ATOMIC_RELAXED);
     }
     atomic_fetch_sub_explicit(&my->sleeping, 1, memory_order_relaxed);
 }

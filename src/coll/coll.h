@@ -229,9 +229,10 @@ void fy_sched_free(struct fy_sched *s);
 /* Advance every started nonblocking collective: meant to be called by the
  * progress engine after each pass when fy_coll_nactive != 0, so that
  * nonblocking collectives move on while the program blocks in some other
- * call. Not re-entrant (it guards itself). */
+ * call. Not re-entrant (it guards itself). Returns how many finished in
+ * this pass (the engine counts them as work: see fy_p2p_progress_hook). */
 extern unsigned fy_coll_nactive;
-void fy_coll_progress(void);
+int fy_coll_progress(void);
 /* Whether a started nonblocking collective could move on now (the flag
  * it waits for is set): asked by a rank about to sleep. */
 bool fy_coll_visible(void);

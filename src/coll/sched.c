@@ -443,15 +443,18 @@ bool fy_coll_visible(void)
     return false;
 }
 
-void fy_coll_progress(void)
+int fy_coll_progress(void)
 {
     static bool in_progress;
     if (in_progress)
-        return;
+        return 0;
     in_progress = true;
+    int finished = 0;
     for (struct fy_sched *s = s_active, *next; s; s = next) {
         next = s->next; /* s may leave the list when it finishes */
         fy_sched_advance(s, false);
+        finished += s->done; /* it left the list: its request may wait */
     }
     in_progress = false;
+    return finished;
 }

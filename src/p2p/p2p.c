@@ -625,7 +625,7 @@ static void handle_pkt(const struct fy_pkt *p)
     }
 }
 
-void (*fy_p2p_progress_hook)(void);
+int (*fy_p2p_progress_hook)(void);
 void (*fy_p2p_rma_hook)(void);
 
 /* Nesting depth of fy_progress (a send started from a progress hook must
@@ -648,7 +648,7 @@ int fy_progress(void)
     progress_depth++;
     int n = progress_packets();
     if (FY_UNLIKELY(fy_p2p_progress_hook != NULL))
-        fy_p2p_progress_hook();
+        n += fy_p2p_progress_hook();
     if (FY_UNLIKELY(fy_p2p_rma_hook != NULL))
         fy_p2p_rma_hook();
     progress_depth--;

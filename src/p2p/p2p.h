@@ -169,8 +169,11 @@ int fy_p2p_imrecv(void *buf, MPI_Count count, struct fy_dtype *dt, void *msg,
 void fy_p2p_cancel_recv(struct fy_req *r);
 
 /* Called at the end of every progress pass when set: the layers above
- * (nonblocking collectives) advance their own state machines here. */
-extern void (*fy_p2p_progress_hook)(void);
+ * (nonblocking collectives) advance their own state machines here, and
+ * return how many of them finished, which the pass counts as work done:
+ * a waiter whose request a hook completed must look again before it
+ * idles, since nobody will ring it for a completion made here. */
+extern int (*fy_p2p_progress_hook)(void);
 /* The same for one-sided windows served by active messages (src/rma/am.c):
  * the target applies the requests that arrived. */
 extern void (*fy_p2p_rma_hook)(void);

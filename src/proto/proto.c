@@ -145,6 +145,14 @@ int fy_proto_pvars(const struct fy_pvar **out)
                  "bytes of others' large puts/gets on this rank's window "
                  "(Win_create, dynamic) it copied",
                  &s->rma_helped_bytes);
+        pvar_add("doorbell_sleeps",
+                 "times this rank slept waiting for a peer (ranks "
+                 "outnumbering cores)",
+                 &fy_chan.sleeps);
+        pvar_add("doorbell_sleep_timeouts",
+                 "of those, sleeps the 20 ms safety timeout ended (no peer "
+                 "woke the rank)",
+                 &fy_chan.sleep_timeouts);
     }
     *out = pvars;
     return npvars;
@@ -184,6 +192,10 @@ void fy_proto_stats_print(int rank)
             "shared_copy_pieces=%llu\n",
             rank, (unsigned long long)s->unexpected,
             (unsigned long long)s->split);
+    fprintf(stderr,
+            "ferry-stats rank=%d wait=doorbell sleeps=%llu timeouts=%llu\n",
+            rank, (unsigned long long)fy_chan.sleeps,
+            (unsigned long long)fy_chan.sleep_timeouts);
     /* Per channel, the messages received: the network channel counts its
      * own; shared memory has the rest (every message but those to self). */
     uint64_t msgs = 0, bytes = 0;
