@@ -221,11 +221,15 @@ struct fy_chan_state {
     const struct fy_chan_ops *net; /* to other nodes, NULL: one node */
     fy_chan_deliver_fn *deliver;
     fy_chan_steer_fn *steer; /* optional, set by the layer above */
-    /* Sleeps on our doorbell, and those its safety timeout ended rather
-     * than a peer's wake-up (a lost wake-up, or a peer that kept us
-     * waiting that long): FERRY_STATS, MPI_T. Counted with atomic adds
-     * (under MPI_THREAD_MULTIPLE several threads may sleep). */
-    uint64_t sleeps, sleep_timeouts;
+    /* Sleeps on our doorbell; those its safety timeout ended rather than
+     * a peer's wake-up (a peer kept us waiting that long, or a wake-up
+     * was lost); and of those, the ones that found on waking what they
+     * waited for already there, as far as the channels and the waiter's
+     * own condition show: lost wake-ups (whoever made it hold should
+     * have rung us; a lower bound, since a wait whose condition went
+     * unregistered cannot tell). FERRY_STATS, MPI_T. Counted with atomic
+     * adds (under MPI_THREAD_MULTIPLE several threads may sleep). */
+    uint64_t sleeps, sleep_timeouts, lost_wakeups;
 };
 
 extern struct fy_chan_state fy_chan;

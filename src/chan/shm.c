@@ -104,8 +104,11 @@ void fy_chan_sleep_for(bool (*more_work)(void), long timeout_ns)
         bool timed_out = rc != 0 && errno == ETIMEDOUT;
         fy_mt_wait_end(d);
         __atomic_fetch_add(&fy_chan.sleeps, 1, __ATOMIC_RELAXED);
-        if (timed_out)
+        if (timed_out) {
             __atomic_fetch_add(&fy_chan.sleep_timeouts, 1, __ATOMIC_RELAXED);
+            if (fy_chan_visible() || (more_work && more_work()))
+                __atomic_fetch_add(&fy_chan.lost_wakeups, 1, __ATOMIC_RELAXED);
+        }
     }
     atomic_fetch_sub_explicit(&my->sleeping, 1, memory_order_relaxed);
 }

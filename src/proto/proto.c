@@ -153,6 +153,10 @@ int fy_proto_pvars(const struct fy_pvar **out)
                  "of those, sleeps the 20 ms safety timeout ended (no peer "
                  "woke the rank)",
                  &fy_chan.sleep_timeouts);
+        pvar_add("doorbell_lost_wakeups",
+                 "of those, sleeps that found what they waited for already "
+                 "there (a wake-up was lost: a bug)",
+                 &fy_chan.lost_wakeups);
     }
     *out = pvars;
     return npvars;
@@ -193,9 +197,11 @@ void fy_proto_stats_print(int rank)
             rank, (unsigned long long)s->unexpected,
             (unsigned long long)s->split);
     fprintf(stderr,
-            "ferry-stats rank=%d wait=doorbell sleeps=%llu timeouts=%llu\n",
+            "ferry-stats rank=%d wait=doorbell sleeps=%llu timeouts=%llu "
+            "lost_wakeups=%llu\n",
             rank, (unsigned long long)fy_chan.sleeps,
-            (unsigned long long)fy_chan.sleep_timeouts);
+            (unsigned long long)fy_chan.sleep_timeouts,
+            (unsigned long long)fy_chan.lost_wakeups);
     /* Per channel, the messages received: the network channel counts its
      * own; shared memory has the rest (every message but those to self). */
     uint64_t msgs = 0, bytes = 0;
