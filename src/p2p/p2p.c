@@ -174,7 +174,13 @@ static void idle_step(unsigned *spins, bool (*more)(void))
         fy_mt_wait_end(d);
         return;
     }
-    fy_chan_sleep(more);
+    /* A loopback stream (FERRY_XFER=net) turns ready without a ring (its
+     * socket's window reopens when the kernel processes the peer's read):
+     * nap 1 ms rather than sleep until the 20 ms safety timeout. */
+    if ((fy_xfer_avail & (1u << FY_XFER_NET)) && fy_xfer_net_busy())
+        fy_chan_sleep_for(more, 1000 * 1000);
+    else
+        fy_chan_sleep(more);
 }
 
 void fy_progress_idle(unsigned *spins)

@@ -570,6 +570,18 @@ int fy_xfer_net_pull(int peer, uint8_t *dst, uint64_t len, uint64_t *done_io)
     return n;
 }
 
+bool fy_xfer_net_busy(void)
+{
+    if (!ep.peers)
+        return false;
+    if (ep.npend || ep.nwant_in)
+        return true;
+    for (int p = 0; p < ep.n; p++)
+        if (ep.peers[p].tx_busy || ep.peers[p].rx_busy)
+            return true;
+    return false;
+}
+
 bool fy_xfer_net_visible(void)
 {
     if (!ep.peers)

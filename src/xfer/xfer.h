@@ -280,6 +280,11 @@ int fy_xfer_net_pull(int peer, uint8_t *dst, uint64_t len, uint64_t *done_io);
 /* Before sleeping: would a push or pull that is waiting on a socket (or an
  * accept a pull waits for) make progress now? One poll(2), no wait. */
 bool fy_xfer_net_visible(void);
+/* Whether a loopback stream is under way (bytes left to send or to
+ * receive, a connection pending): its sockets become ready when the
+ * kernel says so - a window update after the peer's read - which rings no
+ * doorbell, so a rank waiting on one must not sleep for long. */
+bool fy_xfer_net_busy(void);
 
 /* ---- per-size selection --------------------------------------------------
  * A rule table maps a rendezvous message size (the bytes that will really
