@@ -178,14 +178,15 @@ int fy_mreq_complete(MPI_Request *h, uintptr_t w, MPI_Status *st,
 
 /* Drive the engine until the request polls done (requests the core does
  * not know: ext ones and persistent collectives). */
-static void wait_polling(uintptr_t w)
+static void wait_polling(uintptr_t w, bool yield_first)
 {
-    unsigned spins = 0;
+    const unsigned first = yield_first ? fy_progress_yield_first() : 0;
+    unsigned spins = first;
     while (!fy_mreq_poll(w)) {
         if (fy_progress() == 0)
             fy_progress_idle(&spins);
         else
-            spins = 0;
+            spins = first;
     }
 }
 
@@ -200,14 +201,15 @@ void fy_mreq_wait_done(uintptr_t w)
     case FY_MREQ_PERSIST: {
         struct fy_preq *p = o;
         if (p->coll || p->held)
-            wait_polling(w); /* a held partitioned send: MPI_Pready from
-                                another thread (MPI 4.0 4.2.4) */
+            wait_polling(w,
+                         p->coll != NULL); /* a held partitioned send:
+                             MPI_Pready from another thread (MPI 4.0 4.2.4) */
         else if (p->active && p->r)
             (void)fy_req_wait(p->r);
         return;
     }
     case FY_MREQ_EXT:
-        wait_polling(w);
+        wait_polling(w, ((struct fy_mreq_ext *)o)->ops->yield_first);
         return;
     default:
         return;

@@ -183,6 +183,11 @@ static void idle_step(unsigned *spins, bool (*more)(void))
         fy_chan_sleep(more);
 }
 
+unsigned fy_progress_yield_first(void)
+{
+    return fy_p2p.wait_block ? (unsigned)fy_p2p.spin_limit : 0;
+}
+
 void fy_progress_idle(unsigned *spins)
 {
     idle_step(spins, more_work_visible);
