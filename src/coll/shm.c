@@ -74,6 +74,13 @@ int fy_coll_shm_declare(struct fy_shm_layout *lay)
                                       offsetof(struct fy_coll_slot, len),
                                       offsetof(struct fy_coll_slot, readers),
                                       offsetof(struct fy_coll_slot, data)));
+    if (rc < 0)
+        return rc;
+    rc = fy_shm_region_add(lay, FY_COLL_BAR_REGION, FY_SHM_PER_RANK,
+                           sizeof(struct fy_coll_bar), FY_COLL_SLOTS,
+                           FY_SHM_PAGE,
+                           FY_SHM_SIG(sizeof(struct fy_coll_bar),
+                                      offsetof(struct fy_coll_bar, gen)));
     return rc < 0 ? rc : 0;
 }
 
@@ -96,7 +103,8 @@ int fy_coll_shm_init(void)
     fy_coll_shm.on = fy_shm.base != NULL && fy_boot.local_size > 1;
     if (fy_coll_shm.on &&
         (!(fy_coll_shm.cells = fy_shm_region_ptr(FY_COLL_REGION, NULL)) ||
-         !(fy_coll_shm.slots = fy_shm_region_ptr(FY_COLL_NB_REGION, NULL))))
+         !(fy_coll_shm.slots = fy_shm_region_ptr(FY_COLL_NB_REGION, NULL)) ||
+         !(fy_coll_shm.bars = fy_shm_region_ptr(FY_COLL_BAR_REGION, NULL))))
         return -EPROTO;
     fy_coll_shm.cma = (fy_xfer_avail & (1u << FY_XFER_CMA)) != 0;
     /* Environment, else tuning file, else default: the same on every
@@ -326,6 +334,60 @@ void fy_coll_shm_comm_free(struct fy_comm *c)
 
 /* ---- barrier ------------------------------------------------------------- */
 
+static struct {
+    struct fy_coll_bar *bar;
+    uint32_t gen;
+} s_bar;
+
+static bool bar_released(void)
+{
+    return atomic_load_explicit(&s_bar.bar->gen, memory_order_acquire) !=
+           s_bar.gen;
+}
+
+/* With ranks outnumbering cores: a counter at member 0's line, released
+ * by the last to arrive (struct fy_coll_bar). Gathering the arrivals at
+ * member 0, which then releases everyone, needs member 0 to run between
+ * the last arrival and the release: a hand-over of its core more per
+ * barrier (a stand-alone model of both, 4 processes on 2 cores yielding
+ * while they wait: 6.5-7.6 us against 3.7-5.1 per barrier).
+ * - A member reads gen before it counts itself: gen changes only when
+ *   all have counted themselves, so every member of one barrier reads the
+ *   same gen, and a member released from the previous one has seen it.
+ * - The last sets count to 0 before it advances gen (release), so a
+ *   member released (acquire) counts itself into the next barrier after
+ *   the reset. count is 0 between barriers, so a communicator created
+ *   later with the same context starts from 0; gen is only compared with
+ *   what a member read, never with a number of its own.
+ * - A scribbled count (not below the communicator's size) ends the job;
+ *   a scribbled gen can only release a barrier early or late. */
+static int counter_barrier(struct fy_comm *c)
+{
+    struct fy_coll_bar *b =
+        &fy_coll_shm.bars[(uint64_t)s_loc[0] * FY_COLL_SLOTS + c->ctx / 2];
+    uint32_t gen = atomic_load_explicit(&b->gen, memory_order_acquire);
+    uint32_t n = atomic_fetch_add_explicit(&b->count, 1, memory_order_acq_rel);
+    if (n >= (uint32_t)c->size)
+        fy_fatal(1,
+                 "malformed barrier counter on the shared segment (%u "
+                 "arrivals for %d members, line of rank %d)",
+                 n + 1, c->size, s_world[0]);
+    if (n + 1 == (uint32_t)c->size) {
+        atomic_store_explicit(&b->count, 0, memory_order_relaxed);
+        /* seq_cst: Dekker with a sleeper's announcement (F1 in
+         * fy_wake_slow against F2 in fy_chan_sleep). */
+        atomic_store_explicit(&b->gen, gen + 1, memory_order_seq_cst);
+        for (int r = 0; r < c->size; r++)
+            if (r != c->rank)
+                fy_wake(s_world[r]);
+        return 0;
+    }
+    s_bar.bar = b;
+    s_bar.gen = gen;
+    wait_for(bar_released);
+    return 0;
+}
+
 int fy_coll_shm_barrier(struct fy_comm *c)
 {
     if (!members(c))
@@ -343,6 +405,8 @@ int fy_coll_shm_barrier(struct fy_comm *c)
                 done(r, await(r, arrive));
         return 0;
     }
+    if (c->ctx < FY_CTX_MAX)
+        return counter_barrier(c);
     if (c->rank != 0) {
         publish(c, claim(), arrive, 1, NULL, 0, 0);
         done(0, await(0, leave));

@@ -59,6 +59,21 @@ static_assert(sizeof(struct fy_coll_slot) ==
               "slots are whole lines");
 #define FY_COLL_NB_REGION "ncoll"
 
+/* The arrival counter of the blocking barrier when ranks outnumber cores
+ * (shm.c): one line per local rank and context, used by the line of the
+ * communicator's member 0 (the "cbar" region). Each member reads 'gen',
+ * then counts itself into 'count'; the last to arrive sets count back to
+ * 0 and advances gen, which releases the others: no member need run
+ * between the last arrival and the release. */
+struct fy_coll_bar {
+    alignas(FY_CACHELINE) _Atomic uint32_t count; /* arrived so far */
+    _Atomic uint32_t gen;                         /* barriers completed */
+};
+static_assert(sizeof(struct fy_coll_bar) == FY_CACHELINE &&
+                  offsetof(struct fy_coll_bar, gen) == 4,
+              "one line per counter");
+#define FY_COLL_BAR_REGION "cbar"
+
 /* Each local rank's collective area: the "coll" region, FY_COLL_CELLS
  * cells per rank. fy_coll_shm_declare is a fy_shm_declare_fn: MPI_Init
  * hands it to fy_p2p_init, which lays the segment out. Returns 0 or the
@@ -71,6 +86,7 @@ struct fy_coll_shm {
     bool on; /* FERRY_COLL allows it and the node has a segment */
     struct fy_coll_cell *cells; /* the "coll" region: [local][FY_COLL_CELLS] */
     struct fy_coll_slot *slots; /* "ncoll": [local][FY_COLL_SLOTS] */
+    struct fy_coll_bar *bars;   /* "cbar": [local][FY_COLL_SLOTS] */
     bool cma;                   /* process_vm_readv works job-wide */
     uint64_t cma_min;   /* broadcasts from this size read the root's buffer */
     uint64_t slice_min; /* reductions from this size combine slices */
