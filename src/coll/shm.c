@@ -80,7 +80,7 @@ int fy_coll_shm_declare(struct fy_shm_layout *lay)
                            sizeof(struct fy_coll_bar), FY_COLL_SLOTS,
                            FY_SHM_PAGE,
                            FY_SHM_SIG(sizeof(struct fy_coll_bar),
-                                      offsetof(struct fy_coll_bar, gen)));
+                                      offsetof(struct fy_coll_bar, gen[1])));
     return rc < 0 ? rc : 0;
 }
 
@@ -334,17 +334,6 @@ void fy_coll_shm_comm_free(struct fy_comm *c)
 
 /* ---- barrier ------------------------------------------------------------- */
 
-static struct {
-    struct fy_coll_bar *bar;
-    uint32_t gen;
-} s_bar;
-
-static bool bar_released(void)
-{
-    return atomic_load_explicit(&s_bar.bar->gen, memory_order_acquire) !=
-           s_bar.gen;
-}
-
 /* With ranks outnumbering cores: a counter at member 0's line, released
  * by the last to arrive (struct fy_coll_bar). Gathering the arrivals at
  * member 0, which then releases everyone, needs member 0 to run between
@@ -361,27 +350,47 @@ static bool bar_released(void)
  *   what a member read, never with a number of its own.
  * - A scribbled count (not below the communicator's size) ends the job;
  *   a scribbled gen can only release a barrier early or late. */
-static int counter_barrier(struct fy_comm *c)
+bool fy_coll_bar_arrive(struct fy_coll_bar *b, int which, int P,
+                        const int *world, int me, uint32_t gen)
 {
-    struct fy_coll_bar *b =
-        &fy_coll_shm.bars[(uint64_t)s_loc[0] * FY_COLL_SLOTS + c->ctx / 2];
-    uint32_t gen = atomic_load_explicit(&b->gen, memory_order_acquire);
-    uint32_t n = atomic_fetch_add_explicit(&b->count, 1, memory_order_acq_rel);
-    if (n >= (uint32_t)c->size)
+    uint32_t n =
+        atomic_fetch_add_explicit(&b->count[which], 1, memory_order_acq_rel);
+    if (n >= (uint32_t)P)
         fy_fatal(1,
                  "malformed barrier counter on the shared segment (%u "
                  "arrivals for %d members, line of rank %d)",
-                 n + 1, c->size, s_world[0]);
-    if (n + 1 == (uint32_t)c->size) {
-        atomic_store_explicit(&b->count, 0, memory_order_relaxed);
-        /* seq_cst: Dekker with a sleeper's announcement (F1 in
-         * fy_wake_slow against F2 in fy_chan_sleep). */
-        atomic_store_explicit(&b->gen, gen + 1, memory_order_seq_cst);
-        for (int r = 0; r < c->size; r++)
-            if (r != c->rank)
-                fy_wake(s_world[r]);
+                 n + 1, P, world[0]);
+    if (n + 1 < (uint32_t)P)
+        return false;
+    atomic_store_explicit(&b->count[which], 0, memory_order_relaxed);
+    /* seq_cst: Dekker with a sleeper's announcement (F1 in fy_wake_slow
+     * against F2 in fy_chan_sleep). */
+    atomic_store_explicit(&b->gen[which], gen + 1, memory_order_seq_cst);
+    for (int r = 0; r < P; r++)
+        if (r != me)
+            fy_wake(world[r]);
+    return true;
+}
+
+static struct {
+    struct fy_coll_bar *bar;
+    uint32_t gen;
+} s_bar;
+
+static bool bar_released(void)
+{
+    return atomic_load_explicit(&s_bar.bar->gen[FY_COLL_BAR_BLOCKING],
+                                memory_order_acquire) != s_bar.gen;
+}
+
+static int counter_barrier(struct fy_comm *c)
+{
+    struct fy_coll_bar *b = fy_coll_bar_of(s_loc[0], c->ctx / 2);
+    uint32_t gen = atomic_load_explicit(&b->gen[FY_COLL_BAR_BLOCKING],
+                                        memory_order_acquire);
+    if (fy_coll_bar_arrive(b, FY_COLL_BAR_BLOCKING, c->size, s_world, c->rank,
+                           gen))
         return 0;
-    }
     s_bar.bar = b;
     s_bar.gen = gen;
     wait_for(bar_released);

@@ -59,19 +59,23 @@ static_assert(sizeof(struct fy_coll_slot) ==
               "slots are whole lines");
 #define FY_COLL_NB_REGION "ncoll"
 
-/* The arrival counter of the blocking barrier when ranks outnumber cores
- * (shm.c): one line per local rank and context, used by the line of the
+/* The arrival counters of the barriers when ranks outnumber cores: one
+ * line per local rank and context, used by the line of the
  * communicator's member 0 (the "cbar" region). Each member reads 'gen',
  * then counts itself into 'count'; the last to arrive sets count back to
  * 0 and advances gen, which releases the others: no member need run
- * between the last arrival and the release. */
+ * between the last arrival and the release (fy_coll_bar_arrive). Index
+ * FY_COLL_BAR_BLOCKING for MPI_Barrier, FY_COLL_BAR_NB for MPI_Ibarrier:
+ * a blocking barrier may run while a nonblocking one is pending on the
+ * same communicator, and the two must count apart. */
+enum { FY_COLL_BAR_BLOCKING, FY_COLL_BAR_NB };
 struct fy_coll_bar {
-    alignas(FY_CACHELINE) _Atomic uint32_t count; /* arrived so far */
-    _Atomic uint32_t gen;                         /* barriers completed */
+    alignas(FY_CACHELINE) _Atomic uint32_t count[2]; /* arrived so far */
+    _Atomic uint32_t gen[2];                         /* barriers completed */
 };
 static_assert(sizeof(struct fy_coll_bar) == FY_CACHELINE &&
-                  offsetof(struct fy_coll_bar, gen) == 4,
-              "one line per counter");
+                  offsetof(struct fy_coll_bar, gen) == 8,
+              "one line per pair of counters");
 #define FY_COLL_BAR_REGION "cbar"
 
 /* Each local rank's collective area: the "coll" region, FY_COLL_CELLS
@@ -93,6 +97,21 @@ struct fy_coll_shm {
     uint32_t next;      /* our next cell (round robin) */
 };
 extern struct fy_coll_shm fy_coll_shm;
+
+/* The barrier counters' line of local rank 'local' for context index
+ * ctxi (c->ctx / 2, below FY_COLL_SLOTS). */
+static inline struct fy_coll_bar *fy_coll_bar_of(int local, uint32_t ctxi)
+{
+    return &fy_coll_shm.bars[(uint64_t)local * FY_COLL_SLOTS + ctxi];
+}
+
+/* Count this member into barrier counter 'which' of line b (P members,
+ * world[] their world ranks, me ours), having read *gen from it first
+ * (acquire). Returns true if we were the last: then the others are
+ * released and woken. Else wait until b->gen[which] != *gen. A count
+ * found at P or more (a scribbled segment) ends the job. */
+bool fy_coll_bar_arrive(struct fy_coll_bar *b, int which, int P,
+                        const int *world, int me, uint32_t gen);
 
 /* Once the segment and the mechanisms are up (MPI_Init). Returns 0,
  * -EINVAL for a malformed FERRY_COLL or -EPROTO when the segment has no

@@ -101,6 +101,10 @@ struct nb {
      * NULL: nothing another rank sets (our turn on c). */
     const struct fy_coll_slot *wslot;
     uint64_t wtag;
+    /* Or the barrier counters' line whose nonblocking gen we wait to
+     * move from wgen (NULL: not waiting there). */
+    const struct fy_coll_bar *wbar;
+    uint32_t wgen;
 };
 
 /* Allreduces by address of this many bytes and more combine a slice per
@@ -227,15 +231,6 @@ static const struct fy_coll_slot *nb_find(struct nb *n, int r, uint32_t step)
     return NULL;
 }
 
-/* We are done reading publication x; its owner need not be woken (it
- * waits next for something of ours published after this). */
-static void nb_done_quiet(const struct fy_coll_slot *x)
-{
-    struct fy_coll_slot *w = (struct fy_coll_slot *)x;
-    /* R2: release pairs with A2 in slot_free(). */
-    atomic_fetch_sub_explicit(&w->readers, 1, memory_order_release);
-}
-
 /* We are done reading member r's publication x. Only the last reader
  * wakes its owner, and only if it waits for its slot (readers == 0). */
 static void nb_done(const struct nb *n, int r, const struct fy_coll_slot *x)
@@ -332,39 +327,42 @@ static void *nb_alloc(size_t bytes)
         }                                                                      \
         return true
 
+static bool bar_moved(const struct nb *n)
+{
+    return atomic_load_explicit(&n->wbar->gen[FY_COLL_BAR_NB],
+                                memory_order_acquire) != n->wgen;
+}
+
 static bool run_barrier(struct nb *n)
 {
     const struct fy_coll_slot *x = NULL;
     NB_BEGIN(n);
+    if (fy_chan.wake_peers) {
+        /* When ranks may sleep (they outnumber cores): the counter at
+         * member 0's line that the last to arrive releases, as the
+         * blocking barrier's (shm.c, fy_coll_bar_arrive). Its turn is
+         * all it needs: it publishes nothing in our slot. */
+        NB_WAIT(n, turn(n));
+        struct fy_coll_bar *b = fy_coll_bar_of(n->loc[0], n->ctxi);
+        n->wgen =
+            atomic_load_explicit(&b->gen[FY_COLL_BAR_NB], memory_order_acquire);
+        if (fy_coll_bar_arrive(b, FY_COLL_BAR_NB, n->P, n->world, n->me,
+                               n->wgen))
+            goto end;
+        n->wbar = b;
+        NB_WAIT(n, bar_moved(n));
+        n->wbar = NULL;
+        goto end;
+    }
+    /* With a core each: everyone's arrival flag, read by everyone, one
+     * crossing. */
     NB_WAIT(n, ready(n));
     nb_claim(n);
-    if (!fy_chan.wake_peers) {
-        /* With a core each: everyone's arrival flag, read by everyone,
-         * one crossing. */
-        nb_publish(n, 0, (uint32_t)n->P - 1, NULL, 0, -1);
-        for (n->i = 1; n->i < n->P; n->i++) {
-            NB_WAIT(n, (x = nb_find(n, (n->me + n->i) % n->P, 0)) != NULL);
-            nb_done(n, (n->me + n->i) % n->P, x);
-        }
-        goto end;
-    }
-    /* When ranks may sleep (they outnumber cores), arrivals gather at
-     * member 0, which then releases everyone, as the blocking barrier:
-     * 2(P-1) wake-ups where all-to-all flags cost P(P-1), each a system
-     * call and a rank put on a shared core. */
-    if (n->me != 0) {
-        nb_publish(n, 0, 1, NULL, 0, 0);
-        NB_WAIT(n, (x = nb_find(n, 0, 1)) != NULL);
-        nb_done(n, 0, x);
-        goto end;
-    }
+    nb_publish(n, 0, (uint32_t)n->P - 1, NULL, 0, -1);
     for (n->i = 1; n->i < n->P; n->i++) {
-        NB_WAIT(n, (x = nb_find(n, n->i, 0)) != NULL);
-        /* No wake-up: member i's slot is needed again only after our
-         * release, which wakes it. */
-        nb_done_quiet(x);
+        NB_WAIT(n, (x = nb_find(n, (n->me + n->i) % n->P, 0)) != NULL);
+        nb_done(n, (n->me + n->i) % n->P, x);
     }
-    nb_publish(n, 1, (uint32_t)n->P - 1, NULL, 0, -1);
 end:
     NB_END(n);
 }
@@ -1042,6 +1040,8 @@ static void nb_free(void *st)
 static bool nb_visible(const void *st)
 {
     const struct nb *n = st;
+    if (n->wbar)
+        return bar_moved(n);
     if (!n->wslot)
         return false;
     if (n->wtag == 0)

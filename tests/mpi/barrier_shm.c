@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* MPI_Barrier with ranks outnumbering cores: a counter at the line of the
- * communicator's member 0 that the last member to arrive resets and
- * releases (src/coll/shm.c, counter_barrier). Every rank stores the
- * number of the barrier it is about to enter into a shared-memory window
- * (MPI_Win_allocate_shared); after barrier k each rank must find every
+/* MPI_Barrier and MPI_Ibarrier with ranks outnumbering cores: a counter
+ * at the line of the communicator's member 0 that the last member to
+ * arrive resets and releases (src/coll/shm.c, fy_coll_bar_arrive). Every rank
+ * stores the number of the barrier it is about to enter into a shared-memory
+ * window (MPI_Win_allocate_shared); after barrier k each rank must find every
  * member's number at k or k+1 (never below: a member released early; the
  * next one at most, since k+2 needs this rank in barrier k+1). Run on
  * the node's ranks, on halves of them whose member 0 is not rank 0 (the
@@ -43,7 +43,24 @@ static void run(MPI_Comm c, const int *in, int size, int64_t k0, int n,
         if ((i % 7) == 0 && me == (int)((k / 7) % size))
             late(30);
         __atomic_store_n(&s_arr[in[me]], k, __ATOMIC_RELEASE);
-        MT_MPI(MPI_Barrier(c));
+        /* By turns: MPI_Barrier; MPI_Ibarrier and MPI_Wait; MPI_Ibarrier,
+         * then MPI_Barrier while it is pending (the two count apart),
+         * then MPI_Wait. */
+        MPI_Request rq;
+        switch (i % 3) {
+        case 0:
+            MT_MPI(MPI_Barrier(c));
+            break;
+        case 1:
+            MT_MPI(MPI_Ibarrier(c, &rq));
+            MT_MPI(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+            break;
+        default:
+            MT_MPI(MPI_Ibarrier(c, &rq));
+            MT_MPI(MPI_Barrier(c));
+            MT_MPI(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+            break;
+        }
         for (int j = 0; j < size; j++) {
             int64_t v = __atomic_load_n(&s_arr[in[j]], __ATOMIC_ACQUIRE);
             if (v != k && v != k + 1)
