@@ -230,7 +230,7 @@ static void wait_for(bool (*ready)(void))
     unsigned spins = first;
     while (!ready()) {
         if (fy_progress() == 0)
-            fy_progress_idle_until(&spins, ready);
+            fy_progress_idle_coll(&spins, ready);
         else
             spins = first;
     }

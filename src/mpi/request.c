@@ -184,7 +184,8 @@ static void wait_polling(uintptr_t w, bool yield_first)
     unsigned spins = first;
     while (!fy_mreq_poll(w)) {
         if (fy_progress() == 0)
-            fy_progress_idle(&spins);
+            yield_first ? fy_progress_idle_coll(&spins, NULL)
+                        : fy_progress_idle(&spins);
         else
             spins = first;
     }

@@ -153,7 +153,7 @@ static bool more_work_visible(void)
  * MPI_THREAD_MULTIPLE the library lock is given up for the pause (the
  * sleep gives it up inside fy_chan_sleep, once it has checked the
  * channels), so other threads of this process can run MPI meanwhile. */
-static void idle_step(unsigned *spins, bool (*more)(void))
+static void idle_step(unsigned *spins, bool (*more)(void), unsigned ylimit)
 {
     unsigned n = ++*spins;
     if (n < (unsigned)fy_p2p.spin_limit ||
@@ -167,8 +167,7 @@ static void idle_step(unsigned *spins, bool (*more)(void))
      * under MULTIPLE: the rank's threads share its cores, and the one
      * that holds what we wait for may be among them. Peers do not ring
      * such ranks, so they never sleep. */
-    if (n < (unsigned)fy_p2p.spin_limit + fy_p2p.yield_limit ||
-        !fy_p2p.wait_block) {
+    if (n < (unsigned)fy_p2p.spin_limit + ylimit || !fy_p2p.wait_block) {
         int d = fy_mt_wait_begin();
         sched_yield();
         fy_mt_wait_end(d);
@@ -190,7 +189,7 @@ unsigned fy_progress_yield_first(void)
 
 void fy_progress_idle(unsigned *spins)
 {
-    idle_step(spins, more_work_visible);
+    idle_step(spins, more_work_visible, (unsigned)fy_p2p.yield_limit);
 }
 
 /* The condition of the current fy_progress_idle_until, per thread (under
@@ -205,7 +204,19 @@ static bool more_work_or_ready(void)
 void fy_progress_idle_until(unsigned *spins, bool (*ready)(void))
 {
     idle_ready = ready;
-    idle_step(spins, more_work_or_ready);
+    idle_step(spins, more_work_or_ready, (unsigned)fy_p2p.yield_limit);
+    idle_ready = NULL;
+}
+
+void fy_progress_idle_coll(unsigned *spins, bool (*ready)(void))
+{
+    unsigned y = (unsigned)fy_p2p.coll_yield_limit;
+    if (!ready) {
+        idle_step(spins, more_work_visible, y);
+        return;
+    }
+    idle_ready = ready;
+    idle_step(spins, more_work_or_ready, y);
     idle_ready = NULL;
 }
 
@@ -1232,6 +1243,7 @@ int fy_p2p_init(fy_shm_declare_fn *above)
     s->shmbuf_size = pp.shmbuf_size;
     s->spin_limit = (long)fy_env_int(FY_ENV_SPIN);
     s->yield_limit = 8;
+    s->coll_yield_limit = 128;
     s->proto_mode = fy_proto_mode_parse(fy_tuned_str(FY_ENV_PROTO, NULL));
     s->btp = (uint64_t)fy_tuned_value(FY_ENV_BTP, NULL);
     s->btp1 = (uint64_t)fy_tuned_value(FY_ENV_BTP1, NULL);

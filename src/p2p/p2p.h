@@ -211,5 +211,9 @@ void fy_progress_idle_until(unsigned *spins, bool (*ready)(void));
  * a collective's member waiting for other members, each of whom needs a
  * core to arrive. 0 (spin first) with a core per rank. */
 unsigned fy_progress_yield_first(void);
+/* fy_progress_idle_until (ready may be NULL: fy_progress_idle) for a
+ * member waiting for the others of a collective: more yields before it
+ * sleeps, since those it waits for need the cores to arrive. */
+void fy_progress_idle_coll(unsigned *spins, bool (*ready)(void));
 
 #endif /* FY_P2P_H */
