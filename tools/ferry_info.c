@@ -522,10 +522,10 @@ int main(int argc, char **argv)
                split, src_split);
     else
         printf("  shared cma copy        off (%s: split_min 0)\n", src_split);
-    printf(
-        "  waiting                %s (spin %lld polls, then yield, then futex "
-        "sleep when ranks outnumber %d CPUs)\n",
-        fy_env_str(FY_ENV_WAIT), fy_env_int(FY_ENV_SPIN), fy_online_cpus());
+    printf("  waiting                %s (when ranks outnumber %d CPUs: yield "
+           "up to 128 times, then futex sleep; a Test/Iprobe loop yields after "
+           "%lld empty polls)\n",
+           fy_env_str(FY_ENV_WAIT), fy_online_cpus(), fy_env_int(FY_ENV_SPIN));
     printf("\n");
     print_protocols(fbox, eager);
     print_collectives();

@@ -219,20 +219,15 @@ static bool pub_visible(void)
 
 /* Drive the engine while waiting (a member may be blocked in a
  * point-to-point transfer that needs us), handing the core over when
- * ranks outnumber cores - at the first empty poll: the member we wait for
- * is in this collective too and may need our core to get here (4 ranks on
- * 2 cores, interleaved OSU runs: 8 B barrier 9.75 -> 6.13 us, allreduce
- * 5.78 -> 4.84, reduce 2.58 -> 1.94; bench/README "Yielding at once in
- * collectives"). */
+ * ranks outnumber cores. */
 static void wait_for(bool (*ready)(void))
 {
-    const unsigned first = fy_progress_yield_first();
-    unsigned spins = first;
+    unsigned spins = 0;
     while (!ready()) {
         if (fy_progress() == 0)
-            fy_progress_idle_coll(&spins, ready);
+            fy_progress_idle_until(&spins, ready);
         else
-            spins = first;
+            spins = 0;
     }
 }
 

@@ -99,7 +99,6 @@ static const struct fy_mreq_ext_ops nbc_ops = {
     .progress = nbc_progress,
     .free = nbc_free,
     .cancel = NULL, /* MPI: collectives cannot be cancelled */
-    .yield_first = true,
 };
 
 /* Finish an entry point: rc is the collective's result; for a

@@ -178,16 +178,14 @@ int fy_mreq_complete(MPI_Request *h, uintptr_t w, MPI_Status *st,
 
 /* Drive the engine until the request polls done (requests the core does
  * not know: ext ones and persistent collectives). */
-static void wait_polling(uintptr_t w, bool yield_first)
+static void wait_polling(uintptr_t w)
 {
-    const unsigned first = yield_first ? fy_progress_yield_first() : 0;
-    unsigned spins = first;
+    unsigned spins = 0;
     while (!fy_mreq_poll(w)) {
         if (fy_progress() == 0)
-            yield_first ? fy_progress_idle_coll(&spins, NULL)
-                        : fy_progress_idle(&spins);
+            fy_progress_idle(&spins);
         else
-            spins = first;
+            spins = 0;
     }
 }
 
@@ -202,15 +200,14 @@ void fy_mreq_wait_done(uintptr_t w)
     case FY_MREQ_PERSIST: {
         struct fy_preq *p = o;
         if (p->coll || p->held)
-            wait_polling(w,
-                         p->coll != NULL); /* a held partitioned send:
-                             MPI_Pready from another thread (MPI 4.0 4.2.4) */
+            wait_polling(w); /* a held partitioned send: MPI_Pready from
+                                another thread (MPI 4.0 4.2.4) */
         else if (p->active && p->r)
             (void)fy_req_wait(p->r);
         return;
     }
     case FY_MREQ_EXT:
-        wait_polling(w, ((struct fy_mreq_ext *)o)->ops->yield_first);
+        wait_polling(w);
         return;
     default:
         return;

@@ -113,10 +113,6 @@ struct fy_mreq_ext_ops {
      * MPI_STATUS_IGNORE) and return an MPI error class, instead of the
      * st_* fields being used. Generalized requests need it. */
     int (*query)(struct fy_mreq_ext *x, MPI_Status *st);
-    /* A wait on it hands the core over at the first empty poll when ranks
-     * outnumber cores (fy_progress_yield_first): what it waits for is
-     * other ranks of the same collective. */
-    bool yield_first;
 };
 struct fy_mreq_ext {
     const struct fy_mreq_ext_ops *ops;

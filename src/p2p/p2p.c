@@ -153,21 +153,27 @@ static bool more_work_visible(void)
  * MPI_THREAD_MULTIPLE the library lock is given up for the pause (the
  * sleep gives it up inside fy_chan_sleep, once it has checked the
  * channels), so other threads of this process can run MPI meanwhile. */
-static void idle_step(unsigned *spins, bool (*more)(void), unsigned ylimit)
+static void idle_step(unsigned *spins, bool (*more)(void))
 {
     unsigned n = ++*spins;
-    if (n < (unsigned)fy_p2p.spin_limit ||
-        FY_LIKELY(!fy_p2p.wait_block && !fy_mt_on)) {
+    if (FY_LIKELY(!fy_p2p.wait_block)) {
+        /* A core each: spin. Under MULTIPLE yield after spin_limit polls:
+         * the rank's threads share its cores, and the one that holds
+         * what we wait for may be among them. Peers do not ring such
+         * ranks, so they never sleep. */
         int d = fy_mt_wait_begin();
-        fy_cpu_relax();
+        if (FY_LIKELY(!fy_mt_on) || n < (unsigned)fy_p2p.spin_limit)
+            fy_cpu_relax();
+        else
+            sched_yield();
         fy_mt_wait_end(d);
         return;
     }
-    /* Ranks that never sleep (one per core) still yield between polls
-     * under MULTIPLE: the rank's threads share its cores, and the one
-     * that holds what we wait for may be among them. Peers do not ring
-     * such ranks, so they never sleep. */
-    if (n < (unsigned)fy_p2p.spin_limit + ylimit || !fy_p2p.wait_block) {
+    /* Ranks outnumber cores: the rank we wait for may need our core, so
+     * hand it over at the first empty poll, and yield up to yield_limit
+     * times before sleeping (a sleeper must be rung and scheduled again,
+     * which costs more than the yields that let the others run). */
+    if (n < (unsigned)fy_p2p.yield_limit) {
         int d = fy_mt_wait_begin();
         sched_yield();
         fy_mt_wait_end(d);
@@ -182,14 +188,9 @@ static void idle_step(unsigned *spins, bool (*more)(void), unsigned ylimit)
         fy_chan_sleep(more);
 }
 
-unsigned fy_progress_yield_first(void)
-{
-    return fy_p2p.wait_block ? (unsigned)fy_p2p.spin_limit : 0;
-}
-
 void fy_progress_idle(unsigned *spins)
 {
-    idle_step(spins, more_work_visible, (unsigned)fy_p2p.yield_limit);
+    idle_step(spins, more_work_visible);
 }
 
 /* The condition of the current fy_progress_idle_until, per thread (under
@@ -204,19 +205,7 @@ static bool more_work_or_ready(void)
 void fy_progress_idle_until(unsigned *spins, bool (*ready)(void))
 {
     idle_ready = ready;
-    idle_step(spins, more_work_or_ready, (unsigned)fy_p2p.yield_limit);
-    idle_ready = NULL;
-}
-
-void fy_progress_idle_coll(unsigned *spins, bool (*ready)(void))
-{
-    unsigned y = (unsigned)fy_p2p.coll_yield_limit;
-    if (!ready) {
-        idle_step(spins, more_work_visible, y);
-        return;
-    }
-    idle_ready = ready;
-    idle_step(spins, more_work_or_ready, y);
+    idle_step(spins, more_work_or_ready);
     idle_ready = NULL;
 }
 
@@ -1242,8 +1231,7 @@ int fy_p2p_init(fy_shm_declare_fn *above)
                           fy_chan.cell_payload);
     s->shmbuf_size = pp.shmbuf_size;
     s->spin_limit = (long)fy_env_int(FY_ENV_SPIN);
-    s->yield_limit = 8;
-    s->coll_yield_limit = 128;
+    s->yield_limit = 128;
     s->proto_mode = fy_proto_mode_parse(fy_tuned_str(FY_ENV_PROTO, NULL));
     s->btp = (uint64_t)fy_tuned_value(FY_ENV_BTP, NULL);
     s->btp1 = (uint64_t)fy_tuned_value(FY_ENV_BTP1, NULL);

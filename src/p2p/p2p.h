@@ -206,14 +206,5 @@ void fy_progress_idle(unsigned *spins);
  * shared flags): a sleep ends early when ready() holds, and whoever makes
  * it hold must fy_wake() the waiter. */
 void fy_progress_idle_until(unsigned *spins, bool (*ready)(void));
-/* The first value of 'spins' for a waiter that should hand the core over
- * at its first empty poll when ranks outnumber cores (no spinning first):
- * a collective's member waiting for other members, each of whom needs a
- * core to arrive. 0 (spin first) with a core per rank. */
-unsigned fy_progress_yield_first(void);
-/* fy_progress_idle_until (ready may be NULL: fy_progress_idle) for a
- * member waiting for the others of a collective: more yields before it
- * sleeps, since those it waits for need the cores to arrive. */
-void fy_progress_idle_coll(unsigned *spins, bool (*ready)(void));
 
 #endif /* FY_P2P_H */

@@ -111,16 +111,18 @@ struct fy_p2p_state {
     bool wait_block; /* ranks may sleep on futexes: senders must wake */
     uint64_t eager_max;
     uint64_t shmbuf_size;
-    long spin_limit;  /* polls before yielding (when ranks share cores) */
-    long yield_limit; /* yields before sleeping on the doorbell */
-    /* The same for a member waiting for the others of a collective
-     * (fy_progress_idle_coll): they need cores to arrive, and a rank that
-     * sleeps must be woken and scheduled again, which costs more than the
-     * yields that let them run (4 ranks on 2 cores, OSU, 7 interleaved
-     * rounds: Bcast 8 B + Barrier loop 8.3 us with 128 against 11.2 with
-     * 8, osu_ialltoall 8 B 16.9 against 22.4 us, osu_ibcast 7.7 against
-     * 13.3; 1000 no better). */
-    long coll_yield_limit;
+    long spin_limit; /* empty Test/Iprobe polls before yielding (when ranks
+                      * share cores); with a core each, polls of a wait
+                      * before it yields under MPI_THREAD_MULTIPLE */
+    /* Yields before sleeping on the doorbell, when ranks outnumber cores
+     * (they yield at the first empty poll then): 128, where 8 (after 20
+     * polls) made ranks sleep that had to be rung and scheduled again
+     * (4 ranks on 2 cores, interleaved: OSU 8 B Ialltoall 16.9 against
+     * 22.4 us, a Bcast+Barrier loop 8.3 against 11.2; mixed traffic at 4
+     * and 8 ranks 0.92-0.97x, the flood of two ranks into one 0.77-0.81x
+     * over two sets of 15 and 21 rounds; bench/README "Waiting when ranks
+     * outnumber cores"). */
+    long yield_limit;
     struct fy_peer *peers;
     /* Matching queues (posted receives, unexpected messages), in order. */
     struct fy_req *posted_head, *posted_tail;

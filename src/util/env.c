@@ -35,8 +35,10 @@ struct fy_env_var fy_env[FY_ENV_COUNT] = {
                             "size of each half of a pair's double buffer "
                             "(4 KiB to 16 MiB, multiple of 64)"},
     [FY_ENV_SPIN] = {"FERRY_SPIN", FY_ENV_INT, "20",
-                     "polls before a waiting rank yields the core "
-                     "(when it may sleep)"},
+                     "empty MPI_Test/Iprobe polls in a row before the rank "
+                     "yields the core when ranks outnumber cores (blocking "
+                     "waits yield at once then; with a core each, polls "
+                     "before a wait yields under MPI_THREAD_MULTIPLE)"},
     [FY_ENV_WAIT] = {"FERRY_WAIT", FY_ENV_STRING, "auto",
                      "waiting: auto (sleep when ranks outnumber cores), "
                      "spin, or block"},
