@@ -399,9 +399,11 @@ int fy_coll_shm_barrier(struct fy_comm *c)
     uint32_t seq = fy_coll_begin(c);
     uint64_t arrive = tag_of(c, seq, 0), leave = tag_of(c, seq, 1);
     /* With a core each, everyone publishes and reads everyone's flag: one
-     * crossing of the node. When ranks may sleep, arrivals gather at
-     * member 0, which then releases everyone: 2(P-1) wake-ups at most,
-     * where all-to-all flags would need P(P-1). */
+     * crossing of the node. Else (ranks may sleep, or more than 8) the
+     * counter that the last to arrive releases (P-1 wake-ups at most,
+     * where all-to-all flags would need P(P-1)); for a context beyond the
+     * counters' lines, arrivals gather at member 0, which then releases
+     * everyone (2(P-1) wake-ups). */
     if (!fy_chan.wake_peers && c->size <= 8) {
         publish(c, claim(), arrive, (uint32_t)c->size - 1, NULL, 0, -1);
         for (int r = 0; r < c->size; r++)
