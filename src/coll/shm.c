@@ -131,6 +131,16 @@ static struct fy_coll_cell *cell_of(int local, unsigned i)
     return &fy_coll_shm.cells[(uint64_t)local * FY_COLL_CELLS + i];
 }
 
+bool fy_coll_shm_would_run(struct fy_comm *c)
+{
+    if (!fy_coll_shm.on || c->size < 2 || c->inter)
+        return false;
+    for (int r = 0; r < c->size; r++)
+        if (fy_boot_local(fy_comm_world_rank(c, r)) < 0)
+            return false;
+    return true;
+}
+
 /* Whether this blocking collective on c may run here: all members on this
  * node. Fills the member tables. */
 static bool members(struct fy_comm *c)

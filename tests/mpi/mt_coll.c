@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+/* MPI_THREAD_MULTIPLE: two threads per rank run collectives at once, each
+ * on a communicator of its own (Allreduce of 1-300 ints, Bcast from a
+ * rotating root, Barrier), every result checked. With --nb they use
+ * MPI_Iallreduce, MPI_Ibcast and MPI_Ibarrier + MPI_Wait, which may run
+ * at once over shared memory. Blocking collectives over shared memory
+ * keep per-process state, so two at once end the job with a clear error
+ * (script.mt_coll_blocking) unless FERRY_COLL=p2p (mpi.mt_coll.*.p2p). */
+#include <pthread.h>
+#include <string.h>
+
+#include "mpitest.h"
+
+enum { ITERS = 600, MAXN = 300 };
+
+static MPI_Comm s_comm[2];
+static int s_nb;
+
+static void allreduce(int *v, int *s, int n, MPI_Comm c)
+{
+    if (!s_nb) {
+        MT_MPI(MPI_Allreduce(v, s, n, MPI_INT, MPI_SUM, c));
+        return;
+    }
+    MPI_Request rq;
+    MT_MPI(MPI_Iallreduce(v, s, n, MPI_INT, MPI_SUM, c, &rq));
+    MT_MPI(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+}
+
+static void bcast(int *b, int root, MPI_Comm c)
+{
+    if (!s_nb) {
+        MT_MPI(MPI_Bcast(b, 1, MPI_INT, root, c));
+        return;
+    }
+    MPI_Request rq;
+    MT_MPI(MPI_Ibcast(b, 1, MPI_INT, root, c, &rq));
+    MT_MPI(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+}
+
+static void barrier(MPI_Comm c)
+{
+    if (!s_nb) {
+        MT_MPI(MPI_Barrier(c));
+        return;
+    }
+    MPI_Request rq;
+    MT_MPI(MPI_Ibarrier(c, &rq));
+    MT_MPI(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+}
+
+static void *run(void *arg)
+{
+    int t = (int)(long)arg, me = mt_rank, p = mt_size;
+    int v[MAXN], s[MAXN];
+    for (int i = 0; i < ITERS; i++) {
+        int n = 1 + (i * 7 + t) % MAXN;
+        for (int k = 0; k < n; k++)
+            v[k] = me * 1000 + i + k + t;
+        allreduce(v, s, n, s_comm[t]);
+        for (int k = 0; k < n; k++) {
+            int want = 1000 * p * (p - 1) / 2 + p * (i + k + t);
+            if (s[k] != want)
+                MT_FAIL("thread %d iteration %d: element %d is %d, not %d", t,
+                        i, k, s[k], want);
+        }
+        int b = me == i % p ? i * 3 + t : -1;
+        bcast(&b, i % p, s_comm[t]);
+        MT_EQ(b, i * 3 + t, "broadcast value");
+        if (i % 10 == 0)
+            barrier(s_comm[t]);
+    }
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    int provided = 0;
+    MT_MPI(MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided));
+    MT_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &mt_rank));
+    MT_MPI(MPI_Comm_size(MPI_COMM_WORLD, &mt_size));
+    MT_EQ(provided, MPI_THREAD_MULTIPLE, "provided thread level");
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--nb") == 0)
+            s_nb = 1;
+    MT_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &s_comm[0]));
+    MT_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &s_comm[1]));
+    pthread_t th[2];
+    for (long t = 0; t < 2; t++)
+        MT_CHECK(pthread_create(&th[t], NULL, run, (void *)t) == 0,
+                 "pthread_create");
+    for (int t = 0; t < 2; t++)
+        pthread_join(th[t], NULL);
+    MT_MPI(MPI_Comm_free(&s_comm[0]));
+    MT_MPI(MPI_Comm_free(&s_comm[1]));
+    return mt_finish("mt_coll");
+}
