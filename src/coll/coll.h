@@ -223,11 +223,6 @@ int fy_coll_inter_alltoall(const struct fy_coll_layout *src,
 
 /* Advance a started nonblocking collective; true once it is done, with
  * its result (0 or a negative errno) in *err_out. */
-/* Whether a blocking collective on c may run over shared memory here
- * (FERRY_COLL allowing, every member on this node). Blocking collectives
- * over shared memory keep their state per process: two at once from two
- * threads are refused (src/mpi/coll.c). */
-bool fy_coll_shm_would_run(struct fy_comm *c);
 bool fy_sched_test(struct fy_sched *s, int *err_out);
 /* Release a collective (one still running is first waited for). */
 void fy_sched_free(struct fy_sched *s);

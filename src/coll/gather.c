@@ -53,8 +53,8 @@ int fy_coll_gather(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
                    struct fy_comm *c, struct fy_sched **nb)
 {
     if (!nb) {
-        int rc =
-            fy_coll_shm_gather(sbuf, scount, sdt, rbuf, rcount, rdt, root, c);
+        int rc = FY_COLL_SHM_ONE(c, fy_coll_shm_gather(sbuf, scount, sdt, rbuf,
+                                                       rcount, rdt, root, c));
         if (rc != FY_COLL_SHM_NO)
             return rc;
     } else {
@@ -75,8 +75,9 @@ int fy_coll_gatherv(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
                     struct fy_comm *c, struct fy_sched **nb)
 {
     if (!nb) {
-        int rc = fy_coll_shm_gatherv(sbuf, scount, sdt, rbuf, rcounts, displs,
-                                     rdt, root, c);
+        int rc = FY_COLL_SHM_ONE(c, fy_coll_shm_gatherv(sbuf, scount, sdt, rbuf,
+                                                        rcounts, displs, rdt,
+                                                        root, c));
         if (rc != FY_COLL_SHM_NO)
             return rc;
     } else {
@@ -97,8 +98,8 @@ int fy_coll_scatter(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
                     int root, struct fy_comm *c, struct fy_sched **nb)
 {
     if (!nb) {
-        int rc =
-            fy_coll_shm_scatter(sbuf, scount, sdt, rbuf, rcount, rdt, root, c);
+        int rc = FY_COLL_SHM_ONE(c, fy_coll_shm_scatter(sbuf, scount, sdt, rbuf,
+                                                        rcount, rdt, root, c));
         if (rc != FY_COLL_SHM_NO)
             return rc;
     } else {
@@ -119,8 +120,9 @@ int fy_coll_scatterv(const void *sbuf, struct fy_coll_vec scounts,
                      int root, struct fy_comm *c, struct fy_sched **nb)
 {
     if (!nb) {
-        int rc = fy_coll_shm_scatterv(sbuf, scounts, displs, sdt, rbuf, rcount,
-                                      rdt, root, c);
+        int rc = FY_COLL_SHM_ONE(c, fy_coll_shm_scatterv(sbuf, scounts, displs,
+                                                         sdt, rbuf, rcount, rdt,
+                                                         root, c));
         if (rc != FY_COLL_SHM_NO)
             return rc;
     } else {
@@ -168,7 +170,8 @@ int fy_coll_allgather(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
                       struct fy_comm *c, struct fy_sched **nb)
 {
     if (!nb) {
-        int rc = fy_coll_shm_allgather(sbuf, scount, sdt, rbuf, rcount, rdt, c);
+        int rc = FY_COLL_SHM_ONE(
+            c, fy_coll_shm_allgather(sbuf, scount, sdt, rbuf, rcount, rdt, c));
         if (rc != FY_COLL_SHM_NO)
             return rc;
     } else {
@@ -189,8 +192,9 @@ int fy_coll_allgatherv(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
                        struct fy_comm *c, struct fy_sched **nb)
 {
     if (!nb) {
-        int rc = fy_coll_shm_allgatherv(sbuf, scount, sdt, rbuf, rcounts,
-                                        displs, rdt, c);
+        int rc =
+            FY_COLL_SHM_ONE(c, fy_coll_shm_allgatherv(sbuf, scount, sdt, rbuf,
+                                                      rcounts, displs, rdt, c));
         if (rc != FY_COLL_SHM_NO)
             return rc;
     } else {
@@ -263,7 +267,8 @@ int fy_coll_alltoall(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
                      struct fy_comm *c, struct fy_sched **nb)
 {
     if (!nb) {
-        int rc = fy_coll_shm_alltoall(sbuf, scount, sdt, rbuf, rcount, rdt, c);
+        int rc = FY_COLL_SHM_ONE(
+            c, fy_coll_shm_alltoall(sbuf, scount, sdt, rbuf, rcount, rdt, c));
         if (rc != FY_COLL_SHM_NO)
             return rc;
     } else {
@@ -290,8 +295,9 @@ int fy_coll_alltoallv(const void *sbuf, struct fy_coll_vec scounts,
                       struct fy_comm *c, struct fy_sched **nb)
 {
     if (!nb) {
-        int rc = fy_coll_shm_alltoallv(sbuf, scounts, sdispls, sdt, rbuf,
-                                       rcounts, rdispls, rdt, c);
+        int rc = FY_COLL_SHM_ONE(
+            c, fy_coll_shm_alltoallv(sbuf, scounts, sdispls, sdt, rbuf, rcounts,
+                                     rdispls, rdt, c));
         if (rc != FY_COLL_SHM_NO)
             return rc;
     } else {
@@ -321,8 +327,9 @@ int fy_coll_alltoallw(const void *sbuf, struct fy_coll_vec scounts,
 {
     int rc = nb ? fy_coll_shm_ialltoallw(sbuf, scounts, sdispls, sdts, rbuf,
                                          rcounts, rdispls, rdts, c, nb)
-                : fy_coll_shm_alltoallw(sbuf, scounts, sdispls, sdts, rbuf,
-                                        rcounts, rdispls, rdts, c);
+                : FY_COLL_SHM_ONE(c, fy_coll_shm_alltoallw(
+                                         sbuf, scounts, sdispls, sdts, rbuf,
+                                         rcounts, rdispls, rdts, c));
     if (rc != FY_COLL_SHM_NO)
         return rc;
     FY_SCHED_BEGIN(s, c, nb);

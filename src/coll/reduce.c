@@ -12,7 +12,7 @@
 int fy_coll_barrier(struct fy_comm *c, struct fy_sched **nb)
 {
     if (!nb) {
-        int rc = fy_coll_shm_barrier(c);
+        int rc = FY_COLL_SHM_ONE(c, fy_coll_shm_barrier(c));
         if (rc != FY_COLL_SHM_NO)
             return rc;
     } else {
@@ -69,7 +69,7 @@ int fy_coll_bcast(void *buf, MPI_Count count, struct fy_dtype *dt, int root,
                   struct fy_comm *c, struct fy_sched **nb)
 {
     if (!nb) {
-        int rc = fy_coll_shm_bcast(buf, count, dt, root, c);
+        int rc = FY_COLL_SHM_ONE(c, fy_coll_shm_bcast(buf, count, dt, root, c));
         if (rc != FY_COLL_SHM_NO)
             return rc;
     } else {
@@ -137,7 +137,8 @@ int fy_coll_reduce(const void *sbuf, void *rbuf, MPI_Count count,
                    struct fy_comm *c, struct fy_sched **nb)
 {
     if (!nb) {
-        int rc = fy_coll_shm_reduce(sbuf, rbuf, count, dt, op, root, c);
+        int rc = FY_COLL_SHM_ONE(
+            c, fy_coll_shm_reduce(sbuf, rbuf, count, dt, op, root, c));
         if (rc != FY_COLL_SHM_NO)
             return rc;
     } else {
@@ -163,7 +164,8 @@ int fy_coll_allreduce(const void *sbuf, void *rbuf, MPI_Count count,
                       struct fy_sched **nb)
 {
     if (!nb) {
-        int rc = fy_coll_shm_allreduce(sbuf, rbuf, count, dt, op, c);
+        int rc = FY_COLL_SHM_ONE(
+            c, fy_coll_shm_allreduce(sbuf, rbuf, count, dt, op, c));
         if (rc != FY_COLL_SHM_NO)
             return rc;
     } else {
@@ -215,10 +217,10 @@ int fy_coll_reduce_scatter_block(const void *sbuf, void *rbuf, MPI_Count count,
                                  struct fy_dtype *dt, struct fy_op *op,
                                  struct fy_comm *c, struct fy_sched **nb)
 {
-    int rc =
-        nb ? fy_coll_shm_ireduce_scatter(sbuf, rbuf, FY_VEC_NONE, count, dt, op,
-                                         c, nb)
-           : fy_coll_shm_reduce_scatter_block(sbuf, rbuf, count, dt, op, c);
+    int rc = nb ? fy_coll_shm_ireduce_scatter(sbuf, rbuf, FY_VEC_NONE, count,
+                                              dt, op, c, nb)
+                : FY_COLL_SHM_ONE(c, fy_coll_shm_reduce_scatter_block(
+                                         sbuf, rbuf, count, dt, op, c));
     if (rc != FY_COLL_SHM_NO)
         return rc;
     struct fy_coll_layout l = {.count = count, .dt = dt};
@@ -233,7 +235,8 @@ int fy_coll_reduce_scatter(const void *sbuf, void *rbuf,
 {
     int rc =
         nb ? fy_coll_shm_ireduce_scatter(sbuf, rbuf, rcounts, 0, dt, op, c, nb)
-           : fy_coll_shm_reduce_scatter(sbuf, rbuf, rcounts, dt, op, c);
+           : FY_COLL_SHM_ONE(
+                 c, fy_coll_shm_reduce_scatter(sbuf, rbuf, rcounts, dt, op, c));
     if (rc != FY_COLL_SHM_NO)
         return rc;
     /* Only needed while building: block addresses are fixed then. */
@@ -262,7 +265,8 @@ int fy_coll_scan(const void *sbuf, void *rbuf, MPI_Count count,
                  struct fy_sched **nb)
 {
     if (!nb) {
-        int rc = fy_coll_shm_scan(sbuf, rbuf, count, dt, op, c);
+        int rc =
+            FY_COLL_SHM_ONE(c, fy_coll_shm_scan(sbuf, rbuf, count, dt, op, c));
         if (rc != FY_COLL_SHM_NO)
             return rc;
     } else {
@@ -294,7 +298,8 @@ int fy_coll_exscan(const void *sbuf, void *rbuf, MPI_Count count,
                    struct fy_sched **nb)
 {
     if (!nb) {
-        int rc = fy_coll_shm_exscan(sbuf, rbuf, count, dt, op, c);
+        int rc = FY_COLL_SHM_ONE(
+            c, fy_coll_shm_exscan(sbuf, rbuf, count, dt, op, c));
         if (rc != FY_COLL_SHM_NO)
             return rc;
     } else {

@@ -40,6 +40,7 @@
  * slots of their own. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -49,6 +50,7 @@
 #include "coll/coll_int.h"
 #include "coll/shm.h"
 #include "shm/shm.h"
+#include "util/mt.h"
 #include "util/tuned.h"
 #include "xfer/xfer.h"
 
@@ -131,14 +133,28 @@ static struct fy_coll_cell *cell_of(int local, unsigned i)
     return &fy_coll_shm.cells[(uint64_t)local * FY_COLL_CELLS + i];
 }
 
-bool fy_coll_shm_would_run(struct fy_comm *c)
+/* Threads of this process inside a blocking collective over shared
+ * memory (FY_COLL_SHM_ONE). */
+static _Atomic int s_inside;
+
+bool fy_coll_shm_enter(struct fy_comm *c)
 {
-    if (!fy_coll_shm.on || c->size < 2 || c->inter)
+    if (FY_LIKELY(!fy_mt_on) || !fy_coll_shm.on || c->size < 2 || c->inter)
         return false;
     for (int r = 0; r < c->size; r++)
         if (fy_boot_local(fy_comm_world_rank(c, r)) < 0)
             return false;
+    if (atomic_fetch_add(&s_inside, 1) > 0)
+        fy_fatal(1, "MPI_THREAD_MULTIPLE: another thread of this rank is in a "
+                    "blocking collective over shared memory; Ferry runs one at "
+                    "a time per rank (FERRY_COLL=p2p runs them at once, as do "
+                    "the nonblocking collectives)");
     return true;
+}
+
+void fy_coll_shm_leave(void)
+{
+    atomic_fetch_sub(&s_inside, 1);
 }
 
 /* Whether this blocking collective on c may run here: all members on this

@@ -113,6 +113,26 @@ static inline struct fy_coll_bar *fy_coll_bar_of(int local, uint32_t ctxi)
 bool fy_coll_bar_arrive(struct fy_coll_bar *b, int which, int P,
                         const int *world, int me, uint32_t gen);
 
+/* MPI_THREAD_MULTIPLE: the blocking collectives over shared memory keep
+ * their state (member tables, the rank's two cells, what a wait is for)
+ * per process, and a waiting thread gives the engine lock up, so a second
+ * thread in one at the same time would take the first one's cells. Every
+ * call of a blocking fy_coll_shm_* goes through FY_COLL_SHM_ONE: a second
+ * thread entering while another is inside (on any communicator, from an
+ * MPI call or from inside the library: Comm_split, Win_fence, ...) ends
+ * the job with a clear error instead of hanging. Below MULTIPLE, one
+ * load and a predicted branch. */
+bool fy_coll_shm_enter(struct fy_comm *c);
+void fy_coll_shm_leave(void);
+#define FY_COLL_SHM_ONE(c, call)                                               \
+    __extension__({                                                            \
+        bool in_ = fy_coll_shm_enter(c);                                       \
+        int rc1_ = (call);                                                     \
+        if (in_)                                                               \
+            fy_coll_shm_leave();                                               \
+        rc1_;                                                                  \
+    })
+
 /* Once the segment and the mechanisms are up (MPI_Init). Returns 0,
  * -EINVAL for a malformed FERRY_COLL or -EPROTO when the segment has no
  * "coll" region (logged). */

@@ -6,7 +6,6 @@
  * FY_PCOLL_CHECK_ONLY only checks (the persistent _init calls, at the end
  * of this file, then describe the call to pcoll.c). */
 #include <errno.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -135,29 +134,6 @@ int fy_mpi_coll_finish(struct fy_comm *c, int rc, struct fy_sched *s,
     return coll_finish(c, rc, s, request, fn);
 }
 
-/* MPI_THREAD_MULTIPLE: threads of this process inside a blocking
- * collective that may run over shared memory. Those keep their state
- * (member tables, the rank's two cells) per process, and each gives the
- * engine lock up while it waits, so a second one from another thread
- * would take the first one's cells: it ends the job with a clear error
- * instead of hanging or mixing the two (FERRY_COLL=p2p runs them at
- * once; nonblocking collectives and their persistent forms may). */
-static _Atomic int s_shm_blocking;
-
-static bool shm_blocking_enter(struct fy_comm *c, const char *fn)
-{
-    if (FY_LIKELY(!fy_mt_on) || !fy_coll_shm_would_run(c))
-        return false;
-    if (atomic_fetch_add(&s_shm_blocking, 1) > 0)
-        fy_fatal(1,
-                 "%s: another thread of this rank is in a blocking "
-                 "collective over shared memory; Ferry runs one at a time "
-                 "per rank (FERRY_COLL=p2p runs them at once, as do the "
-                 "nonblocking collectives)",
-                 fn);
-    return true;
-}
-
 /* In a coll_x() body: the nonblocking output argument of fy_coll_x. */
 #define NB(request) ((request) ? &s_ : NULL)
 #define RUN_NB(c, fn, request, call)                                           \
@@ -165,10 +141,7 @@ static bool shm_blocking_enter(struct fy_comm *c, const char *fn)
         if ((request) == FY_PCOLL_CHECK_ONLY)                                  \
             return MPI_SUCCESS;                                                \
         struct fy_sched *s_ = NULL;                                            \
-        bool guard_ = !(request) && shm_blocking_enter(c, fn);                 \
         int rc_ = (call);                                                      \
-        if (guard_)                                                            \
-            atomic_fetch_sub(&s_shm_blocking, 1);                              \
         return coll_finish(c, rc_, s_, request, fn);                           \
     } while (0)
 

@@ -5,8 +5,10 @@
  * MPI_Iallreduce, MPI_Ibcast and MPI_Ibarrier + MPI_Wait, which may run
  * at once over shared memory. Blocking collectives over shared memory
  * keep per-process state, so two at once end the job with a clear error
- * (script.mt_coll_blocking) unless FERRY_COLL=p2p (mpi.mt_coll.*.p2p). */
+ * (script.mt_coll_blocking) unless FERRY_COLL=p2p (mpi.mt_coll.*.p2p);
+ * so do those the library runs inside MPI_Comm_split (--split). */
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "mpitest.h"
@@ -49,9 +51,29 @@ static void barrier(MPI_Comm c)
     MT_MPI(MPI_Wait(&rq, MPI_STATUS_IGNORE));
 }
 
+/* --split: thread 1 splits and frees communicators instead (collectives
+ * inside the library) while thread 0 runs its collectives. */
+static int s_split;
+
+static void split_loop(void)
+{
+    for (int i = 0; i < ITERS / 4; i++) {
+        MPI_Comm c;
+        MT_MPI(MPI_Comm_split(s_comm[1], mt_rank % 2, -mt_rank, &c));
+        int n = 0;
+        MT_MPI(MPI_Comm_size(c, &n));
+        MT_EQ(n, (mt_size + (mt_rank % 2 == 0)) / 2, "split size");
+        MT_MPI(MPI_Comm_free(&c));
+    }
+}
+
 static void *run(void *arg)
 {
     int t = (int)(long)arg, me = mt_rank, p = mt_size;
+    if (t == 1 && s_split) {
+        split_loop();
+        return NULL;
+    }
     int v[MAXN], s[MAXN];
     for (int i = 0; i < ITERS; i++) {
         int n = 1 + (i * 7 + t) % MAXN;
@@ -83,6 +105,10 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--nb") == 0)
             s_nb = 1;
+        else if (strcmp(argv[i], "--split") == 0)
+            s_split = 1;
+    if (getenv("MT_COLL_SPLIT")) /* for scripts that pass no arguments */
+        s_split = 1;
     MT_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &s_comm[0]));
     MT_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &s_comm[1]));
     pthread_t th[2];
