@@ -137,13 +137,24 @@ static struct fy_coll_cell *cell_of(int local, unsigned i)
  * memory (FY_COLL_SHM_ONE). */
 static _Atomic int s_inside;
 
-bool fy_coll_shm_enter(struct fy_comm *c)
+/* Whether a blocking collective on c may run here: FERRY_COLL allowing,
+ * an intracommunicator of two members or more, all on this node.
+ * Intercommunicators never come here (their collectives are in inter.c);
+ * this keeps it so should a caller slip. */
+static bool all_here(struct fy_comm *c)
 {
-    if (FY_LIKELY(!fy_mt_on) || !fy_coll_shm.on || c->size < 2 || c->inter)
+    if (!fy_coll_shm.on || c->size < 2 || c->inter)
         return false;
     for (int r = 0; r < c->size; r++)
         if (fy_boot_local(fy_comm_world_rank(c, r)) < 0)
             return false;
+    return true;
+}
+
+bool fy_coll_shm_enter(struct fy_comm *c)
+{
+    if (FY_LIKELY(!fy_mt_on) || !all_here(c))
+        return false;
     if (atomic_fetch_add(&s_inside, 1) > 0)
         fy_fatal(1, "MPI_THREAD_MULTIPLE: another thread of this rank is in a "
                     "blocking collective over shared memory; Ferry runs one at "
@@ -161,9 +172,7 @@ void fy_coll_shm_leave(void)
  * node. Fills the member tables. */
 static bool members(struct fy_comm *c)
 {
-    /* Intercommunicators never come here (their collectives are in
-     * inter.c); this keeps it so should a caller slip. */
-    if (!fy_coll_shm.on || c->size < 2 || c->inter)
+    if (!all_here(c))
         return false;
     if (c->size > s_cap) {
         int cap = c->size;
@@ -180,12 +189,8 @@ static bool members(struct fy_comm *c)
         s_cap = cap;
     }
     for (int r = 0; r < c->size; r++) {
-        int w = fy_comm_world_rank(c, r);
-        int l = fy_boot_local(w);
-        if (l < 0)
-            return false;
-        s_world[r] = w;
-        s_loc[r] = l;
+        s_world[r] = fy_comm_world_rank(c, r);
+        s_loc[r] = fy_boot_local(s_world[r]);
     }
     return true;
 }
