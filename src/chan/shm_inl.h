@@ -22,6 +22,7 @@
 
 #include "chan/chan.h"
 #include "shm/cellq_inl.h"
+#include "util/copy.h"
 
 /* Put one packet into the peer's mailbox ring if it has room. */
 static inline bool fy_chan_fbox_put(int peer, struct fy_chan_peer *pe,
@@ -130,7 +131,7 @@ static inline bool fy_chan_cell_put(int peer, struct fy_chan_peer *pe,
     c->seq = ++pe->sseq;
     c->len = len;
     if (len)
-        memcpy((uint8_t *)c + FY_CELL_HDR, data, len);
+        fy_copy((uint8_t *)c + FY_CELL_HDR, data, len);
     if (ctl) {
         c->total = ctl->total;
         c->addr = ctl->addr;

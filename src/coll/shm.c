@@ -50,6 +50,7 @@
 #include "coll/coll_int.h"
 #include "coll/shm.h"
 #include "shm/shm.h"
+#include "util/copy.h"
 #include "util/mt.h"
 #include "util/tuned.h"
 #include "xfer/xfer.h"
@@ -593,7 +594,7 @@ int fy_coll_shm_bcast(void *buf, MPI_Count count, struct fy_dtype *dt, int root,
         if (c->rank == root) {
             struct fy_coll_cell *x = claim();
             if (dt->contig)
-                memcpy(x->data, (char *)buf + at, len);
+                fy_copy(x->data, (char *)buf + at, len);
             else
                 fy_dtype_pack_range(buf, count, dt, (MPI_Count)at,
                                     (MPI_Count)len, x->data);
@@ -601,7 +602,7 @@ int fy_coll_shm_bcast(void *buf, MPI_Count count, struct fy_dtype *dt, int root,
         } else {
             struct fy_coll_cell *x = await(root, tag);
             if (dt->contig)
-                memcpy((char *)buf + at, x->data, len);
+                fy_copy((char *)buf + at, x->data, len);
             else
                 fy_dtype_unpack_range(x->data, (MPI_Count)at, (MPI_Count)len,
                                       buf, count, dt);
@@ -639,7 +640,7 @@ static int combine(struct fy_coll_cell *const *x, int P, MPI_Count e0,
                    void *acc)
 {
     size_t off = (size_t)e0 * (size_t)dt->size;
-    memcpy(acc, x[P - 1]->data + off, (size_t)m * (size_t)dt->size);
+    fy_copy(acc, x[P - 1]->data + off, (size_t)m * (size_t)dt->size);
     for (int r = P - 2; r >= 0; r--) {
         int rc = fy_op_apply(op, x[r]->data + off, acc, m, dt);
         if (rc)
@@ -689,7 +690,7 @@ static int shm_reduce(const void *sbuf, void *rbuf, MPI_Count count,
         uint64_t tag = tag_of(c, seq, step);
         /* Round 1: contributions. */
         struct fy_coll_cell *mine = claim();
-        memcpy(mine->data, in + (size_t)e * esz, len);
+        fy_copy(mine->data, in + (size_t)e * esz, len);
         /* A reduce between two ranks is one combine at the root either
          * way; whole, the other rank only copies its part in. When ranks
          * outnumber cores the others copy in and go, while slices would
@@ -741,8 +742,8 @@ static int shm_reduce(const void *sbuf, void *rbuf, MPI_Count count,
         for (int r = 0; r < P; r++) {
             MPI_Count r0 = m * r / P, r1 = m * (r + 1) / P;
             struct fy_coll_cell *y = r == me ? slice : await(r, stag);
-            memcpy(out + (size_t)r0 * esz, y->data + (size_t)r0 * esz,
-                   (size_t)(r1 - r0) * esz);
+            fy_copy(out + (size_t)r0 * esz, y->data + (size_t)r0 * esz,
+                    (size_t)(r1 - r0) * esz);
             if (r != me)
                 done(r, y);
         }
@@ -1090,7 +1091,7 @@ int fy_coll_take_block(int local, int world, const unsigned char *data,
         if (d.off > cap || n > cap - d.off)
             return -EPROTO;
         if (dt->contig)
-            memcpy(buf, data + d.off, (size_t)n);
+            fy_copy(buf, data + d.off, (size_t)n);
         else
             fy_dtype_unpack(data + d.off, (MPI_Count)n, buf, count, dt);
         return err;
@@ -1347,8 +1348,8 @@ static int shm_reduce_scatter(const void *sbuf, void *rbuf,
         for (int j = 0; j < P; j++) {
             MPI_Count cj = counts.p ? fy_vec_at(counts, j) : count;
             MPI_Count m = FY_MIN(q, FY_MAX(cj - lo, 0));
-            memcpy(mine->data + (size_t)(j * q) * esz,
-                   in + (size_t)(start + lo) * esz, (size_t)m * esz);
+            fy_copy(mine->data + (size_t)(j * q) * esz,
+                    in + (size_t)(start + lo) * esz, (size_t)m * esz);
             start += cj;
         }
         publish(c, mine, tag, (uint32_t)P - 1, NULL, 0, -1);
@@ -1405,7 +1406,7 @@ static int shm_scan(const void *sbuf, void *rbuf, MPI_Count count,
         MPI_Count m = FY_MIN(per, count - e);
         uint64_t tag = tag_of(c, seq, step);
         struct fy_coll_cell *mine = claim();
-        memcpy(mine->data, in + (size_t)e * esz, (size_t)m * esz);
+        fy_copy(mine->data, in + (size_t)e * esz, (size_t)m * esz);
         /* Read by the members after us only: wake those (only = us
          * wakes nobody), and the last member publishes nothing. */
         if (me < P - 1) {

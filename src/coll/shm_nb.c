@@ -48,6 +48,7 @@
 #include "coll/coll_int.h"
 #include "coll/shm.h"
 #include "shm/shm.h"
+#include "util/copy.h"
 #include "xfer/xfer.h"
 
 enum nb_kind {
@@ -402,7 +403,7 @@ static bool run_bcast(struct nb *n)
 static int combine(const void *const *src, int P, MPI_Count m,
                    struct fy_dtype *dt, struct fy_op *op, void *acc)
 {
-    memcpy(acc, src[P - 1], (size_t)m * (size_t)dt->size);
+    fy_copy(acc, src[P - 1], (size_t)m * (size_t)dt->size);
     for (int r = P - 2; r >= 0; r--) {
         int rc = fy_op_apply(op, src[r], acc, m, dt);
         if (rc)
@@ -424,7 +425,7 @@ static bool run_reduce_small(struct nb *n)
     NB_WAIT(n, ready(n));
     if (n->root < 0 || n->me != n->root) {
         struct fy_coll_slot *w = nb_claim(n);
-        memcpy(w->data, in, (size_t)n->bytes);
+        fy_copy(w->data, in, (size_t)n->bytes);
         nb_publish(n, 0, n->root < 0 ? (uint32_t)n->P - 1 : 1, NULL, 0,
                    n->root);
     }
@@ -444,7 +445,7 @@ static bool run_reduce_small(struct nb *n)
                                  : (const char *)n->pubs[r]->data) +
                      from;
         n->err = combine(src, n->P, n->rcount, n->rdt, n->op, n->acc);
-        memcpy(n->rbuf, n->acc, (size_t)n->rcount * (size_t)n->rdt->size);
+        fy_copy(n->rbuf, n->acc, (size_t)n->rcount * (size_t)n->rdt->size);
         for (int r = 0; r < n->P; r++)
             if (r != n->me)
                 nb_done(n, r, n->pubs[r]);
@@ -468,7 +469,7 @@ static void take_part(struct nb *n, const struct fy_coll_slot *x,
     size_t esz = (size_t)n->rdt->size;
     void *dst = n->i == n->P - 1 ? n->acc : n->part;
     if (n->i == n->me) {
-        memcpy(dst, in + (size_t)lo * esz, (size_t)(hi - lo) * esz);
+        fy_copy(dst, in + (size_t)lo * esz, (size_t)(hi - lo) * esz);
     } else {
         n->err =
             fy_coll_keep(n->err, nb_read_block(n, n->i, x, (uint64_t)lo * esz,
@@ -527,12 +528,12 @@ static bool run_reduce_large(struct nb *n)
     if (n->root < 0 && n->whole) {
         /* In place, the others may still be reading our input in rbuf. */
         NB_WAIT(n, mine_free(n));
-        memcpy(n->rbuf, n->acc, (size_t)n->bytes);
+        fy_copy(n->rbuf, n->acc, (size_t)n->bytes);
         goto end;
     }
     if (hi > lo)
-        memcpy((char *)n->rbuf + (size_t)lo * esz, n->acc,
-               (size_t)(hi - lo) * esz);
+        fy_copy((char *)n->rbuf + (size_t)lo * esz, n->acc,
+                (size_t)(hi - lo) * esz);
     if (n->root >= 0)
         goto end;
     /* Everyone read its slice of our input: publish our result slice. */
@@ -912,7 +913,7 @@ static bool run_scan(struct nb *n)
     NB_WAIT(n, ready(n));
     if (n->me < n->P - 1) {
         struct fy_coll_slot *w = nb_claim(n);
-        memcpy(w->data, in, (size_t)n->bytes);
+        fy_copy(w->data, in, (size_t)n->bytes);
         /* Read by the members after us only: wake those. */
         nb_publish(n, 0, (uint32_t)(n->P - 1 - n->me), NULL, 0, n->me);
         for (int r = n->me + 1; r < n->P; r++)
@@ -927,7 +928,7 @@ static bool run_scan(struct nb *n)
         for (int r = 0; r < upto; r++)
             src[r] = r == n->me ? (const void *)in : n->pubs[r]->data;
         n->err = combine(src, upto, n->rcount, n->rdt, n->op, n->acc);
-        memcpy(n->rbuf, n->acc, (size_t)n->bytes);
+        fy_copy(n->rbuf, n->acc, (size_t)n->bytes);
     }
     for (int r = 0; r < n->me; r++)
         nb_done(n, r, n->pubs[r]);

@@ -8,6 +8,7 @@
 
 #include "dtype/dtype.h"
 #include "dtype/dtype_int.h"
+#include "util/copy.h"
 #include "util/util.h"
 
 /* Small fixed sizes become plain loads and stores. */
@@ -30,7 +31,7 @@ static inline void copy_bytes(char *dst, const char *src, size_t n)
         memcpy(dst, src, 16);
         break;
     default:
-        memcpy(dst, src, n);
+        fy_copy(dst, src, n);
         break;
     }
 }
@@ -46,7 +47,7 @@ void fy_dtype_pack(const void *inbuf, MPI_Count count,
     if (count <= 0 || dt->size == 0)
         return;
     if (dt->contig) {
-        memcpy(out, inbuf, (size_t)(count * dt->size));
+        fy_copy(out, inbuf, (size_t)(count * dt->size));
         return;
     }
     const char *in = inbuf;
@@ -115,7 +116,7 @@ struct copy_ctx {
 static int piece_pack(void *arg, MPI_Aint boff, MPI_Count n)
 {
     struct copy_ctx *c = arg;
-    memcpy(c->packed, c->buf + boff, (size_t)n);
+    fy_copy(c->packed, c->buf + boff, (size_t)n);
     c->packed += n;
     return 0;
 }
@@ -123,7 +124,7 @@ static int piece_pack(void *arg, MPI_Aint boff, MPI_Count n)
 static int piece_unpack(void *arg, MPI_Aint boff, MPI_Count n)
 {
     struct copy_ctx *c = arg;
-    memcpy(c->buf + boff, c->packed, (size_t)n);
+    fy_copy(c->buf + boff, c->packed, (size_t)n);
     c->packed += n;
     return 0;
 }
@@ -156,7 +157,7 @@ void fy_dtype_unpack(const void *in, MPI_Count bytes, void *outbuf,
     if (bytes > cap)
         bytes = cap;
     if (dt->contig) {
-        memcpy(outbuf, in, (size_t)bytes);
+        fy_copy(outbuf, in, (size_t)bytes);
         return;
     }
     const char *p = in;

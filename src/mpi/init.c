@@ -19,6 +19,7 @@
 #include "proto/proto.h"
 #include "rma/rma.h"
 #include "shm/shm.h"
+#include "util/copy.h"
 
 int fy_mpi_state;
 static int thread_level = MPI_THREAD_SINGLE; /* what Init/Init_thread gave */
@@ -79,6 +80,10 @@ static int core_up(const char *fn)
 {
     const char *step = "the FERRY_* environment";
     int rc = fy_env_load();
+    if (!rc) {
+        step = "copies";
+        rc = fy_copy_init();
+    }
     if (!rc) {
         step = "bootstrap";
         rc = fy_boot_init();

@@ -33,6 +33,7 @@
 #include "p2p/p2p_impl.h"
 #include "proto/proto.h"
 #include "shm/cellq_inl.h"
+#include "util/copy.h"
 #include "util/mt.h"
 #include "util/tuned.h"
 
@@ -471,7 +472,7 @@ struct fy_unexp *fy_p2p_unexp_new(const struct fy_pkt *p, uint64_t room,
                            .len = len,
                            .pool = u->pool};
     if (len)
-        memcpy(u->data, p->data, len);
+        fy_copy(u->data, p->data, len);
     return u;
 }
 
@@ -515,7 +516,7 @@ void fy_p2p_deliver_bytes(struct fy_req *r, int wsrc, int32_t tag,
     uint64_t n = FY_MIN(len, cap);
     if (n) {
         if (r->dt->contig)
-            memcpy(r->buf, data, n);
+            fy_copy(r->buf, data, n);
         else
             fy_dtype_unpack(data, (MPI_Count)n, r->buf, r->count, r->dt);
     }
@@ -967,7 +968,7 @@ int fy_p2p_recv(void *buf, MPI_Count count, struct fy_dtype *dt, int src,
                         (c->tag == tag || tag == MPI_ANY_TAG) &&
                         c->len <= cap && !s->unexp_head && !s->posted_head) {
                         if (c->len)
-                            memcpy(buf, (uint8_t *)c + FY_CELL_HDR, c->len);
+                            fy_copy(buf, (uint8_t *)c + FY_CELL_HDR, c->len);
                         s->peers[w].msgs_seen++;
                         fy_proto_count(FY_STAT_EAGER_CELLS, c->len);
                         if (spins) {

@@ -9,6 +9,7 @@
 
 #include "p2p/p2p_impl.h"
 #include "proto/proto.h"
+#include "util/copy.h"
 
 int fy_proto_eager_send(struct fy_req *r)
 {
@@ -49,7 +50,7 @@ int fy_proto_self_send(struct fy_req *sr)
                            .len = (uint64_t)sr->bytes,
                            .pool = u->pool};
     if (sr->bytes)
-        memcpy(u->data, data, (size_t)sr->bytes);
+        fy_copy(u->data, data, (size_t)sr->bytes);
     if (sr->mode == FY_SEND_SYNC)
         u->self_sync = sr; /* completes when matched */
     else

@@ -36,6 +36,7 @@
 
 #include "p2p/p2p_impl.h"
 #include "proto/proto.h"
+#include "util/copy.h"
 
 /* PUSH's ctl.offset: bytes pushed in all, and whether the send is
  * synchronous (it then needs FIN whatever was pushed). */
@@ -221,7 +222,7 @@ static void start_rx(struct fy_req *r, int src, const struct fy_ctl *ctl,
     uint8_t *dest = fy_rndv_recv_dest(r, want);
     uint64_t n = FY_MIN(have, want);
     if (n)
-        memcpy(dest, data, n);
+        fy_copy(dest, data, n);
     r->push_rx = true;
     r->push_fin = !(pushed == total && !sync);
     r->push_left = pushed - arrived;
@@ -350,13 +351,13 @@ void fy_push_on_data(const struct fy_pkt *p)
         uint64_t want = FY_MIN(p->ctl.total, fy_req_capacity(r));
         uint8_t *at = fy_req_data(r) + off;
         if (!r->push_discard && off < want && p->data != at)
-            memcpy(at, p->data, FY_MIN(p->len, want - off));
+            fy_copy(at, p->data, FY_MIN(p->len, want - off));
         r->push_left -= p->len;
         if (!r->push_left && r->pull_done)
             finish(r);
     } else if (u) {
         if (u->kept) {
-            memcpy(u->data + off, p->data, p->len);
+            fy_copy(u->data + off, p->data, p->len);
             u->len += p->len;
         }
         if (last)

@@ -15,6 +15,7 @@
 
 #include "rma/rma.h"
 #include "util/util.h"
+#include "util/copy.h"
 
 #if defined(__x86_64__)
 #include <emmintrin.h>
@@ -56,5 +57,5 @@ void fy_rma_copy_large(void *dst, const void *src, size_t n)
         return;
     }
 #endif
-    memcpy(dst, src, n);
+    fy_copy(dst, src, n);
 }

@@ -215,6 +215,12 @@ struct fy_env_var fy_env[FY_ENV_COUNT] = {
                             "for the next ones instead of given back to "
                             "malloc (which returns it to the kernel); 0: "
                             "none"},
+    [FY_ENV_COPY_ALIAS] = {"FERRY_COPY_ALIAS", FY_ENV_STRING, "auto",
+                           "copies whose destination is 1-31 bytes past "
+                           "the source modulo 4096 (slow for memcpy and "
+                           "process_vm_readv on some CPUs): auto (measured "
+                           "at MPI_Init), on (vector loop; cma bounced "
+                           "through a scratch buffer), off (as given)"},
 };
 
 int fy_parse_size(const char *s, long long *out)

@@ -121,6 +121,7 @@ enum fy_env_id {
     FY_ENV_RMA_SPLIT_MIN,
     FY_ENV_RMA_REMAP,
     FY_ENV_UNEXP_CACHE,
+    FY_ENV_COPY_ALIAS,
     FY_ENV_COUNT
 };
 

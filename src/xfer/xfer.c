@@ -14,6 +14,7 @@
 #include "util/tuning.h"
 #include "util/util.h"
 #include "xfer/xfer.h"
+#include "util/copy.h"
 
 bool fy_xfer_probe_always(char *why, size_t whylen)
 {
@@ -24,7 +25,7 @@ bool fy_xfer_probe_always(char *why, size_t whylen)
 
 void fy_xfer_copy_libc(void *dst, const void *src, size_t len)
 {
-    memcpy(dst, src, len);
+    fy_copy(dst, src, len);
 }
 
 const struct fy_xfer_ops *const fy_xfer_registry[FY_XFER_NKINDS] = {
