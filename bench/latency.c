@@ -25,6 +25,7 @@ struct lat_opts {
     int repeats;     /* per size; the median is printed */
     double min_time; /* seconds; > 0 repeats batches of iters until then */
     int bind;
+    int dist; /* receive buffers this many bytes past a page boundary */
     int nsizes;
     size_t sizes[BENCH_MAX_SIZES];
 };
@@ -33,7 +34,7 @@ static void lat_usage(FILE *f)
 {
     fprintf(f,
             "usage: bench_latency [-m MAX] [-s SIZE[,SIZE...]] [-i ITERS]"
-            " [-w WARMUP] [-r REPEATS] [-t SECONDS] [-b]\n"
+            " [-w WARMUP] [-r REPEATS] [-t SECONDS] [-b] [-d DIST]\n"
             "  -m MAX      largest size of the 0,1,2,4,... sweep (default "
             "4M; K/M suffixes)\n"
             "  -s SIZES    measure only these sizes (comma separated)\n"
@@ -48,6 +49,11 @@ static void lat_usage(FILE *f)
             " cores)\n"
             "  -b          bind rank r to core r %% ncores (same placement"
             " under any launcher)\n"
+            "  -d DIST     receive buffers DIST bytes (0-4095) past a page"
+            " boundary, send\n"
+            "              buffers at one: every copy's destination is DIST"
+            " past its source\n"
+            "              modulo 4096 (two malloc'd buffers: 16)\n"
             "Ranks >= 2 block in MPI_Recv from rank 0 until the end.\n"
             "Output: '#' comment lines, then 'size latency_us' rows.\n",
             LAT_ITERS_DEFAULT);
@@ -64,6 +70,7 @@ static int lat_parse(int argc, char **argv, int loud, struct lat_opts *o)
     o->repeats = 1;
     o->min_time = 0;
     o->bind = 0;
+    o->dist = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -90,6 +97,9 @@ static int lat_parse(int argc, char **argv, int loud, struct lat_opts *o)
             bad = bench_parse_int(v, &o->repeats);
         else if (strcmp(a, "-t") == 0)
             bad = bench_parse_seconds(v, &o->min_time);
+        else if (strcmp(a, "-d") == 0)
+            bad = strcmp(v, "0") != 0 &&
+                  (bench_parse_int(v, &o->dist) || o->dist > 4095);
         else {
             bench_complain(loud, "bench_latency: unknown option %s\n", a);
             return -1;
@@ -200,7 +210,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_latency: warning: -b: binding failed\n");
 
     char *sbuf = bench_alloc(o.max_size, 'a');
-    char *rbuf = bench_alloc(o.max_size, 'b');
+    char *rbase = bench_alloc(o.max_size + (size_t)o.dist, 'b');
+    char *rbuf = rbase ? rbase + o.dist : NULL;
     double *samples = malloc(sizeof(double) * (size_t)o.repeats);
     if (sbuf == NULL || rbuf == NULL || samples == NULL) {
         fprintf(stderr, "bench_latency: rank %d: out of memory\n", rank);
@@ -223,6 +234,9 @@ int main(int argc, char **argv)
                    " min_time=%g bind=%d mpi=%d.%d lib=%.60s\n",
                    nranks, o.iters, o.repeats, o.min_time, o.bind, mpi_ver,
                    mpi_sub, lib);
+            if (o.dist)
+                printf("# receive buffers %d bytes past a page boundary\n",
+                       o.dist);
             printf("# size latency_us\n");
             fflush(stdout);
         }
@@ -243,7 +257,7 @@ int main(int argc, char **argv)
     }
 
     free(samples);
-    free(rbuf);
+    free(rbase);
     free(sbuf);
     MPI_Finalize();
     return 0;

@@ -22,6 +22,7 @@
 #include "rma/rma.h"
 #include "shm/cellq_inl.h"
 #include "shm/shm.h"
+#include "util/copy.h"
 #include "util/tuned.h"
 #include "util/util.h"
 #include "xfer/xfer.h"
@@ -352,6 +353,24 @@ int main(int argc, char **argv)
         printf("  %-8s %-4s %-10s %s%s%s\n", ops->name, ok ? "yes" : "NO",
                ops->one_sided ? "one-sided" : "two-sided", ops->summary,
                ok ? "" : "\n           why not: ", ok ? "" : why);
+    }
+    /* Copies at slow distances (util/copy.h), measured as MPI_Init does. */
+    if (!env_rc && !fy_copy_init()) {
+        const struct fy_copy_probe *m = &fy_copy_measured;
+        printf("  copies whose destination is 1-31 bytes past the source "
+               "modulo 4096 (FERRY_COPY_ALIAS=%s):\n"
+               "           memcpy %s",
+               fy_env_str(FY_ENV_COPY_ALIAS),
+               fy_copy_alias ? "by a vector loop" : "as given");
+        if (m->memcpy_us[0] > 0)
+            printf(" (16 KiB here: %.2f us at distance 0, %.2f at 16)",
+                   m->memcpy_us[0], m->memcpy_us[1]);
+        printf(";\n           cma %s", fy_copy_cma_alias
+                                           ? "bounced through a scratch buffer"
+                                           : "direct");
+        if (m->cma_us[0] > 0)
+            printf(" (%.2f us / %.2f)", m->cma_us[0], m->cma_us[1]);
+        printf("\n");
     }
     printf("\n");
     /* One-sided windows (src/rma/): what passive target needs here, per

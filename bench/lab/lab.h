@@ -112,6 +112,7 @@ struct lab_opts {
     bool quick, tune, no_plots, verbose, ops;
     bool coll;         /* --coll: only the collective sweep */
     bool pin;          /* --pin: only the pin-down cache experiment */
+    bool distance;     /* --distance: only the copy rate by distance */
     bool protocols;    /* --protocols: only the early/late experiment */
     bool no_protocols; /* --no-protocols: never it */
     const char *out;   /* report directory, or tuning file with --tune */
@@ -224,6 +225,8 @@ double lab_median(double *v, int n);
 
 /* ---- ops.c: --ops, the reduction kernels against memcpy (one process) -- */
 int lab_ops_run(const struct lab_opts *o, FILE *out);
+/* ---- distance.c: --distance, copy rate by distance (one process) ------ */
+int lab_distance_run(const struct lab_opts *o, FILE *out);
 
 /* ---- protocols.c: jobs under Ferry's mpiexec ---------------------------- */
 /* The executable 'name' next to ferry-bench, into out; false if none. */

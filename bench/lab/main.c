@@ -39,6 +39,7 @@ static void usage(FILE *f)
         "       ferry-bench --coll [--quick] [--repeats N] [--tune [--out "
         "FILE]]\n"
         "       ferry-bench --pin [--quick] [--repeats N]\n"
+        "       ferry-bench --distance [--quick] [--repeats N]\n"
         "\n"
         "The mechanism laboratory: seed-000's benchmarks (1-byte latency,\n"
         "bandwidth 1 B - 16 MiB, set-up/tear-down, cache disturbance,\n"
@@ -73,6 +74,10 @@ static void usage(FILE *f)
         "                 100 %% and 0 %% cache hits, 4 KiB - 4 MiB, and the\n"
         "                 cache's counters; a section on stdout, one process\n"
         "                 (also part of every other run's report, not --tune)\n"
+        "  --distance     only the copy rate against the distance between\n"
+        "                 destination and source modulo 4096 (memcpy, the\n"
+        "                 library's fy_copy, cma direct and bounced), 4 KiB -\n"
+        "                 1 MiB; a table on stdout, one process\n"
         "  --only LIST    measure only these mechanisms (comma list of names\n"
         "                 or labels: cma,shmbuf,\"cma get\",ptrace-attach)\n"
         "  --repeats N    repeats per figure (default 7, quick 5; max %d)\n"
@@ -94,6 +99,7 @@ static int parse_opts(struct lab_opts *o, int argc, char **argv)
         {"ops", no_argument, NULL, 'S'},
         {"coll", no_argument, NULL, 'C'},
         {"pin", no_argument, NULL, 'K'},
+        {"distance", no_argument, NULL, 'D'},
         {"only", required_argument, NULL, 'O'},
         {"repeats", required_argument, NULL, 'r'},
         {"no-plots", no_argument, NULL, 'P'},
@@ -104,7 +110,7 @@ static int parse_opts(struct lab_opts *o, int argc, char **argv)
     };
     memset(o, 0, sizeof(*o));
     int c;
-    while ((c = getopt_long(argc, argv, "qo:tO:r:PhSpNCK", longopts, NULL)) !=
+    while ((c = getopt_long(argc, argv, "qo:tO:r:PhSpNCKD", longopts, NULL)) !=
            -1) {
         switch (c) {
         case 'q':
@@ -124,6 +130,9 @@ static int parse_opts(struct lab_opts *o, int argc, char **argv)
             break;
         case 'K':
             o->pin = true;
+            break;
+        case 'D':
+            o->distance = true;
             break;
         case 'O':
             o->only = optarg;
@@ -335,6 +344,8 @@ int main(int argc, char **argv)
     }
     if (L->opt.pin) /* one process too */
         return lab_pin_run(&L->opt, stdout);
+    if (L->opt.distance) /* and this */
+        return lab_distance_run(&L->opt, stdout);
     load_library_settings(L);
     lab_copies_init();
 

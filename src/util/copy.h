@@ -33,6 +33,9 @@
 #define FY_COPY_ALIAS_LO 1u
 #define FY_COPY_ALIAS_HI 31u
 #define FY_COPY_ALIAS_MIN 1024u
+/* glibc stops using rep movsb somewhere above this (512 KiB and 1 MiB
+ * copies ran at full speed at every distance here): memcpy from there. */
+#define FY_COPY_ALIAS_MAX ((size_t)512 << 10)
 
 /* What start-up found (or FERRY_COPY_ALIAS forced): memcpy, and the
  * kernel's copies, slow at those distances on this CPU. */
@@ -60,7 +63,7 @@ void fy_copy_vec(void *dst, const void *src, size_t n);
 static inline void fy_copy(void *dst, const void *src, size_t n)
 {
     if (FY_UNLIKELY(fy_copy_alias) && n >= FY_COPY_ALIAS_MIN &&
-        fy_copy_slow_distance(dst, src))
+        n < FY_COPY_ALIAS_MAX && fy_copy_slow_distance(dst, src))
         fy_copy_vec(dst, src, n);
     else
         memcpy(dst, src, n);

@@ -20,6 +20,10 @@
 #     --ops --quick: FILE gets the kernel table, which must have the memcpy
 #     row and MPI_SUM on float, double and int with a non-zero GB/s at each
 #     of the three sizes.
+#   lab_check.sh distance FERRY_BENCH FILE
+#     --distance --quick: FILE gets the copy-rate table with a number for
+#     every distance of the memcpy and fy_copy rows at 4 KiB - 1 MiB, and
+#     the cma rows (or the reason cma does not work here).
 #   lab_check.sh coll FERRY_BENCH FILE
 #     --coll --quick --tune --out FILE over a FILE holding another key:
 #     every job ran and checked its results, the report has both tables
@@ -32,7 +36,7 @@
 . "$(dirname "$0")/lib.sh"
 mode=$1 bench=$2 out=$3
 [[ -x $bench && -n $out ]] ||
-    mt_fail "usage: lab_check.sh smoke|tune|protocols|ops|coll|pin FERRY_BENCH OUT"
+    mt_fail "usage: lab_check.sh smoke|tune|protocols|ops|distance|coll|pin FERRY_BENCH OUT"
 # A launcher's variables would make ferry-bench join a job: it forks its own.
 unset FERRY_RANK FERRY_SIZE FERRY_JOBID FERRY_NCPUS FERRY_SHM_FD
 
@@ -111,6 +115,21 @@ ops)
     if grep -Eq '\| 0\.0 \|' "$out"; then
         mt_fail "a kernel measured 0.0 GB/s"
     fi
+    ;;
+distance)
+    "$bench" --distance --quick --repeats 1 >"$out" ||
+        mt_fail "ferry-bench --distance exited $?"
+    cat "$out"
+    num='[0-9]+\.[0-9]+'
+    for row in 'memcpy' 'fy_copy' 'cma \(direct\)' 'cma \(bounced[^|]*'; do
+        for size in 4 64 256 1024; do
+            grep -Eq "^\| $row \| $size KiB \|( $num \|){8}\$" "$out" ||
+                grep -Eq "^\| $row \| - \| not here: " "$out" ||
+                mt_fail "no complete row '$row' at $size KiB in the table"
+        done
+    done
+    grep -Eq '^memcpy .* -> vector loop (on|off); cma ' "$out" ||
+        mt_fail "no start-up measurement line"
     ;;
 coll)
     printf 'eager_max = 4000\n' >"$out"
