@@ -4,11 +4,12 @@
  * the library's own code: memcpy (what the C library does), fy_copy
  * (util/copy.c: memcpy, or its vector loop at a slow distance where
  * MPI_Init would have found one), the cma mechanism's copy
- * (fy_xfer_cma_ops.copy_remote on this process) with the bounce off, and
- * with it on. On CPUs whose rep movsb stalls when the destination is a
- * few bytes ahead of the source in the page, distances 1-31 are 4-20x
- * slower for memcpy and process_vm_readv; the table shows whether this
- * machine is one of them and what the library's two fixes give. */
+ * (fy_xfer_cma_ops.copy_remote on this process) and the procmem one
+ * (/proc/self/mem), each with the bounce off and on. On CPUs whose rep movsb
+ * stalls when the destination is a few bytes ahead of the source in the page,
+ * distances 1-31 are 4-20x slower for memcpy and process_vm_readv; the table
+ * shows whether this machine is one of them and what the library's two fixes
+ * give. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,9 +27,11 @@ static const size_t dist_sizes[] = {4u << 10, 64u << 10, 256u << 10, 1u << 20};
 #define DIST_ND FY_ARRAY_LEN(dist_d)
 #define DIST_NS FY_ARRAY_LEN(dist_sizes)
 
-enum { DC_MEMCPY, DC_FYCOPY, DC_CMA, DC_CMA_BOUNCE, DC_N };
+enum { DC_MEMCPY, DC_FYCOPY, DC_CMA, DC_CMA_BOUNCE, DC_PM, DC_PM_BOUNCE, DC_N };
 static const char *const dist_names[DC_N] = {
-    "memcpy", "fy_copy", "cma (direct)", "cma (bounced at slow distances)"};
+    "memcpy",           "fy_copy",
+    "cma (direct)",     "cma (bounced at slow distances)",
+    "procmem (direct)", "procmem (bounced at slow distances)"};
 
 static uint64_t dist_cpu_ns(void)
 {
@@ -55,12 +58,14 @@ static double dist_time(int how, char *dst, char *src, size_t n, int repeats,
             case DC_FYCOPY:
                 fy_copy(dst, src, n);
                 break;
-            default:
-                if (fy_xfer_cma_ops.copy_remote(self, dst,
-                                                (uint64_t)(uintptr_t)src, n,
-                                                true) != (ssize_t)n)
+            default: {
+                const struct fy_xfer_ops *ops =
+                    how >= DC_PM ? &fy_xfer_procmem_ops : &fy_xfer_cma_ops;
+                if (ops->copy_remote(self, dst, (uint64_t)(uintptr_t)src, n,
+                                     true) != (ssize_t)n)
                     return -1;
                 break;
+            }
             }
             __asm__ volatile("" : : "r"(dst) : "memory");
         }
@@ -89,8 +94,9 @@ int lab_distance_run(const struct lab_opts *o, FILE *out)
         return 1;
     }
     bool alias = fy_copy_alias, cma_alias = fy_copy_cma_alias;
-    char why[256];
+    char why[256], pmwhy[256];
     bool cma = fy_xfer_cma_ops.probe(why, sizeof(why));
+    bool pm = fy_xfer_procmem_ops.probe(pmwhy, sizeof(pmwhy));
     fprintf(out,
             "Copy rate against distance (destination minus source, modulo "
             "4096), one process,\nGB/s = bytes / wall time, best of %d "
@@ -109,21 +115,29 @@ int lab_distance_run(const struct lab_opts *o, FILE *out)
     for (size_t j = 0; j < DIST_ND; j++)
         fprintf(out, "---:|");
     fprintf(out, "\n");
-    char *src = buf + 1024;
+    /* The source at a page boundary: procmem's kernel copies go through
+     * a page-aligned buffer of the kernel's, so for it the destination's
+     * own page offset matters, which is then the distance too. */
+    char *src = buf;
     for (int how = 0; how < DC_N; how++) {
-        if (how >= DC_CMA && !cma) {
+        if ((how == DC_CMA || how == DC_CMA_BOUNCE) && !cma) {
             fprintf(out, "| %s | - | not here: %s |\n", dist_names[how], why);
             continue;
         }
-        fy_copy_alias = how == DC_FYCOPY || how == DC_CMA_BOUNCE;
-        fy_copy_cma_alias = how == DC_CMA_BOUNCE;
+        if (how >= DC_PM && !pm) {
+            fprintf(out, "| %s | - | not here: %s |\n", dist_names[how], pmwhy);
+            continue;
+        }
+        bool bounce = how == DC_CMA_BOUNCE || how == DC_PM_BOUNCE;
+        fy_copy_alias = how == DC_FYCOPY || bounce;
+        fy_copy_cma_alias = bounce;
         for (size_t s = 0; s < DIST_NS; s++) {
             size_t n = dist_sizes[s];
             fprintf(out, "| %s | %zu KiB |", dist_names[how], n >> 10);
             for (size_t j = 0; j < DIST_ND; j++) {
-                /* The destination a page past the source's end, at the
-                 * source's page offset plus the distance. */
-                char *dst = buf + max + 2 * 4096 + 1024 + dist_d[j];
+                /* The destination two pages past the source's end, at
+                 * the distance's page offset. */
+                char *dst = buf + max + 2 * 4096 + dist_d[j];
                 double g = dist_time(how, dst, src, n, o->repeats, o->quick);
                 if (g < 0)
                     fprintf(out, " failed |");
@@ -136,6 +150,7 @@ int lab_distance_run(const struct lab_opts *o, FILE *out)
     }
     fy_copy_alias = alias;
     fy_copy_cma_alias = cma_alias;
+    fy_xfer_procmem_ops.finalize(); /* its /proc/self/mem file */
     munmap(buf, len);
     return 0;
 }

@@ -36,50 +36,19 @@ static ssize_t cma_direct(pid_t peer, void *local, uint64_t remote, size_t len,
     return (ssize_t)done;
 }
 
-/* ---- bouncing slow distances ---------------------------------------------
- * Where the kernel's copy is slow at this transfer's distance (util/copy.h:
+/* Where the kernel's copy is slow at this transfer's distance (util/copy.h:
  * destination 1-31 bytes past the source modulo 4096), each piece goes
- * through a scratch buffer placed at the remote address's page offset -
- * distance 0 for the kernel - and between scratch and user buffer by
- * fy_copy, which is fast at any distance: an extra copy of a piece that
- * stays in the cache, 3.5x faster than the direct call here at 64 KiB-1
- * MiB (bench/README.md, "Copy distance"). A few scratch buffers serve the
- * process's threads; when all are taken the transfer goes direct. */
-#define BOUNCE_PIECE ((size_t)256 << 10)
-#define BOUNCE_BUFS 4
-
-static _Atomic(uint8_t *) bounce_buf[BOUNCE_BUFS];
-static atomic_bool bounce_busy[BOUNCE_BUFS];
-
-static int bounce_take(void)
-{
-    for (int i = 0; i < BOUNCE_BUFS; i++) {
-        if (atomic_exchange_explicit(&bounce_busy[i], true,
-                                     memory_order_acquire))
-            continue;
-        if (!atomic_load_explicit(&bounce_buf[i], memory_order_relaxed)) {
-            /* Never freed: at most BOUNCE_BUFS pieces per process. */
-            void *p = mmap(NULL, BOUNCE_PIECE + 4096, PROT_READ | PROT_WRITE,
-                           MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-            if (p == MAP_FAILED) {
-                atomic_store_explicit(&bounce_busy[i], false,
-                                      memory_order_release);
-                return -1;
-            }
-            atomic_store_explicit(&bounce_buf[i], (uint8_t *)p,
-                                  memory_order_relaxed);
-        }
-        return i;
-    }
-    return -1;
-}
-
+ * through a scratch buffer (xfer/bounce.c) placed at the remote address's
+ * page offset - distance 0 for the kernel - and between scratch and user
+ * buffer by fy_copy, which is fast at any distance: an extra copy of a
+ * piece that stays in the cache, 3.5x faster than the direct call here at
+ * 64 KiB-1 MiB (bench/README.md, "Copy distance"). */
 static ssize_t cma_bounced(pid_t peer, uint8_t *local, uint64_t remote,
                            size_t len, bool get, uint8_t *scratch)
 {
     size_t done = 0;
     while (done < len) {
-        size_t n = FY_MIN(len - done, BOUNCE_PIECE);
+        size_t n = FY_MIN(len - done, FY_XFER_BOUNCE_PIECE);
         uint64_t at = remote + done;
         uint8_t *tmp = scratch + (at & 4095);
         if (!get)
@@ -100,13 +69,12 @@ static ssize_t cma_copy(pid_t peer, void *local, uint64_t remote, size_t len,
     uint64_t here = (uint64_t)(uintptr_t)local;
     if (!fy_copy_cma_slow(get ? here : remote, get ? remote : here, len))
         return cma_direct(peer, local, remote, len, get);
-    int b = bounce_take();
-    if (b < 0)
+    int b;
+    uint8_t *scratch = fy_xfer_bounce_take(&b);
+    if (!scratch) /* every scratch buffer in use: direct */
         return cma_direct(peer, local, remote, len, get);
-    ssize_t k =
-        cma_bounced(peer, local, remote, len, get,
-                    atomic_load_explicit(&bounce_buf[b], memory_order_relaxed));
-    atomic_store_explicit(&bounce_busy[b], false, memory_order_release);
+    ssize_t k = cma_bounced(peer, local, remote, len, get, scratch);
+    fy_xfer_bounce_give(b);
     return k;
 }
 

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "util/copy.h"
 #include "xfer/xfer.h"
 
 /* Open files of peers' memory, one per pid: opening costs a path lookup
@@ -72,8 +73,8 @@ static void pm_finalize(void)
     pm_nfiles = pm_cap = 0;
 }
 
-static ssize_t pm_copy(pid_t peer, void *local, uint64_t remote, size_t len,
-                       bool get)
+static ssize_t pm_direct(pid_t peer, void *local, uint64_t remote, size_t len,
+                         bool get)
 {
     int fd = pm_fd(peer);
     if (fd < 0)
@@ -100,6 +101,55 @@ static ssize_t pm_copy(pid_t peer, void *local, uint64_t remote, size_t len,
         done += (size_t)n;
     }
     return (ssize_t)done;
+}
+
+/* Slow distances (util/copy.h): the kernel copies through a page of its
+ * own, page by page, so a read is slow when the local buffer starts 1-31
+ * bytes into a page or the remote one 1-31 bytes before a page's end, and
+ * a write the other way round. Then the first bytes up to the remote
+ * page boundary go direct (at most a page), and the rest through a
+ * page-aligned scratch buffer (xfer/bounce.c) - distance 0 for both of
+ * the kernel's copies - with fy_copy between scratch and user buffer. */
+static bool pm_slow(const void *local, uint64_t remote, size_t len, bool get)
+{
+    if (!fy_copy_cma_alias || len < FY_COPY_ALIAS_MIN)
+        return false;
+    const void *r = (const void *)(uintptr_t)remote;
+    return get ? fy_copy_slow_distance(local, NULL) ||
+                     fy_copy_slow_distance(NULL, r)
+               : fy_copy_slow_distance(NULL, local) ||
+                     fy_copy_slow_distance(r, NULL);
+}
+
+static ssize_t pm_copy(pid_t peer, void *local, uint64_t remote, size_t len,
+                       bool get)
+{
+    if (!pm_slow(local, remote, len, get))
+        return pm_direct(peer, local, remote, len, get);
+    int b;
+    uint8_t *scratch = fy_xfer_bounce_take(&b);
+    if (!scratch)
+        return pm_direct(peer, local, remote, len, get);
+    uint8_t *mine = local;
+    size_t done = FY_MIN((size_t)(-remote & 4095u), len);
+    ssize_t k = done ? pm_direct(peer, mine, remote, done, get) : 0;
+    if (k != (ssize_t)done)
+        goto out;
+    while (done < len) {
+        size_t n = FY_MIN(len - done, FY_XFER_BOUNCE_PIECE);
+        if (!get)
+            fy_copy(scratch, mine + done, n);
+        k = pm_direct(peer, scratch, remote + done, n, get);
+        if (k != (ssize_t)n)
+            goto out;
+        if (get)
+            fy_copy(mine + done, scratch, n);
+        done += n;
+    }
+    k = (ssize_t)done;
+out:
+    fy_xfer_bounce_give(b);
+    return k < 0 || (size_t)k == len ? k : -EFAULT;
 }
 
 static uint64_t probe_word = 0x46657272792d504dull;

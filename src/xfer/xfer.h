@@ -77,6 +77,13 @@ struct fy_xfer_ops {
  * mechanism but the laboratory's variants) and the probe of mechanisms
  * that work wherever shared memory does. */
 void fy_xfer_copy_libc(void *dst, const void *src, size_t len);
+
+/* Scratch for one-sided transfers at slow distances (bounce.c): a
+ * page-aligned buffer of FY_XFER_BOUNCE_PIECE bytes and a page more, or
+ * NULL when all are in use (go direct); give it back with its slot. */
+#define FY_XFER_BOUNCE_PIECE ((size_t)256 << 10)
+uint8_t *fy_xfer_bounce_take(int *slot);
+void fy_xfer_bounce_give(int slot);
 bool fy_xfer_probe_always(char *why, size_t whylen);
 
 extern const struct fy_xfer_ops fy_xfer_cma_ops;

@@ -23,7 +23,7 @@
 #   lab_check.sh distance FERRY_BENCH FILE
 #     --distance --quick: FILE gets the copy-rate table with a number for
 #     every distance of the memcpy and fy_copy rows at 4 KiB - 1 MiB, and
-#     the cma rows (or the reason cma does not work here).
+#     the cma and procmem rows (or the reason one does not work here).
 #   lab_check.sh coll FERRY_BENCH FILE
 #     --coll --quick --tune --out FILE over a FILE holding another key:
 #     every job ran and checked its results, the report has both tables
@@ -121,7 +121,8 @@ distance)
         mt_fail "ferry-bench --distance exited $?"
     cat "$out"
     num='[0-9]+\.[0-9]+'
-    for row in 'memcpy' 'fy_copy' 'cma \(direct\)' 'cma \(bounced[^|]*'; do
+    for row in 'memcpy' 'fy_copy' 'cma \(direct\)' 'cma \(bounced[^|]*' \
+        'procmem \(direct\)' 'procmem \(bounced[^|]*'; do
         for size in 4 64 256 1024; do
             grep -Eq "^\| $row \| $size KiB \|( $num \|){8}\$" "$out" ||
                 grep -Eq "^\| $row \| - \| not here: " "$out" ||

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/* Scratch buffers for the one-sided mechanisms' transfers at slow
+ * distances (util/copy.h; used by cma.c and procmem.c): a few per
+ * process, shared by its threads, each FY_XFER_BOUNCE_PIECE bytes plus a
+ * page so a piece can start at any page offset. Mapped on first use and
+ * kept for the process's life; when all are in use a transfer goes
+ * direct (slow, never wrong). */
+#define _GNU_SOURCE
+#include <stdatomic.h>
+#include <sys/mman.h>
+
+#include "xfer/xfer.h"
+
+#define BOUNCE_BUFS 4
+
+static _Atomic(uint8_t *) bounce_buf[BOUNCE_BUFS];
+static atomic_bool bounce_busy[BOUNCE_BUFS];
+
+uint8_t *fy_xfer_bounce_take(int *slot)
+{
+    for (int i = 0; i < BOUNCE_BUFS; i++) {
+        if (atomic_exchange_explicit(&bounce_busy[i], true,
+                                     memory_order_acquire))
+            continue;
+        /* The busy flag's acquire orders this load after the store of
+         * whoever mapped it (and released the flag). */
+        uint8_t *p = atomic_load_explicit(&bounce_buf[i], memory_order_relaxed);
+        if (!p) {
+            void *m =
+                mmap(NULL, FY_XFER_BOUNCE_PIECE + 4096, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            if (m == MAP_FAILED) {
+                atomic_store_explicit(&bounce_busy[i], false,
+                                      memory_order_release);
+                return NULL;
+            }
+            p = m;
+            atomic_store_explicit(&bounce_buf[i], p, memory_order_relaxed);
+        }
+        *slot = i;
+        return p;
+    }
+    return NULL;
+}
+
+void fy_xfer_bounce_give(int slot)
+{
+    atomic_store_explicit(&bounce_busy[slot], false, memory_order_release);
+}
