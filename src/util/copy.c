@@ -17,30 +17,60 @@ bool fy_copy_alias;
 bool fy_copy_cma_alias;
 struct fy_copy_probe fy_copy_measured;
 
+#if defined(__x86_64__)
+/* 64 bytes: four loads, then four stores (plain or streaming), so a store
+ * never waits for a load of the same step, whatever the two addresses
+ * share. */
+static inline void copy64(char *d, const char *s, bool stream)
+{
+    __m128i a = _mm_loadu_si128((const __m128i *)(const void *)s);
+    __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(s + 16));
+    __m128i c = _mm_loadu_si128((const __m128i *)(const void *)(s + 32));
+    __m128i e = _mm_loadu_si128((const __m128i *)(const void *)(s + 48));
+    if (stream) {
+        _mm_stream_si128((__m128i *)(void *)d, a);
+        _mm_stream_si128((__m128i *)(void *)(d + 16), b);
+        _mm_stream_si128((__m128i *)(void *)(d + 32), c);
+        _mm_stream_si128((__m128i *)(void *)(d + 48), e);
+    } else {
+        _mm_storeu_si128((__m128i *)(void *)d, a);
+        _mm_storeu_si128((__m128i *)(void *)(d + 16), b);
+        _mm_storeu_si128((__m128i *)(void *)(d + 32), c);
+        _mm_storeu_si128((__m128i *)(void *)(d + 48), e);
+    }
+}
+#endif
+
 void fy_copy_vec(void *dst, const void *src, size_t n)
 {
     char *d = dst;
     const char *s = src;
     size_t i = 0;
 #if defined(__x86_64__)
-    /* Four loads, then four stores: a store never waits for a load of
-     * the same iteration, whatever the two addresses share. */
-    for (; i + 64 <= n; i += 64) {
-        __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
-        __m128i b =
-            _mm_loadu_si128((const __m128i *)(const void *)(s + i + 16));
-        __m128i c =
-            _mm_loadu_si128((const __m128i *)(const void *)(s + i + 32));
-        __m128i e =
-            _mm_loadu_si128((const __m128i *)(const void *)(s + i + 48));
-        _mm_storeu_si128((__m128i *)(void *)(d + i), a);
-        _mm_storeu_si128((__m128i *)(void *)(d + i + 16), b);
-        _mm_storeu_si128((__m128i *)(void *)(d + i + 32), c);
-        _mm_storeu_si128((__m128i *)(void *)(d + i + 48), e);
-    }
+    for (; i + 64 <= n; i += 64)
+        copy64(d + i, s + i, false);
 #endif
     /* The tail (below 64 bytes: no rep movsb), or everything elsewhere. */
     memcpy(d + i, s + i, n - i);
+}
+
+void fy_copy_stream(void *dst, const void *src, size_t n)
+{
+    char *d = dst;
+    const char *s = src;
+    size_t i = 0;
+#if defined(__x86_64__)
+    /* Streaming stores want 16-byte aligned destinations. */
+    size_t head = FY_MIN((size_t)(-(uintptr_t)d & 15), n);
+    fy_copy(d, s, head);
+    i = head;
+    for (; i + 64 <= n; i += 64)
+        copy64(d + i, s + i, true);
+    /* Streaming stores are weakly ordered: make them visible before
+     * anything we do next (a flush's fence, an unlock's release). */
+    _mm_sfence();
+#endif
+    fy_copy(d + i, s + i, n - i);
 }
 
 /* ---- start-up measurement ---------------------------------------------- */

@@ -59,6 +59,9 @@ static inline bool fy_copy_slow_distance(const void *dst, const void *src)
 
 /* The vector loop (any distance, any alignment; no overlap). */
 void fy_copy_vec(void *dst, const void *src, size_t n);
+/* The same with non-temporal stores (on x86-64; memcpy elsewhere): for
+ * large copies into memory no cache holds (rma/copy.c). */
+void fy_copy_stream(void *dst, const void *src, size_t n);
 
 static inline void fy_copy(void *dst, const void *src, size_t n)
 {

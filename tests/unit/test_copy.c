@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* Copies at slow distances (util/copy.h, xfer/cma.c), byte-exact with
  * guard bytes around every destination:
- * - fy_copy with its vector loop forced on, at every distance modulo 4096
- *   of a set that covers the slow window and its edges, for sizes around
- *   the loop's 64-byte step and the 1 KiB floor;
+ * - fy_copy with its vector loop forced on, and fy_copy_stream (the
+ *   non-temporal copy of shared-window puts and gets), at every distance modulo
+ * 4096 of a set that covers the slow window and its edges, for sizes around the
+ * loop's 64-byte step and the 1 KiB floor;
  * - the cma and procmem mechanisms with the bounce forced on: gets and
  *   puts of this process's own memory (process_vm_readv/writev, and
  *   /proc/self/mem) at slow and harmless distances and remote page
@@ -94,6 +95,23 @@ static void part_fy_copy(unsigned char *sbase, unsigned char *dbase)
     fy_copy_vec(dst, src, 100003);
     TAP_OK(fill_check(dst, 100003, 9) && guards_ok(dst, 100003),
            "fy_copy_vec: 100003 B at distance 16 exact, guards intact");
+    /* Non-temporal stores: unaligned destinations, odd sizes. */
+    static const size_t ssizes[] = {0, 5, 64, 100, 4099, (1 << 20) + 13};
+    int sbad = 0;
+    for (size_t k = 0; k < FY_ARRAY_LEN(ssizes); k++) {
+        size_t len = ssizes[k];
+        place(sbase, dbase, 2048 + k * 7, 1 + k, &src, &dst);
+        for (size_t i = 0; i < len; i++)
+            src[i] = pat(20 + (unsigned)k, i);
+        memset(dst - GUARD, GUARD_BYTE, len + 2 * GUARD);
+        fy_copy_stream(dst, src, len);
+        if (!fill_check(dst, len, 20 + (unsigned)k) || !guards_ok(dst, len))
+            sbad++;
+    }
+    TAP_OK(sbad == 0,
+           "fy_copy_stream: %zu sizes to 0-1 MiB exact at "
+           "unaligned destinations, guards intact",
+           FY_ARRAY_LEN(ssizes));
     fy_copy_alias = false;
 }
 
