@@ -11,10 +11,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "util/copy.h"
 #include "util/tuning.h"
 #include "util/util.h"
 #include "xfer/xfer.h"
-#include "util/copy.h"
 
 bool fy_xfer_probe_always(char *why, size_t whylen)
 {
