@@ -7,6 +7,7 @@
 
 #include "p2p/p2p_impl.h"
 #include "proto/proto.h"
+#include "util/copy.h"
 #include "util/tuning.h"
 #include "xfer/pin.h"
 
@@ -85,7 +86,7 @@ static const char *const proto_descs[FY_STAT_COUNT] = {
     [FY_STAT_WRITE] = "messages the sender wrote into an offered buffer",
 };
 
-#define FY_PVAR_MAX (2 * FY_STAT_COUNT + 2 * FY_XFER_NKINDS + 12)
+#define FY_PVAR_MAX (2 * FY_STAT_COUNT + 2 * FY_XFER_NKINDS + 16)
 static struct fy_pvar pvars[FY_PVAR_MAX];
 static char pvar_names[FY_PVAR_MAX][48];
 static char pvar_descs[FY_PVAR_MAX][96];
@@ -145,6 +146,18 @@ int fy_proto_pvars(const struct fy_pvar **out)
                  "bytes of others' large puts/gets on this rank's window "
                  "(Win_create, dynamic) it copied",
                  &s->rma_helped_bytes);
+        pvar_add("copy_loop_copies",
+                 "copies at a slow distance (1-31 B modulo 4096) made by the "
+                 "vector loop instead of memcpy",
+                 &fy_copy_counts.loops);
+        pvar_add("copy_loop_bytes", "bytes of those copies",
+                 &fy_copy_counts.loop_bytes);
+        pvar_add("copy_bounced_transfers",
+                 "cma/procmem transfers at a slow distance bounced through "
+                 "a scratch buffer",
+                 &fy_copy_counts.bounces);
+        pvar_add("copy_bounced_bytes", "bytes of those transfers",
+                 &fy_copy_counts.bounce_bytes);
         pvar_add("doorbell_sleeps",
                  "times this rank slept waiting for a peer (ranks "
                  "outnumbering cores)",
@@ -202,6 +215,12 @@ void fy_proto_stats_print(int rank)
             rank, (unsigned long long)fy_chan.sleeps,
             (unsigned long long)fy_chan.sleep_timeouts,
             (unsigned long long)fy_chan.lost_wakeups);
+    fprintf(stderr, "ferry-stats rank=%d copy=loop msgs=%llu bytes=%llu\n",
+            rank, (unsigned long long)fy_copy_counts.loops,
+            (unsigned long long)fy_copy_counts.loop_bytes);
+    fprintf(stderr, "ferry-stats rank=%d copy=bounced msgs=%llu bytes=%llu\n",
+            rank, (unsigned long long)fy_copy_counts.bounces,
+            (unsigned long long)fy_copy_counts.bounce_bytes);
     /* Per channel, the messages received: the network channel counts its
      * own; shared memory has the rest (every message but those to self). */
     uint64_t msgs = 0, bytes = 0;

@@ -16,6 +16,7 @@
 bool fy_copy_alias;
 bool fy_copy_cma_alias;
 struct fy_copy_probe fy_copy_measured;
+struct fy_copy_counts fy_copy_counts;
 
 #if defined(__x86_64__)
 /* 64 bytes: four loads, then four stores (plain or streaming), so a store
@@ -52,6 +53,12 @@ void fy_copy_vec(void *dst, const void *src, size_t n)
 #endif
     /* The tail (below 64 bytes: no rep movsb), or everything elsewhere. */
     memcpy(d + i, s + i, n - i);
+}
+
+void fy_copy_slow(void *dst, const void *src, size_t n)
+{
+    fy_copy_count(&fy_copy_counts.loops, &fy_copy_counts.loop_bytes, n);
+    fy_copy_vec(dst, src, n);
 }
 
 void fy_copy_stream(void *dst, const void *src, size_t n)

@@ -51,6 +51,22 @@ struct fy_copy_probe {
 };
 extern struct fy_copy_probe fy_copy_measured;
 
+/* How often this process took the remedies: copies by the vector loop,
+ * transfers bounced through scratch (MPI_T pvars ferry_copy_*, FERRY_STATS
+ * lines "copy=loop", "copy=bounced"). Relaxed atomic adds; read as
+ * snapshots. */
+struct fy_copy_counts {
+    uint64_t loops, loop_bytes;
+    uint64_t bounces, bounce_bytes;
+};
+extern struct fy_copy_counts fy_copy_counts;
+
+static inline void fy_copy_count(uint64_t *n, uint64_t *bytes, size_t len)
+{
+    __atomic_fetch_add(n, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(bytes, (uint64_t)len, __ATOMIC_RELAXED);
+}
+
 static inline bool fy_copy_slow_distance(const void *dst, const void *src)
 {
     uint32_t d = (uint32_t)(((uintptr_t)dst - (uintptr_t)src) & 4095u);
@@ -59,6 +75,8 @@ static inline bool fy_copy_slow_distance(const void *dst, const void *src)
 
 /* The vector loop (any distance, any alignment; no overlap). */
 void fy_copy_vec(void *dst, const void *src, size_t n);
+/* The same, counted: fy_copy's slow-distance branch. */
+void fy_copy_slow(void *dst, const void *src, size_t n);
 /* The same with non-temporal stores (on x86-64; memcpy elsewhere): for
  * large copies into memory no cache holds (rma/copy.c). */
 void fy_copy_stream(void *dst, const void *src, size_t n);
@@ -67,7 +85,7 @@ static inline void fy_copy(void *dst, const void *src, size_t n)
 {
     if (FY_UNLIKELY(fy_copy_alias) && n >= FY_COPY_ALIAS_MIN &&
         n < FY_COPY_ALIAS_MAX && fy_copy_slow_distance(dst, src))
-        fy_copy_vec(dst, src, n);
+        fy_copy_slow(dst, src, n);
     else
         memcpy(dst, src, n);
 }

@@ -75,6 +75,9 @@ static ssize_t cma_copy(pid_t peer, void *local, uint64_t remote, size_t len,
         return cma_direct(peer, local, remote, len, get);
     ssize_t k = cma_bounced(peer, local, remote, len, get, scratch);
     fy_xfer_bounce_give(b);
+    if (k == (ssize_t)len)
+        fy_copy_count(&fy_copy_counts.bounces, &fy_copy_counts.bounce_bytes,
+                      len);
     return k;
 }
 

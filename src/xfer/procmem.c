@@ -147,6 +147,7 @@ static ssize_t pm_copy(pid_t peer, void *local, uint64_t remote, size_t len,
         done += n;
     }
     k = (ssize_t)done;
+    fy_copy_count(&fy_copy_counts.bounces, &fy_copy_counts.bounce_bytes, len);
 out:
     fy_xfer_bounce_give(b);
     return k < 0 || (size_t)k == len ? k : -EFAULT;

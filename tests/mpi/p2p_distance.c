@@ -8,7 +8,9 @@
  * Every rank allocates the same way, so an offset on the receiving side
  * fixes the distance between the two processes' buffers. Ring pattern,
  * any rank count; also a Sendrecv to ourselves and an Allgather into a
- * shifted buffer. */
+ * shifted buffer. With --expect-slow (run with FERRY_COPY_ALIAS=on and cma
+ * in force) the library's MPI_T counters must show that the remedies ran:
+ * copies by the vector loop and transfers bounced through scratch. */
 #include "mpitest.h"
 
 #define GUARD 128
@@ -45,9 +47,33 @@ static void check_guards(const unsigned char *rb, size_t at, size_t len,
                  what, size, dist);
 }
 
+/* The job's total of counter 'name' (0 if this MPI has no such pvar). */
+static unsigned long long pvar_total(const char *name)
+{
+    int i = -1, count = 0;
+    unsigned long long v = 0, sum = 0;
+    MPI_T_pvar_session s;
+    MPI_T_pvar_handle h;
+    if (MPI_T_pvar_get_index(name, MPI_T_PVAR_CLASS_COUNTER, &i) ==
+            MPI_SUCCESS &&
+        MPI_T_pvar_session_create(&s) == MPI_SUCCESS) {
+        if (MPI_T_pvar_handle_alloc(s, i, NULL, &h, &count) == MPI_SUCCESS) {
+            MT_MPI(MPI_T_pvar_read(s, h, &v));
+            MT_MPI(MPI_T_pvar_handle_free(s, &h));
+        }
+        MT_MPI(MPI_T_pvar_session_free(&s));
+    }
+    MT_MPI(MPI_Allreduce(&v, &sum, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM,
+                         MPI_COMM_WORLD));
+    return sum;
+}
+
 int main(int argc, char **argv)
 {
     mt_init(&argc, &argv);
+    int expect_slow = argc > 1 && strcmp(argv[1], "--expect-slow") == 0;
+    int provided = 0;
+    MT_MPI(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
     int dest = (mt_rank + 1) % mt_size, src = (mt_rank + mt_size - 1) % mt_size;
     size_t span = MAXLEN + 3 * 4096;
     unsigned char *sb = page_alloc(span), *rb = page_alloc(span);
@@ -119,5 +145,13 @@ int main(int argc, char **argv)
     free(ab);
     free(sb);
     free(rb);
+    unsigned long long loops = pvar_total("ferry_copy_loop_copies");
+    unsigned long long bounced = pvar_total("ferry_copy_bounced_transfers");
+    if (expect_slow) {
+        MT_CHECK(loops > 0, "copies by the vector loop: %llu", loops);
+        MT_CHECK(bounced > 0, "transfers bounced through scratch: %llu",
+                 bounced);
+    }
+    MT_MPI(MPI_T_finalize());
     return mt_finish("p2p_distance");
 }
