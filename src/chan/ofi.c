@@ -76,6 +76,7 @@
 #include "boot/boot.h"
 #include "chan/chan.h"
 #include "shm/shm.h"
+#include "util/copy.h"
 #include "util/mt.h"
 #include "xfer/pin.h"
 
@@ -598,7 +599,7 @@ static bool send_pkt(int peer, uint32_t type, int32_t tag, uint32_t ctx,
         struct ofi_buf *b = &ofi.sbuf[ofi.sfree[ofi.nsfree - 1]];
         memcpy(b->mem, &h, sizeof(h));
         if (len)
-            memcpy(b->mem + sizeof(h), data, (size_t)len);
+            fy_copy(b->mem + sizeof(h), data, (size_t)len);
         b->peer = peer;
         fy_pin_defer_begin();
         rc = fi_send(ofi.ep, b->mem, sizeof(h) + (size_t)len, ofi.desc, a,

@@ -65,6 +65,7 @@
 #include "boot/boot.h"
 #include "chan/chan.h"
 #include "shm/shm.h"
+#include "util/copy.h"
 #include "util/mt.h"
 
 #define TCP_MAGIC 0x70547946u /* "FyTp" */
@@ -434,7 +435,7 @@ static void queue_rest(struct tcp_peer *tp, const struct iovec *iov, int n,
             off -= l;
             continue;
         }
-        memcpy(tp->obuf + tp->olen, (uint8_t *)iov[i].iov_base + off, l - off);
+        fy_copy(tp->obuf + tp->olen, (uint8_t *)iov[i].iov_base + off, l - off);
         tp->olen += l - off;
         off = 0;
     }
@@ -490,7 +491,7 @@ static bool send_pkt(int peer, uint32_t type, int32_t tag, uint32_t ctx,
     int n = len ? 2 : 1;
     if (len && len <= sizeof(one) - sizeof(h)) {
         memcpy(one, &h, sizeof(h));
-        memcpy(one + sizeof(h), data, (size_t)len);
+        fy_copy(one + sizeof(h), data, (size_t)len);
         iov[0] = (struct iovec){one, sizeof(h) + (size_t)len};
         n = 1;
     }
@@ -582,7 +583,7 @@ static bool steer(int src, size_t at)
     if (!dest)
         return false;
     size_t have = tp->ilen - at - sizeof(h); /* < h.len */
-    memcpy(dest, tp->ibuf + at + sizeof(h), have);
+    fy_copy(dest, tp->ibuf + at + sizeof(h), have);
     tp->dest = dest;
     tp->dest_got = have;
     tp->dhdr = h;

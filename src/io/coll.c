@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 
 #include "coll/coll.h"
+#include "util/copy.h"
 #include "util/util.h"
 
 /* What a rank knows about everyone's access (allgathered). */
@@ -199,7 +200,7 @@ static int run_round(struct tp *t, int64_t r)
         goto free_bufs;
     if (t->write) {
         for (int k = 0, o = 0; k < npairs; k++) {
-            memcpy(sdata + o, t->buf + spos[k], (size_t)pairs[k].len);
+            fy_copy(sdata + o, t->buf + spos[k], (size_t)pairs[k].len);
             o += (int)pairs[k].len;
         }
         rc = fy_coll_alltoallv(
@@ -251,8 +252,8 @@ static int run_round(struct tp *t, int64_t r)
         if (!err && t->write) {
             /* Rank order: where pieces overlap, the higher rank wins. */
             for (int k = 0, o = 0; k < nrp; k++) {
-                memcpy(t->abuf + (rp[k].off - mn), rdata + o,
-                       (size_t)rp[k].len);
+                fy_copy(t->abuf + (rp[k].off - mn), rdata + o,
+                        (size_t)rp[k].len);
                 o += (int)rp[k].len;
             }
             err = fy_io_pwrite_full(t->f->fd, t->abuf, mx - mn, mn);
@@ -263,8 +264,8 @@ static int run_round(struct tp *t, int64_t r)
                          strerror(-err));
         } else if (!err) {
             for (int k = 0, o = 0; k < nrp; k++) {
-                memcpy(sdata + o, t->abuf + (rp[k].off - mn),
-                       (size_t)rp[k].len);
+                fy_copy(sdata + o, t->abuf + (rp[k].off - mn),
+                        (size_t)rp[k].len);
                 o += (int)rp[k].len;
             }
         }
@@ -277,7 +278,7 @@ reply:
             sdata, fy_vec_int(t->rdcnt), fy_vec_int(t->rddsp), byte, rdata,
             fy_vec_int(t->sdcnt), fy_vec_int(t->sddsp), byte, c, NULL);
         for (int k = 0, o = 0; !rc && k < npairs; k++) {
-            memcpy(t->buf + spos[k], rdata + o, (size_t)pairs[k].len);
+            fy_copy(t->buf + spos[k], rdata + o, (size_t)pairs[k].len);
             o += (int)pairs[k].len;
         }
     }

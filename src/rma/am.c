@@ -20,6 +20,7 @@
 #include "chan/chan.h"
 #include "p2p/p2p.h"
 #include "rma/rma.h"
+#include "util/copy.h"
 #include "util/mt.h"
 #include "util/util.h"
 
@@ -108,7 +109,7 @@ bool fy_rma_in_window(const struct fy_rma_win *w, uint64_t addr, uint64_t len)
 static void gather(const struct fy_rma_am_seg *sg, uint32_t n, char *out)
 {
     for (uint32_t i = 0; i < n; i++) {
-        memcpy(out, (const void *)(uintptr_t)sg[i].addr, (size_t)sg[i].len);
+        fy_copy(out, (const void *)(uintptr_t)sg[i].addr, (size_t)sg[i].len);
         out += sg[i].len;
     }
 }
@@ -116,7 +117,7 @@ static void gather(const struct fy_rma_am_seg *sg, uint32_t n, char *out)
 static void scatter(const struct fy_rma_am_seg *sg, uint32_t n, const char *in)
 {
     for (uint32_t i = 0; i < n; i++) {
-        memcpy((void *)(uintptr_t)sg[i].addr, in, (size_t)sg[i].len);
+        fy_copy((void *)(uintptr_t)sg[i].addr, in, (size_t)sg[i].len);
         in += sg[i].len;
     }
 }
@@ -136,7 +137,7 @@ static void reply(struct fy_rma_am *am, int o, int tag, int err,
     am->err[o] = 0;
     memcpy(s->buf, &rp, sizeof(rp));
     if (rp.bytes)
-        memcpy(s->buf + sizeof(rp), data, (size_t)bytes);
+        fy_copy(s->buf + sizeof(rp), data, (size_t)bytes);
     struct fy_rma_win *w = am->w;
     int rc = fy_p2p_isend(s->buf, (MPI_Count)(sizeof(rp) + rp.bytes),
                           fy_dtype_get(MPI_BYTE), o, tag, w->comm, w->comm->ctx,
@@ -272,7 +273,7 @@ int fy_rma_am_serve(struct fy_rma_win *w, const void *pkt, uint64_t n,
                 err = -ENOMEM;
                 break;
             }
-            memcpy(cur, scratch, h.bytes);
+            fy_copy(cur, scratch, h.bytes);
             err = op->handle == MPI_REPLACE
                       ? (memcpy(cur, data, h.bytes), 0)
                       : combine(op, u, data, cur, h.bytes);
@@ -287,9 +288,9 @@ int fy_rma_am_serve(struct fy_rma_win *w, const void *pkt, uint64_t n,
         break;
     case FY_RMA_AM_CAS: {
         void *t = (void *)(uintptr_t)sg[0].addr;
-        memcpy(scratch, t, h.bytes);
+        fy_copy(scratch, t, h.bytes);
         if (memcmp(scratch, data + h.bytes, h.bytes) == 0)
-            memcpy(t, data, h.bytes);
+            fy_copy(t, data, h.bytes);
         break;
     }
     }

@@ -92,6 +92,7 @@
 #include "p2p/p2p.h"
 #include "proto/proto.h"
 #include "rma/rma.h"
+#include "util/copy.h"
 #include "util/mt.h"
 #include "util/util.h"
 
@@ -156,7 +157,7 @@ static int rd(struct fy_rma_win *w, int t, bool remote, void *dst,
 {
     if (remote)
         return fy_rma_remote_copy(w, t, dst, addr, n, true);
-    memcpy(dst, (const void *)(uintptr_t)addr, n);
+    fy_copy(dst, (const void *)(uintptr_t)addr, n);
     return 0;
 }
 
@@ -165,7 +166,7 @@ static int wr(struct fy_rma_win *w, int t, bool remote, uint64_t addr,
 {
     if (remote)
         return fy_rma_remote_copy(w, t, (void *)(uintptr_t)src, addr, n, false);
-    memcpy((void *)(uintptr_t)addr, src, n);
+    fy_copy((void *)(uintptr_t)addr, src, n);
     return 0;
 }
 
@@ -686,7 +687,7 @@ int fy_rma_ho_put(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
     if (!b)
         return -EAGAIN;
     if (odt->contig)
-        memcpy(b->data, (const char *)obuf + odt->true_lb, (size_t)bytes);
+        fy_copy(b->data, (const char *)obuf + odt->true_lb, (size_t)bytes);
     else
         fy_dtype_pack(obuf, ocount, odt, b->data);
     post(w, target, b);
@@ -711,7 +712,7 @@ int fy_rma_ho_get(struct fy_rma_win *w, void *obuf, MPI_Count ocount,
     if (rc)
         return rc;
     if (odt->contig)
-        memcpy((char *)obuf + odt->true_lb, b->data, (size_t)bytes);
+        fy_copy((char *)obuf + odt->true_lb, b->data, (size_t)bytes);
     else
         fy_dtype_unpack(b->data, (MPI_Count)bytes, obuf, ocount, odt);
     return 0;
@@ -741,7 +742,7 @@ int fy_rma_ho_acc(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
     b->type = (int32_t)u->handle;
     /* A counter's one element: plain copies, not the type walk. */
     if (!no_op && fy_rma_flat(ocount, odt, (MPI_Count)bytes))
-        memcpy(b->data, obuf, (size_t)bytes);
+        fy_copy(b->data, obuf, (size_t)bytes);
     else if (!no_op)
         fy_dtype_pack(obuf, ocount, odt, b->data);
     post(w, target, b);
@@ -749,7 +750,7 @@ int fy_rma_ho_acc(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
         return 0; /* completed by a later settle */
     int rc = wait_box(w, target);
     if (!rc && fy_rma_flat(rcount, rdt, (MPI_Count)bytes))
-        memcpy(rbuf, b->data, (size_t)bytes);
+        fy_copy(rbuf, b->data, (size_t)bytes);
     else if (!rc)
         fy_dtype_unpack(b->data, (MPI_Count)bytes, rbuf, rcount, rdt);
     return rc;
@@ -763,11 +764,11 @@ int fy_rma_ho_cas(struct fy_rma_win *w, const void *obuf, const void *cbuf,
         return -EAGAIN;
     struct fy_rma_box *b = fill(w, target, FY_RMA_AM_CAS, taddr, n);
     b->type = (int32_t)dt->handle;
-    memcpy(b->data, obuf, n);
-    memcpy(b->data + n, cbuf, n);
+    fy_copy(b->data, obuf, n);
+    fy_copy(b->data + n, cbuf, n);
     post(w, target, b);
     int rc = wait_box(w, target);
     if (!rc)
-        memcpy(rbuf, b->data, n);
+        fy_copy(rbuf, b->data, n);
     return rc;
 }
