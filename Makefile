@@ -80,18 +80,20 @@ test-asan: deps
 # programs (four threads per rank in MPI at once, on the engine, object,
 # window and no lock) at 2 and 3 ranks, and one-sided operations of three
 # threads per rank by active messages and by cma (request-based ones among
-# them, which once took the engine lock before the window's). Only
+# them, which once took the engine lock before the window's), and two to
+# four threads per rank in blocking collectives over shared memory at
+# once (mt_coll: a thread slot each). Only
 # the library, those tests and what they need are built.
 test-tsan: deps
 	cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DFERRY_WERROR=ON \
 	  -DCMAKE_C_FLAGS=-fsanitize=thread -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread \
 	  -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread $(CMAKE_ARGS) >/dev/null
 	ninja -C $(TSAN_BUILD) -j $(JOBS) $$(cd tests/unit && ls test_*.c | sed 's/\.c$$//') \
-	  mpiexec mt_thread_multiple mt_thread_multiple2 mt_rma_am
+	  mpiexec mt_thread_multiple mt_thread_multiple2 mt_rma_am mt_mt_coll
 	cd $(TSAN_BUILD) && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure --timeout 300 \
 	  -L unit
 	cd $(TSAN_BUILD) && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure --timeout 300 \
-	  -R '^mpi\.(thread_multiple2?\.np[23]|rma_am\.np3\.(shmbuf|cma)\.multiple)$$'
+	  -R '^mpi\.(thread_multiple2?\.np[23]|rma_am\.np3\.(shmbuf|cma)\.multiple|mt_coll\.np2(\.threads4|\.split)?)$$'
 
 # C sources checked against .clang-format (Debian's clang-format 14). The
 # public header keeps its hand layout (grouped constants, long prototypes).

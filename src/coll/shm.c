@@ -61,7 +61,7 @@ int fy_coll_shm_declare(struct fy_shm_layout *lay)
 {
     int rc = fy_shm_region_add(
         lay, FY_COLL_REGION, FY_SHM_PER_RANK, sizeof(struct fy_coll_cell),
-        FY_COLL_CELLS, FY_SHM_PAGE,
+        FY_COLL_CELLS * FY_COLL_TSLOTS, FY_SHM_PAGE,
         FY_SHM_SIG(sizeof(struct fy_coll_cell),
                    offsetof(struct fy_coll_cell, addr),
                    offsetof(struct fy_coll_cell, len),
@@ -87,10 +87,47 @@ int fy_coll_shm_declare(struct fy_shm_layout *lay)
     return rc < 0 ? rc : 0;
 }
 
-/* Members of the communicator of the running collective, as local ranks
- * (index in the segment) and world ranks (for wake-ups). */
-static int *s_loc, *s_world;
-static int s_cap;
+/* What a blocking collective keeps while it runs, per thread slot: under
+ * MPI_THREAD_MULTIPLE several threads of a rank may each be in one, on
+ * different communicators (MPI forbids two at once on one), and a thread
+ * that waits gives the engine up to the others. Each holds a slot from
+ * fy_coll_shm_enter to fy_coll_shm_leave and publishes only in its slot's
+ * FY_COLL_CELLS cells, so its claims wait only for readers of its own
+ * collective, never for those of another thread's (which could wait for
+ * us at another rank: a deadlock). Below MULTIPLE slot 0 serves all. */
+struct coll_thread {
+    /* Members of the running collective's communicator, as local ranks
+     * (index in the segment) and world ranks (for wake-ups). */
+    int *loc, *world;
+    int cap;
+    struct fy_coll_cell **x; /* the members' cells (reductions) */
+    int xcap;
+    uint32_t next; /* our next cell, round robin within the slot */
+    unsigned slot;
+    unsigned depth; /* nested enters of the holding thread */
+    /* What the current wait is for (read by the sleep check). */
+    struct {
+        struct fy_coll_cell *cell; /* wait for readers == 0 of this cell */
+        int owner;                 /* or for a publication of this rank */
+        uint64_t tag;
+    } wait;
+    struct {
+        struct fy_coll_bar *bar;
+        uint32_t gen;
+    } bar;
+};
+static struct coll_thread s_th[FY_COLL_TSLOTS];
+static _Atomic unsigned s_busy; /* slots held (under MULTIPLE) */
+static _Thread_local struct coll_thread *t_th;
+
+static inline struct coll_thread *T(void)
+{
+    if (FY_LIKELY(!fy_mt_on))
+        return &s_th[0];
+    if (FY_UNLIKELY(!t_th))
+        fy_fatal(1, "internal: blocking collective outside its thread slot");
+    return t_th;
+}
 
 int fy_coll_shm_init(void)
 {
@@ -116,27 +153,31 @@ int fy_coll_shm_init(void)
     fy_coll_shm.cma_min = (uint64_t)fy_tuned_value(FY_ENV_COLL_CMA_MIN, NULL);
     fy_coll_shm.slice_min =
         (uint64_t)fy_tuned_value(FY_ENV_COLL_SLICE_MIN, NULL);
-    fy_coll_shm.next = 0;
+    for (unsigned i = 0; i < FY_COLL_TSLOTS; i++) {
+        s_th[i].next = 0;
+        s_th[i].slot = i;
+    }
     return 0;
 }
 
 void fy_coll_shm_finalize(void)
 {
-    free(s_loc);
-    free(s_world);
-    s_loc = s_world = NULL;
-    s_cap = 0;
+    for (unsigned i = 0; i < FY_COLL_TSLOTS; i++) {
+        struct coll_thread *t = &s_th[i];
+        free(t->loc);
+        free(t->world);
+        free(t->x);
+        *t = (struct coll_thread){.slot = i};
+    }
     fy_coll_shm.on = false;
 }
 
+/* Cell i of local rank 'local' (FY_COLL_CELLS per thread slot). */
 static struct fy_coll_cell *cell_of(int local, unsigned i)
 {
-    return &fy_coll_shm.cells[(uint64_t)local * FY_COLL_CELLS + i];
+    return &fy_coll_shm
+                .cells[(uint64_t)local * FY_COLL_CELLS * FY_COLL_TSLOTS + i];
 }
-
-/* Threads of this process inside a blocking collective over shared
- * memory (FY_COLL_SHM_ONE). */
-static _Atomic int s_inside;
 
 /* Whether a blocking collective on c may run here: FERRY_COLL allowing,
  * an intracommunicator of two members or more, all on this node.
@@ -156,17 +197,37 @@ bool fy_coll_shm_enter(struct fy_comm *c)
 {
     if (FY_LIKELY(!fy_mt_on) || !all_here(c))
         return false;
-    if (atomic_fetch_add(&s_inside, 1) > 0)
-        fy_fatal(1, "MPI_THREAD_MULTIPLE: another thread of this rank is in a "
-                    "blocking collective over shared memory; Ferry runs one at "
-                    "a time per rank (FERRY_COLL=p2p runs them at once, as do "
-                    "the nonblocking collectives)");
-    return true;
+    if (t_th) { /* a collective inside one of ours: the same slot */
+        t_th->depth++;
+        return true;
+    }
+    unsigned busy = atomic_load(&s_busy);
+    for (;;) {
+        unsigned i = 0;
+        while (i < FY_COLL_TSLOTS && (busy & (1u << i)))
+            i++;
+        if (i == FY_COLL_TSLOTS)
+            fy_fatal(1,
+                     "MPI_THREAD_MULTIPLE: more than %u threads of this rank "
+                     "in blocking collectives over shared memory at once "
+                     "(FERRY_COLL=p2p has no such limit, nor have the "
+                     "nonblocking collectives)",
+                     FY_COLL_TSLOTS);
+        if (atomic_compare_exchange_weak(&s_busy, &busy, busy | 1u << i)) {
+            t_th = &s_th[i];
+            t_th->depth = 1;
+            return true;
+        }
+    }
 }
 
 void fy_coll_shm_leave(void)
 {
-    atomic_fetch_sub(&s_inside, 1);
+    if (--t_th->depth)
+        return;
+    unsigned slot = t_th->slot;
+    t_th = NULL;
+    atomic_fetch_and(&s_busy, ~(1u << slot));
 }
 
 /* Whether this blocking collective on c may run here: all members on this
@@ -175,23 +236,24 @@ static bool members(struct fy_comm *c)
 {
     if (!all_here(c))
         return false;
-    if (c->size > s_cap) {
+    struct coll_thread *t = T();
+    if (c->size > t->cap) {
         int cap = c->size;
-        int *l = realloc(s_loc, (size_t)cap * sizeof(int));
+        int *l = realloc(t->loc, (size_t)cap * sizeof(int));
         if (l)
-            s_loc = l;
-        int *w = realloc(s_world, (size_t)cap * sizeof(int));
+            t->loc = l;
+        int *w = realloc(t->world, (size_t)cap * sizeof(int));
         if (w)
-            s_world = w;
+            t->world = w;
         /* Not a reason to take the point-to-point path: the other
          * members would not, and the collective would never meet. */
         if (!l || !w)
             fy_fatal(1, "collective: out of memory for %d members", c->size);
-        s_cap = cap;
+        t->cap = cap;
     }
     for (int r = 0; r < c->size; r++) {
-        s_world[r] = fy_comm_world_rank(c, r);
-        s_loc[r] = fy_boot_local(s_world[r]);
+        t->world[r] = fy_comm_world_rank(c, r);
+        t->loc[r] = fy_boot_local(t->world[r]);
     }
     return true;
 }
@@ -205,16 +267,10 @@ static uint64_t tag_of(struct fy_comm *c, uint32_t seq, uint32_t step)
 
 /* ---- waiting ------------------------------------------------------------ */
 
-/* What the current wait is for (read by the sleep check). */
-static struct {
-    struct fy_coll_cell *cell; /* wait for readers == 0 of this cell */
-    int owner;                 /* or for a publication of this local rank */
-    uint64_t tag;
-} s_wait;
-
 static struct fy_coll_cell *find_pub(int owner, uint64_t tag)
 {
-    for (unsigned i = 0; i < FY_COLL_CELLS; i++) {
+    /* Slot 0's cells first: the only ones below MULTIPLE. */
+    for (unsigned i = 0; i < FY_COLL_CELLS * FY_COLL_TSLOTS; i++) {
         struct fy_coll_cell *x = cell_of(owner, i);
         /* A1: acquire pairs with R1 in publish(): the owner's data, addr
          * and readers are visible once we see its tag. A publication we
@@ -233,7 +289,7 @@ static struct fy_coll_cell *find_pub(int owner, uint64_t tag)
 
 static bool cell_free(void)
 {
-    struct fy_coll_cell *x = s_wait.cell;
+    struct fy_coll_cell *x = T()->wait.cell;
     /* A2: acquire pairs with R2 in done(): the readers' last reads of the
      * cell happened before we overwrite it. */
     if (atomic_load_explicit(&x->readers, memory_order_acquire) == 0)
@@ -246,7 +302,8 @@ static bool cell_free(void)
 
 static bool pub_visible(void)
 {
-    return find_pub(s_wait.owner, s_wait.tag) != NULL;
+    const struct coll_thread *t = T();
+    return find_pub(t->wait.owner, t->wait.tag) != NULL;
 }
 
 /* Drive the engine while waiting (a member may be blocked in a
@@ -266,9 +323,11 @@ static void wait_for(bool (*ready)(void))
 /* Our next cell, once every reader of what it held is done. */
 static struct fy_coll_cell *claim(void)
 {
+    struct coll_thread *t = T();
     struct fy_coll_cell *x =
-        cell_of(fy_boot.local_rank, fy_coll_shm.next++ % FY_COLL_CELLS);
-    s_wait.cell = x;
+        cell_of(fy_boot.local_rank,
+                t->slot * FY_COLL_CELLS + t->next++ % FY_COLL_CELLS);
+    t->wait.cell = x;
     if (!cell_free())
         wait_for(cell_free);
     /* Invalidate before the data changes (see A3 in find_pub). */
@@ -295,19 +354,19 @@ static void publish(struct fy_comm *c, struct fy_coll_cell *x, uint64_t tag,
     atomic_store_explicit(&x->tag, tag, memory_order_release);
     if (only >= 0) {
         if (only != c->rank)
-            fy_wake(s_world[only]);
+            fy_wake(T()->world[only]);
         return;
     }
     for (int r = 0; r < c->size; r++)
         if (r != c->rank)
-            fy_wake(s_world[r]);
+            fy_wake(T()->world[r]);
 }
 
 /* Until every reader of our cell x is done (our buffer is theirs to read
  * until then). */
 static void wait_readers(struct fy_coll_cell *x)
 {
-    s_wait.cell = x;
+    T()->wait.cell = x;
     if (!cell_free())
         wait_for(cell_free);
 }
@@ -315,13 +374,14 @@ static void wait_readers(struct fy_coll_cell *x)
 /* The publication 'tag' of member r, once it is there. */
 static struct fy_coll_cell *await(int r, uint64_t tag)
 {
-    struct fy_coll_cell *x = find_pub(s_loc[r], tag);
+    struct coll_thread *t = T();
+    struct fy_coll_cell *x = find_pub(t->loc[r], tag);
     if (x)
         return x;
-    s_wait.owner = s_loc[r];
-    s_wait.tag = tag;
+    t->wait.owner = t->loc[r];
+    t->wait.tag = tag;
     wait_for(pub_visible);
-    return find_pub(s_loc[r], tag);
+    return find_pub(t->loc[r], tag);
 }
 
 /* We are done reading member r's cell x. Only the last reader wakes
@@ -334,7 +394,7 @@ static void done(int r, struct fy_coll_cell *x)
      * W1 there. */
     if (atomic_fetch_sub_explicit(&x->readers, 1, memory_order_seq_cst) == 1 &&
         atomic_load_explicit(&x->owner_waits, memory_order_seq_cst))
-        fy_wake(s_world[r]);
+        fy_wake(T()->world[r]);
 }
 
 /* The same without waking the owner, for a publication whose owner waits
@@ -350,12 +410,15 @@ void fy_coll_shm_comm_free(struct fy_comm *c)
 {
     if (!fy_coll_shm.on)
         return;
-    for (unsigned i = 0; i < FY_COLL_CELLS; i++) {
+    bool in = fy_coll_shm_enter(c);
+    for (unsigned i = 0; i < FY_COLL_CELLS * FY_COLL_TSLOTS; i++) {
         struct fy_coll_cell *x = cell_of(fy_boot.local_rank, i);
         uint64_t t = atomic_load_explicit(&x->tag, memory_order_relaxed);
         if (t >> 48 == (uint64_t)c->ctx + 1)
             wait_readers(x);
     }
+    if (in)
+        fy_coll_shm_leave();
     fy_coll_shm_nb_comm_free(c);
 }
 
@@ -399,27 +462,24 @@ bool fy_coll_bar_arrive(struct fy_coll_bar *b, int which, int P,
     return true;
 }
 
-static struct {
-    struct fy_coll_bar *bar;
-    uint32_t gen;
-} s_bar;
-
 static bool bar_released(void)
 {
-    return atomic_load_explicit(&s_bar.bar->gen[FY_COLL_BAR_BLOCKING],
-                                memory_order_acquire) != s_bar.gen;
+    const struct coll_thread *t = T();
+    return atomic_load_explicit(&t->bar.bar->gen[FY_COLL_BAR_BLOCKING],
+                                memory_order_acquire) != t->bar.gen;
 }
 
 static int counter_barrier(struct fy_comm *c)
 {
-    struct fy_coll_bar *b = fy_coll_bar_of(s_loc[0], c->ctx / 2);
+    struct coll_thread *t = T();
+    struct fy_coll_bar *b = fy_coll_bar_of(t->loc[0], c->ctx / 2);
     uint32_t gen = atomic_load_explicit(&b->gen[FY_COLL_BAR_BLOCKING],
                                         memory_order_acquire);
-    if (fy_coll_bar_arrive(b, FY_COLL_BAR_BLOCKING, c->size, s_world, c->rank,
+    if (fy_coll_bar_arrive(b, FY_COLL_BAR_BLOCKING, c->size, t->world, c->rank,
                            gen))
         return 0;
-    s_bar.bar = b;
-    s_bar.gen = gen;
+    t->bar.bar = b;
+    t->bar.gen = gen;
     wait_for(bar_released);
     return 0;
 }
@@ -525,7 +585,7 @@ static int read_mem_at(int local, int world, uint64_t addr, uint64_t n,
 static int read_mem(int r, uint64_t addr, uint64_t n, void *buf,
                     MPI_Count count, const struct fy_dtype *dt)
 {
-    return read_mem_at(s_loc[r], s_world[r], addr, n, buf, count, dt);
+    return read_mem_at(T()->loc[r], T()->world[r], addr, n, buf, count, dt);
 }
 
 /* Read count elements of dt into buf from member r's published image, at
@@ -649,19 +709,17 @@ static int combine(struct fy_coll_cell *const *x, int P, MPI_Count e0,
     return 0;
 }
 
-static struct fy_coll_cell **s_x;
-static int s_xcap;
-
 static struct fy_coll_cell **cells_array(int P)
 {
-    if (P > s_xcap) {
-        struct fy_coll_cell **x = realloc(s_x, (size_t)P * sizeof(*x));
+    struct coll_thread *t = T();
+    if (P > t->xcap) {
+        struct fy_coll_cell **x = realloc(t->x, (size_t)P * sizeof(*x));
         if (!x)
             return NULL;
-        s_x = x;
-        s_xcap = P;
+        t->x = x;
+        t->xcap = P;
     }
-    return s_x;
+    return t->x;
 }
 
 /* Reduce (root >= 0: only the root gets the result in rbuf) or allreduce
@@ -1104,8 +1162,8 @@ int fy_coll_take_block(int local, int world, const unsigned char *data,
 static int take_block(int r, const struct fy_coll_cell *x, int i, void *buf,
                       MPI_Count count, const struct fy_dtype *dt)
 {
-    return fy_coll_take_block(s_loc[r], s_world[r], x->data, FY_COLL_DATA, i,
-                              buf, count, dt);
+    return fy_coll_take_block(T()->loc[r], T()->world[r], x->data, FY_COLL_DATA,
+                              i, buf, count, dt);
 }
 
 /* Gatherv and scatterv: only the root knows every block's size, so the
@@ -1412,7 +1470,7 @@ static int shm_scan(const void *sbuf, void *rbuf, MPI_Count count,
         if (me < P - 1) {
             publish(c, mine, tag, (uint32_t)(P - 1 - me), NULL, 0, me);
             for (int r = me + 1; r < P; r++)
-                fy_wake(s_world[r]);
+                fy_wake(T()->world[r]);
         }
         if (n == 0)
             continue;

@@ -20,6 +20,10 @@
 /* One publication of a rank to the members of a collective. */
 #define FY_COLL_DATA 32768u
 #define FY_COLL_CELLS 2u
+/* Thread slots (coll/shm.c): under MPI_THREAD_MULTIPLE this many threads
+ * of a rank may be in blocking collectives over shared memory at once,
+ * each with FY_COLL_CELLS cells of its own. */
+#define FY_COLL_TSLOTS 4u
 struct fy_coll_cell {
     /* Written by the owner only; published by 'tag' (release). */
     alignas(FY_CACHELINE) _Atomic uint64_t tag; /* ctx+1 | seq | step; 0 none */
@@ -79,22 +83,21 @@ static_assert(sizeof(struct fy_coll_bar) == FY_CACHELINE &&
 #define FY_COLL_BAR_REGION "cbar"
 
 /* Each local rank's collective area: the "coll" region, FY_COLL_CELLS
- * cells per rank. fy_coll_shm_declare is a fy_shm_declare_fn: MPI_Init
- * hands it to fy_p2p_init, which lays the segment out. Returns 0 or the
- * allocator's negative errno. */
+ * cells per thread slot, FY_COLL_TSLOTS slots per rank. fy_coll_shm_declare is
+ * a fy_shm_declare_fn: MPI_Init hands it to fy_p2p_init, which lays the segment
+ * out. Returns 0 or the allocator's negative errno. */
 #define FY_COLL_REGION "coll"
 struct fy_shm_layout;
 int fy_coll_shm_declare(struct fy_shm_layout *lay);
 
 struct fy_coll_shm {
     bool on; /* FERRY_COLL allows it and the node has a segment */
-    struct fy_coll_cell *cells; /* the "coll" region: [local][FY_COLL_CELLS] */
+    struct fy_coll_cell *cells; /* "coll": [local][TSLOTS x CELLS] */
     struct fy_coll_slot *slots; /* "ncoll": [local][FY_COLL_SLOTS] */
     struct fy_coll_bar *bars;   /* "cbar": [local][FY_COLL_SLOTS] */
     bool cma;                   /* process_vm_readv works job-wide */
     uint64_t cma_min;   /* broadcasts from this size read the root's buffer */
     uint64_t slice_min; /* reductions from this size combine slices */
-    uint32_t next;      /* our next cell (round robin) */
 };
 extern struct fy_coll_shm fy_coll_shm;
 
@@ -113,15 +116,16 @@ static inline struct fy_coll_bar *fy_coll_bar_of(int local, uint32_t ctxi)
 bool fy_coll_bar_arrive(struct fy_coll_bar *b, int which, int P,
                         const int *world, int me, uint32_t gen);
 
-/* MPI_THREAD_MULTIPLE: the blocking collectives over shared memory keep
- * their state (member tables, the rank's two cells, what a wait is for)
- * per process, and a waiting thread gives the engine lock up, so a second
- * thread in one at the same time would take the first one's cells. Every
- * call of a blocking fy_coll_shm_* goes through FY_COLL_SHM_ONE: a second
- * thread entering while another is inside (on any communicator, from an
- * MPI call or from inside the library: Comm_split, Win_fence, ...) ends
- * the job with a clear error instead of hanging. Below MULTIPLE, one
- * load and a predicted branch. */
+/* MPI_THREAD_MULTIPLE: a blocking collective over shared memory keeps
+ * its state (member tables, its cells, what a wait is for) in a thread
+ * slot (coll/shm.c, struct coll_thread), and a waiting thread gives the
+ * engine lock up, so other threads of the rank may run collectives on
+ * other communicators meanwhile, from MPI calls or from inside the library
+ * (Comm_split, Win_fence, ...). Every call of a blocking fy_coll_shm_*
+ * goes through FY_COLL_SHM_ONE, which holds a slot for the call (a nested
+ * call keeps its thread's); a thread finding all FY_COLL_TSLOTS slots
+ * taken ends the job with a clear error. Below MULTIPLE, one load and a
+ * predicted branch, and slot 0 serves everything. */
 bool fy_coll_shm_enter(struct fy_comm *c);
 void fy_coll_shm_leave(void);
 #define FY_COLL_SHM_ONE(c, call)                                               \

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* MPI_THREAD_MULTIPLE: two threads per rank run collectives at once, each
- * on a communicator of its own (Allreduce of 1-300 ints, Bcast from a
- * rotating root, Barrier), every result checked. With --nb they use
- * MPI_Iallreduce, MPI_Ibcast and MPI_Ibarrier + MPI_Wait, which may run
- * at once over shared memory. Blocking collectives over shared memory
- * keep per-process state, so two at once end the job with a clear error
- * (script.mt_coll_blocking) unless FERRY_COLL=p2p (mpi.mt_coll.*.p2p);
- * so do those the library runs inside MPI_Comm_split (--split). */
+/* MPI_THREAD_MULTIPLE: two threads per rank (--threads N: 2 to 4) run
+ * collectives at once, each on a communicator of its own (Allreduce of
+ * 1-300 ints, Bcast from a rotating root, Barrier), every result checked:
+ * the blocking collectives over shared memory, each thread in a slot of
+ * its own (coll/shm.c), or with FERRY_COLL=p2p the point-to-point ones.
+ * With --nb they use MPI_Iallreduce, MPI_Ibcast and MPI_Ibarrier +
+ * MPI_Wait. With --split thread 1 splits and frees communicators instead
+ * (collectives the library runs inside MPI_Comm_split). */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +15,9 @@
 
 enum { ITERS = 600, MAXN = 300 };
 
-static MPI_Comm s_comm[2];
+enum { MAXT = 4 };
+static MPI_Comm s_comm[MAXT];
+static int s_threads = 2;
 static int s_nb;
 
 static void allreduce(int *v, int *s, int n, MPI_Comm c)
@@ -107,17 +109,20 @@ int main(int argc, char **argv)
             s_nb = 1;
         else if (strcmp(argv[i], "--split") == 0)
             s_split = 1;
+        else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
+            s_threads = atoi(argv[++i]);
+    MT_CHECK(s_threads >= 2 && s_threads <= MAXT, "--threads 2 to %d", MAXT);
     if (getenv("MT_COLL_SPLIT")) /* for scripts that pass no arguments */
         s_split = 1;
-    MT_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &s_comm[0]));
-    MT_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &s_comm[1]));
-    pthread_t th[2];
-    for (long t = 0; t < 2; t++)
+    for (int t = 0; t < s_threads; t++)
+        MT_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &s_comm[t]));
+    pthread_t th[MAXT];
+    for (long t = 0; t < s_threads; t++)
         MT_CHECK(pthread_create(&th[t], NULL, run, (void *)t) == 0,
                  "pthread_create");
-    for (int t = 0; t < 2; t++)
+    for (int t = 0; t < s_threads; t++)
         pthread_join(th[t], NULL);
-    MT_MPI(MPI_Comm_free(&s_comm[0]));
-    MT_MPI(MPI_Comm_free(&s_comm[1]));
+    for (int t = 0; t < s_threads; t++)
+        MT_MPI(MPI_Comm_free(&s_comm[t]));
     return mt_finish("mt_coll");
 }
