@@ -216,6 +216,12 @@ bool fy_coll_shm_enter(struct fy_comm *c)
         if (atomic_compare_exchange_weak(&s_busy, &busy, busy | 1u << i)) {
             t_th = &s_th[i];
             t_th->depth = 1;
+            /* M2: release pairs with M1 in find_pub(): readers search
+             * our other slots' cells before we publish in one. */
+            struct fy_coll_bar *b = fy_coll_bar_of(fy_boot.local_rank, 0);
+            if (i &&
+                !atomic_load_explicit(&b->more_slots, memory_order_relaxed))
+                atomic_store_explicit(&b->more_slots, 1, memory_order_release);
             return true;
         }
     }
@@ -269,8 +275,14 @@ static uint64_t tag_of(struct fy_comm *c, uint32_t seq, uint32_t step)
 
 static struct fy_coll_cell *find_pub(int owner, uint64_t tag)
 {
-    /* Slot 0's cells first: the only ones below MULTIPLE. */
-    for (unsigned i = 0; i < FY_COLL_CELLS * FY_COLL_TSLOTS; i++) {
+    /* Slot 0's cells, and the others once the owner has used them (M1:
+     * acquire pairs with M2 in fy_coll_shm_enter: its flag is up before
+     * it publishes there). */
+    unsigned n = atomic_load_explicit(&fy_coll_bar_of(owner, 0)->more_slots,
+                                      memory_order_acquire)
+                     ? FY_COLL_CELLS * FY_COLL_TSLOTS
+                     : FY_COLL_CELLS;
+    for (unsigned i = 0; i < n; i++) {
         struct fy_coll_cell *x = cell_of(owner, i);
         /* A1: acquire pairs with R1 in publish(): the owner's data, addr
          * and readers are visible once we see its tag. A publication we

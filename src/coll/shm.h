@@ -76,9 +76,14 @@ enum { FY_COLL_BAR_BLOCKING, FY_COLL_BAR_NB };
 struct fy_coll_bar {
     alignas(FY_CACHELINE) _Atomic uint32_t count[2]; /* arrived so far */
     _Atomic uint32_t gen[2];                         /* barriers completed */
+    /* In the line of context 0 only: 1 once this rank has published in a
+     * cell beyond thread slot 0 (coll/shm.c): readers then search all of
+     * its cells, else slot 0's. Written by the rank, once. */
+    _Atomic uint32_t more_slots;
 };
 static_assert(sizeof(struct fy_coll_bar) == FY_CACHELINE &&
-                  offsetof(struct fy_coll_bar, gen) == 8,
+                  offsetof(struct fy_coll_bar, gen) == 8 &&
+                  offsetof(struct fy_coll_bar, more_slots) == 16,
               "one line per pair of counters");
 #define FY_COLL_BAR_REGION "cbar"
 
