@@ -193,14 +193,9 @@ static bool all_here(struct fy_comm *c)
     return true;
 }
 
-bool fy_coll_shm_enter(struct fy_comm *c)
+/* Hold a thread slot (under MULTIPLE, for a thread holding none). */
+static void slot_take(void)
 {
-    if (FY_LIKELY(!fy_mt_on) || !all_here(c))
-        return false;
-    if (t_th) { /* a collective inside one of ours: the same slot */
-        t_th->depth++;
-        return true;
-    }
     unsigned busy = atomic_load(&s_busy);
     for (;;) {
         unsigned i = 0;
@@ -222,9 +217,20 @@ bool fy_coll_shm_enter(struct fy_comm *c)
             if (i &&
                 !atomic_load_explicit(&b->more_slots, memory_order_relaxed))
                 atomic_store_explicit(&b->more_slots, 1, memory_order_release);
-            return true;
+            return;
         }
     }
+}
+
+bool fy_coll_shm_enter(struct fy_comm *c)
+{
+    if (FY_LIKELY(!fy_mt_on) || !all_here(c))
+        return false;
+    if (t_th) /* a collective inside one of ours: the same slot */
+        t_th->depth++;
+    else
+        slot_take();
+    return true;
 }
 
 void fy_coll_shm_leave(void)
@@ -422,7 +428,13 @@ void fy_coll_shm_comm_free(struct fy_comm *c)
 {
     if (!fy_coll_shm.on)
         return;
-    bool in = fy_coll_shm_enter(c);
+    /* Any communicator (an intercommunicator's context may be one our
+     * cells carry): its waits need a slot under MULTIPLE. */
+    bool in = FY_UNLIKELY(fy_mt_on);
+    if (in && t_th)
+        t_th->depth++;
+    else if (in)
+        slot_take();
     for (unsigned i = 0; i < FY_COLL_CELLS * FY_COLL_TSLOTS; i++) {
         struct fy_coll_cell *x = cell_of(fy_boot.local_rank, i);
         uint64_t t = atomic_load_explicit(&x->tag, memory_order_relaxed);

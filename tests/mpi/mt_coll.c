@@ -6,7 +6,8 @@
  * its own (coll/shm.c), or with FERRY_COLL=p2p the point-to-point ones.
  * With --nb they use MPI_Iallreduce, MPI_Ibcast and MPI_Ibarrier +
  * MPI_Wait. With --split thread 1 splits and frees communicators instead
- * (collectives the library runs inside MPI_Comm_split). */
+ * (collectives the library runs inside MPI_Comm_split). First, Allgathers
+ * over intercommunicators freed under MULTIPLE. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,6 +115,29 @@ int main(int argc, char **argv)
     MT_CHECK(s_threads >= 2 && s_threads <= MAXT, "--threads 2 to %d", MAXT);
     if (getenv("MT_COLL_SPLIT")) /* for scripts that pass no arguments */
         s_split = 1;
+    /* Intercommunicators' collectives and frees under MULTIPLE, whose
+     * contexts were just those of intracommunicators with publications
+     * in our collective cells (freeing one checks the cells). */
+    for (int round = 0; round < 4; round++) {
+        MPI_Comm d, half, inter;
+        int one = 1, sum = 0;
+        MT_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &d));
+        MT_MPI(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, d));
+        MT_EQ(sum, mt_size, "allreduce before the intercommunicator");
+        MT_MPI(MPI_Comm_free(&d));
+        int color = mt_rank % 2;
+        MT_MPI(MPI_Comm_split(MPI_COMM_WORLD, color, mt_rank, &half));
+        MT_MPI(MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, 1 - color, 7,
+                                    &inter));
+        int rs = 0, v = mt_rank, all[64];
+        MT_MPI(MPI_Comm_remote_size(inter, &rs));
+        MT_CHECK(rs <= 64, "remote size");
+        MT_MPI(MPI_Allgather(&v, 1, MPI_INT, all, 1, MPI_INT, inter));
+        for (int k = 0; k < rs; k++)
+            MT_EQ(all[k], 2 * k + 1 - color, "intercommunicator allgather");
+        MT_MPI(MPI_Comm_free(&inter));
+        MT_MPI(MPI_Comm_free(&half));
+    }
     for (int t = 0; t < s_threads; t++)
         MT_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &s_comm[t]));
     pthread_t th[MAXT];
