@@ -8,9 +8,10 @@
  * Every rank allocates the same way, so an offset on the receiving side
  * fixes the distance between the two processes' buffers. Ring pattern,
  * any rank count; also a Sendrecv to ourselves and an Allgather into a
- * shifted buffer. With --expect-slow (run with FERRY_COPY_ALIAS=on and cma
- * in force) the library's MPI_T counters must show that the remedies ran:
- * copies by the vector loop and transfers bounced through scratch. */
+ * shifted buffer. With --expect-slow (run with FERRY_COPY_ALIAS=on) the
+ * library's MPI_T counters must show that the remedies ran wherever cma
+ * carried messages: copies by the vector loop and transfers bounced
+ * through scratch. */
 #include "mpitest.h"
 
 #define GUARD 128
@@ -147,10 +148,16 @@ int main(int argc, char **argv)
     free(rb);
     unsigned long long loops = pvar_total("ferry_copy_loop_copies");
     unsigned long long bounced = pvar_total("ferry_copy_bounced_transfers");
-    if (expect_slow) {
+    /* The remedies run where cma carries the rendezvous (where ptrace
+     * rules forbid it, another mechanism does, at harmless distances). */
+    unsigned long long cma = pvar_total("ferry_xfer_cma_msgs");
+    if (expect_slow && cma > 0) {
         MT_CHECK(loops > 0, "copies by the vector loop: %llu", loops);
         MT_CHECK(bounced > 0, "transfers bounced through scratch: %llu",
                  bounced);
+    } else if (expect_slow && mt_rank == 0) {
+        printf("p2p_distance: no message went by cma here; the remedies' "
+               "counters are not checked\n");
     }
     MT_MPI(MPI_T_finalize());
     return mt_finish("p2p_distance");
