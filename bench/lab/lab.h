@@ -227,6 +227,10 @@ double lab_median(double *v, int n);
 int lab_ops_run(const struct lab_opts *o, FILE *out);
 /* ---- distance.c: --distance, copy rate by distance (one process) ------ */
 int lab_distance_run(const struct lab_opts *o, FILE *out);
+/* The same section, measured during a full (not --quick) run after the
+ * second process left, for report.md; NULL when not measured. */
+extern char *lab_distance_section;
+void lab_exp_distance(const struct lab_opts *o);
 
 /* ---- protocols.c: jobs under Ferry's mpiexec ---------------------------- */
 /* The executable 'name' next to ferry-bench, into out; false if none. */

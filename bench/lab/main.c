@@ -412,6 +412,8 @@ int main(int argc, char **argv)
      * left the second core. */
     if (!L->opt.tune)
         lab_exp_pin(&L->opt); /* one process: P1 has left */
+    if (!L->opt.tune && !L->opt.quick)
+        lab_exp_distance(&L->opt); /* and this */
     if (!L->opt.no_protocols && (L->opt.tune || !L->opt.quick)) {
         lab_exp_protocols(L);
         lab_progress_done(L);

@@ -1358,6 +1358,8 @@ int lab_write_report(struct lab *L, FILE *f, const char *plots_note,
     lab_proto_write_md(f);
     if (lab_pin_section) /* seed 004's pin-down cache (pin.c) */
         fputs(lab_pin_section, f);
+    if (lab_distance_section) /* copy rate by distance (distance.c) */
+        fputs(lab_distance_section, f);
     fputs("## Plots\n\n", f);
     fputs(plots_note, f);
     fputs("\n", f);
