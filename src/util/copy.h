@@ -43,7 +43,7 @@ extern bool fy_copy_alias;
 extern bool fy_copy_cma_alias;
 
 /* What fy_copy_init measured, for ferry-info and the laboratory: the best
- * of a few 16 KiB copies at distance 0 and 16, in microseconds (0: not
+ * of three 16 KiB copies at distance 0 and 16, in microseconds (0: not
  * measured). */
 struct fy_copy_probe {
     double memcpy_us[2];
@@ -100,7 +100,7 @@ static inline bool fy_copy_cma_slow(uint64_t dst, uint64_t src, size_t n)
 }
 
 /* Read FERRY_COPY_ALIAS and, under auto, time memcpy and a
- * process_vm_readv of this process at distances 0 and 16 (about 100 us).
+ * process_vm_readv of this process at distances 0 and 16 (about 0.1 ms).
  * Needs fy_env_load(). Returns 0 or -EINVAL (logged). */
 int fy_copy_init(void);
 
