@@ -159,16 +159,6 @@ char *lab_distance_section;
 
 void lab_exp_distance(const struct lab_opts *o)
 {
-    size_t n = 0;
-    FILE *f = open_memstream(&lab_distance_section, &n);
-    if (!f)
-        return;
-    fputs("## Copy distance\n\n", f);
-    int rc = lab_distance_run(o, f);
-    fputs("\n", f);
-    fclose(f);
-    if (rc != 0) {
-        free(lab_distance_section);
-        lab_distance_section = NULL;
-    }
+    lab_distance_section =
+        lab_capture(lab_distance_run, o, "## Copy distance\n\n");
 }

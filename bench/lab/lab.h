@@ -256,6 +256,10 @@ int lab_pin_run(const struct lab_opts *o, FILE *out);
  * left) for report.md; NULL when not measured. */
 extern char *lab_pin_section;
 void lab_exp_pin(const struct lab_opts *o);
+/* The output of run(o, ...) as a string for report.md, after 'heading'
+ * (NULL: none); NULL if it failed. */
+char *lab_capture(int (*run)(const struct lab_opts *, FILE *),
+                  const struct lab_opts *o, const char *heading);
 double lab_trimmed_mean(double *v, int n); /* middle 80% (seed 001, sec. 5) */
 
 /* Measured figure: median over repeats of each repeat's trimmed mean. */

@@ -203,14 +203,25 @@ char *lab_pin_section;
 
 void lab_exp_pin(const struct lab_opts *o)
 {
+    lab_pin_section = lab_capture(lab_pin_run, o, NULL);
+}
+
+char *lab_capture(int (*run)(const struct lab_opts *, FILE *),
+                  const struct lab_opts *o, const char *heading)
+{
+    char *text = NULL;
     size_t n = 0;
-    FILE *f = open_memstream(&lab_pin_section, &n);
+    FILE *f = open_memstream(&text, &n);
     if (!f)
-        return;
-    int rc = lab_pin_run(o, f);
+        return NULL;
+    if (heading)
+        fputs(heading, f);
+    int rc = run(o, f);
+    fputs(heading ? "\n" : "", f);
     fclose(f);
     if (rc != 0) {
-        free(lab_pin_section);
-        lab_pin_section = NULL;
+        free(text);
+        return NULL;
     }
+    return text;
 }
