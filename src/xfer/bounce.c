@@ -4,11 +4,14 @@
  * process, shared by its threads, each FY_XFER_BOUNCE_PIECE bytes plus a
  * page so a piece can start at any page offset. Mapped on first use and
  * kept for the process's life; when all are in use a transfer goes
- * direct (slow, never wrong). */
+ * direct (slow, never wrong). fy_xfer_bounced moves a transfer through
+ * one. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
 
+#include "util/copy.h"
 #include "xfer/xfer.h"
 
 #define BOUNCE_BUFS 4
@@ -46,4 +49,34 @@ uint8_t *fy_xfer_bounce_take(int *slot)
 void fy_xfer_bounce_give(int slot)
 {
     atomic_store_explicit(&bounce_busy[slot], false, memory_order_release);
+}
+
+ssize_t fy_xfer_bounced(fy_xfer_remote_fn *direct, pid_t peer, uint8_t *local,
+                        uint64_t remote, size_t len, bool get,
+                        bool at_remote_offset)
+{
+    int b;
+    uint8_t *scratch = fy_xfer_bounce_take(&b);
+    if (!scratch) /* every scratch buffer in use: direct */
+        return direct(peer, local, remote, len, get);
+    size_t done = 0;
+    ssize_t k = 0;
+    while (done < len) {
+        size_t n = FY_MIN(len - done, FY_XFER_BOUNCE_PIECE);
+        uint64_t at = remote + done;
+        uint8_t *tmp = scratch + (at_remote_offset ? (at & 4095) : 0);
+        if (!get)
+            fy_copy(tmp, local + done, n);
+        k = direct(peer, tmp, at, n, get);
+        if (k != (ssize_t)n)
+            break;
+        if (get)
+            fy_copy(local + done, tmp, n);
+        done += n;
+    }
+    fy_xfer_bounce_give(b);
+    if (done < len)
+        return k < 0 ? k : -EFAULT;
+    fy_copy_count(&fy_copy_counts.bounces, &fy_copy_counts.bounce_bytes, len);
+    return (ssize_t)len;
 }

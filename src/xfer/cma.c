@@ -4,10 +4,8 @@
  * staging). Needs ptrace-read permission on the peer. */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -37,48 +35,19 @@ static ssize_t cma_direct(pid_t peer, void *local, uint64_t remote, size_t len,
 }
 
 /* Where the kernel's copy is slow at this transfer's distance (util/copy.h:
- * destination 1-31 bytes past the source modulo 4096), each piece goes
- * through a scratch buffer (xfer/bounce.c) placed at the remote address's
- * page offset - distance 0 for the kernel - and between scratch and user
- * buffer by fy_copy, which is fast at any distance: an extra copy of a
- * piece that stays in the cache, 3.5x faster than the direct call here at
- * 64 KiB-1 MiB (bench/README.md, "Copy distance"). */
-static ssize_t cma_bounced(pid_t peer, uint8_t *local, uint64_t remote,
-                           size_t len, bool get, uint8_t *scratch)
-{
-    size_t done = 0;
-    while (done < len) {
-        size_t n = FY_MIN(len - done, FY_XFER_BOUNCE_PIECE);
-        uint64_t at = remote + done;
-        uint8_t *tmp = scratch + (at & 4095);
-        if (!get)
-            fy_copy(tmp, local + done, n);
-        ssize_t k = cma_direct(peer, tmp, at, n, get);
-        if (k != (ssize_t)n)
-            return k < 0 ? k : -EFAULT;
-        if (get)
-            fy_copy(local + done, tmp, n);
-        done += n;
-    }
-    return (ssize_t)done;
-}
-
+ * destination 1-31 bytes past the source modulo 4096), it goes through a
+ * scratch buffer placed at the remote address's page offset - distance 0
+ * for the kernel - and between scratch and user buffer by fy_copy, which
+ * is fast at any distance: an extra copy of a piece that stays in the
+ * cache, 3.5x faster than the direct call here at 64 KiB-1 MiB
+ * (bench/README.md, "Copy distance"; xfer/bounce.c). */
 static ssize_t cma_copy(pid_t peer, void *local, uint64_t remote, size_t len,
                         bool get)
 {
     uint64_t here = (uint64_t)(uintptr_t)local;
     if (!fy_copy_cma_slow(get ? here : remote, get ? remote : here, len))
         return cma_direct(peer, local, remote, len, get);
-    int b;
-    uint8_t *scratch = fy_xfer_bounce_take(&b);
-    if (!scratch) /* every scratch buffer in use: direct */
-        return cma_direct(peer, local, remote, len, get);
-    ssize_t k = cma_bounced(peer, local, remote, len, get, scratch);
-    fy_xfer_bounce_give(b);
-    if (k == (ssize_t)len)
-        fy_copy_count(&fy_copy_counts.bounces, &fy_copy_counts.bounce_bytes,
-                      len);
-    return k;
+    return fy_xfer_bounced(cma_direct, peer, local, remote, len, get, true);
 }
 
 static uint64_t probe_word = 0x46657272794f4b21ull;

@@ -126,31 +126,15 @@ static ssize_t pm_copy(pid_t peer, void *local, uint64_t remote, size_t len,
 {
     if (!pm_slow(local, remote, len, get))
         return pm_direct(peer, local, remote, len, get);
-    int b;
-    uint8_t *scratch = fy_xfer_bounce_take(&b);
-    if (!scratch)
-        return pm_direct(peer, local, remote, len, get);
-    uint8_t *mine = local;
-    size_t done = FY_MIN((size_t)(-remote & 4095u), len);
-    ssize_t k = done ? pm_direct(peer, mine, remote, done, get) : 0;
-    if (k != (ssize_t)done)
-        goto out;
-    while (done < len) {
-        size_t n = FY_MIN(len - done, FY_XFER_BOUNCE_PIECE);
-        if (!get)
-            fy_copy(scratch, mine + done, n);
-        k = pm_direct(peer, scratch, remote + done, n, get);
-        if (k != (ssize_t)n)
-            goto out;
-        if (get)
-            fy_copy(mine + done, scratch, n);
-        done += n;
-    }
-    k = (ssize_t)done;
-    fy_copy_count(&fy_copy_counts.bounces, &fy_copy_counts.bounce_bytes, len);
-out:
-    fy_xfer_bounce_give(b);
-    return k < 0 || (size_t)k == len ? k : -EFAULT;
+    size_t head = FY_MIN((size_t)(-remote & 4095u), len);
+    ssize_t k = head ? pm_direct(peer, local, remote, head, get) : 0;
+    if (k != (ssize_t)head)
+        return k < 0 ? k : -EFAULT;
+    if (head == len)
+        return (ssize_t)len;
+    k = fy_xfer_bounced(pm_direct, peer, (uint8_t *)local + head, remote + head,
+                        len - head, get, false);
+    return k < 0 ? k : (ssize_t)len;
 }
 
 static uint64_t probe_word = 0x46657272792d504dull;
