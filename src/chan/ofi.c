@@ -61,8 +61,12 @@
  * our own sit in one epoll set; ranks of our node that would ring our
  * futex doorbell see FY_SLEEP_NET and write a byte to the pipe, as with
  * the TCP channel. Before sleeping, fi_trywait says whether the CQ must be
- * read first. A provider without an fd wait object bounds each sleep by
- * 1 ms. */
+ * read first. A wait object costs every completion a signal (on
+ * tcp;ofi_rxm a pipe write: about 1 us of a 6.5 us one-way latency), so
+ * it is made only where ranks sleep (FERRY_OFI_WAIT=auto: they outnumber
+ * cores, or FERRY_WAIT=block); ranks that spin never use it. Without one
+ * (that, FERRY_OFI_WAIT=poll, or a provider that has no fd) a sleep lasts
+ * 50 us, doubling while nothing completes, up to 1 ms. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -161,6 +165,7 @@ static struct {
     struct fid_mr *mr; /* both pools, when the provider wants FI_MR_LOCAL */
     void *desc;
     int cq_fd; /* -1: the CQ has no fd to wait on */
+    long nap_ns; /* no fd: the next sleep's length (grows while idle) */
     int epfd, wake_rd, wake_wr;
     size_t inject;
     uint64_t max_payload;
@@ -390,6 +395,7 @@ static int cq_drain(void)
             }
         }
         n += (int)k;
+        ofi.nap_ns = 0; /* work came: the next sleep is short again */
     }
 }
 
@@ -849,19 +855,28 @@ static void ofi_sleep(bool (*more_work)(void))
     atomic_thread_fence(memory_order_seq_cst);
     if (!fy_chan_visible() && !(more_work && more_work())) {
         /* fi_trywait: 0 means the CQ's fd will signal anything new;
-         * otherwise the CQ has something to read now: do not sleep. A
-         * provider without an fd is polled every millisecond. */
+         * otherwise the CQ has something to read now: do not sleep.
+         * Without an fd the CQ is polled after a nap that doubles from
+         * 50 us to 1 ms while nothing completes (cq_drain resets it). */
         struct fid *f = &ofi.cq->fid;
-        int ms = 1;
-        if (ofi.cq_fd >= 0 && fi_trywait(ofi.fabric, &f, 1) != 0)
-            ms = 0;
-        else if (ofi.cq_fd >= 0 &&
-                 !atomic_load_explicit(&my->nopoke, memory_order_relaxed))
-            ms = 20;
-        if (ms) {
+        long ns;
+        if (ofi.cq_fd < 0) {
+            ns = ofi.nap_ns = ofi.nap_ns ? FY_MIN(2 * ofi.nap_ns, 1000000L)
+                                         : 50000L;
+        } else if (fi_trywait(ofi.fabric, &f, 1) != 0) {
+            ns = 0;
+        } else {
+            ns = atomic_load_explicit(&my->nopoke, memory_order_relaxed)
+                     ? 1000000L
+                     : 20000000L;
+        }
+        if (ns) {
             struct epoll_event ev[4];
+            struct timespec ts = {ns / 1000000000L, ns % 1000000000L};
             int d = fy_mt_wait_begin(); /* other threads may use MPI */
-            int k = epoll_wait(ofi.epfd, ev, 4, ms);
+            int k = epoll_pwait2(ofi.epfd, ev, 4, &ts, NULL);
+            if (k < 0 && errno == ENOSYS) /* kernels before 5.11 */
+                k = epoll_wait(ofi.epfd, ev, 4, (int)((ns + 999999) / 1000000));
             fy_mt_wait_end(d);
             for (int i = 0; i < k; i++)
                 if (ev[i].data.u32 == 1)
@@ -941,12 +956,18 @@ static int ofi_open(struct fi_info *info)
     struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_MSG,
                              .size = 4 * (OFI_NRECV + OFI_NSEND),
                              .wait_obj = FI_WAIT_FD};
-    if (fi_cq_open(ofi.domain, &cqa, &ofi.cq, NULL) == 0) {
+    const char *wait = fy_env_str(FY_ENV_OFI_WAIT);
+    bool want_fd = !strcmp(wait, "fd") ||
+                   (!strcmp(wait, "auto") && fy_chan.wake_peers);
+    if (!want_fd) {
+        cqa.wait_obj = FI_WAIT_NONE;
+        TRY(fi_cq_open(ofi.domain, &cqa, &ofi.cq, NULL), "fi_cq_open");
+    } else if (fi_cq_open(ofi.domain, &cqa, &ofi.cq, NULL) == 0) {
         if (fi_control(&ofi.cq->fid, FI_GETWAIT, &ofi.cq_fd) != 0)
             ofi.cq_fd = -1;
     } else {
         FY_INFO("OFI channel: the provider's completion queue has no fd to "
-                "wait on: sleeps last at most 1 ms");
+                "wait on: sleeping ranks poll it every 50 us to 1 ms");
         cqa.wait_obj = FI_WAIT_NONE;
         TRY(fi_cq_open(ofi.domain, &cqa, &ofi.cq, NULL), "fi_cq_open");
     }

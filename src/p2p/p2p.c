@@ -1145,6 +1145,11 @@ int fy_p2p_seg_params(uint32_t nranks, struct fy_p2p_seg_params *out)
         FY_ERROR("FERRY_NET='%s' is not one of auto, tcp, ofi", net);
         return -EINVAL;
     }
+    const char *ow = fy_env_str(FY_ENV_OFI_WAIT);
+    if (strcmp(ow, "auto") && strcmp(ow, "fd") && strcmp(ow, "poll")) {
+        FY_ERROR("FERRY_OFI_WAIT='%s' is not one of auto, fd, poll", ow);
+        return -EINVAL;
+    }
     const char *mtl = fy_env_str(FY_ENV_MT_LOCKS);
     if (strcmp(mtl, "fine") && strcmp(mtl, "global")) {
         FY_ERROR("FERRY_MT_LOCKS='%s' is not one of fine, global", mtl);

@@ -149,6 +149,13 @@ struct fy_env_var fy_env[FY_ENV_COUNT] = {
                         "and a sender writes into an offered receive "
                         "buffer (fi_write) where the provider offers RMA; "
                         "0: always CTS and streamed data, no offers"},
+    [FY_ENV_OFI_WAIT] = {"FERRY_OFI_WAIT", FY_ENV_STRING, "auto",
+                         "FERRY_NET=ofi: fd (the completion queue has a "
+                         "file descriptor to sleep on, signalled at every "
+                         "completion), poll (none: a sleeping rank polls, "
+                         "50 us to 1 ms apart), or auto (fd where ranks "
+                         "sleep, i.e. outnumber cores or FERRY_WAIT=block; "
+                         "poll where they spin)"},
     [FY_ENV_PIN_MAX] = {"FERRY_PIN_MAX", FY_ENV_SIZE, "64M",
                         "pin-down cache: bytes of registered (pinned) memory "
                         "per process, half for sends and half for receives "

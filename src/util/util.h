@@ -109,6 +109,7 @@ enum fy_env_id {
     FY_ENV_TCP_CC,
     FY_ENV_OFI_PROVIDER,
     FY_ENV_OFI_RMA,
+    FY_ENV_OFI_WAIT,
     FY_ENV_PIN_MAX,
     FY_ENV_PIN_SEND_MAX,
     FY_ENV_PIN_RECV_MAX,

@@ -36,7 +36,7 @@ done
 echo "ferry-info: ${#names[@]} variables x ${#bad[@]} malformed values, no crash"
 
 marker="ferrytest-envbad-$$-$RANDOM"
-for kv in FERRY_SPIN=abc FERRY_EAGER_MAX=12Q FERRY_STATS=maybe FERRY_OFI_RMA=7 \
+for kv in FERRY_SPIN=abc FERRY_EAGER_MAX=12Q FERRY_STATS=maybe FERRY_OFI_RMA=7 FERRY_OFI_WAIT=x \
     FERRY_UNEXP_CACHE=99999999999999999999999; do
     env "$kv" FERRY_TEST_TAG="$marker" "${MT_LAUNCHER[@]}" -n 2 "$prog" "$marker" \
         >/dev/null 2>"$err"
@@ -52,4 +52,4 @@ for kv in FERRY_SPIN=abc FERRY_EAGER_MAX=12Q FERRY_STATS=maybe FERRY_OFI_RMA=7 \
         mt_fail "$kv: ranks survived"
     fi
 done
-echo "env_bad: OK ($n ferry-info runs, 5 jobs refused)"
+echo "env_bad: OK ($n ferry-info runs, 6 jobs refused)"
