@@ -164,7 +164,7 @@ static struct {
     struct fid_ep *ep;
     struct fid_mr *mr; /* both pools, when the provider wants FI_MR_LOCAL */
     void *desc;
-    int cq_fd; /* -1: the CQ has no fd to wait on */
+    int cq_fd;   /* -1: the CQ has no fd to wait on */
     long nap_ns; /* no fd: the next sleep's length (grows while idle) */
     int epfd, wake_rd, wake_wr;
     size_t inject;
@@ -861,8 +861,8 @@ static void ofi_sleep(bool (*more_work)(void))
         struct fid *f = &ofi.cq->fid;
         long ns;
         if (ofi.cq_fd < 0) {
-            ns = ofi.nap_ns = ofi.nap_ns ? FY_MIN(2 * ofi.nap_ns, 1000000L)
-                                         : 50000L;
+            ns = ofi.nap_ns =
+                ofi.nap_ns ? FY_MIN(2 * ofi.nap_ns, 1000000L) : 50000L;
         } else if (fi_trywait(ofi.fabric, &f, 1) != 0) {
             ns = 0;
         } else {
@@ -957,8 +957,8 @@ static int ofi_open(struct fi_info *info)
                              .size = 4 * (OFI_NRECV + OFI_NSEND),
                              .wait_obj = FI_WAIT_FD};
     const char *wait = fy_env_str(FY_ENV_OFI_WAIT);
-    bool want_fd = !strcmp(wait, "fd") ||
-                   (!strcmp(wait, "auto") && fy_chan.wake_peers);
+    bool want_fd =
+        !strcmp(wait, "fd") || (!strcmp(wait, "auto") && fy_chan.wake_peers);
     if (!want_fd) {
         cqa.wait_obj = FI_WAIT_NONE;
         TRY(fi_cq_open(ofi.domain, &cqa, &ofi.cq, NULL), "fi_cq_open");
