@@ -9,7 +9,9 @@
 # Also Ferry's intra-node 0/8 B latency before (BASE, a build of the
 # commit before the network channel) and after, in the same run.
 # Usage: bench/between_nodes.sh [REPS] (default 5); BASE=/path/to/base/build;
-# NO_OFI=1 leaves the libfabric channel out; OSU=/path/to/osu-micro-benchmarks
+# NO_OFI=1 leaves the libfabric channel out (and Open MPI over the same
+# libfabric provider, ompiofi: --mca pml cm --mca mtl ofi, FI_PROVIDER=tcp,
+# the like-for-like peer of Ferry's ofi channel); OSU=/path/to/osu-micro-benchmarks
 # (a source tree; nothing is fetched) adds OSU's osu_latency (0, 1, 8 B) and
 # osu_bw (1, 2, 4 MiB) from mpi/pt2pt, built with each implementation's
 # mpicc, as kinds osulat and osubw.
@@ -52,6 +54,8 @@ for rep in $(seq "$reps"); do
         FERRY_NODES=2 FERRY_NET=ofi FERRY_OFI_PROVIDER=tcp build/bin/mpiexec -n 2 build/bin/bench_latency "${LAT[@]}" >"$out/ferryofi.lat.$rep"
         FERRY_NODES=2 FERRY_NET=ofi FERRY_OFI_PROVIDER=tcp build/bin/mpiexec -n 2 build/bin/bench_bw "${BW[@]}" >"$out/ferryofi.bw.$rep"
         FERRY_NODES=2 FERRY_NET=ofi FERRY_OFI_PROVIDER=tcp FERRY_OFI_RMA=0 build/bin/mpiexec -n 2 build/bin/bench_bw "${BW[@]}" >"$out/ferryofis.bw.$rep"
+        FI_PROVIDER=tcp mpirun.openmpi --oversubscribe --mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include tcp -n 2 "$out/lat_openmpi" "${LAT[@]}" >"$out/ompiofi.lat.$rep"
+        FI_PROVIDER=tcp mpirun.openmpi --oversubscribe --mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include tcp -n 2 "$out/bw_openmpi" "${BW[@]}" >"$out/ompiofi.bw.$rep"
     fi
     mpirun.openmpi --oversubscribe --mca btl tcp,self -n 2 "$out/bw_openmpi" "${BW[@]}" >"$out/ompi.bw.$rep"
     MPIR_CVAR_NOLOCAL=1 UCX_TLS=tcp,self mpiexec.mpich -n 2 "$out/bw_mpich" "${BW[@]}" >"$out/mpich.bw.$rep"
@@ -62,6 +66,12 @@ for rep in $(seq "$reps"); do
         FERRY_NODES=2 build/bin/mpiexec -n 2 "$out/osu_bw_ferry" | osu_keep 1048576,2097152,4194304 >"$out/ferry.osubw.$rep"
         mpirun.openmpi --oversubscribe --mca btl tcp,self -n 2 "$out/osu_bw_openmpi" | osu_keep 1048576,2097152,4194304 >"$out/ompi.osubw.$rep"
         MPIR_CVAR_NOLOCAL=1 UCX_TLS=tcp,self mpiexec.mpich -n 2 "$out/osu_bw_mpich" | osu_keep 1048576,2097152,4194304 >"$out/mpich.osubw.$rep"
+        if [[ -z ${NO_OFI:-} ]]; then
+            FERRY_NODES=2 FERRY_NET=ofi FERRY_OFI_PROVIDER=tcp build/bin/mpiexec -n 2 "$out/osu_latency_ferry" | osu_keep 0,1,8 >"$out/ferryofi.osulat.$rep"
+            FERRY_NODES=2 FERRY_NET=ofi FERRY_OFI_PROVIDER=tcp build/bin/mpiexec -n 2 "$out/osu_bw_ferry" | osu_keep 1048576,2097152,4194304 >"$out/ferryofi.osubw.$rep"
+            FI_PROVIDER=tcp mpirun.openmpi --oversubscribe --mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include tcp -n 2 "$out/osu_latency_openmpi" | osu_keep 0,1,8 >"$out/ompiofi.osulat.$rep"
+            FI_PROVIDER=tcp mpirun.openmpi --oversubscribe --mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include tcp -n 2 "$out/osu_bw_openmpi" | osu_keep 1048576,2097152,4194304 >"$out/ompiofi.osubw.$rep"
+        fi
     fi
     if [[ -n $base ]]; then
         "$base/bin/mpiexec" -n 2 "$base/bin/bench_latency" -s 0,8 >"$out/base.intra.$rep"
