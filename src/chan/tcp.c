@@ -658,6 +658,16 @@ static int parse_in(int src)
     if (at) {
         memmove(tp->ibuf, tp->ibuf + at, tp->ilen - at);
         tp->ilen -= at;
+        if (tp->icap > TCP_IBUF_MIN && tp->ilen <= TCP_IBUF_MIN) {
+            /* A large packet (a pushed piece nobody waited for) grew the
+             * buffer: give it back, so a rank does not keep a TCP_CHUNK
+             * per peer that once pushed to it. */
+            uint8_t *b = realloc(tp->ibuf, TCP_IBUF_MIN);
+            if (b) {
+                tp->ibuf = b;
+                tp->icap = TCP_IBUF_MIN;
+            }
+        }
     }
     return n;
 }
