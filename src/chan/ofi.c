@@ -785,14 +785,14 @@ static ssize_t ofi_rma(int peer, bool write, uint8_t *local, uint64_t addr,
     }
     fi_addr_t a = peer_addr(peer);
     ssize_t rc = 0;
-    for (uint64_t wave = 0; !rc && wave < len;) {
+    for (uint64_t at = 0; !rc && at < len;) {
         int k = 0;
-        for (; k < OFI_RMA_WAVE && wave < len; k++) {
-            uint64_t n = FY_MIN(OFI_RMA_PIECE, len - wave);
+        for (; k < OFI_RMA_WAVE && at < len; k++) {
+            uint64_t n = FY_MIN(OFI_RMA_PIECE, len - at);
             op[k] = (struct ofi_buf){.read = true, .peer = peer};
-            struct iovec iov = {.iov_base = local + wave, .iov_len = (size_t)n};
+            struct iovec iov = {.iov_base = local + at, .iov_len = (size_t)n};
             struct fi_rma_iov riov = {
-                .addr = addr + off + wave, .len = (size_t)n, .key = key};
+                .addr = addr + off + at, .len = (size_t)n, .key = key};
             struct fi_msg_rma msg = {.msg_iov = &iov,
                                      .desc = &desc,
                                      .iov_count = 1,
@@ -803,8 +803,8 @@ static ssize_t ofi_rma(int peer, bool write, uint8_t *local, uint64_t addr,
             for (;;) {
                 fy_pin_defer_begin();
                 rc = write ? fi_writemsg(ofi.ep, &msg, ofi.write_flags)
-                           : fi_read(ofi.ep, local + wave, (size_t)n, desc, a,
-                                     addr + off + wave, key, &op[k].ctx);
+                           : fi_read(ofi.ep, local + at, (size_t)n, desc, a,
+                                     addr + off + at, key, &op[k].ctx);
                 fy_pin_defer_end();
                 if (rc != -FI_EAGAIN)
                     break;
@@ -812,7 +812,7 @@ static ssize_t ofi_rma(int peer, bool write, uint8_t *local, uint64_t addr,
             }
             if (rc)
                 break;
-            wave += n;
+            at += n;
         }
         /* Every operation issued completes before we return (their
          * contexts live here), failed or not. */
