@@ -181,6 +181,8 @@ static struct {
     bool rma;                 /* RTS offer fi_read of the sender's buffer,
                                * OFFERs fi_write into the receiver's */
     uint64_t write_flags;     /* fi_writemsg: completion semantics */
+    uint64_t rma_piece;       /* OFI_RMA_PIECE, or less if the provider's
+                               * messages are shorter */
     uint64_t next_key;        /* when the provider lets us choose keys */
     struct fy_pin_cache *pin; /* registrations of user buffers */
     struct ofi_reg *regs;
@@ -788,7 +790,7 @@ static ssize_t ofi_rma(int peer, bool write, uint8_t *local, uint64_t addr,
     for (uint64_t at = 0; !rc && at < len;) {
         int k = 0;
         for (; k < OFI_RMA_WAVE && at < len; k++) {
-            uint64_t n = FY_MIN(OFI_RMA_PIECE, len - at);
+            uint64_t n = FY_MIN(ofi.rma_piece, len - at);
             op[k] = (struct ofi_buf){.read = true, .peer = peer};
             struct iovec iov = {.iov_base = local + at, .iov_len = (size_t)n};
             struct fi_rma_iov riov = {
@@ -1041,6 +1043,7 @@ int fy_chan_ofi_init(void)
     ofi.write_flags = FI_COMPLETION;
     if (!(ofi.info->tx_attr->msg_order & FI_ORDER_SAW))
         ofi.write_flags |= FI_DELIVERY_COMPLETE;
+    ofi.rma_piece = FY_MIN(OFI_RMA_PIECE, ofi.info->ep_attr->max_msg_size);
     ofi.max_payload = FY_MAX(OFI_CHUNK, fy_chan.cell_payload);
     ofi.bufsize =
         FY_ALIGN_UP(sizeof(struct ofi_hdr) + ofi.max_payload, (size_t)4096);
