@@ -222,14 +222,22 @@ static void slot_take(void)
     }
 }
 
+/* Hold this thread's slot (under MULTIPLE): one more level if it holds
+ * one already (a collective inside one of ours), else take a free one.
+ * fy_coll_shm_leave lets it go. */
+static void slot_hold(void)
+{
+    if (t_th)
+        t_th->depth++;
+    else
+        slot_take();
+}
+
 bool fy_coll_shm_enter(struct fy_comm *c)
 {
     if (FY_LIKELY(!fy_mt_on) || !all_here(c))
         return false;
-    if (t_th) /* a collective inside one of ours: the same slot */
-        t_th->depth++;
-    else
-        slot_take();
+    slot_hold();
     return true;
 }
 
@@ -431,10 +439,8 @@ void fy_coll_shm_comm_free(struct fy_comm *c)
     /* Any communicator (an intercommunicator's context may be one our
      * cells carry): its waits need a slot under MULTIPLE. */
     bool in = FY_UNLIKELY(fy_mt_on);
-    if (in && t_th)
-        t_th->depth++;
-    else if (in)
-        slot_take();
+    if (in)
+        slot_hold();
     for (unsigned i = 0; i < FY_COLL_CELLS * FY_COLL_TSLOTS; i++) {
         struct fy_coll_cell *x = cell_of(fy_boot.local_rank, i);
         uint64_t t = atomic_load_explicit(&x->tag, memory_order_relaxed);
