@@ -19,7 +19,9 @@
 static _Atomic(uint8_t *) bounce_buf[BOUNCE_BUFS];
 static atomic_bool bounce_busy[BOUNCE_BUFS];
 
-uint8_t *fy_xfer_bounce_take(int *slot)
+/* A free scratch buffer, mapped on first use, and its slot; NULL when
+ * all are in use. */
+static uint8_t *bounce_take(int *slot)
 {
     for (int i = 0; i < BOUNCE_BUFS; i++) {
         if (atomic_exchange_explicit(&bounce_busy[i], true,
@@ -46,7 +48,7 @@ uint8_t *fy_xfer_bounce_take(int *slot)
     return NULL;
 }
 
-void fy_xfer_bounce_give(int slot)
+static void bounce_give(int slot)
 {
     atomic_store_explicit(&bounce_busy[slot], false, memory_order_release);
 }
@@ -56,7 +58,7 @@ ssize_t fy_xfer_bounced(fy_xfer_remote_fn *direct, pid_t peer, uint8_t *local,
                         bool at_remote_offset)
 {
     int b;
-    uint8_t *scratch = fy_xfer_bounce_take(&b);
+    uint8_t *scratch = bounce_take(&b);
     if (!scratch) /* every scratch buffer in use: direct */
         return direct(peer, local, remote, len, get);
     size_t done = 0;
@@ -74,7 +76,7 @@ ssize_t fy_xfer_bounced(fy_xfer_remote_fn *direct, pid_t peer, uint8_t *local,
             fy_copy(local + done, tmp, n);
         done += n;
     }
-    fy_xfer_bounce_give(b);
+    bounce_give(b);
     if (done < len)
         return k < 0 ? k : -EFAULT;
     fy_copy_count(&fy_copy_counts.bounces, &fy_copy_counts.bounce_bytes, len);

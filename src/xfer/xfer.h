@@ -78,18 +78,14 @@ struct fy_xfer_ops {
  * that work wherever shared memory does. */
 void fy_xfer_copy_libc(void *dst, const void *src, size_t len);
 
-/* Scratch for one-sided transfers at slow distances (bounce.c): a
- * page-aligned buffer of FY_XFER_BOUNCE_PIECE bytes and a page more, or
- * NULL when all are in use (go direct); give it back with its slot. */
-#define FY_XFER_BOUNCE_PIECE ((size_t)256 << 10)
-uint8_t *fy_xfer_bounce_take(int *slot);
-void fy_xfer_bounce_give(int slot);
-/* A one-sided transfer through such a buffer, FY_XFER_BOUNCE_PIECE bytes
- * at a time, each piece moved by 'direct' between the peer and the
- * scratch buffer (placed at the remote address's page offset, or at the
- * buffer's start) and by fy_copy between it and 'local'; counted in
- * fy_copy_counts. Direct when no buffer is free. Returns len or a
+/* A one-sided transfer at a slow distance through one of bounce.c's
+ * scratch buffers (page-aligned, FY_XFER_BOUNCE_PIECE bytes and a page
+ * more), a piece at a time, each piece moved by 'direct' between the peer
+ * and the scratch buffer (placed at the remote address's page offset, or
+ * at the buffer's start) and by fy_copy between it and 'local'; counted
+ * in fy_copy_counts. Direct when no buffer is free. Returns len or a
  * negative errno, as copy_remote. */
+#define FY_XFER_BOUNCE_PIECE ((size_t)256 << 10)
 typedef ssize_t fy_xfer_remote_fn(pid_t peer, void *local, uint64_t remote,
                                   size_t len, bool get);
 ssize_t fy_xfer_bounced(fy_xfer_remote_fn *direct, pid_t peer, uint8_t *local,
