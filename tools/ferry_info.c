@@ -192,7 +192,8 @@ static void print_size_setting(const char *label, enum fy_env_id id,
 }
 
 /* FERRY_PUSH_MAX, and under auto the crossover measured here as
- * MPI_Init measures it (cma on our own memory against memcpy). */
+ * MPI_Init measures it (cma on our own memory against memcpy, both on evicted
+ * buffers). */
 static void print_push_max(const char *proto)
 {
     const char *v = fy_env_str(FY_ENV_PUSH_MAX);
@@ -212,7 +213,7 @@ static void print_push_max(const char *proto)
     struct fy_xfer_cross x;
     uint64_t n = fy_xfer_push_crossover(&fy_xfer_cma_ops, cap, &x);
     printf("    %-20s measured here: %llu B (cap %llu B, from a quarter "
-           "of a rank's cells); cma call vs memcpy, us:\n",
+           "of a rank's cells); cma call vs memcpy, cold, us:\n",
            "", (unsigned long long)n, (unsigned long long)cap);
     for (int i = 0; i < x.n; i++)
         printf("    %-20s %8llu B  cma %7.2f  memcpy %7.2f\n", "",

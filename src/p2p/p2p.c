@@ -919,6 +919,8 @@ int fy_p2p_recv(void *buf, MPI_Count count, struct fy_dtype *dt, int src,
                 int *tag_out, MPI_Count *bytes_out)
 {
     struct fy_p2p_state *s = &fy_p2p;
+    uint64_t held = 0; /* a cell the fast path took but did not consume */
+    int held_src = -1;
     /* Fast path: nothing queued either way, a specific remote source, a
      * contiguous buffer: spin on that peer's mailbox and copy straight from
      * the slot into the user's buffer. */
@@ -981,7 +983,8 @@ int fy_p2p_recv(void *buf, MPI_Count count, struct fy_dtype *dt, int src,
                         fy_chan_cell_return(off);
                         return 0;
                     }
-                    fy_chan_cell_deliver(off, csrc);
+                    held = off;
+                    held_src = csrc;
                     break;
                 }
                 if (++spins > 1024)
@@ -991,9 +994,28 @@ int fy_p2p_recv(void *buf, MPI_Count count, struct fy_dtype *dt, int src,
         }
     }
     struct fy_req *r;
-    int rc = fy_p2p_irecv(buf, count, dt, src, tag, comm, ctx, &r);
-    if (rc)
+    int rc;
+    if (held) {
+        /* The cell taken is some other packet - perhaps the PUSH or RTS
+         * of the message this receive wants. Post the receive before it
+         * is handed up (what fy_p2p_irecv does with nothing unexpected
+         * queued, which the fast path checked): a pushed message then
+         * lands straight in the user's buffer instead of being copied
+         * through an unexpected entry first. */
+        r = req_init(FY_REQ_RECV, buf, count, dt, src, tag, comm, ctx);
+        if (!r) {
+            fy_chan_cell_deliver(held, held_src);
+            return -ENOMEM;
+        }
+        posted_append(r);
+        struct fy_req *outer = s->fresh_post;
+        s->fresh_post = r;
+        fy_chan_cell_deliver(held, held_src);
+        fy_progress();
+        s->fresh_post = outer;
+    } else if ((rc = fy_p2p_irecv(buf, count, dt, src, tag, comm, ctx, &r))) {
         return rc;
+    }
     rc = fy_req_wait(r);
     *source_out = r->st_source;
     *tag_out = r->st_tag;

@@ -403,7 +403,9 @@ extern uint64_t fy_xfer_split_min;
 /* The push crossover: the largest power of two from FY_XFER_CROSS_MIN up
  * to cap at which two memcpy's (plus a quarter, for the cells' packets)
  * take no longer than one copy_remote call of ops on this process' own
- * memory, each the fastest of a few; 0 where even the first size loses or
+ * memory, both timed with source and destination evicted from the caches
+ * (as a message between cores finds them), each the fastest of a few; 0
+ * where even the first size loses or
  * ops cannot copy. About 0.2 ms for a 128 KiB cap. out (optional) gets the
  * timings. The job's value, measured by the node's first rank in
  * fy_xfer_job_init, is fy_xfer_push_max (0: not measured). */
