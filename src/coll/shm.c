@@ -102,6 +102,7 @@ struct coll_thread {
     int cap;
     struct fy_coll_cell **x; /* the members' cells (reductions) */
     int xcap;
+    char *scratch; /* reduce_read's chunks (REDUCE_READ_CHUNK each, 2) */
     uint32_t next; /* our next cell, round robin within the slot */
     unsigned slot;
     unsigned depth; /* nested enters of the holding thread */
@@ -167,6 +168,7 @@ void fy_coll_shm_finalize(void)
         free(t->loc);
         free(t->world);
         free(t->x);
+        free(t->scratch);
         *t = (struct coll_thread){.slot = i};
     }
     fy_coll_shm.on = false;
@@ -752,6 +754,82 @@ static struct fy_coll_cell **cells_array(int P)
     return t->x;
 }
 
+/* A reduce between two members from FERRY_COLL_CMA_MIN bytes: the root
+ * reads the other's buffer with the single copy, a chunk at a time, and
+ * combines each chunk while it is in the cache, instead of the other
+ * copying its contribution into its cells for the root to read back: the
+ * bytes cross cores once, not twice. The other member waits until the root
+ * has read (its buffer is the root's to read until then). osu_reduce, 2
+ * ranks, 64 KiB / 256 KiB / 1 MiB: 8.1 / 31.9 / 129 us through the cells,
+ * 3.8-4.2 / 13.2-13.5 / 108-115 with 256 KiB chunks, 4.5 / 16.8 / 127-132
+ * with 32 KiB ones (bench/README.md, "A reduce between two ranks"). */
+#define REDUCE_READ_CHUNK ((size_t)256 << 10)
+
+static int reduce_read(const char *in, void *rbuf, MPI_Count count,
+                       struct fy_dtype *dt, struct fy_op *op, int root,
+                       struct fy_comm *c, uint32_t seq)
+{
+    int me = c->rank, other = 1 - me;
+    size_t esz = (size_t)dt->size;
+    uint64_t bytes = (uint64_t)count * esz;
+    uint64_t tag = tag_of(c, seq, 0);
+    if (me != root) {
+        struct fy_coll_cell *x = claim();
+        publish(c, x, tag, 1, in, bytes, root);
+        wait_readers(x);
+        return 0;
+    }
+    struct fy_coll_cell *x = await(other, tag);
+    uint64_t addr = x->addr, len = x->len; /* read once */
+    /* Our scratch: the chunk read from the other, and our own chunk when
+     * the result overwrites it (in place) before it is combined. */
+    struct coll_thread *t = T();
+    if (!t->scratch && !(t->scratch = malloc(2 * REDUCE_READ_CHUNK)))
+        fy_fatal(1, "reduction: out of memory for %zu bytes",
+                 2 * REDUCE_READ_CHUNK);
+    char *tmp = t->scratch;
+    MPI_Count per = (MPI_Count)(REDUCE_READ_CHUNK / esz);
+    int err = len < bytes ? -EMSGSIZE : 0;
+    MPI_Count have = (MPI_Count)(FY_MIN(len, bytes) / esz);
+    for (MPI_Count e = 0; e < have; e += per) {
+        MPI_Count m = FY_MIN(per, have - e);
+        size_t off = (size_t)e * esz, n = (size_t)m * esz;
+        char *acc = (char *)rbuf + off;
+        const char *own = in + off;
+        /* Rank order, as combine(): acc = c_1, then acc = c_0 op acc. */
+        char *into = tmp; /* where the other's chunk is read */
+        if (me == 0) {
+            if (acc == own) { /* in place: keep c_0 before acc = c_1 */
+                fy_copy(tmp + REDUCE_READ_CHUNK, own, n);
+                own = tmp + REDUCE_READ_CHUNK;
+            }
+            into = acc;
+        }
+        int rc = read_mem(other, addr + off, n, into, m, dt);
+        if (rc) {
+            err = fy_coll_keep(err, rc);
+            break;
+        }
+        if (e + per >= have) {
+            /* The other's buffer is read: it may go while we combine. */
+            done(other, x);
+            x = NULL;
+        }
+        if (me == 0) {
+            err = fy_coll_keep(err, fy_op_apply(op, own, acc, m, dt));
+        } else {
+            if (acc != own)
+                fy_copy(acc, own, n);
+            err = fy_coll_keep(err, fy_op_apply(op, tmp, acc, m, dt));
+        }
+        if (e + per < have)
+            fy_progress();
+    }
+    if (x)
+        done(other, x);
+    return err;
+}
+
 /* Reduce (root >= 0: only the root gets the result in rbuf) or allreduce
  * (root < 0). */
 static int shm_reduce(const void *sbuf, void *rbuf, MPI_Count count,
@@ -769,6 +847,9 @@ static int shm_reduce(const void *sbuf, void *rbuf, MPI_Count count,
     bool get = all || me == root; /* we end with the result */
     uint32_t seq = fy_coll_begin(c);
     size_t esz = (size_t)dt->size;
+    if (!all && P == 2 && single_copy() &&
+        (uint64_t)count * esz >= fy_coll_shm.cma_min)
+        return reduce_read(in, rbuf, count, dt, op, root, c, seq);
     MPI_Count per = cell_elems(dt);
     int err = 0;
     uint32_t step = 0;

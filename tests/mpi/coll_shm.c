@@ -211,6 +211,25 @@ static void test_reduce(MPI_Comm comm, const char *what)
                             what, root, cnt, k, ra[2 * k], ra[2 * k + 1], wa,
                             wb, ri[k], want);
             }
+            /* The ordered op in place: the root's own contribution must
+             * survive the others' being combined into its buffer. */
+            if (cme == root)
+                memcpy(ra, sa, sizeof(uint32_t) * 2 * (size_t)cnt);
+            MT_MPI(MPI_Reduce(cme == root ? MPI_IN_PLACE : sa,
+                              cme == root ? ra : NULL, cnt, pair, aff, root,
+                              comm));
+            for (int k = 0; cme == root && k < cnt; k++) {
+                uint32_t wa = aff_a(cn - 1, k), wb = aff_b(cn - 1, k);
+                for (int r = cn - 2; r >= 0; r--) {
+                    wb = aff_a(r, k) * wb + aff_b(r, k);
+                    wa = aff_a(r, k) * wa;
+                }
+                if (ra[2 * k] != wa || ra[2 * k + 1] != wb)
+                    MT_FAIL("%s Reduce in place root %d count %d at %d: "
+                            "affine (%u, %u) want (%u, %u)",
+                            what, root, cnt, k, ra[2 * k], ra[2 * k + 1], wa,
+                            wb);
+            }
         }
     }
     MT_MPI(MPI_Op_free(&aff));
