@@ -754,33 +754,26 @@ static struct fy_coll_cell **cells_array(int P)
     return t->x;
 }
 
-/* A reduce between two members from FERRY_COLL_CMA_MIN bytes: the root
+/* Reductions between two members from FERRY_COLL_CMA_MIN bytes: a member
  * reads the other's buffer with the single copy, a chunk at a time, and
- * combines each chunk while it is in the cache, instead of the other
- * copying its contribution into its cells for the root to read back: the
- * bytes cross cores once, not twice. The other member waits until the root
- * has read (its buffer is the root's to read until then). osu_reduce, 2
- * ranks, 64 KiB / 256 KiB / 1 MiB: 8.1 / 31.9 / 129 us through the cells,
- * 3.8-4.2 / 13.2-13.5 / 108-115 with 256 KiB chunks, 4.5 / 16.8 / 127-132
- * with 32 KiB ones (bench/README.md, "A reduce between two ranks"). */
+ * combines each chunk while it is in the cache, instead of both copying
+ * their contributions into their cells to be read back: the bytes cross
+ * cores once, not twice. osu_reduce, 2 ranks, 64 KiB / 256 KiB / 1 MiB:
+ * 8.1 / 31 / 124-133 us through the cells, 3.5 / 11.3 / 109-119 this way
+ * with 256 KiB chunks (32 KiB ones: 4.5 / 16.8 / 127-132; bench/README.md,
+ * "Reductions between two ranks by single copy"). */
 #define REDUCE_READ_CHUNK ((size_t)256 << 10)
 
-static int reduce_read(const char *in, void *rbuf, MPI_Count count,
-                       struct fy_dtype *dt, struct fy_op *op, int root,
-                       struct fy_comm *c, uint32_t seq)
+/* Elements [e0, e1) of c_0 op c_1 into rbuf, we being member 'me' (our
+ * contribution at 'in', the other's at 'addr' in its memory). The other's
+ * publication x is done with (done()) right after its last byte is read,
+ * so it may go on while we combine. Returns 0 or an error. */
+static int combine_read(int me, const char *in, char *rbuf, uint64_t addr,
+                        struct fy_coll_cell *x, MPI_Count e0, MPI_Count e1,
+                        struct fy_dtype *dt, struct fy_op *op)
 {
-    int me = c->rank, other = 1 - me;
+    int other = 1 - me;
     size_t esz = (size_t)dt->size;
-    uint64_t bytes = (uint64_t)count * esz;
-    uint64_t tag = tag_of(c, seq, 0);
-    if (me != root) {
-        struct fy_coll_cell *x = claim();
-        publish(c, x, tag, 1, in, bytes, root);
-        wait_readers(x);
-        return 0;
-    }
-    struct fy_coll_cell *x = await(other, tag);
-    uint64_t addr = x->addr, len = x->len; /* read once */
     /* Our scratch: the chunk read from the other, and our own chunk when
      * the result overwrites it (in place) before it is combined. */
     struct coll_thread *t = T();
@@ -789,12 +782,11 @@ static int reduce_read(const char *in, void *rbuf, MPI_Count count,
                  2 * REDUCE_READ_CHUNK);
     char *tmp = t->scratch;
     MPI_Count per = (MPI_Count)(REDUCE_READ_CHUNK / esz);
-    int err = len < bytes ? -EMSGSIZE : 0;
-    MPI_Count have = (MPI_Count)(FY_MIN(len, bytes) / esz);
-    for (MPI_Count e = 0; e < have; e += per) {
-        MPI_Count m = FY_MIN(per, have - e);
+    int err = 0;
+    for (MPI_Count e = e0; e < e1; e += per) {
+        MPI_Count m = FY_MIN(per, e1 - e);
         size_t off = (size_t)e * esz, n = (size_t)m * esz;
-        char *acc = (char *)rbuf + off;
+        char *acc = rbuf + off;
         const char *own = in + off;
         /* Rank order, as combine(): acc = c_1, then acc = c_0 op acc. */
         char *into = tmp; /* where the other's chunk is read */
@@ -810,8 +802,8 @@ static int reduce_read(const char *in, void *rbuf, MPI_Count count,
             err = fy_coll_keep(err, rc);
             break;
         }
-        if (e + per >= have) {
-            /* The other's buffer is read: it may go while we combine. */
+        if (e + per >= e1) {
+            /* The other's bytes are read: it may go while we combine. */
             done(other, x);
             x = NULL;
         }
@@ -822,12 +814,94 @@ static int reduce_read(const char *in, void *rbuf, MPI_Count count,
                 fy_copy(acc, own, n);
             err = fy_coll_keep(err, fy_op_apply(op, tmp, acc, m, dt));
         }
-        if (e + per < have)
+        if (e + per < e1)
             fy_progress();
     }
     if (x)
         done(other, x);
     return err;
+}
+
+/* The other's publication 'tag' of n bytes at most: its address, read once
+ * (a shorter one is a count that differs from ours: what is there counts,
+ * and *err says MPI_ERR_TRUNCATE). */
+static uint64_t pub_addr(const struct fy_coll_cell *x, uint64_t bytes,
+                         size_t esz, MPI_Count *have, int *err)
+{
+    uint64_t addr = x->addr, len = x->len; /* read once */
+    if (len < bytes)
+        *err = -EMSGSIZE;
+    *have = (MPI_Count)(FY_MIN(len, bytes) / esz);
+    return addr;
+}
+
+/* Reduce: the root reads and combines everything; the other waits until
+ * its buffer is read. */
+static int reduce_read(const char *in, void *rbuf, MPI_Count count,
+                       struct fy_dtype *dt, struct fy_op *op, int root,
+                       struct fy_comm *c, uint32_t seq)
+{
+    int me = c->rank;
+    size_t esz = (size_t)dt->size;
+    uint64_t bytes = (uint64_t)count * esz;
+    uint64_t tag = tag_of(c, seq, 0);
+    if (me != root) {
+        struct fy_coll_cell *x = claim();
+        publish(c, x, tag, 1, in, bytes, root);
+        wait_readers(x);
+        return 0;
+    }
+    struct fy_coll_cell *x = await(1 - me, tag);
+    int err = 0;
+    MPI_Count have;
+    uint64_t addr = pub_addr(x, bytes, esz, &have, &err);
+    return fy_coll_keep(err,
+                        combine_read(me, in, rbuf, addr, x, 0, have, dt, op));
+}
+
+/* Allreduce: each member combines its half of the vector from both
+ * contributions (reading the other's half), then reads the other's half of
+ * the result from the other's receive buffer. */
+static int allreduce_read(const char *in, void *rbuf, MPI_Count count,
+                          struct fy_dtype *dt, struct fy_op *op,
+                          struct fy_comm *c, uint32_t seq)
+{
+    int me = c->rank, other = 1 - me;
+    size_t esz = (size_t)dt->size;
+    uint64_t bytes = (uint64_t)count * esz;
+    MPI_Count h = count / 2;
+    MPI_Count lo = me == 0 ? 0 : h, hi = me == 0 ? h : count;
+    /* Round 1: our contribution, for the other to read its half of. */
+    struct fy_coll_cell *mine = claim();
+    publish(c, mine, tag_of(c, seq, 0), 1, in, bytes, other);
+    struct fy_coll_cell *x = await(other, tag_of(c, seq, 0));
+    int err = 0;
+    MPI_Count have;
+    uint64_t addr = pub_addr(x, bytes, esz, &have, &err);
+    err = fy_coll_keep(
+        err, combine_read(me, in, rbuf, addr, x, lo, FY_MIN(hi, have), dt, op));
+    /* Round 2: our half of the result, for the other to read. The other
+     * publishes its own once it has read our contribution: only then may
+     * the other half of rbuf (in place: our contribution) be written. */
+    struct fy_coll_cell *res = claim();
+    publish(c, res, tag_of(c, seq, 1), 1, rbuf, bytes, other);
+    struct fy_coll_cell *y = await(other, tag_of(c, seq, 1));
+    MPI_Count rhave;
+    int rerr = 0;
+    uint64_t raddr = pub_addr(y, bytes, esz, &rhave, &rerr);
+    MPI_Count o0 = me == 0 ? h : 0, o1 = FY_MIN(me == 0 ? count : h, rhave);
+    if (o1 > o0) {
+        size_t off = (size_t)o0 * esz;
+        err = fy_coll_keep(err, read_mem(other, raddr + off,
+                                         (uint64_t)(o1 - o0) * esz,
+                                         (char *)rbuf + off, o1 - o0, dt));
+    }
+    done(other, y);
+    /* Our contribution and our half of the result are the other's to read
+     * until it is done with them. */
+    wait_readers(mine);
+    wait_readers(res);
+    return fy_coll_keep(err, rerr);
 }
 
 /* Reduce (root >= 0: only the root gets the result in rbuf) or allreduce
@@ -847,9 +921,9 @@ static int shm_reduce(const void *sbuf, void *rbuf, MPI_Count count,
     bool get = all || me == root; /* we end with the result */
     uint32_t seq = fy_coll_begin(c);
     size_t esz = (size_t)dt->size;
-    if (!all && P == 2 && single_copy() &&
-        (uint64_t)count * esz >= fy_coll_shm.cma_min)
-        return reduce_read(in, rbuf, count, dt, op, root, c, seq);
+    if (P == 2 && single_copy() && (uint64_t)count * esz >= fy_coll_shm.cma_min)
+        return all ? allreduce_read(in, rbuf, count, dt, op, c, seq)
+                   : reduce_read(in, rbuf, count, dt, op, root, c, seq);
     MPI_Count per = cell_elems(dt);
     int err = 0;
     uint32_t step = 0;

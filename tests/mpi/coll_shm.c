@@ -177,6 +177,21 @@ static void test_reduce(MPI_Comm comm, const char *what)
             if (ri[k] != (cn - 1) * 1000 + k)
                 MT_FAIL("%s Allreduce in place count %d at %d: %d", what, cnt,
                         k, ri[k]);
+        /* The ordered op in place: every member's own contribution must
+         * survive the others' being combined into its buffer. */
+        memcpy(ra, sa, sizeof(uint32_t) * 2 * (size_t)cnt);
+        MT_MPI(MPI_Allreduce(MPI_IN_PLACE, ra, cnt, pair, aff, comm));
+        for (int k = 0; k < cnt; k++) {
+            uint32_t wa = aff_a(cn - 1, k), wb = aff_b(cn - 1, k);
+            for (int r = cn - 2; r >= 0; r--) {
+                wb = aff_a(r, k) * wb + aff_b(r, k);
+                wa = aff_a(r, k) * wa;
+            }
+            if (ra[2 * k] != wa || ra[2 * k + 1] != wb)
+                MT_FAIL("%s Allreduce in place count %d at %d: affine (%u, "
+                        "%u) want (%u, %u)",
+                        what, cnt, k, ra[2 * k], ra[2 * k + 1], wa, wb);
+        }
         /* Reduce to every root; non-roots' rbuf must stay untouched. */
         for (int root = 0; root < cn; root++) {
             for (int k = 0; k < cnt; k++) {
