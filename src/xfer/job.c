@@ -134,7 +134,7 @@ static bool probe_one_sided(const struct fy_xfer_ops *ops, int peer, char *why,
  * and arm64 the figures stay warm ones. */
 static void evict(const uint8_t *p, size_t n)
 {
-#if defined(__x86_64__) || defined(__i386__)
+#if defined(__x86_64__) || (defined(__i386__) && defined(__SSE2__))
     for (size_t o = 0; o < n; o += 64)
         __builtin_ia32_clflush(p + o);
     __builtin_ia32_mfence();
