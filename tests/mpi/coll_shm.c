@@ -119,6 +119,19 @@ static uint32_t aff_b(int r, int k)
     return (uint32_t)(r * 1000003u + (uint32_t)k * 7u);
 }
 
+/* Element k of the affine maps of members 0..cn-1 composed in rank
+ * order: what a reduction with the ordered op must give. */
+static void aff_want(int cn, int k, uint32_t *wa, uint32_t *wb)
+{
+    uint32_t a = aff_a(cn - 1, k), b = aff_b(cn - 1, k);
+    for (int r = cn - 2; r >= 0; r--) {
+        b = aff_a(r, k) * b + aff_b(r, k);
+        a = aff_a(r, k) * a;
+    }
+    *wa = a;
+    *wb = b;
+}
+
 static void test_reduce(MPI_Comm comm, const char *what)
 {
     int cn, cme;
@@ -158,11 +171,8 @@ static void test_reduce(MPI_Comm comm, const char *what)
                 want += r * 1000 + k;
                 wd += r * 0.25 + k;
             }
-            uint32_t wa = aff_a(cn - 1, k), wb = aff_b(cn - 1, k);
-            for (int r = cn - 2; r >= 0; r--) {
-                wb = aff_a(r, k) * wb + aff_b(r, k);
-                wa = aff_a(r, k) * wa;
-            }
+            uint32_t wa, wb;
+            aff_want(cn, k, &wa, &wb);
             if (ri[k] != (int)want || rd[k] != wd || ra[2 * k] != wa ||
                 ra[2 * k + 1] != wb)
                 MT_FAIL("%s Allreduce count %d at %d: int %d (want %lld), "
@@ -182,11 +192,8 @@ static void test_reduce(MPI_Comm comm, const char *what)
         memcpy(ra, sa, sizeof(uint32_t) * 2 * (size_t)cnt);
         MT_MPI(MPI_Allreduce(MPI_IN_PLACE, ra, cnt, pair, aff, comm));
         for (int k = 0; k < cnt; k++) {
-            uint32_t wa = aff_a(cn - 1, k), wb = aff_b(cn - 1, k);
-            for (int r = cn - 2; r >= 0; r--) {
-                wb = aff_a(r, k) * wb + aff_b(r, k);
-                wa = aff_a(r, k) * wa;
-            }
+            uint32_t wa, wb;
+            aff_want(cn, k, &wa, &wb);
             if (ra[2 * k] != wa || ra[2 * k + 1] != wb)
                 MT_FAIL("%s Allreduce in place count %d at %d: affine (%u, "
                         "%u) want (%u, %u)",
@@ -205,11 +212,8 @@ static void test_reduce(MPI_Comm comm, const char *what)
                               cme == root ? ri : NULL, cnt, MPI_INT, MPI_SUM,
                               root, comm));
             for (int k = 0; k < cnt; k++) {
-                uint32_t wa = aff_a(cn - 1, k), wb = aff_b(cn - 1, k);
-                for (int r = cn - 2; r >= 0; r--) {
-                    wb = aff_a(r, k) * wb + aff_b(r, k);
-                    wa = aff_a(r, k) * wa;
-                }
+                uint32_t wa, wb;
+                aff_want(cn, k, &wa, &wb);
                 if (cme != root) {
                     if (ra[2 * k] != 0xdead || ra[2 * k + 1] != 0xbeef)
                         MT_FAIL("%s Reduce root %d wrote a non-root's rbuf",
@@ -234,11 +238,8 @@ static void test_reduce(MPI_Comm comm, const char *what)
                               cme == root ? ra : NULL, cnt, pair, aff, root,
                               comm));
             for (int k = 0; cme == root && k < cnt; k++) {
-                uint32_t wa = aff_a(cn - 1, k), wb = aff_b(cn - 1, k);
-                for (int r = cn - 2; r >= 0; r--) {
-                    wb = aff_a(r, k) * wb + aff_b(r, k);
-                    wa = aff_a(r, k) * wa;
-                }
+                uint32_t wa, wb;
+                aff_want(cn, k, &wa, &wb);
                 if (ra[2 * k] != wa || ra[2 * k + 1] != wb)
                     MT_FAIL("%s Reduce in place root %d count %d at %d: "
                             "affine (%u, %u) want (%u, %u)",
