@@ -102,7 +102,7 @@ struct coll_thread {
     int cap;
     struct fy_coll_cell **x; /* the members' cells (reductions) */
     int xcap;
-    char *scratch; /* reduce_read's chunks (REDUCE_READ_CHUNK each, 2) */
+    char *scratch; /* combine_read's two chunks of REDUCE_READ_CHUNK */
     uint32_t next; /* our next cell, round robin within the slot */
     unsigned slot;
     unsigned depth; /* nested enters of the holding thread */
@@ -822,9 +822,10 @@ static int combine_read(int me, const char *in, char *rbuf, uint64_t addr,
     return err;
 }
 
-/* The other's publication 'tag' of n bytes at most: its address, read once
- * (a shorter one is a count that differs from ours: what is there counts,
- * and *err says MPI_ERR_TRUNCATE). */
+/* The address in the other's publication x of its 'bytes' bytes, and in
+ * *have how many of our elements it holds, both read once (a shorter one
+ * is a count that differs from ours: what is there counts, and *err says
+ * MPI_ERR_TRUNCATE). */
 static uint64_t pub_addr(const struct fy_coll_cell *x, uint64_t bytes,
                          size_t esz, MPI_Count *have, int *err)
 {

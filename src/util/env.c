@@ -118,10 +118,10 @@ struct fy_env_var fy_env[FY_ENV_COUNT] = {
                          "among the first two to its peer since that "
                          "peer's last message; auto: the largest size at "
                          "which two memcpy's beat one cma call, measured at "
-                         "MPI_Init on buffers evicted from the caches (up to a "
-                         "quarter of a rank's cells; 0 "
-                         "where FERRY_XFER or FERRY_NO_CMA chose the "
-                         "mechanism), or a size (0: never)"},
+                         "MPI_Init on buffers evicted from the caches (up "
+                         "to a quarter of a rank's cells; 0 where "
+                         "FERRY_XFER or FERRY_NO_CMA chose the mechanism), "
+                         "or a size (0: never)"},
     [FY_ENV_NODES] = {"FERRY_NODES", FY_ENV_INT, "1",
                       "Ferry's mpiexec: split the ranks into this many "
                       "virtual nodes (contiguous blocks of ranks, the first "
