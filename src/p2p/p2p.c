@@ -881,6 +881,25 @@ static bool match_unexpected(struct fy_req *r)
     return true;
 }
 
+/* Post receive r (it matched nothing unexpected), then take what has
+ * arrived - first 'held', a cell already taken from the channel (0:
+ * none): a message still in the channel that matches r goes straight into
+ * r's buffer (a pushed or eager one without the copy through an
+ * unexpected entry), as MPI allows - r is the oldest posted receive it
+ * matches. */
+static void post_and_take(struct fy_req *r, uint64_t held, int held_src)
+{
+    posted_append(r);
+    if (fy_p2p.recv_write)
+        fy_write_posted(r);
+    struct fy_req *outer = fy_p2p.fresh_post;
+    fy_p2p.fresh_post = r;
+    if (held)
+        fy_chan_cell_deliver(held, held_src);
+    fy_progress();
+    fy_p2p.fresh_post = outer;
+}
+
 int fy_p2p_irecv(void *buf, MPI_Count count, struct fy_dtype *dt, int src,
                  int tag, struct fy_comm *comm, uint32_t ctx,
                  struct fy_req **req_out)
@@ -895,22 +914,12 @@ int fy_p2p_irecv(void *buf, MPI_Count count, struct fy_dtype *dt, int src,
         return 0;
     }
     /* Messages already handed up are older than those still in the
-     * channel (pair order): match those first. Then post r and take what
-     * has arrived: a message still in the channel that matches r goes
-     * straight into r's buffer (a pushed or eager one without the copy
-     * through an unexpected entry), as MPI allows - r is the oldest
-     * posted receive it matches. */
-    if (!match_unexpected(r)) {
-        posted_append(r);
-        if (fy_p2p.recv_write)
-            fy_write_posted(r);
-        struct fy_req *outer = fy_p2p.fresh_post;
-        fy_p2p.fresh_post = r;
+     * channel (pair order): match those first, else post r and take what
+     * has arrived. */
+    if (!match_unexpected(r))
+        post_and_take(r, 0, -1);
+    else
         fy_progress();
-        fy_p2p.fresh_post = outer;
-    } else {
-        fy_progress();
-    }
     return 0;
 }
 
@@ -998,21 +1007,15 @@ int fy_p2p_recv(void *buf, MPI_Count count, struct fy_dtype *dt, int src,
     if (held) {
         /* The cell taken is some other packet - perhaps the PUSH or RTS
          * of the message this receive wants. Post the receive before it
-         * is handed up (what fy_p2p_irecv does with nothing unexpected
-         * queued, which the fast path checked): a pushed message then
-         * lands straight in the user's buffer instead of being copied
-         * through an unexpected entry first. */
+         * is handed up (nothing unexpected is queued, the fast path
+         * checked): a pushed message then lands straight in the user's
+         * buffer instead of being copied through an unexpected entry. */
         r = req_init(FY_REQ_RECV, buf, count, dt, src, tag, comm, ctx);
         if (!r) {
             fy_chan_cell_deliver(held, held_src);
             return -ENOMEM;
         }
-        posted_append(r);
-        struct fy_req *outer = s->fresh_post;
-        s->fresh_post = r;
-        fy_chan_cell_deliver(held, held_src);
-        fy_progress();
-        s->fresh_post = outer;
+        post_and_take(r, held, held_src);
     } else if ((rc = fy_p2p_irecv(buf, count, dt, src, tag, comm, ctx, &r))) {
         return rc;
     }
