@@ -1007,15 +1007,22 @@ int fy_p2p_recv(void *buf, MPI_Count count, struct fy_dtype *dt, int src,
     if (held) {
         /* The cell taken is some other packet - perhaps the PUSH or RTS
          * of the message this receive wants. Post the receive before it
-         * is handed up (nothing unexpected is queued, the fast path
-         * checked): a pushed message then lands straight in the user's
-         * buffer instead of being copied through an unexpected entry. */
+         * is handed up: a pushed message then lands straight in the
+         * user's buffer instead of being copied through an unexpected
+         * entry. But taking the cell handed up its sender's earlier
+         * mailbox packets first (fy_chan_cell_take), as unexpected ones:
+         * those are older and are matched first, as fy_p2p_irecv does. */
         r = req_init(FY_REQ_RECV, buf, count, dt, src, tag, comm, ctx);
         if (!r) {
             fy_chan_cell_deliver(held, held_src);
             return -ENOMEM;
         }
-        post_and_take(r, held, held_src);
+        if (match_unexpected(r)) {
+            fy_chan_cell_deliver(held, held_src);
+            fy_progress();
+        } else {
+            post_and_take(r, held, held_src);
+        }
     } else if ((rc = fy_p2p_irecv(buf, count, dt, src, tag, comm, ctx, &r))) {
         return rc;
     }

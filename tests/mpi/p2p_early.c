@@ -128,6 +128,39 @@ static void head_to_head(void)
     free(rb);
 }
 
+/* Rank 1 waits in MPI_Recv for a small message (it takes the mailbox)
+ * that rank 0 sends back to back with a larger one on another tag (it
+ * takes a cell). When the receive finds the cell first, taking it hands
+ * the small one up first, as unexpected (pair order): the receive must
+ * still match it. The receive must look at the mailbox just before the
+ * small one lands and at the cells just after the larger one did, so
+ * many rounds. */
+static void mailbox_then_cell(void)
+{
+    enum { ROUNDS = 20000, SMALL = 4, LARGE = 2048 };
+    char small[SMALL], *large = mt_malloc(LARGE);
+    for (int i = 0; i < ROUNDS && mt_rank < 2; i++) {
+        if (mt_rank == 0) {
+            MT_MPI(MPI_Recv(NULL, 0, MPI_BYTE, 1, 30, MPI_COMM_WORLD,
+                            MPI_STATUS_IGNORE));
+            mt_fill(small, SMALL, (uint32_t)i);
+            mt_fill(large, LARGE, (uint32_t)i + 1);
+            MT_MPI(MPI_Send(small, SMALL, MPI_BYTE, 1, 31, MPI_COMM_WORLD));
+            MT_MPI(MPI_Send(large, LARGE, MPI_BYTE, 1, 32, MPI_COMM_WORLD));
+        } else {
+            MT_MPI(MPI_Send(NULL, 0, MPI_BYTE, 0, 30, MPI_COMM_WORLD));
+            MT_MPI(MPI_Recv(small, SMALL, MPI_BYTE, 0, 31, MPI_COMM_WORLD,
+                            MPI_STATUS_IGNORE));
+            MT_VERIFY(small, SMALL, (uint32_t)i, "small before a cell");
+            MT_MPI(MPI_Recv(large, LARGE, MPI_BYTE, 0, 32, MPI_COMM_WORLD,
+                            MPI_STATUS_IGNORE));
+            MT_VERIFY(large, LARGE, (uint32_t)i + 1, "cell after the small");
+        }
+    }
+    free(large);
+    MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
+}
+
 int main(int argc, char **argv)
 {
     mt_init(&argc, &argv);
@@ -140,5 +173,6 @@ int main(int argc, char **argv)
      * neighbours in both directions. */
     exchange(src, dest);
     head_to_head();
+    mailbox_then_cell();
     return mt_finish("p2p_early");
 }
