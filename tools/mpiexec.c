@@ -1004,6 +1004,9 @@ static void fy_launch_rank_exited(struct fy_launch_job *job, int i, int wstatus)
     fy_launch_job_terminate(job);
 }
 
+/* How long a rank's failure waits for a killed peer to show (above). */
+#define FY_LAUNCH_KILLED_GRACE_MS 100
+
 /* A running rank already dead by a signal (not yet reaped), or -1. */
 static int fy_launch_rank_killed(struct fy_launch_job *job)
 {
@@ -1036,8 +1039,18 @@ static void fy_launch_children_reap(struct fy_launch_job *job)
         if (i >= 0 && si.si_code == CLD_EXITED && si.si_status != 0) {
             /* A rank that failed may have done so because another one was
              * killed (it saw its peer vanish): report the killed rank,
-             * whose status is the job's, if it is already gone too. */
+             * whose status is the job's, if it is already gone too. A
+             * killed process closes its sockets and unmaps its memory
+             * before it becomes a zombie, so its peer can see it vanish,
+             * fail and exit first: give it FY_LAUNCH_KILLED_GRACE_MS
+             * (the first failure of a job only). */
             int k = fy_launch_rank_killed(job);
+            for (int w = 0; k < 0 && !job->failed && !job->killing &&
+                            job->nrunning > 1 && w < FY_LAUNCH_KILLED_GRACE_MS;
+                 w++) {
+                usleep(1000);
+                k = fy_launch_rank_killed(job);
+            }
             if (k >= 0) {
                 si.si_pid = job->ranks[k].pid;
                 i = k;
