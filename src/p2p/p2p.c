@@ -881,19 +881,23 @@ static bool match_unexpected(struct fy_req *r)
     return true;
 }
 
-/* Post receive r (it matched nothing unexpected), then take what has
- * arrived - first 'held', a cell already taken from the channel (0:
- * none): a message still in the channel that matches r goes straight into
- * r's buffer (a pushed or eager one without the copy through an
- * unexpected entry), as MPI allows - r is the oldest posted receive it
- * matches. */
-static void post_and_take(struct fy_req *r, uint64_t held, int held_src)
+/* Start receive r: messages already handed up are older than those still
+ * in the channel (pair order), so match those first; else post r and take
+ * what has arrived - first 'held', a cell already taken from the channel
+ * (0: none; handed up either way, after r is matched or posted): a
+ * message still in the channel that matches r goes straight into r's
+ * buffer (a pushed or eager one without the copy through an unexpected
+ * entry), as MPI allows - r is the oldest posted receive it matches. */
+static void recv_start(struct fy_req *r, uint64_t held, int held_src)
 {
-    posted_append(r);
-    if (fy_p2p.recv_write)
-        fy_write_posted(r);
     struct fy_req *outer = fy_p2p.fresh_post;
-    fy_p2p.fresh_post = r;
+    bool posted = !match_unexpected(r);
+    if (posted) {
+        posted_append(r);
+        if (fy_p2p.recv_write)
+            fy_write_posted(r);
+        fy_p2p.fresh_post = r;
+    }
     if (held)
         fy_chan_cell_deliver(held, held_src);
     fy_progress();
@@ -913,13 +917,7 @@ int fy_p2p_irecv(void *buf, MPI_Count count, struct fy_dtype *dt, int src,
         complete_proc_null(r);
         return 0;
     }
-    /* Messages already handed up are older than those still in the
-     * channel (pair order): match those first, else post r and take what
-     * has arrived. */
-    if (!match_unexpected(r))
-        post_and_take(r, 0, -1);
-    else
-        fy_progress();
+    recv_start(r, 0, -1);
     return 0;
 }
 
@@ -1006,23 +1004,17 @@ int fy_p2p_recv(void *buf, MPI_Count count, struct fy_dtype *dt, int src,
     int rc;
     if (held) {
         /* The cell taken is some other packet - perhaps the PUSH or RTS
-         * of the message this receive wants. Post the receive before it
-         * is handed up: a pushed message then lands straight in the
-         * user's buffer instead of being copied through an unexpected
-         * entry. But taking the cell handed up its sender's earlier
-         * mailbox packets first (fy_chan_cell_take), as unexpected ones:
-         * those are older and are matched first, as fy_p2p_irecv does. */
+         * of the message this receive wants: start the receive before it
+         * is handed up, so a pushed message lands straight in the user's
+         * buffer instead of being copied through an unexpected entry.
+         * (Taking the cell handed up its sender's earlier mailbox packets,
+         * as unexpected ones: recv_start matches those first.) */
         r = req_init(FY_REQ_RECV, buf, count, dt, src, tag, comm, ctx);
         if (!r) {
             fy_chan_cell_deliver(held, held_src);
             return -ENOMEM;
         }
-        if (match_unexpected(r)) {
-            fy_chan_cell_deliver(held, held_src);
-            fy_progress();
-        } else {
-            post_and_take(r, held, held_src);
-        }
+        recv_start(r, held, held_src);
     } else if ((rc = fy_p2p_irecv(buf, count, dt, src, tag, comm, ctx, &r))) {
         return rc;
     }

@@ -407,9 +407,9 @@ extern uint64_t fy_xfer_split_min;
  * (as a message between cores finds them), each the fastest of a few; 0
  * where even the first size loses or ops cannot copy. About 0.5 ms for a
  * 128 KiB cap on the 2026-11-27 Xeon VM, most of it faulting in the
- * buffers. out (optional) gets the timings. The job's value, measured by the
- * node's first rank in fy_xfer_job_init, is fy_xfer_push_max (0: not measured).
- */
+ * buffers. out (optional) gets the timings. The job's value, measured by
+ * the node's first rank in fy_xfer_job_init, is fy_xfer_push_max (0: not
+ * measured). */
 #define FY_XFER_CROSS_MIN 8192
 #define FY_XFER_CROSS_SIZES 16
 struct fy_xfer_cross {
