@@ -20,6 +20,7 @@
 /* One publication of a rank to the members of a collective. */
 #define FY_COLL_DATA 32768u
 #define FY_COLL_CELLS 2u
+#define FY_COLL_INLINE (FY_CACHELINE - 3 * sizeof(uint64_t))
 /* Thread slots (coll/shm.c): under MPI_THREAD_MULTIPLE this many threads
  * of a rank may be in blocking collectives over shared memory at once,
  * each with FY_COLL_CELLS cells of its own. */
@@ -29,6 +30,9 @@ struct fy_coll_cell {
     alignas(FY_CACHELINE) _Atomic uint64_t tag; /* ctx+1 | seq | step; 0 none */
     uint64_t addr; /* owner's buffer, for single-copy readers */
     uint64_t len;  /* bytes readable there (a reader reads no more) */
+    /* A publication of up to FY_COLL_INLINE bytes, in the line its
+     * readers fetch for the tag anyway (coll/shm.c, payload()). */
+    unsigned char inl[FY_COLL_INLINE];
     /* Set by the owner before it publishes; each reader decrements once. */
     alignas(FY_CACHELINE) _Atomic uint32_t readers;
     /* Set by the owner while it waits for readers == 0 (cleared when it

@@ -25,8 +25,8 @@ static void test_bcast(MPI_Comm comm, const char *what)
     int cn, cme;
     MPI_Comm_size(comm, &cn);
     MPI_Comm_rank(comm, &cme);
-    static const int sz[] = {1,     63,    32767, 32768,  32769,
-                             65535, 65536, 65537, 200003, (1 << 20) + 5};
+    static const int sz[] = {1,     40,    41,    63,    32767,  32768,
+                             32769, 65535, 65536, 65537, 200003, (1 << 20) + 5};
     size_t max = (1 << 20) + 5;
     char *b = mt_malloc(max + 64);
     for (int root = 0; root < cn; root++) {
@@ -42,56 +42,60 @@ static void test_bcast(MPI_Comm comm, const char *what)
             MT_ALL(b + sz[i], 64, 0x6B, "guard after Bcast buffer");
         }
     }
-    /* Strided: every other int of 3 * 20000 (packed through the cells),
-     * the gaps untouched. */
-    MPI_Datatype vec;
-    MT_MPI(MPI_Type_vector(20000, 1, 3, MPI_INT, &vec));
-    MT_MPI(MPI_Type_commit(&vec));
-    int *v = mt_malloc(sizeof(int) * 3 * 20000);
-    for (int root = 0; root < cn; root++) {
-        for (int k = 0; k < 3 * 20000; k++)
-            v[k] = cme == root ? k : -1 - k;
-        MT_MPI(MPI_Bcast(v, 1, vec, root, comm));
-        for (int k = 0; k < 3 * 20000; k++) {
-            int want = k % 3 == 0 ? k : (cme == root ? k : -1 - k);
-            if (v[k] != want)
-                MT_FAIL("%s strided root %d: v[%d] = %d, expected %d", what,
-                        root, k, v[k], want);
+    static const int nvs[] = {10, 11, 20000};
+    for (size_t iv = 0; iv < sizeof(nvs) / sizeof(nvs[0]); iv++) {
+        int nv = nvs[iv];
+        /* Strided: every third int of 3 * nv, the gaps untouched (packed
+         * through the cells; 10 ints fit the tag's line, 11 do not). */
+        MPI_Datatype vec;
+        MT_MPI(MPI_Type_vector(nv, 1, 3, MPI_INT, &vec));
+        MT_MPI(MPI_Type_commit(&vec));
+        int *v = mt_malloc(sizeof(int) * 3 * nv);
+        for (int root = 0; root < cn; root++) {
+            for (int k = 0; k < 3 * nv; k++)
+                v[k] = cme == root ? k : -1 - k;
+            MT_MPI(MPI_Bcast(v, 1, vec, root, comm));
+            for (int k = 0; k < 3 * nv; k++) {
+                int want = k % 3 == 0 ? k : (cme == root ? k : -1 - k);
+                if (v[k] != want)
+                    MT_FAIL("%s strided root %d: v[%d] = %d, expected %d", what,
+                            root, k, v[k], want);
+            }
         }
+        /* Different datatypes, one signature: the root sends every third int
+         * (the vector), the others receive nv contiguous ints, and the
+         * other way round. Each side's path must not depend on its type. */
+        int *flat = mt_malloc(sizeof(int) * nv);
+        for (int root = 0; root < cn; root++) {
+            for (int k = 0; k < 3 * nv; k++)
+                v[k] = cme == root ? k : -1;
+            for (int k = 0; k < nv; k++)
+                flat[k] = -1;
+            if (cme == root)
+                MT_MPI(MPI_Bcast(v, 1, vec, root, comm));
+            else
+                MT_MPI(MPI_Bcast(flat, nv, MPI_INT, root, comm));
+            for (int k = 0; cme != root && k < nv; k++)
+                if (flat[k] != 3 * k)
+                    MT_FAIL("%s vector to ints, root %d: flat[%d] = %d", what,
+                            root, k, flat[k]);
+            for (int k = 0; k < nv; k++)
+                flat[k] = cme == root ? 7 * k : -1;
+            for (int k = 0; k < 3 * nv; k++)
+                v[k] = -1;
+            if (cme == root)
+                MT_MPI(MPI_Bcast(flat, nv, MPI_INT, root, comm));
+            else
+                MT_MPI(MPI_Bcast(v, 1, vec, root, comm));
+            for (int k = 0; cme != root && k < 3 * nv; k++)
+                if (v[k] != (k % 3 ? -1 : 7 * (k / 3)))
+                    MT_FAIL("%s ints to vector, root %d: v[%d] = %d", what,
+                            root, k, v[k]);
+        }
+        free(flat);
+        free(v);
+        MT_MPI(MPI_Type_free(&vec));
     }
-    /* Different datatypes, one signature: the root sends every third int
-     * (the vector), the others receive 20000 contiguous ints, and the
-     * other way round. Each side's path must not depend on its type. */
-    int *flat = mt_malloc(sizeof(int) * 20000);
-    for (int root = 0; root < cn; root++) {
-        for (int k = 0; k < 3 * 20000; k++)
-            v[k] = cme == root ? k : -1;
-        for (int k = 0; k < 20000; k++)
-            flat[k] = -1;
-        if (cme == root)
-            MT_MPI(MPI_Bcast(v, 1, vec, root, comm));
-        else
-            MT_MPI(MPI_Bcast(flat, 20000, MPI_INT, root, comm));
-        for (int k = 0; cme != root && k < 20000; k++)
-            if (flat[k] != 3 * k)
-                MT_FAIL("%s vector to ints, root %d: flat[%d] = %d", what, root,
-                        k, flat[k]);
-        for (int k = 0; k < 20000; k++)
-            flat[k] = cme == root ? 7 * k : -1;
-        for (int k = 0; k < 3 * 20000; k++)
-            v[k] = -1;
-        if (cme == root)
-            MT_MPI(MPI_Bcast(flat, 20000, MPI_INT, root, comm));
-        else
-            MT_MPI(MPI_Bcast(v, 1, vec, root, comm));
-        for (int k = 0; cme != root && k < 3 * 20000; k++)
-            if (v[k] != (k % 3 ? -1 : 7 * (k / 3)))
-                MT_FAIL("%s ints to vector, root %d: v[%d] = %d", what, root, k,
-                        v[k]);
-    }
-    free(flat);
-    free(v);
-    MT_MPI(MPI_Type_free(&vec));
     free(b);
 }
 
