@@ -1152,10 +1152,9 @@ int fy_coll_shm_alltoall(const void *sbuf, MPI_Count scount,
         int r = (me + i) % P;
         struct fy_coll_cell *x = await(r, tag);
         if (cells)
-            fy_coll_get_block(fy_coll_block_at(rbuf, r, rcount, rdt), rcount,
-                              rdt,
-                              payload(x, rbytes * (uint64_t)P) +
-                                  (uint64_t)me * rbytes);
+            fy_coll_get_block(
+                fy_coll_block_at(rbuf, r, rcount, rdt), rcount, rdt,
+                payload(x, rbytes * (uint64_t)P) + (uint64_t)me * rbytes);
         else
             err = fy_coll_keep(
                 err, read_block(r, x, (uint64_t)me * rbytes,
@@ -1623,8 +1622,9 @@ static int shm_reduce_scatter(const void *sbuf, void *rbuf,
             x[r] = r == me ? mine : await(r, tag);
         MPI_Count m = FY_MIN(q, FY_MAX(mine_n - lo, 0));
         if (m > 0)
-            err = fy_coll_keep(err, combine(x, P, FY_COLL_DATA, me * q, m, dt, op,
-                                            (char *)rbuf + (size_t)lo * esz));
+            err =
+                fy_coll_keep(err, combine(x, P, FY_COLL_DATA, me * q, m, dt, op,
+                                          (char *)rbuf + (size_t)lo * esz));
         for (int r = 0; r < P; r++)
             if (r != me)
                 done(r, x[r]);
@@ -1685,9 +1685,8 @@ static int shm_scan(const void *sbuf, void *rbuf, MPI_Count count,
             continue;
         for (int r = 0; r < n; r++)
             x[r] = r == me ? mine : await(r, tag);
-        err = fy_coll_keep(
-            err, combine(x, n, (size_t)m * esz, 0, m, dt, op,
-                    (char *)rbuf + (size_t)e * esz));
+        err = fy_coll_keep(err, combine(x, n, (size_t)m * esz, 0, m, dt, op,
+                                        (char *)rbuf + (size_t)e * esz));
         for (int r = 0; r < n; r++)
             if (r != me)
                 done(r, x[r]);
