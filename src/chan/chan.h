@@ -15,6 +15,7 @@
 #ifndef FY_CHAN_H
 #define FY_CHAN_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -306,6 +307,48 @@ static inline void fy_wake(int peer)
 {
     if (FY_UNLIKELY(fy_chan.wake_peers))
         fy_wake_slow(peer);
+}
+
+/* The receive hint of this rank's doorbell (struct fy_chan_bell): blocked
+ * in a receive from local rank src_local on context ctx with tag 'tag',
+ * 'seen' messages of that rank having arrived; src_local -1: none. One
+ * writer, this rank (one thread: callers skip it under
+ * MPI_THREAD_MULTIPLE). */
+static inline void fy_chan_hint_set(int src_local, uint32_t ctx, int tag,
+                                    uint32_t seen)
+{
+    struct fy_chan_bell *b = &fy_chan.bells[fy_chan.local_me];
+    uint32_t v = atomic_load_explicit(&b->ver, memory_order_relaxed);
+    atomic_store_explicit(&b->ver, v + 1, memory_order_relaxed);
+    /* Seqlock: the odd version is seen before any field changes. */
+    atomic_thread_fence(memory_order_release);
+    atomic_store_explicit(&b->src1, (uint32_t)(src_local + 1),
+                          memory_order_relaxed);
+    atomic_store_explicit(&b->ctx, ctx, memory_order_relaxed);
+    atomic_store_explicit(&b->tag, tag, memory_order_relaxed);
+    atomic_store_explicit(&b->seen, seen, memory_order_relaxed);
+    atomic_store_explicit(&b->ver, v + 2, memory_order_release);
+}
+
+/* Whether local rank 'local' shows itself blocked in a receive from us on
+ * context ctx that a message with tag 'tag' matches, with 'sent' of our
+ * messages to it all arrived. False on any doubt (a hint being changed). */
+static inline bool fy_chan_hint_waits_for_us(int local, uint32_t ctx, int tag,
+                                             uint32_t sent)
+{
+    const struct fy_chan_bell *b = &fy_chan.bells[local];
+    uint32_t v = atomic_load_explicit(&b->ver, memory_order_acquire);
+    if (v & 1)
+        return false;
+    uint32_t src1 = atomic_load_explicit(&b->src1, memory_order_relaxed);
+    uint32_t hctx = atomic_load_explicit(&b->ctx, memory_order_relaxed);
+    int32_t htag = atomic_load_explicit(&b->tag, memory_order_relaxed);
+    uint32_t seen = atomic_load_explicit(&b->seen, memory_order_relaxed);
+    atomic_thread_fence(memory_order_acquire);
+    if (atomic_load_explicit(&b->ver, memory_order_relaxed) != v)
+        return false;
+    return src1 == (uint32_t)fy_chan.local_me + 1 && hctx == ctx &&
+           (htag == tag || htag == -1 /* MPI_ANY_TAG */) && seen == sent;
 }
 
 /* Cells for movers that stream through the receiver's queue (xfer queue):

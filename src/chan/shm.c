@@ -323,7 +323,9 @@ int fy_chan_shm_declare(struct fy_shm_layout *lay, uint32_t slots)
              FY_SHM_SIG(sizeof(struct fy_chan_bell),
                         offsetof(struct fy_chan_bell, nopoke),
                         offsetof(struct fy_chan_bell, sleeping),
-                        offsetof(struct fy_chan_bell, wake_fd)))) < 0 ||
+                        offsetof(struct fy_chan_bell, wake_fd),
+                        offsetof(struct fy_chan_bell, ver),
+                        offsetof(struct fy_chan_bell, seen)))) < 0 ||
         (rc = fy_shm_region_add(
              lay, FY_CHAN_FBOX_REGION, FY_SHM_PER_PAIR,
              sizeof(struct fy_fbox_slot), slots, FY_SHM_PAGE,

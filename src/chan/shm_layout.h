@@ -82,10 +82,23 @@ struct fy_chan_bell {
     /* The owner, before the attach barrier: its wake pipe's write end
      * plus one (0: none), opened by senders through /proc/<pid>/fd. */
     _Atomic uint32_t wake_fd;
+    /* The receive the owner is blocked in (p2p/p2p.c, "receive hints"):
+     * from local rank src1 - 1 (0: none) on context ctx with tag 'tag'
+     * (MPI_ANY_TAG included), waited for when 'seen' of that rank's
+     * messages had arrived. The owner writes it under the seqlock 'ver'
+     * (odd while the fields change); senders only read it, and use it only
+     * to choose between two correct protocols. */
+    alignas(FY_CACHELINE) _Atomic uint32_t ver;
+    _Atomic uint32_t src1;
+    _Atomic uint32_t ctx;
+    _Atomic int32_t tag;
+    _Atomic uint32_t seen;
 };
-static_assert(sizeof(struct fy_chan_bell) == 2 * FY_CACHELINE &&
-                  offsetof(struct fy_chan_bell, sleeping) == FY_CACHELINE,
-              "doorbell and sleeping are written by different ranks");
+static_assert(sizeof(struct fy_chan_bell) == 3 * FY_CACHELINE &&
+                  offsetof(struct fy_chan_bell, sleeping) == FY_CACHELINE &&
+                  offsetof(struct fy_chan_bell, ver) == 2 * FY_CACHELINE,
+              "doorbell and sleeping are written by different ranks; the "
+              "hint, read by senders of large messages only, apart");
 
 #define FY_CHAN_FBOX_REGION "fbox"
 #define FY_CHAN_FACK_REGION "fack"

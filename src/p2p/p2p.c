@@ -698,15 +698,58 @@ int fy_progress_poll(void)
     return n;
 }
 
+/* ---- receive hints ------------------------------------------------------
+ * A rank blocked in a receive from one rank of its node, large enough for
+ * a message above the eager limit, says so in its doorbell's hint line
+ * (fy_chan_hint_set): FERRY_PROTO=auto's blocking sender then sends by
+ * the rendezvous, which the waiting receiver reads at once with one copy,
+ * instead of pushing the message whole through cells (two copies) in case
+ * the receiver is late (fy_push_auto). A ping-pong's early receiver at
+ * 16-64 KiB took 2.1-2.4x the rendezvous' time pushed (bench/README.md,
+ * "Receive hints").
+ * The sender trusts the hint only when its message is certain to find a
+ * posted receive: its context and a matching tag, and 'seen' equal to its
+ * own count of messages sent to us (write.c's W2: none in flight). Such a
+ * receive cannot complete before that message arrives, so we stay in the
+ * wait and read it; an unsafe program that counts on a blocking send
+ * being buffered loses nothing. The hint is set only where no unexpected
+ * message can satisfy the receive (it is posted, or the blocking fast
+ * path found no queue at all), and cleared when the wait ends. */
+static bool s_hinted;
+
+static bool hint_on(int w, uint32_t ctx, int tag, uint64_t cap)
+{
+    struct fy_p2p_state *s = &fy_p2p;
+    if (FY_UNLIKELY(fy_mt_on) || s_hinted || cap <= s->eager_max || w < 0 ||
+        w == s->me || s->proto_mode != FY_MODE_AUTO)
+        return false;
+    int l = fy_boot_local(w);
+    if (l < 0)
+        return false;
+    fy_chan_hint_set(l, ctx, tag, (uint32_t)s->peers[w].msgs_seen);
+    s_hinted = true;
+    return true;
+}
+
+static void hint_off(void)
+{
+    fy_chan_hint_set(-1, 0, 0, 0);
+    s_hinted = false;
+}
+
 int fy_req_wait(struct fy_req *r)
 {
     unsigned spins = 0;
+    bool hinted = !r->complete && r->kind == FY_REQ_RECV && r->on_list &&
+                  hint_on(r->wpeer, r->ctx, r->tag, fy_req_capacity(r));
     while (!r->complete) {
         if (fy_progress())
             spins = 0;
         else
             fy_progress_idle(&spins);
     }
+    if (hinted)
+        hint_off();
     return r->err;
 }
 
@@ -939,6 +982,7 @@ int fy_p2p_recv(void *buf, MPI_Count count, struct fy_dtype *dt, int src,
             struct fy_chan_peer *pe = &fy_chan.peers[w];
             uint64_t cap = (uint64_t)(count * dt->size);
             unsigned spins = 0;
+            bool hinted = hint_on(w, ctx, tag, cap);
             for (;;) {
                 struct fy_fbox_slot *sl = fy_chan_fbox_due(pe);
                 if (sl) {
@@ -949,6 +993,8 @@ int fy_p2p_recv(void *buf, MPI_Count count, struct fy_dtype *dt, int src,
                     if (ct == (uint16_t)(ctx | FY_PKT_EAGER << 12) &&
                         (t == tag || tag == MPI_ANY_TAG) && len <= cap &&
                         len <= fy_chan.fbox_cap) {
+                        if (hinted)
+                            hint_off();
                         fy_chan_fbox_copy_out(pe, sl, buf, len);
                         fy_chan_fbox_consume(pe, len);
                         s->peers[w].msgs_seen++;
@@ -976,6 +1022,8 @@ int fy_p2p_recv(void *buf, MPI_Count count, struct fy_dtype *dt, int src,
                     if (csrc == w && c->type == FY_PKT_EAGER && c->ctx == ctx &&
                         (c->tag == tag || tag == MPI_ANY_TAG) &&
                         c->len <= cap && !s->unexp_head && !s->posted_head) {
+                        if (hinted)
+                            hint_off();
                         if (c->len)
                             fy_copy(buf, (uint8_t *)c + FY_CELL_HDR, c->len);
                         s->peers[w].msgs_seen++;
@@ -998,6 +1046,8 @@ int fy_p2p_recv(void *buf, MPI_Count count, struct fy_dtype *dt, int src,
                     break; /* let the general path handle others' traffic */
                 fy_cpu_relax();
             }
+            if (hinted)
+                hint_off(); /* fy_req_wait sets it again once posted */
         }
     }
     struct fy_req *r;

@@ -119,7 +119,14 @@ bool fy_push_auto(const struct fy_req *r)
         uint64_t max = FY_MAX(s->auto_push_max, s->push_max);
         if (fy_chan_remote(r->wpeer))
             max = FY_MAX(max, s->net_push_max);
-        return n <= max;
+        if (n > max)
+            return false;
+        /* A receiver blocked in the receive this message will match reads
+         * it at once: one copy, not two (p2p.c, "receive hints"). */
+        int l = fy_boot_local(r->wpeer);
+        return l < 0 ||
+               !fy_chan_hint_waits_for_us(
+                   l, r->ctx, r->tag, (uint32_t)s->peers[r->wpeer].msgs_sent);
     }
     struct fy_peer *pe = &s->peers[r->wpeer];
     if (pe->burst_seen != pe->msgs_seen) {

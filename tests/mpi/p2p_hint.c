@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: MIT */
+/* Receive hints (p2p/p2p.c): a rank blocked in a receive tells its
+ * senders, and FERRY_PROTO=auto then sends a blocking message above the
+ * eager limit by the rendezvous instead of pushing it whole. Ranks 0 and 1
+ * (any others only take part in the barriers):
+ * - early: rank 1 blocks in MPI_Recv (and in MPI_Wait on an Irecv) while
+ *   rank 0 sleeps, then sends 8-64 KiB: every byte arrives, and (with the
+ *   default protocol settings) the counters show the rendezvous, no push;
+ * - late: rank 1 sleeps before receiving: the sends are pushed whole;
+ * - programs that count on blocking sends of this size being buffered
+ *   (MPI calls them unsafe; every MPI here buffers them) must still run:
+ *   a blocked receive on another tag, and one that an earlier eager
+ *   message satisfies while the large send is decided. A hint that let
+ *   these go by the rendezvous would deadlock them (run where the
+ *   protocol setting buffers such sends: the default, Push-All). */
+#include <unistd.h>
+
+#include "mpitest.h"
+
+#define CAP 65536
+static const int sizes[] = {8192, 32768, 65536};
+#define NSIZES ((int)(sizeof(sizes) / sizeof(sizes[0])))
+#define ROUNDS 3
+
+/* This rank's counter 'name' (0 if this MPI has no such pvar). */
+static unsigned long long pvar(const char *name)
+{
+    int i = -1, count = 0;
+    unsigned long long v = 0;
+    MPI_T_pvar_session s;
+    MPI_T_pvar_handle h;
+    if (MPI_T_pvar_get_index(name, MPI_T_PVAR_CLASS_COUNTER, &i) ==
+            MPI_SUCCESS &&
+        MPI_T_pvar_session_create(&s) == MPI_SUCCESS) {
+        if (MPI_T_pvar_handle_alloc(s, i, NULL, &h, &count) == MPI_SUCCESS) {
+            MT_MPI(MPI_T_pvar_read(s, h, &v));
+            MT_MPI(MPI_T_pvar_handle_free(s, &h));
+        }
+        MT_MPI(MPI_T_pvar_session_free(&s));
+    }
+    return v;
+}
+
+static unsigned long long rndv(void)
+{
+    return pvar("ferry_rndv_get_msgs") + pvar("ferry_rndv_put_msgs");
+}
+
+/* Whether the counters must show the default protocol's choices: Ferry,
+ * FERRY_PROTO and the push limits at their defaults, one node. */
+static int defaults(void)
+{
+    int i = -1;
+    return MPI_T_pvar_get_index("ferry_pushed_msgs", MPI_T_PVAR_CLASS_COUNTER,
+                                &i) == MPI_SUCCESS &&
+           !getenv("FERRY_PROTO") && !getenv("FERRY_AUTO_PUSH_MAX") &&
+           !getenv("FERRY_EAGER_MAX") && !getenv("FERRY_NODES") &&
+           !getenv("FERRY_CELL_SIZE") && !getenv("FERRY_RECV_WRITE_MIN");
+}
+
+/* Whether this protocol setting buffers a blocking 32 KiB send (the
+ * default pushes it whole, as Push-All does; the plain rendezvous and
+ * Push-Pull do not, and the unsafe programs below would hang there by
+ * design). */
+static int buffers_32k(void)
+{
+    const char *p = getenv("FERRY_PROTO");
+    return (!p || !strcmp(p, "auto") || !strcmp(p, "pushall")) &&
+           !getenv("FERRY_AUTO_PUSH_MAX");
+}
+
+static void early_late(unsigned char *b, int late)
+{
+    unsigned long long push0 = pvar("ferry_pushed_msgs"), rndv0 = rndv();
+    int n = 0;
+    for (int si = 0; si < NSIZES; si++) {
+        for (int k = 0; k < ROUNDS; k++, n++) {
+            uint32_t seed = (uint32_t)(late * 100 + si * 10 + k + 1);
+            MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
+            if (mt_rank == 0) {
+                if (!late)
+                    usleep(20000); /* rank 1 is blocked by now */
+                mt_fill(b, (size_t)sizes[si], seed);
+                MT_MPI(MPI_Send(b, sizes[si], MPI_BYTE, 1, 5, MPI_COMM_WORLD));
+            } else if (mt_rank == 1) {
+                if (late)
+                    usleep(20000); /* the message is here by now */
+                memset(b, 0, CAP);
+                MPI_Status st;
+                int c = -1;
+                if (k % 2) {
+                    MPI_Request r;
+                    MT_MPI(MPI_Irecv(b, CAP, MPI_BYTE, 0,
+                                     si % 2 ? MPI_ANY_TAG : 5, MPI_COMM_WORLD,
+                                     &r));
+                    MT_MPI(MPI_Wait(&r, &st));
+                } else {
+                    MT_MPI(
+                        MPI_Recv(b, CAP, MPI_BYTE, 0, 5, MPI_COMM_WORLD, &st));
+                }
+                MPI_Get_count(&st, MPI_BYTE, &c);
+                MT_EQ(c, sizes[si], late ? "late count" : "early count");
+                MT_VERIFY(b, (size_t)sizes[si], seed,
+                          late ? "late receiver" : "early receiver");
+            }
+        }
+    }
+    if (mt_rank == 1 && defaults()) {
+        unsigned long long pushed = pvar("ferry_pushed_msgs") - push0;
+        unsigned long long rv = rndv() - rndv0;
+        if (late)
+            MT_EQ(pushed, (unsigned long long)n,
+                  "messages pushed to a late receiver");
+        else {
+            MT_EQ(pushed, 0ull, "messages pushed to a blocked receiver");
+            MT_EQ(rv, (unsigned long long)n,
+                  "rendezvous messages to a blocked receiver");
+        }
+    }
+}
+
+/* Rank 1 blocks for tag 1; rank 0 first sends 32 KiB on tag 2, which only
+ * buffering lets complete, then the tag-1 message. */
+static void other_tag(unsigned char *b, unsigned char *b2)
+{
+    MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    if (mt_rank == 0) {
+        usleep(10000);
+        mt_fill(b, 32768, 7);
+        MT_MPI(MPI_Send(b, 32768, MPI_BYTE, 1, 2, MPI_COMM_WORLD));
+        mt_fill(b2, 100, 8);
+        MT_MPI(MPI_Send(b2, 100, MPI_BYTE, 1, 1, MPI_COMM_WORLD));
+    } else if (mt_rank == 1) {
+        MT_MPI(MPI_Recv(b2, CAP, MPI_BYTE, 0, 1, MPI_COMM_WORLD,
+                        MPI_STATUS_IGNORE));
+        MT_VERIFY(b2, 100, 8, "tag 1 after a buffered tag 2");
+        MT_MPI(MPI_Recv(b, CAP, MPI_BYTE, 0, 2, MPI_COMM_WORLD,
+                        MPI_STATUS_IGNORE));
+        MT_VERIFY(b, 32768, 7, "buffered tag 2");
+    }
+}
+
+/* Rank 1 blocks for tag 1; rank 0 sends 8 bytes on tag 1 (which satisfy
+ * that receive) and at once 32 KiB on tag 1, then waits for rank 1's tag
+ * 7, which rank 1 sends only after the small message: the 32 KiB send
+ * must be buffered. Rounds with varying delays move the moment the large
+ * send is decided across rank 1's receive. */
+static void in_flight(unsigned char *b, unsigned char *b2, int rounds)
+{
+    for (int k = 0; k < rounds; k++) {
+        MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
+        int tok = k;
+        if (mt_rank == 0) {
+            if (k % 3)
+                usleep((useconds_t)(k % 7) * 100);
+            mt_fill(b2, 8, (uint32_t)k + 1000);
+            MT_MPI(MPI_Send(b2, 8, MPI_BYTE, 1, 1, MPI_COMM_WORLD));
+            mt_fill(b, 32768, (uint32_t)k + 2000);
+            MT_MPI(MPI_Send(b, 32768, MPI_BYTE, 1, 1, MPI_COMM_WORLD));
+            MT_MPI(MPI_Recv(&tok, 1, MPI_INT, 1, 7, MPI_COMM_WORLD,
+                            MPI_STATUS_IGNORE));
+            MT_EQ(tok, k, "token");
+        } else if (mt_rank == 1) {
+            if (k % 2)
+                usleep((useconds_t)(k % 5) * 100);
+            MT_MPI(MPI_Recv(b2, CAP, MPI_BYTE, 0, 1, MPI_COMM_WORLD,
+                            MPI_STATUS_IGNORE));
+            MT_VERIFY(b2, 8, (uint32_t)k + 1000, "small message first");
+            MT_MPI(MPI_Send(&tok, 1, MPI_INT, 0, 7, MPI_COMM_WORLD));
+            MT_MPI(MPI_Recv(b, CAP, MPI_BYTE, 0, 1, MPI_COMM_WORLD,
+                            MPI_STATUS_IGNORE));
+            MT_VERIFY(b, 32768, (uint32_t)k + 2000, "buffered 32 KiB");
+        }
+    }
+}
+
+int main(int argc, char **argv)
+{
+    mt_init(&argc, &argv);
+    MT_CHECK(mt_size >= 2, "needs at least 2 ranks");
+    int provided;
+    MT_MPI(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
+    unsigned char *b = mt_malloc(CAP), *b2 = mt_malloc(CAP);
+    early_late(b, 0);
+    early_late(b, 1);
+    if (buffers_32k()) {
+        other_tag(b, b2);
+        in_flight(b, b2, 200);
+    }
+    free(b);
+    free(b2);
+    MT_MPI(MPI_T_finalize());
+    return mt_finish("p2p_hint");
+}
