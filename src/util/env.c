@@ -99,9 +99,10 @@ struct fy_env_var fy_env[FY_ENV_COUNT] = {
                            "buffer and the sender writes into it"},
     [FY_ENV_AUTO_PUSH_MAX] = {"FERRY_AUTO_PUSH_MAX", FY_ENV_SIZE, "65536",
                               "FERRY_PROTO=auto: a blocking send up to this "
-                              "size that finds no receive buffer offered is "
-                              "pushed whole, so its sender need not wait for "
-                              "a late receiver (0: never)"},
+                              "size that finds no receive buffer offered and "
+                              "no receiver blocked in its receive is pushed "
+                              "whole, so its sender need not wait for a late "
+                              "receiver (0: never)"},
     [FY_ENV_NET_PUSH_MAX] = {"FERRY_NET_PUSH_MAX", FY_ENV_SIZE, "1M",
                              "FERRY_PROTO=auto: a blocking send to a rank on "
                              "another node that finds no receive buffer "
