@@ -53,6 +53,9 @@ struct fy_peer {
      * this peer's last message (msgs_seen was burst_seen then). */
     uint64_t burst_seen;
     uint32_t burst;
+    /* Receive hints (push.c): replies to this peer that waited for its
+     * hint in vain, in a row (from 2 on they no longer wait). */
+    uint8_t hint_misses;
     /* Offers this peer made us (we are the sender), in posting order. */
     struct fy_offer *offer_head, *offer_tail;
     /* Push-Pull: the message whose pushed bytes are arriving from this
@@ -138,7 +141,12 @@ struct fy_p2p_state {
     struct fy_req *pull_head, *pull_tail;
     /* Work that needs progress besides polling. */
     /* Protocol settings (proto/). */
-    int proto_mode;         /* enum fy_proto_mode */
+    int proto_mode; /* enum fy_proto_mode */
+    /* Receive hints: world rank + 1 of the peer whose message the last
+     * blocking receive waited for with a hint (0: none since the last
+     * blocking send); a blocking send to it soon after is likely a reply
+     * (push.c). */
+    uint32_t reply_to1;
     uint64_t btp, btp1;     /* Push-Pull: bytes pushed, in the first packet */
     uint64_t auto_push_max; /* auto: blocking sends pushed whole up to */
     uint64_t net_push_max;  /* the same to ranks on other nodes */

@@ -87,6 +87,33 @@ uint64_t fy_push_first(uint64_t pushed)
     return FY_MIN(pushed, cap);
 }
 
+/* A reply: the peer's message that our last blocking receive waited for
+ * came from a blocking send, most likely, and the peer now finishes that
+ * send and posts its receive for our answer - a few hundred ns after we
+ * sent it our FIN, about when we decide how to answer. Wait up to
+ * FY_HINT_WAIT_NS for its hint before pushing: a ping-pong's reply then
+ * takes the rendezvous too (bench/README.md, "Receive hints"). Bounded,
+ * so nothing can hang on it; not when ranks share cores (the peer may not
+ * be running), nor towards a peer whose last two replies waited in vain. */
+#define FY_HINT_WAIT_NS 1500
+static bool hint_soon(struct fy_peer *pe, int l, const struct fy_req *r,
+                      uint32_t sent)
+{
+    if (fy_chan.wake_peers || pe->hint_misses >= 2)
+        return false;
+    double until = fy_wtime() + FY_HINT_WAIT_NS * 1e-9;
+    do {
+        for (int i = 0; i < 16; i++)
+            fy_cpu_relax();
+        if (fy_chan_hint_waits_for_us(l, r->ctx, r->tag, sent)) {
+            pe->hint_misses = 0;
+            return true;
+        }
+    } while (fy_wtime() < until);
+    pe->hint_misses++;
+    return false;
+}
+
 bool fy_push_auto(const struct fy_req *r)
 {
     /* A blocking send would wait for its receiver under the rendezvous; a
@@ -124,9 +151,18 @@ bool fy_push_auto(const struct fy_req *r)
         /* A receiver blocked in the receive this message will match reads
          * it at once: one copy, not two (p2p.c, "receive hints"). */
         int l = fy_boot_local(r->wpeer);
-        return l < 0 ||
-               !fy_chan_hint_waits_for_us(
-                   l, r->ctx, r->tag, (uint32_t)s->peers[r->wpeer].msgs_sent);
+        if (l < 0)
+            return true;
+        struct fy_peer *pe = &s->peers[r->wpeer];
+        uint32_t sent = (uint32_t)pe->msgs_sent;
+        bool reply = s->reply_to1 == (uint32_t)r->wpeer + 1;
+        s->reply_to1 = 0;
+        if (fy_chan_hint_waits_for_us(l, r->ctx, r->tag, sent)) {
+            if (reply)
+                pe->hint_misses = 0;
+            return false;
+        }
+        return !(reply && hint_soon(pe, l, r, sent));
     }
     struct fy_peer *pe = &s->peers[r->wpeer];
     if (pe->burst_seen != pe->msgs_seen) {

@@ -6,7 +6,8 @@
  * - early: rank 1 blocks in MPI_Recv (and in MPI_Wait on an Irecv) while
  *   rank 0 sleeps, then sends 8-64 KiB: every byte arrives, and (with the
  *   default protocol settings) the counters show the rendezvous, no push;
- * - late: rank 1 sleeps before receiving: the sends are pushed whole;
+ * - late: rank 1 sleeps before receiving: the sends are pushed whole (as
+ *   all are when this node's ranks outnumber its cores: no hints there);
  * - programs that count on blocking sends of this size being buffered
  *   (MPI calls them unsafe; every MPI here buffers them) must still run:
  *   a blocked receive on another tag, and one that an earlier eager
@@ -69,8 +70,23 @@ static int buffers_32k(void)
            !getenv("FERRY_AUTO_PUSH_MAX");
 }
 
+/* Whether hints are on: not when this node's ranks outnumber its CPUs
+ * (or FERRY_WAIT chose the waiting mode), where a blocked receiver may be
+ * off its core and the sender pushes regardless. */
+static int hints_on(void)
+{
+    MPI_Comm node;
+    int local = 0;
+    MT_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0,
+                               MPI_INFO_NULL, &node));
+    MT_MPI(MPI_Comm_size(node, &local));
+    MT_MPI(MPI_Comm_free(&node));
+    return !getenv("FERRY_WAIT") && local <= sysconf(_SC_NPROCESSORS_ONLN);
+}
+
 static void early_late(unsigned char *b, int late)
 {
+    int hints = hints_on();
     unsigned long long push0 = pvar("ferry_pushed_msgs"), rndv0 = rndv();
     int n = 0;
     for (int si = 0; si < NSIZES; si++) {
@@ -108,13 +124,42 @@ static void early_late(unsigned char *b, int late)
     if (mt_rank == 1 && defaults()) {
         unsigned long long pushed = pvar("ferry_pushed_msgs") - push0;
         unsigned long long rv = rndv() - rndv0;
-        if (late)
+        if (late || !hints)
             MT_EQ(pushed, (unsigned long long)n,
-                  "messages pushed to a late receiver");
+                  late ? "messages pushed to a late receiver"
+                       : "messages pushed, ranks outnumbering cores");
         else {
             MT_EQ(pushed, 0ull, "messages pushed to a blocked receiver");
             MT_EQ(rv, (unsigned long long)n,
                   "rendezvous messages to a blocked receiver");
+        }
+    }
+}
+
+/* A ping-pong: each reply may wait (briefly) for the other side's hint
+ * before it is sent; whichever way each message goes, its bytes must
+ * arrive. */
+static void ping_pong(unsigned char *b, int rounds)
+{
+    MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    for (int k = 0; k < rounds && mt_rank < 2; k++) {
+        int n = sizes[k % NSIZES];
+        uint32_t seed = (uint32_t)(5000 + k);
+        int peer = 1 - mt_rank;
+        if (mt_rank == 0) {
+            mt_fill(b, (size_t)n, seed);
+            MT_MPI(MPI_Send(b, n, MPI_BYTE, peer, 3, MPI_COMM_WORLD));
+            memset(b, 0, CAP);
+            MT_MPI(MPI_Recv(b, CAP, MPI_BYTE, peer, 3, MPI_COMM_WORLD,
+                            MPI_STATUS_IGNORE));
+            MT_VERIFY(b, (size_t)n, seed + 1, "pong");
+        } else {
+            memset(b, 0, CAP);
+            MT_MPI(MPI_Recv(b, CAP, MPI_BYTE, peer, 3, MPI_COMM_WORLD,
+                            MPI_STATUS_IGNORE));
+            MT_VERIFY(b, (size_t)n, seed, "ping");
+            mt_fill(b, (size_t)n, seed + 1);
+            MT_MPI(MPI_Send(b, n, MPI_BYTE, peer, 3, MPI_COMM_WORLD));
         }
     }
 }
@@ -183,6 +228,7 @@ int main(int argc, char **argv)
     unsigned char *b = mt_malloc(CAP), *b2 = mt_malloc(CAP);
     early_late(b, 0);
     early_late(b, 1);
+    ping_pong(b, 300);
     if (buffers_32k()) {
         other_tag(b, b2);
         in_flight(b, b2, 200);
