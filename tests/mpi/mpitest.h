@@ -157,6 +157,26 @@ static inline int mt_on_mpich(void)
     return strncmp(v, "MPICH Version:", 14) == 0;
 }
 
+/* This rank's MPI_T counter 'name' (0 if this MPI has no such pvar);
+ * MPI_T_init_thread must have been called. */
+static inline unsigned long long mt_pvar(const char *name)
+{
+    int i = -1, count = 0;
+    unsigned long long v = 0;
+    MPI_T_pvar_session s;
+    MPI_T_pvar_handle h;
+    if (MPI_T_pvar_get_index(name, MPI_T_PVAR_CLASS_COUNTER, &i) ==
+            MPI_SUCCESS &&
+        MPI_T_pvar_session_create(&s) == MPI_SUCCESS) {
+        if (MPI_T_pvar_handle_alloc(s, i, NULL, &h, &count) == MPI_SUCCESS) {
+            MT_MPI(MPI_T_pvar_read(s, h, &v));
+            MT_MPI(MPI_T_pvar_handle_free(s, &h));
+        }
+        MT_MPI(MPI_T_pvar_session_free(&s));
+    }
+    return v;
+}
+
 /* MPI_Init plus rank/size. */
 static inline void mt_init(int *argc, char ***argv)
 {

@@ -51,19 +51,7 @@ static void check_guards(const unsigned char *rb, size_t at, size_t len,
 /* The job's total of counter 'name' (0 if this MPI has no such pvar). */
 static unsigned long long pvar_total(const char *name)
 {
-    int i = -1, count = 0;
-    unsigned long long v = 0, sum = 0;
-    MPI_T_pvar_session s;
-    MPI_T_pvar_handle h;
-    if (MPI_T_pvar_get_index(name, MPI_T_PVAR_CLASS_COUNTER, &i) ==
-            MPI_SUCCESS &&
-        MPI_T_pvar_session_create(&s) == MPI_SUCCESS) {
-        if (MPI_T_pvar_handle_alloc(s, i, NULL, &h, &count) == MPI_SUCCESS) {
-            MT_MPI(MPI_T_pvar_read(s, h, &v));
-            MT_MPI(MPI_T_pvar_handle_free(s, &h));
-        }
-        MT_MPI(MPI_T_pvar_session_free(&s));
-    }
+    unsigned long long v = mt_pvar(name), sum = 0;
     MT_MPI(MPI_Allreduce(&v, &sum, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM,
                          MPI_COMM_WORLD));
     return sum;

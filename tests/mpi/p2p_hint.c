@@ -23,28 +23,9 @@ static const int sizes[] = {8192, 32768, 65536};
 #define NSIZES ((int)(sizeof(sizes) / sizeof(sizes[0])))
 #define ROUNDS 3
 
-/* This rank's counter 'name' (0 if this MPI has no such pvar). */
-static unsigned long long pvar(const char *name)
-{
-    int i = -1, count = 0;
-    unsigned long long v = 0;
-    MPI_T_pvar_session s;
-    MPI_T_pvar_handle h;
-    if (MPI_T_pvar_get_index(name, MPI_T_PVAR_CLASS_COUNTER, &i) ==
-            MPI_SUCCESS &&
-        MPI_T_pvar_session_create(&s) == MPI_SUCCESS) {
-        if (MPI_T_pvar_handle_alloc(s, i, NULL, &h, &count) == MPI_SUCCESS) {
-            MT_MPI(MPI_T_pvar_read(s, h, &v));
-            MT_MPI(MPI_T_pvar_handle_free(s, &h));
-        }
-        MT_MPI(MPI_T_pvar_session_free(&s));
-    }
-    return v;
-}
-
 static unsigned long long rndv(void)
 {
-    return pvar("ferry_rndv_get_msgs") + pvar("ferry_rndv_put_msgs");
+    return mt_pvar("ferry_rndv_get_msgs") + mt_pvar("ferry_rndv_put_msgs");
 }
 
 /* Whether the counters must show the default protocol's choices: Ferry,
@@ -87,7 +68,7 @@ static int hints_on(void)
 static void early_late(unsigned char *b, int late)
 {
     int hints = hints_on();
-    unsigned long long push0 = pvar("ferry_pushed_msgs"), rndv0 = rndv();
+    unsigned long long push0 = mt_pvar("ferry_pushed_msgs"), rndv0 = rndv();
     int n = 0;
     for (int si = 0; si < NSIZES; si++) {
         for (int k = 0; k < ROUNDS; k++, n++) {
@@ -122,7 +103,7 @@ static void early_late(unsigned char *b, int late)
         }
     }
     if (mt_rank == 1 && defaults()) {
-        unsigned long long pushed = pvar("ferry_pushed_msgs") - push0;
+        unsigned long long pushed = mt_pvar("ferry_pushed_msgs") - push0;
         unsigned long long rv = rndv() - rndv0;
         if (late || !hints)
             MT_EQ(pushed, (unsigned long long)n,
