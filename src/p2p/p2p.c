@@ -741,6 +741,20 @@ static void hint_off(void)
     s_hinted = false;
 }
 
+/* In a blocking send to w: hint at our oldest posted receive from w, if
+ * any among the first few (an exchange: Irecv from w, Send to w, Wait).
+ * The same rules hold - the receive is posted, so w's next message that
+ * matches it will find it - and we progress until our send is done,
+ * then most likely wait for that receive. */
+static bool hint_send(int w)
+{
+    int k = 0;
+    for (struct fy_req *q = fy_p2p.posted_head; q && k < 8; q = q->next, k++)
+        if (q->wpeer == w)
+            return hint_on(w, q->ctx, q->tag, fy_req_capacity(q));
+    return false;
+}
+
 int fy_req_wait(struct fy_req *r)
 {
     unsigned spins = 0;
@@ -884,11 +898,14 @@ int fy_p2p_send(const void *buf, MPI_Count count, struct fy_dtype *dt, int dest,
         }
     }
     struct fy_req *r;
+    bool hinted = s->posted_head && hint_send(w);
     int rc = isend_common(buf, count, dt, dest, tag, comm, ctx, mode, true, &r);
-    if (rc)
-        return rc;
-    rc = fy_req_wait(r);
-    fy_req_free(r);
+    if (!rc) {
+        rc = fy_req_wait(r);
+        fy_req_free(r);
+    }
+    if (hinted)
+        hint_off();
     return rc;
 }
 

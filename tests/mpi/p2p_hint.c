@@ -145,6 +145,24 @@ static void ping_pong(unsigned char *b, int rounds)
     }
 }
 
+/* An exchange (MPI_Irecv, MPI_Send, MPI_Wait on both ranks): each rank's
+ * blocking send hints at its posted receive from the other, and the
+ * other's send may take the rendezvous on it; every byte must arrive. */
+static void exchange(unsigned char *b, unsigned char *b2, int rounds)
+{
+    MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    for (int k = 0; k < rounds && mt_rank < 2; k++) {
+        int n = sizes[k % NSIZES], peer = 1 - mt_rank;
+        MPI_Request q;
+        memset(b2, 0, CAP);
+        MT_MPI(MPI_Irecv(b2, CAP, MPI_BYTE, peer, 4, MPI_COMM_WORLD, &q));
+        mt_fill(b, (size_t)n, (uint32_t)(7000 + 2 * k + mt_rank));
+        MT_MPI(MPI_Send(b, n, MPI_BYTE, peer, 4, MPI_COMM_WORLD));
+        MT_MPI(MPI_Wait(&q, MPI_STATUS_IGNORE));
+        MT_VERIFY(b2, (size_t)n, (uint32_t)(7000 + 2 * k + peer), "exchange");
+    }
+}
+
 /* Rank 1 blocks for tag 1; rank 0 first sends 32 KiB on tag 2, which only
  * buffering lets complete, then the tag-1 message. */
 static void other_tag(unsigned char *b, unsigned char *b2)
@@ -210,6 +228,7 @@ int main(int argc, char **argv)
     early_late(b, 0);
     early_late(b, 1);
     ping_pong(b, 300);
+    exchange(b, b2, 300);
     if (buffers_32k()) {
         other_tag(b, b2);
         in_flight(b, b2, 200);
