@@ -310,20 +310,22 @@ static inline void fy_wake(int peer)
 }
 
 /* The receive hint of this rank's doorbell (struct fy_chan_bell): blocked
- * in a receive from local rank src_local on context ctx with tag 'tag',
- * 'seen' messages of that rank having arrived; src_local -1: none. One
- * writer, this rank (one thread: callers skip it under
- * MPI_THREAD_MULTIPLE). */
-static inline void fy_chan_hint_set(int src_local, uint32_t ctx, int tag,
-                                    uint32_t seen)
+ * in a receive from local rank src_local on context ctx with tag 'tag'
+ * (in_send: in a blocking send to that rank, the receive posted), 'seen'
+ * messages of that rank having arrived; src_local -1: none. One writer,
+ * this rank (one thread: callers skip it under MPI_THREAD_MULTIPLE). */
+#define FY_HINT_IN_SEND 0x80000000u
+static inline void fy_chan_hint_set(int src_local, bool in_send, uint32_t ctx,
+                                    int tag, uint32_t seen)
 {
     struct fy_chan_bell *b = &fy_chan.bells[fy_chan.local_me];
     uint32_t v = atomic_load_explicit(&b->ver, memory_order_relaxed);
     atomic_store_explicit(&b->ver, v + 1, memory_order_relaxed);
     /* Seqlock: the odd version is seen before any field changes. */
     atomic_thread_fence(memory_order_release);
-    atomic_store_explicit(&b->src1, (uint32_t)(src_local + 1),
-                          memory_order_relaxed);
+    atomic_store_explicit(
+        &b->src1, (uint32_t)(src_local + 1) | (in_send ? FY_HINT_IN_SEND : 0),
+        memory_order_relaxed);
     atomic_store_explicit(&b->ctx, ctx, memory_order_relaxed);
     atomic_store_explicit(&b->tag, tag, memory_order_relaxed);
     atomic_store_explicit(&b->seen, seen, memory_order_relaxed);
@@ -332,23 +334,28 @@ static inline void fy_chan_hint_set(int src_local, uint32_t ctx, int tag,
 
 /* Whether local rank 'local' shows itself blocked in a receive from us on
  * context ctx that a message with tag 'tag' matches, with 'sent' of our
- * messages to it all arrived. False on any doubt (a hint being changed). */
-static inline bool fy_chan_hint_waits_for_us(int local, uint32_t ctx, int tag,
-                                             uint32_t sent)
+ * messages to it all arrived: 0 no (or any doubt: a hint being changed),
+ * 1 waiting in that receive, 2 in a blocking send to us with that receive
+ * posted. */
+static inline int fy_chan_hint_waits_for_us(int local, uint32_t ctx, int tag,
+                                            uint32_t sent)
 {
     const struct fy_chan_bell *b = &fy_chan.bells[local];
     uint32_t v = atomic_load_explicit(&b->ver, memory_order_acquire);
     if (v & 1)
-        return false;
+        return 0;
     uint32_t src1 = atomic_load_explicit(&b->src1, memory_order_relaxed);
     uint32_t hctx = atomic_load_explicit(&b->ctx, memory_order_relaxed);
     int32_t htag = atomic_load_explicit(&b->tag, memory_order_relaxed);
     uint32_t seen = atomic_load_explicit(&b->seen, memory_order_relaxed);
     atomic_thread_fence(memory_order_acquire);
     if (atomic_load_explicit(&b->ver, memory_order_relaxed) != v)
-        return false;
-    return src1 == (uint32_t)fy_chan.local_me + 1 && hctx == ctx &&
-           (htag == tag || htag == -1 /* MPI_ANY_TAG */) && seen == sent;
+        return 0;
+    if ((src1 & ~FY_HINT_IN_SEND) != (uint32_t)fy_chan.local_me + 1 ||
+        hctx != ctx || (htag != tag && htag != -1 /* MPI_ANY_TAG */) ||
+        seen != sent)
+        return 0;
+    return src1 & FY_HINT_IN_SEND ? 2 : 1;
 }
 
 /* Cells for movers that stream through the receiver's queue (xfer queue):

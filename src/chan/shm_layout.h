@@ -83,7 +83,9 @@ struct fy_chan_bell {
      * plus one (0: none), opened by senders through /proc/<pid>/fd. */
     _Atomic uint32_t wake_fd;
     /* The receive the owner is blocked in (p2p/p2p.c, "receive hints"):
-     * from local rank src1 - 1 (0: none) on context ctx with tag 'tag'
+     * from local rank src1 - 1 (0: none; bit 31: the owner is in a
+     * blocking send to that rank, the receive posted) on context ctx with
+     * tag 'tag'
      * (MPI_ANY_TAG included), waited for when 'seen' of that rank's
      * messages had arrived. The owner writes it under the seqlock 'ver'
      * (odd while the fields change); senders only read it, and use it only

@@ -721,7 +721,7 @@ int fy_progress_poll(void)
  * hints, 32 of 78 pushes turned into rendezvous). */
 static bool s_hinted;
 
-static bool hint_on(int w, uint32_t ctx, int tag, uint64_t cap)
+static bool hint_on(int w, bool in_send, uint32_t ctx, int tag, uint64_t cap)
 {
     struct fy_p2p_state *s = &fy_p2p;
     if (FY_UNLIKELY(fy_mt_on) || s_hinted || cap <= s->eager_max || w < 0 ||
@@ -730,14 +730,14 @@ static bool hint_on(int w, uint32_t ctx, int tag, uint64_t cap)
     int l = fy_boot_local(w);
     if (l < 0)
         return false;
-    fy_chan_hint_set(l, ctx, tag, (uint32_t)s->peers[w].msgs_seen);
+    fy_chan_hint_set(l, in_send, ctx, tag, (uint32_t)s->peers[w].msgs_seen);
     s_hinted = true;
     return true;
 }
 
 static void hint_off(void)
 {
-    fy_chan_hint_set(-1, 0, 0, 0);
+    fy_chan_hint_set(-1, false, 0, 0, 0);
     s_hinted = false;
 }
 
@@ -751,7 +751,7 @@ static bool hint_send(int w)
     int k = 0;
     for (struct fy_req *q = fy_p2p.posted_head; q && k < 8; q = q->next, k++)
         if (q->wpeer == w)
-            return hint_on(w, q->ctx, q->tag, fy_req_capacity(q));
+            return hint_on(w, true, q->ctx, q->tag, fy_req_capacity(q));
     return false;
 }
 
@@ -759,7 +759,7 @@ int fy_req_wait(struct fy_req *r)
 {
     unsigned spins = 0;
     bool hinted = !r->complete && r->kind == FY_REQ_RECV && r->on_list &&
-                  hint_on(r->wpeer, r->ctx, r->tag, fy_req_capacity(r));
+                  hint_on(r->wpeer, false, r->ctx, r->tag, fy_req_capacity(r));
     while (!r->complete) {
         if (fy_progress())
             spins = 0;
@@ -1006,7 +1006,7 @@ int fy_p2p_recv(void *buf, MPI_Count count, struct fy_dtype *dt, int src,
             struct fy_chan_peer *pe = &fy_chan.peers[w];
             uint64_t cap = (uint64_t)(count * dt->size);
             unsigned spins = 0;
-            bool hinted = hint_on(w, ctx, tag, cap);
+            bool hinted = hint_on(w, false, ctx, tag, cap);
             if (hinted)
                 hinted_for = (uint32_t)w + 1;
             for (;;) {

@@ -51,9 +51,14 @@ enum fy_proto fy_proto_pick(struct fy_req *r)
      * one returns at once and leaves the copy to the receiver that is
      * waiting for it (the rendezvous), instead of making the copy inside
      * MPI_Isend (bench/README.md, "Interleaved settings, auto's nonblocking
-     * push"). */
+     * push"). Not under auto to a receiver whose hint shows it in a
+     * blocking send to us with the receive for this message posted (an
+     * exchange): it reads the bytes itself, as we read its message - two
+     * writes crossing took 1.3x the time of two reads (bench/README.md,
+     * "Exchanges"); the offer goes stale. */
     if (FY_UNLIKELY(s->peers[r->wpeer].offer_head) &&
-        (r->blocking || s->proto_mode != FY_MODE_AUTO) && fy_write_offer_for(r))
+        (r->blocking || s->proto_mode != FY_MODE_AUTO) &&
+        fy_write_offer_for(r) && !fy_p2p_receiver_present(r))
         return FY_PROTO_WRITE;
     if ((uint64_t)r->bytes <= s->eager_max)
         return FY_PROTO_EAGER;

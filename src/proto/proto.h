@@ -143,6 +143,10 @@ uint64_t fy_push_bytes(uint64_t bytes);
 /* FERRY_PROTO=auto: whether send r (no offer waiting) is pushed whole
  * (counts r in its peer's burst of nonblocking sends). */
 bool fy_push_auto(const struct fy_req *r);
+/* FERRY_PROTO=auto: whether send r's receiver, on this node, shows itself
+ * in a blocking send to us with the receive for this very message posted
+ * (an exchange: a receive hint, p2p.c). */
+bool fy_p2p_receiver_present(const struct fy_req *r);
 /* FERRY_PUSH_MAX=auto measures up to a quarter of a rank's cells rounded
  * down to a power of two (128 KiB with the default cells: at most 1/8 of
  * them held by one message, whose pushes other messages queue behind). */

@@ -114,6 +114,15 @@ static bool hint_soon(struct fy_peer *pe, int l, const struct fy_req *r,
     return false;
 }
 
+bool fy_p2p_receiver_present(const struct fy_req *r)
+{
+    const struct fy_p2p_state *s = &fy_p2p;
+    int l = fy_boot_local(r->wpeer);
+    return s->proto_mode == FY_MODE_AUTO && l >= 0 &&
+           fy_chan_hint_waits_for_us(
+               l, r->ctx, r->tag, (uint32_t)s->peers[r->wpeer].msgs_sent) == 2;
+}
+
 bool fy_push_auto(const struct fy_req *r)
 {
     /* A blocking send would wait for its receiver under the rendezvous; a

@@ -163,6 +163,31 @@ static void exchange(unsigned char *b, unsigned char *b2, int rounds)
     }
 }
 
+/* The same above FERRY_RECV_WRITE_MIN (256 KiB): each receive offers its
+ * buffer, and a sender that sees the other in its send declines the
+ * offer and lets it read (proto.c), one that does not writes. */
+static void big_exchange(int rounds)
+{
+    const int n = 300007;
+    unsigned char *sb = mt_malloc((size_t)n), *rb = mt_malloc((size_t)n + 64);
+    MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    for (int k = 0; k < rounds && mt_rank < 2; k++) {
+        int peer = 1 - mt_rank;
+        MPI_Request q;
+        memset(rb, 0, (size_t)n + 64);
+        MT_MPI(MPI_Irecv(rb, n, MPI_BYTE, peer, 6, MPI_COMM_WORLD, &q));
+        mt_fill(sb, (size_t)n, (uint32_t)(9000 + 2 * k + mt_rank));
+        MT_MPI(MPI_Send(sb, n, MPI_BYTE, peer, 6, MPI_COMM_WORLD));
+        MT_MPI(MPI_Wait(&q, MPI_STATUS_IGNORE));
+        MT_VERIFY(rb, (size_t)n, (uint32_t)(9000 + 2 * k + peer),
+                  "large exchange");
+        for (int i = 0; i < 64; i++)
+            MT_CHECK(rb[n + i] == 0, "byte %d past the receive written", i);
+    }
+    free(sb);
+    free(rb);
+}
+
 /* Rank 1 blocks for tag 1; rank 0 first sends 32 KiB on tag 2, which only
  * buffering lets complete, then the tag-1 message. */
 static void other_tag(unsigned char *b, unsigned char *b2)
@@ -229,6 +254,7 @@ int main(int argc, char **argv)
     early_late(b, 1);
     ping_pong(b, 300);
     exchange(b, b2, 300);
+    big_exchange(100);
     if (buffers_32k()) {
         other_tag(b, b2);
         in_flight(b, b2, 200);
