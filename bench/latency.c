@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* OSU-style ping-pong latency between ranks 0 and 1 with MPI_Send/MPI_Recv,
  * in plain standard MPI so the same source builds against Ferry, MPICH and
- * Open MPI. Prints one-way latency (half the round trip) in microseconds. */
+ * Open MPI. Prints one-way latency (half the round trip) in microseconds;
+ * with -x the time of one exchange instead (both ranks MPI_Irecv from the
+ * other, MPI_Send to it, MPI_Wait: a halo exchange's shape). */
 #define _GNU_SOURCE /* sched_setaffinity for -b; strtok_r */
 
 #include <stdio.h>
@@ -25,7 +27,8 @@ struct lat_opts {
     int repeats;     /* per size; the median is printed */
     double min_time; /* seconds; > 0 repeats batches of iters until then */
     int bind;
-    int dist; /* receive buffers this many bytes past a page boundary */
+    int dist;     /* receive buffers this many bytes past a page boundary */
+    int exchange; /* -x: Irecv + Send + Wait on both ranks */
     int nsizes;
     size_t sizes[BENCH_MAX_SIZES];
 };
@@ -34,7 +37,7 @@ static void lat_usage(FILE *f)
 {
     fprintf(f,
             "usage: bench_latency [-m MAX] [-s SIZE[,SIZE...]] [-i ITERS]"
-            " [-w WARMUP] [-r REPEATS] [-t SECONDS] [-b] [-d DIST]\n"
+            " [-w WARMUP] [-r REPEATS] [-t SECONDS] [-b] [-d DIST] [-x]\n"
             "  -m MAX      largest size of the 0,1,2,4,... sweep (default "
             "4M; K/M suffixes)\n"
             "  -s SIZES    measure only these sizes (comma separated)\n"
@@ -54,6 +57,10 @@ static void lat_usage(FILE *f)
             "              buffers at one: every copy's destination is DIST"
             " past its source\n"
             "              modulo 4096 (two malloc'd buffers: 16)\n"
+            "  -x          exchanges instead of a ping-pong: both ranks"
+            " MPI_Irecv from the\n"
+            "              other, MPI_Send to it, MPI_Wait; prints the time"
+            " of one exchange\n"
             "Ranks >= 2 block in MPI_Recv from rank 0 until the end.\n"
             "Output: '#' comment lines, then 'size latency_us' rows.\n",
             LAT_ITERS_DEFAULT);
@@ -71,6 +78,7 @@ static int lat_parse(int argc, char **argv, int loud, struct lat_opts *o)
     o->min_time = 0;
     o->bind = 0;
     o->dist = 0;
+    o->exchange = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -79,6 +87,10 @@ static int lat_parse(int argc, char **argv, int loud, struct lat_opts *o)
             return 1;
         if (strcmp(a, "-b") == 0) {
             o->bind = 1;
+            continue;
+        }
+        if (strcmp(a, "-x") == 0) {
+            o->exchange = 1;
             continue;
         }
         if (v == NULL) {
@@ -142,12 +154,20 @@ static int lat_iters_for(const struct lat_opts *o, size_t size)
 
 /* Runs n round trips of 'size' bytes; returns the elapsed seconds (on
  * rank 0, meaningful; rank 1 returns its own, unused). */
-static double lat_pingpong(int rank, char *sbuf, char *rbuf, size_t size, int n)
+static double lat_pingpong(int rank, char *sbuf, char *rbuf, size_t size, int n,
+                           int exchange)
 {
     int count = (int)size;
     double t0 = MPI_Wtime();
     for (int i = 0; i < n; i++) {
-        if (rank == 0) {
+        if (exchange) {
+            MPI_Request q;
+            MPI_Irecv(rbuf, count, MPI_CHAR, 1 - rank, BENCH_TAG_DATA,
+                      MPI_COMM_WORLD, &q);
+            MPI_Send(sbuf, count, MPI_CHAR, 1 - rank, BENCH_TAG_DATA,
+                     MPI_COMM_WORLD);
+            MPI_Wait(&q, MPI_STATUS_IGNORE);
+        } else if (rank == 0) {
             MPI_Send(sbuf, count, MPI_CHAR, 1, BENCH_TAG_DATA, MPI_COMM_WORLD);
             MPI_Recv(rbuf, count, MPI_CHAR, 1, BENCH_TAG_DATA, MPI_COMM_WORLD,
                      MPI_STATUS_IGNORE);
@@ -171,7 +191,7 @@ static double lat_measure(int rank, const struct lat_opts *o, char *sbuf,
     long long total = 0;
     int more;
     do {
-        t += lat_pingpong(rank, sbuf, rbuf, size, n);
+        t += lat_pingpong(rank, sbuf, rbuf, size, n, o->exchange);
         total += n;
         more = 0;
         if (o->min_time > 0) {
@@ -184,7 +204,7 @@ static double lat_measure(int rank, const struct lat_opts *o, char *sbuf,
             }
         }
     } while (more);
-    return t * 1e6 / (2.0 * (double)total);
+    return t * 1e6 / ((o->exchange ? 1.0 : 2.0) * (double)total);
 }
 
 int main(int argc, char **argv)
@@ -231,20 +251,20 @@ int main(int argc, char **argv)
     } else {
         if (rank == 0) {
             printf("# bench_latency ranks=%d iters=%d repeats=%d"
-                   " min_time=%g bind=%d mpi=%d.%d lib=%.60s\n",
-                   nranks, o.iters, o.repeats, o.min_time, o.bind, mpi_ver,
-                   mpi_sub, lib);
+                   " min_time=%g bind=%d exchange=%d mpi=%d.%d lib=%.60s\n",
+                   nranks, o.iters, o.repeats, o.min_time, o.bind, o.exchange,
+                   mpi_ver, mpi_sub, lib);
             if (o.dist)
                 printf("# receive buffers %d bytes past a page boundary\n",
                        o.dist);
-            printf("# size latency_us\n");
+            printf(o.exchange ? "# size exchange_us\n" : "# size latency_us\n");
             fflush(stdout);
         }
         for (int k = 0; k < o.nsizes; k++) {
             size_t size = o.sizes[k];
             int n = lat_iters_for(&o, size);
             int w = o.warmup ? o.warmup : (n / 10 > 0 ? n / 10 : 1);
-            lat_pingpong(rank, sbuf, rbuf, size, w);
+            lat_pingpong(rank, sbuf, rbuf, size, w, o.exchange);
             for (int r = 0; r < o.repeats; r++)
                 samples[r] = lat_measure(rank, &o, sbuf, rbuf, size, n);
             if (rank == 0) {
