@@ -87,6 +87,14 @@ uint64_t fy_push_first(uint64_t pushed)
     return FY_MIN(pushed, cap);
 }
 
+/* What send r's receiver (local rank l) shows in its hint for r:
+ * fy_chan_hint_waits_for_us's 0, 1 or 2. */
+static int hint_for(const struct fy_req *r, int l)
+{
+    return fy_chan_hint_waits_for_us(
+        l, r->ctx, r->tag, (uint32_t)fy_p2p.peers[r->wpeer].msgs_sent);
+}
+
 /* A reply: the peer's message that our last blocking receive waited for
  * came from a blocking send, most likely, and the peer now finishes that
  * send and posts its receive for our answer - a few hundred ns after we
@@ -96,8 +104,7 @@ uint64_t fy_push_first(uint64_t pushed)
  * so nothing can hang on it; not when ranks share cores (the peer may not
  * be running), nor towards a peer whose last two replies waited in vain. */
 #define FY_HINT_WAIT_NS 1500
-static bool hint_soon(struct fy_peer *pe, int l, const struct fy_req *r,
-                      uint32_t sent)
+static bool hint_soon(struct fy_peer *pe, int l, const struct fy_req *r)
 {
     if (fy_chan.wake_peers || pe->hint_misses >= 2)
         return false;
@@ -105,7 +112,7 @@ static bool hint_soon(struct fy_peer *pe, int l, const struct fy_req *r,
     do {
         for (int i = 0; i < 16; i++)
             fy_cpu_relax();
-        if (fy_chan_hint_waits_for_us(l, r->ctx, r->tag, sent)) {
+        if (hint_for(r, l)) {
             pe->hint_misses = 0;
             return true;
         }
@@ -116,11 +123,8 @@ static bool hint_soon(struct fy_peer *pe, int l, const struct fy_req *r,
 
 bool fy_p2p_receiver_present(const struct fy_req *r)
 {
-    const struct fy_p2p_state *s = &fy_p2p;
     int l = fy_boot_local(r->wpeer);
-    return s->proto_mode == FY_MODE_AUTO && l >= 0 &&
-           fy_chan_hint_waits_for_us(
-               l, r->ctx, r->tag, (uint32_t)s->peers[r->wpeer].msgs_sent) == 2;
+    return fy_p2p.proto_mode == FY_MODE_AUTO && l >= 0 && hint_for(r, l) == 2;
 }
 
 bool fy_push_auto(const struct fy_req *r)
@@ -163,15 +167,14 @@ bool fy_push_auto(const struct fy_req *r)
         if (l < 0)
             return true;
         struct fy_peer *pe = &s->peers[r->wpeer];
-        uint32_t sent = (uint32_t)pe->msgs_sent;
         bool reply = s->reply_to1 == (uint32_t)r->wpeer + 1;
         s->reply_to1 = 0;
-        if (fy_chan_hint_waits_for_us(l, r->ctx, r->tag, sent)) {
+        if (hint_for(r, l)) {
             if (reply)
                 pe->hint_misses = 0;
             return false;
         }
-        return !(reply && hint_soon(pe, l, r, sent));
+        return !(reply && hint_soon(pe, l, r));
     }
     struct fy_peer *pe = &s->peers[r->wpeer];
     if (pe->burst_seen != pe->msgs_seen) {
