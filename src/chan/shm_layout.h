@@ -85,9 +85,8 @@ struct fy_chan_bell {
     /* The receive the owner is blocked in (p2p/p2p.c, "receive hints"):
      * from local rank src1 - 1 (0: none; bit 31: the owner is in a
      * blocking send to that rank, the receive posted) on context ctx with
-     * tag 'tag'
-     * (MPI_ANY_TAG included), waited for when 'seen' of that rank's
-     * messages had arrived. The owner writes it under the seqlock 'ver'
+     * tag 'tag' (MPI_ANY_TAG included), waited for when 'seen' of that
+     * rank's messages had arrived. The owner writes it under the seqlock 'ver'
      * (odd while the fields change); senders only read it, and use it only
      * to choose between two correct protocols. */
     alignas(FY_CACHELINE) _Atomic uint32_t ver;
