@@ -646,8 +646,9 @@ static bool single_copy(void)
  * a cell: up to FY_COLL_INLINE in the tag's line, which a reader has
  * already fetched when it sees the tag (one line less to cross the node:
  * osu_bcast of 8 B between two ranks, median of six interleaved runs,
- * 0.285 -> 0.275 us); else the data lines. A member that reckons otherwise (an
- * erroneous program) reads other bytes of the same cell, never past it. */
+ * 0.285 -> 0.275 us); else the data lines. A member that reckons
+ * otherwise (an erroneous program) reads other bytes of the same cell,
+ * never past it. */
 static unsigned char *payload(struct fy_coll_cell *x, uint64_t len)
 {
     return len <= FY_COLL_INLINE ? x->inl : x->data;
@@ -1114,9 +1115,9 @@ int fy_coll_shm_alltoall(const void *sbuf, MPI_Count scount,
         /* Our blocks for every member, packed back to back: block r at
          * r * rbytes (in place, they are in rbuf with the receive
          * layout). */
+        unsigned char *blocks = payload(mine, rbytes * (uint64_t)P);
         for (int r = 0; r < P; r++) {
-            unsigned char *at =
-                payload(mine, rbytes * (uint64_t)P) + (uint64_t)r * rbytes;
+            unsigned char *at = blocks + (uint64_t)r * rbytes;
             int rc =
                 sbuf == MPI_IN_PLACE
                     ? fy_coll_put_block(at, rbytes,
@@ -1129,8 +1130,7 @@ int fy_coll_shm_alltoall(const void *sbuf, MPI_Count scount,
         }
         publish(c, mine, tag, (uint32_t)P - 1, NULL, 0, -1);
         fy_coll_get_block(fy_coll_block_at(rbuf, me, rcount, rdt), rcount, rdt,
-                          payload(mine, rbytes * (uint64_t)P) +
-                              (uint64_t)me * rbytes);
+                          blocks + (uint64_t)me * rbytes);
     } else {
         uint64_t sbytes = (uint64_t)scount * (uint64_t)sdt->size;
         if (sbytes > rbytes)
@@ -1225,11 +1225,10 @@ int fy_coll_shm_scatter(const void *sbuf, MPI_Count scount,
         struct fy_coll_cell *mine = claim();
         void *tmp = NULL;
         if (cells) {
+            unsigned char *blocks = payload(mine, bytes * (uint64_t)P);
             for (int r = 0; r < P; r++)
                 if (r != me)
-                    fy_coll_put_block(payload(mine, bytes * (uint64_t)P) +
-                                          (uint64_t)r * bytes,
-                                      bytes,
+                    fy_coll_put_block(blocks + (uint64_t)r * bytes, bytes,
                                       fy_coll_block_at(sbuf, r, scount, sdt),
                                       scount, sdt);
             publish(c, mine, tag, (uint32_t)P - 1, NULL, 0, -1);
