@@ -994,7 +994,6 @@ int fy_p2p_recv(void *buf, MPI_Count count, struct fy_dtype *dt, int src,
     struct fy_p2p_state *s = &fy_p2p;
     uint64_t held = 0; /* a cell the fast path took but did not consume */
     int held_src = -1;
-    uint32_t hinted_for = 0; /* the fast path's hint: its source + 1 */
     /* Fast path: nothing queued either way, a specific remote source, a
      * contiguous buffer: spin on that peer's mailbox and copy straight from
      * the slot into the user's buffer. */
@@ -1007,8 +1006,6 @@ int fy_p2p_recv(void *buf, MPI_Count count, struct fy_dtype *dt, int src,
             uint64_t cap = (uint64_t)(count * dt->size);
             unsigned spins = 0;
             bool hinted = hint_on(w, false, ctx, tag, cap);
-            if (hinted)
-                hinted_for = (uint32_t)w + 1;
             for (;;) {
                 struct fy_fbox_slot *sl = fy_chan_fbox_due(pe);
                 if (sl) {
@@ -1072,8 +1069,13 @@ int fy_p2p_recv(void *buf, MPI_Count count, struct fy_dtype *dt, int src,
                     break; /* let the general path handle others' traffic */
                 fy_cpu_relax();
             }
-            if (hinted)
+            if (hinted) {
                 hint_off(); /* fy_req_wait sets it again once posted */
+                /* The receive completes below (no blocking send of ours
+                 * comes first): a send to w after it is likely a reply,
+                 * as after fy_req_wait's own hint. */
+                s->reply_to1 = (uint32_t)w + 1;
+            }
         }
     }
     struct fy_req *r;
@@ -1095,8 +1097,6 @@ int fy_p2p_recv(void *buf, MPI_Count count, struct fy_dtype *dt, int src,
         return rc;
     }
     rc = fy_req_wait(r);
-    if (hinted_for)
-        s->reply_to1 = hinted_for; /* as fy_req_wait would have */
     *source_out = r->st_source;
     *tag_out = r->st_tag;
     *bytes_out = r->st_bytes;
