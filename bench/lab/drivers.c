@@ -474,7 +474,7 @@ static ssize_t split_get(struct lab *L, uint8_t *dst, uint64_t src, size_t len)
     L->h->back.len = len;
     L->h->back.aux = (uint64_t)gen | chunk << 32;
     lab_send_back(L);
-    fy_xfer_split_copy(sc, gen, chunk, len, L->peer, dst, src, true);
+    fy_xfer_split_copy_own(sc, gen, chunk, len, L->peer, dst, src, true);
     return fy_xfer_split_wait(sc, chunk, len);
 }
 

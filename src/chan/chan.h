@@ -315,7 +315,7 @@ static inline void fy_wake(int peer)
  * messages of that rank having arrived; src_local -1: none. One writer,
  * this rank (one thread: callers skip it under MPI_THREAD_MULTIPLE). */
 #define FY_HINT_IN_SEND 0x80000000u
-static inline void fy_chan_hint_set(int src_local, bool in_send, uint32_t ctx,
+static inline void fy_chan_hint_set(int src_local, uint32_t flags, uint32_t ctx,
                                     int tag, uint32_t seen)
 {
     struct fy_chan_bell *b = &fy_chan.bells[fy_chan.local_me];
@@ -323,9 +323,8 @@ static inline void fy_chan_hint_set(int src_local, bool in_send, uint32_t ctx,
     atomic_store_explicit(&b->ver, v + 1, memory_order_relaxed);
     /* Seqlock: the odd version is seen before any field changes. */
     atomic_thread_fence(memory_order_release);
-    atomic_store_explicit(
-        &b->src1, (uint32_t)(src_local + 1) | (in_send ? FY_HINT_IN_SEND : 0),
-        memory_order_relaxed);
+    atomic_store_explicit(&b->src1, (uint32_t)(src_local + 1) | flags,
+                          memory_order_relaxed);
     atomic_store_explicit(&b->ctx, ctx, memory_order_relaxed);
     atomic_store_explicit(&b->tag, tag, memory_order_relaxed);
     atomic_store_explicit(&b->seen, seen, memory_order_relaxed);
@@ -356,6 +355,22 @@ static inline int fy_chan_hint_waits_for_us(int local, uint32_t ctx, int tag,
         seen != sent)
         return 0;
     return src1 & FY_HINT_IN_SEND ? 2 : 1;
+}
+
+/* Say which local rank's large message we are reading (-1: none). */
+static inline void fy_chan_reading_set(int src_local)
+{
+    atomic_store_explicit(&fy_chan.bells[fy_chan.local_me].reading1,
+                          (uint32_t)(src_local + 1), memory_order_relaxed);
+}
+
+/* Whether local rank 'local' shows itself reading a large message of ours
+ * (or about to: the read is queued). */
+static inline bool fy_chan_reading_ours(int local)
+{
+    return atomic_load_explicit(&fy_chan.bells[local].reading1,
+                                memory_order_relaxed) ==
+           (uint32_t)fy_chan.local_me + 1;
 }
 
 /* Cells for movers that stream through the receiver's queue (xfer queue):

@@ -94,6 +94,10 @@ struct fy_chan_bell {
     _Atomic uint32_t ctx;
     _Atomic int32_t tag;
     _Atomic uint32_t seen;
+    /* The owner only, outside the seqlock: local rank + 1 whose large
+     * message the owner is reading or has queued a read of (0: none), so
+     * that rank does not ask it to share a copy (proto/rndv.c). */
+    _Atomic uint32_t reading1;
 };
 static_assert(sizeof(struct fy_chan_bell) == 3 * FY_CACHELINE &&
                   offsetof(struct fy_chan_bell, sleeping) == FY_CACHELINE &&

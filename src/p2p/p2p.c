@@ -262,6 +262,8 @@ static void sent_hook(struct fy_req *req, uint32_t type)
         req->proto = FY_RP_SYNC_WAIT;
     } else if (type == FY_PKT_RTS) {
         req->proto = FY_RP_RTS_SENT;
+        req->rts_owed = true;
+        fy_p2p.peers[req->wpeer].rts_out++;
     } else if (type == FY_PKT_PUSH || type == FY_PKT_PUSH_DATA) {
         fy_push_sent(req, type);
     }
@@ -721,7 +723,7 @@ int fy_progress_poll(void)
  * hints, 32 of 78 pushes turned into rendezvous). */
 static bool s_hinted;
 
-static bool hint_on(int w, bool in_send, uint32_t ctx, int tag, uint64_t cap)
+static bool hint_on(int w, uint32_t flags, uint32_t ctx, int tag, uint64_t cap)
 {
     struct fy_p2p_state *s = &fy_p2p;
     if (FY_UNLIKELY(fy_mt_on) || s_hinted || cap <= s->eager_max || w < 0 ||
@@ -730,14 +732,14 @@ static bool hint_on(int w, bool in_send, uint32_t ctx, int tag, uint64_t cap)
     int l = fy_boot_local(w);
     if (l < 0)
         return false;
-    fy_chan_hint_set(l, in_send, ctx, tag, (uint32_t)s->peers[w].msgs_seen);
+    fy_chan_hint_set(l, flags, ctx, tag, (uint32_t)s->peers[w].msgs_seen);
     s_hinted = true;
     return true;
 }
 
 static void hint_off(void)
 {
-    fy_chan_hint_set(-1, false, 0, 0, 0);
+    fy_chan_hint_set(-1, 0, 0, 0, 0);
     s_hinted = false;
 }
 
@@ -751,7 +753,19 @@ static bool hint_send(int w)
     int k = 0;
     for (struct fy_req *q = fy_p2p.posted_head; q && k < 8; q = q->next, k++)
         if (q->wpeer == w)
-            return hint_on(w, true, q->ctx, q->tag, fy_req_capacity(q));
+            return hint_on(w, FY_HINT_IN_SEND, q->ctx, q->tag,
+                           fy_req_capacity(q));
+    return false;
+}
+
+/* Whether we are reading a message of w's: its receive matched it, the
+ * read waits for progress (MPI_Irecv defers it) or is under way. */
+static bool pulling_from(int w)
+{
+    int k = 0;
+    for (struct fy_req *q = fy_p2p.pull_head; q && k < 8; q = q->next, k++)
+        if (q->xsrc == w)
+            return true;
     return false;
 }
 
@@ -759,7 +773,7 @@ int fy_req_wait(struct fy_req *r)
 {
     unsigned spins = 0;
     bool hinted = !r->complete && r->kind == FY_REQ_RECV && r->on_list &&
-                  hint_on(r->wpeer, false, r->ctx, r->tag, fy_req_capacity(r));
+                  hint_on(r->wpeer, 0, r->ctx, r->tag, fy_req_capacity(r));
     while (!r->complete) {
         if (fy_progress())
             spins = 0;
@@ -782,14 +796,37 @@ bool fy_req_test(struct fy_req *r)
 
 /* ---- sends -------------------------------------------------------------- */
 
+/* A large send to w: if a large receive from w is posted (an exchange),
+ * say we will be reading w's message (rndv.c), so w reads ours alone at
+ * once instead of asking us to help. */
+static void expect_from(int w)
+{
+    int k = 0;
+    for (struct fy_req *q = fy_p2p.posted_head; q && k < 8; q = q->next, k++)
+        if (q->wpeer == w) {
+            if (fy_req_capacity(q) >= fy_xfer_split_min)
+                fy_rndv_expect(w);
+            return;
+        }
+}
+
 static int send_start(struct fy_req *r)
 {
     /* Above the eager limit the protocol depends on whether the receiver
      * offered its buffer: take what has arrived first (an offer sits in
-     * the channel while this rank computed). */
+     * the channel while this rank computed). No read of ours starts here:
+     * this message goes out first, so its receiver can copy it while we
+     * copy (an exchange; rndv.c). */
     if (fy_p2p.recv_write && (uint64_t)r->bytes > fy_p2p.eager_max &&
-        !progress_depth && r->wpeer != fy_p2p.me)
+        !progress_depth && r->wpeer != fy_p2p.me) {
+        bool d = fy_p2p.defer_pull;
+        fy_p2p.defer_pull = true;
         fy_progress();
+        fy_p2p.defer_pull = d;
+    }
+    if ((uint64_t)r->bytes >= fy_xfer_split_min && fy_xfer_split_min &&
+        fy_p2p.posted_head && r->wpeer != fy_p2p.me)
+        expect_from(r->wpeer);
     if (!r->dt->contig && r->bytes > 0) {
         r->pack = malloc((size_t)r->bytes);
         if (!r->pack)
@@ -899,6 +936,13 @@ int fy_p2p_send(const void *buf, MPI_Count count, struct fy_dtype *dt, int dest,
     }
     struct fy_req *r;
     bool hinted = s->posted_head && hint_send(w);
+    /* An exchange from our side (a blocking send to w, a receive from w
+     * posted or being read): w most likely does the same a moment from
+     * now, so the push or a write into w's offered buffer waits briefly
+     * for w's hint, as a reply does (push.c, hint_soon). */
+    bool xchg = hinted || (s->pull_head && pulling_from(w));
+    if (xchg)
+        s->reply_to1 = s->xchg_to1 = (uint32_t)w + 1;
     int rc = isend_common(buf, count, dt, dest, tag, comm, ctx, mode, true, &r);
     if (!rc) {
         rc = fy_req_wait(r);
@@ -906,6 +950,7 @@ int fy_p2p_send(const void *buf, MPI_Count count, struct fy_dtype *dt, int dest,
     }
     if (hinted)
         hint_off();
+    s->xchg_to1 = 0;
     return rc;
 }
 
@@ -983,7 +1028,10 @@ int fy_p2p_irecv(void *buf, MPI_Count count, struct fy_dtype *dt, int src,
         complete_proc_null(r);
         return 0;
     }
+    bool d = fy_p2p.defer_pull;
+    fy_p2p.defer_pull = true;
     recv_start(r, 0, -1);
+    fy_p2p.defer_pull = d;
     return 0;
 }
 
@@ -1005,7 +1053,7 @@ int fy_p2p_recv(void *buf, MPI_Count count, struct fy_dtype *dt, int src,
             struct fy_chan_peer *pe = &fy_chan.peers[w];
             uint64_t cap = (uint64_t)(count * dt->size);
             unsigned spins = 0;
-            bool hinted = hint_on(w, false, ctx, tag, cap);
+            bool hinted = hint_on(w, 0, ctx, tag, cap);
             for (;;) {
                 struct fy_fbox_slot *sl = fy_chan_fbox_due(pe);
                 if (sl) {

@@ -45,6 +45,7 @@ struct fy_req {
     uint8_t mode;  /* enum fy_send_mode */
     bool blocking; /* a send the caller waits for (MPI_Send): see
                     * fy_proto_pick's auto rule */
+    bool rts_owed; /* counted in its peer's rts_out (p2p_impl.h) */
 
     /* Protocol state, owned by src/p2p and src/xfer. */
     void *pack;           /* packed copy of a non-contiguous buffer, or NULL */

@@ -56,6 +56,10 @@ struct fy_peer {
     /* Receive hints (push.c): replies to this peer that waited for its
      * hint in vain, in a row (from 2 on they no longer wait). */
     uint8_t hint_misses;
+    /* Our rendezvous sends to this peer whose RTS left and whose FIN or
+     * CTS has not come yet (fy_p2p_sender_busy looks at the peer's
+     * doorbell only then). */
+    uint32_t rts_out;
     /* Offers this peer made us (we are the sender), in posting order. */
     struct fy_offer *offer_head, *offer_tail;
     /* Push-Pull: the message whose pushed bytes are arriving from this
@@ -147,6 +151,9 @@ struct fy_p2p_state {
      * blocking send); a blocking send to it soon after is likely a reply
      * (push.c). */
     uint32_t reply_to1;
+    /* World rank + 1 of the peer this rank is in a blocking send to, with
+     * a receive from it posted (an exchange from our side; 0: none). */
+    uint32_t xchg_to1;
     uint64_t btp, btp1;     /* Push-Pull: bytes pushed, in the first packet */
     uint64_t auto_push_max; /* auto: blocking sends pushed whole up to */
     uint64_t net_push_max;  /* the same to ranks on other nodes */
@@ -159,6 +166,9 @@ struct fy_p2p_state {
     /* The receive fy_p2p_irecv just posted, while it drains what had
      * arrived before it (those messages count as unexpected). */
     struct fy_req *fresh_post;
+    /* Inside MPI_Irecv: a one-sided read its receive matches is queued
+     * for the progress engine instead of done in the call (rndv.c). */
+    bool defer_pull;
     uint64_t write_min; /* smallest buffer offered */
     int nout;           /* peers with deferred packets */
     int ntx;            /* pipelined sends in flight */

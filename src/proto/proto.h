@@ -147,6 +147,10 @@ bool fy_push_auto(const struct fy_req *r);
  * in a blocking send to us with the receive for this very message posted
  * (an exchange: a receive hint, p2p.c). */
 bool fy_p2p_receiver_present(const struct fy_req *r);
+/* Whether sender src (on this node) shows itself reading a large message
+ * of ours, or about to (an exchange): a large read from it is not shared
+ * with it then. */
+bool fy_p2p_sender_busy(int src);
 /* FERRY_PUSH_MAX=auto measures up to a quarter of a rank's cells rounded
  * down to a power of two (128 KiB with the default cells: at most 1/8 of
  * them held by one message, whose pushes other messages queue behind). */
@@ -171,6 +175,11 @@ uint8_t *fy_rndv_recv_dest(struct fy_req *r, uint64_t want);
 /* Pulling the rest of a message from offset 'from' (rndv.c): one-sided
  * read or CTS for a two-sided mover; r->total = want and the status are
  * set by the caller; ctl is the message's RTS/PUSH control block. */
+/* We are about to send a large message to src with a large receive from
+ * src posted: show src that we will be reading its message (our doorbell's
+ * "reading" word, until our next one-sided read ends), so src does not
+ * ask us to share its copy of ours. */
+void fy_rndv_expect(int src);
 void fy_rndv_pull_rest(struct fy_req *r, int src, const struct fy_ctl *ctl,
                        uint64_t from, uint64_t want, uint64_t total);
 /* The request-completion rule of a sender whose push packets may still be

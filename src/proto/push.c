@@ -123,8 +123,35 @@ static bool hint_soon(struct fy_peer *pe, int l, const struct fy_req *r)
 
 bool fy_p2p_receiver_present(const struct fy_req *r)
 {
+    struct fy_p2p_state *s = &fy_p2p;
     int l = fy_boot_local(r->wpeer);
-    return fy_p2p.proto_mode == FY_MODE_AUTO && l >= 0 && hint_for(r, l) == 2;
+    if (s->proto_mode != FY_MODE_AUTO || l < 0)
+        return false;
+    int k = hint_for(r, l);
+    /* An exchange from our side too: the receiver most likely enters its
+     * own send to us a moment from now; wait briefly for its hint, as the
+     * push does (the offer then goes stale instead of two writes
+     * crossing). */
+    if (!k && s->xchg_to1 == (uint32_t)r->wpeer + 1 &&
+        s->reply_to1 == s->xchg_to1) {
+        s->reply_to1 = 0;
+        if (hint_soon(&s->peers[r->wpeer], l, r))
+            k = hint_for(r, l);
+    }
+    return k == 2;
+}
+
+bool fy_p2p_sender_busy(int src)
+{
+    /* It shows itself reading a large message of ours, or about to (an
+     * exchange: both read at once), so it cannot help with its own, and
+     * a copy cut into chunks for it costs a system call per chunk
+     * (bench/README.md, "Exchanges"). Its doorbell is looked at only
+     * while it has a message of ours to read: the load is a miss on the
+     * ping-pong's path (0.1-0.2 us at 32 KiB). */
+    int l;
+    return fy_p2p.peers[src].rts_out != 0 && (l = fy_boot_local(src)) >= 0 &&
+           fy_chan_reading_ours(l);
 }
 
 bool fy_push_auto(const struct fy_req *r)

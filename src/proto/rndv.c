@@ -51,6 +51,15 @@ static _Noreturn void fy_peer_gone(int src)
     fy_fatal(1, "rank %d died and the job was not ended; exiting", src);
 }
 
+/* Send r's RTS is answered (FIN or CTS). */
+static void rts_answered(struct fy_req *r)
+{
+    if (r->rts_owed) {
+        r->rts_owed = false;
+        fy_p2p.peers[r->wpeer].rts_out--;
+    }
+}
+
 static void fifo_push(struct fy_req **head, struct fy_req **tail,
                       struct fy_req *r)
 {
@@ -120,6 +129,37 @@ uint8_t *fy_rndv_recv_dest(struct fy_req *r, uint64_t want)
     return r->pack;
 }
 
+/* Whether r's read is one a sender would share with us (split.c): cma,
+ * large enough. */
+static bool big_cma_read(const struct fy_req *r)
+{
+    return r->xkind == FY_XFER_CMA && fy_xfer_split_min &&
+           (uint64_t)(r->total - r->done) >= fy_xfer_split_min;
+}
+
+/* Our doorbell's "reading" word (fy_chan_reading_set): the sender of the
+ * large cma read under way or first in line, or none. A sender that
+ * reads a message of ours meanwhile then copies it alone, at once,
+ * instead of cutting it into chunks for us (fy_p2p_sender_busy). */
+static int reading_shown = -1;
+static void reading_show(const struct fy_req *r)
+{
+    int l = r && big_cma_read(r) ? fy_boot_local(r->xsrc) : -1;
+    if (l != reading_shown) {
+        fy_chan_reading_set(l);
+        reading_shown = l;
+    }
+}
+
+void fy_rndv_expect(int src)
+{
+    int l = fy_boot_local(src);
+    if (l >= 0 && l != reading_shown) {
+        fy_chan_reading_set(l);
+        reading_shown = l;
+    }
+}
+
 /* One-sided: read the next piece of the sender's buffer into r (the
  * whole message when it is one piece). Returns true when r is finished
  * (FIN sent, request complete). */
@@ -139,7 +179,7 @@ static bool pull_step(struct fy_req *r)
         name = ops->name;
         /* Large CMA reads are shared with the sender when it is in MPI. */
         bool split = r->xkind == FY_XFER_CMA && fy_xfer_split_min &&
-                     n >= fy_xfer_split_min;
+                     n >= fy_xfer_split_min && !fy_p2p_sender_busy(r->xsrc);
         fy_proto_stats.split += split;
         got = split ? fy_split_get_piece(r->xsrc, r->peer_cookie, r->xaddr,
                                          dest, off, n)
@@ -182,11 +222,26 @@ static void rts_one_sided(struct fy_req *r, int src, const struct fy_ctl *ctl,
     r->xaddr = ctl->addr;
     r->xoff = ctl->offset; /* FY_RNDV_NET_READ: the key */
     r->peer_cookie = ctl->cookie;
-    if (pull_step(r))
-        return;
+    /* Matched inside MPI_Irecv (an unexpected RTS, or one its drain took):
+     * the read waits for the next progress pass, so the call returns at
+     * once and what the program does next - typically its own send to
+     * that sender, which may be waiting for it in an exchange - goes out
+     * before our copy, not after it (the two reads of an exchange then
+     * overlap instead of following each other: bench/README.md,
+     * "Exchanges"). */
+    struct fy_p2p_state *s = &fy_p2p;
+    if (!s->defer_pull) {
+        reading_show(r);
+        bool done = pull_step(r);
+        if (done) {
+            reading_show(s->pull_head);
+            return;
+        }
+    }
     r->proto = FY_RP_PULL;
-    fy_p2p.nrx++;
-    fifo_push(&fy_p2p.pull_head, &fy_p2p.pull_tail, r);
+    s->nrx++;
+    fifo_push(&s->pull_head, &s->pull_tail, r);
+    reading_show(s->pull_head);
 }
 
 /* The next piece of the oldest long one-sided receive. */
@@ -194,11 +249,12 @@ static int pull_progress(void)
 {
     struct fy_p2p_state *s = &fy_p2p;
     struct fy_req *r = s->pull_head;
-    if (!r)
+    if (!r || s->defer_pull)
         return 0;
     if (pull_step(r)) {
         fifo_pop(&s->pull_head, &s->pull_tail);
         s->nrx--;
+        reading_show(s->pull_head);
     }
     return 1;
 }
@@ -333,6 +389,7 @@ void fy_rndv_on_cts(const struct fy_pkt *p)
     struct fy_req *r = fy_cookie_find(p->ctl.cookie, FY_REQ_SEND);
     if (!r || r->proto != FY_RP_RTS_SENT || r->wpeer != p->src)
         bad_peer(p->src, "CTS for no pending send");
+    rts_answered(r);
     if (p->ctl.total > (uint64_t)r->bytes)
         bad_peer(p->src, "CTS asks for more than the message");
     uint64_t kind = p->ctl.addr & 0xff, pad = (p->ctl.addr >> 8) & 0xff;
@@ -368,6 +425,7 @@ void fy_rndv_on_fin(const struct fy_pkt *p)
     if (!r || r->wpeer != p->src ||
         (r->proto != FY_RP_RTS_SENT && r->proto != FY_RP_SYNC_WAIT))
         bad_peer(p->src, "FIN for no pending send");
+    rts_answered(r);
     fy_cookie_drop(r->cookie);
     fy_send_done(r);
 }

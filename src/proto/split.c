@@ -28,8 +28,8 @@ ssize_t fy_split_get_piece(int src, uint64_t sender_cookie, uint64_t remote,
     if (fy_pkt_send(src, FY_PKT_SPLIT, (int32_t)(off % FY_PULL_PIECE), 0, &ctl,
                     NULL))
         fy_fatal(1, "out of memory asking rank %d to share a copy", src);
-    fy_xfer_split_copy(sc, gen, chunk, want, fy_shm.pid[fy_boot_local(src)],
-                       dest + off, remote + off, true);
+    fy_xfer_split_copy_own(sc, gen, chunk, want, fy_shm.pid[fy_boot_local(src)],
+                           dest + off, remote + off, true);
     return fy_xfer_split_wait(sc, chunk, want);
 }
 
@@ -58,8 +58,8 @@ ssize_t fy_split_put(int dst, uint64_t recv_cookie, const uint8_t *src,
     if (fy_pkt_send(dst, FY_PKT_WSPLIT, (int32_t)(off % FY_PULL_PIECE), 0, &ctl,
                     NULL))
         fy_fatal(1, "out of memory asking rank %d to share a copy", dst);
-    fy_xfer_split_copy(sc, gen, chunk, want, fy_shm.pid[fy_boot_local(dst)],
-                       (uint8_t *)src + off, remote + off, false);
+    fy_xfer_split_copy_own(sc, gen, chunk, want, fy_shm.pid[fy_boot_local(dst)],
+                           (uint8_t *)src + off, remote + off, false);
     return fy_xfer_split_wait(sc, chunk, want);
 }
 

@@ -22,7 +22,13 @@
  *   to it, after its copy.
  * - A helper copies only inside its own buffer's [0, want) (its caller
  *   checked want against the message) at the chunk size the receiver
- *   chose; the receiver's buffer address is the receiver's own word. */
+ *   chose; the receiver's buffer address is the receiver's own word.
+ * - The owner (who opened the generation) takes one chunk, then, if no
+ *   helper has claimed one meanwhile, every chunk left in one CAS and one
+ *   copy: a helper that is busy (an exchange, where it reads a message of
+ *   ours) or computing then costs nothing - no system call per chunk, no
+ *   wait for a late helper's chunk - while one that waits inside MPI has
+ *   joined during the first chunk (bench/README.md, "Exchanges"). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <sched.h>
@@ -66,9 +72,22 @@ static int64_t claim(struct fy_split_ctl *sc, uint32_t gen, uint64_t nchunks)
     }
 }
 
-int fy_xfer_split_copy(struct fy_split_ctl *sc, uint32_t gen, uint64_t chunk,
-                       uint64_t want, pid_t pid, uint8_t *local,
-                       uint64_t remote, bool get)
+/* The owner: take chunks [first, nchunks) of generation gen if the next
+ * chunk is still 'first' (no helper took one since our last claim);
+ * returns false if a helper did. */
+static bool claim_rest(struct fy_split_ctl *sc, uint32_t gen, uint64_t first,
+                       uint64_t nchunks)
+{
+    uint64_t v = (uint64_t)gen << 32 | first;
+    /* C1's pairing holds: the generation is ours. */
+    return atomic_compare_exchange_strong_explicit(
+        &sc->claim, &v, (uint64_t)gen << 32 | nchunks, memory_order_acq_rel,
+        memory_order_acquire);
+}
+
+static int split_copy(struct fy_split_ctl *sc, uint32_t gen, uint64_t chunk,
+                      uint64_t want, pid_t pid, uint8_t *local, uint64_t remote,
+                      bool get, bool owner)
 {
     if (chunk == 0)
         return 0;
@@ -78,6 +97,14 @@ int fy_xfer_split_copy(struct fy_split_ctl *sc, uint32_t gen, uint64_t chunk,
     while ((i = claim(sc, gen, nchunks)) >= 0) {
         uint64_t off = (uint64_t)i * chunk;
         uint64_t len = FY_MIN(chunk, want - off);
+        uint32_t took = 1;
+        if (owner && n > 0 && (uint64_t)i == (uint64_t)n &&
+            (uint64_t)i + 1 < nchunks &&
+            claim_rest(sc, gen, (uint64_t)i + 1, nchunks)) {
+            /* Alone so far: this chunk and all after it in one copy. */
+            len = want - off;
+            took = (uint32_t)(nchunks - (uint64_t)i);
+        }
         ssize_t moved = fy_xfer_cma_ops.copy_remote(pid, local + off,
                                                     remote + off, len, get);
         if (moved != (ssize_t)len)
@@ -85,10 +112,24 @@ int fy_xfer_split_copy(struct fy_split_ctl *sc, uint32_t gen, uint64_t chunk,
                                   memory_order_relaxed);
         /* R11: pairs with A12 in fy_xfer_split_wait(): the chunk is in
          * place. */
-        atomic_fetch_add_explicit(&sc->done, 1, memory_order_release);
-        n++;
+        atomic_fetch_add_explicit(&sc->done, took, memory_order_release);
+        n += (int)took;
     }
     return n;
+}
+
+int fy_xfer_split_copy(struct fy_split_ctl *sc, uint32_t gen, uint64_t chunk,
+                       uint64_t want, pid_t pid, uint8_t *local,
+                       uint64_t remote, bool get)
+{
+    return split_copy(sc, gen, chunk, want, pid, local, remote, get, false);
+}
+
+int fy_xfer_split_copy_own(struct fy_split_ctl *sc, uint32_t gen,
+                           uint64_t chunk, uint64_t want, pid_t pid,
+                           uint8_t *local, uint64_t remote, bool get)
+{
+    return split_copy(sc, gen, chunk, want, pid, local, remote, get, true);
 }
 
 ssize_t fy_xfer_split_wait(struct fy_split_ctl *sc, uint64_t chunk,

@@ -203,6 +203,12 @@ uint32_t fy_xfer_split_open(struct fy_split_ctl *sc, uint32_t *gen_io);
 int fy_xfer_split_copy(struct fy_split_ctl *sc, uint32_t gen, uint64_t chunk,
                        uint64_t want, pid_t pid, uint8_t *local,
                        uint64_t remote, bool get);
+/* The same for the side that opened generation gen: after its first
+ * chunk, if no helper has taken one, it takes all the rest in one copy
+ * (split.c's invariants). */
+int fy_xfer_split_copy_own(struct fy_split_ctl *sc, uint32_t gen,
+                           uint64_t chunk, uint64_t want, pid_t pid,
+                           uint8_t *local, uint64_t remote, bool get);
 /* Receiver, after its own copy: wait for the chunks the sender is still
  * copying; returns want, or -errno of a failed chunk. */
 ssize_t fy_xfer_split_wait(struct fy_split_ctl *sc, uint64_t chunk,
