@@ -3,7 +3,8 @@
  * in plain standard MPI so the same source builds against Ferry, MPICH and
  * Open MPI. Prints one-way latency (half the round trip) in microseconds;
  * with -x the time of one exchange instead (both ranks MPI_Irecv from the
- * other, MPI_Send to it, MPI_Wait: a halo exchange's shape). */
+ * other, MPI_Send to it, MPI_Wait: a halo exchange's shape), with -X the
+ * same with MPI_Isend and MPI_Waitall. */
 #define _GNU_SOURCE /* sched_setaffinity for -b; strtok_r */
 
 #include <stdio.h>
@@ -28,7 +29,8 @@ struct lat_opts {
     double min_time; /* seconds; > 0 repeats batches of iters until then */
     int bind;
     int dist;     /* receive buffers this many bytes past a page boundary */
-    int exchange; /* -x: Irecv + Send + Wait on both ranks */
+    int exchange; /* -x (1): Irecv + Send + Wait on both ranks; -X (2):
+                   * Irecv + Isend + Waitall */
     int nsizes;
     size_t sizes[BENCH_MAX_SIZES];
 };
@@ -37,7 +39,7 @@ static void lat_usage(FILE *f)
 {
     fprintf(f,
             "usage: bench_latency [-m MAX] [-s SIZE[,SIZE...]] [-i ITERS]"
-            " [-w WARMUP] [-r REPEATS] [-t SECONDS] [-b] [-d DIST] [-x]\n"
+            " [-w WARMUP] [-r REPEATS] [-t SECONDS] [-b] [-d DIST] [-x|-X]\n"
             "  -m MAX      largest size of the 0,1,2,4,... sweep (default "
             "4M; K/M suffixes)\n"
             "  -s SIZES    measure only these sizes (comma separated)\n"
@@ -61,6 +63,9 @@ static void lat_usage(FILE *f)
             " MPI_Irecv from the\n"
             "              other, MPI_Send to it, MPI_Wait; prints the time"
             " of one exchange\n"
+            "  -X          the same with MPI_Isend and MPI_Waitall instead of"
+            " MPI_Send and\n"
+            "              MPI_Wait\n"
             "Ranks >= 2 block in MPI_Recv from rank 0 until the end.\n"
             "Output: '#' comment lines, then 'size latency_us' rows.\n",
             LAT_ITERS_DEFAULT);
@@ -89,8 +94,8 @@ static int lat_parse(int argc, char **argv, int loud, struct lat_opts *o)
             o->bind = 1;
             continue;
         }
-        if (strcmp(a, "-x") == 0) {
-            o->exchange = 1;
+        if (strcmp(a, "-x") == 0 || strcmp(a, "-X") == 0) {
+            o->exchange = a[1] == 'x' ? 1 : 2;
             continue;
         }
         if (v == NULL) {
@@ -160,7 +165,14 @@ static double lat_pingpong(int rank, char *sbuf, char *rbuf, size_t size, int n,
     int count = (int)size;
     double t0 = MPI_Wtime();
     for (int i = 0; i < n; i++) {
-        if (exchange) {
+        if (exchange == 2) {
+            MPI_Request q[2];
+            MPI_Irecv(rbuf, count, MPI_CHAR, 1 - rank, BENCH_TAG_DATA,
+                      MPI_COMM_WORLD, &q[0]);
+            MPI_Isend(sbuf, count, MPI_CHAR, 1 - rank, BENCH_TAG_DATA,
+                      MPI_COMM_WORLD, &q[1]);
+            MPI_Waitall(2, q, MPI_STATUSES_IGNORE);
+        } else if (exchange) {
             MPI_Request q;
             MPI_Irecv(rbuf, count, MPI_CHAR, 1 - rank, BENCH_TAG_DATA,
                       MPI_COMM_WORLD, &q);
