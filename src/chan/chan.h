@@ -357,6 +357,16 @@ static inline int fy_chan_hint_waits_for_us(int local, uint32_t ctx, int tag,
     return src1 & FY_HINT_IN_SEND ? 2 : 1;
 }
 
+/* Whether local rank 'local' shows itself in a blocking send to us with a
+ * receive from us posted (any context, tag or count: for choosing when
+ * to copy, never for whether a receive is there). */
+static inline bool fy_chan_hint_in_send_to_us(int local)
+{
+    return atomic_load_explicit(&fy_chan.bells[local].src1,
+                                memory_order_relaxed) ==
+           (((uint32_t)fy_chan.local_me + 1) | FY_HINT_IN_SEND);
+}
+
 /* Say which local rank's large message we are reading (-1: none). */
 static inline void fy_chan_reading_set(int src_local)
 {

@@ -796,15 +796,16 @@ bool fy_req_test(struct fy_req *r)
 
 /* ---- sends -------------------------------------------------------------- */
 
-/* A large send to w: if a large receive from w is posted (an exchange),
- * say we will be reading w's message (rndv.c), so w reads ours alone at
- * once instead of asking us to help. */
+/* A send above the eager limit to w: if a receive from w above it is
+ * posted (an exchange), say we will be reading w's message (rndv.c), so
+ * w reads ours alone at once instead of asking us to help, and, should
+ * its MPI_Irecv match our message, reads it after its own send. */
 static void expect_from(int w)
 {
     int k = 0;
     for (struct fy_req *q = fy_p2p.posted_head; q && k < 8; q = q->next, k++)
         if (q->wpeer == w) {
-            if (fy_req_capacity(q) >= fy_xfer_split_min)
+            if (fy_req_capacity(q) > fy_p2p.eager_max)
                 fy_rndv_expect(w);
             return;
         }
@@ -819,13 +820,13 @@ static int send_start(struct fy_req *r)
      * copy (an exchange; rndv.c). */
     if (fy_p2p.recv_write && (uint64_t)r->bytes > fy_p2p.eager_max &&
         !progress_depth && r->wpeer != fy_p2p.me) {
-        bool d = fy_p2p.defer_pull;
-        fy_p2p.defer_pull = true;
+        uint8_t d = fy_p2p.defer_pull;
+        fy_p2p.defer_pull = FY_DEFER_ALL;
         fy_progress();
         fy_p2p.defer_pull = d;
     }
-    if ((uint64_t)r->bytes >= fy_xfer_split_min && fy_xfer_split_min &&
-        fy_p2p.posted_head && r->wpeer != fy_p2p.me)
+    if ((uint64_t)r->bytes > fy_p2p.eager_max && fy_p2p.posted_head &&
+        r->wpeer != fy_p2p.me)
         expect_from(r->wpeer);
     if (!r->dt->contig && r->bytes > 0) {
         r->pack = malloc((size_t)r->bytes);
@@ -951,6 +952,8 @@ int fy_p2p_send(const void *buf, MPI_Count count, struct fy_dtype *dt, int dest,
     if (hinted)
         hint_off();
     s->xchg_to1 = 0;
+    if ((uint64_t)len > s->eager_max)
+        fy_rndv_expect_end();
     return rc;
 }
 
@@ -1028,8 +1031,9 @@ int fy_p2p_irecv(void *buf, MPI_Count count, struct fy_dtype *dt, int src,
         complete_proc_null(r);
         return 0;
     }
-    bool d = fy_p2p.defer_pull;
-    fy_p2p.defer_pull = true;
+    uint8_t d = fy_p2p.defer_pull;
+    if (!d)
+        fy_p2p.defer_pull = FY_DEFER_WAITED;
     recv_start(r, 0, -1);
     fy_p2p.defer_pull = d;
     return 0;

@@ -166,9 +166,11 @@ struct fy_p2p_state {
     /* The receive fy_p2p_irecv just posted, while it drains what had
      * arrived before it (those messages count as unexpected). */
     struct fy_req *fresh_post;
-    /* Inside MPI_Irecv: a one-sided read its receive matches is queued
-     * for the progress engine instead of done in the call (rndv.c). */
-    bool defer_pull;
+    /* A one-sided read a receive matches now is queued for the progress
+     * engine instead of done at once (rndv.c): FY_DEFER_ALL before a
+     * large send goes out, FY_DEFER_WAITED inside MPI_Irecv (only when
+     * the sender waits for a message of ours too). */
+    uint8_t defer_pull;
     uint64_t write_min; /* smallest buffer offered */
     int nout;           /* peers with deferred packets */
     int ntx;            /* pipelined sends in flight */
@@ -176,6 +178,7 @@ struct fy_p2p_state {
 };
 
 extern struct fy_p2p_state fy_p2p;
+enum { FY_DEFER_NONE, FY_DEFER_ALL, FY_DEFER_WAITED };
 
 /* Rendezvous cookies: index + generation, validated on every lookup so a
  * malformed peer header cannot steer us to a wrong request. */

@@ -151,6 +151,10 @@ bool fy_p2p_receiver_present(const struct fy_req *r);
  * of ours, or about to (an exchange): a large read from it is not shared
  * with it then. */
 bool fy_p2p_sender_busy(int src);
+/* Whether sender src (on this node) shows that it waits for a message of
+ * ours too (an exchange): a read of its message matched inside MPI_Irecv
+ * then waits for the next progress pass. */
+bool fy_p2p_sender_waits(int src);
 /* FERRY_PUSH_MAX=auto measures up to a quarter of a rank's cells rounded
  * down to a power of two (128 KiB with the default cells: at most 1/8 of
  * them held by one message, whose pushes other messages queue behind). */
@@ -180,6 +184,9 @@ uint8_t *fy_rndv_recv_dest(struct fy_req *r, uint64_t want);
  * "reading" word, until our next one-sided read ends), so src does not
  * ask us to share its copy of ours. */
 void fy_rndv_expect(int src);
+/* A blocking send is over: the word shows our reads again (the expected
+ * message may have come by another protocol, or not yet). */
+void fy_rndv_expect_end(void);
 void fy_rndv_pull_rest(struct fy_req *r, int src, const struct fy_ctl *ctl,
                        uint64_t from, uint64_t want, uint64_t total);
 /* The request-completion rule of a sender whose push packets may still be

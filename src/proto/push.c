@@ -141,6 +141,15 @@ bool fy_p2p_receiver_present(const struct fy_req *r)
     return k == 2;
 }
 
+bool fy_p2p_sender_waits(int src)
+{
+    /* A blocking send to us with a receive from us posted (its hint), or
+     * a large receive from us posted when it sent its message (its
+     * "reading" word, rndv.c's fy_rndv_expect). */
+    int l = fy_boot_local(src);
+    return l >= 0 && (fy_chan_hint_in_send_to_us(l) || fy_chan_reading_ours(l));
+}
+
 bool fy_p2p_sender_busy(int src)
 {
     /* It shows itself reading a large message of ours, or about to (an

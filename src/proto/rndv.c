@@ -160,6 +160,11 @@ void fy_rndv_expect(int src)
     }
 }
 
+void fy_rndv_expect_end(void)
+{
+    reading_show(fy_p2p.pull_head);
+}
+
 /* One-sided: read the next piece of the sender's buffer into r (the
  * whole message when it is one piece). Returns true when r is finished
  * (FIN sent, request complete). */
@@ -222,15 +227,16 @@ static void rts_one_sided(struct fy_req *r, int src, const struct fy_ctl *ctl,
     r->xaddr = ctl->addr;
     r->xoff = ctl->offset; /* FY_RNDV_NET_READ: the key */
     r->peer_cookie = ctl->cookie;
-    /* Matched inside MPI_Irecv (an unexpected RTS, or one its drain took):
-     * the read waits for the next progress pass, so the call returns at
-     * once and what the program does next - typically its own send to
-     * that sender, which may be waiting for it in an exchange - goes out
-     * before our copy, not after it (the two reads of an exchange then
-     * overlap instead of following each other: bench/README.md,
-     * "Exchanges"). */
+    /* Matched inside MPI_Irecv (an unexpected RTS, or one its drain took)
+     * while the sender waits for a message of ours too (an exchange), or
+     * just before a large send of ours goes out: the read waits for the
+     * next progress pass, so our message goes out before our copy, not
+     * after it, and the two reads overlap instead of following each other
+     * (bench/README.md, "Exchanges"). A sender that only waits for us to
+     * read (MPI_Irecv, then computing, then MPI_Wait) is read at once. */
     struct fy_p2p_state *s = &fy_p2p;
-    if (!s->defer_pull) {
+    if (!s->defer_pull ||
+        (s->defer_pull == FY_DEFER_WAITED && !fy_p2p_sender_waits(src))) {
         reading_show(r);
         bool done = pull_step(r);
         if (done) {
