@@ -1018,9 +1018,12 @@ static void recv_start(struct fy_req *r, uint64_t held, int held_src)
     fy_p2p.fresh_post = outer;
 }
 
-int fy_p2p_irecv(void *buf, MPI_Count count, struct fy_dtype *dt, int src,
-                 int tag, struct fy_comm *comm, uint32_t ctx,
-                 struct fy_req **req_out)
+/* defer: FY_DEFER_WAITED for MPI_Irecv, FY_DEFER_NONE for a blocking
+ * receive, which waits for the read at once anyway (and would pay a load
+ * of the sender's doorbell to decide). */
+static int irecv_common(void *buf, MPI_Count count, struct fy_dtype *dt,
+                        int src, int tag, struct fy_comm *comm, uint32_t ctx,
+                        struct fy_req **req_out, uint8_t defer)
 {
     struct fy_req *r =
         req_init(FY_REQ_RECV, buf, count, dt, src, tag, comm, ctx);
@@ -1033,10 +1036,18 @@ int fy_p2p_irecv(void *buf, MPI_Count count, struct fy_dtype *dt, int src,
     }
     uint8_t d = fy_p2p.defer_pull;
     if (!d)
-        fy_p2p.defer_pull = FY_DEFER_WAITED;
+        fy_p2p.defer_pull = defer;
     recv_start(r, 0, -1);
     fy_p2p.defer_pull = d;
     return 0;
+}
+
+int fy_p2p_irecv(void *buf, MPI_Count count, struct fy_dtype *dt, int src,
+                 int tag, struct fy_comm *comm, uint32_t ctx,
+                 struct fy_req **req_out)
+{
+    return irecv_common(buf, count, dt, src, tag, comm, ctx, req_out,
+                        FY_DEFER_WAITED);
 }
 
 int fy_p2p_recv(void *buf, MPI_Count count, struct fy_dtype *dt, int src,
@@ -1145,7 +1156,8 @@ int fy_p2p_recv(void *buf, MPI_Count count, struct fy_dtype *dt, int src,
             return -ENOMEM;
         }
         recv_start(r, held, held_src);
-    } else if ((rc = fy_p2p_irecv(buf, count, dt, src, tag, comm, ctx, &r))) {
+    } else if ((rc = irecv_common(buf, count, dt, src, tag, comm, ctx, &r,
+                                  FY_DEFER_NONE))) {
         return rc;
     }
     rc = fy_req_wait(r);
