@@ -311,9 +311,10 @@ static inline void fy_wake(int peer)
 
 /* The receive hint of this rank's doorbell (struct fy_chan_bell): blocked
  * in a receive from local rank src_local on context ctx with tag 'tag'
- * (in_send: in a blocking send to that rank, the receive posted), 'seen'
- * messages of that rank having arrived; src_local -1: none. One writer,
- * this rank (one thread: callers skip it under MPI_THREAD_MULTIPLE). */
+ * (flags FY_HINT_IN_SEND: in a blocking send to that rank, the receive
+ * posted), 'seen' messages of that rank having arrived; src_local -1:
+ * none. One writer, this rank (one thread: callers skip it under
+ * MPI_THREAD_MULTIPLE). */
 #define FY_HINT_IN_SEND 0x80000000u
 static inline void fy_chan_hint_set(int src_local, uint32_t flags, uint32_t ctx,
                                     int tag, uint32_t seen)
