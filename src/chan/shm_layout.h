@@ -95,8 +95,11 @@ struct fy_chan_bell {
     _Atomic int32_t tag;
     _Atomic uint32_t seen;
     /* The owner only, outside the seqlock: local rank + 1 whose large
-     * message the owner is reading or has queued a read of (0: none), so
-     * that rank does not ask it to share a copy (proto/rndv.c). */
+     * message the owner is reading or has queued a read of, or expects
+     * (it sent that rank a message with a receive from it posted); 0:
+     * none. That rank then does not ask the owner to share a copy, and
+     * reads the owner's message after its own send (proto/rndv.c). A
+     * choice between two correct orders, never trusted for more. */
     _Atomic uint32_t reading1;
 };
 static_assert(sizeof(struct fy_chan_bell) == 3 * FY_CACHELINE &&

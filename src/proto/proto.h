@@ -179,10 +179,11 @@ uint8_t *fy_rndv_recv_dest(struct fy_req *r, uint64_t want);
 /* Pulling the rest of a message from offset 'from' (rndv.c): one-sided
  * read or CTS for a two-sided mover; r->total = want and the status are
  * set by the caller; ctl is the message's RTS/PUSH control block. */
-/* We are about to send a large message to src with a large receive from
- * src posted: show src that we will be reading its message (our doorbell's
- * "reading" word, until our next one-sided read ends), so src does not
- * ask us to share its copy of ours. */
+/* We are about to send src a message above the eager limit with a receive
+ * from src above it posted: show src that we will be reading its message
+ * (our doorbell's "reading" word, until our next one-sided read or
+ * blocking send ends), so src does not ask us to share its copy of ours
+ * and reads ours after its own send. */
 void fy_rndv_expect(int src);
 /* A blocking send is over: the word shows our reads again (the expected
  * message may have come by another protocol, or not yet). */
