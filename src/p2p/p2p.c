@@ -743,6 +743,16 @@ static void hint_off(void)
     s_hinted = false;
 }
 
+/* Our oldest posted receive naming w among the first few, or NULL. */
+static struct fy_req *posted_from(int w)
+{
+    int k = 0;
+    for (struct fy_req *q = fy_p2p.posted_head; q && k < 8; q = q->next, k++)
+        if (q->wpeer == w)
+            return q;
+    return NULL;
+}
+
 /* In a blocking send to w: hint at our oldest posted receive from w, if
  * any among the first few (an exchange: Irecv from w, Send to w, Wait).
  * The same rules hold - the receive is posted, so w's next message that
@@ -750,12 +760,8 @@ static void hint_off(void)
  * then most likely wait for that receive. */
 static bool hint_send(int w)
 {
-    int k = 0;
-    for (struct fy_req *q = fy_p2p.posted_head; q && k < 8; q = q->next, k++)
-        if (q->wpeer == w)
-            return hint_on(w, FY_HINT_IN_SEND, q->ctx, q->tag,
-                           fy_req_capacity(q));
-    return false;
+    struct fy_req *q = posted_from(w);
+    return q && hint_on(w, FY_HINT_IN_SEND, q->ctx, q->tag, fy_req_capacity(q));
 }
 
 /* Whether we are reading a message of w's: its receive matched it, the
@@ -802,13 +808,9 @@ bool fy_req_test(struct fy_req *r)
  * its MPI_Irecv match our message, reads it after its own send. */
 static void expect_from(int w)
 {
-    int k = 0;
-    for (struct fy_req *q = fy_p2p.posted_head; q && k < 8; q = q->next, k++)
-        if (q->wpeer == w) {
-            if (fy_req_capacity(q) > fy_p2p.eager_max)
-                fy_rndv_expect(w);
-            return;
-        }
+    struct fy_req *q = posted_from(w);
+    if (q && fy_req_capacity(q) > fy_p2p.eager_max)
+        fy_rndv_expect(w);
 }
 
 static int send_start(struct fy_req *r)

@@ -142,22 +142,24 @@ static bool big_cma_read(const struct fy_req *r)
  * reads a message of ours meanwhile then copies it alone, at once,
  * instead of cutting it into chunks for us (fy_p2p_sender_busy). */
 static int reading_shown = -1;
-static void reading_show(const struct fy_req *r)
+static void reading_set(int l)
 {
-    int l = r && big_cma_read(r) ? fy_boot_local(r->xsrc) : -1;
     if (l != reading_shown) {
         fy_chan_reading_set(l);
         reading_shown = l;
     }
 }
 
+static void reading_show(const struct fy_req *r)
+{
+    reading_set(r && big_cma_read(r) ? fy_boot_local(r->xsrc) : -1);
+}
+
 void fy_rndv_expect(int src)
 {
     int l = fy_boot_local(src);
-    if (l >= 0 && l != reading_shown) {
-        fy_chan_reading_set(l);
-        reading_shown = l;
-    }
+    if (l >= 0)
+        reading_set(l);
 }
 
 void fy_rndv_expect_end(void)
