@@ -18,13 +18,20 @@
  * early: ping's x + pong's x; late: pong's y + pong's x.
  *
  * --setting LABEL:NAME=VALUE;... (repeatable) interleaves protocol settings
- * inside the one job: iteration i runs under setting i mod n, written
- * before it through MPI_T control variables (the library must let those
- * be written at run time: Ferry's FERRY_PROTO, FERRY_BTP, FERRY_RECV_WRITE,
- * FERRY_RECV_WRITE_MIN, FERRY_NET_PUSH_MAX), so a machine whose speed drifts
- * from second to second hits every setting alike; a setting names only what
- * differs from the values in force at the start. Each row then starts with its
- * label. */
+ * inside the one job, in blocks of --block B iterations (default 16): a block
+ * runs under one setting, written before it through MPI_T control variables
+ * (the library must let those be written at run time: Ferry's FERRY_PROTO,
+ * FERRY_BTP, FERRY_RECV_WRITE, FERRY_RECV_WRITE_MIN, FERRY_NET_PUSH_MAX), so a
+ * machine whose speed drifts from second to second hits every setting alike;
+ * a setting names only what differs from the values in force at the start.
+ * Each row then starts with its label. The first two iterations of a block
+ * are not timed: they inherit the caches of another setting's iterations (a
+ * receive buffer that the other protocol left in the other core's cache,
+ * say), and a program runs one protocol, not a mix - measured so, each
+ * setting inherits its own (bench/README.md, "The laboratory's
+ * interleaving": blocks of 1 and 4 iterations still favoured one protocol
+ * by 10-20 %). --block 1 times every iteration, each after another
+ * setting's. */
 #define _GNU_SOURCE /* strtok_r */
 
 #include <stdint.h>
@@ -42,10 +49,16 @@
 #define EL_MAX_ITERS 1000
 #define EL_MAX_SET 16 /* --setting's */
 #define EL_MAX_VARS 8 /* variables one setting writes */
+#define EL_BLOCK_DEFAULT 16
+/* Untimed iterations at the start of a block (fewer in a shorter one). */
+#define EL_SETTLE 2
+#define EL_MAX_BLOCK 64
 
 enum el_mode { EL_EARLY, EL_LATE };
-static MPI_Comm el_comm; /* ranks 0 and 1 */
-static int el_blocking;  /* MPI_Send rather than MPI_Isend */
+static MPI_Comm el_comm;                /* ranks 0 and 1 */
+static int el_blocking;                 /* MPI_Send rather than MPI_Isend */
+static int el_block = EL_BLOCK_DEFAULT; /* --block */
+static int *el_rec_set; /* the setting of each timed record (run_size) */
 
 /* --setting: labels and what each writes; el_nset 0 without any. */
 struct el_var {
@@ -190,12 +203,18 @@ static void el_usage(FILE *f)
             "receive\n"
             "  --setting LABEL:NAME=VALUE;...  interleave this protocol "
             "setting with the\n"
-            "             others given (repeatable, up to 16): iteration i "
-            "runs under\n"
-            "             setting i mod n, written through MPI_T control "
-            "variables;\n"
-            "             rows then start with the label (\"auto:\": the "
-            "values at start)\n"
+            "             others given (repeatable, up to 16), a block of "
+            "iterations each\n"
+            "             in turn, written through MPI_T control variables; "
+            "rows then\n"
+            "             start with the label (\"auto:\": the values at "
+            "start)\n"
+            "  --block B  iterations per block of one setting (default 16); "
+            "the first two\n"
+            "             of a block are not timed (they inherit another "
+            "setting's caches);\n"
+            "             1: every iteration timed, each after another "
+            "setting's\n"
             "Every size is data-checked (the warm-up and the last timed "
             "iteration, both\n"
             "directions); a wrong byte fails the run. Output: '#' comments, a "
@@ -255,6 +274,9 @@ static int el_parse(int argc, char **argv, int loud, struct el_opts *o)
             bad = bench_parse_size(v, &max) || max == 0;
         } else if (!strcmp(a, "-s")) {
             list = v;
+        } else if (!strcmp(a, "--block")) {
+            bad = bench_parse_int(v, &el_block) || el_block < 1 ||
+                  el_block > EL_MAX_BLOCK;
         } else if (!strcmp(a, "-i")) {
             bad = bench_parse_int(v, &o->iters) || o->iters > EL_MAX_ITERS;
         } else if (!strcmp(a, "-x") || !strcmp(a, "-y")) {
@@ -501,14 +523,21 @@ static int el_gcd(int a, int b)
     return b ? el_gcd(b, a % b) : a;
 }
 
-/* The setting of iteration it: each round of n iterations runs every
- * setting once, in an order that steps by a stride prime to n and changes
- * from round to round, so no setting always follows the same one (what an
- * iteration leaves in the caches - a written receive buffer, pinned pages
- * - falls on different settings in turn). */
-static int el_set_of(int it)
+/* Iterations per block of one setting: --block with several settings
+ * (with one there is nothing to interleave). */
+static int el_block_len(void)
 {
-    int n = el_rounds(), round = it / n, pos = it % n;
+    return el_nset > 1 ? el_block : 1;
+}
+
+/* The setting of block b: each round of n blocks runs every setting once,
+ * in an order that steps by a stride prime to n and changes from round to
+ * round, so no setting always follows the same one (what an iteration
+ * leaves in the caches - a written receive buffer, pinned pages - falls on
+ * different settings in turn). */
+static int el_set_of(int b)
+{
+    int n = el_rounds(), round = b / n, pos = b % n;
     int strides[EL_MAX_SET], ns = 0;
     for (int k = 1; k < n || (n == 1 && k == 1); k++)
         if (el_gcd(k, n) == 1)
@@ -522,21 +551,35 @@ static void run_size(int rank, enum el_mode mode, size_t size, int iters,
                      double *t_ping, double *send_at, double *cx_ping,
                      struct el_row *rows)
 {
-    int ns = el_rounds();
-    int warm = EL_WARMUP * ns;
-    int total = warm + iters * ns;
+    int ns = el_rounds(), B = el_block_len();
+    /* Timed iterations per block: all but the first EL_SETTLE (they
+     * settle the caches after another setting's block), or the one of
+     * --block 1. */
+    int settle = B > EL_SETTLE ? EL_SETTLE : B - 1;
+    int per = B - settle;
+    int warm = (B > 1 ? 1 : EL_WARMUP) * ns; /* untimed blocks first */
+    int nblocks = warm + (iters + per - 1) / per * ns;
+    int got[EL_MAX_SET] = {0}; /* timed iterations so far, by setting */
+    int nrec = 0;              /* timed records so far */
     long bad = -1;
     int bad_set = -1;
-    for (int it = 0; it < total; it++) {
-        int set = el_set_of(it);
-        int timed = it >= warm;
-        /* Data is checked in the warm-up and each setting's last
-         * iteration, each with its own pattern so a stale buffer cannot
-         * pass. */
-        int verify = !timed || it >= total - ns;
+    for (int it = 0; it < nblocks * B; it++) {
+        int blk = it / B, pos = it % B;
+        int set = el_set_of(blk);
+        int timed = blk >= warm && pos >= settle && got[set] < iters;
+        /* Data is checked in the warm-up and in each setting's last
+         * block's last iteration, each with its own pattern so a stale
+         * buffer cannot pass; not in the settling ones, whose writing of
+         * both buffers would change what the next one inherits. */
+        int verify = blk < warm || (blk >= nblocks - ns && pos == B - 1);
         unsigned salt = (unsigned)(it * 2 + rank + mode * 7 + size % 251);
-        if (el_nset)
+        if (el_nset && pos == 0)
             el_apply(set);
+        int r = timed ? nrec++ : -1; /* this iteration's record */
+        if (timed) {
+            got[set]++;
+            el_rec_set[r] = set;
+        }
         if (verify) {
             fill(sbuf, size, salt);
             memset(rbuf, 0, size);
@@ -554,9 +597,9 @@ static void run_size(int rank, enum el_mode mode, size_t size, int iters,
             MPI_Wait(&rq, MPI_STATUS_IGNORE);
             double t = now_us() - t0;
             if (timed) {
-                t_ping[it - warm] = t;
-                send_at[it - warm] = at;
-                cx_ping[it - warm] = cx;
+                t_ping[r] = t;
+                send_at[r] = at;
+                cx_ping[r] = cx;
             }
             if (verify && bad < 0) {
                 /* pong sent its pattern with its own salt (rank 1) */
@@ -576,9 +619,9 @@ static void run_size(int rank, enum el_mode mode, size_t size, int iters,
             el_send(sbuf, size, 0, &rq);
             MPI_Wait(&rq, MPI_STATUS_IGNORE);
             if (timed) {
-                rec[it - warm].post = post;
-                rec[it - warm].cy = cy;
-                rec[it - warm].cx = cx;
+                rec[r].post = post;
+                rec[r].cy = cy;
+                rec[r].cx = cx;
             }
             if (verify && bad < 0) {
                 size_t k = check(rbuf, size, salt - 1);
@@ -616,7 +659,7 @@ static void run_size(int rank, enum el_mode mode, size_t size, int iters,
         }
         int ok = 0;
         for (int j = 0, i = 0; i < n; i++) {
-            if (el_set_of(i + warm) != set)
+            if (el_rec_set[i] != set)
                 continue;
             comp[j] = mode == EL_EARLY ? cx_ping[i] + rec[i].cx
                                        : rec[i].cy + rec[i].cx;
@@ -682,7 +725,8 @@ int main(int argc, char **argv)
     int maxit = EL_MAX_ITERS * el_rounds();
     struct el_pong_rec *rec = calloc((size_t)maxit, sizeof(*rec));
     double *t_ping = calloc((size_t)maxit * 3, sizeof(double));
-    if (!sbuf || !rbuf || !rec || !t_ping) {
+    el_rec_set = calloc((size_t)maxit, sizeof(int));
+    if (!sbuf || !rbuf || !rec || !t_ping || !el_rec_set) {
         fprintf(stderr, "bench_earlylate: out of memory\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
@@ -710,7 +754,10 @@ int main(int argc, char **argv)
                "share of iterations with the intended order\n",
                el_ns_per_step);
         if (el_nset)
-            printf("# settings interleaved by iteration:");
+            printf("# settings interleaved by blocks of %d iterations (%d "
+                   "untimed first):",
+                   el_block_len(),
+                   el_block_len() > EL_SETTLE ? EL_SETTLE : el_block_len() - 1);
         for (int k = 0; k < el_nset; k++)
             printf(" [%s] %s", el_set[k].label,
                    *el_set[k].spec ? el_set[k].spec : "(as at start)");
@@ -779,6 +826,7 @@ int main(int argc, char **argv)
     free(rbuf);
     free(rec);
     free(t_ping);
+    free(el_rec_set);
     MPI_Comm_free(&el_comm);
     MPI_Finalize();
     return failed ? 1 : 0;

@@ -178,10 +178,11 @@ int lab_run_mpi(const char *mpiexec, int np, char *const *args, const char *env,
 }
 
 /* One bench_earlylate job of 2 ranks that runs every setting, interleaved
- * by iteration (--setting LABEL:ENV each: the library's protocol choices
- * are MPI_T control variables it may write at run time), so that drift of
- * the machine's speed - on a shared VM it changes from second to second -
- * falls on every setting alike. */
+ * by blocks of iterations (--setting LABEL:ENV each: the library's protocol
+ * choices are MPI_T control variables it may write at run time), so that
+ * drift of the machine's speed - on a shared VM it changes from second to
+ * second - falls on every setting alike, while each setting's timed
+ * iterations inherit their caches from its own (bench/earlylate.c). */
 static int run_job(const char *mpiexec, const char *prog,
                    const struct lab_proto_res *P, const char *tuning,
                    bool quick, char **out, char *err, size_t errlen)
@@ -725,9 +726,12 @@ void lab_proto_write_md(FILE *f)
             "`bench_earlylate` (bench/earlylate.c, the seed's Fig. 5) ran as "
             "a 2-rank job under Ferry's `mpiexec` %d time%s (%d jobs, %d "
             "failed; %.0f s), each job running every setting below, "
-            "interleaved by iteration: before iteration i both ranks write "
-            "setting i mod n through MPI_T control variables, so the "
-            "machine's drift falls on every setting alike. Ping: barrier; "
+            "interleaved in blocks of 16 iterations: before a block both "
+            "ranks write its setting through MPI_T control variables, so the "
+            "machine's drift falls on every setting alike; a block's first "
+            "two iterations are not timed, so every timed one inherits the "
+            "caches its own setting left (a program runs one protocol, not "
+            "a mix). Ping: barrier; "
             "t0; compute x; MPI_Isend; compute y; MPI_Recv; MPI_Wait. Pong: "
             "barrier; compute y; MPI_Recv; compute x; MPI_Isend; MPI_Wait. "
             "Early receiver: x = %.0f us, y = "

@@ -1036,6 +1036,7 @@ static int irecv_common(void *buf, MPI_Count count, struct fy_dtype *dt,
         complete_proc_null(r);
         return 0;
     }
+    r->blocking = defer == FY_DEFER_NONE; /* fy_p2p_recv's */
     uint8_t d = fy_p2p.defer_pull;
     if (!d)
         fy_p2p.defer_pull = defer;
@@ -1157,6 +1158,7 @@ int fy_p2p_recv(void *buf, MPI_Count count, struct fy_dtype *dt, int src,
             fy_chan_cell_deliver(held, held_src);
             return -ENOMEM;
         }
+        r->blocking = true;
         recv_start(r, held, held_src);
     } else if ((rc = irecv_common(buf, count, dt, src, tag, comm, ctx, &r,
                                   FY_DEFER_NONE))) {
@@ -1416,7 +1418,11 @@ int fy_p2p_init(fy_shm_declare_fn *above)
     if ((rc = push_max_setting(&pp, s)))
         return rc;
     s->recv_write = fy_tuned_value(FY_ENV_RECV_WRITE, NULL) != 0;
-    s->write_min = (uint64_t)fy_tuned_value(FY_ENV_RECV_WRITE_MIN, NULL);
+    const char *wsrc = NULL;
+    s->write_min = (uint64_t)fy_tuned_value(FY_ENV_RECV_WRITE_MIN, &wsrc);
+    s->write_min_nb = wsrc && !strcmp(wsrc, "default")
+                          ? FY_MAX(s->write_min, FY_WRITE_NB_MIN)
+                          : s->write_min;
     s->peers = calloc((size_t)s->P, sizeof(*s->peers));
     if (!s->peers)
         return -ENOMEM;

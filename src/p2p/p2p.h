@@ -44,7 +44,8 @@ struct fy_req {
     int wpeer;     /* world rank of peer (-1 for any) */
     uint8_t mode;  /* enum fy_send_mode */
     bool blocking; /* a send the caller waits for (MPI_Send): see
-                    * fy_proto_pick's auto rule */
+                    * fy_proto_pick's auto rule; a blocking receive
+                    * (MPI_Recv): see fy_write_posted */
     bool rts_owed; /* counted in its peer's rts_out (p2p_impl.h) */
 
     /* Protocol state, owned by src/p2p and src/xfer. */

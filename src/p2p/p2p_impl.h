@@ -12,6 +12,15 @@
 #include "xfer/shm_layout.h"
 #include "xfer/xfer.h"
 
+/* FERRY_RECV_WRITE_MIN's default is for a blocking receive, whose rank
+ * waits for the message and helps its sender write it (a nonblocking send
+ * then uses the offer too under auto: fy_proto_pick); an MPI_Irecv below
+ * this size is not offered unless FERRY_RECV_WRITE_MIN is set: its rank is
+ * often busy elsewhere (an exchange, where the offer goes stale at a cost
+ * of 0.1-0.2 us a message at 64 KiB; bench/README.md, "The laboratory's
+ * interleaving"). */
+#define FY_WRITE_NB_MIN ((uint64_t)256 << 10)
+
 /* A packet that could not leave yet (no slot, no cell, or others ahead). */
 struct fy_outpkt {
     struct fy_outpkt *next;
@@ -171,10 +180,11 @@ struct fy_p2p_state {
      * large send goes out, FY_DEFER_WAITED inside MPI_Irecv (only when
      * the sender waits for a message of ours too). */
     uint8_t defer_pull;
-    uint64_t write_min; /* smallest buffer offered */
-    int nout;           /* peers with deferred packets */
-    int ntx;            /* pipelined sends in flight */
-    int nrx;            /* pipelined receives in flight */
+    uint64_t write_min;    /* smallest buffer offered */
+    uint64_t write_min_nb; /* the same for MPI_Irecv (fy_write_posted) */
+    int nout;              /* peers with deferred packets */
+    int ntx;               /* pipelined sends in flight */
+    int nrx;               /* pipelined receives in flight */
 };
 
 extern struct fy_p2p_state fy_p2p;

@@ -46,20 +46,27 @@ enum fy_proto fy_proto_pick(struct fy_req *r)
     if (r->wpeer == s->me)
         return FY_PROTO_SELF;
     /* An offer that matches wins at any size: the bytes go straight into
-     * the receive buffer (write.c says when one is valid). Under auto only
-     * for a blocking send, whose sender would wait anyway: a nonblocking
-     * one returns at once and leaves the copy to the receiver that is
-     * waiting for it (the rendezvous), instead of making the copy inside
-     * MPI_Isend (bench/README.md, "Interleaved settings, auto's nonblocking
-     * push"). Not under auto to a receiver whose hint shows it in a
-     * blocking send to us with the receive for this message posted (an
-     * exchange): it reads the bytes itself, as we read its message - two
-     * writes crossing took 1.3x the time of two reads (bench/README.md,
-     * "Exchanges"); the offer goes stale. */
-    if (FY_UNLIKELY(s->peers[r->wpeer].offer_head) &&
-        (r->blocking || s->proto_mode != FY_MODE_AUTO) &&
-        fy_write_offer_for(r) && !fy_p2p_receiver_present(r))
-        return FY_PROTO_WRITE;
+     * the receive buffer (write.c says when one is valid). Under auto:
+     * - a blocking send, whose sender would wait anyway, uses it - but not
+     *   to a receiver whose hint shows it in a blocking send to us with
+     *   the receive for this message posted (an exchange): it reads the
+     *   bytes itself, as we read its message - two writes crossing took
+     *   1.3x the time of two reads (bench/README.md, "Exchanges"); the
+     *   offer goes stale;
+     * - a nonblocking one only when the receiver's hint shows it blocked
+     *   in that very receive: it waits for nothing else, helps with the
+     *   copy (split.c), and the bytes are there 15-35 % sooner than by the
+     *   rendezvous from 64 KiB (bench/README.md, "The laboratory's
+     *   interleaving"). Otherwise MPI_Isend returns at once and leaves the
+     *   copy to the receiver (the rendezvous), not making it inside the
+     *   call before the sender's own computation. */
+    if (FY_UNLIKELY(s->peers[r->wpeer].offer_head) && fy_write_offer_for(r)) {
+        if (s->proto_mode != FY_MODE_AUTO)
+            return FY_PROTO_WRITE;
+        if (r->blocking ? !fy_p2p_receiver_present(r)
+                        : fy_p2p_receiver_waiting(r))
+            return FY_PROTO_WRITE;
+    }
     if ((uint64_t)r->bytes <= s->eager_max)
         return FY_PROTO_EAGER;
     if (s->proto_mode == FY_MODE_AUTO)
@@ -309,7 +316,7 @@ int fy_proto_setting_write(int id, long long num, const char *str)
     case FY_ENV_RECV_WRITE_MIN:
         if (num < 0)
             return -EINVAL;
-        s->write_min = (uint64_t)num;
+        s->write_min = s->write_min_nb = (uint64_t)num;
         return 0;
     case FY_ENV_NET_PUSH_MAX:
         if (num < 0)

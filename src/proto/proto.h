@@ -147,6 +147,9 @@ bool fy_push_auto(const struct fy_req *r);
  * in a blocking send to us with the receive for this very message posted
  * (an exchange: a receive hint, p2p.c). */
 bool fy_p2p_receiver_present(const struct fy_req *r);
+/* Whether send r's receiver, on this node, shows itself blocked in the
+ * receive for this very message (its receive hint, not in a send). */
+bool fy_p2p_receiver_waiting(const struct fy_req *r);
 /* Whether sender src (on this node) shows itself reading a large message
  * of ours, or about to (an exchange): a large read from it is not shared
  * with it then. */

@@ -141,6 +141,12 @@ bool fy_p2p_receiver_present(const struct fy_req *r)
     return k == 2;
 }
 
+bool fy_p2p_receiver_waiting(const struct fy_req *r)
+{
+    int l = fy_boot_local(r->wpeer);
+    return l >= 0 && hint_for(r, l) == 1;
+}
+
 bool fy_p2p_sender_waits(int src)
 {
     /* A blocking send to us with a receive from us posted (its hint), or

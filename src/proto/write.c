@@ -13,7 +13,9 @@
  * receiver and the sender each check their half:
  *
  * W1 Only a receive naming one source S (not MPI_ANY_SOURCE), contiguous,
- *    of at least FERRY_RECV_WRITE_MIN bytes, that matched no unexpected
+ *    of at least FERRY_RECV_WRITE_MIN bytes (by default 64 KiB for a
+ *    blocking receive, 256 KiB for MPI_Irecv: p2p_impl.h's
+ *    FY_WRITE_NB_MIN), that matched no unexpected
  *    message when posted, is offered: if S is on this node, when the
  *    mechanism for that size is one-sided; if on another, when S's
  *    channel carries offers (RDMA writes).
@@ -108,7 +110,7 @@ void fy_write_posted(struct fy_req *r)
     if (r->peer < 0 || r->wpeer == s->me || !r->dt->contig)
         return;
     uint64_t cap = fy_req_capacity(r);
-    if (cap < s->write_min)
+    if (cap < (r->blocking ? s->write_min : s->write_min_nb))
         return;
     unsigned kind;
     if (fy_chan_remote(r->wpeer)) {
@@ -201,9 +203,12 @@ void fy_write_on_offer(const struct fy_pkt *p)
 struct fy_offer *fy_write_offer_for(const struct fy_req *r)
 {
     /* Messages the eager path carries whole stay eager: a system call
-     * costs more than a cell's copies. Such a send makes the offers stale
-     * (W2, W5). */
-    if ((uint64_t)r->bytes <= fy_p2p.eager_max)
+     * costs more than a cell's copies; and so do messages below
+     * FERRY_RECV_WRITE_MIN, which a large offered buffer may receive too
+     * (the write's gain over the push or the rendezvous starts about
+     * there). Such a send makes the offers stale (W2, W5). */
+    if ((uint64_t)r->bytes <= fy_p2p.eager_max ||
+        (uint64_t)r->bytes < fy_p2p.write_min)
         return NULL;
     for (struct fy_offer *o = fy_p2p.peers[r->wpeer].offer_head; o; o = o->next)
         if (o->ctx == r->ctx && (o->tag == MPI_ANY_TAG || o->tag == r->tag))

@@ -177,11 +177,13 @@ struct fy_env_var fy_env[FY_ENV_COUNT] = {
                          "MPI_THREAD_MULTIPLE: fine (engine, object, "
                          "window and file locks; lock-free queries) or "
                          "global (one library lock for every call)"},
-    [FY_ENV_RECV_WRITE_MIN] = {"FERRY_RECV_WRITE_MIN", FY_ENV_SIZE, "262144",
+    [FY_ENV_RECV_WRITE_MIN] = {"FERRY_RECV_WRITE_MIN", FY_ENV_SIZE, "65536",
                                "smallest receive buffer offered to its "
                                "sender for the write protocol (default: "
-                               "above what auto pushes, at most 128 KiB "
-                               "with the default cells)"},
+                               "64 KiB for a blocking receive, where the "
+                               "write beat the rendezvous for an early "
+                               "receiver, 256 KiB for MPI_Irecv; a value "
+                               "given applies to both)"},
     [FY_ENV_BOOT] = {"FERRY_BOOT", FY_ENV_STRING, "auto",
                      "how the job starts: auto (from the launcher's "
                      "variables), ferry, pmi2, pmi1, pmix or singleton"},

@@ -269,8 +269,15 @@ static void check_cvar_write(int live)
                 MT_MPI(MPI_Send(m, BIG, MPI_BYTE, 1, 5, MPI_COMM_WORLD));
                 T_OK(MPI_T_cvar_write(hp, old));
             } else {
+                /* Offered, a blocking receive of 64 KiB would take the
+                 * write protocol, which wins under any FERRY_PROTO: off
+                 * for this receive (a control variable written too). */
+                int rw0 = 0, off = 0;
+                T_OK(MPI_T_cvar_read(hw, &rw0));
+                T_OK(MPI_T_cvar_write(hw, &off));
                 MT_MPI(MPI_Recv(m, BIG, MPI_BYTE, 0, 5, MPI_COMM_WORLD,
                                 MPI_STATUS_IGNORE));
+                T_OK(MPI_T_cvar_write(hw, &rw0));
                 MT_VERIFY(m, BIG, 5, "64 KiB message pushed");
                 MT_EQ(pvar_read(ses, hpush) - p0, 1,
                       "the 64 KiB message was pushed (FERRY_PROTO written)");

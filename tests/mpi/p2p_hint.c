@@ -5,7 +5,8 @@
  * (any others only take part in the barriers):
  * - early: rank 1 blocks in MPI_Recv (and in MPI_Wait on an Irecv) while
  *   rank 0 sleeps, then sends 8-64 KiB: every byte arrives, and (with the
- *   default protocol settings) the counters show the rendezvous, no push;
+ *   default protocol settings) the counters show the rendezvous, or the
+ *   write protocol for 64 KiB into a blocking receive, no push;
  * - late: rank 1 sleeps before receiving: the sends are pushed whole (as
  *   all are when this node's ranks outnumber its cores: no hints there);
  * - programs that count on blocking sends of this size being buffered
@@ -69,6 +70,7 @@ static void early_late(unsigned char *b, int late)
 {
     int hints = hints_on();
     unsigned long long push0 = mt_pvar("ferry_pushed_msgs"), rndv0 = rndv();
+    unsigned long long write0 = mt_pvar("ferry_write_msgs");
     int n = 0;
     for (int si = 0; si < NSIZES; si++) {
         for (int k = 0; k < ROUNDS; k++, n++) {
@@ -105,14 +107,22 @@ static void early_late(unsigned char *b, int late)
     if (mt_rank == 1 && defaults()) {
         unsigned long long pushed = mt_pvar("ferry_pushed_msgs") - push0;
         unsigned long long rv = rndv() - rndv0;
-        if (late || !hints)
+        unsigned long long wr = mt_pvar("ferry_write_msgs") - write0;
+        /* A blocking receive of 64 KiB offers its buffer (FERRY_RECV_
+         * WRITE_MIN's default for blocking receives): the 64 KiB messages
+         * it waits for are written into it, whether hints are on or not;
+         * a late receive offers nothing. */
+        if (late) {
             MT_EQ(pushed, (unsigned long long)n,
-                  late ? "messages pushed to a late receiver"
-                       : "messages pushed, ranks outnumbering cores");
-        else {
+                  "messages pushed to a late receiver");
+            MT_EQ(wr, 0ull, "messages written for a late receiver");
+        } else if (!hints) {
+            MT_EQ(pushed + wr, (unsigned long long)n,
+                  "messages pushed or written, ranks outnumbering cores");
+        } else {
             MT_EQ(pushed, 0ull, "messages pushed to a blocked receiver");
-            MT_EQ(rv, (unsigned long long)n,
-                  "rendezvous messages to a blocked receiver");
+            MT_EQ(rv + wr, (unsigned long long)n,
+                  "rendezvous or written messages to a blocked receiver");
         }
     }
 }
@@ -163,7 +173,8 @@ static void exchange(unsigned char *b, unsigned char *b2, int rounds)
     }
 }
 
-/* The same above FERRY_RECV_WRITE_MIN (256 KiB): each receive offers its
+/* The same above FERRY_RECV_WRITE_MIN for MPI_Irecv (256 KiB by
+ * default): each receive offers its
  * buffer, and a sender that sees the other in its send declines the
  * offer and lets it read (proto.c), one that does not writes. */
 static void big_exchange(int rounds)

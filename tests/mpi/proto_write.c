@@ -361,6 +361,21 @@ int main(int argc, char **argv)
         MT_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
         cancel();
         big_pieces();
+        /* Receives offered from a small size (FERRY_RECV_WRITE_MIN set,
+         * the protocol on; the default offers an MPI_Irecv from 256 KiB):
+         * the rules above must have been exercised, not passed by the
+         * plain protocols alone. */
+        const char *wm = getenv("FERRY_RECV_WRITE_MIN");
+        const char *rw = getenv("FERRY_RECV_WRITE");
+        if (mt_rank % 2 && wm && (!rw || strcmp(rw, "0"))) {
+            int provided;
+            MT_MPI(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
+            unsigned long long w = mt_pvar("ferry_write_msgs");
+            MT_CHECK(w >= 10,
+                     "only %llu messages written with FERRY_RECV_WRITE_MIN=%s",
+                     w, wm);
+            MT_MPI(MPI_T_finalize());
+        }
     }
     return mt_finish("proto_write");
 }
