@@ -203,12 +203,9 @@ void fy_write_on_offer(const struct fy_pkt *p)
 struct fy_offer *fy_write_offer_for(const struct fy_req *r)
 {
     /* Messages the eager path carries whole stay eager: a system call
-     * costs more than a cell's copies; and so do messages below
-     * FERRY_RECV_WRITE_MIN, which a large offered buffer may receive too
-     * (the write's gain over the push or the rendezvous starts about
-     * there). Such a send makes the offers stale (W2, W5). */
-    if ((uint64_t)r->bytes <= fy_p2p.eager_max ||
-        (uint64_t)r->bytes < fy_p2p.write_min)
+     * costs more than a cell's copies. Such a send makes the offers stale
+     * (W2, W5). */
+    if ((uint64_t)r->bytes <= fy_p2p.eager_max)
         return NULL;
     for (struct fy_offer *o = fy_p2p.peers[r->wpeer].offer_head; o; o = o->next)
         if (o->ctx == r->ctx && (o->tag == MPI_ANY_TAG || o->tag == r->tag))
