@@ -1420,9 +1420,12 @@ int fy_p2p_init(fy_shm_declare_fn *above)
     s->recv_write = fy_tuned_value(FY_ENV_RECV_WRITE, NULL) != 0;
     const char *wsrc = NULL;
     s->write_min = (uint64_t)fy_tuned_value(FY_ENV_RECV_WRITE_MIN, &wsrc);
-    s->write_min_nb = wsrc && !strcmp(wsrc, "default")
-                          ? FY_MAX(s->write_min, FY_WRITE_NB_MIN)
-                          : s->write_min;
+    /* The default and the tuning file's value (the laboratory measures
+     * blocking receives) are for blocking receives; one set by the user
+     * is for every receive. */
+    s->write_min_nb = wsrc && !strcmp(wsrc, "environment")
+                          ? s->write_min
+                          : FY_MAX(s->write_min, FY_WRITE_NB_MIN);
     s->peers = calloc((size_t)s->P, sizeof(*s->peers));
     if (!s->peers)
         return -ENOMEM;

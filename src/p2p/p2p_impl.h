@@ -14,11 +14,12 @@
 
 /* FERRY_RECV_WRITE_MIN's default is for a blocking receive, whose rank
  * waits for the message and helps its sender write it (a nonblocking send
- * then uses the offer too under auto: fy_proto_pick); an MPI_Irecv below
- * this size is not offered unless FERRY_RECV_WRITE_MIN is set: its rank is
- * often busy elsewhere (an exchange, where the offer goes stale at a cost
- * of 0.1-0.2 us a message at 64 KiB; bench/README.md, "The laboratory's
- * interleaving"). */
+ * then uses the offer too under auto: fy_proto_pick), and so is the
+ * tuning file's (the laboratory measures blocking receives). An MPI_Irecv
+ * below this size is offered only when FERRY_RECV_WRITE_MIN is set in the
+ * environment or as a control variable: its rank is often busy elsewhere
+ * (an exchange, where the offer goes stale at a cost of 0.1-0.2 us a
+ * message at 64 KiB; bench/README.md, "The laboratory's interleaving"). */
 #define FY_WRITE_NB_MIN ((uint64_t)256 << 10)
 
 /* A packet that could not leave yet (no slot, no cell, or others ahead). */

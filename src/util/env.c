@@ -183,7 +183,7 @@ struct fy_env_var fy_env[FY_ENV_COUNT] = {
                                "64 KiB for a blocking receive, where the "
                                "write beat the rendezvous for an early "
                                "receiver, 256 KiB for MPI_Irecv; a value "
-                               "given applies to both)"},
+                               "set here applies to both)"},
     [FY_ENV_BOOT] = {"FERRY_BOOT", FY_ENV_STRING, "auto",
                      "how the job starts: auto (from the launcher's "
                      "variables), ferry, pmi2, pmi1, pmix or singleton"},

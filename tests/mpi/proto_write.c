@@ -344,6 +344,41 @@ static void big_pieces(void)
     free(b);
 }
 
+/* FERRY_RECV_WRITE_MIN's default offers a blocking receive from 64 KiB,
+ * an MPI_Irecv from 256 KiB (p2p_impl.h); a value set in the environment
+ * applies to both. An MPI_Irecv of 64 KiB posted before its message (the
+ * sender waits for the go) is offered or not accordingly: the receiver's
+ * offer counter tells. Ferry on one node only (its counters, and the
+ * network channel's offers follow other rules). */
+static void irecv_offer_size(void)
+{
+    int provided;
+    MT_MPI(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
+    const char *wm = getenv("FERRY_RECV_WRITE_MIN");
+    const char *rw = getenv("FERRY_RECV_WRITE");
+    int i = -1, counted = MPI_T_pvar_get_index("ferry_write_offers",
+                                               MPI_T_PVAR_CLASS_COUNTER,
+                                               &i) == MPI_SUCCESS &&
+                          !getenv("FERRY_NODES") && !getenv("FERRY_NET");
+    if (mt_rank % 2 == 0) {
+        go_wait();
+        send_seeded(9, 90, N);
+    } else {
+        char *a = mt_malloc(N);
+        MPI_Request ra;
+        unsigned long long o0 = mt_pvar("ferry_write_offers");
+        MT_MPI(MPI_Irecv(a, N, MPI_BYTE, peer, 9, MPI_COMM_WORLD, &ra));
+        unsigned long long offered = mt_pvar("ferry_write_offers") - o0;
+        if (counted && !(rw && !strcmp(rw, "0")))
+            MT_EQ(offered, wm && strtoull(wm, NULL, 10) <= N ? 1ull : 0ull,
+                  "64 KiB MPI_Irecv offered as FERRY_RECV_WRITE_MIN says");
+        go_send();
+        expect(a, &ra, 9, 90, N, "64 KiB MPI_Irecv");
+        free(a);
+    }
+    MT_MPI(MPI_T_finalize());
+}
+
 int main(int argc, char **argv)
 {
     mt_init(&argc, &argv);
@@ -361,6 +396,7 @@ int main(int argc, char **argv)
         MT_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
         cancel();
         big_pieces();
+        irecv_offer_size();
         /* Receives offered from a small size (FERRY_RECV_WRITE_MIN set,
          * the protocol on; the default offers an MPI_Irecv from 256 KiB):
          * the rules above must have been exercised, not passed by the
