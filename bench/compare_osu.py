@@ -45,22 +45,24 @@ LINE_RE = re.compile(r"^\s*(\d+)\s+([0-9.]+)")
 
 def find_sources(path, anchor="osu_bcast.c", support="osu_coll.c"):
     """(directory of the anchor source, [support sources], [include dirs])
-    of an OSU tree at 'path', or None. Knows 5.x (mpi/collective/
-    osu_coll.c, mpi/one-sided/osu_1sc.c) and 7.x (c/mpi/... +
-    c/util/osu_util*.c)."""
+    of an OSU tree at 'path', or None. Knows 5.0-5.3 (mpi/collective/
+    osu_coll.c, mpi/one-sided/osu_1sc.c), 5.4-6.x (mpi/... + util/
+    osu_util*.c, whose collectives include osu_ireduce and
+    osu_iallreduce) and 7.x (c/mpi/... + c/util/osu_util*.c)."""
     hits = sorted(glob.glob(os.path.join(path, "**", anchor),
                             recursive=True))
     for bcast in hits:
         d = os.path.dirname(bcast)
-        if os.path.isfile(os.path.join(d, support)):  # 5.x
+        if os.path.isfile(os.path.join(d, support)):  # 5.0-5.3
             return d, [os.path.join(d, support)], [d]
-        util = os.path.normpath(os.path.join(d, "..", "..", "..", "util"))
-        if os.path.isfile(os.path.join(util, "osu_util_mpi.c")):  # 7.x
-            srcs = [os.path.join(util, f) for f in
-                    ("osu_util.c", "osu_util_mpi.c", "osu_util_graph.c",
-                     "osu_util_papi.c") if os.path.isfile(
-                         os.path.join(util, f))]
-            return d, srcs, [util]
+        for up in (3, 2):  # 7.x: c/mpi/<family>/<kind>; 5.4-6.x: mpi/<family>
+            util = os.path.normpath(os.path.join(d, *([".."] * up), "util"))
+            if os.path.isfile(os.path.join(util, "osu_util.c")):
+                srcs = [os.path.join(util, f) for f in
+                        ("osu_util.c", "osu_util_mpi.c", "osu_util_graph.c",
+                         "osu_util_papi.c") if os.path.isfile(
+                             os.path.join(util, f))]
+                return d, srcs, [util]
     return None
 
 
