@@ -79,7 +79,9 @@ struct fy_req {
     /* Write protocol (proto/write.c), receiver: the buffer was offered to
      * the sender, when it had seen 'offer_seen' messages from it. */
     bool offered;
-    bool revoking; /* cancelled; waiting for the sender's REVOKED */
+    bool offer_later; /* a blocking receive: offered once it has waited
+                       * FY_OFFER_WAIT_NS (fy_req_wait) */
+    bool revoking;    /* cancelled; waiting for the sender's REVOKED */
     uint64_t offer_seen;
     struct fy_req *next, *prev;
 };
