@@ -1027,9 +1027,12 @@ static void recv_start(struct fy_req *r, uint64_t held, int held_src)
         posted_append(r);
         /* A blocking receive offers once it has waited a while
          * (fy_req_wait): one whose message comes at once (a ping-pong's
-         * reply) would send an offer that only goes stale. */
+         * reply) would send an offer that only goes stale. Only one
+         * large enough waits for the moment (the rest of W1 is checked
+         * then, in fy_write_posted). */
         if (fy_p2p.recv_write && r->blocking)
-            r->offer_later = true;
+            r->offer_later =
+                r->peer >= 0 && fy_req_capacity(r) >= fy_p2p.write_min;
         else if (fy_p2p.recv_write)
             fy_write_posted(r);
         fy_p2p.fresh_post = r;
