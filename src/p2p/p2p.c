@@ -559,7 +559,9 @@ static void on_message(const struct fy_pkt *p)
         /* It arrived before its receive was posted (fy_p2p_irecv), though
          * it was handed up after: unexpected, straight into the buffer. */
         fy_proto_stats.unexpected++;
+        fy_p2p.matching_late = true;
         fy_protos[fy_proto_of_pkt(p->type)].matched(r, p);
+        fy_p2p.matching_late = false;
         return;
     }
     if (r) {
@@ -977,7 +979,7 @@ int fy_p2p_send(const void *buf, MPI_Count count, struct fy_dtype *dt, int dest,
 /* ---- receives ----------------------------------------------------------- */
 
 /* Hand an unexpected message to the receive r that matched it. */
-static void deliver_unexp(struct fy_req *r, struct fy_unexp *u)
+static void deliver_unexp_now(struct fy_req *r, struct fy_unexp *u)
 {
     if (u->self_sync) {
         /* A synchronous send to ourselves completes when matched. */
@@ -997,6 +999,13 @@ static void deliver_unexp(struct fy_req *r, struct fy_unexp *u)
         fy_protos[fy_proto_of_pkt(u->type)].matched(r, &p);
     }
     fy_p2p_unexp_free(u);
+}
+
+static void deliver_unexp(struct fy_req *r, struct fy_unexp *u)
+{
+    fy_p2p.matching_late = true;
+    deliver_unexp_now(r, u);
+    fy_p2p.matching_late = false;
 }
 
 /* Take a matching unexpected message for r, if any. Returns true if r was
@@ -1406,6 +1415,14 @@ static int push_max_setting(const struct fy_p2p_seg_params *pp,
     return 0;
 }
 
+/* Half this core's L2 cache (the C library reads it from the CPU), 1 MiB
+ * when it cannot say. */
+static uint64_t copy_pair_max(void)
+{
+    long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    return l2 > 0 ? (uint64_t)l2 / 2 : (uint64_t)1 << 20;
+}
+
 int fy_p2p_init(fy_shm_declare_fn *above)
 {
     struct fy_p2p_state *s = &fy_p2p;
@@ -1453,6 +1470,7 @@ int fy_p2p_init(fy_shm_declare_fn *above)
     s->write_min_nb = wsrc && !strcmp(wsrc, "environment")
                           ? s->write_min
                           : FY_MAX(s->write_min, FY_WRITE_NB_MIN);
+    s->copy_pair_max = copy_pair_max();
     s->peers = calloc((size_t)s->P, sizeof(*s->peers));
     if (!s->peers)
         return -ENOMEM;

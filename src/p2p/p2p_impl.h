@@ -70,6 +70,12 @@ struct fy_peer {
      * CTS has not come yet (fy_p2p_sender_busy looks at the peer's
      * doorbell only then). */
     uint32_t rts_out;
+    /* Bytes of this peer's last large message to us that we read from
+     * its buffer because our receive came late (0 once one was read for
+     * a receive posted in time, or written into ours): auto lets a
+     * nonblocking send write into its buffer only while both copies
+     * together fit this core's cache (proto.c's copies_fit). */
+    uint64_t read_in;
     /* Offers this peer made us (we are the sender), in posting order. */
     struct fy_offer *offer_head, *offer_tail;
     /* Push-Pull: the message whose pushed bytes are arriving from this
@@ -176,6 +182,9 @@ struct fy_p2p_state {
     /* The receive fy_p2p_irecv just posted, while it drains what had
      * arrived before it (those messages count as unexpected). */
     struct fy_req *fresh_post;
+    /* A receive is taking a message that arrived before it was posted
+     * (set around the protocol's matched call: fy_peer.read_in). */
+    bool matching_late;
     /* A one-sided read a receive matches now is queued for the progress
      * engine instead of done at once (rndv.c): FY_DEFER_ALL before a
      * large send goes out, FY_DEFER_WAITED inside MPI_Irecv (only when
@@ -183,9 +192,13 @@ struct fy_p2p_state {
     uint8_t defer_pull;
     uint64_t write_min;    /* smallest buffer offered */
     uint64_t write_min_nb; /* the same for MPI_Irecv (fy_write_posted) */
-    int nout;              /* peers with deferred packets */
-    int ntx;               /* pipelined sends in flight */
-    int nrx;               /* pipelined receives in flight */
+    /* auto: a nonblocking send writes into a receive buffer only if
+     * read_in + its bytes is below this (half this core's L2 cache;
+     * proto.c's copies_fit). */
+    uint64_t copy_pair_max;
+    int nout; /* peers with deferred packets */
+    int ntx;  /* pipelined sends in flight */
+    int nrx;  /* pipelined receives in flight */
 };
 
 extern struct fy_p2p_state fy_p2p;

@@ -40,6 +40,22 @@ int fy_proto_mode_parse(const char *s)
     return -1;
 }
 
+/* Whether our core may make both copies of a pair's round: the peer's
+ * last large message to us, which we read from its buffer ourselves
+ * (fy_peer.read_in), and this one, written into its buffer. Both copies'
+ * sources and destinations must fit in half of this core's cache - past
+ * that each evicts the other's lines, where the rendezvous (the peer
+ * reads this one) gives each core one copy. A late receiver that answers
+ * at once (seed 001's late ping-pong) wrote its reply 5-14 % slower than
+ * the rendezvous at 512 KiB - 1 MiB with 2 MiB of L2 (bench/README.md,
+ * "Copies on one core"). */
+static bool copies_fit(const struct fy_req *r)
+{
+    const struct fy_p2p_state *s = &fy_p2p;
+    uint64_t in = s->peers[r->wpeer].read_in;
+    return !in || in + (uint64_t)r->bytes < s->copy_pair_max;
+}
+
 enum fy_proto fy_proto_pick(struct fy_req *r)
 {
     const struct fy_p2p_state *s = &fy_p2p;
@@ -57,14 +73,16 @@ enum fy_proto fy_proto_pick(struct fy_req *r)
      *   in that very receive: it waits for nothing else, helps with the
      *   copy (split.c), and the bytes are there 15-35 % sooner than by the
      *   rendezvous from 64 KiB (bench/README.md, "The laboratory's
-     *   interleaving"). Otherwise MPI_Isend returns at once and leaves the
-     *   copy to the receiver (the rendezvous), not making it inside the
-     *   call before the sender's own computation. */
+     *   interleaving") - unless we read its last message ourselves and
+     *   the two copies would not fit our cache (copies_fit). Otherwise
+     * MPI_Isend returns at once and leaves the copy to the receiver (the
+     * rendezvous), not making it inside the call before the sender's own
+     * computation. */
     if (FY_UNLIKELY(s->peers[r->wpeer].offer_head) && fy_write_offer_for(r)) {
         if (s->proto_mode != FY_MODE_AUTO)
             return FY_PROTO_WRITE;
         if (r->blocking ? !fy_p2p_receiver_present(r)
-                        : fy_p2p_receiver_waiting(r))
+                        : fy_p2p_receiver_waiting(r) && copies_fit(r))
             return FY_PROTO_WRITE;
     }
     if ((uint64_t)r->bytes <= s->eager_max)

@@ -344,6 +344,7 @@ void fy_rndv_pull_rest(struct fy_req *r, int src, const struct fy_ctl *ctl,
     fy_proto_count_xfer(kind, n);
     if (fy_xfer_registry[kind]->one_sided) {
         fy_proto_count(push ? FY_STAT_PULL : FY_STAT_RNDV_GET, n);
+        s->peers[src].read_in = s->matching_late ? want : 0;
         r->total = (MPI_Count)want;
         r->done = (MPI_Count)from;
         rts_one_sided(r, src, ctl, kind);

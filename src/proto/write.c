@@ -347,6 +347,7 @@ void fy_write_on_wdone(const struct fy_pkt *p)
     fy_proto_stats.early_direct++;
     fy_proto_stats.early_direct_bytes += total;
     fy_proto_count(FY_STAT_WRITE, n);
+    fy_p2p.peers[p->src].read_in = 0;
     fy_req_complete(r);
 }
 

@@ -14,7 +14,12 @@
  *   a blocked receive on another tag, and one that an earlier eager
  *   message satisfies while the large send is decided. A hint that let
  *   these go by the rendezvous would deadlock them (run where the
- *   protocol setting buffers such sends: the default, Push-All). */
+ *   protocol setting buffers such sends: the default, Push-All).
+ * - a late receiver's prompt reply (seed 001's late ping-pong): rank 1
+ *   reads rank 0's large message itself, then answers with MPI_Isend
+ *   while rank 0 waits in MPI_Recv; under auto the reply is not written
+ *   into rank 0's buffer when both copies would not fit half of rank 1's
+ *   L2 cache (proto.c's copies_fit): rank 0 reads it. */
 #include <unistd.h>
 
 #include "mpitest.h"
@@ -199,6 +204,72 @@ static void big_exchange(int rounds)
     free(rb);
 }
 
+/* Whether ranks 0 and 1 share a node (the rule is about one core making
+ * both copies; across nodes the network channel moves the bytes). */
+static int same_node_01(void)
+{
+    MPI_Comm node;
+    int in = mt_rank < 2, both = 0;
+    MT_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0,
+                               MPI_INFO_NULL, &node));
+    MT_MPI(MPI_Allreduce(&in, &both, 1, MPI_INT, MPI_SUM, node));
+    MT_MPI(MPI_Comm_free(&node));
+    /* both is the number of ranks 0, 1 on this rank's node */
+    MT_MPI(MPI_Bcast(&both, 1, MPI_INT, 0, MPI_COMM_WORLD));
+    return both == 2;
+}
+
+/* Half this core's L2 cache, as proto.c reckons it. */
+static size_t half_l2(void)
+{
+    long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    return l2 > 0 ? (size_t)l2 / 2 : (size_t)1 << 20;
+}
+
+static void late_reply(int rounds)
+{
+    size_t n = half_l2();
+    if (n < ((size_t)1 << 20))
+        n = (size_t)1 << 20;
+    n += 3;
+    unsigned char *sb = mt_malloc(n), *rb = mt_malloc(n + 64);
+    unsigned long long write0 = mt_pvar("ferry_write_msgs");
+    int same = same_node_01();
+    for (int k = 0; k < rounds; k++) {
+        uint32_t seed = (uint32_t)(11000 + 2 * k);
+        int peer = 1 - mt_rank;
+        MPI_Request q;
+        memset(rb, 0, n + 64);
+        MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
+        if (mt_rank == 0) {
+            mt_fill(sb, n, seed);
+            MT_MPI(
+                MPI_Isend(sb, (int)n, MPI_BYTE, peer, 8, MPI_COMM_WORLD, &q));
+            MT_MPI(MPI_Recv(rb, (int)n, MPI_BYTE, peer, 8, MPI_COMM_WORLD,
+                            MPI_STATUS_IGNORE));
+            MT_MPI(MPI_Wait(&q, MPI_STATUS_IGNORE));
+            MT_VERIFY(rb, n, seed + 1, "late receiver's reply");
+        } else if (mt_rank == 1) {
+            /* Late: the message is here before the receive is posted. */
+            MT_MPI(MPI_Probe(peer, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            MT_MPI(MPI_Recv(rb, (int)n, MPI_BYTE, peer, 8, MPI_COMM_WORLD,
+                            MPI_STATUS_IGNORE));
+            MT_VERIFY(rb, n, seed, "late receiver's message");
+            mt_fill(sb, n, seed + 1);
+            MT_MPI(
+                MPI_Isend(sb, (int)n, MPI_BYTE, peer, 8, MPI_COMM_WORLD, &q));
+            MT_MPI(MPI_Wait(&q, MPI_STATUS_IGNORE));
+        }
+        for (int i = 0; i < 64; i++)
+            MT_CHECK(rb[n + i] == 0, "byte %d past the receive written", i);
+    }
+    if (mt_rank == 0 && defaults() && same)
+        MT_EQ(mt_pvar("ferry_write_msgs") - write0, 0ull,
+              "late receiver's replies written into rank 0's buffer");
+    free(sb);
+    free(rb);
+}
+
 /* Rank 1 blocks for tag 1; rank 0 first sends 32 KiB on tag 2, which only
  * buffering lets complete, then the tag-1 message. */
 static void other_tag(unsigned char *b, unsigned char *b2)
@@ -266,6 +337,7 @@ int main(int argc, char **argv)
     ping_pong(b, 300);
     exchange(b, b2, 300);
     big_exchange(100);
+    late_reply(20);
     if (buffers_32k()) {
         other_tag(b, b2);
         in_flight(b, b2, 200);
