@@ -42,13 +42,15 @@ int fy_proto_mode_parse(const char *s)
 
 /* Whether our core may make both copies of a pair's round: the peer's
  * last large message to us, which we read from its buffer ourselves
- * (fy_peer.read_in), and this one, written into its buffer. Both copies'
- * sources and destinations must fit in half of this core's cache - past
- * that each evicts the other's lines, where the rendezvous (the peer
- * reads this one) gives each core one copy. A late receiver that answers
- * at once (seed 001's late ping-pong) wrote its reply 5-14 % slower than
- * the rendezvous at 512 KiB - 1 MiB with 2 MiB of L2 (bench/README.md,
- * "Copies on one core"). */
+ * because our receive came late (fy_peer.read_in), and this one, written
+ * into its buffer. Both copies' sources and destinations must fit in half
+ * of this core's cache - past that each evicts the other's lines, where
+ * the rendezvous (the peer reads this one) gives each core one copy. A
+ * late receiver that answers at once (seed 001's late ping-pong) wrote
+ * its reply 4-14 % slower than the rendezvous at 512 KiB - 1 MiB with
+ * 2 MiB of L2 (bench/README.md, "Copies on one core"). A read for a
+ * receive posted in time does not count: both protocols then give each
+ * core one copy, and counting it would lock a pair into reads. */
 static bool copies_fit(const struct fy_req *r)
 {
     const struct fy_p2p_state *s = &fy_p2p;
@@ -74,10 +76,10 @@ enum fy_proto fy_proto_pick(struct fy_req *r)
      *   copy (split.c), and the bytes are there 15-35 % sooner than by the
      *   rendezvous from 64 KiB (bench/README.md, "The laboratory's
      *   interleaving") - unless we read its last message ourselves and
-     *   the two copies would not fit our cache (copies_fit). Otherwise
-     * MPI_Isend returns at once and leaves the copy to the receiver (the
-     * rendezvous), not making it inside the call before the sender's own
-     * computation. */
+     *   the two copies would not fit our cache (copies_fit).
+     * Otherwise MPI_Isend returns at once and leaves the copy to the
+     * receiver (the rendezvous), not making it inside the call before the
+     * sender's own computation. */
     if (FY_UNLIKELY(s->peers[r->wpeer].offer_head) && fy_write_offer_for(r)) {
         if (s->proto_mode != FY_MODE_AUTO)
             return FY_PROTO_WRITE;
