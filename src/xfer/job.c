@@ -56,12 +56,12 @@ int fy_xfer_shm_declare(struct fy_shm_layout *lay, uint64_t half_size,
                         offsetof(struct fy_xfer_rank_shm, net_key),
                         offsetof(struct fy_xfer_rank_shm, net_port),
                         offsetof(struct fy_xfer_rank_shm, ok)))) < 0 ||
-        (rc = fy_shm_region_add(
-             lay, FY_XFER_SPLIT_REGION, FY_SHM_PER_RANK,
-             sizeof(struct fy_split_ctl), 1, FY_CACHELINE,
-             FY_SHM_SIG(sizeof(struct fy_split_ctl),
-                        offsetof(struct fy_split_ctl, done),
-                        offsetof(struct fy_split_ctl, err)))) < 0 ||
+        (rc = fy_shm_region_add(lay, FY_XFER_SPLIT_REGION, FY_SHM_PER_RANK,
+                                sizeof(struct fy_split_ctl), 1, FY_CACHELINE,
+                                FY_SHM_SIG(sizeof(struct fy_split_ctl),
+                                           offsetof(struct fy_split_ctl, done),
+                                           offsetof(struct fy_split_ctl, err),
+                                           FY_SPLIT_CLAIM_REV))) < 0 ||
         (rc = fy_shm_region_add(
              lay, FY_XFER_PADS_REGION, FY_SHM_PER_RANK,
              2 * sizeof(struct fy_shmbuf_ctl) + 2 * half_size, npads,

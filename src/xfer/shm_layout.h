@@ -67,13 +67,17 @@ static_assert(sizeof(struct fy_xfer_rank_shm) == FY_CACHELINE &&
 /* A shared cma copy in progress towards this rank (invariants in
  * split.c). */
 struct fy_split_ctl {
-    /* gen << 32 | next chunk: the receiver opens a generation (R10), the
-     * receiver and its sender both claim chunks (C1). */
+    /* gen << 32 | chunks taken from the back << 16 | next chunk from the
+     * front: the owner opens a generation (R10) and claims from the front,
+     * its helper from the back (C1; split.c). */
     alignas(FY_CACHELINE) _Atomic uint64_t claim;
     /* Chunks finished: the receiver resets it, every claimer adds. */
     alignas(FY_CACHELINE) _Atomic uint64_t done;
     _Atomic uint32_t err; /* errno of a failed chunk: any claimer */
 };
+/* The claim word's meaning, in the region's signature: 2 since it counts
+ * from both ends (a rank of an older build is refused at attach). */
+#define FY_SPLIT_CLAIM_REV 2u
 static_assert(sizeof(struct fy_split_ctl) == 2 * FY_CACHELINE &&
                   offsetof(struct fy_split_ctl, done) == FY_CACHELINE &&
                   offsetof(struct fy_split_ctl, err) == FY_CACHELINE + 8,
