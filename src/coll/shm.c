@@ -849,6 +849,98 @@ static uint64_t pub_addr(const struct fy_coll_cell *x, uint64_t bytes,
     return addr;
 }
 
+/* Write n bytes at buf into member r's memory at addr (a single copy, in
+ * pieces as cma_read); a failed write ends the job, as a failed read. */
+static void write_mem(int r, uint64_t addr, uint64_t n, const void *buf)
+{
+    const uint64_t piece = 1u << 20;
+    pid_t pid = fy_shm.pid[T()->loc[r]];
+    for (uint64_t at = 0; at < n; at += piece) {
+        uint64_t k = FY_MIN(piece, n - at);
+        ssize_t put = fy_xfer_cma_ops.copy_remote(pid, (char *)buf + at,
+                                                  addr + at, (size_t)k, false);
+        if (put != (ssize_t)k)
+            fy_fatal(1,
+                     "collective: writing %llu bytes into rank %d's buffer "
+                     "failed: %s",
+                     (unsigned long long)k, T()->world[r],
+                     strerror(put < 0 ? (int)-put : EFAULT));
+    }
+}
+
+/* Reduce from FY_REDUCE_SHARE_MIN bytes: the root combines the first two
+ * thirds of the vector (reading the other's), the other rank the rest,
+ * reading the root's contribution and writing each chunk of the result
+ * into the root's receive buffer - both cores combine, where the root
+ * alone did every element (osu_reduce, 2 ranks, 512 KiB / 1 MiB / 4 MiB:
+ * 26 / 99-106 / 478-547 us alone, 20 / 45-48 / 326-357 shared; halves
+ * 29 / 70 / 376-398; bench/README.md, "Reductions between two ranks, both
+ * combining"). The root's publication
+ * carries its contribution (addr, len) and its receive buffer's address
+ * (inline); the other's, its contribution, then a second one once its
+ * half of the result is written. The root's buffers are the other's to
+ * read and write until that second publication: the root waits for it.
+ * In place (the root's contribution is its receive buffer) each chunk is
+ * read before the same bytes are written. */
+#define FY_REDUCE_SHARE_MIN ((uint64_t)384 << 10)
+
+static int reduce_share(const char *in, void *rbuf, MPI_Count count,
+                        struct fy_dtype *dt, struct fy_op *op, int root,
+                        struct fy_comm *c, uint32_t seq)
+{
+    int me = c->rank, other = 1 - me;
+    size_t esz = (size_t)dt->size;
+    uint64_t bytes = (uint64_t)count * esz;
+    /* The root's share: two thirds (the other reads, combines and writes
+     * back each element, the root only reads and combines). */
+    MPI_Count h = count - count / 3;
+    struct fy_coll_cell *mine = claim();
+    if (me == root) {
+        uint64_t raddr = (uint64_t)(uintptr_t)rbuf;
+        memcpy(mine->inl, &raddr, sizeof(raddr));
+        publish(c, mine, tag_of(c, seq, 0), 1, in, bytes, other);
+        struct fy_coll_cell *x = await(other, tag_of(c, seq, 0));
+        int err = 0;
+        MPI_Count have;
+        uint64_t addr = pub_addr(x, bytes, esz, &have, &err);
+        err = fy_coll_keep(err, combine_read(me, in, rbuf, addr, x, 0,
+                                             FY_MIN(h, have), dt, op));
+        done(other, await(other, tag_of(c, seq, 1)));
+        return err;
+    }
+    publish(c, mine, tag_of(c, seq, 0), 1, in, bytes, root);
+    struct fy_coll_cell *x = await(root, tag_of(c, seq, 0));
+    int err = 0;
+    MPI_Count have;
+    uint64_t addr = pub_addr(x, bytes, esz, &have, &err);
+    uint64_t raddr;
+    memcpy(&raddr, x->inl, sizeof(raddr)); /* read once */
+    struct coll_thread *t = T();
+    if (!t->scratch && !(t->scratch = malloc(2 * REDUCE_READ_CHUNK)))
+        fy_fatal(1, "reduction: out of memory for %zu bytes",
+                 2 * REDUCE_READ_CHUNK);
+    char *theirs = t->scratch, *res = t->scratch + REDUCE_READ_CHUNK;
+    MPI_Count per = (MPI_Count)(REDUCE_READ_CHUNK / esz);
+    MPI_Count e1 = FY_MIN(count, have); /* within both vectors */
+    for (MPI_Count e = h; e < e1; e += per) {
+        MPI_Count m = FY_MIN(per, e1 - e);
+        size_t off = (size_t)e * esz, n = (size_t)m * esz;
+        read_mem(root, addr + off, n, theirs, m, dt);
+        /* Rank order: c_0 op c_1, into the second argument. */
+        const char *c0 = me == 0 ? in + off : theirs;
+        fy_copy(res, me == 0 ? theirs : in + off, n);
+        err = fy_coll_keep(err, fy_op_apply(op, c0, res, m, dt));
+        write_mem(root, raddr + off, n, res);
+        if (e + per < e1)
+            fy_progress();
+    }
+    done(root, x);
+    struct fy_coll_cell *fin = claim();
+    publish(c, fin, tag_of(c, seq, 1), 1, NULL, 0, root);
+    wait_readers(mine);
+    return err;
+}
+
 /* Reduce: the root reads and combines everything; the other waits until
  * its buffer is read. */
 static int reduce_read(const char *in, void *rbuf, MPI_Count count,
@@ -937,6 +1029,8 @@ static int shm_reduce(const void *sbuf, void *rbuf, MPI_Count count,
     size_t esz = (size_t)dt->size;
     if (P == 2 && single_copy() && (uint64_t)count * esz >= fy_coll_shm.cma_min)
         return all ? allreduce_read(in, rbuf, count, dt, op, c, seq)
+               : (uint64_t)count * esz >= FY_REDUCE_SHARE_MIN
+                   ? reduce_share(in, rbuf, count, dt, op, root, c, seq)
                    : reduce_read(in, rbuf, count, dt, op, root, c, seq);
     MPI_Count per = cell_elems(dt);
     int err = 0;

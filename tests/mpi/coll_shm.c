@@ -4,7 +4,9 @@
  * (32 KiB) and the single-copy threshold (64 KiB), contiguous and strided
  * datatypes; Reduce (every root) and Allreduce with MPI_SUM on int and
  * double and a non-commutative user op, at counts that cross the
- * whole-vector/slice threshold (2 KiB) and the cell size, MPI_IN_PLACE;
+ * whole-vector/slice threshold (2 KiB), the cell size and (two ranks) the
+ * size from which a Reduce's two members share the combining,
+ * MPI_IN_PLACE;
  * Gather, Scatter (every root), Allgather (also into a strided type) and
  * Alltoall at block sizes inside and beyond one cell, in place or not;
  * all of it on MPI_COMM_WORLD and on split communicators whose rank order
@@ -141,8 +143,12 @@ static void test_reduce(MPI_Comm comm, const char *what)
     int cn, cme;
     MPI_Comm_size(comm, &cn);
     MPI_Comm_rank(comm, &cme);
-    static const int counts[] = {1, 511, 512, 513, 8191, 8192, 8193, 100003};
-    int maxc = 100003;
+    /* 100003 and 262147: between two ranks, past the size from which a
+     * Reduce's two members each combine a share (384 KiB), with shares and
+     * 256 KiB chunks that do not divide evenly. */
+    static const int counts[] = {1,    511,  512,    513,   8191,
+                                 8192, 8193, 100003, 262147};
+    int maxc = 262147;
     int *si = mt_malloc(sizeof(int) * (size_t)maxc);
     int *ri = mt_malloc(sizeof(int) * (size_t)maxc);
     double *sd = mt_malloc(sizeof(double) * (size_t)maxc);
