@@ -551,22 +551,29 @@ int fy_coll_shm_barrier(struct fy_comm *c)
 /* ---- broadcast ------------------------------------------------------------
  */
 
-/* Read 'len' bytes at the root's address into buf with the kernel's single
- * copy, in pieces so the engine keeps moving between them. */
-static int cma_read(int root_local, void *buf, uint64_t remote, uint64_t len)
+/* Move 'len' bytes between buf and 'remote' in local rank 'local''s
+ * memory with the kernel's single copy (get: into buf), in pieces so the
+ * engine keeps moving between them. Returns 0 or a negative errno. */
+static int cma_move(int local, void *buf, uint64_t remote, uint64_t len,
+                    bool get)
 {
     const uint64_t piece = 1u << 20;
     for (uint64_t at = 0; at < len; at += piece) {
         uint64_t n = FY_MIN(piece, len - at);
-        ssize_t got = fy_xfer_cma_ops.copy_remote(fy_shm.pid[root_local],
-                                                  (char *)buf + at, remote + at,
-                                                  (size_t)n, true);
+        ssize_t got = fy_xfer_cma_ops.copy_remote(
+            fy_shm.pid[local], (char *)buf + at, remote + at, (size_t)n, get);
         if (got != (ssize_t)n)
             return got < 0 ? (int)got : -EFAULT;
         if (at + piece < len)
             fy_progress();
     }
     return 0;
+}
+
+/* Read 'len' bytes at the root's address into buf. */
+static int cma_read(int root_local, void *buf, uint64_t remote, uint64_t len)
+{
+    return cma_move(root_local, buf, remote, len, true);
 }
 
 /* ---- single copy of whole blocks (process_vm_readv) -------------------- */
@@ -777,6 +784,16 @@ static struct fy_coll_cell **cells_array(int P)
  * "Reductions between two ranks by single copy"). */
 #define REDUCE_READ_CHUNK ((size_t)256 << 10)
 
+/* This thread slot's scratch for reductions by single copy: two chunks. */
+static char *reduce_scratch(void)
+{
+    struct coll_thread *t = T();
+    if (!t->scratch && !(t->scratch = malloc(2 * REDUCE_READ_CHUNK)))
+        fy_fatal(1, "reduction: out of memory for %zu bytes",
+                 2 * REDUCE_READ_CHUNK);
+    return t->scratch;
+}
+
 /* Elements [e0, e1) of c_0 op c_1 into rbuf, we being member 'me' (our
  * contribution at 'in', the other's at 'addr' in its memory). The other's
  * publication x is done with (done()) right after its last byte is read,
@@ -789,11 +806,7 @@ static int combine_read(int me, const char *in, char *rbuf, uint64_t addr,
     size_t esz = (size_t)dt->size;
     /* Our scratch: the chunk read from the other, and our own chunk when
      * the result overwrites it (in place) before it is combined. */
-    struct coll_thread *t = T();
-    if (!t->scratch && !(t->scratch = malloc(2 * REDUCE_READ_CHUNK)))
-        fy_fatal(1, "reduction: out of memory for %zu bytes",
-                 2 * REDUCE_READ_CHUNK);
-    char *tmp = t->scratch;
+    char *tmp = reduce_scratch();
     MPI_Count per = (MPI_Count)(REDUCE_READ_CHUNK / esz);
     int err = 0;
     for (MPI_Count e = e0; e < e1; e += per) {
@@ -849,23 +862,16 @@ static uint64_t pub_addr(const struct fy_coll_cell *x, uint64_t bytes,
     return addr;
 }
 
-/* Write n bytes at buf into member r's memory at addr (a single copy, in
- * pieces as cma_read); a failed write ends the job, as a failed read. */
-static void write_mem(int r, uint64_t addr, uint64_t n, const void *buf)
+/* Write n bytes at buf into member r's memory at addr; a failed write
+ * ends the job, as a failed read does (read_mem_at). */
+static void write_mem(int r, uint64_t addr, uint64_t n, void *buf)
 {
-    const uint64_t piece = 1u << 20;
-    pid_t pid = fy_shm.pid[T()->loc[r]];
-    for (uint64_t at = 0; at < n; at += piece) {
-        uint64_t k = FY_MIN(piece, n - at);
-        ssize_t put = fy_xfer_cma_ops.copy_remote(pid, (char *)buf + at,
-                                                  addr + at, (size_t)k, false);
-        if (put != (ssize_t)k)
-            fy_fatal(1,
-                     "collective: writing %llu bytes into rank %d's buffer "
-                     "failed: %s",
-                     (unsigned long long)k, T()->world[r],
-                     strerror(put < 0 ? (int)-put : EFAULT));
-    }
+    int rc = cma_move(T()->loc[r], buf, addr, n, false);
+    if (rc)
+        fy_fatal(1,
+                 "collective: writing %llu bytes into rank %d's buffer "
+                 "failed: %s",
+                 (unsigned long long)n, T()->world[r], strerror(-rc));
 }
 
 /* Reduce from FY_REDUCE_SHARE_MIN bytes: the root combines the first two
@@ -875,13 +881,13 @@ static void write_mem(int r, uint64_t addr, uint64_t n, const void *buf)
  * alone did every element (osu_reduce, 2 ranks, 512 KiB / 1 MiB / 4 MiB:
  * 26 / 99-106 / 478-547 us alone, 20 / 45-48 / 326-357 shared; halves
  * 29 / 70 / 376-398; bench/README.md, "Reductions between two ranks, both
- * combining"). The root's publication
- * carries its contribution (addr, len) and its receive buffer's address
- * (inline); the other's, its contribution, then a second one once its
- * half of the result is written. The root's buffers are the other's to
- * read and write until that second publication: the root waits for it.
- * In place (the root's contribution is its receive buffer) each chunk is
- * read before the same bytes are written. */
+ * combining"). The root's publication carries its contribution (addr,
+ * len) and its receive buffer's address (inline); the other's carries its
+ * contribution, and a second one says its third of the result is
+ * written. The root's buffers are the other's to read and write until
+ * then: the root waits for it. In place (the root's contribution is its
+ * receive buffer) each chunk is read before the same bytes are
+ * written. */
 #define FY_REDUCE_SHARE_MIN ((uint64_t)384 << 10)
 
 static int reduce_share(const char *in, void *rbuf, MPI_Count count,
@@ -915,11 +921,7 @@ static int reduce_share(const char *in, void *rbuf, MPI_Count count,
     uint64_t addr = pub_addr(x, bytes, esz, &have, &err);
     uint64_t raddr;
     memcpy(&raddr, x->inl, sizeof(raddr)); /* read once */
-    struct coll_thread *t = T();
-    if (!t->scratch && !(t->scratch = malloc(2 * REDUCE_READ_CHUNK)))
-        fy_fatal(1, "reduction: out of memory for %zu bytes",
-                 2 * REDUCE_READ_CHUNK);
-    char *theirs = t->scratch, *res = t->scratch + REDUCE_READ_CHUNK;
+    char *theirs = reduce_scratch(), *res = theirs + REDUCE_READ_CHUNK;
     MPI_Count per = (MPI_Count)(REDUCE_READ_CHUNK / esz);
     MPI_Count e1 = FY_MIN(count, have); /* within both vectors */
     for (MPI_Count e = h; e < e1; e += per) {
