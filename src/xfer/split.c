@@ -107,6 +107,22 @@ static bool claim_rest(struct fy_split_ctl *sc, uint32_t gen, uint64_t first,
         memory_order_acquire);
 }
 
+/* Copy bytes [off, off + len) of a transfer, which are 'took' chunks, and
+ * count them done (an error in 'err'). */
+static void copy_taken(struct fy_split_ctl *sc, pid_t pid, uint8_t *local,
+                       uint64_t remote, uint64_t off, uint64_t len, bool get,
+                       uint32_t took)
+{
+    ssize_t moved =
+        fy_xfer_cma_ops.copy_remote(pid, local + off, remote + off, len, get);
+    if (moved != (ssize_t)len)
+        atomic_store_explicit(&sc->err, moved < 0 ? (uint32_t)-moved : EIO,
+                              memory_order_relaxed);
+    /* R11: pairs with A12 in fy_xfer_split_wait(): the chunks are in
+     * place. */
+    atomic_fetch_add_explicit(&sc->done, took, memory_order_release);
+}
+
 static int split_copy(struct fy_split_ctl *sc, uint32_t gen, uint64_t chunk,
                       uint64_t want, pid_t pid, uint8_t *local, uint64_t remote,
                       bool get, bool owner)
@@ -123,12 +139,7 @@ static int split_copy(struct fy_split_ctl *sc, uint32_t gen, uint64_t chunk,
             return 0;
         /* Not made by this library's callers (helpers of such a transfer
          * do not help, above): alone, in one copy. */
-        ssize_t moved =
-            fy_xfer_cma_ops.copy_remote(pid, local, remote, want, get);
-        if (moved != (ssize_t)want)
-            atomic_store_explicit(&sc->err, moved < 0 ? (uint32_t)-moved : EIO,
-                                  memory_order_relaxed);
-        atomic_fetch_add_explicit(&sc->done, nchunks, memory_order_release);
+        copy_taken(sc, pid, local, remote, 0, want, get, (uint32_t)nchunks);
         return (int)nchunks;
     }
     int n = 0;
@@ -144,14 +155,7 @@ static int split_copy(struct fy_split_ctl *sc, uint32_t gen, uint64_t chunk,
             len = want - off;
             took = (uint32_t)(nchunks - (uint64_t)i);
         }
-        ssize_t moved = fy_xfer_cma_ops.copy_remote(pid, local + off,
-                                                    remote + off, len, get);
-        if (moved != (ssize_t)len)
-            atomic_store_explicit(&sc->err, moved < 0 ? (uint32_t)-moved : EIO,
-                                  memory_order_relaxed);
-        /* R11: pairs with A12 in fy_xfer_split_wait(): the chunk is in
-         * place. */
-        atomic_fetch_add_explicit(&sc->done, took, memory_order_release);
+        copy_taken(sc, pid, local, remote, off, len, get, took);
         n += (int)took;
     }
     return n;
