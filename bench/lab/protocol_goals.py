@@ -14,8 +14,8 @@ Push-Pull is Push-Pull at the BTP the report chose for this machine (its
 as the report's own comparison with the seed's conclusions uses it, read
 from the early/late tables joined with the BTP sweep's (the same
 measurements, every BTP); a report without that line (or whose pick has
-no column) is judged by its first push-pull column. Every other push-pull column's late ratio is
-printed too, for information."""
+no column) is judged by its first push-pull column. Every other
+push-pull column's late ratio is printed too, for information."""
 import re
 import sys
 
@@ -102,14 +102,14 @@ def main(paths):
             cells = [(s, ratio(v, pp, min(v.values())))
                      for s, v in rows if lo <= s <= 4 * MIB]
             worst = max(r for _, r in cells)
-            missed += worst > limit + 1e-9
+            miss = worst > limit + 1e-9
+            missed += miss
             # A miss that two decimals would round onto the limit shows
             # a third.
-            shown = "%.3f" if limit < worst < round(worst, 2) + 0.005 and \
-                round(worst, 2) <= limit else "%.2f"
+            shown = "%.3f" if miss and round(worst, 2) <= limit else "%.2f"
             print(("  %-46s %.2f-" + shown + " (<= %.2f%s) %s") % (
                 name, min(r for _, r in cells), worst, limit,
-                "" if worst <= limit + 1e-9 else ", MISSED",
+                ", MISSED" if miss else "",
                 " ".join("%s:%.2f" % (short(s), r) for s, r in cells)))
         pp, pps, rows = modes["late"]
         for other in pps:
