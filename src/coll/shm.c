@@ -84,6 +84,13 @@ int fy_coll_shm_declare(struct fy_shm_layout *lay)
                            FY_SHM_PAGE,
                            FY_SHM_SIG(sizeof(struct fy_coll_bar),
                                       offsetof(struct fy_coll_bar, gen[1])));
+    if (rc < 0)
+        return rc;
+    rc = fy_shm_region_add(
+        lay, FY_COLL_FLAG_REGION, FY_SHM_PER_RANK, sizeof(struct fy_coll_flag),
+        FY_COLL_FLAG_CTXS, FY_SHM_PAGE,
+        FY_SHM_SIG(sizeof(struct fy_coll_flag),
+                   offsetof(struct fy_coll_flag, done), FY_COLL_FLAG_DATA));
     return rc < 0 ? rc : 0;
 }
 
@@ -116,6 +123,10 @@ struct coll_thread {
         struct fy_coll_bar *bar;
         uint32_t gen;
     } bar;
+    struct {
+        _Atomic uint64_t *word; /* wait for *word >= v (flag lines) */
+        uint64_t v;
+    } flag;
 };
 static struct coll_thread s_th[FY_COLL_TSLOTS];
 static _Atomic unsigned s_busy; /* slots held (under MULTIPLE) */
@@ -145,7 +156,8 @@ int fy_coll_shm_init(void)
     if (fy_coll_shm.on &&
         (!(fy_coll_shm.cells = fy_shm_region_ptr(FY_COLL_REGION, NULL)) ||
          !(fy_coll_shm.slots = fy_shm_region_ptr(FY_COLL_NB_REGION, NULL)) ||
-         !(fy_coll_shm.bars = fy_shm_region_ptr(FY_COLL_BAR_REGION, NULL))))
+         !(fy_coll_shm.bars = fy_shm_region_ptr(FY_COLL_BAR_REGION, NULL)) ||
+         !(fy_coll_shm.flags = fy_shm_region_ptr(FY_COLL_FLAG_REGION, NULL))))
         return -EPROTO;
     fy_coll_shm.cma = (fy_xfer_avail & (1u << FY_XFER_CMA)) != 0;
     /* Environment, else tuning file, else default: the same on every
@@ -434,6 +446,281 @@ static void done_quiet(struct fy_coll_cell *x)
     atomic_fetch_sub_explicit(&x->readers, 1, memory_order_release);
 }
 
+/* ---- lean collectives -----------------------------------------------------
+ * With a core for every rank (no member sleeps, so nobody needs waking), a
+ * barrier and the collectives of at most FY_COLL_FLAG_DATA bytes per member
+ * go through the members' flag lines (struct fy_coll_flag) instead of the
+ * cells: a member writes its payload and its arrival into its own line,
+ * and the others read that line once they see the arrival - one crossing
+ * of the node, where a cell's claim, publication, search and readers'
+ * count cost three or four.
+ * Invariants:
+ * - The k-th lean collective on a communicator is arrival base + k at
+ *   every member. base is the largest 'seq' of the members' lines when the
+ *   communicator runs its first one (agreed through the cells,
+ *   lean_agree), so a value an earlier communicator with this context
+ *   left is never taken for one of this one; seq and done only grow.
+ * - A member writes payload v into data[v & 1] only once every other
+ *   member is done with v - 2 (done >= v - 2), so a reader that saw
+ *   arrival v reads data[v & 1] unchanged until its own done reaches v.
+ *   c->flag.known bounds what is known of the others' done: after a
+ *   collective in which we saw every member arrive at v, all are done
+ *   with v - 1, so where every member reads every other the check costs
+ *   nothing.
+ * - MPI_Comm_free waits until every other member is done with our last
+ *   arrival: no reader of our line is left when the context is reused.
+ * - Whether a collective runs here depends only on what every member
+ *   agrees on (sizes, the member count, fy_chan.wake_peers, the
+ *   context), and nothing read from a line steers a copy: lengths are
+ *   the reader's own, at most FY_COLL_FLAG_DATA. */
+
+/* Communicators of at most this many members (a barrier reads P - 1
+ * lines). */
+#define FY_COLL_LEAN_MAX 8
+
+static struct fy_coll_flag *flag_of(int local, uint32_t ctx)
+{
+    return &fy_coll_shm.flags[(uint64_t)local * FY_COLL_FLAG_CTXS + ctx / 2];
+}
+
+/* Whether c (whose members() holds) may run lean collectives. */
+static bool lean_ok(const struct fy_comm *c)
+{
+    return !fy_chan.wake_peers && c->size <= FY_COLL_LEAN_MAX &&
+           c->ctx / 2 < FY_COLL_FLAG_CTXS;
+}
+
+static bool flag_reached(void)
+{
+    const struct coll_thread *t = T();
+    /* F1: acquire pairs with F2/F3 (the owner's release stores): its
+     * payload, or its last reads of ours, come before. */
+    return atomic_load_explicit(t->flag.word, memory_order_acquire) >=
+           t->flag.v;
+}
+
+static void flag_wait(_Atomic uint64_t *word, uint64_t v)
+{
+    struct coll_thread *t = T();
+    t->flag.word = word;
+    t->flag.v = v;
+    if (!flag_reached())
+        wait_for(flag_reached);
+}
+
+/* The first lean collective on c: every member's arrival count, through
+ * the cells; the largest is the base. */
+static void lean_agree(struct fy_comm *c)
+{
+    uint64_t tag = tag_of(c, fy_coll_begin(c), 0);
+    struct fy_coll_flag *f = flag_of(fy_boot.local_rank, c->ctx);
+    /* A member's done may be past its seq (a broadcast's receivers do not
+     * arrive): both must go on growing. */
+    uint64_t base =
+        FY_MAX(atomic_load_explicit(&f->seq, memory_order_relaxed),
+               atomic_load_explicit(&f->done, memory_order_relaxed));
+    struct fy_coll_cell *x = claim();
+    memcpy(x->inl, &base, sizeof(base));
+    publish(c, x, tag, (uint32_t)c->size - 1, NULL, 0, -1);
+    for (int i = 1; i < c->size; i++) {
+        int r = (c->rank + i) % c->size;
+        struct fy_coll_cell *y = await(r, tag);
+        uint64_t v;
+        memcpy(&v, y->inl, sizeof(v));
+        done(r, y);
+        base = FY_MAX(base, v);
+    }
+    /* Every member computes the same maximum; one this large can only
+     * come from a scribbled line. */
+    if (base > UINT64_MAX / 4)
+        fy_fatal(1,
+                 "malformed collective flag line on the shared segment "
+                 "(arrival count %llu)",
+                 (unsigned long long)base);
+    c->flag.on = true;
+    c->flag.base = base;
+    c->flag.k = 0;
+    c->flag.known = base;
+}
+
+/* Our arrival value for the next lean collective on c. */
+static uint64_t lean_begin(struct fy_comm *c)
+{
+    if (FY_UNLIKELY(!c->flag.on))
+        lean_agree(c);
+    return c->flag.base + ++c->flag.k;
+}
+
+/* Before we write payload v: every other member done with v - 2. */
+static void lean_room(struct fy_comm *c, uint64_t v)
+{
+    if (c->flag.known + 2 >= v)
+        return;
+    const struct coll_thread *t = T();
+    for (int r = 0; r < c->size; r++)
+        if (r != c->rank)
+            flag_wait(&flag_of(t->loc[r], c->ctx)->done, v - 2);
+    c->flag.known = v - 2;
+}
+
+/* Publish arrival v (its payload, if any, is in place). */
+static void lean_arrive(struct fy_coll_flag *me, uint64_t v)
+{
+    /* F2: release pairs with F1: the payload comes first. */
+    atomic_store_explicit(&me->seq, v, memory_order_release);
+}
+
+/* We read nothing of arrival v any more. */
+static void lean_done(struct fy_coll_flag *me, uint64_t v)
+{
+    /* F3: release pairs with F1 in lean_room and the drain: our reads of
+     * the others' payloads come first. */
+    atomic_store_explicit(&me->done, v, memory_order_release);
+}
+
+/* Member r's line, once it has arrived at v. */
+static struct fy_coll_flag *lean_await(const struct fy_comm *c, int r,
+                                       uint64_t v)
+{
+    struct fy_coll_flag *f = flag_of(T()->loc[r], c->ctx);
+    flag_wait(&f->seq, v);
+    return f;
+}
+
+/* Every other member has arrived at v (so is done with v - 1). */
+static void lean_all_arrived(struct fy_comm *c, uint64_t v)
+{
+    for (int i = 1; i < c->size; i++)
+        (void)lean_await(c, (c->rank + i) % c->size, v);
+    if (c->flag.known < v - 1)
+        c->flag.known = v - 1;
+}
+
+static void lean_barrier(struct fy_comm *c)
+{
+    uint64_t v = lean_begin(c);
+    struct fy_coll_flag *me = flag_of(fy_boot.local_rank, c->ctx);
+    lean_arrive(me, v);
+    lean_all_arrived(c, v);
+    lean_done(me, v);
+}
+
+static void lean_bcast(void *buf, MPI_Count count, struct fy_dtype *dt,
+                       uint64_t bytes, int root, struct fy_comm *c)
+{
+    uint64_t v = lean_begin(c);
+    struct fy_coll_flag *me = flag_of(fy_boot.local_rank, c->ctx);
+    if (c->rank == root) {
+        lean_room(c, v);
+        (void)fy_coll_put_block(me->data[v & 1], bytes, buf, count, dt);
+        lean_arrive(me, v);
+    } else {
+        struct fy_coll_flag *f = lean_await(c, root, v);
+        fy_coll_get_block(buf, count, dt, f->data[v & 1]);
+    }
+    lean_done(me, v);
+}
+
+/* Reduce (root >= 0) or allreduce (root < 0) of 'bytes' contiguous bytes:
+ * each member that gets the result combines every contribution, in rank
+ * order (the same bits everywhere). */
+static int lean_reduce(const char *in, void *rbuf, MPI_Count count,
+                       struct fy_dtype *dt, struct fy_op *op, uint64_t bytes,
+                       int root, struct fy_comm *c)
+{
+    int P = c->size, me = c->rank;
+    uint64_t v = lean_begin(c);
+    struct fy_coll_flag *mine = flag_of(fy_boot.local_rank, c->ctx);
+    if (root < 0 || me != root) {
+        lean_room(c, v);
+        memcpy(mine->data[v & 1], in, (size_t)bytes);
+        lean_arrive(mine, v);
+    }
+    int err = 0;
+    if (root < 0 || me == root) {
+        /* Ours from 'in' (unchanged until the end, even in place). */
+        alignas(16) unsigned char acc[FY_COLL_FLAG_DATA];
+        memcpy(acc,
+               P - 1 == me ? (const void *)in
+                           : lean_await(c, P - 1, v)->data[v & 1],
+               (size_t)bytes);
+        for (int r = P - 2; r >= 0; r--) {
+            const void *x =
+                r == me ? (const void *)in : lean_await(c, r, v)->data[v & 1];
+            err = fy_coll_keep(err, fy_op_apply(op, x, acc, count, dt));
+        }
+        if (c->flag.known < v - 1)
+            c->flag.known = v - 1;
+        memcpy(rbuf, acc, (size_t)bytes);
+    }
+    lean_done(mine, v);
+    return err;
+}
+
+/* Allgather (alltoall false: our block, rbytes) or all-to-all (P blocks
+ * of rbytes, ours for member r at r * rbytes). */
+static int lean_exchange(const void *sbuf, MPI_Count scount,
+                         struct fy_dtype *sdt, void *rbuf, MPI_Count rcount,
+                         struct fy_dtype *rdt, uint64_t rbytes, bool alltoall,
+                         struct fy_comm *c)
+{
+    int P = c->size, me = c->rank, err = 0;
+    uint64_t v = lean_begin(c);
+    struct fy_coll_flag *mine = flag_of(fy_boot.local_rank, c->ctx);
+    unsigned char *out = mine->data[v & 1];
+    lean_room(c, v);
+    bool inplace = sbuf == MPI_IN_PLACE;
+    if (!alltoall) {
+        const void *in =
+            inplace ? fy_coll_block_at(rbuf, me, rcount, rdt) : sbuf;
+        err = fy_coll_put_block(out, rbytes, in, inplace ? rcount : scount,
+                                inplace ? rdt : sdt);
+        lean_arrive(mine, v);
+        if (!inplace)
+            fy_coll_get_block(fy_coll_block_at(rbuf, me, rcount, rdt), rcount,
+                              rdt, out);
+    } else {
+        for (int r = 0; r < P; r++)
+            err = fy_coll_keep(
+                err,
+                inplace
+                    ? fy_coll_put_block(out + (uint64_t)r * rbytes, rbytes,
+                                        fy_coll_block_at(rbuf, r, rcount, rdt),
+                                        rcount, rdt)
+                    : fy_coll_put_block(out + (uint64_t)r * rbytes, rbytes,
+                                        fy_coll_block_at(sbuf, r, scount, sdt),
+                                        scount, sdt));
+        lean_arrive(mine, v);
+        fy_coll_get_block(fy_coll_block_at(rbuf, me, rcount, rdt), rcount, rdt,
+                          out + (uint64_t)me * rbytes);
+    }
+    uint64_t at = alltoall ? (uint64_t)me * rbytes : 0;
+    for (int i = 1; i < P; i++) {
+        int r = (me + i) % P;
+        struct fy_coll_flag *f = lean_await(c, r, v);
+        fy_coll_get_block(fy_coll_block_at(rbuf, r, rcount, rdt), rcount, rdt,
+                          f->data[v & 1] + at);
+    }
+    if (c->flag.known < v - 1)
+        c->flag.known = v - 1;
+    lean_done(mine, v);
+    return err;
+}
+
+/* MPI_Comm_free: every other member done with our last arrival on c. */
+static void lean_drain(struct fy_comm *c)
+{
+    if (!c->flag.on)
+        return;
+    uint64_t v = c->flag.base + c->flag.k;
+    for (int r = 0; r < c->size; r++) {
+        if (r == c->rank)
+            continue;
+        int local = fy_boot_local(fy_comm_world_rank(c, r));
+        flag_wait(&flag_of(local, c->ctx)->done, v);
+    }
+}
+
 void fy_coll_shm_comm_free(struct fy_comm *c)
 {
     if (!fy_coll_shm.on)
@@ -449,6 +736,7 @@ void fy_coll_shm_comm_free(struct fy_comm *c)
         if (t >> 48 == (uint64_t)c->ctx + 1)
             wait_readers(x);
     }
+    lean_drain(c);
     if (in)
         fy_coll_shm_leave();
     fy_coll_shm_nb_comm_free(c);
@@ -520,6 +808,10 @@ int fy_coll_shm_barrier(struct fy_comm *c)
 {
     if (!members(c))
         return FY_COLL_SHM_NO;
+    if (lean_ok(c)) {
+        lean_barrier(c);
+        return 0;
+    }
     uint32_t seq = fy_coll_begin(c);
     uint64_t arrive = tag_of(c, seq, 0), leave = tag_of(c, seq, 1);
     /* With a core each, everyone publishes and reads everyone's flag: one
@@ -671,6 +963,10 @@ int fy_coll_shm_bcast(void *buf, MPI_Count count, struct fy_dtype *dt, int root,
      * point-to-point rendezvous copies it with both ranks at once. */
     if (c->size == 2 && bytes > FY_COLL_DATA)
         return FY_COLL_SHM_NO;
+    if (bytes <= FY_COLL_FLAG_DATA && lean_ok(c)) {
+        lean_bcast(buf, count, dt, bytes, root, c);
+        return 0;
+    }
     uint32_t seq = fy_coll_begin(c);
     uint32_t n = (uint32_t)c->size - 1;
     /* Decided on the message size only: the members' datatypes may
@@ -1027,8 +1323,11 @@ static int shm_reduce(const void *sbuf, void *rbuf, MPI_Count count,
     const char *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
     bool all = root < 0;
     bool get = all || me == root; /* we end with the result */
-    uint32_t seq = fy_coll_begin(c);
     size_t esz = (size_t)dt->size;
+    if ((uint64_t)count * esz <= FY_COLL_FLAG_DATA && lean_ok(c))
+        return lean_reduce(in, rbuf, count, dt, op, (uint64_t)count * esz, root,
+                           c);
+    uint32_t seq = fy_coll_begin(c);
     if (P == 2 && single_copy() && (uint64_t)count * esz >= fy_coll_shm.cma_min)
         return all ? allreduce_read(in, rbuf, count, dt, op, c, seq)
                : (uint64_t)count * esz >= FY_REDUCE_SHARE_MIN
@@ -1157,6 +1456,9 @@ int fy_coll_shm_allgather(const void *sbuf, MPI_Count scount,
     bool cells = rbytes <= FY_COLL_DATA;
     if (rbytes == 0 || (!cells && !single_copy()) || !members(c))
         return FY_COLL_SHM_NO;
+    if (rbytes <= FY_COLL_FLAG_DATA && lean_ok(c))
+        return lean_exchange(sbuf, scount, sdt, rbuf, rcount, rdt, rbytes,
+                             false, c);
     uint64_t tag = tag_of(c, fy_coll_begin(c), 0);
     int P = c->size, me = c->rank;
     const void *in =
@@ -1202,6 +1504,9 @@ int fy_coll_shm_alltoall(const void *sbuf, MPI_Count scount,
     if (rbytes == 0 || (!cells && (!single_copy() || sbuf == MPI_IN_PLACE)) ||
         !members(c))
         return FY_COLL_SHM_NO;
+    if (rbytes * (uint64_t)c->size <= FY_COLL_FLAG_DATA && lean_ok(c))
+        return lean_exchange(sbuf, scount, sdt, rbuf, rcount, rdt, rbytes, true,
+                             c);
     uint64_t tag = tag_of(c, fy_coll_begin(c), 0);
     int P = c->size, me = c->rank;
     struct fy_coll_cell *mine = claim();

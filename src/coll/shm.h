@@ -91,6 +91,30 @@ static_assert(sizeof(struct fy_coll_bar) == FY_CACHELINE &&
               "one line per pair of counters");
 #define FY_COLL_BAR_REGION "cbar"
 
+/* The flag lines of the lean collectives (coll/shm.c, "Lean
+ * collectives"): with a core for every rank, a barrier and the
+ * collectives of at most FY_COLL_FLAG_DATA bytes per member cross the
+ * node once, through one line per rank and context (the "cflag" region;
+ * contexts from FY_COLL_FLAG_CTXS on take the cells). 'seq' counts the
+ * rank's arrivals in the lean collectives of the context, 'done' those it
+ * has finished (it reads nothing of that collective any more); both only
+ * grow, over every communicator that ever has the context. The payload
+ * of arrival v is data[v & 1]. Written by the owner only. */
+#define FY_COLL_FLAG_CTXS 256u
+#define FY_COLL_FLAG_DATA 24u
+struct fy_coll_flag {
+    alignas(FY_CACHELINE) _Atomic uint64_t seq;
+    unsigned char data[2][FY_COLL_FLAG_DATA];
+    /* Own line: written at the end of every collective, read only by a
+     * member about to reuse a payload and by MPI_Comm_free. */
+    alignas(FY_CACHELINE) _Atomic uint64_t done;
+};
+static_assert(offsetof(struct fy_coll_flag, data) == 8 &&
+                  offsetof(struct fy_coll_flag, done) == FY_CACHELINE &&
+                  sizeof(struct fy_coll_flag) == 2 * FY_CACHELINE,
+              "arrivals and payloads in one line, completions in the next");
+#define FY_COLL_FLAG_REGION "cflag"
+
 /* Each local rank's collective area: the "coll" region, FY_COLL_CELLS
  * cells per thread slot, FY_COLL_TSLOTS slots per rank. fy_coll_shm_declare is
  * a fy_shm_declare_fn: MPI_Init hands it to fy_p2p_init, which lays the segment
@@ -104,6 +128,7 @@ struct fy_coll_shm {
     struct fy_coll_cell *cells; /* "coll": [local][TSLOTS x CELLS] */
     struct fy_coll_slot *slots; /* "ncoll": [local][FY_COLL_SLOTS] */
     struct fy_coll_bar *bars;   /* "cbar": [local][FY_COLL_SLOTS] */
+    struct fy_coll_flag *flags; /* "cflag": [local][FY_COLL_FLAG_CTXS] */
     bool cma;                   /* process_vm_readv works job-wide */
     uint64_t cma_min;   /* broadcasts from this size read the root's buffer */
     uint64_t slice_min; /* reductions from this size combine slices */

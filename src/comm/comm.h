@@ -42,6 +42,13 @@ struct fy_comm {
     struct fy_inter *inter; /* NULL for an intracommunicator */
     MPI_Errhandler errhandler;
     uint32_t coll_seq; /* collectives issued, for tags */
+    /* The lean collectives over shared memory (coll/shm.c): whether the
+     * members agreed on a base, the base, how many have run since, and
+     * what every other member is known to have finished (a bound). */
+    struct {
+        bool on;
+        uint64_t base, k, known;
+    } flag;
     char name[MPI_MAX_OBJECT_NAME];
     struct fy_attr *attrs; /* cached attributes, newest first */
     struct fy_topo *topo;  /* Cartesian topology, or NULL */
