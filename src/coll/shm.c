@@ -88,7 +88,7 @@ int fy_coll_shm_declare(struct fy_shm_layout *lay)
         return rc;
     rc = fy_shm_region_add(
         lay, FY_COLL_FLAG_REGION, FY_SHM_PER_RANK, sizeof(struct fy_coll_flag),
-        FY_COLL_FLAG_CTXS, FY_SHM_PAGE,
+        FY_COLL_FLAG_CTXS * 2, FY_SHM_PAGE,
         FY_SHM_SIG(sizeof(struct fy_coll_flag),
                    offsetof(struct fy_coll_flag, done), FY_COLL_FLAG_DATA));
     return rc < 0 ? rc : 0;
@@ -480,7 +480,7 @@ static void done_quiet(struct fy_coll_cell *x)
 
 static struct fy_coll_flag *flag_of(int local, uint32_t ctx)
 {
-    return &fy_coll_shm.flags[(uint64_t)local * FY_COLL_FLAG_CTXS + ctx / 2];
+    return fy_coll_flag_of(local, ctx / 2, FY_COLL_FLAG_BLOCKING);
 }
 
 /* Whether c (whose members() holds) may run lean collectives. */

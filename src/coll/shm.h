@@ -95,7 +95,8 @@ static_assert(sizeof(struct fy_coll_bar) == FY_CACHELINE &&
  * collectives"): with a core for every rank, a barrier and the
  * collectives of at most FY_COLL_FLAG_DATA bytes per member cross the
  * node once, through one line per rank and context (the "cflag" region;
- * contexts from FY_COLL_FLAG_CTXS on take the cells). 'seq' counts the
+ * contexts from FY_COLL_FLAG_CTXS on take the cells), and the
+ * nonblocking ones (coll/shm_nb.c) through another. 'seq' counts the
  * rank's arrivals in the lean collectives of the context, 'done' those it
  * has finished (it reads nothing of that collective any more); both only
  * grow, over every communicator that ever has the context. The payload
@@ -114,6 +115,12 @@ static_assert(offsetof(struct fy_coll_flag, data) == 8 &&
                   sizeof(struct fy_coll_flag) == 2 * FY_CACHELINE,
               "arrivals and payloads in one line, completions in the next");
 #define FY_COLL_FLAG_REGION "cflag"
+enum { FY_COLL_FLAG_BLOCKING, FY_COLL_FLAG_NB };
+
+/* Local rank 'local''s flag line of context index ctxi (c->ctx / 2,
+ * below FY_COLL_FLAG_CTXS), for the blocking or nonblocking collectives. */
+static inline struct fy_coll_flag *fy_coll_flag_of(int local, uint32_t ctxi,
+                                                   int which);
 
 /* Each local rank's collective area: the "coll" region, FY_COLL_CELLS
  * cells per thread slot, FY_COLL_TSLOTS slots per rank. fy_coll_shm_declare is
@@ -128,12 +135,19 @@ struct fy_coll_shm {
     struct fy_coll_cell *cells; /* "coll": [local][TSLOTS x CELLS] */
     struct fy_coll_slot *slots; /* "ncoll": [local][FY_COLL_SLOTS] */
     struct fy_coll_bar *bars;   /* "cbar": [local][FY_COLL_SLOTS] */
-    struct fy_coll_flag *flags; /* "cflag": [local][FY_COLL_FLAG_CTXS] */
+    struct fy_coll_flag *flags; /* "cflag": [local][FY_COLL_FLAG_CTXS][2] */
     bool cma;                   /* process_vm_readv works job-wide */
     uint64_t cma_min;   /* broadcasts from this size read the root's buffer */
     uint64_t slice_min; /* reductions from this size combine slices */
 };
 extern struct fy_coll_shm fy_coll_shm;
+
+static inline struct fy_coll_flag *fy_coll_flag_of(int local, uint32_t ctxi,
+                                                   int which)
+{
+    return &fy_coll_shm.flags[((uint64_t)local * FY_COLL_FLAG_CTXS + ctxi) * 2 +
+                              (unsigned)which];
+}
 
 /* The barrier counters' line of local rank 'local' for context index
  * ctxi (c->ctx / 2, below FY_COLL_SLOTS). */

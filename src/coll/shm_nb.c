@@ -106,6 +106,13 @@ struct nb {
      * move from wgen (NULL: not waiting there). */
     const struct fy_coll_bar *wbar;
     uint32_t wgen;
+    /* Lean collectives: this one is (its arrival v; agree: the count
+     * agreed so far at the first on c), and the flag word we wait to reach
+     * wv (NULL: not waiting there). */
+    bool lean;
+    uint64_t v, agree;
+    _Atomic uint64_t *wflag;
+    uint64_t wv;
 };
 
 /* Allreduces by address of this many bytes and more combine a slice per
@@ -935,6 +942,229 @@ static bool run_scan(struct nb *n)
     NB_END(n);
 }
 
+/* ---- lean collectives ------------------------------------------------------
+ * With a core for every rank, Ibarrier and the Ibcast, Ireduce,
+ * Iallreduce, Iallgather and Ialltoall of at most FY_COLL_FLAG_DATA bytes
+ * per member go through the members' nonblocking flag lines, with the
+ * invariants of shm.c's lean collectives (its "Lean collectives"): the
+ * k-th on a communicator is arrival base + k everywhere, base agreed at
+ * the first (here through the slots, as a step of that collective), and
+ * a payload rewritten only once every other member is done with the one
+ * two before it. They run one at a time in their order, as all of this
+ * file's. */
+
+static bool lean_nb_ok(const struct fy_comm *c)
+{
+    return !fy_chan.wake_peers && c->size <= 8 &&
+           c->ctx / 2 < FY_COLL_FLAG_CTXS;
+}
+
+static struct fy_coll_flag *nb_line(const struct nb *n, int r)
+{
+    return fy_coll_flag_of(n->loc[r], n->ctxi, FY_COLL_FLAG_NB);
+}
+
+/* *w >= v (acquire: the owner's payload, or its last reads of ours, come
+ * first); else remembered as what we wait for. */
+static bool nb_reached(struct nb *n, _Atomic uint64_t *w, uint64_t v)
+{
+    if (atomic_load_explicit(w, memory_order_acquire) >= v)
+        return true;
+    n->wflag = w;
+    n->wv = v;
+    return false;
+}
+
+/* Whether member r's payload is read here, and whether ours is written. */
+static bool lean_reads(const struct nb *n, int r)
+{
+    switch (n->kind) {
+    case NB_BCAST:
+        return r == n->root;
+    case NB_REDUCE:
+        return n->root < 0 || n->me == n->root;
+    default:
+        return true;
+    }
+}
+
+static bool lean_writes(const struct nb *n)
+{
+    switch (n->kind) {
+    case NB_BARRIER:
+        return false;
+    case NB_BCAST:
+        return n->me == n->root;
+    case NB_REDUCE:
+        return n->root < 0 || n->me != n->root;
+    default:
+        return true;
+    }
+}
+
+/* Our payload of arrival v into 'out'. */
+static void lean_put(struct nb *n, unsigned char *out)
+{
+    bool inplace = n->sbuf == MPI_IN_PLACE;
+    switch (n->kind) {
+    case NB_BCAST:
+        (void)fy_coll_put_block(out, n->bytes, n->rbuf, n->rcount, n->rdt);
+        break;
+    case NB_REDUCE:
+        memcpy(out, inplace ? n->rbuf : n->sbuf, (size_t)n->bytes);
+        break;
+    case NB_ALLGATHER: {
+        const void *in =
+            inplace ? fy_coll_block_at(n->rbuf, n->me, n->rcount, n->rdt)
+                    : n->sbuf;
+        n->err = fy_coll_put_block(out, n->bytes, in,
+                                   inplace ? n->rcount : n->scount,
+                                   inplace ? n->rdt : n->sdt);
+        break;
+    }
+    case NB_ALLTOALL:
+        for (int r = 0; r < n->P; r++)
+            n->err = fy_coll_keep(
+                n->err,
+                inplace ? fy_coll_put_block(
+                              out + (uint64_t)r * n->bytes, n->bytes,
+                              fy_coll_block_at(n->rbuf, r, n->rcount, n->rdt),
+                              n->rcount, n->rdt)
+                        : fy_coll_put_block(
+                              out + (uint64_t)r * n->bytes, n->bytes,
+                              fy_coll_block_at(n->sbuf, r, n->scount, n->sdt),
+                              n->scount, n->sdt));
+        break;
+    default:
+        break;
+    }
+}
+
+/* Our own block into rbuf (allgather, all-to-all), from our payload. */
+static void lean_own(struct nb *n, const unsigned char *out)
+{
+    if (n->kind == NB_ALLGATHER && n->sbuf != MPI_IN_PLACE)
+        fy_coll_get_block(fy_coll_block_at(n->rbuf, n->me, n->rcount, n->rdt),
+                          n->rcount, n->rdt, out);
+    else if (n->kind == NB_ALLTOALL)
+        fy_coll_get_block(fy_coll_block_at(n->rbuf, n->me, n->rcount, n->rdt),
+                          n->rcount, n->rdt, out + (uint64_t)n->me * n->bytes);
+}
+
+/* Member r's payload (arrived): into rbuf, or kept for the combine. */
+static void lean_take(struct nb *n, int r, const unsigned char *data)
+{
+    switch (n->kind) {
+    case NB_BCAST:
+        fy_coll_get_block(n->rbuf, n->rcount, n->rdt, data);
+        break;
+    case NB_REDUCE:
+        ((const void **)n->part)[r] = data;
+        break;
+    case NB_ALLGATHER:
+        fy_coll_get_block(fy_coll_block_at(n->rbuf, r, n->rcount, n->rdt),
+                          n->rcount, n->rdt, data);
+        break;
+    case NB_ALLTOALL:
+        fy_coll_get_block(fy_coll_block_at(n->rbuf, r, n->rcount, n->rdt),
+                          n->rcount, n->rdt, data + (uint64_t)n->me * n->bytes);
+        break;
+    default:
+        break;
+    }
+}
+
+static bool run_lean(struct nb *n)
+{
+    const struct fy_coll_slot *x = NULL;
+    struct fy_comm_lean *fs = &n->c->nbflag;
+    struct fy_coll_flag *me = nb_line(n, n->me);
+    NB_BEGIN(n);
+    NB_WAIT(n, turn(n));
+    if (!fs->on) {
+        /* The first on c: every member's count, through the slots. */
+        NB_WAIT(n, mine_free(n));
+        n->agree =
+            FY_MAX(atomic_load_explicit(&me->seq, memory_order_relaxed),
+                   atomic_load_explicit(&me->done, memory_order_relaxed));
+        memcpy(nb_claim(n)->data, &n->agree, sizeof(n->agree));
+        nb_publish(n, 0, (uint32_t)n->P - 1, NULL, 0, -1);
+        for (n->i = 1; n->i < n->P; n->i++) {
+            NB_WAIT(n, (x = nb_find(n, (n->me + n->i) % n->P, 0)) != NULL);
+            {
+                uint64_t v;
+                memcpy(&v, x->data, sizeof(v));
+                n->agree = FY_MAX(n->agree, v);
+                nb_done(n, (n->me + n->i) % n->P, x);
+            }
+        }
+        if (n->agree > UINT64_MAX / 4)
+            fy_fatal(1,
+                     "malformed collective flag line on the shared segment "
+                     "(arrival count %llu)",
+                     (unsigned long long)n->agree);
+        *fs = (struct fy_comm_lean){
+            .on = true, .base = n->agree, .k = 0, .known = n->agree};
+    }
+    n->v = fs->base + ++fs->k;
+    if (lean_writes(n) && fs->known + 2 < n->v) {
+        for (n->i = 0; n->i < n->P; n->i++)
+            if (n->i != n->me)
+                NB_WAIT(n, nb_reached(n, &nb_line(n, n->i)->done, n->v - 2));
+        fs->known = n->v - 2;
+    }
+    if (lean_writes(n) || n->kind == NB_BARRIER) {
+        lean_put(n, me->data[n->v & 1]);
+        /* Release: the payload comes first (pairs with nb_reached). */
+        atomic_store_explicit(&me->seq, n->v, memory_order_release);
+        lean_own(n, me->data[n->v & 1]);
+    }
+    for (n->i = 1; n->i < n->P; n->i++) {
+        if (!lean_reads(n, (n->me + n->i) % n->P))
+            continue;
+        NB_WAIT(n,
+                nb_reached(n, &nb_line(n, (n->me + n->i) % n->P)->seq, n->v));
+        lean_take(n, (n->me + n->i) % n->P,
+                  nb_line(n, (n->me + n->i) % n->P)->data[n->v & 1]);
+    }
+    if (n->kind == NB_REDUCE && lean_reads(n, n->me)) {
+        const void **src = (const void **)n->part;
+        src[n->me] = n->sbuf == MPI_IN_PLACE ? n->rbuf : n->sbuf;
+        n->err = combine(src, n->P, n->rcount, n->rdt, n->op, n->acc);
+        fy_copy(n->rbuf, n->acc, (size_t)n->bytes);
+    }
+    /* Every other member seen arriving here: all done with v - 1. */
+    if (n->kind != NB_BCAST && lean_reads(n, (n->me + 1) % n->P) &&
+        fs->known < n->v - 1)
+        fs->known = n->v - 1;
+    /* Release: our reads of the others' payloads come first. */
+    atomic_store_explicit(&me->done, n->v, memory_order_release);
+    NB_END(n);
+}
+
+/* Until every other member of c is done with our last lean arrival. */
+static void lean_nb_drain(struct fy_comm *c)
+{
+    if (!c->nbflag.on)
+        return;
+    uint64_t v = c->nbflag.base + c->nbflag.k;
+    for (int r = 0; r < c->size; r++) {
+        if (r == c->rank)
+            continue;
+        _Atomic uint64_t *w =
+            &fy_coll_flag_of(fy_boot_local(fy_comm_world_rank(c, r)),
+                             c->ctx / 2, FY_COLL_FLAG_NB)
+                 ->done;
+        unsigned spins = 0;
+        while (atomic_load_explicit(w, memory_order_acquire) < v) {
+            if (fy_progress() == 0)
+                fy_progress_idle(&spins);
+            else
+                spins = 0;
+        }
+    }
+}
+
 /* ---- the machine as a schedule ------------------------------------------ */
 
 static bool nb_step(void *st, int *err)
@@ -942,7 +1172,11 @@ static bool nb_step(void *st, int *err)
     struct nb *n = st;
     bool fin = false;
     n->wslot = NULL;
-    switch (n->kind) {
+    n->wflag = NULL;
+    switch (n->lean ? NB_SCAN + 1 : (int)n->kind) {
+    case NB_SCAN + 1:
+        fin = run_lean(n);
+        break;
     case NB_BARRIER:
         fin = run_barrier(n);
         break;
@@ -1016,8 +1250,10 @@ static void nb_free(void *st)
     struct nb *n = st;
     /* The communicator goes with this schedule's reference: no later
      * communicator with its context may find our publication. */
-    if (n->c->refcount == 1 && s_issued[n->ctxi] == s_finished[n->ctxi])
+    if (n->c->refcount == 1 && s_issued[n->ctxi] == s_finished[n->ctxi]) {
         drain(n->ctxi);
+        lean_nb_drain(n->c);
+    }
     if (n->sdt && !n->sdt->builtin)
         fy_dtype_release(n->sdt);
     if (n->rdt && !n->rdt->builtin)
@@ -1043,6 +1279,8 @@ static bool nb_visible(const void *st)
     const struct nb *n = st;
     if (n->wbar)
         return bar_moved(n);
+    if (n->wflag)
+        return atomic_load_explicit(n->wflag, memory_order_acquire) >= n->wv;
     if (!n->wslot)
         return false;
     if (n->wtag == 0)
@@ -1058,8 +1296,10 @@ void fy_coll_shm_nb_comm_free(struct fy_comm *c)
     if (!fy_coll_shm.on || !fy_coll_shm.slots || c->ctx >= FY_CTX_MAX)
         return;
     uint32_t ctxi = c->ctx / 2;
-    if (s_issued[ctxi] == s_finished[ctxi])
+    if (s_issued[ctxi] == s_finished[ctxi]) {
         drain(ctxi);
+        lean_nb_drain(c);
+    }
 }
 
 /* Whether data of this many bytes (a block) beyond a slot is read from
@@ -1138,6 +1378,7 @@ int fy_coll_shm_ibarrier(struct fy_comm *c, struct fy_sched **nb)
     struct nb *n = nb_new(NB_BARRIER);
     if (!n)
         return -ENOMEM;
+    n->lean = lean_nb_ok(c);
     return nb_start(n, c, nb);
 }
 
@@ -1163,6 +1404,7 @@ int fy_coll_shm_ibcast(void *buf, MPI_Count count, struct fy_dtype *dt,
     n->root = root;
     n->bytes = bytes;
     n->inl = inl;
+    n->lean = bytes <= FY_COLL_FLAG_DATA && lean_nb_ok(c);
     return nb_start(n, c, nb);
 }
 
@@ -1186,6 +1428,7 @@ int fy_coll_shm_ireduce(const void *sbuf, void *rbuf, MPI_Count count,
     n->root = root;
     n->bytes = bytes;
     n->inl = inl;
+    n->lean = bytes <= FY_COLL_FLAG_DATA && lean_nb_ok(c);
     /* An allreduce by address below FY_COLL_NB_SLICE_MIN: every member
      * reads and combines the whole vectors (one round), above, a slice
      * each and then the others' slices (two rounds, 1/P of the work). */
@@ -1282,6 +1525,7 @@ int fy_coll_shm_iallgather(const void *sbuf, MPI_Count scount,
     n->rdt = rdt;
     n->bytes = rbytes;
     n->inl = inl;
+    n->lean = rbytes <= FY_COLL_FLAG_DATA && lean_nb_ok(c);
     return nb_start(n, c, nb);
 }
 
@@ -1308,6 +1552,7 @@ int fy_coll_shm_ialltoall(const void *sbuf, MPI_Count scount,
     n->rdt = rdt;
     n->bytes = rbytes;
     n->inl = inl;
+    n->lean = rbytes * (uint64_t)c->size <= FY_COLL_FLAG_DATA && lean_nb_ok(c);
     return nb_start(n, c, nb);
 }
 

@@ -42,13 +42,14 @@ struct fy_comm {
     struct fy_inter *inter; /* NULL for an intracommunicator */
     MPI_Errhandler errhandler;
     uint32_t coll_seq; /* collectives issued, for tags */
-    /* The lean collectives over shared memory (coll/shm.c): whether the
-     * members agreed on a base, the base, how many have run since, and
-     * what every other member is known to have finished (a bound). */
-    struct {
+    /* The lean collectives over shared memory (coll/shm.c), blocking
+     * (flag) and nonblocking (nbflag, coll/shm_nb.c): whether the members
+     * agreed on a base, the base, how many have run since, and what every
+     * other member is known to have finished (a bound). */
+    struct fy_comm_lean {
         bool on;
         uint64_t base, k, known;
-    } flag;
+    } flag, nbflag;
     char name[MPI_MAX_OBJECT_NAME];
     struct fy_attr *attrs; /* cached attributes, newest first */
     struct fy_topo *topo;  /* Cartesian topology, or NULL */

@@ -13,7 +13,9 @@
  * - communicators split with different members, each used a different
  *   number of times, then freed, 80 times: a context is reused by
  *   members whose counts in its flag lines differ, and the new
- *   communicator must neither release early nor hang. */
+ *   communicator must neither release early nor hang;
+ * - the nonblocking forms, several in flight at once, a blocking one
+ *   between their start and wait, and a long run from one root. */
 #include "mpitest.h"
 
 #include <stdbool.h>
@@ -51,8 +53,7 @@ static void test_bcast(MPI_Comm comm, const char *what)
             v[k] = cme == root ? 100 * root + k : -1 - k;
         MT_MPI(MPI_Bcast(v, 1, vec, root, comm));
         for (int k = 0; k < 6; k++)
-            MT_EQ(v[k],
-                  k % 2 == 0 || cme == root ? 100 * root + k : -1 - k,
+            MT_EQ(v[k], k % 2 == 0 || cme == root ? 100 * root + k : -1 - k,
                   "strided Bcast element");
     }
     MT_MPI(MPI_Type_free(&vec));
@@ -203,6 +204,63 @@ static void test_exchange(MPI_Comm comm, const char *what)
     free(r);
 }
 
+/* The nonblocking ones: batches of different collectives in flight at
+ * once (they run one at a time, in order), a blocking one between start
+ * and wait, and long runs from one root. */
+static void test_nb(MPI_Comm comm, const char *what)
+{
+    int cn, cme;
+    MPI_Comm_size(comm, &cn);
+    MPI_Comm_rank(comm, &cme);
+    for (int it = 0; it < 150; it++) {
+        MPI_Request rq[6];
+        int root = it % cn;
+        unsigned char b[8], g[4 * 8], t[2 * 8], ts[2 * 8];
+        int x[2] = {cme + it, 2 * cme}, sum[2] = {0, 0}, red[2] = {-1, -1};
+        int xr = cme * 3 + it, blocking = 0;
+        if (cme == root)
+            mt_fill(b, sizeof(b), (uint32_t)it);
+        else
+            memset(b, 0, sizeof(b));
+        uint32_t mine = (uint32_t)(it * 16 + cme);
+        for (int k = 0; k < cn; k++)
+            mt_fill(ts + 2 * k, 2, (uint32_t)(it * 256 + cme * 16 + k));
+        MT_MPI(MPI_Ibcast(b, 8, MPI_BYTE, root, comm, &rq[0]));
+        MT_MPI(MPI_Iallreduce(x, sum, 2, MPI_INT, MPI_SUM, comm, &rq[1]));
+        MT_MPI(MPI_Ibarrier(comm, &rq[2]));
+        MT_MPI(
+            MPI_Iallgather(&mine, 4, MPI_BYTE, g, 4, MPI_BYTE, comm, &rq[3]));
+        MT_MPI(MPI_Ialltoall(ts, 2, MPI_BYTE, t, 2, MPI_BYTE, comm, &rq[4]));
+        MT_MPI(MPI_Ireduce(&xr, red, 1, MPI_INT, MPI_SUM, (root + 1) % cn, comm,
+                           &rq[5]));
+        if (it % 4 == 0)
+            MT_MPI(MPI_Allreduce(&cme, &blocking, 1, MPI_INT, MPI_SUM, comm));
+        MT_MPI(MPI_Waitall(6, rq, MPI_STATUSES_IGNORE));
+        MT_VERIFY(b, sizeof(b), (uint32_t)it, what);
+        MT_EQ(sum[0], cn * (cn - 1) / 2 + cn * it, "Iallreduce [0]");
+        MT_EQ(sum[1], cn * (cn - 1), "Iallreduce [1]");
+        for (int k = 0; k < cn; k++) {
+            uint32_t v;
+            memcpy(&v, g + 4 * k, 4);
+            MT_EQ(v, (uint32_t)(it * 16 + k), "Iallgather block");
+            MT_VERIFY(t + 2 * k, 2, (uint32_t)(it * 256 + k * 16 + cme),
+                      "Ialltoall block");
+        }
+        if (cme == (root + 1) % cn)
+            MT_EQ(red[0], 3 * cn * (cn - 1) / 2 + cn * it, "Ireduce");
+        if (it % 4 == 0)
+            MT_EQ(blocking, cn * (cn - 1) / 2, "Allreduce among Ixxx");
+    }
+    /* One root, 150 in a row, each waited at once. */
+    for (int it = 0; it < 150; it++) {
+        MPI_Request rq;
+        double v = cme == 0 ? it * 0.5 : -1;
+        MT_MPI(MPI_Ibcast(&v, 1, MPI_DOUBLE, 0, comm, &rq));
+        MT_MPI(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+        MT_CHECK(v == it * 0.5, "%s: Ibcast %d got %g", what, it, v);
+    }
+}
+
 /* Communicators with changing members, used a changing number of times:
  * contexts come back with other counts in their members' lines. */
 static void test_reuse(void)
@@ -225,6 +283,13 @@ static void test_reuse(void)
         int v = cme == 0 ? it : -1;
         MT_MPI(MPI_Bcast(&v, 1, MPI_INT, 0, c));
         MT_EQ(v, it, "Bcast on a new comm");
+        if (it % 2) {
+            MPI_Request rq;
+            int x = cme, sum = -1;
+            MT_MPI(MPI_Iallreduce(&x, &sum, 1, MPI_INT, MPI_SUM, c, &rq));
+            MT_MPI(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+            MT_EQ(sum, cn * (cn - 1) / 2, "Iallreduce on a new comm");
+        }
         MT_MPI(MPI_Comm_free(&c));
     }
 }
@@ -244,6 +309,8 @@ int main(int argc, char **argv)
         MT_MPI(MPI_Barrier(i % 2 ? rev : MPI_COMM_WORLD));
     test_exchange(MPI_COMM_WORLD, "exchange on world");
     test_exchange(rev, "exchange on reversed");
+    test_nb(MPI_COMM_WORLD, "nonblocking on world");
+    test_nb(rev, "nonblocking on reversed");
     MT_MPI(MPI_Comm_free(&rev));
     test_reuse();
     return mt_finish("coll_lean");
