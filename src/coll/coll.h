@@ -226,6 +226,8 @@ int fy_coll_inter_alltoall(const struct fy_coll_layout *src,
 bool fy_sched_test(struct fy_sched *s, int *err_out);
 /* Release a collective (one still running is first waited for). */
 void fy_sched_free(struct fy_sched *s);
+/* Free the schedules and machines kept for reuse (MPI_Finalize). */
+void fy_coll_caches_drain(void);
 /* Advance every started nonblocking collective: meant to be called by the
  * progress engine after each pass when fy_coll_nactive != 0, so that
  * nonblocking collectives move on while the program blocks in some other

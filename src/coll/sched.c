@@ -8,6 +8,8 @@
  * hidden intracommunicator (fy_sched_on), so that its local halves and
  * the exchange between the groups are one nonblocking operation. */
 #include "coll/coll_int.h"
+#include "coll/shm.h"
+#include "util/objcache.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -92,12 +94,20 @@ static bool fy_sched_grow(void **arr, uint32_t *cap, size_t elem)
     return true;
 }
 
+static struct fy_objcache s_sched_cache = {.size = sizeof(struct fy_sched)};
+
+void fy_coll_caches_drain(void)
+{
+    fy_objcache_drain(&s_sched_cache);
+    fy_coll_shm_nb_caches_drain();
+}
+
 int fy_sched_create(struct fy_comm *c, bool nb, struct fy_sched **out)
 {
     /* The sequence number is taken even if we fail below, so this member
      * stays in step with the others on later collectives. */
     uint32_t seq = fy_coll_begin(c);
-    struct fy_sched *s = calloc(1, sizeof(*s));
+    struct fy_sched *s = fy_objcache_get(&s_sched_cache);
     if (!s)
         return -ENOMEM;
     s->comm = c;
@@ -386,7 +396,7 @@ void fy_sched_free(struct fy_sched *s)
     free(s->tmps);
     free(s->reqs);
     free(s->steps);
-    free(s);
+    fy_objcache_put(&s_sched_cache, s);
 }
 
 void fy_sched_set_mach(struct fy_sched *s, const struct fy_sched_mach *m,

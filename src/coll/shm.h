@@ -194,6 +194,8 @@ void fy_coll_shm_finalize(void);
 /* Before c is freed: wait until our publications on c are read, so that
  * a later communicator with the same context never sees them. */
 void fy_coll_shm_comm_free(struct fy_comm *c);
+/* Free the nonblocking machines kept for reuse (fy_coll_caches_drain). */
+void fy_coll_shm_nb_caches_drain(void);
 
 /* Returned by the algorithms below when they do not apply (a member on
  * another node, a datatype they do not handle, FERRY_COLL=p2p): the

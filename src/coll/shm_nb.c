@@ -49,6 +49,7 @@
 #include "coll/shm.h"
 #include "shm/shm.h"
 #include "util/copy.h"
+#include "util/objcache.h"
 #include "xfer/xfer.h"
 
 enum nb_kind {
@@ -113,6 +114,7 @@ struct nb {
     uint64_t v, agree;
     _Atomic uint64_t *wflag;
     uint64_t wv;
+    int loc_small[16]; /* loc and world for up to 8 members */
 };
 
 /* Allreduces by address of this many bytes and more combine a slice per
@@ -121,6 +123,14 @@ struct nb {
  * cores (bench_coll, 4 ranks on 2 cores, 4 KiB: slices took 2-3x the
  * point-to-point schedule's time). */
 #define FY_COLL_NB_SLICE_MIN (64u << 10)
+
+/* Machines kept for reuse (util/objcache.h). */
+static struct fy_objcache s_nb_cache = {.size = sizeof(struct nb)};
+
+void fy_coll_shm_nb_caches_drain(void)
+{
+    fy_objcache_drain(&s_nb_cache);
+}
 
 /* Nonblocking collectives started and finished per context. */
 static uint32_t s_issued[FY_COLL_SLOTS], s_finished[FY_COLL_SLOTS];
@@ -1269,8 +1279,9 @@ static void nb_free(void *st)
     free(n->part);
     free(n->pubs);
     free(n->vec);
-    free(n->loc);
-    free(n);
+    if (n->loc != n->loc_small)
+        free(n->loc);
+    fy_objcache_put(&s_nb_cache, n);
 }
 
 /* Whether what the machine stopped at holds now (read-only). */
@@ -1343,7 +1354,9 @@ static int nb_start(struct nb *n, struct fy_comm *c, struct fy_sched **nb)
     n->ctxi = c->ctx / 2;
     n->P = P;
     n->me = c->rank;
-    n->loc = nb_alloc((size_t)P * 2 * sizeof(int));
+    n->loc = 2 * P <= (int)(sizeof(n->loc_small) / sizeof(int))
+                 ? n->loc_small
+                 : nb_alloc((size_t)P * 2 * sizeof(int));
     n->world = n->loc + P;
     for (int r = 0; r < P; r++) {
         n->world[r] = fy_comm_world_rank(c, r);
@@ -1365,7 +1378,7 @@ static int nb_start(struct nb *n, struct fy_comm *c, struct fy_sched **nb)
 
 static struct nb *nb_new(enum nb_kind kind)
 {
-    struct nb *n = calloc(1, sizeof(*n));
+    struct nb *n = fy_objcache_get(&s_nb_cache);
     if (n)
         n->kind = kind;
     return n;

@@ -15,6 +15,7 @@
 #include "mpi/mpi_impl.h"
 #include "mpi/pcoll.h"
 #include "mpi/request.h"
+#include "util/objcache.h"
 
 #define CHECK_ROOT(root, c, fn)                                                \
     FY_CHECK((root) >= 0 && (root) < (c)->size, c, MPI_ERR_ROOT, fn,           \
@@ -87,11 +88,18 @@ static void nbc_progress(struct fy_mreq_ext *x)
     }
 }
 
+static struct fy_objcache s_nbc_cache = {.size = sizeof(struct nbc_req)};
+
+void fy_mpi_coll_finalize(void)
+{
+    fy_objcache_drain(&s_nbc_cache);
+}
+
 static int nbc_free(struct fy_mreq_ext *x)
 {
     struct nbc_req *n = (struct nbc_req *)x;
     fy_sched_free(n->s);
-    free(n);
+    fy_objcache_put(&s_nbc_cache, n);
     return MPI_SUCCESS;
 }
 
@@ -111,7 +119,7 @@ static int coll_finish(struct fy_comm *c, int rc, struct fy_sched *s,
         return report(c, rc, fn);
     if (!request)
         return MPI_SUCCESS;
-    struct nbc_req *n = calloc(1, sizeof(*n));
+    struct nbc_req *n = fy_objcache_get(&s_nbc_cache);
     if (n) {
         n->ext.ops = &nbc_ops;
         n->ext.comm = c;
@@ -120,7 +128,7 @@ static int coll_finish(struct fy_comm *c, int rc, struct fy_sched *s,
         n->s = s;
         if (fy_mreq_ext_register(&n->ext, request) == 0)
             return MPI_SUCCESS;
-        free(n);
+        fy_objcache_put(&s_nbc_cache, n);
     }
     /* The collective is under way and the others count on us: see it
      * through (freeing waits for it), then report. */

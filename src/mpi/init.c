@@ -327,6 +327,8 @@ static void core_down(void)
     stats_job_summary();
     fy_comm_finalize();
     fy_coll_shm_finalize();
+    fy_coll_caches_drain();
+    fy_mpi_coll_finalize();
     fy_p2p_finalize();
     fy_boot_finalize();
     fy_dtype_finalize();

@@ -122,6 +122,8 @@ int fy_mpi_attr_delete(struct fy_attr **list, int obj, enum fy_attr_kind kind,
  * nonblocking call (request != NULL) s is the started schedule, which a
  * new request then names. Returns an MPI error code. */
 struct fy_sched;
+/* Free what the nonblocking collectives' requests keep (MPI_Finalize). */
+void fy_mpi_coll_finalize(void);
 int fy_mpi_coll_finish(struct fy_comm *c, int rc, struct fy_sched *s,
                        MPI_Request *request, const char *fn);
 
