@@ -114,7 +114,8 @@ struct nb {
     uint64_t v, agree;
     _Atomic uint64_t *wflag;
     uint64_t wv;
-    int loc_small[16]; /* loc and world for up to 8 members */
+    int loc_small[16];        /* loc and world for up to 8 members */
+    size_t acc_cap, part_cap; /* acc and part from scratch_get() */
 };
 
 /* Allreduces by address of this many bytes and more combine a slice per
@@ -127,9 +128,12 @@ struct nb {
 /* Machines kept for reuse (util/objcache.h). */
 static struct fy_objcache s_nb_cache = {.size = sizeof(struct nb)};
 
+static void scratch_drain(void);
+
 void fy_coll_shm_nb_caches_drain(void)
 {
     fy_objcache_drain(&s_nb_cache);
+    scratch_drain();
 }
 
 /* Nonblocking collectives started and finished per context. */
@@ -313,6 +317,69 @@ static const void *nb_image(const void *buf, MPI_Count count,
         fy_fatal(1, "collective: out of memory packing %zu bytes", bytes);
     fy_dtype_pack(buf, count, dt, *tmp);
     return *tmp;
+}
+
+/* The large reductions' temporaries (acc, part; from NB_SCRATCH_MIN
+ * bytes) are kept for the next collective, up to NB_SCRATCH_KEEP blocks
+ * of at most NB_SCRATCH_MAX: glibc gives a freed block next to the heap
+ * top back to the kernel once the top passes its trim threshold, and the
+ * next collective faulted the pages of its megabyte in again (a change of
+ * the heap's layout took osu_iallreduce at 1 MiB between two ranks from
+ * 320 to 900 us). Below MPI_THREAD_MULTIPLE only (one thread in here). */
+#define NB_SCRATCH_MIN ((size_t)64 << 10)
+#define NB_SCRATCH_MAX ((size_t)8 << 20)
+#define NB_SCRATCH_KEEP 4
+static struct {
+    void *p;
+    size_t cap;
+} s_scratch[NB_SCRATCH_KEEP];
+
+static void *nb_alloc(size_t bytes);
+
+/* A block of at least 'bytes' (its capacity in *cap). */
+static void *scratch_get(size_t bytes, size_t *cap)
+{
+    if (bytes >= NB_SCRATCH_MIN && !fy_mt_on)
+        for (int i = 0; i < NB_SCRATCH_KEEP; i++)
+            if (s_scratch[i].p && s_scratch[i].cap >= bytes) {
+                void *p = s_scratch[i].p;
+                *cap = s_scratch[i].cap;
+                s_scratch[i].p = NULL;
+                return p;
+            }
+    *cap = bytes;
+    return nb_alloc(bytes);
+}
+
+static void scratch_put(void *p, size_t cap)
+{
+    if (p && cap >= NB_SCRATCH_MIN && cap <= NB_SCRATCH_MAX && !fy_mt_on) {
+        /* An empty place, else the smallest kept if smaller than this. */
+        int at = -1;
+        for (int i = 0; i < NB_SCRATCH_KEEP; i++)
+            if (!s_scratch[i].p) {
+                at = i;
+                break;
+            } else if (s_scratch[i].cap < cap &&
+                       (at < 0 || s_scratch[i].cap < s_scratch[at].cap)) {
+                at = i;
+            }
+        if (at >= 0) {
+            free(s_scratch[at].p);
+            s_scratch[at].p = p;
+            s_scratch[at].cap = cap;
+            return;
+        }
+    }
+    free(p);
+}
+
+static void scratch_drain(void)
+{
+    for (int i = 0; i < NB_SCRATCH_KEEP; i++) {
+        free(s_scratch[i].p);
+        s_scratch[i].p = NULL;
+    }
 }
 
 static void *nb_alloc(size_t bytes)
@@ -1275,8 +1342,8 @@ static void nb_free(void *st)
             fy_dtype_release(n->dts[i]);
     free(n->dts);
     free(n->tmp);
-    free(n->acc);
-    free(n->part);
+    scratch_put(n->acc, n->acc_cap);
+    scratch_put(n->part, n->part_cap);
     free(n->pubs);
     free(n->vec);
     if (n->loc != n->loc_small)
@@ -1453,8 +1520,9 @@ int fy_coll_shm_ireduce(const void *sbuf, void *rbuf, MPI_Count count,
                           ? (size_t)bytes
                           : (size_t)((count + c->size - 1) / c->size + 1) *
                                 (size_t)dt->size;
-        n->acc = nb_alloc(part);
-        n->part = nb_alloc(inl ? (size_t)c->size * sizeof(void *) : part);
+        n->acc = scratch_get(part, &n->acc_cap);
+        n->part = scratch_get(inl ? (size_t)c->size * sizeof(void *) : part,
+                              &n->part_cap);
         if (inl)
             n->pubs = nb_alloc((size_t)c->size * sizeof(*n->pubs));
     }
