@@ -707,17 +707,28 @@ static int lean_exchange(const void *sbuf, MPI_Count scount,
     return err;
 }
 
-/* MPI_Comm_free: every other member done with our last arrival on c. */
-static void lean_drain(struct fy_comm *c)
+void fy_coll_lean_drain(struct fy_comm *c, const struct fy_comm_lean *st,
+                        int which)
 {
-    if (!c->flag.on)
+    if (!st->on)
         return;
-    uint64_t v = c->flag.base + c->flag.k;
+    uint64_t v = st->base + st->k;
     for (int r = 0; r < c->size; r++) {
         if (r == c->rank)
             continue;
-        int local = fy_boot_local(fy_comm_world_rank(c, r));
-        flag_wait(&flag_of(local, c->ctx)->done, v);
+        _Atomic uint64_t *w =
+            &fy_coll_flag_of(fy_boot_local(fy_comm_world_rank(c, r)),
+                             c->ctx / 2, which)
+                 ->done;
+        /* No rank sleeps where lean collectives run: this spins (or
+         * yields, under MULTIPLE), driving the engine. */
+        unsigned spins = 0;
+        while (atomic_load_explicit(w, memory_order_acquire) < v) {
+            if (fy_progress() == 0)
+                fy_progress_idle(&spins);
+            else
+                spins = 0;
+        }
     }
 }
 
@@ -736,7 +747,7 @@ void fy_coll_shm_comm_free(struct fy_comm *c)
         if (t >> 48 == (uint64_t)c->ctx + 1)
             wait_readers(x);
     }
-    lean_drain(c);
+    fy_coll_lean_drain(c, &c->flag, FY_COLL_FLAG_BLOCKING);
     if (in)
         fy_coll_shm_leave();
     fy_coll_shm_nb_comm_free(c);

@@ -194,6 +194,11 @@ void fy_coll_shm_finalize(void);
 /* Before c is freed: wait until our publications on c are read, so that
  * a later communicator with the same context never sees them. */
 void fy_coll_shm_comm_free(struct fy_comm *c);
+/* Before c is freed or its context reused: wait until every other member
+ * has finished our last lean collective on c (st: c->flag with
+ * FY_COLL_FLAG_BLOCKING, c->nbflag with FY_COLL_FLAG_NB). */
+void fy_coll_lean_drain(struct fy_comm *c, const struct fy_comm_lean *st,
+                        int which);
 /* Free the nonblocking machines kept for reuse (fy_coll_caches_drain). */
 void fy_coll_shm_nb_caches_drain(void);
 

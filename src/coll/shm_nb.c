@@ -1219,29 +1219,6 @@ static bool run_lean(struct nb *n)
     NB_END(n);
 }
 
-/* Until every other member of c is done with our last lean arrival. */
-static void lean_nb_drain(struct fy_comm *c)
-{
-    if (!c->nbflag.on)
-        return;
-    uint64_t v = c->nbflag.base + c->nbflag.k;
-    for (int r = 0; r < c->size; r++) {
-        if (r == c->rank)
-            continue;
-        _Atomic uint64_t *w =
-            &fy_coll_flag_of(fy_boot_local(fy_comm_world_rank(c, r)),
-                             c->ctx / 2, FY_COLL_FLAG_NB)
-                 ->done;
-        unsigned spins = 0;
-        while (atomic_load_explicit(w, memory_order_acquire) < v) {
-            if (fy_progress() == 0)
-                fy_progress_idle(&spins);
-            else
-                spins = 0;
-        }
-    }
-}
-
 /* ---- the machine as a schedule ------------------------------------------ */
 
 static bool nb_step(void *st, int *err)
@@ -1329,7 +1306,7 @@ static void nb_free(void *st)
      * communicator with its context may find our publication. */
     if (n->c->refcount == 1 && s_issued[n->ctxi] == s_finished[n->ctxi]) {
         drain(n->ctxi);
-        lean_nb_drain(n->c);
+        fy_coll_lean_drain(n->c, &n->c->nbflag, FY_COLL_FLAG_NB);
     }
     if (n->sdt && !n->sdt->builtin)
         fy_dtype_release(n->sdt);
@@ -1376,7 +1353,7 @@ void fy_coll_shm_nb_comm_free(struct fy_comm *c)
     uint32_t ctxi = c->ctx / 2;
     if (s_issued[ctxi] == s_finished[ctxi]) {
         drain(ctxi);
-        lean_nb_drain(c);
+        fy_coll_lean_drain(c, &c->nbflag, FY_COLL_FLAG_NB);
     }
 }
 
