@@ -282,6 +282,13 @@ static void print_collectives(void)
     printf("  nonblocking            over shared memory: inline up to %u B, "
            "then single copy (else point-to-point)\n",
            FY_COLL_SLOT_DATA);
+    printf("  lean                   with a core per rank (no rank sleeps): "
+           "Barrier, Ibarrier and Bcast, Reduce, Allreduce,\n"
+           "                         Allgather, Alltoall (and their I forms) "
+           "of up to %u B per member through one\n"
+           "                         line per rank and context (first %u "
+           "contexts, up to 8 members)\n",
+           FY_COLL_FLAG_DATA, FY_COLL_FLAG_CTXS);
 }
 
 /* The MPI_T performance variables: name and description. */
