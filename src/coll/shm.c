@@ -587,13 +587,19 @@ static struct fy_coll_flag *lean_await(const struct fy_comm *c, int r,
     return f;
 }
 
-/* Every other member has arrived at v (so is done with v - 1). */
+/* We saw every other member arrive at v: all are done with v - 1. */
+static void lean_seen_all(struct fy_comm *c, uint64_t v)
+{
+    if (c->flag.known < v - 1)
+        c->flag.known = v - 1;
+}
+
+/* Every other member has arrived at v. */
 static void lean_all_arrived(struct fy_comm *c, uint64_t v)
 {
     for (int i = 1; i < c->size; i++)
         (void)lean_await(c, (c->rank + i) % c->size, v);
-    if (c->flag.known < v - 1)
-        c->flag.known = v - 1;
+    lean_seen_all(c, v);
 }
 
 static void lean_barrier(struct fy_comm *c)
@@ -649,8 +655,7 @@ static int lean_reduce(const char *in, void *rbuf, MPI_Count count,
                 r == me ? (const void *)in : lean_await(c, r, v)->data[v & 1];
             err = fy_coll_keep(err, fy_op_apply(op, x, acc, count, dt));
         }
-        if (c->flag.known < v - 1)
-            c->flag.known = v - 1;
+        lean_seen_all(c, v);
         memcpy(rbuf, acc, (size_t)bytes);
     }
     lean_done(mine, v);
@@ -701,8 +706,7 @@ static int lean_exchange(const void *sbuf, MPI_Count scount,
         fy_coll_get_block(fy_coll_block_at(rbuf, r, rcount, rdt), rcount, rdt,
                           f->data[v & 1] + at);
     }
-    if (c->flag.known < v - 1)
-        c->flag.known = v - 1;
+    lean_seen_all(c, v);
     lean_done(mine, v);
     return err;
 }

@@ -1065,6 +1065,14 @@ static bool lean_reads(const struct nb *n, int r)
     }
 }
 
+/* Whether we read every other member's arrival (then, once we have, all
+ * of them are done with the collective before). */
+static bool lean_reads_all(const struct nb *n)
+{
+    return n->kind != NB_BCAST &&
+           (n->kind != NB_REDUCE || n->root < 0 || n->me == n->root);
+}
+
 static bool lean_writes(const struct nb *n)
 {
     switch (n->kind) {
@@ -1210,9 +1218,7 @@ static bool run_lean(struct nb *n)
         n->err = combine(src, n->P, n->rcount, n->rdt, n->op, n->acc);
         fy_copy(n->rbuf, n->acc, (size_t)n->bytes);
     }
-    /* Every other member seen arriving here: all done with v - 1. */
-    if (n->kind != NB_BCAST && lean_reads(n, (n->me + 1) % n->P) &&
-        fs->known < n->v - 1)
+    if (lean_reads_all(n) && fs->known < n->v - 1)
         fs->known = n->v - 1;
     /* Release: our reads of the others' payloads come first. */
     atomic_store_explicit(&me->done, n->v, memory_order_release);
