@@ -474,20 +474,26 @@ static void done_quiet(struct fy_coll_cell *x)
  *   context), and nothing read from a line steers a copy: lengths are
  *   the reader's own, at most FY_COLL_FLAG_DATA. */
 
-/* Communicators of at most this many members (a barrier reads P - 1
- * lines). */
-#define FY_COLL_LEAN_MAX 8
-
 static struct fy_coll_flag *flag_of(int local, uint32_t ctx)
 {
     return fy_coll_flag_of(local, ctx / 2, FY_COLL_FLAG_BLOCKING);
 }
 
-/* Whether c (whose members() holds) may run lean collectives. */
-static bool lean_ok(const struct fy_comm *c)
+bool fy_coll_lean_ok(const struct fy_comm *c)
 {
     return !fy_chan.wake_peers && c->size <= FY_COLL_LEAN_MAX &&
            c->ctx / 2 < FY_COLL_FLAG_CTXS;
+}
+
+void fy_coll_lean_start(struct fy_comm_lean *st, uint64_t base)
+{
+    if (base > UINT64_MAX / 4)
+        fy_fatal(1,
+                 "malformed collective flag line on the shared segment "
+                 "(arrival count %llu)",
+                 (unsigned long long)base);
+    *st =
+        (struct fy_comm_lean){.on = true, .base = base, .k = 0, .known = base};
 }
 
 static bool flag_reached(void)
@@ -513,12 +519,7 @@ static void flag_wait(_Atomic uint64_t *word, uint64_t v)
 static void lean_agree(struct fy_comm *c)
 {
     uint64_t tag = tag_of(c, fy_coll_begin(c), 0);
-    struct fy_coll_flag *f = flag_of(fy_boot.local_rank, c->ctx);
-    /* A member's done may be past its seq (a broadcast's receivers do not
-     * arrive): both must go on growing. */
-    uint64_t base =
-        FY_MAX(atomic_load_explicit(&f->seq, memory_order_relaxed),
-               atomic_load_explicit(&f->done, memory_order_relaxed));
+    uint64_t base = fy_coll_lean_count(flag_of(fy_boot.local_rank, c->ctx));
     struct fy_coll_cell *x = claim();
     memcpy(x->inl, &base, sizeof(base));
     publish(c, x, tag, (uint32_t)c->size - 1, NULL, 0, -1);
@@ -530,17 +531,8 @@ static void lean_agree(struct fy_comm *c)
         done(r, y);
         base = FY_MAX(base, v);
     }
-    /* Every member computes the same maximum; one this large can only
-     * come from a scribbled line. */
-    if (base > UINT64_MAX / 4)
-        fy_fatal(1,
-                 "malformed collective flag line on the shared segment "
-                 "(arrival count %llu)",
-                 (unsigned long long)base);
-    c->flag.on = true;
-    c->flag.base = base;
-    c->flag.k = 0;
-    c->flag.known = base;
+    /* Every member computes the same maximum. */
+    fy_coll_lean_start(&c->flag, base);
 }
 
 /* Our arrival value for the next lean collective on c. */
@@ -587,19 +579,12 @@ static struct fy_coll_flag *lean_await(const struct fy_comm *c, int r,
     return f;
 }
 
-/* We saw every other member arrive at v: all are done with v - 1. */
-static void lean_seen_all(struct fy_comm *c, uint64_t v)
-{
-    if (c->flag.known < v - 1)
-        c->flag.known = v - 1;
-}
-
 /* Every other member has arrived at v. */
 static void lean_all_arrived(struct fy_comm *c, uint64_t v)
 {
     for (int i = 1; i < c->size; i++)
         (void)lean_await(c, (c->rank + i) % c->size, v);
-    lean_seen_all(c, v);
+    fy_coll_lean_seen_all(&c->flag, v);
 }
 
 static void lean_barrier(struct fy_comm *c)
@@ -655,7 +640,7 @@ static int lean_reduce(const char *in, void *rbuf, MPI_Count count,
                 r == me ? (const void *)in : lean_await(c, r, v)->data[v & 1];
             err = fy_coll_keep(err, fy_op_apply(op, x, acc, count, dt));
         }
-        lean_seen_all(c, v);
+        fy_coll_lean_seen_all(&c->flag, v);
         memcpy(rbuf, acc, (size_t)bytes);
     }
     lean_done(mine, v);
@@ -706,7 +691,7 @@ static int lean_exchange(const void *sbuf, MPI_Count scount,
         fy_coll_get_block(fy_coll_block_at(rbuf, r, rcount, rdt), rcount, rdt,
                           f->data[v & 1] + at);
     }
-    lean_seen_all(c, v);
+    fy_coll_lean_seen_all(&c->flag, v);
     lean_done(mine, v);
     return err;
 }
@@ -823,7 +808,7 @@ int fy_coll_shm_barrier(struct fy_comm *c)
 {
     if (!members(c))
         return FY_COLL_SHM_NO;
-    if (lean_ok(c)) {
+    if (fy_coll_lean_ok(c)) {
         lean_barrier(c);
         return 0;
     }
@@ -978,7 +963,7 @@ int fy_coll_shm_bcast(void *buf, MPI_Count count, struct fy_dtype *dt, int root,
      * point-to-point rendezvous copies it with both ranks at once. */
     if (c->size == 2 && bytes > FY_COLL_DATA)
         return FY_COLL_SHM_NO;
-    if (bytes <= FY_COLL_FLAG_DATA && lean_ok(c)) {
+    if (bytes <= FY_COLL_FLAG_DATA && fy_coll_lean_ok(c)) {
         lean_bcast(buf, count, dt, bytes, root, c);
         return 0;
     }
@@ -1339,7 +1324,7 @@ static int shm_reduce(const void *sbuf, void *rbuf, MPI_Count count,
     bool all = root < 0;
     bool get = all || me == root; /* we end with the result */
     size_t esz = (size_t)dt->size;
-    if ((uint64_t)count * esz <= FY_COLL_FLAG_DATA && lean_ok(c))
+    if ((uint64_t)count * esz <= FY_COLL_FLAG_DATA && fy_coll_lean_ok(c))
         return lean_reduce(in, rbuf, count, dt, op, (uint64_t)count * esz, root,
                            c);
     uint32_t seq = fy_coll_begin(c);
@@ -1471,7 +1456,7 @@ int fy_coll_shm_allgather(const void *sbuf, MPI_Count scount,
     bool cells = rbytes <= FY_COLL_DATA;
     if (rbytes == 0 || (!cells && !single_copy()) || !members(c))
         return FY_COLL_SHM_NO;
-    if (rbytes <= FY_COLL_FLAG_DATA && lean_ok(c))
+    if (rbytes <= FY_COLL_FLAG_DATA && fy_coll_lean_ok(c))
         return lean_exchange(sbuf, scount, sdt, rbuf, rcount, rdt, rbytes,
                              false, c);
     uint64_t tag = tag_of(c, fy_coll_begin(c), 0);
@@ -1519,7 +1504,7 @@ int fy_coll_shm_alltoall(const void *sbuf, MPI_Count scount,
     if (rbytes == 0 || (!cells && (!single_copy() || sbuf == MPI_IN_PLACE)) ||
         !members(c))
         return FY_COLL_SHM_NO;
-    if (rbytes * (uint64_t)c->size <= FY_COLL_FLAG_DATA && lean_ok(c))
+    if (rbytes * (uint64_t)c->size <= FY_COLL_FLAG_DATA && fy_coll_lean_ok(c))
         return lean_exchange(sbuf, scount, sdt, rbuf, rcount, rdt, rbytes, true,
                              c);
     uint64_t tag = tag_of(c, fy_coll_begin(c), 0);

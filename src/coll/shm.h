@@ -117,6 +117,10 @@ static_assert(offsetof(struct fy_coll_flag, data) == 8 &&
 #define FY_COLL_FLAG_REGION "cflag"
 enum { FY_COLL_FLAG_BLOCKING, FY_COLL_FLAG_NB };
 
+/* Communicators of at most this many members (a barrier reads P - 1
+ * lines). */
+#define FY_COLL_LEAN_MAX 8
+
 /* Local rank 'local''s flag line of context index ctxi (c->ctx / 2,
  * below FY_COLL_FLAG_CTXS), for the blocking or nonblocking collectives. */
 static inline struct fy_coll_flag *fy_coll_flag_of(int local, uint32_t ctxi,
@@ -194,6 +198,27 @@ void fy_coll_shm_finalize(void);
 /* Before c is freed: wait until our publications on c are read, so that
  * a later communicator with the same context never sees them. */
 void fy_coll_shm_comm_free(struct fy_comm *c);
+/* Whether c (all members on this node) may run lean collectives: no rank
+ * sleeps, at most FY_COLL_LEAN_MAX members, a context with flag lines. */
+bool fy_coll_lean_ok(const struct fy_comm *c);
+/* What a member contributes to the base agreement: the larger of its
+ * line's counts (a broadcast's receivers finish without arriving, so done
+ * may be past seq; both must go on growing). */
+static inline uint64_t fy_coll_lean_count(const struct fy_coll_flag *f)
+{
+    uint64_t s = atomic_load_explicit(&f->seq, memory_order_relaxed);
+    uint64_t d = atomic_load_explicit(&f->done, memory_order_relaxed);
+    return s > d ? s : d;
+}
+/* Start st from the agreed base (the members' largest count); one too
+ * large to grow from can only come from a scribbled line: the job ends. */
+void fy_coll_lean_start(struct fy_comm_lean *st, uint64_t base);
+/* We saw every other member arrive at v: all are done with v - 1. */
+static inline void fy_coll_lean_seen_all(struct fy_comm_lean *st, uint64_t v)
+{
+    if (st->known < v - 1)
+        st->known = v - 1;
+}
 /* Before c is freed or its context reused: wait until every other member
  * has finished our last lean collective on c (st: c->flag with
  * FY_COLL_FLAG_BLOCKING, c->nbflag with FY_COLL_FLAG_NB). */

@@ -1030,12 +1030,6 @@ static bool run_scan(struct nb *n)
  * two before it. They run one at a time in their order, as all of this
  * file's. */
 
-static bool lean_nb_ok(const struct fy_comm *c)
-{
-    return !fy_chan.wake_peers && c->size <= 8 &&
-           c->ctx / 2 < FY_COLL_FLAG_CTXS;
-}
-
 static struct fy_coll_flag *nb_line(const struct nb *n, int r)
 {
     return fy_coll_flag_of(n->loc[r], n->ctxi, FY_COLL_FLAG_NB);
@@ -1169,9 +1163,7 @@ static bool run_lean(struct nb *n)
     if (!fs->on) {
         /* The first on c: every member's count, through the slots. */
         NB_WAIT(n, mine_free(n));
-        n->agree =
-            FY_MAX(atomic_load_explicit(&me->seq, memory_order_relaxed),
-                   atomic_load_explicit(&me->done, memory_order_relaxed));
+        n->agree = fy_coll_lean_count(me);
         memcpy(nb_claim(n)->data, &n->agree, sizeof(n->agree));
         nb_publish(n, 0, (uint32_t)n->P - 1, NULL, 0, -1);
         for (n->i = 1; n->i < n->P; n->i++) {
@@ -1183,13 +1175,7 @@ static bool run_lean(struct nb *n)
                 nb_done(n, (n->me + n->i) % n->P, x);
             }
         }
-        if (n->agree > UINT64_MAX / 4)
-            fy_fatal(1,
-                     "malformed collective flag line on the shared segment "
-                     "(arrival count %llu)",
-                     (unsigned long long)n->agree);
-        *fs = (struct fy_comm_lean){
-            .on = true, .base = n->agree, .k = 0, .known = n->agree};
+        fy_coll_lean_start(fs, n->agree);
     }
     n->v = fs->base + ++fs->k;
     if (lean_writes(n) && fs->known + 2 < n->v) {
@@ -1218,8 +1204,8 @@ static bool run_lean(struct nb *n)
         n->err = combine(src, n->P, n->rcount, n->rdt, n->op, n->acc);
         fy_copy(n->rbuf, n->acc, (size_t)n->bytes);
     }
-    if (lean_reads_all(n) && fs->known < n->v - 1)
-        fs->known = n->v - 1;
+    if (lean_reads_all(n))
+        fy_coll_lean_seen_all(fs, n->v);
     /* Release: our reads of the others' payloads come first. */
     atomic_store_explicit(&me->done, n->v, memory_order_release);
     NB_END(n);
@@ -1441,7 +1427,7 @@ int fy_coll_shm_ibarrier(struct fy_comm *c, struct fy_sched **nb)
     struct nb *n = nb_new(NB_BARRIER);
     if (!n)
         return -ENOMEM;
-    n->lean = lean_nb_ok(c);
+    n->lean = fy_coll_lean_ok(c);
     return nb_start(n, c, nb);
 }
 
@@ -1467,7 +1453,7 @@ int fy_coll_shm_ibcast(void *buf, MPI_Count count, struct fy_dtype *dt,
     n->root = root;
     n->bytes = bytes;
     n->inl = inl;
-    n->lean = bytes <= FY_COLL_FLAG_DATA && lean_nb_ok(c);
+    n->lean = bytes <= FY_COLL_FLAG_DATA && fy_coll_lean_ok(c);
     return nb_start(n, c, nb);
 }
 
@@ -1491,7 +1477,7 @@ int fy_coll_shm_ireduce(const void *sbuf, void *rbuf, MPI_Count count,
     n->root = root;
     n->bytes = bytes;
     n->inl = inl;
-    n->lean = bytes <= FY_COLL_FLAG_DATA && lean_nb_ok(c);
+    n->lean = bytes <= FY_COLL_FLAG_DATA && fy_coll_lean_ok(c);
     /* An allreduce by address below FY_COLL_NB_SLICE_MIN: every member
      * reads and combines the whole vectors (one round), above, a slice
      * each and then the others' slices (two rounds, 1/P of the work). */
@@ -1589,7 +1575,7 @@ int fy_coll_shm_iallgather(const void *sbuf, MPI_Count scount,
     n->rdt = rdt;
     n->bytes = rbytes;
     n->inl = inl;
-    n->lean = rbytes <= FY_COLL_FLAG_DATA && lean_nb_ok(c);
+    n->lean = rbytes <= FY_COLL_FLAG_DATA && fy_coll_lean_ok(c);
     return nb_start(n, c, nb);
 }
 
@@ -1616,7 +1602,8 @@ int fy_coll_shm_ialltoall(const void *sbuf, MPI_Count scount,
     n->rdt = rdt;
     n->bytes = rbytes;
     n->inl = inl;
-    n->lean = rbytes * (uint64_t)c->size <= FY_COLL_FLAG_DATA && lean_nb_ok(c);
+    n->lean =
+        rbytes * (uint64_t)c->size <= FY_COLL_FLAG_DATA && fy_coll_lean_ok(c);
     return nb_start(n, c, nb);
 }
 
