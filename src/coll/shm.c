@@ -670,16 +670,8 @@ static int lean_exchange(const void *sbuf, MPI_Count scount,
             fy_coll_get_block(fy_coll_block_at(rbuf, me, rcount, rdt), rcount,
                               rdt, out);
     } else {
-        for (int r = 0; r < P; r++)
-            err = fy_coll_keep(
-                err,
-                inplace
-                    ? fy_coll_put_block(out + (uint64_t)r * rbytes, rbytes,
-                                        fy_coll_block_at(rbuf, r, rcount, rdt),
-                                        rcount, rdt)
-                    : fy_coll_put_block(out + (uint64_t)r * rbytes, rbytes,
-                                        fy_coll_block_at(sbuf, r, scount, sdt),
-                                        scount, sdt));
+        err = fy_coll_put_alltoall(out, rbytes, P, sbuf, scount, sdt, rbuf,
+                                   rcount, rdt);
         lean_arrive(mine, v);
         fy_coll_get_block(fy_coll_block_at(rbuf, me, rcount, rdt), rcount, rdt,
                           out + (uint64_t)me * rbytes);
@@ -1517,18 +1509,9 @@ int fy_coll_shm_alltoall(const void *sbuf, MPI_Count scount,
          * r * rbytes (in place, they are in rbuf with the receive
          * layout). */
         unsigned char *blocks = payload(mine, rbytes * (uint64_t)P);
-        for (int r = 0; r < P; r++) {
-            unsigned char *at = blocks + (uint64_t)r * rbytes;
-            int rc =
-                sbuf == MPI_IN_PLACE
-                    ? fy_coll_put_block(at, rbytes,
-                                        fy_coll_block_at(rbuf, r, rcount, rdt),
-                                        rcount, rdt)
-                    : fy_coll_put_block(at, rbytes,
-                                        fy_coll_block_at(sbuf, r, scount, sdt),
-                                        scount, sdt);
-            err = fy_coll_keep(err, rc);
-        }
+        err = fy_coll_keep(err,
+                           fy_coll_put_alltoall(blocks, rbytes, P, sbuf, scount,
+                                                sdt, rbuf, rcount, rdt));
         publish(c, mine, tag, (uint32_t)P - 1, NULL, 0, -1);
         fy_coll_get_block(fy_coll_block_at(rbuf, me, rcount, rdt), rcount, rdt,
                           blocks + (uint64_t)me * rbytes);

@@ -447,4 +447,31 @@ static inline char *fy_coll_block_at(const void *buf, int i, MPI_Count count,
     return (char *)buf + (MPI_Aint)i * count * dt->extent;
 }
 
+/* An all-to-all's P blocks of ours packed back to back into out, block r
+ * (for member r) at r * rbytes: from sbuf, or in place from rbuf with the
+ * receive layout. 0, or the first block's -EMSGSIZE (what fits is packed,
+ * as fy_coll_put_block does). */
+static inline int fy_coll_put_alltoall(unsigned char *out, uint64_t rbytes,
+                                       int P, const void *sbuf,
+                                       MPI_Count scount,
+                                       const struct fy_dtype *sdt,
+                                       const void *rbuf, MPI_Count rcount,
+                                       const struct fy_dtype *rdt)
+{
+    int err = 0;
+    for (int r = 0; r < P; r++) {
+        unsigned char *at = out + (uint64_t)r * rbytes;
+        int rc = sbuf == MPI_IN_PLACE
+                     ? fy_coll_put_block(at, rbytes,
+                                         fy_coll_block_at(rbuf, r, rcount, rdt),
+                                         rcount, rdt)
+                     : fy_coll_put_block(at, rbytes,
+                                         fy_coll_block_at(sbuf, r, scount, sdt),
+                                         scount, sdt);
+        if (!err)
+            err = rc;
+    }
+    return err;
+}
+
 #endif /* FY_COLL_SHM_H */

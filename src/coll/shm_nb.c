@@ -694,7 +694,6 @@ static bool run_allgather(struct nb *n)
 static bool run_alltoall(struct nb *n)
 {
     const struct fy_coll_slot *x = NULL;
-    bool inplace = n->sbuf == MPI_IN_PLACE;
     NB_BEGIN(n);
     NB_WAIT(n, ready(n));
     {
@@ -702,20 +701,10 @@ static bool run_alltoall(struct nb *n)
         if (n->inl) {
             /* Our block for member r at r * bytes (in place, the blocks
              * are in rbuf with the receive layout). */
-            for (int r = 0; r < n->P; r++) {
-                unsigned char *at = w->data + (uint64_t)r * n->bytes;
-                int rc =
-                    inplace
-                        ? fy_coll_put_block(
-                              at, n->bytes,
-                              fy_coll_block_at(n->rbuf, r, n->rcount, n->rdt),
-                              n->rcount, n->rdt)
-                        : fy_coll_put_block(
-                              at, n->bytes,
-                              fy_coll_block_at(n->sbuf, r, n->scount, n->sdt),
-                              n->scount, n->sdt);
-                n->err = fy_coll_keep(n->err, rc);
-            }
+            n->err = fy_coll_keep(
+                n->err, fy_coll_put_alltoall(w->data, n->bytes, n->P, n->sbuf,
+                                             n->scount, n->sdt, n->rbuf,
+                                             n->rcount, n->rdt));
             nb_publish(n, 0, (uint32_t)n->P - 1, NULL, 0, -1);
             fy_coll_get_block(
                 fy_coll_block_at(n->rbuf, n->me, n->rcount, n->rdt), n->rcount,
@@ -1102,17 +1091,10 @@ static void lean_put(struct nb *n, unsigned char *out)
         break;
     }
     case NB_ALLTOALL:
-        for (int r = 0; r < n->P; r++)
-            n->err = fy_coll_keep(
-                n->err,
-                inplace ? fy_coll_put_block(
-                              out + (uint64_t)r * n->bytes, n->bytes,
-                              fy_coll_block_at(n->rbuf, r, n->rcount, n->rdt),
-                              n->rcount, n->rdt)
-                        : fy_coll_put_block(
-                              out + (uint64_t)r * n->bytes, n->bytes,
-                              fy_coll_block_at(n->sbuf, r, n->scount, n->sdt),
-                              n->scount, n->sdt));
+        n->err = fy_coll_keep(n->err,
+                              fy_coll_put_alltoall(out, n->bytes, n->P, n->sbuf,
+                                                   n->scount, n->sdt, n->rbuf,
+                                                   n->rcount, n->rdt));
         break;
     default:
         break;
