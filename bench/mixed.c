@@ -44,23 +44,33 @@
  * MPI_Wtime calls per timed call (a few percent more time with
  * --profile; none without). */
 enum mix_pclass {
-    PC_FILL,  /* filling a message's bytes */
-    PC_CHECK, /* checking a received message's bytes */
-    PC_SEND,  /* MPI_Send */
-    PC_SSEND, /* MPI_Ssend */
-    PC_POST,  /* MPI_Isend, Issend, Send_init + Start, Irecv */
-    PC_TEST,  /* MPI_Testsome */
-    PC_PROBE, /* MPI_Iprobe, MPI_Improbe */
-    PC_PRECV, /* MPI_Recv after Iprobe, MPI_Mrecv */
-    PC_BLOCK, /* MPI_Recv(ANY_SOURCE), Waitsome, Waitall: nothing to do */
+    PC_FILL,   /* filling a message's bytes */
+    PC_CHECK,  /* checking a received message's bytes */
+    PC_SEND,   /* MPI_Send */
+    PC_SSEND,  /* MPI_Ssend of more than MIX_SMALL bytes */
+    PC_SSMALL, /* MPI_Ssend of at most MIX_SMALL bytes: nothing to copy to
+                * speak of, its time is the wait for the receiver to match */
+    PC_POST,   /* MPI_Isend, Issend, Send_init + Start, Irecv */
+    PC_TEST,   /* MPI_Testsome */
+    PC_PROBE,  /* MPI_Iprobe, MPI_Improbe */
+    PC_PRECV,  /* MPI_Recv after Iprobe, MPI_Mrecv */
+    PC_BLOCK,  /* MPI_Recv(ANY_SOURCE), Waitsome, Waitall: nothing to do */
     PC_NCLASS
 };
 static const char *const mix_pclass_name[PC_NCLASS] = {
-    "fill", "check", "send",  "ssend", "post",
-    "test", "probe", "precv", "block"};
+    "fill", "check", "send",  "ssend", "ssmall",
+    "post", "test",  "probe", "precv", "block"};
 static int mix_prof_on;
 static double mix_prof_s[PC_NCLASS];
 static long long mix_prof_n[PC_NCLASS];
+/* And the main loop's turns that made no progress, whose calls are in the
+ * classes above too: with a send due but every send slot taken (this
+ * rank waits for receivers to take its messages), and with every send
+ * started (it waits for messages owed to it); plus when, after the
+ * timed region's start, it had started its last send. The rank whose
+ * last send starts last, and that never stalls, is on the critical
+ * path. */
+static double mix_stall_full_s, mix_stall_done_s, mix_sent_s;
 
 #define MIX_TIMED(cls, stmt)                                                   \
     do {                                                                       \
@@ -386,8 +396,9 @@ static int mix_send_turn(struct mix_state *s)
             MIX_TIMED(PC_SEND, MPI_Send(s->block_buf, (int)m.len, MPI_BYTE,
                                         m.dest, m.tag, MPI_COMM_WORLD));
         else
-            MIX_TIMED(PC_SSEND, MPI_Ssend(s->block_buf, (int)m.len, MPI_BYTE,
-                                          m.dest, m.tag, MPI_COMM_WORLD));
+            MIX_TIMED(m.len <= MIX_SMALL ? PC_SSMALL : PC_SSEND,
+                      MPI_Ssend(s->block_buf, (int)m.len, MPI_BYTE, m.dest,
+                                m.tag, MPI_COMM_WORLD));
     } else {
         int slot = mix_free_slot(s, 0);
         if (slot < 0)
@@ -591,11 +602,22 @@ static void mix_watchdog(struct mix_state *s, int progress)
 static void mix_run(struct mix_state *s)
 {
     int idle = 0;
+    double t0 = mix_prof_on ? MPI_Wtime() : 0, turn = 0;
     while (s->next_send < s->o->n || s->sends_out > 0 || s->total_left > 0) {
+        int due = s->next_send < s->o->n;
+        if (mix_prof_on)
+            turn = MPI_Wtime();
         int progress = mix_send_turn(s);
         progress += mix_test(s, 0, MIX_SLOTS);
         progress += mix_recv_turn(s);
         progress += mix_test(s, MIX_SLOTS, MIX_SLOTS);
+        if (mix_prof_on) {
+            double now = MPI_Wtime();
+            if (!progress)
+                *(due ? &mix_stall_full_s : &mix_stall_done_s) += now - turn;
+            if (due && s->next_send >= s->o->n)
+                mix_sent_s = now - t0;
+        }
         if (progress) {
             idle = 0;
         } else if (++idle >= MIX_IDLE_TURNS) {
@@ -684,18 +706,23 @@ static double mix_tv(struct timeval a, struct timeval b)
 
 /* Rank 0 prints one '# profile' line per rank, in rank order: the timed
  * region's wall time, the process's CPU time and context switches over it
- * (getrusage), then seconds/calls per class. */
-enum { MIX_PROF_HEAD = 5, MIX_PROF_LEN = MIX_PROF_HEAD + 2 * PC_NCLASS };
+ * (getrusage), when the last send started and the main loop's stalls,
+ * then seconds/calls per class. */
+enum { MIX_PROF_HEAD = 8, MIX_PROF_LEN = MIX_PROF_HEAD + 2 * PC_NCLASS };
 
 static void mix_profile_report(const struct mix_state *s, double wall,
                                const struct rusage *ru0)
 {
     struct rusage ru1;
     getrusage(RUSAGE_SELF, &ru1);
-    double mine[MIX_PROF_LEN] = {wall, mix_tv(ru0->ru_utime, ru1.ru_utime),
+    double mine[MIX_PROF_LEN] = {wall,
+                                 mix_tv(ru0->ru_utime, ru1.ru_utime),
                                  mix_tv(ru0->ru_stime, ru1.ru_stime),
                                  (double)(ru1.ru_nvcsw - ru0->ru_nvcsw),
-                                 (double)(ru1.ru_nivcsw - ru0->ru_nivcsw)};
+                                 (double)(ru1.ru_nivcsw - ru0->ru_nivcsw),
+                                 mix_sent_s,
+                                 mix_stall_full_s,
+                                 mix_stall_done_s};
     for (int c = 0; c < PC_NCLASS; c++) {
         mine[MIX_PROF_HEAD + 2 * c] = mix_prof_s[c];
         mine[MIX_PROF_HEAD + 2 * c + 1] = (double)mix_prof_n[c];
@@ -713,8 +740,9 @@ static void mix_profile_report(const struct mix_state *s, double wall,
     for (int r = 0; r < s->nranks; r++) {
         const double *v = all + (size_t)r * MIX_PROF_LEN;
         printf("# profile rank=%d wall_s=%.4f user_s=%.4f sys_s=%.4f "
-               "vcsw=%.0f ivcsw=%.0f",
-               r, v[0], v[1], v[2], v[3], v[4]);
+               "vcsw=%.0f ivcsw=%.0f sent_s=%.4f stall_full_s=%.4f "
+               "stall_done_s=%.4f",
+               r, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]);
         for (int c = 0; c < PC_NCLASS; c++)
             printf(" %s_s=%.4f %s_n=%.0f", mix_pclass_name[c],
                    v[MIX_PROF_HEAD + 2 * c], mix_pclass_name[c],
@@ -750,7 +778,13 @@ static void mix_usage(FILE *f)
             "spent\n"
             "              filling, checking and in each kind of MPI call "
             "('# profile'\n"
-            "              lines before the result line)\n"
+            "              lines before the result line); when its last send "
+            "started\n"
+            "              (sent_s) and its loop's turns without progress, "
+            "with a send\n"
+            "              due but no free send slot (stall_full_s) and with "
+            "every send\n"
+            "              started (stall_done_s)\n"
             "Output: '#' comment lines, then one line 'mixed time_s=T "
             "msgs=M bytes=B ...'\n"
             "with T the job's time between two barriers (max over ranks).\n",
