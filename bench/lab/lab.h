@@ -113,6 +113,7 @@ struct lab_opts {
     bool coll;         /* --coll: only the collective sweep */
     bool pin;          /* --pin: only the pin-down cache experiment */
     bool distance;     /* --distance: only the copy rate by distance */
+    bool wake;         /* --wake: only the hand-over of the core */
     bool protocols;    /* --protocols: only the early/late experiment */
     bool no_protocols; /* --no-protocols: never it */
     const char *out;   /* report directory, or tuning file with --tune */
@@ -231,6 +232,9 @@ int lab_distance_run(const struct lab_opts *o, FILE *out);
  * second process left, for report.md; NULL when not measured. */
 extern char *lab_distance_section;
 void lab_exp_distance(const struct lab_opts *o);
+
+/* ---- wake.c: --wake, handing the core to a waiting process ------------ */
+int lab_wake_run(const struct lab_opts *o, FILE *out);
 
 /* ---- protocols.c: jobs under Ferry's mpiexec ---------------------------- */
 /* The executable 'name' next to ferry-bench, into out; false if none. */

@@ -40,6 +40,7 @@ static void usage(FILE *f)
         "FILE]]\n"
         "       ferry-bench --pin [--quick] [--repeats N]\n"
         "       ferry-bench --distance [--quick] [--repeats N]\n"
+        "       ferry-bench --wake [--quick]\n"
         "\n"
         "The mechanism laboratory: seed-000's benchmarks (1-byte latency,\n"
         "bandwidth 1 B - 16 MiB, set-up/tear-down, cache disturbance,\n"
@@ -78,6 +79,11 @@ static void usage(FILE *f)
         "                 destination and source modulo 4096 (memcpy, the\n"
         "                 library's fy_copy, cma direct and bounced), 4 KiB -\n"
         "                 1 MiB; a table on stdout, one process\n"
+        "  --wake         only the hand-over of the core to a waiting\n"
+        "                 process: spinning on a flag across cores, a futex\n"
+        "                 sleeper woken on an idle and on a busy core, and\n"
+        "                 two processes on one core that yield or sleep (how\n"
+        "                 a rank waits: FERRY_WAIT); a table on stdout\n"
         "  --only LIST    measure only these mechanisms (comma list of names\n"
         "                 or labels: cma,shmbuf,\"cma get\",ptrace-attach)\n"
         "  --repeats N    repeats per figure (default 7, quick 5; max %d)\n"
@@ -100,6 +106,7 @@ static int parse_opts(struct lab_opts *o, int argc, char **argv)
         {"coll", no_argument, NULL, 'C'},
         {"pin", no_argument, NULL, 'K'},
         {"distance", no_argument, NULL, 'D'},
+        {"wake", no_argument, NULL, 'W'},
         {"only", required_argument, NULL, 'O'},
         {"repeats", required_argument, NULL, 'r'},
         {"no-plots", no_argument, NULL, 'P'},
@@ -110,7 +117,7 @@ static int parse_opts(struct lab_opts *o, int argc, char **argv)
     };
     memset(o, 0, sizeof(*o));
     int c;
-    while ((c = getopt_long(argc, argv, "qo:tO:r:PhSpNCKD", longopts, NULL)) !=
+    while ((c = getopt_long(argc, argv, "qo:tO:r:PhSpNCKDW", longopts, NULL)) !=
            -1) {
         switch (c) {
         case 'q':
@@ -133,6 +140,9 @@ static int parse_opts(struct lab_opts *o, int argc, char **argv)
             break;
         case 'D':
             o->distance = true;
+            break;
+        case 'W':
+            o->wake = true;
             break;
         case 'O':
             o->only = optarg;
@@ -179,6 +189,11 @@ static int parse_opts(struct lab_opts *o, int argc, char **argv)
     if (o->coll && (o->protocols || o->no_protocols || o->ops || o->only)) {
         fprintf(stderr, "ferry-bench: --coll goes with --quick, --tune, "
                         "--out and --repeats only\n");
+        return -1;
+    }
+    if (o->wake && (o->tune || o->out || o->only || o->ops || o->coll ||
+                    o->pin || o->distance || o->protocols)) {
+        fprintf(stderr, "ferry-bench: --wake goes with --quick only\n");
         return -1;
     }
     if (!o->repeats)
@@ -346,6 +361,8 @@ int main(int argc, char **argv)
         return lab_pin_run(&L->opt, stdout);
     if (L->opt.distance) /* and this */
         return lab_distance_run(&L->opt, stdout);
+    if (L->opt.wake) /* processes of its own */
+        return lab_wake_run(&L->opt, stdout);
     load_library_settings(L);
     lab_copies_init();
 

@@ -24,6 +24,10 @@
 #     --distance --quick: FILE gets the copy-rate table with a number for
 #     every distance of the memcpy and fy_copy rows at 4 KiB - 1 MiB, and
 #     the cma and procmem rows (or the reason one does not work here).
+#   lab_check.sh wake FERRY_BENCH FILE
+#     --wake --quick: FILE gets the hand-over table with median, p90 and
+#     p99 for each of the five ways of waiting (the two-core rows may say
+#     "not here: one CPU").
 #   lab_check.sh coll FERRY_BENCH FILE
 #     --coll --quick --tune --out FILE over a FILE holding another key:
 #     every job ran and checked its results, the report has both tables
@@ -36,7 +40,7 @@
 . "$(dirname "$0")/lib.sh"
 mode=$1 bench=$2 out=$3
 [[ -x $bench && -n $out ]] ||
-    mt_fail "usage: lab_check.sh smoke|tune|protocols|ops|distance|coll|pin FERRY_BENCH OUT"
+    mt_fail "usage: lab_check.sh smoke|tune|protocols|ops|distance|wake|coll|pin FERRY_BENCH OUT"
 # A launcher's variables would make ferry-bench join a job: it forks its own.
 unset FERRY_RANK FERRY_SIZE FERRY_JOBID FERRY_NCPUS FERRY_SHM_FD
 
@@ -131,6 +135,21 @@ distance)
     done
     grep -Eq '^memcpy .* -> vector loop (on|off); cma ' "$out" ||
         mt_fail "no start-up measurement line"
+    ;;
+wake)
+    "$bench" --wake --quick >"$out" || mt_fail "ferry-bench --wake exited $?"
+    cat "$out"
+    num='[0-9]+\.[0-9]+'
+    for row in 'spin, other core' 'futex, other core idle' \
+        'futex, other core busy' 'yield, one core' 'futex, one core'; do
+        grep -Eq "^\| $row( \| $num){3} \|\$" "$out" ||
+            grep -Eq "^\| $row \| - \| - \| not here: one CPU \|\$" "$out" ||
+            mt_fail "no complete row '$row' in the table"
+    done
+    # A hand-over takes time, and a sleeper's no less than a spinner's.
+    med() { sed -n "s/^| $1 | \([0-9.]*\) |.*/\1/p" "$out"; }
+    awk -v y="$(med 'yield, one core')" 'BEGIN { exit !(y > 0) }' ||
+        mt_fail "a zero hand-over time"
     ;;
 coll)
     printf 'eager_max = 4000\n' >"$out"
