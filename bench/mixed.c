@@ -705,10 +705,10 @@ static double mix_tv(struct timeval a, struct timeval b)
 }
 
 /* Rank 0 prints one '# profile' line per rank, in rank order: the timed
- * region's wall time, the process's CPU time and context switches over it
- * (getrusage), when the last send started and the main loop's stalls,
- * then seconds/calls per class. */
-enum { MIX_PROF_HEAD = 8, MIX_PROF_LEN = MIX_PROF_HEAD + 2 * PC_NCLASS };
+ * region's wall time, the process's CPU time, context switches and minor
+ * page faults over it (getrusage), when the last send started and the main
+ * loop's stalls, then seconds/calls per class. */
+enum { MIX_PROF_HEAD = 9, MIX_PROF_LEN = MIX_PROF_HEAD + 2 * PC_NCLASS };
 
 static void mix_profile_report(const struct mix_state *s, double wall,
                                const struct rusage *ru0)
@@ -720,6 +720,7 @@ static void mix_profile_report(const struct mix_state *s, double wall,
                                  mix_tv(ru0->ru_stime, ru1.ru_stime),
                                  (double)(ru1.ru_nvcsw - ru0->ru_nvcsw),
                                  (double)(ru1.ru_nivcsw - ru0->ru_nivcsw),
+                                 (double)(ru1.ru_minflt - ru0->ru_minflt),
                                  mix_sent_s,
                                  mix_stall_full_s,
                                  mix_stall_done_s};
@@ -740,9 +741,9 @@ static void mix_profile_report(const struct mix_state *s, double wall,
     for (int r = 0; r < s->nranks; r++) {
         const double *v = all + (size_t)r * MIX_PROF_LEN;
         printf("# profile rank=%d wall_s=%.4f user_s=%.4f sys_s=%.4f "
-               "vcsw=%.0f ivcsw=%.0f sent_s=%.4f stall_full_s=%.4f "
+               "vcsw=%.0f ivcsw=%.0f minflt=%.0f sent_s=%.4f stall_full_s=%.4f "
                "stall_done_s=%.4f",
-               r, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]);
+               r, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8]);
         for (int c = 0; c < PC_NCLASS; c++)
             printf(" %s_s=%.4f %s_n=%.0f", mix_pclass_name[c],
                    v[MIX_PROF_HEAD + 2 * c], mix_pclass_name[c],
