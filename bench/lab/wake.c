@@ -49,13 +49,6 @@ enum wake_how { WK_SPIN, WK_YIELD, WK_FUTEX };
 /* A hand-over that takes this long means the partner is gone. */
 #define WAKE_TIMEOUT_NS (2ull * 1000 * 1000 * 1000)
 
-static uint64_t wake_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Sleep while *w is v, at most 10 ms (so a waiter whose partner died
  * still looks at its deadline). */
 static void wake_futex_wait(_Atomic uint32_t *w, uint32_t v)
@@ -83,7 +76,7 @@ static bool wake_wait(_Atomic uint32_t *w, uint32_t v, enum wake_how how,
             wake_futex_wait(w, now);
         else
             fy_cpu_relax();
-        if (deadline && (++n & 255) == 0 && wake_ns() > deadline)
+        if (deadline && (++n & 255) == 0 && lab_now_ns() > deadline)
             return false;
     }
     return true;
@@ -144,7 +137,7 @@ static int wake_row(struct wake_page *pg, int wcpu, int scpu, enum wake_how how,
     if (waiter == 0) {
         wake_pin(wcpu);
         for (uint32_t r = 1; r <= (uint32_t)rounds + 1; r++) {
-            if (!wake_wait(&pg->go, r, how, wake_ns() + WAKE_TIMEOUT_NS))
+            if (!wake_wait(&pg->go, r, how, lab_now_ns() + WAKE_TIMEOUT_NS))
                 _exit(1);
             wake_set(&pg->ack, r, symmetric ? how : WK_SPIN);
         }
@@ -156,11 +149,11 @@ static int wake_row(struct wake_page *pg, int wcpu, int scpu, enum wake_how how,
         /* Across cores, a sleeper must be asleep before it is woken:
          * give it time to get there (its wake-up is what is timed). */
         if (!symmetric) {
-            uint64_t until = wake_ns() + 50000;
-            while (wake_ns() < until)
+            uint64_t until = lab_now_ns() + 50000;
+            while (lab_now_ns() < until)
                 fy_cpu_relax();
         }
-        uint64_t t0 = wake_ns();
+        uint64_t t0 = lab_now_ns();
         wake_set(&pg->go, r, how);
         if (!wake_wait(&pg->ack, r, symmetric ? how : WK_SPIN,
                        t0 + WAKE_TIMEOUT_NS)) {
@@ -169,7 +162,7 @@ static int wake_row(struct wake_page *pg, int wcpu, int scpu, enum wake_how how,
             rc = -1;
             break;
         }
-        uint64_t t1 = wake_ns();
+        uint64_t t1 = lab_now_ns();
         if (r > 1)
             lat[r - 2] = (double)(t1 - t0) / (symmetric ? 2e3 : 1e3);
     }
