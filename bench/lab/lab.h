@@ -235,6 +235,11 @@ void lab_exp_distance(const struct lab_opts *o);
 
 /* ---- wake.c: --wake, handing the core to a waiting process ------------ */
 int lab_wake_run(const struct lab_opts *o, FILE *out);
+/* The same section, measured during a full or --quick run (not --tune)
+ * after the second process left, on the CPUs the laboratory started
+ * with, for report.md; NULL when not measured. */
+extern char *lab_wake_section;
+void lab_exp_wake(const struct lab_opts *o);
 
 /* ---- protocols.c: jobs under Ferry's mpiexec ---------------------------- */
 /* The executable 'name' next to ferry-bench, into out; false if none. */
@@ -461,6 +466,10 @@ extern struct lab_proto_res lab_proto;
 struct fy_tuning;
 /* Call before the laboratory pins P0: the jobs get the CPUs back. */
 void lab_proto_save_affinity(void);
+/* Give this process the saved CPUs back for a while (nothing if none
+ * were saved), and its pinning again after. */
+void lab_proto_unpin(void);
+void lab_proto_repin(void);
 /* P0 only, with P1 gone: runs the jobs and makes the choice. */
 void lab_exp_protocols(struct lab *L);
 void lab_proto_write_json(FILE *f); /* "protocols": {...} */

@@ -427,8 +427,10 @@ int main(int argc, char **argv)
     lab_finish(L); /* P1 leaves here */
     /* Seed 001's protocols: whole jobs of their own, so only once P1 has
      * left the second core. */
-    if (!L->opt.tune)
-        lab_exp_pin(&L->opt); /* one process: P1 has left */
+    if (!L->opt.tune) {
+        lab_exp_pin(&L->opt);  /* one process: P1 has left */
+        lab_exp_wake(&L->opt); /* processes of its own */
+    }
     if (!L->opt.tune && !L->opt.quick)
         lab_exp_distance(&L->opt); /* and this */
     if (!L->opt.no_protocols && (L->opt.tune || !L->opt.quick)) {

@@ -77,6 +77,23 @@ void lab_proto_save_affinity(void)
         sched_getaffinity(0, sizeof(saved_cpus), &saved_cpus) == 0;
 }
 
+static cpu_set_t pinned_cpus;
+static bool unpinned;
+
+void lab_proto_unpin(void)
+{
+    unpinned = have_saved_cpus &&
+               sched_getaffinity(0, sizeof(pinned_cpus), &pinned_cpus) == 0 &&
+               sched_setaffinity(0, sizeof(saved_cpus), &saved_cpus) == 0;
+}
+
+void lab_proto_repin(void)
+{
+    if (unpinned)
+        sched_setaffinity(0, sizeof(pinned_cpus), &pinned_cpus);
+    unpinned = false;
+}
+
 static bool scrubbed(const char *kv)
 {
     for (size_t i = 0; i < FY_ARRAY_LEN(scrub); i++) {

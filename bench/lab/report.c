@@ -1360,6 +1360,8 @@ int lab_write_report(struct lab *L, FILE *f, const char *plots_note,
         fputs(lab_pin_section, f);
     if (lab_distance_section) /* copy rate by distance (distance.c) */
         fputs(lab_distance_section, f);
+    if (lab_wake_section) /* handing the core over (wake.c) */
+        fputs(lab_wake_section, f);
     fputs("## Plots\n\n", f);
     fputs(plots_note, f);
     fputs("\n", f);

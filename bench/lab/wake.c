@@ -248,3 +248,13 @@ int lab_wake_run(const struct lab_opts *o, FILE *out)
     munmap(pg, sizeof(*pg));
     return rc;
 }
+
+char *lab_wake_section;
+
+void lab_exp_wake(const struct lab_opts *o)
+{
+    lab_proto_unpin();
+    lab_wake_section =
+        lab_capture(lab_wake_run, o, "## Handing the core over\n\n");
+    lab_proto_repin();
+}

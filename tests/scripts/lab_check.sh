@@ -6,6 +6,7 @@
 #     queue, shmbuf, net and cma split through --quick; every one must be
 #     measured (ok) in DIR/results.json. cma split may only be missing when
 #     cma itself does not work here (its probe failed: ptrace policy).
+#     DIR/report.md has the hand-over table (--wake's).
 #   lab_check.sh tune FERRY_BENCH FILE
 #     --tune --quick over eager, cma get and cma split: FILE must hold
 #     eager_max, an xfer rule and split_min (cma split is a candidate; where
@@ -63,6 +64,9 @@ smoke)
         fi
         echo "$m: measured"
     done
+    # The hand-over of the core is in every report but --tune's.
+    grep -Eq '^\| yield, one core \| [0-9]+\.[0-9]+ \|' "$out/report.md" ||
+        mt_fail "report.md has no hand-over table"
     ;;
 tune)
     rm -f "$out"
