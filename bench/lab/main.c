@@ -84,6 +84,8 @@ static void usage(FILE *f)
         "                 sleeper woken on an idle and on a busy core, and\n"
         "                 two processes on one core that yield or sleep (how\n"
         "                 a rank waits: FERRY_WAIT); a table on stdout\n"
+        "                 (also part of every other run's report, not\n"
+        "                 --tune)\n"
         "  --only LIST    measure only these mechanisms (comma list of names\n"
         "                 or labels: cma,shmbuf,\"cma get\",ptrace-attach)\n"
         "  --repeats N    repeats per figure (default 7, quick 5; max %d)\n"
