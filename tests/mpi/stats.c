@@ -2,8 +2,9 @@
 /* Traffic with known protocol counts for FERRY_STATS (checked by
  * tests/scripts/stats.sh): rank 0 sends rank 1 ten 8-byte messages (the
  * mailbox), five of 1 KiB (eager cells) and, after rank 1 has posted its
- * receives for them, three of 1 MiB (rendezvous into receives that were
- * waiting: seed 002's write-protocol availability). Every byte checked.
+ * receives for them and said so (an empty message to rank 0, through the
+ * mailbox), three of 1 MiB (rendezvous into receives that were waiting:
+ * seed 002's write-protocol availability). Every byte checked.
  *
  * With the argument "burst": the shapes auto's push of nonblocking sends
  * tells apart. Rank 1 sends rank 0 one byte; rank 0 then streams four
@@ -93,7 +94,12 @@ int main(int argc, char **argv)
                 MPI_Send(small[i], 1024, MPI_BYTE, 1, 100 + i, MPI_COMM_WORLD));
         }
         MT_MPI(MPI_Barrier(MPI_COMM_WORLD)); /* they are unexpected */
-        MT_MPI(MPI_Barrier(MPI_COMM_WORLD)); /* the receives are posted */
+        /* The receives are posted: rank 1's empty message, after its
+         * offers in the pair's order. A barrier here would send rank 1 a
+         * message that may still be in flight when it posts them, which
+         * makes the offers stale (write.c, W2) - by timing. */
+        MT_MPI(MPI_Recv(NULL, 0, MPI_BYTE, 1, 300, MPI_COMM_WORLD,
+                        MPI_STATUS_IGNORE));
         for (int i = 0; i < 3; i++) {
             memset(big[i], 'A' + i, BIG);
             MT_MPI(MPI_Send(big[i], BIG, MPI_BYTE, 1, 200 + i, MPI_COMM_WORLD));
@@ -123,7 +129,7 @@ int main(int argc, char **argv)
         for (int i = 0; i < 3; i++)
             MT_MPI(MPI_Irecv(big[i], BIG, MPI_BYTE, 0, 200 + i, MPI_COMM_WORLD,
                              &r[i]));
-        MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
+        MT_MPI(MPI_Send(NULL, 0, MPI_BYTE, 0, 300, MPI_COMM_WORLD));
         MT_MPI(MPI_Waitall(3, r, MPI_STATUSES_IGNORE));
         for (int i = 0; i < 3; i++)
             for (int k = 0; k < BIG; k++)
