@@ -222,6 +222,8 @@ bool lab_check_pattern(const uint8_t *p, size_t len, unsigned salt);
 
 /* ---- stats ----------------------------------------------------------------
  */
+/* Sort v ascending (in place). */
+void lab_sort(double *v, int n);
 double lab_median(double *v, int n);
 
 /* ---- ops.c: --ops, the reduction kernels against memcpy (one process) -- */

@@ -15,11 +15,17 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+void lab_sort(double *v, int n)
+{
+    if (n > 0)
+        qsort(v, (size_t)n, sizeof(*v), cmp_double);
+}
+
 double lab_median(double *v, int n)
 {
     if (n <= 0)
         return 0;
-    qsort(v, (size_t)n, sizeof(*v), cmp_double);
+    lab_sort(v, n);
     return n & 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
@@ -27,7 +33,7 @@ double lab_trimmed_mean(double *v, int n)
 {
     if (n <= 0)
         return 0;
-    qsort(v, (size_t)n, sizeof(*v), cmp_double);
+    lab_sort(v, n);
     int cut = n / 10, m = n - 2 * cut;
     double s = 0;
     for (int i = cut; i < n - cut; i++)

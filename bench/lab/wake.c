@@ -98,12 +98,6 @@ static int wake_pin(int cpu)
     return sched_setaffinity(0, sizeof(set), &set);
 }
 
-static int wake_cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* One row: 'rounds' hand-overs, the waiter on cpu wcpu waiting by 'how',
  * the setter on scpu (waiting for the answer by 'how' too when
  * symmetric, else spinning), a spinner on wcpu when 'busy'. Fills
@@ -157,7 +151,6 @@ static int wake_row(struct wake_page *pg, int wcpu, int scpu, enum wake_how how,
         wake_set(&pg->go, r, how);
         if (!wake_wait(&pg->ack, r, symmetric ? how : WK_SPIN,
                        t0 + WAKE_TIMEOUT_NS)) {
-            kill(waiter, SIGKILL);
             errno = ETIMEDOUT;
             rc = -1;
             break;
@@ -166,11 +159,15 @@ static int wake_row(struct wake_page *pg, int wcpu, int scpu, enum wake_how how,
         if (r > 1)
             lat[r - 2] = (double)(t1 - t0) / (symmetric ? 2e3 : 1e3);
     }
+    int err = errno;
+    if (rc != 0)
+        kill(waiter, SIGKILL); /* it would wait out its timeout */
     waitpid(waiter, NULL, 0);
     if (spinner > 0) {
         atomic_store(&pg->stop, 1);
         waitpid(spinner, NULL, 0);
     }
+    errno = err;
     return rc;
 }
 
@@ -212,8 +209,6 @@ int lab_wake_run(const struct lab_opts *o, FILE *out)
         munmap(pg, sizeof(*pg));
         return 1;
     }
-    cpu_set_t self;
-    sched_getaffinity(0, sizeof(self), &self);
     fprintf(out,
             "Hand-over of the core to a waiting process, one way, in us (%d "
             "hand-overs a row;\nmedian, 90th and 99th percentile; cores %d "
@@ -238,12 +233,12 @@ int lab_wake_run(const struct lab_opts *o, FILE *out)
             rc = 1;
             continue;
         }
-        qsort(lat, (size_t)rounds, sizeof(*lat), wake_cmp);
+        lab_sort(lat, rounds);
         fprintf(out, "| %s | %.2f | %.2f | %.2f |\n", rows[i].name,
                 lat[rounds / 2], lat[rounds * 9 / 10], lat[rounds * 99 / 100]);
         fflush(out);
     }
-    sched_setaffinity(0, sizeof(self), &self);
+    sched_setaffinity(0, sizeof(mask), &mask); /* wake_row pinned us */
     free(lat);
     munmap(pg, sizeof(*pg));
     return rc;
