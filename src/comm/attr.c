@@ -63,12 +63,18 @@ MPIR_Dup_fn(MPI_Comm oldcomm, int keyval, void *extra_state, void *attr_in,
     return MPI_SUCCESS;
 }
 
-struct fy_keyval *fy_keyval_get(int handle, enum fy_attr_kind kind)
+struct fy_keyval *fy_keyval_find(int handle, enum fy_attr_kind kind)
 {
     struct fy_keyval *kv = fy_handle_get(&s_keyvals, handle);
-    if (!kv || kv->freed || kv->kind != kind)
+    if (!kv || kv->kind != kind)
         return NULL;
     return kv;
+}
+
+struct fy_keyval *fy_keyval_get(int handle, enum fy_attr_kind kind)
+{
+    struct fy_keyval *kv = fy_keyval_find(handle, kind);
+    return kv && !kv->freed ? kv : NULL;
 }
 
 int fy_keyval_create(enum fy_attr_kind kind, fy_attr_copy_fn *copy_fn,
@@ -103,8 +109,11 @@ static void fy_keyval_release(struct fy_keyval *kv)
 
 void fy_keyval_free(struct fy_keyval *kv)
 {
-    /* The handle becomes invalid for the user at once; attributes still
-     * set with this key keep the object (and its callbacks) alive. */
+    /* No new attribute may use the key from now on; attributes still set
+     * with it keep the object (and its callbacks) alive. The user's
+     * reference goes once, however often it is freed meanwhile. */
+    if (kv->freed)
+        return;
     kv->freed = true;
     fy_keyval_release(kv);
 }

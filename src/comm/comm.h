@@ -413,11 +413,15 @@ struct fy_attr {
  * the last attribute using it is deleted, so the handle never names
  * another keyval meanwhile. */
 struct fy_keyval *fy_keyval_get(int handle, enum fy_attr_kind kind);
+/* The same, freed ones included while attributes still use them: MPI lets
+ * a program get and delete those attributes (and free the key again, a
+ * no-op) with the freed key's value (MPI 4.0, 7.7.2). */
+struct fy_keyval *fy_keyval_find(int handle, enum fy_attr_kind kind);
 int fy_keyval_create(enum fy_attr_kind kind, fy_attr_copy_fn *copy_fn,
                      fy_attr_delete_fn *delete_fn, void *extra_state,
                      struct fy_keyval **out);
-/* Drop the user's reference (MPI_*_free_keyval); attributes already
- * set keep the key alive. */
+/* Drop the user's reference (MPI_*_free_keyval) unless already dropped;
+ * attributes already set keep the key alive. */
 void fy_keyval_free(struct fy_keyval *kv);
 /* Predefined keyvals (MPI_TAG_UB, ...): a pointer to the static int that
  * holds the value, or NULL if 'keyval' is not predefined. */

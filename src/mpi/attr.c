@@ -16,6 +16,12 @@ static const char *const kind_names[] = {
 /* Resolve a keyval of 'kind' or report MPI_ERR_KEYVAL. */
 #define GET_KEYVAL(var, h, kind, comm, fn)                                     \
     struct fy_keyval *var = fy_keyval_get(h, kind);                            \
+    KEYVAL_FOUND(var, h, kind, comm, fn)
+/* The same, a freed key still used by attributes included. */
+#define FIND_KEYVAL(var, h, kind, comm, fn)                                    \
+    struct fy_keyval *var = fy_keyval_find(h, kind);                           \
+    KEYVAL_FOUND(var, h, kind, comm, fn)
+#define KEYVAL_FOUND(var, h, kind, comm, fn)                                   \
     if (FY_UNLIKELY(!var))                                                     \
         return fy_mpi_err(comm, MPI_ERR_KEYVAL, fn,                            \
                           "keyval 0x%x is not a live %s keyval",               \
@@ -41,7 +47,7 @@ int fy_mpi_keyval_free(enum fy_attr_kind kind, int *keyval, const char *fn)
     FY_CHECK(keyval != NULL, NULL, MPI_ERR_ARG, fn, "keyval is NULL");
     FY_CHECK(!fy_attr_predefined(*keyval), NULL, MPI_ERR_KEYVAL, fn,
              "cannot free predefined keyval 0x%x", (unsigned)*keyval);
-    GET_KEYVAL(kv, *keyval, kind, NULL, fn);
+    FIND_KEYVAL(kv, *keyval, kind, NULL, fn);
     fy_keyval_free(kv);
     *keyval = MPI_KEYVAL_INVALID;
     return MPI_SUCCESS;
@@ -78,7 +84,7 @@ int fy_mpi_attr_get(struct fy_attr *const *list, enum fy_attr_kind kind,
         *flag = 1;
         return MPI_SUCCESS;
     }
-    GET_KEYVAL(kv, keyval, kind, errcomm, fn);
+    FIND_KEYVAL(kv, keyval, kind, errcomm, fn);
     void *val;
     *flag = fy_attr_get(list, kv, &val);
     if (*flag)
@@ -91,7 +97,7 @@ int fy_mpi_attr_delete(struct fy_attr **list, int obj, enum fy_attr_kind kind,
 {
     FY_CHECK(!fy_attr_predefined(keyval), errcomm, MPI_ERR_KEYVAL, fn,
              "predefined attribute 0x%x cannot be deleted", (unsigned)keyval);
-    GET_KEYVAL(kv, keyval, kind, errcomm, fn);
+    FIND_KEYVAL(kv, keyval, kind, errcomm, fn);
     bool found;
     int rc = fy_attr_delete(list, obj, kv, &found);
     if (rc != 0)

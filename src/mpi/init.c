@@ -344,6 +344,10 @@ FY_API int PMPI_Finalize(void)
         return fy_mpi_err(NULL, MPI_ERR_OTHER, __func__,
                           "MPI_Init was not called (the world model is not "
                           "initialized)");
+    /* MPI_COMM_SELF's attributes go first, before any other part of MPI is
+     * affected: their delete callbacks may communicate, and MPI_Finalized
+     * returns false inside them (MPI 4.0, 11.2.2). */
+    fy_comm_finalize_attrs();
     __atomic_store_n(&s_world, 2, __ATOMIC_RELEASE);
     /* Open sessions keep the core; the exit hook takes it down after
      * their MPI_Session_finalize. */

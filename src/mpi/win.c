@@ -354,7 +354,7 @@ FY_API int PMPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val,
         v = &model;
         break;
     default:
-        WCHECK(fy_keyval_get(win_keyval, FY_ATTR_WIN), w, MPI_ERR_KEYVAL, fn,
+        WCHECK(fy_keyval_find(win_keyval, FY_ATTR_WIN), w, MPI_ERR_KEYVAL, fn,
                "keyval 0x%x is not a live window keyval", (unsigned)win_keyval);
         return fy_mpi_attr_get(&w->attrs, FY_ATTR_WIN, win_keyval,
                                attribute_val, flag, NULL, fn);
@@ -373,7 +373,7 @@ FY_API int PMPI_Win_delete_attr(MPI_Win win, int win_keyval)
     GET_WIN(w, win, fn);
     WCHECK(!win_predefined(win_keyval), w, MPI_ERR_KEYVAL, fn,
            "predefined attribute 0x%x cannot be deleted", (unsigned)win_keyval);
-    WCHECK(fy_keyval_get(win_keyval, FY_ATTR_WIN), w, MPI_ERR_KEYVAL, fn,
+    WCHECK(fy_keyval_find(win_keyval, FY_ATTR_WIN), w, MPI_ERR_KEYVAL, fn,
            "keyval 0x%x is not a live window keyval", (unsigned)win_keyval);
     return fy_mpi_attr_delete(&w->attrs, win, FY_ATTR_WIN, win_keyval, NULL,
                               fn);

@@ -178,10 +178,19 @@ static void test_comm_attrs(void)
     MT_MPI(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN,
                                   MPI_COMM_NULL_DELETE_FN, &kv_c, NULL));
     MT_CHECK(kv_c != old_a, "a freed keyval in use keeps its handle");
-    int flag;
-    void *got;
-    MT_ERRCLASS(MPI_Comm_get_attr(c, old_a, &got, &flag), MPI_ERR_KEYVAL,
-                "a freed keyval is invalid for the user");
+    int flag = 0, again = old_a;
+    void *got = NULL;
+    /* MPI 4.0, 7.7.2: the attributes a freed key still has are deleted by
+     * the program (MPI_Comm_delete_attr with the key's value) or by
+     * freeing their objects; reading them is allowed too, setting a new
+     * one is not, and freeing the key again changes nothing. */
+    MT_ERRCLASS(MPI_Comm_set_attr(c, old_a, (void *)2), MPI_ERR_KEYVAL,
+                "no new attribute with a freed keyval");
+    MT_MPI(MPI_Comm_get_attr(c, old_a, &got, &flag));
+    MT_CHECK(flag && got == (void *)1, "a freed key's attribute is read");
+    MT_MPI(MPI_Comm_free_keyval(&again));
+    MT_CHECK(again == MPI_KEYVAL_INVALID, "a second free resets the handle");
+    MT_EQ(n_del_a, 1, "freeing the key again ran no callback");
     /* Comm_free runs A, whose callback replaces B=3 (delete), deletes
      * B=2 and sets B=3 again; then B itself goes. */
     MT_MPI(MPI_Comm_free(&c));
@@ -191,6 +200,36 @@ static void test_comm_attrs(void)
     MT_MPI(MPI_Comm_free_keyval(&kv_b));
     MT_MPI(MPI_Comm_free_keyval(&kv_c));
     kv_b = MPI_KEYVAL_INVALID;
+}
+
+/* A library's teardown hook: an attribute on MPI_COMM_SELF, deleted first
+ * by MPI_Finalize while MPI is fully usable (MPI 4.0, 11.2.2). */
+static int n_self_del;
+
+static int self_del(MPI_Comm comm, int keyval, void *val, void *extra)
+{
+    (void)comm;
+    (void)val;
+    (void)extra;
+    int flag = 1, sum = 0, one = 1;
+    MT_MPI(MPI_Finalized(&flag));
+    MT_CHECK(!flag, "MPI_Finalized is false in MPI_COMM_SELF's callbacks");
+    MT_MPI(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+    MT_EQ(sum, mt_size, "a collective inside MPI_COMM_SELF's callback");
+    /* Freeing its own key inside the callback, twice: no-ops but the first. */
+    int k = keyval;
+    MT_MPI(MPI_Comm_free_keyval(&k));
+    k = keyval;
+    MT_MPI(MPI_Comm_free_keyval(&k));
+    n_self_del++;
+    return MPI_SUCCESS;
+}
+
+static void test_self_attr_at_finalize(void)
+{
+    int kv;
+    MT_MPI(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_del, &kv, NULL));
+    MT_MPI(MPI_Comm_set_attr(MPI_COMM_SELF, kv, NULL));
 }
 
 static int type_kv_a, type_kv_a_orig, type_kv_b, n_type_del, n_type_copy;
@@ -606,5 +645,8 @@ int main(int argc, char **argv)
     test_small_calls();
     test_fortran_and_old_names();
     test_dynproc();
-    return mt_finish("mpi_surface");
+    test_self_attr_at_finalize();
+    int rc = mt_finish("mpi_surface");
+    MT_EQ(n_self_del, 1, "MPI_COMM_SELF's delete callback ran at finalize");
+    return rc;
 }
