@@ -165,7 +165,7 @@ static int fy_comm_make(struct fy_comm *parent, struct fy_group *g,
     return 0;
 }
 
-int fy_comm_dup(struct fy_comm *parent, struct fy_comm **out)
+static int comm_dup(struct fy_comm *parent, bool attrs, struct fy_comm **out)
 {
     struct fy_comm *c;
     int rc;
@@ -187,7 +187,7 @@ int fy_comm_dup(struct fy_comm *parent, struct fy_comm **out)
     /* A duplicate keeps the topology (MPI 7.4). */
     if (parent->topo && !(c->topo = fy_topo_dup(parent->topo)))
         rc = -ENOMEM;
-    else
+    else if (attrs)
         rc = fy_attr_copy_all(&parent->attrs, parent->handle, &c->attrs,
                               c->handle);
     if (rc != 0) {
@@ -199,6 +199,16 @@ int fy_comm_dup(struct fy_comm *parent, struct fy_comm **out)
     }
     *out = c;
     return 0;
+}
+
+int fy_comm_dup(struct fy_comm *parent, struct fy_comm **out)
+{
+    return comm_dup(parent, true, out);
+}
+
+int fy_comm_dup_private(struct fy_comm *parent, struct fy_comm **out)
+{
+    return comm_dup(parent, false, out);
 }
 
 int fy_comm_idup(struct fy_comm *parent, struct fy_comm **out,

@@ -185,6 +185,11 @@ static inline void fy_comm_retain(struct fy_comm *c)
  * is dropped and that callback's MPI error code is returned as a POSITIVE
  * number (negative values are errnos as usual). */
 int fy_comm_dup(struct fy_comm *parent, struct fy_comm **out);
+/* A duplicate for the library's own use (a persistent collective's
+ * traffic): same group, topology and error handler, a context of its
+ * own, no attributes. Collective over parent like fy_comm_dup. Released
+ * with fy_comm_release. */
+int fy_comm_dup_private(struct fy_comm *parent, struct fy_comm **out);
 /* MPI_Comm_idup: the duplicate is made at once (attributes copied, as MPI
  * 4.0 asks, at the time of the call) with context FY_CTX_NONE, and *out is
  * returned with it; the context agreements run as nonblocking schedules

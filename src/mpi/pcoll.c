@@ -2,8 +2,15 @@
 /* Persistent collective requests (MPI 4.0 6.13): a checked description of
  * the _init call, with its own copies of the arrays and references on the
  * objects, that each MPI_Start turns into a nonblocking collective
- * schedule of src/coll. Starting in the same order on every member is the
- * program's duty (MPI 6.12), which is what the schedules' tags rely on. */
+ * schedule of src/coll. The _init calls are collective and ordered, but
+ * the requests "can be started in any order and the order can differ
+ * among processes" (MPI 4.0 6.13): so each request runs on a private
+ * duplicate of its communicator, made by the _init call, whose only
+ * collectives are that request's activations (one at a time). Its
+ * schedules' tags and shared-memory slot (one per context) are then the
+ * request's own, whatever else is started on the communicator meanwhile.
+ * The price is one context id per live request (2047 in all): an _init
+ * that finds none left fails with MPI_ERR_INTERN and says so. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +25,7 @@ MPI_Request fy_pcoll_check_only;
 struct fy_pcoll {
     struct fy_pcoll_args a;
     struct fy_comm *c;          /* the fy_preq holds the reference */
+    struct fy_comm *run;        /* the private duplicate it runs on */
     struct fy_dtype *sdt, *rdt; /* NULL when not significant */
     struct fy_op *op;
     struct fy_dtype **sdts, **rdts; /* alltoallw: ns and nr entries */
@@ -102,6 +110,8 @@ void fy_pcoll_destroy(struct fy_pcoll *pc)
 {
     if (pc->s) /* freed while active (erroneous): see it through */
         fy_sched_free(pc->s);
+    if (pc->run)
+        fy_comm_release(pc->run);
     dt_drop(pc->sdt);
     dt_drop(pc->rdt);
     if (pc->op && !pc->op->builtin)
@@ -141,9 +151,24 @@ int fy_pcoll_create(struct fy_comm *c, const struct fy_pcoll_args *a,
         pc->rdts = types_resolve(a->rtypes, a->rcounts, a->nr);
         ok = pc->rdts != NULL;
     }
+    /* Collective: every member makes its duplicate, even if it ran out of
+     * memory above, so that none is left waiting in the agreement. */
+    int drc = fy_comm_dup_private(c, &pc->run);
+    if (drc != 0)
+        pc->run = NULL;
     if (!ok) {
         fy_pcoll_destroy(pc);
         return fy_mpi_err(c, MPI_ERR_NO_MEM, fn, "out of memory");
+    }
+    if (drc != 0) {
+        fy_pcoll_destroy(pc);
+        if (drc == -ENOSPC)
+            return fy_mpi_err(c, MPI_ERR_INTERN, fn,
+                              "no context id left for the request's private "
+                              "communicator (one per live persistent "
+                              "collective; free requests or communicators)");
+        return fy_mpi_err(c, MPI_ERR_NO_MEM, fn,
+                          "out of memory for the request's communicator");
     }
     /* Handles that were not checked because they are not significant
      * here resolve to NULL or to a type the schedule never reads. */
@@ -204,7 +229,7 @@ static int launch_neighbor(struct fy_pcoll *pc, struct fy_sched **s)
     default: /* FY_PCOLL_NBR_ALLTOALL */
         break;
     }
-    return fy_coll_neighbor(&snd, &rcv, pc->c, s);
+    return fy_coll_neighbor(&snd, &rcv, pc->run, s);
 }
 
 /* The intercommunicator forms (MPI 4.0 6.2.2): no scans, no neighbours
@@ -212,7 +237,7 @@ static int launch_neighbor(struct fy_pcoll *pc, struct fy_sched **s)
 static int launch_inter(struct fy_pcoll *pc, struct fy_sched **s)
 {
     const struct fy_pcoll_args *a = &pc->a;
-    struct fy_comm *c = pc->c;
+    struct fy_comm *c = pc->run;
     struct fy_dtype *sdt = pc->sdt, *rdt = pc->rdt;
     struct fy_coll_layout sl = {.buf = a->sbuf,
                                 .count = a->scount,
@@ -269,7 +294,7 @@ static int launch_inter(struct fy_pcoll *pc, struct fy_sched **s)
 static int launch(struct fy_pcoll *pc, struct fy_sched **s)
 {
     const struct fy_pcoll_args *a = &pc->a;
-    struct fy_comm *c = pc->c;
+    struct fy_comm *c = pc->run;
     struct fy_dtype *sdt = pc->sdt, *rdt = pc->rdt;
     if (c->inter)
         return launch_inter(pc, s);

@@ -5,7 +5,10 @@
  * checked element by element; MPI_Startall of several different ones;
  * MPI_Test driving one; freeing inactive requests; a datatype and a
  * communicator freed while a request uses them; MPI_Start on an active
- * request is MPI_ERR_REQUEST. */
+ * request is MPI_ERR_REQUEST; requests started in a different order on
+ * every rank, with blocking and nonblocking collectives of the same
+ * communicator between start and wait (MPI 4.0 6.13: the _init calls
+ * match, the starts may come in any order). */
 #include "mpitest.h"
 
 enum { B = 37, ITERS = 4 };
@@ -488,9 +491,55 @@ static void test_startall_and_errors(void)
     free(bb), free(s), free(r), free(as), free(ar);
 }
 
+static void test_any_start_order(void)
+{
+    int n = mt_size, me = mt_rank;
+    enum { K = 4 };
+    MPI_Request rq[K];
+    long bc = -1, sum = -1, one = 0, *ag = lalloc((size_t)n);
+    MT_MPI(MPI_Bcast_init(&bc, 1, MPI_LONG, n - 1, MPI_COMM_WORLD,
+                          MPI_INFO_NULL, &rq[0]));
+    MT_MPI(MPI_Barrier_init(MPI_COMM_WORLD, MPI_INFO_NULL, &rq[1]));
+    MT_MPI(MPI_Allreduce_init(&one, &sum, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD,
+                              MPI_INFO_NULL, &rq[2]));
+    MT_MPI(MPI_Allgather_init(&one, 1, MPI_LONG, ag, 1, MPI_LONG,
+                              MPI_COMM_WORLD, MPI_INFO_NULL, &rq[3]));
+    for (int it = 0; it < 6; it++) {
+        bc = me == n - 1 ? v(it, me, 0, 0) : -1;
+        one = v(it, me, 1, 0);
+        /* Each rank starts the four in its own rotation, and runs other
+         * collectives of the communicator before waiting. */
+        for (int k = 0; k < K; k++)
+            MT_MPI(MPI_Start(&rq[(k + me + it) % K]));
+        long x = me, xs = -1;
+        MPI_Request ir;
+        MT_MPI(
+            MPI_Iallreduce(&x, &xs, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD, &ir));
+        MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
+        MT_MPI(MPI_Wait(&ir, MPI_STATUS_IGNORE));
+        EXPECT(xs, (long)n * (n - 1) / 2, "Iallreduce between start and wait");
+        if (me % 2)
+            MT_MPI(MPI_Waitall(K, rq, MPI_STATUSES_IGNORE));
+        else
+            for (int k = K - 1; k >= 0; k--)
+                MT_MPI(MPI_Wait(&rq[k], MPI_STATUS_IGNORE));
+        EXPECT(bc, v(it, n - 1, 0, 0), "bcast started out of order, it %d", it);
+        long want = 0;
+        for (int q = 0; q < n; q++) {
+            want += v(it, q, 1, 0);
+            EXPECT(ag[q], v(it, q, 1, 0), "allgather out of order, it %d", it);
+        }
+        EXPECT(sum, want, "allreduce started out of order, it %d", it);
+    }
+    for (int k = 0; k < K; k++)
+        MT_MPI(MPI_Request_free(&rq[k]));
+    free(ag);
+}
+
 int main(int argc, char **argv)
 {
     mt_init(&argc, &argv);
+    test_any_start_order();
     test_rooted();
     test_all();
     test_reductions();
