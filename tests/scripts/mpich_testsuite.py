@@ -261,7 +261,7 @@ def main():
             if kv.get('strict') == 'false' or 'mpiexecarg' in kv:
                 continue
             t0, out, rc = time.time(), '', None
-            if np > a.max_np or int(kv.get('mem', '0') or 0) > 16:
+            if np > a.max_np or float(kv.get('mem', '0') or 0) > 16:
                 outcome = 'skip'
             else:
                 with open(os.path.join(a.out, 'logs', tid.replace('/', '_').replace(' ', '_')[:120] +
