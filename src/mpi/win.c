@@ -261,9 +261,21 @@ FY_API int PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
            "not a dynamic window");
     WCHECK(size >= 0, w, MPI_ERR_SIZE, fn, "size %ld is negative", (long)size);
     WCHECK(base != NULL || size == 0, w, MPI_ERR_BASE, fn, "base is NULL");
-    if (fy_rma_attach(w, base, size) != 0)
+    int rc = fy_rma_attach(w, base, size);
+    if (rc == -EEXIST)
         return WERR(w, MPI_ERR_RMA_ATTACH, fn,
-                    "at most %d regions may be attached", FY_RMA_ATTACH_MAX);
+                    "[%p, +%ld) overlaps memory already attached", base,
+                    (long)size);
+    if (rc == -EOVERFLOW)
+        return WERR(w, MPI_ERR_RMA_ATTACH, fn,
+                    "[%p, +%ld) wraps around the address space", base,
+                    (long)size);
+    if (rc == -ENOSPC)
+        return WERR(w, MPI_ERR_RMA_ATTACH, fn,
+                    "%u regions are attached already, the most there may be",
+                    (unsigned)FY_RMA_ATTACH_MAX);
+    if (rc)
+        return WERR(w, MPI_ERR_RMA_ATTACH, fn, "%s", strerror(-rc));
     return MPI_SUCCESS;
 }
 FY_ALIAS(MPI_Win_attach)
@@ -817,10 +829,14 @@ static int check_target(struct fy_rma_win *w, int rank, MPI_Aint disp,
            "no access epoch to rank %d is open (fence, lock, lock_all or "
            "start first)",
            rank);
-    WCHECK(fy_rma_target(w, rank, disp, count, dt, addr) == 0, w,
-           MPI_ERR_RMA_RANGE, fn,
+    int rc = fy_rma_target(w, rank, disp, count, dt, addr);
+    WCHECK(rc != -ERANGE, w, MPI_ERR_RMA_RANGE, fn,
            "%lld elements at displacement %ld are outside rank %d's window",
            (long long)count, (long)disp, rank);
+    if (rc)
+        return WERR(w, fy_errno_to_class(rc), fn,
+                    "cannot read rank %d's attached regions: %s", rank,
+                    strerror(-rc));
     return MPI_SUCCESS;
 }
 
