@@ -118,7 +118,28 @@ int main(int argc, char **argv)
     MT_MPI(MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win));
     MT_ERRCLASS(MPI_Put(buf, 2, MPI_BYTE, right, WB - 1, 2, MPI_BYTE, win),
                 MPI_ERR_RMA_RANGE, "put past user memory");
+    /* A result of zero bytes needs no buffer (MPICH's badrma). */
+    MPI_Datatype none;
+    MT_MPI(MPI_Type_contiguous(0, MPI_INT, &none));
+    MT_MPI(MPI_Type_commit(&none));
+    MT_MPI(MPI_Get_accumulate(&one, 1, none, NULL, 1, none, right, 4096, 1,
+                              none, MPI_SUM, win));
+    MT_ERRCLASS(MPI_Get_accumulate(&one, 1, MPI_LONG, NULL, 1, MPI_LONG, right,
+                                   4096, 1, MPI_LONG, MPI_SUM, win),
+                MPI_ERR_BUFFER, "get_accumulate into a NULL result");
+    MPI_Type_free(&none);
     MT_MPI(MPI_Win_unlock(right, win));
+    /* MPI 4.0 12.2.3: any flavour may be queried; memory not reachable by
+     * load/store reads as size 0 and NULL (MPICH's win_shared_query). */
+    MPI_Aint qsz;
+    int qdu;
+    unsigned char *qb;
+    MT_MPI(MPI_Win_shared_query(win, me, &qsz, &qdu, &qb));
+    MT_CHECK(qsz == WB && qb == mem && qdu == 1, "shared_query of my memory");
+    MT_MPI(MPI_Win_shared_query(win, right, &qsz, &qdu, &qb));
+    MT_CHECK((qsz == 0 && qb == NULL) || (qsz == WB && qb != NULL),
+             "shared_query of a peer: size %ld", (long)qsz);
+    MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
     MT_MPI(MPI_Win_free(&win));
 
     /* Dynamic window. */
