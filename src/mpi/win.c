@@ -170,15 +170,21 @@ FY_API int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 }
 FY_ALIAS(MPI_Win_create_dynamic)
 
+/* MPI 4.0 12.2.3: any flavour may be queried; a member whose memory this
+ * process cannot load and store directly (user memory of another rank
+ * that was not moved to shared pages, any dynamic window) reads as size
+ * 0 and a NULL base. */
+static bool query_direct(const struct fy_rma_win *w, int rank)
+{
+    return w->flavor != MPI_WIN_FLAVOR_DYNAMIC && w->peers[rank].direct &&
+           w->peers[rank].size;
+}
+
 static int shared_query(MPI_Win win, int rank, MPI_Aint *size,
                         MPI_Aint *disp_unit, void *baseptr, const char *fn)
 {
     FY_CHECK_INIT(fn);
     GET_WIN(w, win, fn);
-    WCHECK(w->flavor == MPI_WIN_FLAVOR_SHARED ||
-               w->flavor == MPI_WIN_FLAVOR_ALLOCATE,
-           w, MPI_ERR_RMA_FLAVOR, fn,
-           "the window's memory is not in shared memory");
     WCHECK(rank == MPI_PROC_NULL || (rank >= 0 && rank < w->size), w,
            MPI_ERR_RANK, fn, "rank %d is not in [0, %d)", rank, w->size);
     WCHECK_PTR(size, w, fn);
@@ -187,17 +193,16 @@ static int shared_query(MPI_Win win, int rank, MPI_Aint *size,
     if (rank == MPI_PROC_NULL) {
         /* MPI: the lowest rank with a non-zero size. */
         for (rank = 0; rank < w->size - 1; rank++)
-            if (w->peers[rank].size)
+            if (query_direct(w, rank))
                 break;
-        if (!w->peers[rank].size) {
-            *size = 0;
-            *disp_unit = w->peers[rank].disp_unit;
-            *(void **)baseptr = NULL;
-            return MPI_SUCCESS;
-        }
+    }
+    *disp_unit = w->peers[rank].disp_unit;
+    if (!query_direct(w, rank)) {
+        *size = 0;
+        *(void **)baseptr = NULL;
+        return MPI_SUCCESS;
     }
     *size = (MPI_Aint)w->peers[rank].size;
-    *disp_unit = w->peers[rank].disp_unit;
     *(void **)baseptr = (void *)(uintptr_t)w->peers[rank].base;
     return MPI_SUCCESS;
 }
@@ -261,9 +266,21 @@ FY_API int PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
            "not a dynamic window");
     WCHECK(size >= 0, w, MPI_ERR_SIZE, fn, "size %ld is negative", (long)size);
     WCHECK(base != NULL || size == 0, w, MPI_ERR_BASE, fn, "base is NULL");
-    if (fy_rma_attach(w, base, size) != 0)
+    int rc = fy_rma_attach(w, base, size);
+    if (rc == -EEXIST)
         return WERR(w, MPI_ERR_RMA_ATTACH, fn,
-                    "at most %d regions may be attached", FY_RMA_ATTACH_MAX);
+                    "[%p, +%ld) overlaps memory already attached", base,
+                    (long)size);
+    if (rc == -EOVERFLOW)
+        return WERR(w, MPI_ERR_RMA_ATTACH, fn,
+                    "[%p, +%ld) wraps around the address space", base,
+                    (long)size);
+    if (rc == -ENOSPC)
+        return WERR(w, MPI_ERR_RMA_ATTACH, fn,
+                    "%u regions are attached already, the most there may be",
+                    (unsigned)FY_RMA_ATTACH_MAX);
+    if (rc)
+        return WERR(w, MPI_ERR_RMA_ATTACH, fn, "%s", strerror(-rc));
     return MPI_SUCCESS;
 }
 FY_ALIAS(MPI_Win_attach)
@@ -817,10 +834,14 @@ static int check_target(struct fy_rma_win *w, int rank, MPI_Aint disp,
            "no access epoch to rank %d is open (fence, lock, lock_all or "
            "start first)",
            rank);
-    WCHECK(fy_rma_target(w, rank, disp, count, dt, addr) == 0, w,
-           MPI_ERR_RMA_RANGE, fn,
+    int rc = fy_rma_target(w, rank, disp, count, dt, addr);
+    WCHECK(rc != -ERANGE, w, MPI_ERR_RMA_RANGE, fn,
            "%lld elements at displacement %ld are outside rank %d's window",
            (long long)count, (long)disp, rank);
+    if (rc)
+        return WERR(w, fy_errno_to_class(rc), fn,
+                    "cannot read rank %d's attached regions: %s", rank,
+                    strerror(-rc));
     return MPI_SUCCESS;
 }
 
@@ -1047,8 +1068,11 @@ static int get_acc(const void *obuf, MPI_Count ocount, MPI_Datatype otype,
                    MPI_Aint disp, MPI_Count tcount, MPI_Datatype ttype,
                    MPI_Op op, MPI_Win win, const char *fn)
 {
-    FY_CHECK(rbuf != NULL || rcount == 0, NULL, MPI_ERR_BUFFER, fn,
-             "result_addr is NULL");
+    /* A result of no bytes (zero count or a zero-size type) needs no
+     * buffer; an invalid type is rma_acc's to report. */
+    struct fy_dtype *rdt = fy_dtype_get(rtype);
+    FY_CHECK(rbuf != NULL || rcount == 0 || (rdt && rdt->size == 0), NULL,
+             MPI_ERR_BUFFER, fn, "result_addr is NULL");
     /* A zero-count result still makes this a get-accumulate. */
     static char none;
     return rma_acc(obuf, ocount, otype, rbuf ? rbuf : &none, rcount, rtype,

@@ -96,14 +96,9 @@ bool fy_rma_in_window(const struct fy_rma_win *w, uint64_t addr, uint64_t len)
         uint64_t size = (uint64_t)w->wsize;
         return addr >= base && len <= size && addr - base <= size - len;
     }
-    const struct fy_rma_slot *s = &w->slot[w->rank]; /* ours: no seqlock */
-    uint32_t n = FY_MIN(s->nattach, (uint32_t)FY_RMA_ATTACH_MAX);
-    for (uint32_t i = 0; i < n; i++) {
-        struct fy_rma_region r = s->attach[i];
-        if (addr >= r.base && len <= r.size && addr - r.base <= r.size - len)
-            return true;
-    }
-    return false;
+    /* Ours: the caller holds the engine lock, as attach and detach do. */
+    return len <= UINT64_MAX - addr &&
+           fy_rma_regions_cover(w->regions, w->nregions, addr, addr + len);
 }
 
 static void gather(const struct fy_rma_am_seg *sg, uint32_t n, char *out)

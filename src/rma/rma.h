@@ -28,8 +28,13 @@
 #include "util/handle.h"
 
 #define FY_RMA_MAGIC 0x31304e4957524659ull /* "FYRWIN01" */
-#define FY_RMA_ATTACH_MAX 64               /* regions per dynamic window rank */
-#define FY_RMA_WRITER 0x80000000u          /* lock word: exclusive holder */
+/* Dynamic windows: a slot carries its rank's region table itself up to
+ * FY_RMA_ATTACH_INLINE regions; beyond, origins read it from the rank's
+ * memory (win.c, "dynamic windows"). A table is at most FY_RMA_ATTACH_MAX
+ * regions (256 MiB): more is refused by attach and by the readers. */
+#define FY_RMA_ATTACH_INLINE 64
+#define FY_RMA_ATTACH_MAX (1u << 24)
+#define FY_RMA_WRITER 0x80000000u /* lock word: exclusive holder */
 
 /* Shared control block, at offset 0 of the window's memfd.
  * Invariants:
@@ -41,8 +46,11 @@
  * - slot[t].acc: 0 free, 1 held around one accumulate's
  *   read-combine-write on target t (acquire / release), for the elements
  *   that are not combined by hardware atomics (atomic.c's A1/A2);
- * - slot[t].nattach and attach[]: written only by rank t (a seqlock in
- *   'aseq': odd while t edits), read by every origin;
+ * - slot[t].nattach, table and attach[]: written only by rank t (a
+ *   seqlock in 'aseq': odd while t edits), read by every origin; 'table'
+ *   is the address, in rank t, of its sorted table of nattach regions
+ *   (rank t frees a table only after the edit that retired it), attach[]
+ *   a copy of it when nattach <= FY_RMA_ATTACH_INLINE;
  * - the PSCW counters after the slots: posted[t * n + o] counts the
  *   exposure epochs target t opened to origin o (written by t), and
  *   done[t * n + o] the access epochs o completed at t (written by o);
@@ -63,7 +71,8 @@ struct fy_rma_slot {
     _Atomic uint32_t acc;
     _Atomic uint32_t aseq;
     uint32_t nattach;
-    struct fy_rma_region attach[FY_RMA_ATTACH_MAX];
+    uint64_t table;
+    struct fy_rma_region attach[FY_RMA_ATTACH_INLINE];
 };
 static_assert(sizeof(struct fy_rma_slot) % 64 == 0, "slots own their lines");
 
@@ -77,6 +86,11 @@ struct fy_rma_peer {
     bool direct;
     void *mirror; /* remap.c: our mapping of the peer's remapped pages */
     size_t mirror_len;
+    /* Dynamic windows: our copy of the peer's region table when it has
+     * more than the slot carries, valid while its aseq is rtab_seq. */
+    struct fy_rma_region *rtab;
+    uint32_t rtab_n, rtab_cap, rtab_seq;
+    bool rtab_ok;
 };
 
 /* A rank's own window memory moved onto a memfd (remap.c). */
@@ -166,7 +180,11 @@ struct fy_rma_win {
      * (allocate, shared, or Win_create memory remap.c moved). */
     bool in_map;
     struct fy_rma_remap remap; /* this rank's, Win_create */
-    struct fy_rma_win *next;   /* every live window, for MPI_Finalize */
+    /* Dynamic windows: this rank's attached regions, sorted by base then
+     * size, regions of non-zero size disjoint (slot[rank].table). */
+    struct fy_rma_region *regions;
+    uint32_t nregions, regions_cap;
+    struct fy_rma_win *next; /* every live window, for MPI_Finalize */
 };
 
 /* remap.c (its header has the invariants M1-M4). Move the pages holding
@@ -236,14 +254,19 @@ static inline bool fy_rma_in_epoch(const struct fy_rma_win *w, int target)
     return w->fence || w->lock_all || w->lockmode[target] || w->access[target];
 }
 
-/* Attach / detach memory of a dynamic window (local). -ENOSPC when
- * FY_RMA_ATTACH_MAX regions are attached, -ENOENT when base is not. */
+/* Attach / detach memory of a dynamic window (local; the caller holds
+ * the engine lock: the progress engine reads the table). Attach returns
+ * 0, -EEXIST (overlaps an attached region), -EOVERFLOW (wraps around the
+ * address space), -ENOSPC (FY_RMA_ATTACH_MAX regions) or -ENOMEM; detach
+ * 0 or -ENOENT when base is not attached. */
 int fy_rma_attach(struct fy_rma_win *w, void *base, MPI_Aint size);
 int fy_rma_detach(struct fy_rma_win *w, const void *base);
 
 /* The target address of 'count' elements of dt at displacement 'disp' of
  * target's window, or -ERANGE if any byte lies outside the window (outside
- * every attached region for dynamic windows). */
+ * the attached regions for dynamic windows; an access may span regions
+ * that adjoin). Dynamic windows may also fail with the errno of reading
+ * the target's region table, or -EPROTO when that table is malformed. */
 int fy_rma_target_slow(const struct fy_rma_win *w, int target, MPI_Aint disp,
                        MPI_Count count, const struct fy_dtype *dt,
                        uint64_t *addr_out);
@@ -466,8 +489,15 @@ void fy_rma_hook_update(void);
 bool fy_rma_am_any(void);
 void fy_rma_am_progress(void);
 /* Whether [addr, addr + len) lies inside this rank's window memory
- * (one attached region for dynamic windows); false for len 0. */
+ * (attached regions, adjoining ones together, for dynamic windows); false
+ * for len 0. */
 bool fy_rma_in_window(const struct fy_rma_win *w, uint64_t addr, uint64_t len);
+/* Whether [lo, hi) (lo < hi) lies inside the regions tab[0..n) (sorted by
+ * base then size, those of non-zero size disjoint): the region holding lo
+ * and those that continue it without a gap. O(log n) plus the regions
+ * spanned. */
+bool fy_rma_regions_cover(const struct fy_rma_region *tab, uint32_t n,
+                          uint64_t lo, uint64_t hi);
 /* One piece between our 'local' and target's 'remote' by single copy
  * (win.c). Returns 0 or a negative errno. */
 int fy_rma_remote_copy(const struct fy_rma_win *w, int target, void *local,

@@ -347,7 +347,10 @@ static void win_release(struct fy_rma_win *w)
         fy_comm_free(w->comm);
     if (w->group)
         fy_group_release(w->group);
+    for (int i = 0; w->peers && i < w->size; i++)
+        free(w->peers[i].rtab);
     free(w->peers);
+    free(w->regions);
     free(w->lockmode);
     free(w->nocheck);
     free(w->access);
@@ -741,46 +744,220 @@ bool fy_rma_wait(struct fy_rma_win *w, bool block)
     return true;
 }
 
-/* ---- dynamic windows ----------------------------------------------------- */
+/* ---- dynamic windows -----------------------------------------------------
+ * Each rank keeps its attached regions in a private table sorted by base
+ * then size (w->regions; those of non-zero size disjoint, so the region
+ * holding an address is found by binary search). Its slot publishes the
+ * table's address and length, and a copy of it while it is small, under
+ * the seqlock 'aseq'. An origin checks a small table in the slot; a larger
+ * one it copies from the target's memory through the one-sided mechanism
+ * once per change of aseq and validates, then searches its copy. Origins
+ * that reach the target only by active messages leave a large table's
+ * check to the target, which checks every request (am.c). */
+
+bool fy_rma_regions_cover(const struct fy_rma_region *tab, uint32_t n,
+                          uint64_t lo, uint64_t hi)
+{
+    /* a: how many regions start at or below lo. */
+    uint32_t a = 0, b = n;
+    while (a < b) {
+        uint32_t m = a + (b - a) / 2;
+        if (tab[m].base <= lo)
+            a = m + 1;
+        else
+            b = m;
+    }
+    /* The last of them with a size is the only one that may hold lo. */
+    while (a > 0 && tab[a - 1].size == 0)
+        a--;
+    if (a == 0)
+        return false;
+    uint32_t i = a - 1;
+    uint64_t end = tab[i].base + tab[i].size;
+    if (end <= lo)
+        return false;
+    while (end < hi) { /* continued by the next region with a size? */
+        for (i++; i < n && tab[i].size == 0; i++)
+            ;
+        if (i >= n || tab[i].base != end)
+            return false;
+        end = tab[i].base + tab[i].size;
+    }
+    return true;
+}
+
+/* Whether a table read from a peer keeps the invariants the search relies
+ * on: no region wraps, sorted by (base, size) without duplicates, regions
+ * with a size disjoint. */
+static bool regions_valid(const struct fy_rma_region *tab, uint32_t n)
+{
+    uint64_t end = 0; /* of the last region with a size */
+    for (uint32_t i = 0; i < n; i++) {
+        const struct fy_rma_region *r = &tab[i];
+        if (r->size > UINT64_MAX - r->base)
+            return false;
+        if (i > 0 &&
+            (r->base < tab[i - 1].base ||
+             (r->base == tab[i - 1].base && r->size <= tab[i - 1].size)))
+            return false;
+        if (r->size) {
+            if (r->base < end)
+                return false;
+            end = r->base + r->size;
+        }
+    }
+    return true;
+}
+
+/* Index of the first region ordered after (base, size). */
+static uint32_t regions_upper(const struct fy_rma_region *tab, uint32_t n,
+                              uint64_t base, uint64_t size)
+{
+    uint32_t a = 0, b = n;
+    while (a < b) {
+        uint32_t m = a + (b - a) / 2;
+        if (tab[m].base < base || (tab[m].base == base && tab[m].size <= size))
+            a = m + 1;
+        else
+            b = m;
+    }
+    return a;
+}
+
+/* Publish w->regions in our slot (A1: the seqlock writer's closing half;
+ * the caller opened it). */
+static void regions_publish(struct fy_rma_win *w, struct fy_rma_slot *s,
+                            uint32_t q)
+{
+    s->nattach = w->nregions;
+    s->table = (uint64_t)(uintptr_t)w->regions;
+    if (w->nregions <= FY_RMA_ATTACH_INLINE && w->nregions)
+        memcpy(s->attach, w->regions, sizeof(s->attach[0]) * w->nregions);
+    atomic_store_explicit(&s->aseq, q + 2, memory_order_release);
+}
+
+/* A1: seqlock writer; readers retry while aseq is odd or changed. */
+static uint32_t regions_edit(struct fy_rma_slot *s)
+{
+    uint32_t q = atomic_load_explicit(&s->aseq, memory_order_relaxed);
+    atomic_store_explicit(&s->aseq, q + 1, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+    return q;
+}
 
 int fy_rma_attach(struct fy_rma_win *w, void *base, MPI_Aint size)
 {
     struct fy_rma_slot *s = &w->slot[w->rank];
-    if (s->nattach >= FY_RMA_ATTACH_MAX)
+    uint64_t b = (uint64_t)(uintptr_t)base, sz = (uint64_t)size;
+    if (sz > UINT64_MAX - b)
+        return -EOVERFLOW;
+    uint32_t n = w->nregions;
+    uint32_t at = regions_upper(w->regions, n, b, sz);
+    if (at > 0 && w->regions[at - 1].base == b && w->regions[at - 1].size == sz)
+        return -EEXIST;
+    if (sz) {
+        /* The region with a size starting last below our end must end at
+         * or before our base (regions with a size are disjoint). */
+        uint32_t j = regions_upper(w->regions, n, b + sz - 1, UINT64_MAX);
+        while (j > 0 && w->regions[j - 1].size == 0)
+            j--;
+        if (j > 0 && w->regions[j - 1].base + w->regions[j - 1].size > b)
+            return -EEXIST;
+    }
+    if (n >= FY_RMA_ATTACH_MAX)
         return -ENOSPC;
-    /* A1: seqlock writer; readers retry while aseq is odd or changed. */
-    uint32_t q = atomic_load_explicit(&s->aseq, memory_order_relaxed);
-    atomic_store_explicit(&s->aseq, q + 1, memory_order_relaxed);
-    atomic_thread_fence(memory_order_release);
-    s->attach[s->nattach] =
-        (struct fy_rma_region){(uint64_t)(uintptr_t)base, (uint64_t)size};
-    s->nattach++;
-    atomic_store_explicit(&s->aseq, q + 2, memory_order_release);
+    struct fy_rma_region *t = w->regions, *old = NULL;
+    uint32_t cap = w->regions_cap;
+    if (n == cap) {
+        /* A new table; readers may copy the old one until the edit below
+         * retires it. */
+        cap = n ? FY_MIN(2 * n, (uint32_t)FY_RMA_ATTACH_MAX) : 16;
+        t = malloc(sizeof(*t) * cap);
+        if (!t)
+            return -ENOMEM;
+        old = w->regions;
+    }
+    uint32_t q = regions_edit(s);
+    if (old) {
+        if (n) {
+            memcpy(t, old, sizeof(*t) * at);
+            memcpy(t + at + 1, old + at, sizeof(*t) * (n - at));
+        }
+    } else {
+        memmove(t + at + 1, t + at, sizeof(*t) * (n - at));
+    }
+    t[at] = (struct fy_rma_region){b, sz};
+    w->regions = t;
+    w->regions_cap = cap;
+    w->nregions = n + 1;
+    regions_publish(w, s, q);
+    free(old);
     return 0;
 }
 
 int fy_rma_detach(struct fy_rma_win *w, const void *base)
 {
     struct fy_rma_slot *s = &w->slot[w->rank];
-    for (uint32_t i = 0; i < s->nattach; i++) {
-        if (s->attach[i].base != (uint64_t)(uintptr_t)base)
-            continue;
-        uint32_t q = atomic_load_explicit(&s->aseq, memory_order_relaxed);
-        atomic_store_explicit(&s->aseq, q + 1, memory_order_relaxed);
-        atomic_thread_fence(memory_order_release);
-        s->attach[i] = s->attach[s->nattach - 1];
-        s->nattach--;
-        atomic_store_explicit(&s->aseq, q + 2, memory_order_release);
-        return 0;
-    }
-    return -ENOENT;
+    uint64_t b = (uint64_t)(uintptr_t)base;
+    uint32_t n = w->nregions;
+    /* The first region at b: after every region ordered before (b, 0). */
+    uint32_t at = b ? regions_upper(w->regions, n, b - 1, UINT64_MAX) : 0;
+    if (at >= n || w->regions[at].base != b)
+        return -ENOENT;
+    uint32_t q = regions_edit(s);
+    memmove(&w->regions[at], &w->regions[at + 1],
+            sizeof(w->regions[0]) * (n - at - 1));
+    w->nregions = n - 1;
+    regions_publish(w, s, q);
+    return 0;
 }
 
-/* Whether [lo, hi) lies inside one region target attached. */
-static bool attached(const struct fy_rma_win *w, int target, uint64_t lo,
-                     uint64_t hi)
+/* Copy target's large region table into our cache (q: the aseq read
+ * before). Returns 0, -EAGAIN (changed meanwhile: read again), -EPROTO
+ * (malformed), or the mechanism's error. */
+static int regions_fetch(const struct fy_rma_win *w, int target, uint32_t q,
+                         uint32_t n, uint64_t addr)
 {
+    struct fy_rma_peer *p = &w->peers[target];
+    if (n > FY_RMA_ATTACH_MAX)
+        return -EPROTO;
+    if (n > p->rtab_cap) {
+        struct fy_rma_region *t = realloc(p->rtab, sizeof(*t) * n);
+        if (!t)
+            return -ENOMEM;
+        p->rtab = t;
+        p->rtab_cap = n;
+    }
+    p->rtab_ok = false;
+    int rc = remote_copy(p, p->rtab, addr, sizeof(*p->rtab) * n, true);
+    /* A2 (as below): the copy happened before the second read. */
+    atomic_thread_fence(memory_order_acquire);
+    if (atomic_load_explicit(&w->slot[target].aseq, memory_order_relaxed) != q)
+        return -EAGAIN; /* edited, or freed, while we copied */
+    if (rc)
+        return rc;
+    if (!regions_valid(p->rtab, n))
+        return -EPROTO;
+    p->rtab_n = n;
+    p->rtab_seq = q;
+    p->rtab_ok = true;
+    return 0;
+}
+
+/* Whether [lo, hi) lies inside the regions target attached: 0 or -ERANGE,
+ * or regions_fetch's errors. */
+static int attached(const struct fy_rma_win *w, int target, uint64_t lo,
+                    uint64_t hi)
+{
+    if (target == w->rank) {
+        /* Our own table: attach (another thread) holds the engine lock. */
+        int locked = fy_mt_enter();
+        bool in = fy_rma_regions_cover(w->regions, w->nregions, lo, hi);
+        fy_mt_leave(&locked);
+        return in ? 0 : -ERANGE;
+    }
     struct fy_rma_slot *s = &w->slot[target];
+    const struct fy_rma_peer *p = &w->peers[target];
     for (;;) {
         /* A2: pairs with A1. */
         uint32_t q = atomic_load_explicit(&s->aseq, memory_order_acquire);
@@ -788,15 +965,28 @@ static bool attached(const struct fy_rma_win *w, int target, uint64_t lo,
             fy_cpu_relax();
             continue;
         }
+        uint32_t n = s->nattach;
+        uint64_t table = s->table;
         bool found = false;
-        uint32_t n = FY_MIN(s->nattach, (uint32_t)FY_RMA_ATTACH_MAX);
-        for (uint32_t i = 0; i < n && !found; i++) {
-            struct fy_rma_region r = s->attach[i];
-            found = lo >= r.base && hi <= r.base + r.size;
+        if (n <= FY_RMA_ATTACH_INLINE) {
+            found = fy_rma_regions_cover(s->attach, n, lo, hi);
+        } else if (p->rtab_ok && p->rtab_seq == q) {
+            return fy_rma_regions_cover(p->rtab, p->rtab_n, lo, hi) ? 0
+                                                                    : -ERANGE;
+        } else if (w->am) {
+            return 0; /* unreadable from here: the target checks (am.c) */
+        } else {
+            int rc = regions_fetch(w, target, q, n, table);
+            if (rc == -EAGAIN)
+                continue;
+            if (rc)
+                return rc;
+            return fy_rma_regions_cover(p->rtab, p->rtab_n, lo, hi) ? 0
+                                                                    : -ERANGE;
         }
         atomic_thread_fence(memory_order_acquire);
         if (atomic_load_explicit(&s->aseq, memory_order_relaxed) == q)
-            return found;
+            return found ? 0 : -ERANGE;
     }
 }
 
@@ -817,9 +1007,11 @@ int fy_rma_target_slow(const struct fy_rma_win *w, int target, MPI_Aint disp,
     }
     MPI_Aint lo, hi;
     fy_rma_span(count, dt, &lo, &hi);
-    if ((MPI_Aint)(disp + lo) < 0 ||
-        !attached(w, target, (uint64_t)(disp + lo), (uint64_t)(disp + hi)))
+    if ((MPI_Aint)(disp + lo) < 0)
         return -ERANGE;
+    int rc = attached(w, target, (uint64_t)(disp + lo), (uint64_t)(disp + hi));
+    if (rc)
+        return rc;
     *addr_out = (uint64_t)disp;
     return 0;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The target side of one-sided active messages (src/rma/am.c,
  * fy_rma_am_serve) on forged requests: a window of user memory with guard
- * bytes on both sides, and a dynamic window with two attached regions.
+ * bytes on both sides, and a dynamic window with three attached regions.
  * Valid puts, gets, accumulates (SUM on ints, MINLOC on MPI_DOUBLE_INT
  * pairs), get-accumulates and compare-and-swap do what they say; a piece
  * outside the window (across its end, wrapping around the address space,
@@ -261,13 +261,16 @@ int main(void)
             "flush naming a reply tag beyond the range");
     reply_tag = FY_RMA_AM_TAG_REPLY;
 
-    /* A dynamic window: two attached regions, nothing else. */
+    /* A dynamic window: three attached regions, the first two adjoining
+     * (one access may span them), a gap before the third. */
     struct fy_rma_slot *slot = calloc(1, sizeof(*slot));
-    slot->nattach = 2;
-    slot->attach[0] = (struct fy_rma_region){A(0), 64};
-    slot->attach[1] = (struct fy_rma_region){A(64), 64};
-    struct fy_rma_win d = {
-        .flavor = MPI_WIN_FLAVOR_DYNAMIC, .rank = 0, .size = 1, .slot = slot};
+    struct fy_rma_region regs[3] = {{A(0), 64}, {A(64), 32}, {A(100), 28}};
+    struct fy_rma_win d = {.flavor = MPI_WIN_FLAVOR_DYNAMIC,
+                           .rank = 0,
+                           .size = 1,
+                           .slot = slot,
+                           .regions = regs,
+                           .nregions = 3};
     reset();
     sg[0] = (struct fy_rma_am_seg){A(70), 8};
     TAP_EQ_INT(
@@ -275,8 +278,14 @@ int main(void)
         "dynamic: put inside a region");
     TAP_EQ_MEM(win + 70, data, 8, "dynamic: put data");
     sg[0] = (struct fy_rma_am_seg){A(60), 8};
+    TAP_EQ_INT(
+        serve(&d, build(FY_RMA_AM_PUT, 0, 0, 8, 1, sg, data, 8), &kind, &rb), 0,
+        "dynamic: piece over two adjoining regions");
+    TAP_EQ_MEM(win + 60, data, 8, "dynamic: data over two regions");
+    reset();
+    sg[0] = (struct fy_rma_am_seg){A(92), 8};
     refused(&d, build(FY_RMA_AM_PUT, 0, 0, 8, 1, sg, data, 8), -ERANGE,
-            "dynamic: piece over two regions");
+            "dynamic: piece across a gap");
     sg[0] = (struct fy_rma_am_seg){A(130), 8};
     refused(&d, build(FY_RMA_AM_PUT, 0, 0, 8, 1, sg, data, 8), -ERANGE,
             "dynamic: outside every region");

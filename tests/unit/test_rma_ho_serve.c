@@ -199,10 +199,13 @@ int main(void)
     /* A dynamic window: one attached region. */
     struct fy_rma_slot *slot = calloc(1, sizeof(*slot));
     TAP_OK(slot != NULL, "calloc");
-    slot->nattach = 1;
-    slot->attach[0] = (struct fy_rma_region){A(64), 64};
-    struct fy_rma_win d = {
-        .flavor = MPI_WIN_FLAVOR_DYNAMIC, .rank = 0, .size = 1, .slot = slot};
+    struct fy_rma_region reg = {A(64), 64};
+    struct fy_rma_win d = {.flavor = MPI_WIN_FLAVOR_DYNAMIC,
+                           .rank = 0,
+                           .size = 1,
+                           .slot = slot,
+                           .regions = &reg,
+                           .nregions = 1};
     reset();
     fill(FY_RMA_AM_PUT, 0, 0, A(120), 8, data, 8);
     TAP_EQ_INT(fy_rma_ho_serve(&d, 1, &box), 0, "dynamic: put at the end");
