@@ -278,11 +278,38 @@ static int flatten(const struct fy_dtype *ft, struct fy_io_block **out,
     return 0;
 }
 
+int fy_io_view_type_check(const struct fy_dtype *t, bool no_overlap)
+{
+    MPI_Offset prev = 0, end = 0;
+    for (MPI_Count r = 0; r < t->rep; r++) {
+        for (uint32_t i = 0; i < t->nsegs; i++) {
+            const struct fy_dtype_seg *s = &t->segs[i];
+            MPI_Offset len =
+                (MPI_Offset)s->count * (MPI_Offset)fy_basic_size(s->basic);
+            if (len == 0)
+                continue;
+            MPI_Offset off = s->disp + (MPI_Offset)r * t->rep_stride;
+            if (off < 0)
+                return -EINVAL;
+            if (off < prev)
+                return -EDOM;
+            if (no_overlap && off < end)
+                return -EEXIST;
+            prev = off;
+            if (off + len > end)
+                end = off + len;
+        }
+    }
+    return 0;
+}
+
 int fy_io_set_view(struct fy_file *f, MPI_Offset disp, struct fy_dtype *et,
                    struct fy_dtype *ft, const char *datarep)
 {
     struct fy_io_view v = {0};
-    if (et->size == 0 || ft->size == 0 || ft->size % et->size != 0)
+    /* A filetype without data is allowed: a process that takes no part
+     * in a collective access still sets the view with everyone else. */
+    if (et->size == 0 || ft->size % et->size != 0)
         return -EINVAL;
     int rc = flatten(ft, &v.blocks, &v.nblocks);
     if (rc)
@@ -322,6 +349,8 @@ static int find_block(const struct fy_io_view *v, MPI_Offset w)
 MPI_Offset fy_io_byte_offset(const struct fy_file *f, MPI_Offset vo)
 {
     const struct fy_io_view *v = &f->view;
+    if (v->ft_size == 0)
+        return v->disp; /* an empty view: every position is its start */
     MPI_Offset inst = vo / v->ft_size, w = vo % v->ft_size;
     const struct fy_io_block *b = &v->blocks[find_block(v, w)];
     return v->disp + inst * v->ft_extent + b->off + (w - b->pre);
@@ -335,6 +364,16 @@ int fy_io_pieces(const struct fy_file *f, MPI_Offset voff, MPI_Offset n,
     struct fy_io_piece *p = malloc(sizeof(*p) * (size_t)cap);
     if (!p)
         return -ENOMEM;
+    if (n > 0 && v->ft_size == 0) {
+        /* Data to place but a view that selects no byte of the file. */
+        free(p);
+        return -EIO;
+    }
+    if (n == 0) {
+        *out = p;
+        *n_out = 0;
+        return 0;
+    }
     if (v->nblocks == 1 && v->blocks[0].len == v->ft_extent) {
         /* A contiguous filetype: the stream is the file from disp on. */
         p[0] = (struct fy_io_piece){fy_io_byte_offset(f, voff), n};

@@ -123,7 +123,7 @@ struct fy_io_piece {
 /* The file ranges of stream bytes [voff, voff + n), in stream order (file
  * order too: MPI requires a filetype's displacements to be monotonically
  * nondecreasing), adjacent ranges merged. *out is malloc'd (caller frees).
- * n must be > 0. */
+ * -EIO when n > 0 but the view's filetype holds no data. */
 int fy_io_pieces(const struct fy_file *f, MPI_Offset voff, MPI_Offset n,
                  struct fy_io_piece **out, int *n_out);
 /* fcntl byte-range lock (F_RDLCK, F_WRLCK, F_UNLCK), waiting. */
@@ -133,5 +133,9 @@ int fy_io_pwrite_full(int fd, const void *buf, MPI_Offset len, MPI_Offset off);
 int fy_io_pread_full(int fd, void *buf, MPI_Offset len, MPI_Offset off,
                      MPI_Offset *got_out);
 void fy_io_view_clear(struct fy_io_view *v);
+/* Whether t may be an etype or filetype (MPI 4.0 14.3): 0, or -EINVAL for
+ * a negative displacement in its type map, -EDOM for a decreasing one,
+ * -EEXIST for overlapping data when no_overlap (a file open for writing). */
+int fy_io_view_type_check(const struct fy_dtype *t, bool no_overlap);
 
 #endif /* FY_IO_H */

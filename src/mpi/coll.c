@@ -35,6 +35,36 @@
     FY_CHECK((sbuf) != (rbuf) || (n) == 0, c, MPI_ERR_BUFFER, fn,              \
              "sendbuf and recvbuf are the same buffer (use MPI_IN_PLACE)")
 
+/* Whether a process's send data lies inside the block of the receive
+ * buffer it would be written to: the own-block form of MPI_IN_PLACE
+ * written without MPI_IN_PLACE, which the standard forbids (arguments may
+ * not be aliased, MPI 4.0 2.5.1). 'rslot' is the start of this rank's
+ * block of recvbuf. With contiguous types any overlap of the two byte
+ * spans is aliasing; otherwise only a send buffer at the block's address
+ * is flagged, as types with holes may legitimately interleave. */
+static bool sends_into_own_block(const void *sbuf, MPI_Count scount,
+                                 const struct fy_dtype *sdt, const char *rbuf,
+                                 MPI_Count rcount, const struct fy_dtype *rdt,
+                                 const char *rslot)
+{
+    if (sbuf == MPI_IN_PLACE || scount == 0 || rcount == 0)
+        return false;
+    if (sbuf == (const void *)rslot)
+        return true;
+    if (!sdt->contig || !rdt->contig || sdt->extent <= 0 || rdt->extent <= 0)
+        return false;
+    const char *s_lo = sbuf;
+    const char *s_hi = s_lo + scount * sdt->extent;
+    const char *r_hi = rbuf + rcount * rdt->extent;
+    return s_lo < r_hi && rbuf < s_hi;
+}
+
+#define CHECK_NOT_OWN_BLOCK(sbuf, scount, sdt, rbuf, rcount, rdt, rslot, c,    \
+                            fn)                                                \
+    FY_CHECK(                                                                  \
+        !sends_into_own_block(sbuf, scount, sdt, rbuf, rcount, rdt, rslot), c, \
+        MPI_ERR_BUFFER, fn, "sendbuf overlaps recvbuf (use MPI_IN_PLACE)")
+
 #define CHECK_PTR(p, c, fn)                                                    \
     FY_CHECK((p) != NULL, c, MPI_ERR_ARG, fn, "%s is NULL", #p)
 
@@ -168,6 +198,15 @@ static int check_counts(struct fy_coll_vec counts, struct fy_comm *c,
 /* A displacement array is there (its values may be anything). */
 #define CHECK_VEC(v, c, fn)                                                    \
     FY_CHECK((v).p != NULL, c, MPI_ERR_ARG, fn, "%s is NULL", #v)
+
+/* Sum of a (checked) count array: zero means no data moves. */
+static MPI_Count vec_total(struct fy_coll_vec counts, const struct fy_comm *c)
+{
+    MPI_Count total = 0;
+    for (int i = 0; i < c->p2p_group->size; i++)
+        total += fy_vec_at(counts, i);
+    return total;
+}
 
 #define CHECK_COUNTS(counts, c, fn, what)                                      \
     do {                                                                       \
@@ -407,6 +446,11 @@ static int reduce_local(const char *fn, const void *inbuf, void *inoutbuf,
     GET_OP(o, op, dt, NULL, fn);
     CHECK_BUF(inbuf, count, dt, NULL, fn, "inbuf");
     CHECK_BUF(inoutbuf, count, dt, NULL, fn, "inoutbuf");
+    /* MPI_Reduce_local has no in-place form (MPI 4.0 6.9.7), and its
+     * inoutbuf is an output that may not alias inbuf. */
+    CHECK_NOT_IN_PLACE(inbuf, NULL, fn, "inbuf");
+    CHECK_NOT_IN_PLACE(inoutbuf, NULL, fn, "inoutbuf");
+    CHECK_NO_ALIAS(inbuf, inoutbuf, count, NULL, fn);
     if (count == 0)
         return MPI_SUCCESS;
     int rc = fy_op_apply(o, inbuf, inoutbuf, count, dt);
@@ -740,6 +784,9 @@ static int coll_gather(const void *sendbuf, MPI_Count sendcount,
         CHECK_BUF(recvbuf, recvcount, r, c, fn, "recvbuf");
         CHECK_NOT_IN_PLACE(recvbuf, c, fn, "recvbuf");
         CHECK_NO_ALIAS(sendbuf, recvbuf, recvcount, c, fn);
+        CHECK_NOT_OWN_BLOCK(
+            sendbuf, sendcount, sdt, recvbuf, recvcount * c->size, r,
+            (char *)recvbuf + root * recvcount * r->extent, c, fn);
         rdt = r;
     }
     RUN_NB(c, fn, request,
@@ -825,6 +872,10 @@ static int coll_gatherv(const void *sendbuf, MPI_Count sendcount,
         CHECK_VEC(displs, c, fn);
         GET_DT(r, recvtype, c, fn, "recvtype");
         CHECK_NOT_IN_PLACE(recvbuf, c, fn, "recvbuf");
+        CHECK_NO_ALIAS(sendbuf, recvbuf, vec_total(recvcounts, c), c, fn);
+        char *slot = (char *)recvbuf + fy_vec_at(displs, root) * r->extent;
+        CHECK_NOT_OWN_BLOCK(sendbuf, sendcount, sdt, slot,
+                            fy_vec_at(recvcounts, root), r, slot, c, fn);
         rdt = r;
     }
     RUN_NB(c, fn, request,
@@ -916,6 +967,10 @@ static int coll_scatter(const void *sendbuf, MPI_Count sendcount,
         CHECK_COUNT(recvcount, c, fn, "recvcount");
         GET_DT(r, recvtype, c, fn, "recvtype");
         CHECK_BUF(recvbuf, recvcount, r, c, fn, "recvbuf");
+        if (is_root)
+            CHECK_NOT_OWN_BLOCK(
+                recvbuf, recvcount, r, sendbuf, sendcount * c->size, sdt,
+                (char *)sendbuf + root * sendcount * sdt->extent, c, fn);
         rdt = r;
     }
     RUN_NB(c, fn, request,
@@ -1000,6 +1055,13 @@ static int coll_scatterv(const void *sendbuf, struct fy_coll_vec sendcounts,
         CHECK_COUNT(recvcount, c, fn, "recvcount");
         GET_DT(r, recvtype, c, fn, "recvtype");
         CHECK_BUF(recvbuf, recvcount, r, c, fn, "recvbuf");
+        if (is_root) {
+            CHECK_NO_ALIAS(sendbuf, recvbuf, vec_total(sendcounts, c), c, fn);
+            char *slot =
+                (char *)sendbuf + fy_vec_at(displs, root) * sdt->extent;
+            CHECK_NOT_OWN_BLOCK(recvbuf, recvcount, r, slot,
+                                fy_vec_at(sendcounts, root), sdt, slot, c, fn);
+        }
         rdt = r;
     }
     RUN_NB(c, fn, request,
@@ -1087,6 +1149,9 @@ static int coll_allgather(const void *sendbuf, MPI_Count sendcount,
     CHECK_BUF(recvbuf, recvcount, rdt, c, fn, "recvbuf");
     CHECK_NOT_IN_PLACE(recvbuf, c, fn, "recvbuf");
     CHECK_NO_ALIAS(sendbuf, recvbuf, recvcount, c, fn);
+    CHECK_NOT_OWN_BLOCK(
+        sendbuf, sendcount, sdt, recvbuf, recvcount * c->size, rdt,
+        (char *)recvbuf + c->rank * recvcount * rdt->extent, c, fn);
     RUN_NB(c, fn, request,
            fy_coll_allgather(sendbuf, sendcount, sdt, recvbuf, recvcount, rdt,
                              c, NB(request)));
@@ -1164,6 +1229,11 @@ static int coll_allgatherv(const void *sendbuf, MPI_Count sendcount,
     CHECK_VEC(displs, c, fn);
     GET_DT(rdt, recvtype, c, fn, "recvtype");
     CHECK_NOT_IN_PLACE(recvbuf, c, fn, "recvbuf");
+    MPI_Count mine = fy_vec_at(recvcounts, c->rank);
+    CHECK_NOT_OWN_BLOCK(
+        sendbuf, sendcount, sdt,
+        (char *)recvbuf + fy_vec_at(displs, c->rank) * rdt->extent, mine, rdt,
+        (char *)recvbuf + fy_vec_at(displs, c->rank) * rdt->extent, c, fn);
     RUN_NB(c, fn, request,
            fy_coll_allgatherv(sendbuf, sendcount, sdt, recvbuf, recvcounts,
                               displs, rdt, c, NB(request)));
@@ -1327,6 +1397,7 @@ static int coll_alltoallv(const void *sendbuf, struct fy_coll_vec sendcounts,
     CHECK_VEC(rdispls, c, fn);
     GET_DT(rdt, recvtype, c, fn, "recvtype");
     CHECK_NOT_IN_PLACE(recvbuf, c, fn, "recvbuf");
+    CHECK_NO_ALIAS(sendbuf, recvbuf, vec_total(recvcounts, c), c, fn);
     RUN_NB(c, fn, request,
            fy_coll_alltoallv(sendbuf, sendcounts, sdispls, sdt, recvbuf,
                              recvcounts, rdispls, rdt, c, NB(request)));
@@ -1434,6 +1505,7 @@ static int coll_alltoallw(const void *sendbuf, struct fy_coll_vec sendcounts,
     CHECK_COUNTS(recvcounts, c, fn, "recvcounts");
     CHECK_VEC(rdispls, c, fn);
     CHECK_NOT_IN_PLACE(recvbuf, c, fn, "recvbuf");
+    CHECK_NO_ALIAS(sendbuf, recvbuf, vec_total(recvcounts, c), c, fn);
     if (sendbuf != MPI_IN_PLACE) {
         CHECK_COUNTS(sendcounts, c, fn, "sendcounts");
         CHECK_VEC(sdispls, c, fn);

@@ -497,7 +497,20 @@ FY_API int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype,
     FCHECK(ft && ft->committed, f, MPI_ERR_TYPE, fn, "invalid filetype");
     FCHECK(et->size > 0 && ft->size % et->size == 0, f, MPI_ERR_TYPE, fn,
            "filetype is not made of whole etypes");
-    FCHECK(ft->size > 0, f, MPI_ERR_TYPE, fn, "filetype holds no data");
+    /* The standard leaves the class open; MPI_ERR_IO is what MPICH and
+     * ROMIO give, so portable programs can test for one class. */
+    bool writable = (f->amode & (MPI_MODE_WRONLY | MPI_MODE_RDWR)) != 0;
+    for (int k = 0; k < 2; k++) {
+        const char *what = k ? "filetype" : "etype";
+        int vrc = fy_io_view_type_check(k ? ft : et, writable);
+        FCHECK(vrc != -EINVAL, f, MPI_ERR_IO, fn,
+               "%s has a negative displacement", what);
+        FCHECK(vrc != -EDOM, f, MPI_ERR_IO, fn,
+               "%s has decreasing displacements", what);
+        FCHECK(vrc != -EEXIST, f, MPI_ERR_IO, fn,
+               "%s has overlapping data and the file is open for writing",
+               what);
+    }
     if (!datarep)
         datarep = "native";
     const struct datarep *ur = datarep_user(datarep);

@@ -6,6 +6,8 @@
  * the job still communicates normally. */
 #include "mpitest.h"
 
+#include <stdlib.h>
+
 static int ub_tag(void)
 {
     int *ub = NULL, flag = 0;
@@ -93,6 +95,80 @@ static void check_null_comm(void)
                 "Barrier(MPI_COMM_NULL)");
 }
 
+/* Send data inside the receive buffer without MPI_IN_PLACE is aliasing
+ * (MPI 4.0 2.5.1): every rank must refuse it the same way, or those that
+ * go ahead wait forever for the others (MPICH errors/coll/noalias2 hung).
+ * After each refused call a correct one must still work. */
+static void check_coll_alias(void)
+{
+    MPI_Comm comm = MPI_COMM_WORLD;
+    int n = mt_size, me = mt_rank;
+    int *b = calloc((size_t)(2 * n), sizeof(int));
+    int *counts = malloc(sizeof(int) * (size_t)n);
+    int *displs = malloc(sizeof(int) * (size_t)n);
+    MT_CHECK(b && counts && displs, "out of memory");
+    for (int i = 0; i < n; i++) {
+        counts[i] = 2;
+        displs[i] = 2 * i;
+    }
+    MT_ERRCLASS(MPI_Allgather(&b[me], 1, MPI_INT, b, 1, MPI_INT, comm),
+                MPI_ERR_BUFFER, "Allgather sendbuf inside recvbuf");
+    MT_ERRCLASS(MPI_Allgatherv(&b[2 * me], 2, MPI_INT, b, counts, displs,
+                               MPI_INT, comm),
+                MPI_ERR_BUFFER, "Allgatherv sendbuf at own block");
+    MT_ERRCLASS(MPI_Alltoallv(b, counts, displs, MPI_INT, b, counts, displs,
+                              MPI_INT, comm),
+                MPI_ERR_BUFFER, "Alltoallv sendbuf == recvbuf");
+    MPI_Datatype *types = malloc(sizeof(MPI_Datatype) * (size_t)n);
+    MT_CHECK(types != NULL, "out of memory");
+    for (int i = 0; i < n; i++) {
+        types[i] = MPI_INT;
+        displs[i] = 2 * i * (int)sizeof(int);
+    }
+    MT_ERRCLASS(
+        MPI_Alltoallw(b, counts, displs, types, b, counts, displs, types, comm),
+        MPI_ERR_BUFFER, "Alltoallw sendbuf == recvbuf");
+    for (int i = 0; i < n; i++)
+        displs[i] = 2 * i;
+    /* Rooted: only the root has both buffers, so only the root calls. The
+     * others must not be drawn into a collective by it. */
+    if (me == 0) {
+        MT_ERRCLASS(MPI_Gatherv(b, 2, MPI_INT, b, counts, displs, MPI_INT, 0,
+                                MPI_COMM_SELF),
+                    MPI_ERR_BUFFER, "Gatherv sendbuf == recvbuf");
+        MT_ERRCLASS(MPI_Scatterv(b, counts, displs, MPI_INT, b, 2, MPI_INT, 0,
+                                 MPI_COMM_SELF),
+                    MPI_ERR_BUFFER, "Scatterv sendbuf == recvbuf");
+        MT_ERRCLASS(
+            MPI_Gather(&b[1], 2, MPI_INT, b, 2, MPI_INT, 0, MPI_COMM_SELF),
+            MPI_ERR_BUFFER, "Gather sendbuf overlapping recvbuf");
+    }
+    /* MPI_Reduce_local has no in-place form and may not alias. */
+    MT_ERRCLASS(MPI_Reduce_local(MPI_IN_PLACE, b, 2, MPI_INT, MPI_SUM),
+                MPI_ERR_BUFFER, "Reduce_local inbuf MPI_IN_PLACE");
+    MT_ERRCLASS(MPI_Reduce_local(b, MPI_IN_PLACE, 2, MPI_INT, MPI_SUM),
+                MPI_ERR_BUFFER, "Reduce_local inoutbuf MPI_IN_PLACE");
+    MT_ERRCLASS(MPI_Reduce_local(b, b, 2, MPI_INT, MPI_SUM), MPI_ERR_BUFFER,
+                "Reduce_local inbuf == inoutbuf");
+    /* Legal neighbours of the refused calls still run: disjoint buffers
+     * and zero-count calls with equal pointers. */
+    int *r = calloc((size_t)(2 * n), sizeof(int));
+    MT_CHECK(r != NULL, "out of memory");
+    b[0] = me + 1;
+    MT_MPI(MPI_Allgather(b, 1, MPI_INT, r, 1, MPI_INT, comm));
+    for (int i = 0; i < n; i++)
+        MT_EQ(r[i], i + 1, "Allgather after refused calls");
+    for (int i = 0; i < n; i++)
+        counts[i] = 0;
+    MT_MPI(MPI_Alltoallv(b, counts, displs, MPI_INT, b, counts, displs, MPI_INT,
+                         comm));
+    free(r);
+    free(types);
+    free(displs);
+    free(counts);
+    free(b);
+}
+
 static void check_coll_args(void)
 {
     int v = 1, r = 0;
@@ -104,6 +180,7 @@ static void check_coll_args(void)
                 MPI_ERR_OP, "Allreduce with MPI_OP_NULL");
     MT_ERRCLASS(MPI_Bcast(&v, -2, MPI_INT, 0, MPI_COMM_WORLD), MPI_ERR_COUNT,
                 "Bcast count -2");
+    check_coll_alias();
 }
 
 static void check_strings(void)

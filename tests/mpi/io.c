@@ -517,6 +517,82 @@ static void test_size_atomic_ext32(void)
         MT_MPI(MPI_File_delete(p, MPI_INFO_NULL));
 }
 
+/* Views whose types break MPI 4.0 14.3 are refused with MPI_ERR_IO (MPICH
+ * io/tst_fileview), and a rank whose filetype holds no data still takes
+ * part in collective I/O (io/setview_zero hung: that rank alone refused
+ * the view and left the others in its barrier). */
+static void test_view_types(void)
+{
+    char p[512];
+    path(p, sizeof(p), "viewtypes");
+    MPI_File fh;
+    MT_MPI(MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_RDWR | MPI_MODE_CREATE,
+                         MPI_INFO_NULL, &fh));
+    MT_MPI(MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN));
+    static const struct {
+        int disp[2], blen[2];
+        const char *what;
+    } bad[] = {
+        {{-2, 2}, {1, 1}, "negative displacement"},
+        {{3, 0}, {1, 1}, "decreasing displacements"},
+        {{0, 1}, {3, 1}, "overlap in a writable file"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        MPI_Datatype t;
+        MT_MPI(MPI_Type_indexed(2, (int *)bad[i].blen, (int *)bad[i].disp,
+                                MPI_INT, &t));
+        MT_MPI(MPI_Type_commit(&t));
+        MT_ERRCLASS(
+            MPI_File_set_view(fh, 0, MPI_INT, t, "native", MPI_INFO_NULL),
+            MPI_ERR_IO, bad[i].what);
+        MT_ERRCLASS(MPI_File_set_view(fh, 0, t, t, "native", MPI_INFO_NULL),
+                    MPI_ERR_IO, bad[i].what);
+        MT_MPI(MPI_Type_free(&t));
+    }
+    /* Rank 0 owns ints 0 and 2 of every 4, rank 1 ints 1 and 3, any other
+     * rank nothing (an empty indexed type resized to the tile). */
+    int me = mt_rank < 2 ? mt_rank : -1;
+    int disp[2] = {me, me + 2}, n = me >= 0 ? 2 : 0;
+    MPI_Datatype idx, ft;
+    MT_MPI(MPI_Type_create_indexed_block(n, 1, disp, MPI_INT, &idx));
+    MT_MPI(MPI_Type_create_resized(idx, 0, 4 * sizeof(int), &ft));
+    MT_MPI(MPI_Type_commit(&ft));
+    MT_MPI(MPI_File_set_view(fh, 0, MPI_INT, ft, "native", MPI_INFO_NULL));
+    int out[4], in[4] = {0};
+    for (int i = 0; i < 4; i++)
+        out[i] = 100 * mt_rank + i;
+    int cnt = me >= 0 ? 4 : 0;
+    MT_MPI(MPI_File_write_all(fh, out, cnt, MPI_INT, MPI_STATUS_IGNORE));
+    MPI_Offset pos = -1;
+    MT_MPI(MPI_File_get_position(fh, &pos));
+    MT_EQ((long long)pos, (long long)cnt, "position after write_all");
+    if (me < 0)
+        MT_ERRCLASS(MPI_File_write(fh, out, 1, MPI_INT, MPI_STATUS_IGNORE),
+                    MPI_ERR_IO, "write through a view without data");
+    MT_MPI(MPI_File_sync(fh));
+    MPI_Barrier(MPI_COMM_WORLD);
+    MT_MPI(MPI_File_sync(fh));
+    MT_MPI(MPI_File_read_at_all(fh, 0, in, cnt, MPI_INT, MPI_STATUS_IGNORE));
+    for (int i = 0; i < cnt; i++)
+        MT_EQ(in[i], out[i], "read back through the view");
+    MT_MPI(MPI_File_close(&fh));
+    MT_MPI(MPI_Type_free(&ft));
+    MT_MPI(MPI_Type_free(&idx));
+    if (mt_rank == 0) {
+        /* The file itself: ranks 0 and 1 interleaved, tile after tile. */
+        int whole[8] = {0};
+        MT_MPI(MPI_File_open(MPI_COMM_SELF, p, MPI_MODE_RDONLY, MPI_INFO_NULL,
+                             &fh));
+        MT_MPI(MPI_File_read_at(fh, 0, whole, mt_size > 1 ? 8 : 0, MPI_INT,
+                                MPI_STATUS_IGNORE));
+        MT_MPI(MPI_File_close(&fh));
+        for (int i = 0; mt_size > 1 && i < 8; i++)
+            MT_EQ(whole[i], 100 * (i % 2) + i / 2, "file contents");
+        MT_MPI(MPI_File_delete(p, MPI_INFO_NULL));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -531,6 +607,7 @@ int main(int argc, char **argv)
     test_families();
     test_views();
     test_size_atomic_ext32();
+    test_view_types();
     MPI_Barrier(MPI_COMM_WORLD);
     if (mt_rank == 0)
         MT_CHECK(rmdir(dir) == 0, "temporary directory left non-empty");
