@@ -813,6 +813,7 @@ FERRY_DECL(int, Test_cancelled, (const MPI_Status *status, int *flag));
 FERRY_DECL(int, Status_set_cancelled, (MPI_Status *status, int flag));
 FERRY_DECL(int, Status_set_elements, (MPI_Status *status, MPI_Datatype datatype, int count));
 FERRY_DECL(int, Status_set_elements_x, (MPI_Status *status, MPI_Datatype datatype, MPI_Count count));
+FERRY_DECL(int, Status_set_elements_c, (MPI_Status *status, MPI_Datatype datatype, MPI_Count count));
 
 /* Datatype constructors. */
 FERRY_DECL(int, Type_contiguous, (int count, MPI_Datatype oldtype, MPI_Datatype *newtype));

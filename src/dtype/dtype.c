@@ -120,7 +120,8 @@ static const struct builtin_desc builtin_descs[] = {
     {MPI_UINT32_T, "MPI_UINT32_T", FY_B_UINT32, 0, 0, 0, 0, 0, 0},
     {MPI_UINT64_T, "MPI_UINT64_T", FY_B_UINT64, 0, 0, 0, 0, 0, 0},
     {MPI_C_BOOL, "MPI_C_BOOL", FY_B_C_BOOL, 0, 0, 0, 0, 0, 0},
-    {MPI_C_FLOAT_COMPLEX, "MPI_C_FLOAT_COMPLEX", FY_B_C_FLOAT_COMPLEX, 0, 0, 0, 0, 0, 0},
+    /* One handle with MPI_C_COMPLEX in the MPICH ABI: MPICH's name. */
+    {MPI_C_FLOAT_COMPLEX, "MPI_C_COMPLEX", FY_B_C_FLOAT_COMPLEX, 0, 0, 0, 0, 0, 0},
     {MPI_C_DOUBLE_COMPLEX, "MPI_C_DOUBLE_COMPLEX", FY_B_C_DOUBLE_COMPLEX, 0, 0, 0, 0, 0, 0},
     {MPI_C_LONG_DOUBLE_COMPLEX, "MPI_C_LONG_DOUBLE_COMPLEX", FY_B_C_LONG_DOUBLE_COMPLEX, 0, 0, 0, 0, 0, 0},
     {MPI_AINT, "MPI_AINT", FY_B_AINT, 0, 0, 0, 0, 0, 0},

@@ -1168,6 +1168,14 @@ FY_API int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype,
 }
 FY_ALIAS(MPI_Status_set_elements_x)
 
+FY_API int PMPI_Status_set_elements_c(MPI_Status *status, MPI_Datatype datatype,
+                                      MPI_Count count)
+{
+    FY_MT_NONE();
+    return set_elements(status, datatype, count, __func__);
+}
+FY_ALIAS(MPI_Status_set_elements_c)
+
 FY_API int PMPI_Status_set_cancelled(MPI_Status *status, int flag)
 {
     FY_MT_NONE();

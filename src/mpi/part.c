@@ -11,11 +11,22 @@
  * message; send and receive sides may partition differently as long as
  * the totals agree (as the standard allows).
  *
- * The messages travel on the communicator's collective context with tags
- * made negative (user tag | 2^31): no user receive (not even MPI_ANY_TAG
- * on the user context) and no collective (tags >= 0) can match them, and
- * partitioned operations pair in the order they are started, per
- * (communicator, peer, tag), as non-overtaking gives. */
+ * Matching (MPI 4.0 4.2.2) pairs the k-th MPI_Psend_init with the k-th
+ * matching MPI_Precv_init, in initialization order, whatever order the
+ * requests are later started or readied in. So each receive takes an id
+ * (rid) at MPI_Precv_init and announces {tag, rid} to its source; the
+ * source's partitioned sends claim announcements in their own
+ * initialization order (claims and offers below), and every activation's
+ * data then travels under a tag naming the rid, straight into the
+ * receive's buffer. A send fully ready before its announcement has
+ * arrived stays held until fy_part_poll() finds it.
+ *
+ * All of it travels on the communicator's collective context with
+ * negative tags: collectives use tags >= 0 and no user receive sees that
+ * context. PART_ANN_TAG carries announcements, part_data_tag() the data;
+ * -1 (MPI_ANY_TAG) is never used. */
+#include <assert.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,9 +34,143 @@
 #include "mpi/mpi_impl.h"
 #include "mpi/request.h"
 
-static int part_tag(int tag)
+#define PART_ANN_TAG INT_MIN
+#define PART_RID_MAX (INT_MAX - 2) /* part_data_tag() stays <= -2 */
+
+static int part_data_tag(int32_t rid)
 {
-    return (int)(0x80000000u | (uint32_t)tag);
+    return INT_MIN + 1 + rid;
+}
+
+/* A partitioned send not yet matched, in MPI_Psend_init order. p is NULL
+ * once the request is freed: the claim still consumes its announcement,
+ * so later sends keep their pairing. */
+struct fy_part_claim {
+    struct fy_part_claim *next;
+    struct fy_comm *comm; /* referenced while p is NULL */
+    int peer, tag;
+    struct fy_preq *p;
+};
+
+/* An announcement received but not yet claimed, in arrival order (the
+ * order the peer initialized its receives, by non-overtaking). */
+struct part_offer {
+    struct part_offer *next;
+    struct fy_comm *comm; /* referenced */
+    int peer, tag;
+    int32_t rid;
+};
+
+static struct fy_part_claim *claims_head, **claims_tail = &claims_head;
+static struct part_offer *offers_head, **offers_tail = &offers_head;
+static int32_t next_rid;
+
+/* Take every announcement that (comm, peer) has sent us off the queue. */
+static void part_offers_drain(struct fy_comm *c, int peer)
+{
+    struct fy_dtype *dint = fy_dtype_get(MPI_INT);
+    for (;;) {
+        bool flag = false;
+        int src, rtag;
+        MPI_Count bytes;
+        if (fy_p2p_iprobe(peer, PART_ANN_TAG, c, c->ctx + 1, &flag, &src, &rtag,
+                          &bytes) ||
+            !flag)
+            return;
+        struct part_offer *o = malloc(sizeof(*o));
+        if (!o)
+            return; /* left queued: a later poll takes it */
+        int32_t ann[2];
+        if (fy_p2p_recv(ann, 2, dint, peer, PART_ANN_TAG, c, c->ctx + 1, &src,
+                        &rtag, &bytes) ||
+            bytes != (MPI_Count)sizeof(ann)) {
+            free(o);
+            return;
+        }
+        *o = (struct part_offer){
+            .comm = c, .peer = peer, .tag = ann[0], .rid = ann[1]};
+        if (!c->builtin)
+            fy_comm_retain(c);
+        *offers_tail = o;
+        offers_tail = &o->next;
+    }
+}
+
+/* Pair the claims on (comm, peer) with the offers, oldest first. */
+static void part_match(struct fy_comm *c, int peer)
+{
+    part_offers_drain(c, peer);
+    struct fy_part_claim **cp = &claims_head, *cl;
+    while ((cl = *cp)) {
+        struct part_offer **op = &offers_head, *o = NULL;
+        if (cl->comm == c && cl->peer == peer)
+            for (; (o = *op); op = &o->next)
+                if (o->comm == c && o->peer == peer && o->tag == cl->tag)
+                    break;
+        if (!o) {
+            cp = &cl->next;
+            continue;
+        }
+        if (!(*op = o->next))
+            offers_tail = op;
+        if (!(*cp = cl->next))
+            claims_tail = cp;
+        if (cl->p) {
+            cl->p->part_rid = o->rid;
+            cl->p->part_cl = NULL;
+        } else if (!c->builtin) {
+            fy_comm_release(c); /* the ghost's reference */
+        }
+        if (!c->builtin)
+            fy_comm_release(c); /* the offer's */
+        free(o);
+        free(cl);
+    }
+}
+
+/* Receive side of MPI_Precv_init: take an id and tell the source. */
+static int part_announce(struct fy_preq *p)
+{
+    static_assert(sizeof(int32_t) == sizeof(int), "MPI_INT carries int32");
+    p->part_rid = next_rid;
+    next_rid = next_rid == PART_RID_MAX ? 0 : next_rid + 1;
+    /* The payload must outlive the send: it lives in the request, and
+     * fy_part_release() waits for the send before the request goes. */
+    p->part_annv[0] = p->tag;
+    p->part_annv[1] = p->part_rid;
+    return fy_p2p_isend(p->part_annv, 2, fy_dtype_get(MPI_INT), p->peer,
+                        PART_ANN_TAG, p->comm, p->comm->ctx + 1,
+                        FY_SEND_STANDARD, &p->part_ann);
+}
+
+/* Send side of MPI_Psend_init: queue up for an announcement. */
+static int part_claim(struct fy_preq *p)
+{
+    struct fy_part_claim *cl = malloc(sizeof(*cl));
+    if (!cl)
+        return -ENOMEM;
+    *cl = (struct fy_part_claim){
+        .comm = p->comm, .peer = p->peer, .tag = p->tag, .p = p};
+    p->part_cl = cl;
+    *claims_tail = cl;
+    claims_tail = &cl->next;
+    part_match(p->comm, p->peer);
+    return 0;
+}
+
+void fy_part_release(struct fy_preq *p)
+{
+    if (p->part_ann) {
+        (void)fy_req_wait(p->part_ann); /* a small eager message */
+        fy_req_free(p->part_ann);
+        p->part_ann = NULL;
+    }
+    if (p->part_cl) {
+        p->part_cl->p = NULL;
+        if (!p->comm->builtin)
+            fy_comm_retain(p->comm);
+        p->part_cl = NULL;
+    }
 }
 
 static int part_init(const char *fn, bool is_recv, const void *buf,
@@ -72,6 +217,19 @@ static int part_init(const char *fn, bool is_recv, const void *buf,
     struct fy_preq *p = fy_mreq_obj(fy_mreq_lookup(*request));
     p->partitions = partitions;
     p->ready = ready;
+    p->part_rid = -1;
+    if (peer == MPI_PROC_NULL)
+        return MPI_SUCCESS;
+    int err = is_recv ? part_announce(p) : part_claim(p);
+    if (err) {
+        MPI_Request h = *request;
+        fy_mreq_free(&h, fy_mreq_lookup(h));
+        *request = MPI_REQUEST_NULL;
+        return fy_mpi_err(c, fy_errno_to_class(err), fn,
+                          "partitioned %s with rank %d (tag %d): %s",
+                          is_recv ? "receive" : "send", peer, tag,
+                          strerror(-err));
+    }
     return MPI_SUCCESS;
 }
 
@@ -95,26 +253,92 @@ FY_API int PMPI_Precv_init(void *buf, int partitions, MPI_Count count,
 }
 FY_ALIAS(MPI_Precv_init)
 
-/* Send the whole message now (every partition is ready). */
-static int part_send(const char *fn, struct fy_preq *p)
+static int part_progress(void);
+
+/* Every partition is ready: send the whole message, once the receive it
+ * goes to is known (else it stays held for fy_part_poll). Returns 0 or a
+ * negative errno. */
+static int part_send(struct fy_preq *p)
 {
+    if (p->peer != MPI_PROC_NULL && p->part_rid < 0) {
+        part_match(p->comm, p->peer);
+        /* part_match progresses, and part_progress() may have sent the
+         * message meanwhile. */
+        if (!p->held)
+            return 0;
+        if (p->part_rid < 0) {
+            /* MPI's progress rule: the message must leave while the
+             * program waits on anything, so the engine looks too. */
+            fy_p2p_part_hook = part_progress;
+            return 0;
+        }
+    }
     p->held = false;
     if (p->peer == MPI_PROC_NULL)
-        return MPI_SUCCESS;
-    int err = fy_p2p_isend(p->buf, p->count, p->dt, p->peer, part_tag(p->tag),
-                           p->comm, p->comm->ctx + 1, FY_SEND_STANDARD, &p->r);
-    if (err) {
+        return 0;
+    int err = fy_p2p_isend(p->buf, p->count, p->dt, p->peer,
+                           part_data_tag(p->part_rid), p->comm,
+                           p->comm->ctx + 1, FY_SEND_STANDARD, &p->r);
+    if (err)
         p->r = NULL;
-        return fy_mpi_err(p->comm, fy_errno_to_class(err), fn,
-                          "partitioned send to rank %d (tag %d) failed: %s",
-                          p->peer, p->tag, strerror(-err));
+    return err;
+}
+
+bool fy_part_poll(struct fy_preq *p)
+{
+    if (p->held && p->nready == p->partitions) {
+        int err = part_send(p);
+        if (err) {
+            /* Reported by the completion call (request.c). */
+            p->part_err = err;
+            p->held = false;
+        }
     }
-    return MPI_SUCCESS;
+    return !p->held && (p->r == NULL || p->r->complete);
+}
+
+/* The progress engine's hook while a send waits for its receive's
+ * announcement: send those whose receive is now known. Returns how many
+ * left; uninstalls itself once none waits. */
+static int part_progress(void)
+{
+    static bool running; /* the probes below progress, and so call us */
+    if (running)
+        return 0;
+    running = true;
+    int sent = 0;
+    bool waiting = false;
+    struct fy_part_claim *cl = claims_head;
+    while (cl) {
+        struct fy_preq *p = cl->p;
+        if (!p || !p->held || p->nready != p->partitions) {
+            cl = cl->next;
+            continue;
+        }
+        /* fy_part_poll may free cl (and others) when p gets matched. */
+        (void)fy_part_poll(p);
+        if (p->held) {
+            waiting = true;
+            cl = cl->next;
+        } else {
+            sent++;
+            cl = claims_head;
+        }
+    }
+    if (!waiting)
+        fy_p2p_part_hook = NULL;
+    running = false;
+    return sent;
 }
 
 int fy_part_start(const char *fn, struct fy_preq *p)
 {
     p->r = NULL;
+    p->part_err = 0;
+    if (p->part_ann && p->part_ann->complete) {
+        fy_req_free(p->part_ann);
+        p->part_ann = NULL;
+    }
     if (p->kind == FY_PREQ_PSEND) {
         memset(p->ready, 0, (size_t)p->partitions);
         p->nready = 0;
@@ -125,8 +349,9 @@ int fy_part_start(const char *fn, struct fy_preq *p)
     p->active = true;
     if (p->peer == MPI_PROC_NULL)
         return MPI_SUCCESS;
-    int err = fy_p2p_irecv(p->buf, p->count, p->dt, p->peer, part_tag(p->tag),
-                           p->comm, p->comm->ctx + 1, &p->r);
+    int err = fy_p2p_irecv(p->buf, p->count, p->dt, p->peer,
+                           part_data_tag(p->part_rid), p->comm,
+                           p->comm->ctx + 1, &p->r);
     if (err) {
         p->r = NULL;
         p->active = false;
@@ -161,8 +386,13 @@ static int part_resolve(const char *fn, MPI_Request h, enum fy_preq_kind kind,
 static int part_mark(const char *fn, struct fy_preq *p, int k)
 {
     p->ready[k] = 1;
-    if (++p->nready == p->partitions)
-        return part_send(fn, p);
+    if (++p->nready < p->partitions)
+        return MPI_SUCCESS;
+    int err = part_send(p);
+    if (err)
+        return fy_mpi_err(p->comm, fy_errno_to_class(err), fn,
+                          "partitioned send to rank %d (tag %d) failed: %s",
+                          p->peer, p->tag, strerror(-err));
     return MPI_SUCCESS;
 }
 

@@ -104,8 +104,21 @@ int fy_mreq_peek(uintptr_t w, MPI_Status *st)
             fy_mreq_status_recv(st, MPI_ANY_SOURCE, MPI_ANY_TAG, 0, false, cls);
             return cls;
         }
+        if (p->r && p->kind == FY_PREQ_PRECV) {
+            /* The data travelled under an internal tag (part.c); the
+             * status names the user's. */
+            int cls = err_class(p->r->err);
+            fy_mreq_status_recv(st, p->r->st_source, p->tag, p->r->st_bytes,
+                                p->r->cancelled, cls);
+            return cls;
+        }
         if (p->r)
             return core_status(p->r, is_recv, st);
+        if (p->part_err) {
+            int cls = err_class(p->part_err);
+            fy_mreq_status_send(st, false, cls);
+            return cls;
+        }
         if (is_recv)
             status_proc_null(st);
         else
@@ -300,6 +313,8 @@ void fy_mreq_free(MPI_Request *h, uintptr_t w)
         return;
     case FY_MREQ_PERSIST: {
         struct fy_preq *p = o;
+        if (p->kind == FY_PREQ_PSEND || p->kind == FY_PREQ_PRECV)
+            fy_part_release(p);
         if (p->r) {
             if (p->r->complete)
                 fy_req_free(p->r);
@@ -436,6 +451,8 @@ void fy_mpi_requests_finalize(void)
         uintptr_t w = (uintptr_t)fy_handle_at(&fy_mreq_table, i);
         if (w && fy_mreq_tag(w) == FY_MREQ_PERSIST) {
             struct fy_preq *p = fy_mreq_obj(w);
+            if (p->kind == FY_PREQ_PSEND || p->kind == FY_PREQ_PRECV)
+                fy_part_release(p);
             if (p->r && p->r->complete)
                 fy_req_free(p->r);
             preq_destroy(p);

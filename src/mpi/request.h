@@ -50,6 +50,8 @@ enum fy_preq_kind {
 
 /* A persistent collective (pcoll.c); only its functions look inside. */
 struct fy_pcoll;
+/* A partitioned send waiting to be matched (part.c). */
+struct fy_part_claim;
 
 struct fy_preq {
     uint8_t kind;     /* enum fy_preq_kind */
@@ -72,6 +74,14 @@ struct fy_preq {
     bool held;
     int nready;
     uint8_t *ready; /* [partitions] for a partitioned send */
+    /* Partitioned matching (part.c): the receive's id, which names the
+     * data messages; a send learns it from the receiver's announcement
+     * (-1 until then, and the message waits, held, until it is known). */
+    int32_t part_rid;
+    struct fy_req *part_ann;       /* a receive's announcement, in flight */
+    struct fy_part_claim *part_cl; /* a send's place in the match queue */
+    int part_err;                  /* a deferred send's failure, or 0 */
+    int32_t part_annv[2];          /* the announcement: {tag, rid} */
 };
 
 static inline bool fy_preq_is_recv(const struct fy_preq *p)
@@ -82,6 +92,13 @@ static inline bool fy_preq_is_recv(const struct fy_preq *p)
 /* Partitioned requests (part.c): start an activation (MPI_SUCCESS or an
  * error class reported as fn). */
 int fy_part_start(const char *fn, struct fy_preq *p);
+/* A held partitioned send (started, message not yet sent): send it if every
+ * partition is ready and its receive is known. Returns whether the
+ * activation is over. */
+bool fy_part_poll(struct fy_preq *p);
+/* Release what a partitioned request holds in part.c before it is freed
+ * (waits for a receive's announcement to leave). */
+void fy_part_release(struct fy_preq *p);
 
 /* Persistent collectives (pcoll.c). Start: launch the collective and mark
  * p active; MPI_SUCCESS or an error class reported as fn. Test: whether
@@ -156,7 +173,9 @@ static inline bool fy_mreq_poll(uintptr_t w)
         struct fy_preq *p = o;
         if (p->coll)
             return !p->active || fy_pcoll_test(p->coll);
-        return !p->active || (!p->held && (p->r == NULL || p->r->complete));
+        if (FY_UNLIKELY(p->held))
+            return fy_part_poll(p);
+        return !p->active || p->r == NULL || p->r->complete;
     }
     case FY_MREQ_EXT: {
         struct fy_mreq_ext *x = o;

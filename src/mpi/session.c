@@ -364,9 +364,12 @@ static uint32_t stringtag_hash(const char *tag)
  * handler. Errors go to 'errhandler' when it is valid (MPI 4.0 11.3.3:
  * "the error handler is attached to the new communicator ... and invoked
  * for errors in this call"), else to the default. */
+/* The checks MPI_Comm_create_from_group and
+ * MPI_Intercomm_create_from_groups share. With empty_ok, MPI_GROUP_EMPTY
+ * passes with *g_out NULL (the caller then returns MPI_COMM_NULL). */
 static int from_group_check(const char *fn, MPI_Group group,
                             const char *stringtag, MPI_Info info,
-                            MPI_Errhandler errhandler, void *out,
+                            MPI_Errhandler errhandler, void *out, bool empty_ok,
                             struct fy_group **g_out)
 {
     FY_CHECK_INIT(fn);
@@ -378,7 +381,8 @@ static int from_group_check(const char *fn, MPI_Group group,
         return fy_mpi_err_obj(eh, MPI_COMM_NULL, MPI_ERR_ARG, fn,
                               "the output communicator pointer is NULL");
     struct fy_group *g = fy_group_get(group);
-    if (!g || group == MPI_GROUP_EMPTY)
+    bool empty = group == MPI_GROUP_EMPTY || (g && g->size == 0);
+    if (!g || (empty && !empty_ok))
         return fy_mpi_err_obj(eh, MPI_COMM_NULL, MPI_ERR_GROUP, fn,
                               "invalid group 0x%x", (unsigned)group);
     if (!stringtag || strlen(stringtag) >= MPI_MAX_STRINGTAG_LEN)
@@ -388,10 +392,10 @@ static int from_group_check(const char *fn, MPI_Group group,
     if (info != MPI_INFO_NULL && !fy_info_get(info))
         return fy_mpi_err_obj(eh, MPI_COMM_NULL, MPI_ERR_INFO, fn,
                               "invalid info 0x%x", (unsigned)info);
-    if (g->rank == MPI_UNDEFINED)
+    if (!empty && g->rank == MPI_UNDEFINED)
         return fy_mpi_err_obj(eh, MPI_COMM_NULL, MPI_ERR_GROUP, fn,
                               "this process is not a member of the group");
-    *g_out = g;
+    *g_out = empty ? NULL : g;
     return 0;
 }
 
@@ -435,11 +439,15 @@ FY_API int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag,
     FY_MT_ENTER();
     const char *fn = __func__;
     struct fy_group *g;
-    int cls =
-        from_group_check(fn, group, stringtag, info, errhandler, newcomm, &g);
+    int cls = from_group_check(fn, group, stringtag, info, errhandler, newcomm,
+                               true, &g);
     if (cls)
         return cls;
     *newcomm = MPI_COMM_NULL;
+    /* MPI 4.0 7.4.2: with MPI_GROUP_EMPTY the call is local and returns
+     * MPI_COMM_NULL (MPICH's session/session_mod_group). */
+    if (!g)
+        return MPI_SUCCESS;
     struct fy_comm *nc;
     int rc = comm_of_group(g, stringtag, errhandler, &nc);
     if (rc != 0)
@@ -458,7 +466,7 @@ FY_API int PMPI_Intercomm_create_from_groups(
     const char *fn = __func__;
     struct fy_group *lg;
     int cls = from_group_check(fn, local_group, stringtag, info, errhandler,
-                               newintercomm, &lg);
+                               newintercomm, false, &lg);
     if (cls)
         return cls;
     *newintercomm = MPI_COMM_NULL;

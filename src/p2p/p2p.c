@@ -642,6 +642,7 @@ static void handle_pkt(const struct fy_pkt *p)
 }
 
 int (*fy_p2p_progress_hook)(void);
+int (*fy_p2p_part_hook)(void);
 void (*fy_p2p_rma_hook)(void);
 
 /* Nesting depth of fy_progress (a send started from a progress hook must
@@ -665,6 +666,8 @@ int fy_progress(void)
     int n = progress_packets();
     if (FY_UNLIKELY(fy_p2p_progress_hook != NULL))
         n += fy_p2p_progress_hook();
+    if (FY_UNLIKELY(fy_p2p_part_hook != NULL))
+        n += fy_p2p_part_hook();
     if (FY_UNLIKELY(fy_p2p_rma_hook != NULL))
         fy_p2p_rma_hook();
     progress_depth--;

@@ -178,6 +178,9 @@ void fy_p2p_cancel_recv(struct fy_req *r);
  * a waiter whose request a hook completed must look again before it
  * idles, since nobody will ring it for a completion made here. */
 extern int (*fy_p2p_progress_hook)(void);
+/* The same for partitioned sends waiting for their receive to be known
+ * (src/mpi/part.c); set only while one waits. */
+extern int (*fy_p2p_part_hook)(void);
 /* The same for one-sided windows served by active messages (src/rma/am.c):
  * the target applies the requests that arrived. */
 extern void (*fy_p2p_rma_hook)(void);

@@ -293,6 +293,14 @@ static void test_decode(void)
     int ni, na, nt, comb;
     MT_MPI(MPI_Type_get_envelope(MPI_INT, &ni, &na, &nt, &comb));
     MT_EQ(comb, MPI_COMBINER_NAMED, "MPI_INT is named");
+    /* MPI_C_COMPLEX and MPI_C_FLOAT_COMPLEX are one handle in the MPICH
+     * ABI; the name is MPICH's, the one both names accept (MPICH's
+     * datatype/typename). */
+    char tname[MPI_MAX_OBJECT_NAME];
+    int tlen = 0;
+    MT_MPI(MPI_Type_get_name(MPI_C_COMPLEX, tname, &tlen));
+    MT_CHECK(strcmp(tname, "MPI_C_COMPLEX") == 0 && tlen == 13,
+             "name of MPI_C_COMPLEX: '%s' (%d)", tname, tlen);
     MT_MPI(MPI_Type_vector(3, 2, 5, MPI_DOUBLE, &v));
     MT_MPI(MPI_Type_get_envelope(v, &ni, &na, &nt, &comb));
     MT_CHECK(comb == MPI_COMBINER_VECTOR && ni == 3 && na == 0 && nt == 1,

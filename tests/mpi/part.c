@@ -6,7 +6,8 @@
  * checked; an MPI_ANY_TAG receive posted on the same communicator all
  * along must not take a partitioned message; MPI_PROC_NULL peers; argument
  * errors (partition out of range, marked twice, wildcards, Parrived on a
- * send request, Pready on an inactive request). */
+ * send request, Pready on an inactive request); pairing in initialization
+ * order with statuses naming the user's tag. */
 #include "mpitest.h"
 
 enum { SPARTS = 8, RPARTS = 4, ELEMS = 3000, ROUNDS = 3 };
@@ -97,6 +98,68 @@ int main(int argc, char **argv)
                 "Parrived on a send request");
     MT_MPI(MPI_Request_free(&sreq));
     MT_MPI(MPI_Request_free(&rreq));
+
+    /* Pairing follows initialization order (MPI 4.0 4.2.2), not the order
+     * of MPI_Start/MPI_Pready: per tag, the k-th send initialized meets the
+     * k-th receive initialized. Tags 9, 9 and MPI_TAG_UB, initialized in
+     * different orders on the two sides, started and readied in a third;
+     * a send initialized and freed unstarted, with its receive, must not
+     * shift the pairing of the ones initialized after it. (MPICH's
+     * part/multipart found this.) */
+    {
+        enum { NM = 3, ME = 100 };
+        int *tub, flag = 0;
+        MT_MPI(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tub, &flag));
+        MT_CHECK(flag, "MPI_TAG_UB attribute");
+        int tags[NM] = {9, 9, *tub};
+        static int sbuf[NM][ME], rbuf[NM][ME];
+        MPI_Request s[NM], rr[NM], ghost_s, ghost_r;
+        MT_MPI(MPI_Psend_init(sbuf[0], 1, ME, MPI_INT, right, 9, MPI_COMM_WORLD,
+                              MPI_INFO_NULL, &ghost_s));
+        MT_MPI(MPI_Request_free(&ghost_s));
+        const int sorder[NM] = {2, 0, 1}, rorder[NM] = {0, 2, 1};
+        for (int i = 0; i < NM; i++) {
+            int k = sorder[i];
+            MT_MPI(MPI_Psend_init(sbuf[k], 2, ME / 2, MPI_INT, right, tags[k],
+                                  MPI_COMM_WORLD, MPI_INFO_NULL, &s[k]));
+        }
+        MT_MPI(MPI_Precv_init(rbuf[0], 1, ME, MPI_INT, left, 9, MPI_COMM_WORLD,
+                              MPI_INFO_NULL, &ghost_r));
+        MT_MPI(MPI_Request_free(&ghost_r));
+        for (int i = 0; i < NM; i++) {
+            int k = rorder[i];
+            MT_MPI(MPI_Precv_init(rbuf[k], 1, ME, MPI_INT, left, tags[k],
+                                  MPI_COMM_WORLD, MPI_INFO_NULL, &rr[k]));
+        }
+        for (int round = 0; round < 2; round++) {
+            for (int k = 0; k < NM; k++) {
+                for (int j = 0; j < ME; j++)
+                    rbuf[k][j] = -1;
+                MT_MPI(MPI_Start(&rr[k]));
+            }
+            for (int k = NM - 1; k >= 0; k--) {
+                MT_MPI(MPI_Start(&s[k]));
+                for (int j = 0; j < ME; j++)
+                    sbuf[k][j] = 1000 * me + 100 * k + round;
+                MT_MPI(MPI_Pready_range(0, 1, s[k]));
+            }
+            MPI_Status st[NM];
+            MT_MPI(MPI_Waitall(NM, rr, st));
+            MT_MPI(MPI_Waitall(NM, s, MPI_STATUSES_IGNORE));
+            for (int k = 0; k < NM; k++) {
+                MT_EQ(rbuf[k][0], 1000 * left + 100 * k + round,
+                      "receive k paired with send k");
+                MT_EQ(rbuf[k][ME - 1], 1000 * left + 100 * k + round,
+                      "last element of receive k");
+                MT_EQ(st[k].MPI_TAG, tags[k], "status names the user's tag");
+                MT_EQ(st[k].MPI_SOURCE, left, "status source");
+            }
+        }
+        for (int k = 0; k < NM; k++) {
+            MT_MPI(MPI_Request_free(&s[k]));
+            MT_MPI(MPI_Request_free(&rr[k]));
+        }
+    }
 
     /* MPI_PROC_NULL on both sides completes at once. */
     MT_MPI(MPI_Psend_init(out, 2, 1, MPI_DOUBLE, MPI_PROC_NULL, 1,

@@ -140,6 +140,24 @@ static int one_session(int round)
         MT_MPI(MPI_Comm_free(&pc));
     }
 
+    /* An empty group: the call is local and gives MPI_COMM_NULL (MPI 4.0
+     * 7.4.2; MPICH's session/session_mod_group found the error Ferry
+     * returned). Ranks call it at different times, one of them only. */
+    MPI_Comm none = MPI_COMM_WORLD;
+    if (me == n - 1) {
+        MT_MPI(MPI_Comm_create_from_group(MPI_GROUP_EMPTY, "org.ferry.test.e",
+                                          MPI_INFO_NULL, MPI_ERRORS_RETURN,
+                                          &none));
+        MT_CHECK(none == MPI_COMM_NULL, "MPI_GROUP_EMPTY gives MPI_COMM_NULL");
+    }
+    MPI_Group nobody;
+    MT_MPI(MPI_Group_difference(wg, wg, &nobody));
+    none = MPI_COMM_WORLD;
+    MT_MPI(MPI_Comm_create_from_group(nobody, "org.ferry.test.e2",
+                                      MPI_INFO_NULL, MPI_ERRORS_RETURN, &none));
+    MT_CHECK(none == MPI_COMM_NULL, "an empty group gives MPI_COMM_NULL");
+    MT_MPI(MPI_Group_free(&nobody));
+
     /* An intercommunicator between the even and the odd ranks. */
     if (n >= 2) {
         MPI_Group other_g = me % 2 == 0 ? odds : evens;
