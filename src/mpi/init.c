@@ -319,7 +319,7 @@ static void stats_job_summary(void)
 static void core_down(void)
 {
     fy_rma_thread_stop(); /* before anything it could progress goes */
-    fy_mpi_requests_finalize();
+    fy_mpi_requests_finalize(__atomic_load_n(&s_world, __ATOMIC_ACQUIRE) == 2);
     fy_rma_finalize(); /* windows the program did not free */
     /* MPI_COMM_SELF's attribute callbacks run first, and may communicate;
      * then the job's counters are complete. */

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "coll/coll.h"
 #include "util/mt.h"
 
 struct fy_handle_table fy_mreq_table = FY_HANDLE_TABLE_INIT(FY_HT_REQUEST);
@@ -416,9 +417,54 @@ int fy_preq_create_coll(struct fy_pcoll *pc, struct fy_comm *comm,
 
 /* ---- finalize -------------------------------------------------------- */
 
-void fy_mpi_requests_finalize(void)
+/* MPI_Finalize completes the receives the program freed while active
+ * (MPI_Request_free: their messages may still be on the way), so a freed
+ * receive may be cancelled only once no message can come for it: when
+ * every other rank has entered MPI_Finalize and everything it sent before
+ * has reached this rank's matching. Each rank sends every other one an
+ * empty marker (on MPI_COMM_SELF's collective context, where nothing from
+ * another rank ever travels), after all its messages in the pair's order;
+ * a rank that has seen every peer's marker has seen all it will ever
+ * receive. Done only when some rank holds such a receive (one all-reduce
+ * says; the markers are 2(P-1) empty messages per rank). */
+static void drain_before_cancel(void)
+{
+    struct fy_comm *w = fy_comm_get(MPI_COMM_WORLD);
+    if (!w || w->size < 2)
+        return;
+    int mine = 0, any = 0;
+    for (unsigned i = 0; i < fy_mreq_norphans && !mine; i++)
+        mine = fy_mreq_tag(orphans[i]) == FY_MREQ_RECV &&
+               !((struct fy_req *)fy_mreq_obj(orphans[i]))->complete;
+    if (fy_coll_allreduce(&mine, &any, 1, fy_dtype_get(MPI_INT),
+                          fy_op_get(MPI_MAX), w, NULL) != 0 ||
+        !any)
+        return;
+    struct fy_dtype *byte = fy_dtype_get(MPI_BYTE);
+    uint32_t ctx = FY_CTX_SELF + 1;
+    int n = w->size;
+    struct fy_req **rq = calloc(2 * (size_t)n, sizeof(*rq));
+    if (!rq)
+        fy_fatal(1, "MPI_Finalize: out of memory draining messages");
+    for (int p = 0; p < n; p++)
+        if (p != w->rank &&
+            (fy_p2p_irecv(NULL, 0, byte, p, 0, w, ctx, &rq[p]) != 0 ||
+             fy_p2p_isend(NULL, 0, byte, p, 0, w, ctx, FY_SEND_STANDARD,
+                          &rq[n + p]) != 0))
+            fy_fatal(1, "MPI_Finalize: out of memory draining messages");
+    for (int i = 0; i < 2 * n; i++)
+        if (rq[i]) {
+            fy_req_wait(rq[i]);
+            fy_req_free(rq[i]);
+        }
+    free(rq);
+}
+
+void fy_mpi_requests_finalize(bool world)
 {
     fy_bsend_flush();
+    if (world)
+        drain_before_cancel();
 
     /* Orphaned receives that never matched would wait forever: cancel
      * them (a matched one completes as usual). */

@@ -245,9 +245,12 @@ static inline void fy_mreq_housekeep(void)
 }
 
 /* Called from MPI_Finalize: waits for orphaned active sends and pending
- * buffered sends to complete (cancelling orphaned receives that never
- * matched), then frees every request state of this file. */
-void fy_mpi_requests_finalize(void);
+ * buffered sends to complete, completes the orphaned receives whose
+ * messages were sent and cancels the others, then frees every request
+ * state of this file. 'world': MPI_Finalize of the world model, collective
+ * over MPI_COMM_WORLD, which lets the ranks agree that every message has
+ * arrived (without it, orphaned receives not yet matched are cancelled). */
+void fy_mpi_requests_finalize(bool world);
 
 /* ---- status ---------------------------------------------------------- */
 
