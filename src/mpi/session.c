@@ -77,8 +77,9 @@ static int pset_find(const char *name)
 }
 
 /* The thread level asked for in an info's "thread_level" (MPI 4.0 11.3.1:
- * the names of the constants), or -1 when absent or unknown. */
-static int info_thread_level(MPI_Info info)
+ * the names of the constants), -1 when absent, -2 when it names none of
+ * them (*value is then the value). */
+static int info_thread_level(MPI_Info info, const char **value)
 {
     if (info == MPI_INFO_NULL)
         return -1;
@@ -87,10 +88,13 @@ static int info_thread_level(MPI_Info info)
     static const char *const names[] = {
         "MPI_THREAD_SINGLE", "MPI_THREAD_FUNNELED", "MPI_THREAD_SERIALIZED",
         "MPI_THREAD_MULTIPLE"};
-    for (int i = 0; v && i < (int)FY_ARRAY_LEN(names); i++)
+    if (!v)
+        return -1;
+    for (int i = 0; i < (int)FY_ARRAY_LEN(names); i++)
         if (strcasecmp(v, names[i]) == 0)
             return i;
-    return -1;
+    *value = v;
+    return -2;
 }
 
 static const char *thread_level_name(int level)
@@ -122,6 +126,15 @@ FY_API int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler,
     if (info != MPI_INFO_NULL && !fy_info_get(info))
         return fy_mpi_err_obj(errhandler, MPI_SESSION_NULL, MPI_ERR_INFO, fn,
                               "invalid info 0x%x", (unsigned)info);
+    const char *bad = NULL;
+    int want = info_thread_level(info, &bad);
+    if (want == -2)
+        return fy_mpi_err_obj(errhandler, MPI_SESSION_NULL, MPI_ERR_INFO_VALUE,
+                              fn,
+                              "info key thread_level is \"%s\", not one of "
+                              "MPI_THREAD_SINGLE, MPI_THREAD_FUNNELED, "
+                              "MPI_THREAD_SERIALIZED, MPI_THREAD_MULTIPLE",
+                              bad);
     int cls = fy_mpi_core_hold(fn);
     if (cls)
         return fy_mpi_err_obj(errhandler, MPI_SESSION_NULL, cls, fn,
@@ -136,10 +149,15 @@ FY_API int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler,
     }
     fy_errhandler_retain(eh);
     s->errhandler = errhandler;
-    int want = info_thread_level(info);
     int most = fy_mpi_thread_level_max();
-    /* No thread_level asked: MPI_THREAD_SINGLE, the default of MPI_Init. */
+    /* No thread_level asked: MPI_THREAD_SINGLE, the default of MPI_Init;
+     * but once the process runs MPI_THREAD_MULTIPLE (the world model or
+     * another session asked for it) every session has it, as MPI allows a
+     * higher level than asked: threads of the program may already be in
+     * MPI at once, and a session reporting less would be wrong. */
     s->thread_level = want < 0 ? MPI_THREAD_SINGLE : want > most ? most : want;
+    if (fy_mt_on)
+        s->thread_level = MPI_THREAD_MULTIPLE;
     fy_mpi_thread_level_use(s->thread_level);
     *session = s->handle;
     return MPI_SUCCESS;

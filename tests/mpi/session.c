@@ -7,7 +7,9 @@
  * two groups (halves of the world); errors through the session's handler
  * (an unknown process set, a user handler called by
  * MPI_Session_call_errhandler); MPI_Initialized false all along; a second
- * session after the first is finalized; then the world model (MPI_Init)
+ * session after the first is finalized; a thread_level naming no level
+ * refused, and MPI_THREAD_MULTIPLE for every session once one asked for
+ * it; then the world model (MPI_Init)
  * in the same process, with MPI_COMM_WORLD working; MPI_Info_create_env
  * before anything. With --sessions-only
  * the program ends after the sessions, never calling MPI_Init. */
@@ -216,6 +218,40 @@ static int one_session(int round)
     return n;
 }
 
+/* The session's thread level as its info reports it. */
+static void expect_level(MPI_Session s, const char *want, const char *what)
+{
+    MPI_Info used;
+    char val[MPI_MAX_INFO_VAL + 1];
+    int flag = 0;
+    MT_MPI(MPI_Session_get_info(s, &used));
+    MT_MPI(MPI_Info_get(used, "thread_level", MPI_MAX_INFO_VAL, val, &flag));
+    MT_CHECK(flag && !strcmp(val, want), "%s: %s", what, flag ? val : "absent");
+    MT_MPI(MPI_Info_free(&used));
+}
+
+/* A thread_level that names no level is refused; once one session asked
+ * for MPI_THREAD_MULTIPLE, a session that asks for nothing has it too
+ * (the process runs MULTIPLE: threads may be in MPI at once). */
+static void thread_levels(void)
+{
+    MPI_Info info;
+    MPI_Session a = MPI_SESSION_NULL, b = MPI_SESSION_NULL;
+    MT_MPI(MPI_Info_create(&info));
+    MT_MPI(MPI_Info_set(info, "thread_level", "MPI_THREAD_MULTPLE"));
+    MT_ERRCLASS(MPI_Session_init(info, MPI_ERRORS_RETURN, &a),
+                MPI_ERR_INFO_VALUE, "thread_level naming no level");
+    MT_CHECK(a == MPI_SESSION_NULL, "no session made");
+    MT_MPI(MPI_Info_set(info, "thread_level", "MPI_THREAD_MULTIPLE"));
+    MT_MPI(MPI_Session_init(info, MPI_ERRORS_RETURN, &a));
+    MT_MPI(MPI_Info_free(&info));
+    MT_MPI(MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &b));
+    expect_level(a, "MPI_THREAD_MULTIPLE", "the session that asked");
+    expect_level(b, "MPI_THREAD_MULTIPLE", "a session in a MULTIPLE process");
+    MT_MPI(MPI_Session_finalize(&b));
+    MT_MPI(MPI_Session_finalize(&a));
+}
+
 int main(int argc, char **argv)
 {
     /* MPI_Info_create_env works before any initialisation. */
@@ -233,6 +269,7 @@ int main(int argc, char **argv)
     flag = 1;
     MT_MPI(MPI_Initialized(&flag));
     MT_EQ(flag, 0, "MPI_Initialized after the sessions");
+    thread_levels();
     if (argc > 1 && !strcmp(argv[1], "--sessions-only")) {
         /* Leave without the world model: the library goes down at exit,
          * after the node's other ranks are done too. */
