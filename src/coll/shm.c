@@ -228,9 +228,13 @@ static void slot_take(void)
             /* M2: release pairs with M1 in find_pub(): readers search
              * our other slots' cells before we publish in one. */
             struct fy_coll_bar *b = fy_coll_bar_of(fy_boot.local_rank, 0);
-            if (i &&
-                !atomic_load_explicit(&b->more_slots, memory_order_relaxed))
-                atomic_store_explicit(&b->more_slots, 1, memory_order_release);
+            uint32_t used =
+                atomic_load_explicit(&b->more_slots, memory_order_relaxed);
+            while (used < i + 1 &&
+                   !atomic_compare_exchange_weak_explicit(
+                       &b->more_slots, &used, i + 1, memory_order_release,
+                       memory_order_relaxed))
+                ;
             return;
         }
     }
@@ -306,10 +310,11 @@ static struct fy_coll_cell *find_pub(int owner, uint64_t tag)
     /* Slot 0's cells, and the others once the owner has used them (M1:
      * acquire pairs with M2 in fy_coll_shm_enter: its flag is up before
      * it publishes there). */
-    unsigned n = atomic_load_explicit(&fy_coll_bar_of(owner, 0)->more_slots,
-                                      memory_order_acquire)
-                     ? FY_COLL_CELLS * FY_COLL_TSLOTS
-                     : FY_COLL_CELLS;
+    uint32_t used = atomic_load_explicit(&fy_coll_bar_of(owner, 0)->more_slots,
+                                         memory_order_acquire);
+    unsigned n = FY_COLL_CELLS * (used < 1                ? 1u
+                                  : used > FY_COLL_TSLOTS ? FY_COLL_TSLOTS
+                                                          : used);
     for (unsigned i = 0; i < n; i++) {
         struct fy_coll_cell *x = cell_of(owner, i);
         /* A1: acquire pairs with R1 in publish(): the owner's data, addr

@@ -23,8 +23,9 @@
 #define FY_COLL_INLINE (FY_CACHELINE - 3 * sizeof(uint64_t))
 /* Thread slots (coll/shm.c): under MPI_THREAD_MULTIPLE this many threads
  * of a rank may be in blocking collectives over shared memory at once,
- * each with FY_COLL_CELLS cells of its own. */
-#define FY_COLL_TSLOTS 4u
+ * each with FY_COLL_CELLS cells of its own (pages are touched only by the
+ * slots used). At most 32 (a bit mask holds them). */
+#define FY_COLL_TSLOTS 16u
 struct fy_coll_cell {
     /* Written by the owner only; published by 'tag' (release). */
     alignas(FY_CACHELINE) _Atomic uint64_t tag; /* ctx+1 | seq | step; 0 none */
@@ -80,11 +81,13 @@ enum { FY_COLL_BAR_BLOCKING, FY_COLL_BAR_NB };
 struct fy_coll_bar {
     alignas(FY_CACHELINE) _Atomic uint32_t count[2]; /* arrived so far */
     _Atomic uint32_t gen[2];                         /* barriers completed */
-    /* In the line of context 0 only: 1 once this rank has published in a
-     * cell beyond thread slot 0 (coll/shm.c): readers then search all of
-     * its cells, else slot 0's. Written by the rank, once. */
+    /* In the line of context 0 only: how many thread slots this rank has
+     * published in (the highest used + 1; 0 or 1: slot 0 only), so that
+     * readers search those slots' cells (coll/shm.c). Written by the rank
+     * only, and only upwards; readers bound it by FY_COLL_TSLOTS. */
     _Atomic uint32_t more_slots;
 };
+static_assert(FY_COLL_TSLOTS <= 32, "thread slots fit a 32-bit mask");
 static_assert(sizeof(struct fy_coll_bar) == FY_CACHELINE &&
                   offsetof(struct fy_coll_bar, gen) == 8 &&
                   offsetof(struct fy_coll_bar, more_slots) == 16,

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* MPI_THREAD_MULTIPLE: two threads per rank (--threads N: 2 to 4) run
+/* MPI_THREAD_MULTIPLE: two threads per rank (--threads N: 2 to 16) run
  * collectives at once, each on a communicator of its own (Allreduce of
  * 1-300 ints, Bcast from a rotating root, Barrier), every result checked:
  * the blocking collectives over shared memory, each thread in a slot of
@@ -16,7 +16,7 @@
 
 enum { ITERS = 600, MAXN = 300 };
 
-enum { MAXT = 4 };
+enum { MAXT = 16 }; /* the library's thread slots (FY_COLL_TSLOTS) */
 static MPI_Comm s_comm[MAXT];
 static int s_threads = 2;
 static int s_nb;

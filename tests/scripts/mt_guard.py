@@ -38,7 +38,7 @@ Comm_rank Comm_size Comm_remote_size Comm_test_inter Group_rank Group_size
 Topo_test Dims_create
 Address Aint_add Aint_diff Get_address Get_count Get_count_c Get_elements
 Get_elements_c Get_elements_x Status_set_cancelled Status_set_elements
-Status_set_elements_x Test_cancelled
+Status_set_elements_x Status_set_elements_c Test_cancelled
 Type_extent Type_get_extent Type_get_extent_c Type_get_extent_x
 Type_get_true_extent Type_get_true_extent_c Type_get_true_extent_x Type_lb
 Type_ub Type_size Type_size_c Type_size_x Op_commutative
