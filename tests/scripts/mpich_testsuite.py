@@ -224,6 +224,8 @@ def main():
     ap.add_argument('--known', default='')
     ap.add_argument('--timeout', type=float, default=DEFAULT_TIMEOUT)
     ap.add_argument('--max-np', type=int, default=16)
+    ap.add_argument('--known-timeout', type=float, default=30,
+                    help='time limit of the programs listed as known to fail')
     a = ap.parse_args()
     if not a.tree or not os.path.exists(os.path.join(a.tree, 'testlist.in')):
         print('skipped: no MPICH test tree (give --tree or FERRY_MPICH_TESTS the test/mpi '
@@ -272,6 +274,8 @@ def main():
                 else:
                     cmd = mpiexec + [str(np), exe] + args
                     limit = float(kv.get('timeLimit', a.timeout))
+                    if tid in known:  # some wait out their limit: less
+                        limit = min(limit, a.known_timeout)
                     # As the suite's runtests does: the launcher ends a job
                     # that overruns (init/timeout tests that it does); the
                     # script kills what is left a little later.
