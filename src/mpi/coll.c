@@ -32,7 +32,8 @@
              "MPI_IN_PLACE is not allowed as %s here", what)
 
 #define CHECK_NO_ALIAS(sbuf, rbuf, n, c, fn)                                   \
-    FY_CHECK((sbuf) != (rbuf) || (n) == 0, c, MPI_ERR_BUFFER, fn,              \
+    FY_CHECK((sbuf) != (rbuf) || (sbuf) == MPI_BOTTOM || (n) == 0, c,          \
+             MPI_ERR_BUFFER, fn,                                               \
              "sendbuf and recvbuf are the same buffer (use MPI_IN_PLACE)")
 
 /* Whether a process's send data lies inside the block of the receive
@@ -47,7 +48,10 @@ static bool sends_into_own_block(const void *sbuf, MPI_Count scount,
                                  MPI_Count rcount, const struct fy_dtype *rdt,
                                  const char *rslot)
 {
-    if (sbuf == MPI_IN_PLACE || scount == 0 || rcount == 0)
+    /* MPI_BOTTOM: the data's addresses are in its datatype or
+     * displacements, not comparable with another buffer's. */
+    if (sbuf == MPI_IN_PLACE || sbuf == MPI_BOTTOM || scount == 0 ||
+        rcount == 0)
         return false;
     if (sbuf == (const void *)rslot)
         return true;

@@ -162,6 +162,41 @@ static void check_coll_alias(void)
         counts[i] = 0;
     MT_MPI(MPI_Alltoallv(b, counts, displs, MPI_INT, b, counts, displs, MPI_INT,
                          comm));
+    /* MPI_BOTTOM for both buffers with absolute displacements is no alias
+     * (mpi4py's testAlltoallwBottom): the data are in disjoint arrays. */
+    int *sa = calloc((size_t)n, sizeof(int)),
+        *ra = calloc((size_t)n, sizeof(int));
+    MPI_Aint sbase, rbase;
+    MT_CHECK(sa && ra, "out of memory");
+    MT_MPI(MPI_Get_address(sa, &sbase));
+    MT_MPI(MPI_Get_address(ra, &rbase));
+    int *sd = malloc(sizeof(int) * (size_t)n),
+        *rd = malloc(sizeof(int) * (size_t)n);
+    MT_CHECK(sd && rd, "out of memory");
+    MPI_Datatype *st = malloc(sizeof(MPI_Datatype) * (size_t)n),
+                 *rt = malloc(sizeof(MPI_Datatype) * (size_t)n);
+    MT_CHECK(st && rt, "out of memory");
+    for (int i = 0; i < n; i++) {
+        sa[i] = 100 * me + i;
+        counts[i] = 1;
+        sd[i] = rd[i] = 0;
+        MT_MPI(MPI_Type_create_hindexed(
+            1, (int[]){1}, (MPI_Aint[]){sbase + i * (MPI_Aint)sizeof(int)},
+            MPI_INT, &st[i]));
+        MT_MPI(MPI_Type_create_hindexed(
+            1, (int[]){1}, (MPI_Aint[]){rbase + i * (MPI_Aint)sizeof(int)},
+            MPI_INT, &rt[i]));
+        MT_MPI(MPI_Type_commit(&st[i]));
+        MT_MPI(MPI_Type_commit(&rt[i]));
+    }
+    MT_MPI(MPI_Alltoallw(MPI_BOTTOM, counts, sd, st, MPI_BOTTOM, counts, rd, rt,
+                         comm));
+    for (int i = 0; i < n; i++) {
+        MT_EQ(ra[i], 100 * i + me, "Alltoallw from MPI_BOTTOM");
+        MT_MPI(MPI_Type_free(&st[i]));
+        MT_MPI(MPI_Type_free(&rt[i]));
+    }
+    free(st), free(rt), free(sd), free(rd), free(sa), free(ra);
     free(r);
     free(types);
     free(displs);
