@@ -245,6 +245,33 @@ void fy_io_view_clear(struct fy_io_view *v)
     memset(v, 0, sizeof(*v));
 }
 
+/* The data segments of one copy of a type, in type map order (every
+ * repetition's segments in turn), empty ones skipped. */
+struct seg_walk {
+    const struct fy_dtype *t;
+    MPI_Count r;
+    uint32_t i;
+};
+
+static bool seg_next(struct seg_walk *w, MPI_Offset *off, MPI_Offset *len)
+{
+    const struct fy_dtype *t = w->t;
+    while (w->r < t->rep) {
+        if (w->i == t->nsegs) {
+            w->i = 0;
+            w->r++;
+            continue;
+        }
+        const struct fy_dtype_seg *s = &t->segs[w->i++];
+        *len = (MPI_Offset)s->count * (MPI_Offset)fy_basic_size(s->basic);
+        if (*len == 0)
+            continue;
+        *off = s->disp + (MPI_Offset)w->r * t->rep_stride;
+        return true;
+    }
+    return false;
+}
+
 /* Flatten one copy of 'ft' into merged byte blocks, in type map order. */
 static int flatten(const struct fy_dtype *ft, struct fy_io_block **out,
                    int *n_out)
@@ -256,22 +283,14 @@ static int flatten(const struct fy_dtype *ft, struct fy_io_block **out,
     if (!b)
         return -ENOMEM;
     int n = 0;
-    MPI_Offset pre = 0;
-    for (MPI_Count r = 0; r < ft->rep; r++) {
-        for (uint32_t i = 0; i < ft->nsegs; i++) {
-            const struct fy_dtype_seg *s = &ft->segs[i];
-            MPI_Offset len =
-                (MPI_Offset)s->count * (MPI_Offset)fy_basic_size(s->basic);
-            if (len == 0)
-                continue;
-            MPI_Offset off = s->disp + (MPI_Offset)r * ft->rep_stride;
-            if (n > 0 && b[n - 1].off + b[n - 1].len == off) {
-                b[n - 1].len += len;
-            } else {
-                b[n++] = (struct fy_io_block){off, len, pre};
-            }
-            pre += len;
-        }
+    MPI_Offset pre = 0, off, len;
+    struct seg_walk w = {.t = ft};
+    while (seg_next(&w, &off, &len)) {
+        if (n > 0 && b[n - 1].off + b[n - 1].len == off)
+            b[n - 1].len += len;
+        else
+            b[n++] = (struct fy_io_block){off, len, pre};
+        pre += len;
     }
     *out = b;
     *n_out = n;
@@ -280,25 +299,18 @@ static int flatten(const struct fy_dtype *ft, struct fy_io_block **out,
 
 int fy_io_view_type_check(const struct fy_dtype *t, bool no_overlap)
 {
-    MPI_Offset prev = 0, end = 0;
-    for (MPI_Count r = 0; r < t->rep; r++) {
-        for (uint32_t i = 0; i < t->nsegs; i++) {
-            const struct fy_dtype_seg *s = &t->segs[i];
-            MPI_Offset len =
-                (MPI_Offset)s->count * (MPI_Offset)fy_basic_size(s->basic);
-            if (len == 0)
-                continue;
-            MPI_Offset off = s->disp + (MPI_Offset)r * t->rep_stride;
-            if (off < 0)
-                return -EINVAL;
-            if (off < prev)
-                return -EDOM;
-            if (no_overlap && off < end)
-                return -EEXIST;
-            prev = off;
-            if (off + len > end)
-                end = off + len;
-        }
+    MPI_Offset prev = 0, end = 0, off, len;
+    struct seg_walk w = {.t = t};
+    while (seg_next(&w, &off, &len)) {
+        if (off < 0)
+            return -EINVAL;
+        if (off < prev)
+            return -EDOM;
+        if (no_overlap && off < end)
+            return -EEXIST;
+        prev = off;
+        if (off + len > end)
+            end = off + len;
     }
     return 0;
 }

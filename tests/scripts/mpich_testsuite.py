@@ -232,9 +232,11 @@ def main():
               'directory of an MPICH source tree)')
         return 77
     tree = os.path.abspath(a.tree)
-    mpicc = os.path.join(a.prefix, 'bin', 'mpicc')
+    prefix = os.path.abspath(a.prefix)
+    mpicc = os.path.join(prefix, 'bin', 'mpicc')
     mpiexec = shlex.split(a.mpiexec) if a.mpiexec else [
-        os.path.join(a.prefix, 'bin', 'mpiexec'), '-n']
+        os.path.join(prefix, 'bin', 'mpiexec'), '-n']
+    a.out = os.path.abspath(a.out)
     os.makedirs(os.path.join(a.out, 'logs'), exist_ok=True)
     b = Builder(tree, mpicc, os.path.join(a.out, 'bin'))
     known = load_known(a.known)
