@@ -18,6 +18,17 @@ static void path(char *out, size_t n, const char *name)
     snprintf(out, n, "%s/%s", dir, name);
 }
 
+/* Open (creating) the test file 'name' for reading and writing on every
+ * rank; its path goes to out. */
+static MPI_File open_rw(char *out, size_t n, const char *name, MPI_Info info)
+{
+    MPI_File fh;
+    path(out, n, name);
+    MT_MPI(MPI_File_open(MPI_COMM_WORLD, out, MPI_MODE_RDWR | MPI_MODE_CREATE,
+                         info, &fh));
+    return fh;
+}
+
 /* Error handler bookkeeping. */
 static int eh_calls, eh_last;
 static MPI_File eh_file;
@@ -305,13 +316,10 @@ static void test_families(void)
 static void test_views(void)
 {
     char p[300];
-    path(p, sizeof(p), "views");
-    MPI_File fh;
     MPI_Info info;
     MPI_Info_create(&info);
     MPI_Info_set(info, "cb_buffer_size", "8192"); /* several rounds */
-    MT_MPI(MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_RDWR | MPI_MODE_CREATE,
-                         info, &fh));
+    MPI_File fh = open_rw(p, sizeof(p), "views", info);
     MPI_Info_free(&info);
     enum { N = 6000, B = 3 }; /* ints per rank, block of B ints */
     MPI_Datatype blk, ft;
@@ -396,10 +404,7 @@ static void test_views(void)
 static void test_size_atomic_ext32(void)
 {
     char p[300];
-    path(p, sizeof(p), "misc");
-    MPI_File fh;
-    MT_MPI(MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_RDWR | MPI_MODE_CREATE,
-                         MPI_INFO_NULL, &fh));
+    MPI_File fh = open_rw(p, sizeof(p), "misc", MPI_INFO_NULL);
     MPI_Offset sz;
     MT_MPI(MPI_File_preallocate(fh, 100000));
     MT_MPI(MPI_File_get_size(fh, &sz));
@@ -524,10 +529,7 @@ static void test_size_atomic_ext32(void)
 static void test_view_types(void)
 {
     char p[512];
-    path(p, sizeof(p), "viewtypes");
-    MPI_File fh;
-    MT_MPI(MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_RDWR | MPI_MODE_CREATE,
-                         MPI_INFO_NULL, &fh));
+    MPI_File fh = open_rw(p, sizeof(p), "viewtypes", MPI_INFO_NULL);
     MT_MPI(MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN));
     static const struct {
         int disp[2], blen[2];
