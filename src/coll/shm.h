@@ -109,11 +109,16 @@ static_assert(sizeof(struct fy_coll_bar) == FY_CACHELINE &&
 struct fy_coll_flag {
     alignas(FY_CACHELINE) _Atomic uint64_t seq;
     unsigned char data[2][FY_COLL_FLAG_DATA];
+    /* The owner's byte count of payload v (len[v & 1]), which readers
+     * compare with theirs (fy_coll_sig): the root's message, a
+     * contribution, a block. */
+    uint32_t len[2];
     /* Own line: written at the end of every collective, read only by a
      * member about to reuse a payload and by MPI_Comm_free. */
     alignas(FY_CACHELINE) _Atomic uint64_t done;
 };
 static_assert(offsetof(struct fy_coll_flag, data) == 8 &&
+                  offsetof(struct fy_coll_flag, len) == 56 &&
                   offsetof(struct fy_coll_flag, done) == FY_CACHELINE &&
                   sizeof(struct fy_coll_flag) == 2 * FY_CACHELINE,
               "arrivals and payloads in one line, completions in the next");
@@ -390,6 +395,24 @@ struct fy_coll_desc {
     uint64_t len;  /* bytes published */
 };
 static_assert(sizeof(struct fy_coll_desc) == 24, "three words");
+
+/* Mismatched counts (an erroneous program: MPI has the type signatures
+ * of a collective agree on every member). Every publication carries its
+ * owner's byte count - the root's message, a contribution, a block - and
+ * a reader compares it with its own: 0 when they agree; -EMSGSIZE
+ * (MPI_ERR_TRUNCATE) when more was published than the reader takes (it
+ * takes what fits); -EBADMSG (MPI_ERR_COUNT) when less (it takes what is
+ * there and leaves the rest of its buffer alone). Readers follow the
+ * publisher's count for the shape of the collective (how many chunks,
+ * where the bytes lie), so a mismatch ends the collective on every member
+ * with the same steps taken. Counts on both sides of a size at which the
+ * algorithm changes (FY_COLL_FLAG_DATA with a core per rank, a cell
+ * between two ranks) are not caught: the members then run different
+ * algorithms. */
+static inline int fy_coll_sig(uint64_t theirs, uint64_t mine)
+{
+    return theirs == mine ? 0 : theirs > mine ? -EMSGSIZE : -EBADMSG;
+}
 
 /* Fill a publication's data (cap bytes at data) with the descriptors of
  * blocks 0..n-1 of l (block 'skip' left empty: nobody reads it). Blocks

@@ -102,6 +102,10 @@ static int report(struct fy_comm *c, int rc, const char *fn)
         return fy_mpi_err(c, MPI_ERR_TRUNCATE, fn,
                           "data larger than its receive buffer (do counts "
                           "and datatypes match on every process?)");
+    if (rc == -EBADMSG)
+        return fy_mpi_err(c, MPI_ERR_COUNT, fn,
+                          "less data than the receive count (counts or "
+                          "datatypes differ between processes)");
     return fy_mpi_err(c, fy_errno_to_class(rc), fn, "%s", strerror(-rc));
 }
 

@@ -159,6 +159,8 @@ int fy_errno_to_class(int err)
         return MPI_SUCCESS;
     case -EMSGSIZE:
         return MPI_ERR_TRUNCATE;
+    case -EBADMSG: /* a collective's counts differ (coll/shm.h) */
+        return MPI_ERR_COUNT;
     case -ENOMEM:
         return MPI_ERR_NO_MEM;
     case -EINVAL:
