@@ -102,6 +102,12 @@ void fy_sched_set_mach(struct fy_sched *s, const struct fy_sched_mach *m,
             return rc_;                                                        \
     } while (0)
 
+/* The schedule of a uniform collective (one count per member, which all
+ * must agree on): a receive its message does not fill is reported as
+ * -EBADMSG (MPI_ERR_COUNT, coll/shm.h's fy_coll_sig). The v, w and
+ * neighbourhood forms accept a shorter message, as a receive does. */
+void fy_sched_exact(struct fy_sched *s);
+
 /* A buffer for count elements of dt laid out as in a user buffer (holes
  * included): returns the address to use as the buffer and the allocation
  * to free in *base_out, or NULL. */

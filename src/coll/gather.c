@@ -64,6 +64,7 @@ int fy_coll_gather(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
             return rc;
     }
     FY_SCHED_BEGIN(s, c, nb);
+    fy_sched_exact(s);
     struct fy_coll_layout l = {.buf = rbuf, .count = rcount, .dt = rdt};
     fy_coll_build_gather(s, sbuf, scount, sdt, &l, root);
     return fy_sched_finish(s, nb);
@@ -109,6 +110,7 @@ int fy_coll_scatter(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
             return rc;
     }
     FY_SCHED_BEGIN(s, c, nb);
+    fy_sched_exact(s);
     struct fy_coll_layout l = {.buf = sbuf, .count = scount, .dt = sdt};
     fy_coll_build_scatter(s, &l, rbuf, rcount, rdt, root, 0);
     return fy_sched_finish(s, nb);
@@ -181,6 +183,7 @@ int fy_coll_allgather(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
             return rc;
     }
     FY_SCHED_BEGIN(s, c, nb);
+    fy_sched_exact(s);
     struct fy_coll_layout l = {.buf = rbuf, .count = rcount, .dt = rdt};
     fy_coll_build_allgather(s, sbuf, scount, sdt, &l);
     return fy_sched_finish(s, nb);
@@ -278,6 +281,7 @@ int fy_coll_alltoall(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
             return rc;
     }
     FY_SCHED_BEGIN(s, c, nb);
+    fy_sched_exact(s);
     struct fy_coll_layout dst = {.buf = rbuf, .count = rcount, .dt = rdt};
     if (sbuf == MPI_IN_PLACE) {
         fy_coll_build_alltoall_inplace(s, &dst);

@@ -78,6 +78,7 @@ int fy_coll_bcast(void *buf, MPI_Count count, struct fy_dtype *dt, int root,
             return rc;
     }
     FY_SCHED_BEGIN(s, c, nb);
+    fy_sched_exact(s);
     if (c->size > 1 && count > 0)
         fy_coll_build_bcast(s, buf, count, dt, root, 0);
     return fy_sched_finish(s, nb);
@@ -147,6 +148,7 @@ int fy_coll_reduce(const void *sbuf, void *rbuf, MPI_Count count,
             return rc;
     }
     FY_SCHED_BEGIN(s, c, nb);
+    fy_sched_exact(s);
     const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
     if (count == 0) {
         /* nothing to do */
@@ -174,6 +176,7 @@ int fy_coll_allreduce(const void *sbuf, void *rbuf, MPI_Count count,
             return rc;
     }
     FY_SCHED_BEGIN(s, c, nb);
+    fy_sched_exact(s);
     const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
     if (count == 0) {
         /* nothing to do */
@@ -275,6 +278,7 @@ int fy_coll_scan(const void *sbuf, void *rbuf, MPI_Count count,
             return rc;
     }
     FY_SCHED_BEGIN(s, c, nb);
+    fy_sched_exact(s);
     int tag = FY_SCHED_TAG(s, 0);
     if (sbuf != MPI_IN_PLACE)
         fy_sched_copy(s, sbuf, count, dt, rbuf, count, dt);
@@ -308,6 +312,7 @@ int fy_coll_exscan(const void *sbuf, void *rbuf, MPI_Count count,
             return rc;
     }
     FY_SCHED_BEGIN(s, c, nb);
+    fy_sched_exact(s);
     int tag = FY_SCHED_TAG(s, 0);
     const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
     bool last = c->rank + 1 == c->size;

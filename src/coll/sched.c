@@ -47,8 +47,9 @@ struct fy_sched {
     uint32_t sub_seq;
     bool nb; /* nonblocking: holds references, sits on the list */
     bool done;
-    bool busy; /* being advanced (re-entrance guard) */
-    int err;   /* first error, from building or running */
+    bool busy;  /* being advanced (re-entrance guard) */
+    int err;    /* first error, from building or running */
+    bool exact; /* receives must be filled (fy_sched_exact) */
     uint32_t nsteps, cap, cur;
     struct fy_sched_step *steps;
     struct fy_req **reqs; /* started since the last WAIT */
@@ -100,6 +101,11 @@ void fy_coll_caches_drain(void)
 {
     fy_objcache_drain(&s_sched_cache);
     fy_coll_shm_nb_caches_drain();
+}
+
+void fy_sched_exact(struct fy_sched *s)
+{
+    s->exact = true;
 }
 
 int fy_sched_create(struct fy_comm *c, bool nb, struct fy_sched **out)
@@ -297,6 +303,14 @@ static bool fy_sched_reap(struct fy_sched *s, bool block)
     for (uint32_t i = 0; i < s->nreqs; i++) {
         struct fy_req *r = s->reqs[i];
         int rc = block ? fy_req_wait(r) : r->err;
+        /* A uniform collective's messages fill their receives exactly
+         * (MPI has the members' type signatures agree): a shorter one is
+         * counts that differ between members (fy_coll_sig). MPI_PROC_NULL
+         * (a topology's missing neighbour) sends nothing. */
+        if (rc == 0 && s->exact && r->kind == FY_REQ_RECV &&
+            r->peer != MPI_PROC_NULL &&
+            r->st_bytes < r->count * (MPI_Count)r->dt->size)
+            rc = -EBADMSG;
         s->err = fy_coll_keep(s->err, rc);
         fy_req_free(r);
     }

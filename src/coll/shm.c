@@ -601,20 +601,25 @@ static void lean_barrier(struct fy_comm *c)
     lean_done(me, v);
 }
 
-static void lean_bcast(void *buf, MPI_Count count, struct fy_dtype *dt,
-                       uint64_t bytes, int root, struct fy_comm *c)
+static int lean_bcast(void *buf, MPI_Count count, struct fy_dtype *dt,
+                      uint64_t bytes, int root, struct fy_comm *c)
 {
     uint64_t v = lean_begin(c);
     struct fy_coll_flag *me = flag_of(fy_boot.local_rank, c->ctx);
+    int err = 0;
     if (c->rank == root) {
         lean_room(c, v);
         (void)fy_coll_put_block(me->data[v & 1], bytes, buf, count, dt);
+        me->len[v & 1] = (uint32_t)bytes;
         lean_arrive(me, v);
     } else {
         struct fy_coll_flag *f = lean_await(c, root, v);
-        fy_coll_get_block(buf, count, dt, f->data[v & 1]);
+        uint64_t sent = FY_MIN(f->len[v & 1], FY_COLL_FLAG_DATA);
+        err = fy_coll_sig(sent, bytes);
+        fy_coll_get_bytes(buf, count, dt, f->data[v & 1], FY_MIN(sent, bytes));
     }
     lean_done(me, v);
+    return err;
 }
 
 /* Reduce (root >= 0) or allreduce (root < 0) of 'bytes' contiguous bytes:
@@ -630,12 +635,19 @@ static int lean_reduce(const char *in, void *rbuf, MPI_Count count,
     if (root < 0 || me != root) {
         lean_room(c, v);
         memcpy(mine->data[v & 1], in, (size_t)bytes);
+        mine->len[v & 1] = (uint32_t)bytes;
         lean_arrive(mine, v);
     }
     int err = 0;
     if (root < 0 || me == root) {
-        /* Ours from 'in' (unchanged until the end, even in place). */
+        /* Ours from 'in' (unchanged until the end, even in place). A
+         * contribution of another size (mismatched counts) is reported;
+         * its payload's bytes are combined as ours are, within its line. */
         alignas(16) unsigned char acc[FY_COLL_FLAG_DATA];
+        for (int r = 0; r < P; r++)
+            if (r != me)
+                err = fy_coll_keep(
+                    err, fy_coll_sig(lean_await(c, r, v)->len[v & 1], bytes));
         memcpy(acc,
                P - 1 == me ? (const void *)in
                            : lean_await(c, P - 1, v)->data[v & 1],
@@ -665,6 +677,11 @@ static int lean_exchange(const void *sbuf, MPI_Count scount,
     unsigned char *out = mine->data[v & 1];
     lean_room(c, v);
     bool inplace = sbuf == MPI_IN_PLACE;
+    /* Our send block's size, for the readers to compare with theirs; our
+     * own block gets what both sizes hold, as theirs. */
+    uint64_t sbytes = inplace ? rbytes : (uint64_t)scount * (uint64_t)sdt->size;
+    uint64_t own = FY_MIN(sbytes, rbytes);
+    mine->len[v & 1] = (uint32_t)sbytes;
     if (!alltoall) {
         const void *in =
             inplace ? fy_coll_block_at(rbuf, me, rcount, rdt) : sbuf;
@@ -672,21 +689,23 @@ static int lean_exchange(const void *sbuf, MPI_Count scount,
                                 inplace ? rdt : sdt);
         lean_arrive(mine, v);
         if (!inplace)
-            fy_coll_get_block(fy_coll_block_at(rbuf, me, rcount, rdt), rcount,
-                              rdt, out);
+            fy_coll_get_bytes(fy_coll_block_at(rbuf, me, rcount, rdt), rcount,
+                              rdt, out, own);
     } else {
         err = fy_coll_put_alltoall(out, rbytes, P, sbuf, scount, sdt, rbuf,
                                    rcount, rdt);
         lean_arrive(mine, v);
-        fy_coll_get_block(fy_coll_block_at(rbuf, me, rcount, rdt), rcount, rdt,
-                          out + (uint64_t)me * rbytes);
+        fy_coll_get_bytes(fy_coll_block_at(rbuf, me, rcount, rdt), rcount, rdt,
+                          out + (uint64_t)me * rbytes, own);
     }
     uint64_t at = alltoall ? (uint64_t)me * rbytes : 0;
     for (int i = 1; i < P; i++) {
         int r = (me + i) % P;
         struct fy_coll_flag *f = lean_await(c, r, v);
-        fy_coll_get_block(fy_coll_block_at(rbuf, r, rcount, rdt), rcount, rdt,
-                          f->data[v & 1] + at);
+        uint64_t theirs = f->len[v & 1]; /* read once */
+        err = fy_coll_keep(err, fy_coll_sig(theirs, rbytes));
+        fy_coll_get_bytes(fy_coll_block_at(rbuf, r, rcount, rdt), rcount, rdt,
+                          f->data[v & 1] + at, FY_MIN(theirs, rbytes));
     }
     fy_coll_lean_seen_all(&c->flag, v);
     lean_done(mine, v);
@@ -916,21 +935,6 @@ static int read_mem(int r, uint64_t addr, uint64_t n, void *buf,
     return read_mem_at(T()->loc[r], T()->world[r], addr, n, buf, count, dt);
 }
 
-/* Read count elements of dt into buf from member r's published image, at
- * byte 'off' of it. Returns 0, -EMSGSIZE when the image is shorter than
- * our count (what is there is read), -ENOMEM. */
-static int read_block(int r, const struct fy_coll_cell *x, uint64_t off,
-                      void *buf, MPI_Count count, const struct fy_dtype *dt)
-{
-    uint64_t bytes = (uint64_t)count * (uint64_t)dt->size;
-    uint64_t addr = x->addr, len = x->len; /* read once */
-    uint64_t n = off < len ? FY_MIN(bytes, len - off) : 0;
-    int rc = read_mem(r, addr + off, n, buf, count, dt);
-    if (rc)
-        return rc;
-    return n < bytes ? -EMSGSIZE : 0;
-}
-
 /* Where the cells are too small and the kernel's single copy works, every
  * member publishes its buffer's address and the others read from it. */
 static bool single_copy(void)
@@ -950,6 +954,63 @@ static unsigned char *payload(struct fy_coll_cell *x, uint64_t len)
     return len <= FY_COLL_INLINE ? x->inl : x->data;
 }
 
+/* Take our block of member r's publication x into count elements of dt
+ * at buf. The publication holds 'nblocks' blocks of x->len / nblocks
+ * bytes (its owner's block size: ours in a correct program), ours block
+ * i; in the cell (where payload() puts x->len bytes) or, when x->addr is
+ * set, in the owner's memory. What both sizes hold is taken, never more
+ * than the cell holds. Returns 0, fy_coll_sig's error for another size,
+ * or -ENOMEM. */
+static int take_pub(int r, struct fy_coll_cell *x, int nblocks, int i,
+                    void *buf, MPI_Count count, const struct fy_dtype *dt)
+{
+    uint64_t addr = x->addr, len = x->len; /* read once */
+    uint64_t theirs = len / (uint64_t)nblocks;
+    uint64_t bytes = (uint64_t)count * (uint64_t)dt->size;
+    uint64_t off = (uint64_t)i * theirs, n = FY_MIN(theirs, bytes);
+    int err = fy_coll_sig(theirs, bytes);
+    if (addr)
+        return fy_coll_keep(read_mem(r, addr + off, n, buf, count, dt), err);
+    uint64_t cap = len <= FY_COLL_INLINE ? FY_COLL_INLINE : FY_COLL_DATA;
+    n = off < cap ? FY_MIN(n, cap - off) : 0;
+    fy_coll_get_bytes(buf, count, dt, payload(x, len) + off, n);
+    return err;
+}
+
+/* A receiver's side of a broadcast: it follows the root's publication
+ * (its count, read from the root's buffer or in chunks through its
+ * cells), whatever its own count says, and takes what fits. */
+static int bcast_take(void *buf, MPI_Count count, struct fy_dtype *dt,
+                      uint64_t bytes, int root, struct fy_comm *c, uint32_t seq)
+{
+    struct fy_coll_cell *x = await(root, tag_of(c, seq, 0));
+    uint64_t addr = x->addr, sent = x->len; /* read once */
+    int err = fy_coll_sig(sent, bytes);
+    if (addr) {
+        /* Every receiver reads the root's buffer (or a packed image). */
+        int rc = read_mem(root, addr, FY_MIN(sent, bytes), buf, count, dt);
+        done(root, x);
+        return fy_coll_keep(err, rc);
+    }
+    /* Pipelined through the root's cells, one chunk per publication. */
+    uint32_t step = 0;
+    for (uint64_t at = 0; at < sent; at += FY_COLL_DATA, step++) {
+        if (step)
+            x = await(root, tag_of(c, seq, step));
+        uint64_t len = FY_MIN((uint64_t)FY_COLL_DATA, sent - at);
+        if (at < bytes) {
+            uint64_t m = FY_MIN(len, bytes - at);
+            if (dt->contig)
+                fy_copy((char *)buf + at, payload(x, sent), m);
+            else
+                fy_dtype_unpack_range(payload(x, sent), (MPI_Count)at,
+                                      (MPI_Count)m, buf, count, dt);
+        }
+        done(root, x);
+    }
+    return err;
+}
+
 int fy_coll_shm_bcast(void *buf, MPI_Count count, struct fy_dtype *dt, int root,
                       struct fy_comm *c)
 {
@@ -960,58 +1021,42 @@ int fy_coll_shm_bcast(void *buf, MPI_Count count, struct fy_dtype *dt, int root,
      * point-to-point rendezvous copies it with both ranks at once. */
     if (c->size == 2 && bytes > FY_COLL_DATA)
         return FY_COLL_SHM_NO;
-    if (bytes <= FY_COLL_FLAG_DATA && fy_coll_lean_ok(c)) {
-        lean_bcast(buf, count, dt, bytes, root, c);
-        return 0;
-    }
+    if (bytes <= FY_COLL_FLAG_DATA && fy_coll_lean_ok(c))
+        return lean_bcast(buf, count, dt, bytes, root, c);
     uint32_t seq = fy_coll_begin(c);
+    if (c->rank != root)
+        return bcast_take(buf, count, dt, bytes, root, c, seq);
     uint32_t n = (uint32_t)c->size - 1;
-    /* Decided on the message size only: the members' datatypes may
-     * differ (only their signatures must match). */
+    /* Decided on the root's message size only (the receivers follow the
+     * publication): the members' datatypes may differ, only their
+     * signatures must match. */
     if (fy_coll_shm.cma && bytes >= fy_coll_shm.cma_min) {
         /* Every receiver reads the root's buffer (or a packed image of
          * it); the root waits until all have, since it is theirs to read
          * until then. */
-        uint64_t tag = tag_of(c, seq, 0);
-        if (c->rank == root) {
-            void *tmp;
-            const void *img = image_of(buf, count, dt, &tmp);
-            if (!img)
-                fy_fatal(1, "broadcast: out of memory packing %llu bytes",
-                         (unsigned long long)bytes);
-            struct fy_coll_cell *x = claim();
-            publish(c, x, tag, n, img, bytes, -1);
-            wait_readers(x);
-            free(tmp);
-            return 0;
-        }
-        struct fy_coll_cell *x = await(root, tag);
-        int rc = read_block(root, x, 0, buf, count, dt);
-        done(root, x);
-        return rc;
+        void *tmp;
+        const void *img = image_of(buf, count, dt, &tmp);
+        if (!img)
+            fy_fatal(1, "broadcast: out of memory packing %llu bytes",
+                     (unsigned long long)bytes);
+        struct fy_coll_cell *x = claim();
+        publish(c, x, tag_of(c, seq, 0), n, img, bytes, -1);
+        wait_readers(x);
+        free(tmp);
+        return 0;
     }
-    /* Pipelined through the root's cells, one chunk per publication. */
+    /* Pipelined through our cells, one chunk per publication, each
+     * carrying the whole message's size. */
     uint32_t step = 0;
     for (uint64_t at = 0; at < bytes; at += FY_COLL_DATA, step++) {
         uint64_t len = FY_MIN((uint64_t)FY_COLL_DATA, bytes - at);
-        uint64_t tag = tag_of(c, seq, step);
-        if (c->rank == root) {
-            struct fy_coll_cell *x = claim();
-            if (dt->contig)
-                fy_copy(payload(x, bytes), (char *)buf + at, len);
-            else
-                fy_dtype_pack_range(buf, count, dt, (MPI_Count)at,
-                                    (MPI_Count)len, payload(x, bytes));
-            publish(c, x, tag, n, NULL, 0, -1);
-        } else {
-            struct fy_coll_cell *x = await(root, tag);
-            if (dt->contig)
-                fy_copy((char *)buf + at, payload(x, bytes), len);
-            else
-                fy_dtype_unpack_range(payload(x, bytes), (MPI_Count)at,
-                                      (MPI_Count)len, buf, count, dt);
-            done(root, x);
-        }
+        struct fy_coll_cell *x = claim();
+        if (dt->contig)
+            fy_copy(payload(x, bytes), (char *)buf + at, len);
+        else
+            fy_dtype_pack_range(buf, count, dt, (MPI_Count)at, (MPI_Count)len,
+                                payload(x, bytes));
+        publish(c, x, tag_of(c, seq, step), n, NULL, bytes, -1);
     }
     return 0;
 }
@@ -1142,15 +1187,14 @@ static int combine_read(int me, const char *in, char *rbuf, uint64_t addr,
 }
 
 /* The address in the other's publication x of its 'bytes' bytes, and in
- * *have how many of our elements it holds, both read once (a shorter one
- * is a count that differs from ours: what is there counts, and *err says
- * MPI_ERR_TRUNCATE). */
+ * *have how many of our elements it holds, both read once (another size
+ * is a count that differs from ours: what both hold counts, and *err says
+ * which way, fy_coll_sig). */
 static uint64_t pub_addr(const struct fy_coll_cell *x, uint64_t bytes,
                          size_t esz, MPI_Count *have, int *err)
 {
     uint64_t addr = x->addr, len = x->len; /* read once */
-    if (len < bytes)
-        *err = -EMSGSIZE;
+    *err = fy_coll_keep(*err, fy_coll_sig(len, bytes));
     *have = (MPI_Count)(FY_MIN(len, bytes) / esz);
     return addr;
 }
@@ -1305,6 +1349,19 @@ static int allreduce_read(const char *in, void *rbuf, MPI_Count count,
     return fy_coll_keep(err, rerr);
 }
 
+/* The members' contributions x[] (ours at me) against our 'total' bytes:
+ * the first mismatch (fy_coll_sig). Their cells are combined as ours,
+ * within each cell: a mismatch that changes the number of rounds is not
+ * caught (coll/shm.h). */
+static int sig_all(struct fy_coll_cell *const *x, int P, int me, uint64_t total)
+{
+    int err = 0;
+    for (int r = 0; r < P; r++)
+        if (r != me)
+            err = fy_coll_keep(err, fy_coll_sig(x[r]->len, total));
+    return err;
+}
+
 /* Reduce (root >= 0: only the root gets the result in rbuf) or allreduce
  * (root < 0). */
 static int shm_reduce(const void *sbuf, void *rbuf, MPI_Count count,
@@ -1331,6 +1388,7 @@ static int shm_reduce(const void *sbuf, void *rbuf, MPI_Count count,
                    ? reduce_share(in, rbuf, count, dt, op, root, c, seq)
                    : reduce_read(in, rbuf, count, dt, op, root, c, seq);
     MPI_Count per = cell_elems(dt);
+    uint64_t total = (uint64_t)count * esz; /* each round's cells say it */
     int err = 0;
     uint32_t step = 0;
     for (MPI_Count e = 0; e < count; e += per, step += 2) {
@@ -1353,11 +1411,13 @@ static int shm_reduce(const void *sbuf, void *rbuf, MPI_Count count,
          * those who get the result, they; with slices, everyone. */
         uint32_t nread = whole ? (all ? (uint32_t)P - 1 : (me == root ? 0 : 1))
                                : (uint32_t)P - 1;
-        publish(c, mine, tag, nread, NULL, 0, whole && !all ? root : -1);
+        publish(c, mine, tag, nread, NULL, total, whole && !all ? root : -1);
         if (whole) {
             if (get) {
                 for (int r = 0; r < P; r++)
                     x[r] = r == me ? mine : await(r, tag);
+                if (step == 0)
+                    err = fy_coll_keep(err, sig_all(x, P, me, total));
                 /* Our contribution is in our cell: rbuf may be written
                  * even in place. */
                 err =
@@ -1374,6 +1434,8 @@ static int shm_reduce(const void *sbuf, void *rbuf, MPI_Count count,
         MPI_Count s0 = m * me / P, s1 = m * (me + 1) / P;
         for (int r = 0; r < P; r++)
             x[r] = r == me ? mine : await(r, tag);
+        if (step == 0)
+            err = fy_coll_keep(err, sig_all(x, P, me, total));
         uint64_t stag = tag_of(c, seq, step + 1);
         struct fy_coll_cell *slice = claim();
         if (s1 > s0)
@@ -1419,27 +1481,23 @@ int fy_coll_shm_allreduce(const void *sbuf, void *rbuf, MPI_Count count,
  * (the receive block's size, the member count), never on one member's
  * send arguments, so no member can take the point-to-point path alone. A
  * member whose send block is larger than the receive block sends what
- * fits and reports the truncation, as a message would. */
+ * fits and reports the truncation, as a message would; every publication
+ * carries its owner's block size, so a reader reports another size
+ * (fy_coll_sig) and follows the publication's form (cell or buffer). */
 
 /* Every other member's block 'tag' into its place in rbuf, from its cell
- * or (cells false) its buffer. Starting at our right neighbour spreads
- * the readers over the owners. Returns 0 or the first error. */
-static int collect_blocks(struct fy_comm *c, uint64_t tag, bool cells,
-                          void *rbuf, MPI_Count rcount,
-                          const struct fy_dtype *rdt)
+ * or its buffer. Starting at our right neighbour spreads the readers over
+ * the owners. Returns 0 or the first error. */
+static int collect_blocks(struct fy_comm *c, uint64_t tag, void *rbuf,
+                          MPI_Count rcount, const struct fy_dtype *rdt)
 {
     int P = c->size, me = c->rank, err = 0;
-    uint64_t rbytes = (uint64_t)rcount * (uint64_t)rdt->size;
     for (int i = 1; i < P; i++) {
         int r = (me + i) % P;
         struct fy_coll_cell *x = await(r, tag);
-        if (cells)
-            fy_coll_get_block(fy_coll_block_at(rbuf, r, rcount, rdt), rcount,
-                              rdt, payload(x, rbytes));
-        else
-            err = fy_coll_keep(
-                err, read_block(r, x, 0, fy_coll_block_at(rbuf, r, rcount, rdt),
-                                rcount, rdt));
+        err = fy_coll_keep(err, take_pub(r, x, 1, 0,
+                                         fy_coll_block_at(rbuf, r, rcount, rdt),
+                                         rcount, rdt));
         done(r, x);
     }
     return err;
@@ -1467,8 +1525,9 @@ int fy_coll_shm_allgather(const void *sbuf, MPI_Count scount,
     struct fy_coll_cell *mine = claim();
     void *tmp = NULL;
     if (cells) {
-        fy_coll_put_block(payload(mine, rbytes), rbytes, in, icount, idt);
-        publish(c, mine, tag, (uint32_t)P - 1, NULL, 0, -1);
+        /* What fits our receive block, where payload() puts our size. */
+        fy_coll_put_block(payload(mine, ibytes), rbytes, in, icount, idt);
+        publish(c, mine, tag, (uint32_t)P - 1, NULL, ibytes, -1);
     } else {
         const void *img = image_of(in, icount, idt, &tmp);
         if (!img)
@@ -1481,7 +1540,7 @@ int fy_coll_shm_allgather(const void *sbuf, MPI_Count scount,
                            fy_coll_copy(sbuf, scount, sdt,
                                         fy_coll_block_at(rbuf, me, rcount, rdt),
                                         rcount, rdt));
-    err = fy_coll_keep(err, collect_blocks(c, tag, cells, rbuf, rcount, rdt));
+    err = fy_coll_keep(err, collect_blocks(c, tag, rbuf, rcount, rdt));
     if (!cells) {
         wait_readers(mine);
         free(tmp);
@@ -1517,7 +1576,11 @@ int fy_coll_shm_alltoall(const void *sbuf, MPI_Count scount,
         err = fy_coll_keep(err,
                            fy_coll_put_alltoall(blocks, rbytes, P, sbuf, scount,
                                                 sdt, rbuf, rcount, rdt));
-        publish(c, mine, tag, (uint32_t)P - 1, NULL, 0, -1);
+        /* Our send block's size, for the readers to compare. */
+        uint64_t sbytes = sbuf == MPI_IN_PLACE
+                              ? rbytes
+                              : (uint64_t)scount * (uint64_t)sdt->size;
+        publish(c, mine, tag, (uint32_t)P - 1, NULL, sbytes, -1);
         fy_coll_get_block(fy_coll_block_at(rbuf, me, rcount, rdt), rcount, rdt,
                           blocks + (uint64_t)me * rbytes);
     } else {
@@ -1540,15 +1603,19 @@ int fy_coll_shm_alltoall(const void *sbuf, MPI_Count scount,
     for (int i = 1; i < P; i++) {
         int r = (me + i) % P;
         struct fy_coll_cell *x = await(r, tag);
-        if (cells)
-            fy_coll_get_block(
-                fy_coll_block_at(rbuf, r, rcount, rdt), rcount, rdt,
-                payload(x, rbytes * (uint64_t)P) + (uint64_t)me * rbytes);
-        else
-            err = fy_coll_keep(
-                err, read_block(r, x, (uint64_t)me * rbytes,
-                                fy_coll_block_at(rbuf, r, rcount, rdt), rcount,
-                                rdt));
+        void *dst = fy_coll_block_at(rbuf, r, rcount, rdt);
+        if (cells) {
+            /* Blocks at our receive block's stride (agreed); the size
+             * the owner sent each. */
+            uint64_t theirs = x->len; /* read once */
+            err = fy_coll_keep(err, fy_coll_sig(theirs, rbytes));
+            fy_coll_get_bytes(dst, rcount, rdt,
+                              payload(x, rbytes * (uint64_t)P) +
+                                  (uint64_t)me * rbytes,
+                              FY_MIN(theirs, rbytes));
+        } else {
+            err = fy_coll_keep(err, take_pub(r, x, P, me, dst, rcount, rdt));
+        }
         done(r, x);
     }
     if (!cells) {
@@ -1577,7 +1644,7 @@ int fy_coll_shm_gather(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
         if (cells) {
             int err = fy_coll_put_block(payload(mine, bytes), bytes, sbuf,
                                         scount, sdt);
-            publish(c, mine, tag, 1, NULL, 0, root);
+            publish(c, mine, tag, 1, NULL, bytes, root);
             return err;
         }
         void *tmp;
@@ -1595,7 +1662,7 @@ int fy_coll_shm_gather(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
         err =
             fy_coll_copy(sbuf, scount, sdt,
                          fy_coll_block_at(rbuf, me, rcount, rdt), rcount, rdt);
-    err = fy_coll_keep(err, collect_blocks(c, tag, cells, rbuf, rcount, rdt));
+    err = fy_coll_keep(err, collect_blocks(c, tag, rbuf, rcount, rdt));
     return err;
 }
 
@@ -1620,7 +1687,8 @@ int fy_coll_shm_scatter(const void *sbuf, MPI_Count scount,
                     fy_coll_put_block(blocks + (uint64_t)r * bytes, bytes,
                                       fy_coll_block_at(sbuf, r, scount, sdt),
                                       scount, sdt);
-            publish(c, mine, tag, (uint32_t)P - 1, NULL, 0, -1);
+            publish(c, mine, tag, (uint32_t)P - 1, NULL, bytes * (uint64_t)P,
+                    -1);
         } else {
             const void *img = image_of(sbuf, scount * P, sdt, &tmp);
             if (!img)
@@ -1639,14 +1707,9 @@ int fy_coll_shm_scatter(const void *sbuf, MPI_Count scount,
         }
         return err;
     }
+    /* The root's blocks, in its cell or its buffer (its size decides). */
     struct fy_coll_cell *x = await(root, tag);
-    int err = 0;
-    if (cells)
-        fy_coll_get_block(rbuf, rcount, rdt,
-                          payload(x, bytes * (uint64_t)P) +
-                              (uint64_t)me * bytes);
-    else
-        err = read_block(root, x, (uint64_t)me * bytes, rbuf, rcount, rdt);
+    int err = take_pub(root, x, P, me, rbuf, rcount, rdt);
     done(root, x);
     return err;
 }

@@ -466,6 +466,21 @@ static inline void fy_coll_get_block(void *buf, MPI_Count count,
         fy_dtype_unpack(src, (MPI_Count)bytes, buf, count, dt);
 }
 
+/* Unpack the first n packed bytes at src (no more than count elements of
+ * dt hold) into buf: what a reader takes of a shorter or longer
+ * publication (fy_coll_sig). */
+static inline void fy_coll_get_bytes(void *buf, MPI_Count count,
+                                     const struct fy_dtype *dt, const void *src,
+                                     uint64_t n)
+{
+    if (n == 0)
+        return;
+    if (dt->contig)
+        memcpy(buf, src, (size_t)n);
+    else
+        fy_dtype_unpack(src, (MPI_Count)n, buf, count, dt);
+}
+
 /* Block i of count elements of dt in buf. */
 static inline char *fy_coll_block_at(const void *buf, int i, MPI_Count count,
                                      const struct fy_dtype *dt)
