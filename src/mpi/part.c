@@ -199,7 +199,7 @@ static int part_init(const char *fn, bool is_recv, const void *buf,
     bool ok = is_recv ? fy_pt2pt_recv_ok(c, buf, total, dt, peer, tag)
                       : fy_pt2pt_send_ok(c, buf, total, dt, peer, tag);
     if (!ok) {
-        int rc = fy_mpi_pt2pt_check(fn, c, buf, total, dt, datatype, peer, tag,
+        int rc = fy_mpi_pt2pt_check(fn, c, buf, total, &dt, datatype, peer, tag,
                                     is_recv);
         if (rc > 0)
             return rc;

@@ -16,12 +16,17 @@
 /* ---- argument checks ------------------------------------------------- */
 
 int fy_mpi_pt2pt_check(const char *fn, struct fy_comm *c, const void *buf,
-                       MPI_Count count, const struct fy_dtype *dt,
+                       MPI_Count count, struct fy_dtype **dtp,
                        MPI_Datatype dt_handle, int peer, int tag, bool is_recv)
 {
     if (count < 0)
         return fy_mpi_err(c, MPI_ERR_COUNT, fn, "count %lld is negative",
                           (long long)count);
+    /* Nothing to move: any datatype will do, even MPI_DATATYPE_NULL (as
+     * MPICH and Open MPI accept; libraries pass it for empty parts). */
+    if (count == 0 && dt_handle == MPI_DATATYPE_NULL)
+        *dtp = fy_dtype_get(MPI_BYTE);
+    const struct fy_dtype *dt = *dtp;
     if (dt == NULL)
         return fy_mpi_err(c, MPI_ERR_TYPE, fn,
                           "datatype 0x%x is not a valid datatype",
@@ -127,7 +132,7 @@ FY_INLINE int send_common(const char *fn, const void *buf, MPI_Count count,
     FY_GET_COMM(c, comm, fn);
     struct fy_dtype *dt = fy_dtype_get(datatype);
     if (FY_UNLIKELY(!fy_pt2pt_send_ok(c, buf, count, dt, dest, tag))) {
-        int rc = fy_mpi_pt2pt_check(fn, c, buf, count, dt, datatype, dest, tag,
+        int rc = fy_mpi_pt2pt_check(fn, c, buf, count, &dt, datatype, dest, tag,
                                     false);
         if (rc)
             return rc == FY_PT2PT_PROC_NULL ? MPI_SUCCESS : rc;
@@ -200,8 +205,8 @@ FY_API int PMPI_Bsend(const void *buf, int count, MPI_Datatype datatype,
     FY_GET_COMM(c, comm, __func__);
     struct fy_dtype *dt = fy_dtype_get(datatype);
     if (!fy_pt2pt_send_ok(c, buf, count, dt, dest, tag)) {
-        int rc = fy_mpi_pt2pt_check(__func__, c, buf, count, dt, datatype, dest,
-                                    tag, false);
+        int rc = fy_mpi_pt2pt_check(__func__, c, buf, count, &dt, datatype,
+                                    dest, tag, false);
         if (rc)
             return rc == FY_PT2PT_PROC_NULL ? MPI_SUCCESS : rc;
     }
@@ -217,8 +222,8 @@ FY_API int PMPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype,
     FY_GET_COMM(c, comm, __func__);
     struct fy_dtype *dt = fy_dtype_get(datatype);
     if (!fy_pt2pt_send_ok(c, buf, count, dt, dest, tag)) {
-        int rc = fy_mpi_pt2pt_check(__func__, c, buf, count, dt, datatype, dest,
-                                    tag, false);
+        int rc = fy_mpi_pt2pt_check(__func__, c, buf, count, &dt, datatype,
+                                    dest, tag, false);
         if (rc)
             return rc == FY_PT2PT_PROC_NULL ? MPI_SUCCESS : rc;
     }
@@ -234,7 +239,7 @@ FY_INLINE int recv_common(const char *fn, void *buf, MPI_Count count,
     FY_GET_COMM(c, comm, fn);
     struct fy_dtype *dt = fy_dtype_get(datatype);
     if (FY_UNLIKELY(!fy_pt2pt_recv_ok(c, buf, count, dt, source, tag))) {
-        int rc = fy_mpi_pt2pt_check(fn, c, buf, count, dt, datatype, source,
+        int rc = fy_mpi_pt2pt_check(fn, c, buf, count, &dt, datatype, source,
                                     tag, true);
         if (rc == FY_PT2PT_PROC_NULL) {
             fy_mreq_status_recv(status, MPI_PROC_NULL, MPI_ANY_TAG, 0, false,
@@ -288,7 +293,7 @@ FY_INLINE int isend_common(const char *fn, const void *buf, MPI_Count count,
     FY_CHECK_REQ_PTR(request, c, fn);
     struct fy_dtype *dt = fy_dtype_get(datatype);
     if (FY_UNLIKELY(!fy_pt2pt_send_ok(c, buf, count, dt, dest, tag))) {
-        int rc = fy_mpi_pt2pt_check(fn, c, buf, count, dt, datatype, dest, tag,
+        int rc = fy_mpi_pt2pt_check(fn, c, buf, count, &dt, datatype, dest, tag,
                                     false);
         if (rc == FY_PT2PT_PROC_NULL) {
             if (fy_mreq_register(FY_MREQ_DONE_SEND, request))
@@ -380,7 +385,7 @@ FY_API int PMPI_Ibsend(const void *buf, int count, MPI_Datatype datatype,
     struct fy_dtype *dt = fy_dtype_get(datatype);
     int rc = MPI_SUCCESS;
     if (!fy_pt2pt_send_ok(c, buf, count, dt, dest, tag))
-        rc = fy_mpi_pt2pt_check(__func__, c, buf, count, dt, datatype, dest,
+        rc = fy_mpi_pt2pt_check(__func__, c, buf, count, &dt, datatype, dest,
                                 tag, false);
     if (rc == 0)
         rc = fy_bsend_start(__func__, buf, count, dt, dest, tag, c);
@@ -405,7 +410,7 @@ FY_API int PMPI_Ibsend_c(const void *buf, MPI_Count count,
     struct fy_dtype *dt = fy_dtype_get(datatype);
     int rc = MPI_SUCCESS;
     if (!fy_pt2pt_send_ok(c, buf, count, dt, dest, tag))
-        rc = fy_mpi_pt2pt_check(__func__, c, buf, count, dt, datatype, dest,
+        rc = fy_mpi_pt2pt_check(__func__, c, buf, count, &dt, datatype, dest,
                                 tag, false);
     if (rc == 0)
         rc = fy_bsend_start(__func__, buf, count, dt, dest, tag, c);
@@ -428,7 +433,7 @@ FY_INLINE int irecv_common(const char *fn, void *buf, MPI_Count count,
     FY_CHECK_REQ_PTR(request, c, fn);
     struct fy_dtype *dt = fy_dtype_get(datatype);
     if (FY_UNLIKELY(!fy_pt2pt_recv_ok(c, buf, count, dt, source, tag))) {
-        int rc = fy_mpi_pt2pt_check(fn, c, buf, count, dt, datatype, source,
+        int rc = fy_mpi_pt2pt_check(fn, c, buf, count, &dt, datatype, source,
                                     tag, true);
         if (rc == FY_PT2PT_PROC_NULL) {
             if (fy_mreq_register(FY_MREQ_DONE_NULL, request))
@@ -519,19 +524,19 @@ static int sendrecv_run(const char *fn, struct fy_comm *c, const void *sbuf,
 /* Check a Sendrecv's two halves; 0 when both are valid (either peer may be
  * MPI_PROC_NULL), else the error class already reported as 'fn'. */
 static int sendrecv_check(const char *fn, struct fy_comm *c, const void *sbuf,
-                          MPI_Count scount, struct fy_dtype *sdt,
+                          MPI_Count scount, struct fy_dtype **sdt,
                           MPI_Datatype stype, int dest, int stag,
                           const void *rbuf, MPI_Count rcount,
-                          struct fy_dtype *rdt, MPI_Datatype rtype, int source,
+                          struct fy_dtype **rdt, MPI_Datatype rtype, int source,
                           int rtag)
 {
-    if (!fy_pt2pt_send_ok(c, sbuf, scount, sdt, dest, stag)) {
+    if (!fy_pt2pt_send_ok(c, sbuf, scount, *sdt, dest, stag)) {
         int rc = fy_mpi_pt2pt_check(fn, c, sbuf, scount, sdt, stype, dest, stag,
                                     false);
         if (rc > 0)
             return rc;
     }
-    if (!fy_pt2pt_recv_ok(c, rbuf, rcount, rdt, source, rtag)) {
+    if (!fy_pt2pt_recv_ok(c, rbuf, rcount, *rdt, source, rtag)) {
         int rc = fy_mpi_pt2pt_check(fn, c, rbuf, rcount, rdt, rtype, source,
                                     rtag, true);
         if (rc > 0)
@@ -551,8 +556,8 @@ static int sendrecv_common(const char *fn, const void *sendbuf,
     struct fy_dtype *sdt = fy_dtype_get(sendtype);
     struct fy_dtype *rdt = fy_dtype_get(recvtype);
     int rc =
-        sendrecv_check(fn, c, sendbuf, sendcount, sdt, sendtype, dest, sendtag,
-                       recvbuf, recvcount, rdt, recvtype, source, recvtag);
+        sendrecv_check(fn, c, sendbuf, sendcount, &sdt, sendtype, dest, sendtag,
+                       recvbuf, recvcount, &rdt, recvtype, source, recvtag);
     if (rc)
         return rc;
     return sendrecv_run(fn, c, sendbuf, sendcount, sdt, dest, sendtag, recvbuf,
@@ -621,8 +626,8 @@ static int sendrecv_replace_common(const char *fn, void *buf, MPI_Count count,
     FY_CHECK_INIT(fn);
     FY_GET_COMM(c, comm, fn);
     struct fy_dtype *dt = fy_dtype_get(datatype);
-    int rc = sendrecv_check(fn, c, buf, count, dt, datatype, dest, sendtag, buf,
-                            count, dt, datatype, source, recvtag);
+    int rc = sendrecv_check(fn, c, buf, count, &dt, datatype, dest, sendtag,
+                            buf, count, &dt, datatype, source, recvtag);
     if (rc)
         return rc;
     unsigned char small[256];
@@ -772,8 +777,8 @@ static int isendrecv_common(const char *fn, const void *sendbuf,
     struct fy_dtype *sdt = fy_dtype_get(sendtype);
     struct fy_dtype *rdt = fy_dtype_get(recvtype);
     int rc =
-        sendrecv_check(fn, c, sendbuf, sendcount, sdt, sendtype, dest, sendtag,
-                       recvbuf, recvcount, rdt, recvtype, source, recvtag);
+        sendrecv_check(fn, c, sendbuf, sendcount, &sdt, sendtype, dest, sendtag,
+                       recvbuf, recvcount, &rdt, recvtype, source, recvtag);
     if (rc)
         return rc;
     return isendrecv_start(fn, c, sendbuf, sendcount, sdt, dest, sendtag,
@@ -816,8 +821,8 @@ static int isendrecv_replace_common(const char *fn, void *buf, MPI_Count count,
     FY_GET_COMM(c, comm, fn);
     FY_CHECK_REQ_PTR(request, c, fn);
     struct fy_dtype *dt = fy_dtype_get(datatype);
-    int rc = sendrecv_check(fn, c, buf, count, dt, datatype, dest, sendtag, buf,
-                            count, dt, datatype, source, recvtag);
+    int rc = sendrecv_check(fn, c, buf, count, &dt, datatype, dest, sendtag,
+                            buf, count, &dt, datatype, source, recvtag);
     if (rc)
         return rc;
     /* The copy outlives this call, so it is always on the heap. */
@@ -1501,7 +1506,7 @@ static int preq_init(const char *fn, enum fy_preq_kind kind,
     bool ok = is_recv ? fy_pt2pt_recv_ok(c, buf, count, dt, peer, tag)
                       : fy_pt2pt_send_ok(c, buf, count, dt, peer, tag);
     if (!ok) {
-        int rc = fy_mpi_pt2pt_check(fn, c, buf, count, dt, datatype, peer, tag,
+        int rc = fy_mpi_pt2pt_check(fn, c, buf, count, &dt, datatype, peer, tag,
                                     is_recv);
         if (rc > 0)
             return rc;
@@ -1778,8 +1783,8 @@ static int imrecv_start(const char *fn, void *buf, MPI_Count count,
              (unsigned)*message);
     struct fy_comm *c = m->comm;
     struct fy_dtype *dt = fy_dtype_get(datatype);
-    int rc = fy_mpi_pt2pt_check(fn, c, buf, count, dt, datatype, MPI_ANY_SOURCE,
-                                MPI_ANY_TAG, true);
+    int rc = fy_mpi_pt2pt_check(fn, c, buf, count, &dt, datatype,
+                                MPI_ANY_SOURCE, MPI_ANY_TAG, true);
     if (rc)
         return rc;
     int err = fy_p2p_imrecv(buf, count, dt, m->msg, c, r_out);

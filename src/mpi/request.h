@@ -287,9 +287,10 @@ void fy_mreq_status_send(MPI_Status *st, bool cancelled, int errclass);
 
 /* Full check of a send (is_recv false) or receive's arguments. Returns 0
  * when valid, FY_PT2PT_PROC_NULL when the peer is MPI_PROC_NULL (and the
- * rest is valid), or the error class after reporting it via fy_mpi_err. */
+ * rest is valid), or the error class after reporting it via fy_mpi_err.
+ * MPI_DATATYPE_NULL with count 0 is valid: *dtp becomes MPI_BYTE's. */
 int fy_mpi_pt2pt_check(const char *fn, struct fy_comm *c, const void *buf,
-                       MPI_Count count, const struct fy_dtype *dt,
+                       MPI_Count count, struct fy_dtype **dtp,
                        MPI_Datatype dt_handle, int peer, int tag, bool is_recv)
     __attribute__((cold, noinline));
 

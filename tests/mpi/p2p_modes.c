@@ -229,6 +229,49 @@ static void sendrecv_replace(void)
     free(b);
 }
 
+/* Empty messages with MPI_DATATYPE_NULL (count 0: nothing to move, any
+ * datatype will do, as MPICH and Open MPI accept): blocking, nonblocking,
+ * synchronous, persistent and Sendrecv around the ring; each arrives with
+ * its tag and a count of 0. A null datatype with a nonzero count is still
+ * MPI_ERR_TYPE. */
+static void null_type_empty(void)
+{
+    MPI_Status st;
+    int n = -1;
+    if (mt_rank == 0) {
+        MT_MPI(MPI_Send(NULL, 0, MPI_DATATYPE_NULL, dest, 31, MPI_COMM_WORLD));
+        MT_MPI(MPI_Ssend(NULL, 0, MPI_DATATYPE_NULL, dest, 32, MPI_COMM_WORLD));
+    } else if (mt_rank == 1) {
+        MT_MPI(
+            MPI_Recv(NULL, 0, MPI_DATATYPE_NULL, src, 31, MPI_COMM_WORLD, &st));
+        MT_EQ(st.MPI_TAG, 31, "tag of an empty MPI_DATATYPE_NULL message");
+        MT_MPI(MPI_Get_count(&st, MPI_BYTE, &n));
+        MT_EQ(n, 0, "count of an empty MPI_DATATYPE_NULL message");
+        MPI_Request r;
+        MT_MPI(
+            MPI_Irecv(NULL, 0, MPI_DATATYPE_NULL, src, 32, MPI_COMM_WORLD, &r));
+        MT_MPI(MPI_Wait(&r, &st));
+        MT_EQ(st.MPI_TAG, 32, "tag of an empty synchronous message");
+    }
+    MPI_Request rq[2];
+    MT_MPI(MPI_Send_init(NULL, 0, MPI_DATATYPE_NULL, dest, 33, MPI_COMM_WORLD,
+                         &rq[0]));
+    MT_MPI(MPI_Recv_init(NULL, 0, MPI_DATATYPE_NULL, src, 33, MPI_COMM_WORLD,
+                         &rq[1]));
+    MT_MPI(MPI_Startall(2, rq));
+    MT_MPI(MPI_Waitall(2, rq, MPI_STATUSES_IGNORE));
+    MT_MPI(MPI_Request_free(&rq[0]));
+    MT_MPI(MPI_Request_free(&rq[1]));
+    MT_MPI(MPI_Sendrecv(NULL, 0, MPI_DATATYPE_NULL, dest, 34, NULL, 0,
+                        MPI_DATATYPE_NULL, src, 34, MPI_COMM_WORLD, &st));
+    MT_EQ(st.MPI_SOURCE, src, "source of an empty Sendrecv");
+    MT_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    int x = 0;
+    MT_ERRCLASS(MPI_Send(&x, 1, MPI_DATATYPE_NULL, dest, 35, MPI_COMM_WORLD),
+                MPI_ERR_TYPE, "MPI_DATATYPE_NULL with count 1");
+    MT_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
+}
+
 int main(int argc, char **argv)
 {
     mt_init(&argc, &argv);
@@ -242,5 +285,6 @@ int main(int argc, char **argv)
     cancel_recv();
     proc_null();
     sendrecv_replace();
+    null_type_empty();
     return mt_finish("p2p_modes");
 }
