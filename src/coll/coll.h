@@ -232,7 +232,7 @@ void fy_coll_caches_drain(void);
  * progress engine after each pass when fy_coll_nactive != 0, so that
  * nonblocking collectives move on while the program blocks in some other
  * call. Not re-entrant (it guards itself). Returns how many finished in
- * this pass (the engine counts them as work: see fy_p2p_progress_hook). */
+ * this pass (the engine counts them as work: see fy_p2p_hook_set). */
 extern unsigned fy_coll_nactive;
 int fy_coll_progress(void);
 /* Whether a started nonblocking collective could move on now (the flag

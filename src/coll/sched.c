@@ -443,7 +443,7 @@ int fy_sched_finish(struct fy_sched *s, struct fy_sched **nb_out)
     fy_coll_nactive++;
     /* The p2p progress engine drives active schedules through this hook
      * (p2p sits below coll and does not call it by name). */
-    fy_p2p_progress_hook = fy_coll_progress;
+    fy_p2p_hook_set(FY_HOOK_COLL, fy_coll_progress);
     fy_p2p_visible_hook = fy_coll_visible;
     fy_sched_advance(s, false); /* start the first round now */
     *nb_out = s;

@@ -269,7 +269,7 @@ static int part_send(struct fy_preq *p)
         if (p->part_rid < 0) {
             /* MPI's progress rule: the message must leave while the
              * program waits on anything, so the engine looks too. */
-            fy_p2p_part_hook = part_progress;
+            fy_p2p_hook_set(FY_HOOK_PART, part_progress);
             return 0;
         }
     }
@@ -326,7 +326,7 @@ static int part_progress(void)
         }
     }
     if (!waiting)
-        fy_p2p_part_hook = NULL;
+        fy_p2p_hook_set(FY_HOOK_PART, NULL);
     running = false;
     return sent;
 }

@@ -641,9 +641,26 @@ static void handle_pkt(const struct fy_pkt *p)
     }
 }
 
-int (*fy_p2p_progress_hook)(void);
-int (*fy_p2p_part_hook)(void);
-void (*fy_p2p_rma_hook)(void);
+static int (*s_hooks[FY_HOOK_COUNT])(void);
+static unsigned s_hook_mask; /* bit i: s_hooks[i] is set */
+
+void fy_p2p_hook_set(enum fy_p2p_hook which, int (*fn)(void))
+{
+    s_hooks[which] = fn;
+    if (fn)
+        s_hook_mask |= 1u << which;
+    else
+        s_hook_mask &= ~(1u << which);
+}
+
+static int run_hooks(void)
+{
+    int n = 0;
+    for (unsigned i = 0; i < FY_HOOK_COUNT; i++)
+        if (s_hook_mask & 1u << i)
+            n += s_hooks[i]();
+    return n;
+}
 
 /* Nesting depth of fy_progress (a send started from a progress hook must
  * not progress again). */
@@ -664,12 +681,8 @@ int fy_progress(void)
 {
     progress_depth++;
     int n = progress_packets();
-    if (FY_UNLIKELY(fy_p2p_progress_hook != NULL))
-        n += fy_p2p_progress_hook();
-    if (FY_UNLIKELY(fy_p2p_part_hook != NULL))
-        n += fy_p2p_part_hook();
-    if (FY_UNLIKELY(fy_p2p_rma_hook != NULL))
-        fy_p2p_rma_hook();
+    if (FY_UNLIKELY(s_hook_mask))
+        n += run_hooks();
     progress_depth--;
     return n;
 }

@@ -172,18 +172,21 @@ int fy_p2p_imrecv(void *buf, MPI_Count count, struct fy_dtype *dt, void *msg,
  * completes it); a matched one is left alone. */
 void fy_p2p_cancel_recv(struct fy_req *r);
 
-/* Called at the end of every progress pass when set: the layers above
- * (nonblocking collectives) advance their own state machines here, and
- * return how many of them finished, which the pass counts as work done:
- * a waiter whose request a hook completed must look again before it
- * idles, since nobody will ring it for a completion made here. */
-extern int (*fy_p2p_progress_hook)(void);
-/* The same for partitioned sends waiting for their receive to be known
- * (src/mpi/part.c); set only while one waits. */
-extern int (*fy_p2p_part_hook)(void);
-/* The same for one-sided windows served by active messages (src/rma/am.c):
- * the target applies the requests that arrived. */
-extern void (*fy_p2p_rma_hook)(void);
+/* Progress hooks: the layers above p2p (which it does not call by name)
+ * advance their own state at the end of every progress pass, in this
+ * order, while their hook is set. A hook returns how many of its
+ * operations it finished, which the pass counts as work done: a waiter
+ * whose request a hook completed must look again before it idles, since
+ * nobody will ring it for a completion made here.
+ * - FY_HOOK_COLL: nonblocking collectives' schedules (src/coll/sched.c);
+ * - FY_HOOK_PART: partitioned sends waiting for their receive to be
+ *   known (src/mpi/part.c), set only while one waits;
+ * - FY_HOOK_RMA: windows served by the target's engine (src/rma/ho.c,
+ *   active messages), set while there are any.
+ * No hook set costs fy_progress one predicted branch. */
+enum fy_p2p_hook { FY_HOOK_COLL, FY_HOOK_PART, FY_HOOK_RMA, FY_HOOK_COUNT };
+/* Set (fn) or clear (NULL) one hook. */
+void fy_p2p_hook_set(enum fy_p2p_hook which, int (*fn)(void));
 /* Asked by a rank about to sleep, when set: whether something a layer
  * above waits for, and no channel shows, is already there (a nonblocking
  * collective's publication in shared memory), so the rank must not

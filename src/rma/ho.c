@@ -369,21 +369,24 @@ static void serve_all(void)
 
 static bool s_in_hook;
 
-static void rma_hook(void)
+/* The target's side: what it serves completes no request of its own, so
+ * it counts as no work (FY_HOOK_RMA). */
+static int rma_hook(void)
 {
     if (s_in_hook)
-        return;
+        return 0;
     s_in_hook = true;
     if (s_hos)
         serve_all();
     s_in_hook = false;
     if (fy_rma_am_any())
         fy_rma_am_progress();
+    return 0;
 }
 
 void fy_rma_hook_update(void)
 {
-    fy_p2p_rma_hook = s_hos || fy_rma_am_any() ? rma_hook : NULL;
+    fy_p2p_hook_set(FY_HOOK_RMA, s_hos || fy_rma_am_any() ? rma_hook : NULL);
 }
 
 /* ---- set-up ------------------------------------------------------------- */
