@@ -818,6 +818,7 @@ FY_API int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[],
     FY_CHECK_INIT(__func__);
     FY_GET_COMM(c, comm_old, __func__);
     FY_CHECK_PTR(comm_cart, c, __func__);
+    *comm_cart = MPI_COMM_NULL; /* what a failed call leaves (as MPICH) */
     FY_CHECK(ndims >= 0, c, MPI_ERR_DIMS, __func__, "ndims %d is negative",
              ndims);
     FY_CHECK(ndims == 0 || (dims && periods), c, MPI_ERR_ARG, __func__,
@@ -847,6 +848,7 @@ FY_API int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[],
     FY_CHECK_INIT(__func__);
     GET_CART(c, comm, __func__);
     FY_CHECK_PTR(newcomm, c, __func__);
+    *newcomm = MPI_COMM_NULL; /* what a failed call leaves */
     FY_CHECK(c->topo->ndims == 0 || remain_dims, c, MPI_ERR_ARG, __func__,
              "remain_dims is NULL");
     struct fy_comm *nc;

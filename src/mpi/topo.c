@@ -60,6 +60,7 @@ FY_API int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int indx[],
     FY_CHECK_INIT(__func__);
     FY_GET_COMM(c, comm_old, __func__);
     CHECK_PTR(comm_graph, c, __func__);
+    *comm_graph = MPI_COMM_NULL; /* what a failed call leaves */
     int rc = check_graph(c, nnodes, indx, edges, __func__);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -243,6 +244,7 @@ PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree,
     FY_CHECK_INIT(fn);
     FY_GET_COMM(c, comm_old, fn);
     CHECK_PTR(comm_dist_graph, c, fn);
+    *comm_dist_graph = MPI_COMM_NULL; /* what a failed call leaves */
     CHECK_RANKS(c, indegree, sources, sourceweights, fn, "sources",
                 "sourceweights");
     CHECK_RANKS(c, outdegree, destinations, destweights, fn, "destinations",
@@ -271,6 +273,7 @@ FY_API int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[],
     FY_CHECK_INIT(fn);
     FY_GET_COMM(c, comm_old, fn);
     CHECK_PTR(comm_dist_graph, c, fn);
+    *comm_dist_graph = MPI_COMM_NULL; /* what a failed call leaves */
     FY_CHECK(n >= 0, c, MPI_ERR_ARG, fn, "n %d is negative", n);
     FY_CHECK(n == 0 || (sources && degrees), c, MPI_ERR_ARG, fn, "%s is NULL",
              sources ? "degrees" : "sources");

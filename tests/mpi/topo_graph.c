@@ -569,6 +569,17 @@ static void errors(void)
                                       &mt_rank, NULL, MPI_INFO_NULL, 0, &g),
                 MPI_ERR_ARG, "Dist_graph_create NULL weights");
     MT_CHECK(g == MPI_COMM_NULL, "no communicator after errors");
+    /* A failed constructor sets its output to MPI_COMM_NULL (MPICH's
+     * errors/topo/cartsmall). */
+    int toobig[2] = {mt_size, mt_size + 1}, noper[2] = {0, 0};
+    MPI_Comm cc = MPI_COMM_WORLD;
+    MT_ERRCLASS(MPI_Cart_create(MPI_COMM_WORLD, 2, toobig, noper, 0, &cc),
+                MPI_ERR_DIMS, "Cart_create grid larger than the communicator");
+    MT_CHECK(cc == MPI_COMM_NULL, "failed Cart_create leaves MPI_COMM_NULL");
+    cc = MPI_COMM_WORLD;
+    MT_ERRCLASS(MPI_Graph_create(MPI_COMM_WORLD, 2, bad_index, edges, 0, &cc),
+                MPI_ERR_ARG, "Graph_create decreasing index (output)");
+    MT_CHECK(cc == MPI_COMM_NULL, "failed Graph_create leaves MPI_COMM_NULL");
 
     /* Wrong kind of topology, bad ranks and counts on real ones. */
     int dims[1] = {mt_size}, per[1] = {1};
