@@ -453,19 +453,6 @@ static inline int fy_coll_put_block(void *dst, uint64_t cap, const void *buf,
     return bytes > cap ? -EMSGSIZE : 0;
 }
 
-/* Unpack count elements of dt from the packed bytes at src into buf. */
-static inline void fy_coll_get_block(void *buf, MPI_Count count,
-                                     const struct fy_dtype *dt, const void *src)
-{
-    uint64_t bytes = (uint64_t)count * (uint64_t)dt->size;
-    if (bytes == 0)
-        return;
-    if (dt->contig)
-        memcpy(buf, src, (size_t)bytes);
-    else
-        fy_dtype_unpack(src, (MPI_Count)bytes, buf, count, dt);
-}
-
 /* Unpack the first n packed bytes at src (no more than count elements of
  * dt hold) into buf: what a reader takes of a shorter or longer
  * publication (fy_coll_sig). */
@@ -479,6 +466,14 @@ static inline void fy_coll_get_bytes(void *buf, MPI_Count count,
         memcpy(buf, src, (size_t)n);
     else
         fy_dtype_unpack(src, (MPI_Count)n, buf, count, dt);
+}
+
+/* Unpack count elements of dt from the packed bytes at src into buf. */
+static inline void fy_coll_get_block(void *buf, MPI_Count count,
+                                     const struct fy_dtype *dt, const void *src)
+{
+    fy_coll_get_bytes(buf, count, dt, src,
+                      (uint64_t)count * (uint64_t)dt->size);
 }
 
 /* Block i of count elements of dt in buf. */
