@@ -52,12 +52,17 @@ static_assert(sizeof(struct fy_coll_cell) == 2 * FY_CACHELINE + FY_COLL_DATA,
  * rank has one slot per context (FY_CTX_MAX / 2 of them, the "ncoll"
  * region), so the collectives of different communicators never wait for
  * each other's room. Small data inline, larger read from the owner's
- * buffer at addr (single copy). Same protocol as the cells. */
+ * buffer at addr (single copy). Same protocol as the cells. Readers
+ * follow addr (inline or not) and len (offsets of the blocks, what is
+ * there), whatever their own counts say (shm_nb.c). */
 #define FY_COLL_SLOT_DATA 384u
 #define FY_COLL_SLOTS (FY_CTX_MAX / 2u)
 struct fy_coll_slot {
     alignas(FY_CACHELINE) _Atomic uint64_t tag; /* ctx+1 | seq | step; 0 none */
-    uint64_t addr;
+    uint64_t addr; /* owner's image, read by address; 0: inline in data */
+    /* The owner's byte count (of each block, in the P-block images of
+     * scatter and all-to-all), which readers compare with theirs
+     * (fy_coll_sig). */
     uint64_t len;
     alignas(FY_CACHELINE) _Atomic uint32_t readers;
     _Atomic uint32_t owner_waits; /* as in the cells */

@@ -14,8 +14,9 @@
  * blocks at the head of the slot, as shm.c's do in a cell.
  *
  * Invariants (besides those of shm.c's cells, which the slots share:
- * owner-only writes, reuse at readers == 0, distinct live tags, nothing
- * read from a slot steers a copy):
+ * owner-only writes, reuse at readers == 0, distinct live tags; what is
+ * read from a slot or flag line steers a copy only within the reader's
+ * buffer and the slot or line, see below):
  * - Every rank has one slot per context (struct fy_coll_slot), used only
  *   by the nonblocking collectives of the communicator holding that
  *   context. The blocking ones use the cells: a blocking collective never
@@ -37,7 +38,20 @@
  *   they may differ), MPI_IN_PLACE (all or none) and the job-wide
  *   settings (FERRY_COLL, single copy).
  * - One rank, one thread (the MPI layer serialises calls): the tickets
- *   and machines are this process's only. */
+ *   and machines are this process's only.
+ * - Mismatched counts (coll/shm.h, fy_coll_sig): every publication says
+ *   its owner's byte count - the slot's len (per block for the P-block
+ *   images of scatter and all-to-all), a flag line's len[v & 1] - and
+ *   addr says where the bytes lie (0: inline in the slot). A reader takes
+ *   what both its count and the publication hold, where the owner put it
+ *   (inline or by address as the owner chose, blocks at the owner's
+ *   stride), never past the slot or line, and keeps fy_coll_sig of the
+ *   two counts as its error. Reductions combine the elements every
+ *   contribution holds (the rest of the result is left alone). No step
+ *   depends on what was read, so every member takes the same steps and
+ *   the communicator goes on; only counts on both sides of a size where
+ *   the path changes (lean, inline, by address, point-to-point, whole or
+ *   sliced) are not caught. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
@@ -80,7 +94,7 @@ struct nb {
     int pc;            /* where the machine resumes */
     int i;             /* loop index across resumptions */
     int err;           /* first error */
-    bool inl;          /* data inline in the slots (else by address) */
+    bool inl;          /* our data inline in our slot (else by address) */
     bool whole;        /* allreduce by address: whole vectors, no slices */
     bool ex;           /* exclusive scan */
     const void *sbuf;
@@ -88,7 +102,11 @@ struct nb {
     MPI_Count scount, rcount;
     struct fy_dtype *sdt, *rdt;
     struct fy_op *op;
-    uint64_t bytes;                   /* per publication's block */
+    uint64_t bytes; /* per publication's block */
+    MPI_Count m;    /* reductions: elements every contribution so far holds */
+    /* Sliced allreduce: the count the slices are cut from (member P-1's),
+     * and the least count of any member (ours and those published). */
+    MPI_Count cut, least;
     void *tmp, *acc, *part;           /* temporaries */
     const struct fy_coll_slot **pubs; /* small reductions: by rank */
     /* The v forms: layouts of the blocks published (src) and read (dst),
@@ -199,9 +217,10 @@ static bool ready(struct nb *n)
     return turn(n) && mine_free(n);
 }
 
-/* Publish in our slot (free: ready() held) to nreaders members, 'len'
- * bytes at 'addr' for readers by address (NULL: the data is inline);
- * wake member 'only', or (only < 0) every other member. */
+/* Publish in our slot (free: ready() held) to nreaders members: our
+ * byte count 'len' (of each block, for P-block images), the data at
+ * 'addr' for readers by address (NULL: inline in the slot); wake member
+ * 'only', or (only < 0) every other member. */
 static void nb_publish(struct nb *n, uint32_t step, uint32_t nreaders,
                        const void *addr, uint64_t len, int only)
 {
@@ -291,17 +310,80 @@ static void nb_read(const struct nb *n, int r, uint64_t addr, uint64_t len,
     }
 }
 
-/* count elements of dt at byte 'off' of member r's published image x
- * into buf; -EMSGSIZE when the image is shorter than that. */
-static int nb_read_block(const struct nb *n, int r,
-                         const struct fy_coll_slot *x, uint64_t off, void *buf,
-                         MPI_Count count, const struct fy_dtype *dt)
+/* The first m bytes of a packed image at src into count elements of dt
+ * at buf (m no more than they hold); the rest of buf is left alone. */
+static void nb_unpack(void *buf, MPI_Count count, const struct fy_dtype *dt,
+                      const void *src, uint64_t m)
 {
+    if (m == 0)
+        return;
+    if (dt->contig)
+        memcpy(buf, src, (size_t)m);
+    else
+        fy_dtype_unpack(src, (MPI_Count)m, buf, count, dt);
+}
+
+/* From member r's publication x, the bytes at 'off' of its image (of
+ * which 'avail' are the block's) into count elements of dt at buf: what
+ * both hold. Inline or by address as the owner published it (x->addr 0:
+ * inline), whatever our own path; inline, never past the slot, whatever
+ * a count says. Returns the bytes taken. */
+static uint64_t nb_take_at(const struct nb *n, int r,
+                           const struct fy_coll_slot *x, uint64_t off,
+                           uint64_t avail, void *buf, MPI_Count count,
+                           const struct fy_dtype *dt)
+{
+    uint64_t m = FY_MIN(avail, (uint64_t)count * (uint64_t)dt->size);
+    uint64_t addr = x->addr; /* read once */
+    if (addr == 0) {
+        m = off < FY_COLL_SLOT_DATA ? FY_MIN(m, FY_COLL_SLOT_DATA - off) : 0;
+        nb_unpack(buf, count, dt, x->data + off, m);
+    } else {
+        nb_read(n, r, addr + off, m, buf, count, dt);
+    }
+    return m;
+}
+
+/* The stride of a P-block image of blocks of 'len' bytes: inline, the
+ * owner clips every block to its share of the room (cap bytes; only a
+ * mismatched count needs it); by address, the blocks lie back to back. */
+static uint64_t nb_stride(uint64_t len, int P, bool inl, uint64_t cap)
+{
+    return inl ? FY_MIN(len, cap / (uint64_t)P) : len;
+}
+
+/* nb_take()'s other case: the owner's count (len) or path (addr) differs
+ * from ours. Kept out of line, off the path of correct programs. */
+static __attribute__((noinline, cold)) int
+nb_take_other(const struct nb *n, int r, const struct fy_coll_slot *x,
+              uint64_t len, uint64_t addr, int i, void *buf, MPI_Count count,
+              const struct fy_dtype *dt)
+{
+    uint64_t stride =
+        i < 0 ? len : nb_stride(len, n->P, addr == 0, FY_COLL_SLOT_DATA);
+    uint64_t off = i < 0 ? 0 : (uint64_t)i * stride;
+    nb_take_at(n, r, x, off, stride, buf, count, dt);
+    return fy_coll_sig(len, (uint64_t)count * (uint64_t)dt->size);
+}
+
+/* Member r's block (i < 0), or block i of its P-block image (scatter,
+ * all-to-all), from its publication x into count elements of dt at buf:
+ * fy_coll_sig of its count (x->len) and ours. When both counts and paths
+ * agree (n->inl: ours), the copy our own count and path describe (its
+ * bounds are ours: inline, they fit the slot); else nb_take_other(). */
+static int nb_take(const struct nb *n, int r, const struct fy_coll_slot *x,
+                   int i, void *buf, MPI_Count count, const struct fy_dtype *dt)
+{
+    uint64_t len = x->len, addr = x->addr; /* read once */
     uint64_t bytes = (uint64_t)count * (uint64_t)dt->size;
-    uint64_t addr = x->addr, len = x->len; /* read once */
-    uint64_t m = off < len ? FY_MIN(bytes, len - off) : 0;
-    nb_read(n, r, addr + off, m, buf, count, dt);
-    return m < bytes ? -EMSGSIZE : 0;
+    if (FY_UNLIKELY(len != bytes || (addr == 0) != n->inl))
+        return nb_take_other(n, r, x, len, addr, i, buf, count, dt);
+    uint64_t off = i < 0 ? 0 : (uint64_t)i * bytes;
+    if (addr == 0)
+        fy_coll_get_block(buf, count, dt, x->data + off);
+    else
+        nb_read(n, r, addr + off, bytes, buf, count, dt);
+    return 0;
 }
 
 /* A contiguous image of count elements of dt at buf: buf itself or a
@@ -462,7 +544,7 @@ static bool run_bcast(struct nb *n)
         if (n->inl) {
             fy_coll_put_block(w->data, FY_COLL_SLOT_DATA, n->rbuf, n->rcount,
                               n->rdt);
-            nb_publish(n, 0, (uint32_t)n->P - 1, NULL, 0, -1);
+            nb_publish(n, 0, (uint32_t)n->P - 1, NULL, n->bytes, -1);
         } else {
             const void *img = nb_image(n->rbuf, n->rcount, n->rdt, &n->tmp);
             nb_publish(n, 0, (uint32_t)n->P - 1, img, n->bytes, -1);
@@ -470,12 +552,9 @@ static bool run_bcast(struct nb *n)
             NB_WAIT(n, mine_free(n));
         }
     } else {
+        /* The root's message, inline or by address as it published it. */
         NB_WAIT(n, turn(n) && (x = nb_find(n, n->root, 0)) != NULL);
-        if (n->inl)
-            fy_coll_get_block(n->rbuf, n->rcount, n->rdt, x->data);
-        else
-            n->err =
-                nb_read_block(n, n->root, x, 0, n->rbuf, n->rcount, n->rdt);
+        n->err = nb_take(n, n->root, x, -1, n->rbuf, n->rcount, n->rdt);
         nb_done(n, n->root, x);
     }
     NB_END(n);
@@ -499,7 +578,9 @@ static int combine(const void *const *src, int P, MPI_Count m,
 /* Reduce, allreduce and reduce-scatter up to a slot: every contributor
  * publishes its vector inline, those who get a result combine their part
  * of it (reduce-scatter: n->rcount elements from element n->scount; else
- * all of it, scount 0) from all the vectors. */
+ * all of it, scount 0) from all the vectors: as much of it as every
+ * vector holds (one published by address, from a count on the other side
+ * of the path's size, holds none here). */
 static bool run_reduce_small(struct nb *n)
 {
     const struct fy_coll_slot *x = NULL;
@@ -510,7 +591,7 @@ static bool run_reduce_small(struct nb *n)
     if (n->root < 0 || n->me != n->root) {
         struct fy_coll_slot *w = nb_claim(n);
         fy_copy(w->data, in, (size_t)n->bytes);
-        nb_publish(n, 0, n->root < 0 ? (uint32_t)n->P - 1 : 1, NULL, 0,
+        nb_publish(n, 0, n->root < 0 ? (uint32_t)n->P - 1 : 1, NULL, n->bytes,
                    n->root);
     }
     if (!get)
@@ -523,13 +604,29 @@ static bool run_reduce_small(struct nb *n)
     }
     {
         const void **src = (const void **)n->part;
-        size_t from = (size_t)n->scount * (size_t)n->rdt->size;
-        for (int r = 0; r < n->P; r++)
-            src[r] = (r == n->me ? (const char *)in
-                                 : (const char *)n->pubs[r]->data) +
-                     from;
-        n->err = combine(src, n->P, n->rcount, n->rdt, n->op, n->acc);
-        fy_copy(n->rbuf, n->acc, (size_t)n->rcount * (size_t)n->rdt->size);
+        size_t esz = (size_t)n->rdt->size;
+        uint64_t from = (uint64_t)n->scount, m = (uint64_t)n->rcount;
+        for (int r = 0; r < n->P; r++) {
+            if (r == n->me) {
+                src[r] = in + from * esz;
+                continue;
+            }
+            const struct fy_coll_slot *p = n->pubs[r];
+            uint64_t len = p->len; /* read once */
+            if (FY_UNLIKELY(len != n->bytes || p->addr)) {
+                uint64_t have =
+                    p->addr ? 0
+                            : FY_MIN(len, FY_COLL_SLOT_DATA) / (uint64_t)esz;
+                n->err = fy_coll_keep(n->err, fy_coll_sig(len, n->bytes));
+                m = have > from ? FY_MIN(m, have - from) : 0;
+            }
+            src[r] = (const char *)p->data + from * esz;
+        }
+        if (m > 0) {
+            n->err = fy_coll_keep(n->err, combine(src, n->P, (MPI_Count)m,
+                                                  n->rdt, n->op, n->acc));
+            fy_copy(n->rbuf, n->acc, (size_t)m * esz);
+        }
         for (int r = 0; r < n->P; r++)
             if (r != n->me)
                 nb_done(n, r, n->pubs[r]);
@@ -538,51 +635,98 @@ end:
     NB_END(n);
 }
 
-/* Element range [lo, hi) of member j's slice of count elements. */
-static void slice(const struct nb *n, int j, MPI_Count *lo, MPI_Count *hi)
+/* Element range [lo, hi) of member j's slice of n->cut elements, within
+ * the first 'upto'. */
+static void slice(const struct nb *n, int j, MPI_Count upto, MPI_Count *lo,
+                  MPI_Count *hi)
 {
-    *lo = n->rcount * j / n->P;
-    *hi = n->rcount * (j + 1) / n->P;
+    uint64_t cut = (uint64_t)n->cut, P = (uint64_t)n->P;
+    *hi = (MPI_Count)FY_MIN(cut * (uint64_t)(j + 1) / P, (uint64_t)upto);
+    *lo = (MPI_Count)FY_MIN(cut * (uint64_t)j / P, (uint64_t)*hi);
+}
+
+/* Our part of a large reduction's result: [lo, hi) of our vector. */
+static void own_part(const struct nb *n, MPI_Count *lo, MPI_Count *hi)
+{
+    if (n->root < 0 && !n->whole)
+        slice(n, n->me, n->rcount, lo, hi);
+    else
+        *lo = 0, *hi = n->rcount;
+}
+
+/* Room for 'bytes' in acc and part (a slice cut from another member's
+ * count may be longer than ours would be). */
+static void nb_room(struct nb *n, size_t bytes)
+{
+    if (bytes > n->acc_cap) {
+        scratch_put(n->acc, n->acc_cap);
+        n->acc = scratch_get(bytes, &n->acc_cap);
+    }
+    if (bytes > n->part_cap) {
+        scratch_put(n->part, n->part_cap);
+        n->part = scratch_get(bytes, &n->part_cap);
+    }
 }
 
 /* Fold member i's elements [lo, hi) (its publication x, or our own
- * input) into n->acc: acc = c_i op acc, the first (i = P-1) a copy. */
+ * input) into n->acc: acc = c_i op acc, the first (i = P-1) a copy. Of a
+ * shorter contribution, what it holds: n->m, the elements every
+ * contribution so far held, is what acc holds combined. */
 static void take_part(struct nb *n, const struct fy_coll_slot *x,
                       const char *in, MPI_Count lo, MPI_Count hi)
 {
     size_t esz = (size_t)n->rdt->size;
     void *dst = n->i == n->P - 1 ? n->acc : n->part;
+    MPI_Count k = hi - lo;
     if (n->i == n->me) {
-        fy_copy(dst, in + (size_t)lo * esz, (size_t)(hi - lo) * esz);
+        fy_copy(dst, in + (size_t)lo * esz, (size_t)k * esz);
     } else {
-        n->err =
-            fy_coll_keep(n->err, nb_read_block(n, n->i, x, (uint64_t)lo * esz,
-                                               dst, hi - lo, n->rdt));
+        uint64_t len = x->len; /* read once */
+        uint64_t have = len / esz, from = (uint64_t)lo;
+        uint64_t want = have > from ? FY_MIN(have - from, (uint64_t)k) : 0;
+        n->least = (MPI_Count)FY_MIN((uint64_t)n->least, have);
+        k = (MPI_Count)(nb_take_at(n, n->i, x, from * esz, want * esz, dst,
+                                   hi - lo, n->rdt) /
+                        esz);
+        n->err = fy_coll_keep(n->err, fy_coll_sig(len, n->bytes));
         nb_done(n, n->i, x);
     }
-    if (n->i != n->P - 1)
+    if (k < n->m)
+        n->m = k;
+    if (n->i != n->P - 1 && n->m > 0)
         n->err = fy_coll_keep(
-            n->err, fy_op_apply(n->op, n->part, n->acc, hi - lo, n->rdt));
+            n->err, fy_op_apply(n->op, n->part, n->acc, n->m, n->rdt));
+}
+
+/* Member r's combined slice (publication x) into our rbuf: what every
+ * member's vector holds of it (the slices tile the vector: all are cut
+ * from the same count). */
+static void take_slice(struct nb *n, int r, const struct fy_coll_slot *x)
+{
+    uint64_t esz = (uint64_t)n->rdt->size;
+    MPI_Count a, b;
+    slice(n, r, n->least, &a, &b);
+    if (b > a)
+        nb_take_at(n, r, x, (uint64_t)a * esz, (uint64_t)(b - a) * esz,
+                   (char *)n->rbuf + (uint64_t)a * esz, b - a, n->rdt);
 }
 
 /* Larger reductions, by address: every member publishes its input; an
  * allreduce's members each read their slice of every input, combine it
  * in rank order, then read the others' combined slices from their rbuf;
  * a reduce's root reads and combines the whole vectors. In place, a
- * member writes only its own slice of its rbuf while others may still
- * read its input (they read theirs), and a slice j of it only after
- * member j published its result, which it does once it has read every
- * input. */
+ * member writes its own slice of its rbuf only once the others read its
+ * input (its slot drained), and a slice j of it only after member j
+ * published its result, which it does once it has read every input.
+ * Every member reads every count: where they differ, all combine the
+ * elements [0, least) and leave the rest alone. */
 static bool run_reduce_large(struct nb *n)
 {
     const struct fy_coll_slot *x = NULL;
     const char *in = n->sbuf == MPI_IN_PLACE ? n->rbuf : n->sbuf;
     size_t esz = (size_t)n->rdt->size;
     MPI_Count lo, hi;
-    if (n->root < 0 && !n->whole)
-        slice(n, n->me, &lo, &hi);
-    else
-        lo = 0, hi = n->rcount;
+    own_part(n, &lo, &hi);
     NB_BEGIN(n);
     NB_WAIT(n, ready(n));
     if (n->root >= 0 && n->me != n->root) {
@@ -595,48 +739,54 @@ static bool run_reduce_large(struct nb *n)
         nb_claim(n);
         nb_publish(n, 0, (uint32_t)n->P - 1, in, n->bytes, -1);
     }
+    n->least = n->rcount;
+    if (n->root < 0 && !n->whole && n->me != n->P - 1) {
+        /* The slices are cut from member P-1's count, the first input
+         * every member reads: the same cut everywhere, whatever the
+         * counts (in a correct program, everyone's). */
+        NB_WAIT(n, (x = nb_find(n, n->P - 1, 0)) != NULL);
+        n->cut = (MPI_Count)FY_MIN(x->len / esz, (uint64_t)INT64_MAX);
+        own_part(n, &lo, &hi);
+        nb_room(n, (size_t)(hi - lo) * esz);
+    }
     /* Our part of the result, contributions from the last member down. */
+    n->m = hi - lo;
     for (n->i = n->P - 1; hi > lo && n->i >= 0; n->i--) {
         if (n->i != n->me)
             NB_WAIT(n, (x = nb_find(n, n->i, 0)) != NULL);
         take_part(n, x, in, lo, hi);
     }
     /* With nothing to combine (more members than elements), still
-     * release the others' publications we were counted as reading. */
+     * compare counts and release the others' publications we were counted
+     * as reading. */
     for (n->i = 0; hi == lo && n->i < n->P; n->i++) {
         if (n->i == n->me)
             continue;
         NB_WAIT(n, (x = nb_find(n, n->i, 0)) != NULL);
+        {
+            uint64_t len = x->len; /* read once */
+            n->err = fy_coll_keep(n->err, fy_coll_sig(len, n->bytes));
+            n->least = (MPI_Count)FY_MIN((uint64_t)n->least, len / esz);
+        }
         nb_done(n, n->i, x);
     }
-    if (n->root < 0 && n->whole) {
-        /* In place, the others may still be reading our input in rbuf. */
-        NB_WAIT(n, mine_free(n));
-        fy_copy(n->rbuf, n->acc, (size_t)n->bytes);
+    if (n->root >= 0) {
+        fy_copy(n->rbuf, n->acc, (size_t)n->m * esz);
         goto end;
     }
-    if (hi > lo)
-        fy_copy((char *)n->rbuf + (size_t)lo * esz, n->acc,
-                (size_t)(hi - lo) * esz);
-    if (n->root >= 0)
+    /* In place, the others may still be reading our input in rbuf. */
+    NB_WAIT(n, mine_free(n));
+    if (n->m > 0)
+        fy_copy((char *)n->rbuf + (size_t)lo * esz, n->acc, (size_t)n->m * esz);
+    if (n->whole)
         goto end;
     /* Everyone read its slice of our input: publish our result slice. */
-    NB_WAIT(n, mine_free(n));
     nb_claim(n);
     nb_publish(n, 1, (uint32_t)n->P - 1, n->rbuf, n->bytes, -1);
     for (n->i = 1; n->i < n->P; n->i++) {
         NB_WAIT(n, (x = nb_find(n, (n->me + n->i) % n->P, 1)) != NULL);
-        {
-            int r = (n->me + n->i) % n->P;
-            MPI_Count a, b;
-            slice(n, r, &a, &b);
-            if (b > a)
-                n->err = fy_coll_keep(
-                    n->err, nb_read_block(n, r, x, (uint64_t)a * esz,
-                                          (char *)n->rbuf + (size_t)a * esz,
-                                          b - a, n->rdt));
-            nb_done(n, r, x);
-        }
+        take_slice(n, (n->me + n->i) % n->P, x);
+        nb_done(n, (n->me + n->i) % n->P, x);
     }
     NB_WAIT(n, mine_free(n));
 end:
@@ -656,16 +806,15 @@ static bool run_allgather(struct nb *n)
         MPI_Count icount = inplace ? n->rcount : n->scount;
         struct fy_dtype *idt = inplace ? n->rdt : n->sdt;
         uint64_t ibytes = (uint64_t)icount * (uint64_t)idt->size;
-        if (ibytes > n->bytes)
-            n->err = -EMSGSIZE;
         struct fy_coll_slot *w = nb_claim(n);
         if (n->inl) {
-            fy_coll_put_block(w->data, n->bytes, in, icount, idt);
-            nb_publish(n, 0, (uint32_t)n->P - 1, NULL, 0, -1);
+            fy_coll_put_block(w->data, FY_COLL_SLOT_DATA, in, icount, idt);
+            nb_publish(n, 0, (uint32_t)n->P - 1, NULL, ibytes, -1);
         } else {
             const void *img = nb_image(in, icount, idt, &n->tmp);
             nb_publish(n, 0, (uint32_t)n->P - 1, img, ibytes, -1);
         }
+        /* Our own block: truncated as the others take it. */
         if (!inplace)
             n->err = fy_coll_keep(
                 n->err, fy_coll_copy(
@@ -677,12 +826,10 @@ static bool run_allgather(struct nb *n)
         NB_WAIT(n, (x = nb_find(n, (n->me + n->i) % n->P, 0)) != NULL);
         {
             int r = (n->me + n->i) % n->P;
-            char *b = fy_coll_block_at(n->rbuf, r, n->rcount, n->rdt);
-            if (n->inl)
-                fy_coll_get_block(b, n->rcount, n->rdt, x->data);
-            else
-                n->err = fy_coll_keep(
-                    n->err, nb_read_block(n, r, x, 0, b, n->rcount, n->rdt));
+            n->err = fy_coll_keep(
+                n->err, nb_take(n, r, x, -1,
+                                fy_coll_block_at(n->rbuf, r, n->rcount, n->rdt),
+                                n->rcount, n->rdt));
             nb_done(n, r, x);
         }
     }
@@ -691,6 +838,9 @@ static bool run_allgather(struct nb *n)
     NB_END(n);
 }
 
+/* All-to-all: every member publishes its P send blocks (block r for
+ * member r, at r times the stride: nb_stride() of its send count),
+ * every member reads its block of the others'. */
 static bool run_alltoall(struct nb *n)
 {
     const struct fy_coll_slot *x = NULL;
@@ -698,45 +848,38 @@ static bool run_alltoall(struct nb *n)
     NB_WAIT(n, ready(n));
     {
         struct fy_coll_slot *w = nb_claim(n);
+        /* In place, our blocks are in rbuf with the receive layout. */
+        uint64_t sbytes = n->sbuf == MPI_IN_PLACE
+                              ? n->bytes
+                              : (uint64_t)n->scount * (uint64_t)n->sdt->size;
         if (n->inl) {
-            /* Our block for member r at r * bytes (in place, the blocks
-             * are in rbuf with the receive layout). */
-            n->err = fy_coll_keep(
-                n->err, fy_coll_put_alltoall(w->data, n->bytes, n->P, n->sbuf,
-                                             n->scount, n->sdt, n->rbuf,
-                                             n->rcount, n->rdt));
-            nb_publish(n, 0, (uint32_t)n->P - 1, NULL, 0, -1);
-            fy_coll_get_block(
-                fy_coll_block_at(n->rbuf, n->me, n->rcount, n->rdt), n->rcount,
-                n->rdt, w->data + (uint64_t)n->me * n->bytes);
+            uint64_t stride = nb_stride(sbytes, n->P, true, FY_COLL_SLOT_DATA);
+            fy_coll_put_alltoall(w->data, stride, n->P, n->sbuf, n->scount,
+                                 n->sdt, n->rbuf, n->rcount, n->rdt);
+            nb_publish(n, 0, (uint32_t)n->P - 1, NULL, sbytes, -1);
         } else {
-            uint64_t sbytes = (uint64_t)n->scount * (uint64_t)n->sdt->size;
-            if (sbytes > n->bytes)
-                n->err = -EMSGSIZE;
             const void *img =
                 nb_image(n->sbuf, n->scount * n->P, n->sdt, &n->tmp);
-            nb_publish(n, 0, (uint32_t)n->P - 1, img, sbytes * (uint64_t)n->P,
-                       -1);
+            nb_publish(n, 0, (uint32_t)n->P - 1, img, sbytes, -1);
+        }
+        /* Our own block, truncated as the others take theirs (in place,
+         * it is there). */
+        if (n->sbuf != MPI_IN_PLACE)
             n->err = fy_coll_keep(
                 n->err, fy_coll_copy(
                             fy_coll_block_at(n->sbuf, n->me, n->scount, n->sdt),
                             n->scount, n->sdt,
                             fy_coll_block_at(n->rbuf, n->me, n->rcount, n->rdt),
                             n->rcount, n->rdt));
-        }
     }
     for (n->i = 1; n->i < n->P; n->i++) {
         NB_WAIT(n, (x = nb_find(n, (n->me + n->i) % n->P, 0)) != NULL);
         {
             int r = (n->me + n->i) % n->P;
-            char *b = fy_coll_block_at(n->rbuf, r, n->rcount, n->rdt);
-            if (n->inl)
-                fy_coll_get_block(b, n->rcount, n->rdt,
-                                  x->data + (uint64_t)n->me * n->bytes);
-            else
-                n->err = fy_coll_keep(
-                    n->err, nb_read_block(n, r, x, (uint64_t)n->me * n->bytes,
-                                          b, n->rcount, n->rdt));
+            n->err = fy_coll_keep(
+                n->err, nb_take(n, r, x, n->me,
+                                fy_coll_block_at(n->rbuf, r, n->rcount, n->rdt),
+                                n->rcount, n->rdt));
             nb_done(n, r, x);
         }
     }
@@ -745,8 +888,9 @@ static bool run_alltoall(struct nb *n)
     NB_END(n);
 }
 
-/* Gather: every other member publishes its block to the root, which
- * reads them into place. */
+/* Gather: every other member publishes its block (its send count;
+ * inline, up to a slot of it, when its count fits a slot) to the root,
+ * which reads them into place. */
 static bool run_gather(struct nb *n)
 {
     const struct fy_coll_slot *x = NULL;
@@ -756,9 +900,9 @@ static bool run_gather(struct nb *n)
         {
             struct fy_coll_slot *w = nb_claim(n);
             if (n->inl) {
-                n->err = fy_coll_put_block(w->data, n->bytes, n->sbuf,
-                                           n->scount, n->sdt);
-                nb_publish(n, 0, 1, NULL, 0, n->root);
+                fy_coll_put_block(w->data, FY_COLL_SLOT_DATA, n->sbuf,
+                                  n->scount, n->sdt);
+                nb_publish(n, 0, 1, NULL, n->bytes, n->root);
             } else {
                 const void *img = nb_image(n->sbuf, n->scount, n->sdt, &n->tmp);
                 nb_publish(n, 0, 1, img, n->bytes, n->root);
@@ -778,12 +922,10 @@ static bool run_gather(struct nb *n)
         NB_WAIT(n, (x = nb_find(n, (n->me + n->i) % n->P, 0)) != NULL);
         {
             int r = (n->me + n->i) % n->P;
-            char *b = fy_coll_block_at(n->rbuf, r, n->rcount, n->rdt);
-            if (n->inl)
-                fy_coll_get_block(b, n->rcount, n->rdt, x->data);
-            else
-                n->err = fy_coll_keep(
-                    n->err, nb_read_block(n, r, x, 0, b, n->rcount, n->rdt));
+            n->err = fy_coll_keep(
+                n->err, nb_take(n, r, x, -1,
+                                fy_coll_block_at(n->rbuf, r, n->rcount, n->rdt),
+                                n->rcount, n->rdt));
             nb_done(n, r, x);
         }
     }
@@ -791,7 +933,8 @@ end:
     NB_END(n);
 }
 
-/* Scatter: the root publishes every block, each member reads its own. */
+/* Scatter: the root publishes every block (its send count; at the
+ * stride nb_stride() gives), each member reads its own. */
 static bool run_scatter(struct nb *n)
 {
     const struct fy_coll_slot *x = NULL;
@@ -801,20 +944,19 @@ static bool run_scatter(struct nb *n)
         {
             struct fy_coll_slot *w = nb_claim(n);
             if (n->inl) {
+                uint64_t stride =
+                    nb_stride(n->bytes, n->P, true, FY_COLL_SLOT_DATA);
                 for (int r = 0; r < n->P; r++)
                     if (r != n->me)
-                        n->err = fy_coll_keep(
-                            n->err,
-                            fy_coll_put_block(
-                                w->data + (uint64_t)r * n->bytes, n->bytes,
-                                fy_coll_block_at(n->sbuf, r, n->scount, n->sdt),
-                                n->scount, n->sdt));
-                nb_publish(n, 0, (uint32_t)n->P - 1, NULL, 0, -1);
+                        fy_coll_put_block(
+                            w->data + (uint64_t)r * stride, stride,
+                            fy_coll_block_at(n->sbuf, r, n->scount, n->sdt),
+                            n->scount, n->sdt);
+                nb_publish(n, 0, (uint32_t)n->P - 1, NULL, n->bytes, -1);
             } else {
                 const void *img =
                     nb_image(n->sbuf, n->scount * n->P, n->sdt, &n->tmp);
-                nb_publish(n, 0, (uint32_t)n->P - 1, img,
-                           n->bytes * (uint64_t)n->P, -1);
+                nb_publish(n, 0, (uint32_t)n->P - 1, img, n->bytes, -1);
             }
             if (n->rbuf != MPI_IN_PLACE)
                 n->err = fy_coll_keep(
@@ -828,12 +970,7 @@ static bool run_scatter(struct nb *n)
         goto end;
     }
     NB_WAIT(n, turn(n) && (x = nb_find(n, n->root, 0)) != NULL);
-    if (n->inl)
-        fy_coll_get_block(n->rbuf, n->rcount, n->rdt,
-                          x->data + (uint64_t)n->me * n->bytes);
-    else
-        n->err = nb_read_block(n, n->root, x, (uint64_t)n->me * n->bytes,
-                               n->rbuf, n->rcount, n->rdt);
+    n->err = nb_take(n, n->root, x, n->me, n->rbuf, n->rcount, n->rdt);
     nb_done(n, n->root, x);
 end:
     NB_END(n);
@@ -847,8 +984,9 @@ end:
  * to run here at all must agree (nb_v_here). */
 
 /* Member r's block i of its publication x into count elements of dt. */
-static int nb_take(const struct nb *n, int r, const struct fy_coll_slot *x,
-                   int i, void *buf, MPI_Count count, const struct fy_dtype *dt)
+static int nb_take_v(const struct nb *n, int r, const struct fy_coll_slot *x,
+                     int i, void *buf, MPI_Count count,
+                     const struct fy_dtype *dt)
 {
     return fy_coll_take_block(n->loc[r], n->world[r], x->data,
                               FY_COLL_SLOT_DATA, i, buf, count, dt);
@@ -874,7 +1012,7 @@ static void nb_take_next(struct nb *n, const struct fy_coll_slot *x, int i)
 {
     int r = (n->me + n->i) % n->P;
     struct fy_coll_block b = fy_coll_layout_block(&n->dst, r);
-    n->err = fy_coll_keep(n->err, nb_take(n, r, x, i, b.ptr, b.count, b.dt));
+    n->err = fy_coll_keep(n->err, nb_take_v(n, r, x, i, b.ptr, b.count, b.dt));
     nb_done(n, r, x);
 }
 
@@ -920,7 +1058,7 @@ static bool run_scatterv(struct nb *n)
         goto end;
     }
     NB_WAIT(n, turn(n) && (x = nb_find(n, n->root, 0)) != NULL);
-    n->err = nb_take(n, n->root, x, n->me, n->rbuf, n->rcount, n->rdt);
+    n->err = nb_take_v(n, n->root, x, n->me, n->rbuf, n->rcount, n->rdt);
     nb_done(n, n->root, x);
 end:
     NB_END(n);
@@ -988,7 +1126,7 @@ static bool run_scan(struct nb *n)
         struct fy_coll_slot *w = nb_claim(n);
         fy_copy(w->data, in, (size_t)n->bytes);
         /* Read by the members after us only: wake those. */
-        nb_publish(n, 0, (uint32_t)(n->P - 1 - n->me), NULL, 0, n->me);
+        nb_publish(n, 0, (uint32_t)(n->P - 1 - n->me), NULL, n->bytes, n->me);
         for (int r = n->me + 1; r < n->P; r++)
             fy_wake(n->world[r]);
     }
@@ -997,11 +1135,28 @@ static bool run_scan(struct nb *n)
         n->pubs[n->i] = x;
     }
     if (upto > 0) {
+        /* As much as every vector holds (see run_reduce_small). */
         const void **src = (const void **)n->part;
-        for (int r = 0; r < upto; r++)
-            src[r] = r == n->me ? (const void *)in : n->pubs[r]->data;
-        n->err = combine(src, upto, n->rcount, n->rdt, n->op, n->acc);
-        fy_copy(n->rbuf, n->acc, (size_t)n->bytes);
+        uint64_t m = (uint64_t)n->rcount, esz = (uint64_t)n->rdt->size;
+        for (int r = 0; r < upto; r++) {
+            if (r == n->me) {
+                src[r] = in;
+                continue;
+            }
+            uint64_t len = n->pubs[r]->len; /* read once */
+            if (FY_UNLIKELY(len != n->bytes || n->pubs[r]->addr)) {
+                n->err = fy_coll_keep(n->err, fy_coll_sig(len, n->bytes));
+                m = FY_MIN(m, n->pubs[r]->addr
+                                  ? 0
+                                  : FY_MIN(len, FY_COLL_SLOT_DATA) / esz);
+            }
+            src[r] = n->pubs[r]->data;
+        }
+        if (m > 0) {
+            n->err = fy_coll_keep(n->err, combine(src, upto, (MPI_Count)m,
+                                                  n->rdt, n->op, n->acc));
+            fy_copy(n->rbuf, n->acc, (size_t)(m * esz));
+        }
     }
     for (int r = 0; r < n->me; r++)
         nb_done(n, r, n->pubs[r]);
@@ -1070,51 +1225,100 @@ static bool lean_writes(const struct nb *n)
     }
 }
 
-/* Our payload of arrival v into 'out'. */
-static void lean_put(struct nb *n, unsigned char *out)
+/* Our payload of arrival v into 'out', and our byte count of it (a
+ * flag line's len, 32 bits: a larger count saturates, still larger than
+ * any reader's). */
+static uint32_t lean_put(struct nb *n, unsigned char *out)
 {
     bool inplace = n->sbuf == MPI_IN_PLACE;
+    uint64_t len = 0;
     switch (n->kind) {
     case NB_BCAST:
-        (void)fy_coll_put_block(out, n->bytes, n->rbuf, n->rcount, n->rdt);
+        fy_coll_put_block(out, FY_COLL_FLAG_DATA, n->rbuf, n->rcount, n->rdt);
+        len = n->bytes;
         break;
     case NB_REDUCE:
         memcpy(out, inplace ? n->rbuf : n->sbuf, (size_t)n->bytes);
+        len = n->bytes;
         break;
     case NB_ALLGATHER: {
         const void *in =
             inplace ? fy_coll_block_at(n->rbuf, n->me, n->rcount, n->rdt)
                     : n->sbuf;
-        n->err = fy_coll_put_block(out, n->bytes, in,
-                                   inplace ? n->rcount : n->scount,
-                                   inplace ? n->rdt : n->sdt);
+        MPI_Count icount = inplace ? n->rcount : n->scount;
+        const struct fy_dtype *idt = inplace ? n->rdt : n->sdt;
+        fy_coll_put_block(out, FY_COLL_FLAG_DATA, in, icount, idt);
+        len = (uint64_t)icount * (uint64_t)idt->size;
         break;
     }
     case NB_ALLTOALL:
-        n->err = fy_coll_keep(n->err,
-                              fy_coll_put_alltoall(out, n->bytes, n->P, n->sbuf,
-                                                   n->scount, n->sdt, n->rbuf,
-                                                   n->rcount, n->rdt));
+        len = inplace ? n->bytes : (uint64_t)n->scount * (uint64_t)n->sdt->size;
+        fy_coll_put_alltoall(out, nb_stride(len, n->P, true, FY_COLL_FLAG_DATA),
+                             n->P, n->sbuf, n->scount, n->sdt, n->rbuf,
+                             n->rcount, n->rdt);
         break;
     default:
         break;
     }
+    return (uint32_t)FY_MIN(len, UINT32_MAX);
 }
 
-/* Our own block into rbuf (allgather, all-to-all), from our payload. */
-static void lean_own(struct nb *n, const unsigned char *out)
+/* Member r's block of its payload 'data' whose count len differs from
+ * ours, into rbuf (bcast) or block r of it (allgather; all-to-all: ours
+ * of its P, at its stride): what both hold. Never past the line: a
+ * block of at most FY_COLL_FLAG_DATA bytes, P blocks at a stride of at
+ * most FY_COLL_FLAG_DATA / P. Off the path of correct programs. */
+static __attribute__((noinline, cold)) void
+lean_block_other(struct nb *n, int r, const unsigned char *data, uint64_t len)
 {
-    if (n->kind == NB_ALLGATHER && n->sbuf != MPI_IN_PLACE)
-        fy_coll_get_block(fy_coll_block_at(n->rbuf, n->me, n->rcount, n->rdt),
-                          n->rcount, n->rdt, out);
-    else if (n->kind == NB_ALLTOALL)
-        fy_coll_get_block(fy_coll_block_at(n->rbuf, n->me, n->rcount, n->rdt),
-                          n->rcount, n->rdt, out + (uint64_t)n->me * n->bytes);
+    uint64_t have = FY_MIN(len, FY_COLL_FLAG_DATA), off = 0;
+    void *buf = n->kind == NB_BCAST
+                    ? n->rbuf
+                    : fy_coll_block_at(n->rbuf, r, n->rcount, n->rdt);
+    if (n->kind == NB_ALLTOALL) {
+        have = nb_stride(len, n->P, true, FY_COLL_FLAG_DATA);
+        off = (uint64_t)n->me * have;
+    }
+    nb_unpack(buf, n->rcount, n->rdt, data + off,
+              FY_MIN(have, (uint64_t)n->rcount * (uint64_t)n->rdt->size));
 }
 
-/* Member r's payload (arrived): into rbuf, or kept for the combine. */
-static void lean_take(struct nb *n, int r, const unsigned char *data)
+/* Our own block into rbuf (allgather, all-to-all; in place it is
+ * there), from our payload out (of our count len), truncated as a copy
+ * would be. */
+static void lean_own(struct nb *n, const unsigned char *out, uint64_t len)
 {
+    if (n->sbuf == MPI_IN_PLACE ||
+        (n->kind != NB_ALLGATHER && n->kind != NB_ALLTOALL))
+        return;
+    if (FY_UNLIKELY(len != n->bytes)) {
+        lean_block_other(n, n->me, out, len);
+        if (len > n->bytes)
+            n->err = fy_coll_keep(n->err, -EMSGSIZE);
+        return;
+    }
+    fy_coll_get_block(
+        fy_coll_block_at(n->rbuf, n->me, n->rcount, n->rdt), n->rcount, n->rdt,
+        n->kind == NB_ALLTOALL ? out + (uint64_t)n->me * n->bytes : out);
+}
+
+/* Member r's payload (arrived; its owner's byte count len): into rbuf,
+ * or kept for the combine (n->m: the elements every contribution
+ * holds); fy_coll_sig of the counts. */
+static void lean_take(struct nb *n, int r, const unsigned char *data,
+                      uint64_t len)
+{
+    if (n->kind == NB_BARRIER)
+        return;
+    if (FY_UNLIKELY(len != n->bytes)) {
+        n->err = fy_coll_keep(n->err, fy_coll_sig(len, n->bytes));
+        if (n->kind != NB_REDUCE) {
+            lean_block_other(n, r, data, len);
+            return;
+        }
+        n->m = FY_MIN(n->m, (MPI_Count)(FY_MIN(len, FY_COLL_FLAG_DATA) /
+                                        (uint64_t)n->rdt->size));
+    }
     switch (n->kind) {
     case NB_BCAST:
         fy_coll_get_block(n->rbuf, n->rcount, n->rdt, data);
@@ -1147,7 +1351,7 @@ static bool run_lean(struct nb *n)
         NB_WAIT(n, mine_free(n));
         n->agree = fy_coll_lean_count(me);
         memcpy(nb_claim(n)->data, &n->agree, sizeof(n->agree));
-        nb_publish(n, 0, (uint32_t)n->P - 1, NULL, 0, -1);
+        nb_publish(n, 0, (uint32_t)n->P - 1, NULL, sizeof(n->agree), -1);
         for (n->i = 1; n->i < n->P; n->i++) {
             NB_WAIT(n, (x = nb_find(n, (n->me + n->i) % n->P, 0)) != NULL);
             {
@@ -1160,31 +1364,42 @@ static bool run_lean(struct nb *n)
         fy_coll_lean_start(fs, n->agree);
     }
     n->v = fs->base + ++fs->k;
+    n->m = n->rcount;
     if (lean_writes(n) && fs->known + 2 < n->v) {
         for (n->i = 0; n->i < n->P; n->i++)
             if (n->i != n->me)
                 NB_WAIT(n, nb_reached(n, &nb_line(n, n->i)->done, n->v - 2));
         fs->known = n->v - 2;
     }
-    if (lean_writes(n) || n->kind == NB_BARRIER) {
-        lean_put(n, me->data[n->v & 1]);
-        /* Release: the payload comes first (pairs with nb_reached). */
+    if (lean_writes(n)) {
+        uint32_t len = lean_put(n, me->data[n->v & 1]);
+        me->len[n->v & 1] = len;
+        /* Release: the payload and its count come first (pairs with
+         * nb_reached). */
         atomic_store_explicit(&me->seq, n->v, memory_order_release);
-        lean_own(n, me->data[n->v & 1]);
+        lean_own(n, me->data[n->v & 1], len);
+    } else if (n->kind == NB_BARRIER) {
+        /* An arrival only: a barrier did not wait for the readers of the
+         * payload (and count) two arrivals before. */
+        atomic_store_explicit(&me->seq, n->v, memory_order_release);
     }
     for (n->i = 1; n->i < n->P; n->i++) {
         if (!lean_reads(n, (n->me + n->i) % n->P))
             continue;
         NB_WAIT(n,
                 nb_reached(n, &nb_line(n, (n->me + n->i) % n->P)->seq, n->v));
-        lean_take(n, (n->me + n->i) % n->P,
-                  nb_line(n, (n->me + n->i) % n->P)->data[n->v & 1]);
+        {
+            const struct fy_coll_flag *f = nb_line(n, (n->me + n->i) % n->P);
+            lean_take(n, (n->me + n->i) % n->P, f->data[n->v & 1],
+                      f->len[n->v & 1]);
+        }
     }
-    if (n->kind == NB_REDUCE && lean_reads(n, n->me)) {
+    if (n->kind == NB_REDUCE && lean_reads(n, n->me) && n->m > 0) {
         const void **src = (const void **)n->part;
         src[n->me] = n->sbuf == MPI_IN_PLACE ? n->rbuf : n->sbuf;
-        n->err = combine(src, n->P, n->rcount, n->rdt, n->op, n->acc);
-        fy_copy(n->rbuf, n->acc, (size_t)n->bytes);
+        n->err = fy_coll_keep(n->err,
+                              combine(src, n->P, n->m, n->rdt, n->op, n->acc));
+        fy_copy(n->rbuf, n->acc, (size_t)n->m * (size_t)n->rdt->size);
     }
     if (lean_reads_all(n))
         fy_coll_lean_seen_all(fs, n->v);
@@ -1464,6 +1679,7 @@ int fy_coll_shm_ireduce(const void *sbuf, void *rbuf, MPI_Count count,
      * reads and combines the whole vectors (one round), above, a slice
      * each and then the others' slices (two rounds, 1/P of the work). */
     n->whole = !inl && root < 0 && bytes < FY_COLL_NB_SLICE_MIN;
+    n->cut = count;
     bool get = root < 0 || c->rank == root;
     if (get) {
         /* Whole vectors at a reduce's root or inline; else a slice. */
@@ -1591,8 +1807,8 @@ int fy_coll_shm_ialltoall(const void *sbuf, MPI_Count scount,
 
 /* The block size is the receive side's at the root and the send side's
  * elsewhere: equal in a correct program, so every member takes the same
- * path. A member whose block is larger than the root's reports the
- * truncation on its side (inline) or the root does (by address). */
+ * path. Where they differ (on the same side of the path's sizes), the
+ * root compares every block's count with its own (fy_coll_sig). */
 int fy_coll_shm_igather(const void *sbuf, MPI_Count scount,
                         struct fy_dtype *sdt, void *rbuf, MPI_Count rcount,
                         struct fy_dtype *rdt, int root, struct fy_comm *c,
