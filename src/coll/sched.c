@@ -355,11 +355,18 @@ static void fy_sched_advance(struct fy_sched *s, bool block)
         case FY_STEP_RECV:
             fy_sched_start_req(s, st);
             break;
-        case FY_STEP_COPY:
-            s->err = fy_coll_keep(s->err,
-                                  fy_coll_copy(st->src, st->scount, st->sdt,
-                                               st->dst, st->rcount, st->rdt));
+        case FY_STEP_COPY: {
+            int rc = fy_coll_copy(st->src, st->scount, st->sdt, st->dst,
+                                  st->rcount, st->rdt);
+            /* Our own block, shorter than the receive block: as a
+             * receive left short (fy_sched_reap). */
+            if (rc == 0 && s->exact &&
+                st->scount * (MPI_Count)st->sdt->size <
+                    st->rcount * (MPI_Count)st->rdt->size)
+                rc = -EBADMSG;
+            s->err = fy_coll_keep(s->err, rc);
             break;
+        }
         case FY_STEP_REDUCE:
             s->err = fy_coll_keep(s->err, fy_op_apply(st->op, st->src, st->dst,
                                                       st->rcount, st->rdt));
