@@ -310,19 +310,6 @@ static void nb_read(const struct nb *n, int r, uint64_t addr, uint64_t len,
     }
 }
 
-/* The first m bytes of a packed image at src into count elements of dt
- * at buf (m no more than they hold); the rest of buf is left alone. */
-static void nb_unpack(void *buf, MPI_Count count, const struct fy_dtype *dt,
-                      const void *src, uint64_t m)
-{
-    if (m == 0)
-        return;
-    if (dt->contig)
-        memcpy(buf, src, (size_t)m);
-    else
-        fy_dtype_unpack(src, (MPI_Count)m, buf, count, dt);
-}
-
 /* From member r's publication x, the bytes at 'off' of its image (of
  * which 'avail' are the block's) into count elements of dt at buf: what
  * both hold. Inline or by address as the owner published it (x->addr 0:
@@ -337,7 +324,7 @@ static uint64_t nb_take_at(const struct nb *n, int r,
     uint64_t addr = x->addr; /* read once */
     if (addr == 0) {
         m = off < FY_COLL_SLOT_DATA ? FY_MIN(m, FY_COLL_SLOT_DATA - off) : 0;
-        nb_unpack(buf, count, dt, x->data + off, m);
+        fy_coll_get_bytes(buf, count, dt, x->data + off, m);
     } else {
         nb_read(n, r, addr + off, m, buf, count, dt);
     }
@@ -1279,8 +1266,9 @@ lean_block_other(struct nb *n, int r, const unsigned char *data, uint64_t len)
         have = nb_stride(len, n->P, true, FY_COLL_FLAG_DATA);
         off = (uint64_t)n->me * have;
     }
-    nb_unpack(buf, n->rcount, n->rdt, data + off,
-              FY_MIN(have, (uint64_t)n->rcount * (uint64_t)n->rdt->size));
+    fy_coll_get_bytes(
+        buf, n->rcount, n->rdt, data + off,
+        FY_MIN(have, (uint64_t)n->rcount * (uint64_t)n->rdt->size));
 }
 
 /* Our own block into rbuf (allgather, all-to-all; in place it is

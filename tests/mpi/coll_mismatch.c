@@ -118,6 +118,23 @@ static long min_l(long a, long b)
     return a < b ? a : b;
 }
 
+/* A rooted collective's outcome: the root (count a) succeeds with its a
+ * ints; a receiver (count b) reports the mismatch and holds what both
+ * counts allow of the ints from 'from', nothing past them. */
+static void check_rooted(int rc, const int *buf, int root, int from, long a,
+                         long b, const char *what)
+{
+    char rwhat[64];
+    snprintf(rwhat, sizeof(rwhat), "%s root", what);
+    if (me == root) {
+        expect(rc, MPI_SUCCESS, rwhat, a, b);
+        check_data(buf, a, a, from, rwhat, a, b);
+    } else {
+        reader(rc, want_class(a, b), what, a, b);
+        check_data(buf, min_l(a, b), b, from, what, a, b);
+    }
+}
+
 /* Root count a, everyone else b. */
 static void test_bcast(long a, long b, int root)
 {
@@ -126,13 +143,7 @@ static void test_bcast(long a, long b, int root)
     int rc =
         COLL(MPI_Bcast(buf, (int)mine, MPI_INT, root, MPI_COMM_WORLD),
              MPI_Ibcast(buf, (int)mine, MPI_INT, root, MPI_COMM_WORLD, &s_req));
-    if (me == root) {
-        expect(rc, MPI_SUCCESS, "Bcast root", a, b);
-        check_data(buf, a, a, root, "Bcast root", a, b);
-    } else {
-        reader(rc, want_class(a, b), "Bcast", a, b);
-        check_data(buf, min_l(a, b), b, root, "Bcast", a, b);
-    }
+    check_rooted(rc, buf, root, root, a, b, "Bcast");
     free(buf);
 }
 
@@ -222,13 +233,7 @@ static void test_scatter(long a, long b, int root)
                               root, MPI_COMM_WORLD),
                   MPI_Iscatter(src, (int)a, MPI_INT, out, (int)mine, MPI_INT,
                                root, MPI_COMM_WORLD, &s_req));
-    if (me == root) {
-        expect(rc, MPI_SUCCESS, "Scatter root", a, b);
-        check_data(out, a, a, me, "Scatter root", a, b);
-    } else {
-        reader(rc, want_class(a, b), "Scatter", a, b);
-        check_data(out, min_l(a, b), b, me, "Scatter", a, b);
-    }
+    check_rooted(rc, out, root, me, a, b, "Scatter");
     free(src);
     free(out);
 }
