@@ -40,8 +40,12 @@ enum fy_pkt_type {
     FY_PKT_REVOKE,     /* write protocol: receiver withdraws an offer */
     FY_PKT_REVOKED,    /* write protocol: the sender will not use it */
     FY_PKT_WSPLIT,     /* write protocol: help copy chunks of the write */
+    FY_PKT_CANCEL,     /* send cancellation: ask, and the answer (ctl.offset
+                        * is enum fy_cancel_what; p2p/cancel.c) */
     FY_PKT_MAX
 };
+/* What a CANCEL packet says (its ctl.offset). */
+enum fy_cancel_what { FY_CANCEL_ASK, FY_CANCEL_NO, FY_CANCEL_YES };
 static_assert(FY_PKT_MAX <= 16, "packet type fits 4 bits of ctx_type");
 
 /* Whether packets of this type carry a payload besides their control

@@ -696,6 +696,10 @@ static void deliver(struct ofi_buf *b, const struct ofi_hdr *h)
                            .lane = FY_LANE_NET};
         if ((h->type == FY_PKT_CTS || h->type == FY_PKT_FIN) && ofi.nregs)
             rts_answered(h->ctl.cookie);
+        /* A message of ours cancelled unread: ctl.addr is its cookie. */
+        if (h->type == FY_PKT_CANCEL && h->ctl.offset == FY_CANCEL_YES &&
+            ofi.nregs)
+            rts_answered(h->ctl.addr);
         if (h->type == FY_PKT_OFFER) {
             memcpy(&p.key, p.data, sizeof(p.key));
             p.data = NULL;

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* A block header, stored in the user's buffer just before the packed
@@ -16,8 +17,10 @@
  * the gaps between them and after the last one. */
 struct bblock {
     struct bblock *next;
-    struct fy_req *req; /* the isend of the data that follows */
-    size_t size;        /* of the whole block, header included */
+    struct fy_req *req;           /* the isend of the data that follows */
+    size_t size;                  /* of the whole block, header included */
+    uint64_t id;                  /* names it to MPI_Cancel (fy_bsend_cancel) */
+    struct fy_bsend_watch *watch; /* a cancel waiting for it, or NULL */
     size_t pad_;
 };
 
@@ -29,6 +32,8 @@ struct bblock {
 _Static_assert(sizeof(struct bblock) % 16 == 0, "header keeps alignment");
 _Static_assert(sizeof(struct bblock) + 2 * (BS_ALIGN - 1) <= MPI_BSEND_OVERHEAD,
                "header and padding fit in MPI_BSEND_OVERHEAD");
+
+static uint64_t last_id;
 
 static struct {
     void *user; /* what the user attached, returned by detach */
@@ -52,6 +57,10 @@ void fy_bsend_poll(void)
             if (b->req->err && b->req->err != -ECANCELED)
                 FY_WARN("buffered send to rank %d failed: %s", b->req->peer,
                         strerror(-b->req->err));
+            if (b->watch) {
+                b->watch->cancelled = b->req->cancelled;
+                b->watch->pending = false;
+            }
             fy_req_free(b->req);
             *link = b->next;
             bs.used -= b->size;
@@ -75,6 +84,8 @@ static struct bblock *block_alloc(size_t need)
             nb->next = b;
             nb->req = NULL;
             nb->size = need;
+            nb->id = ++last_id;
+            nb->watch = NULL;
             *link = nb;
             bs.used += need;
             return nb;
@@ -98,7 +109,8 @@ static void block_unlink(struct bblock *nb)
 }
 
 int fy_bsend_start(const char *fn, const void *buf, MPI_Count count,
-                   struct fy_dtype *dt, int dest, int tag, struct fy_comm *comm)
+                   struct fy_dtype *dt, int dest, int tag, struct fy_comm *comm,
+                   uint64_t *id_out)
 {
     MPI_Count bytes = count * dt->size;
     if (!bs.base)
@@ -136,7 +148,83 @@ int fy_bsend_start(const char *fn, const void *buf, MPI_Count count,
                           strerror(-err));
     }
     fy_bsend_npending++;
+    if (id_out)
+        *id_out = b->id;
     return MPI_SUCCESS;
+}
+
+bool fy_bsend_cancel(uint64_t id, struct fy_bsend_watch *w)
+{
+    for (struct bblock *b = bs.head; b; b = b->next)
+        if (b->id == id) {
+            if (b->watch)
+                return false; /* cancelled already */
+            b->watch = w;
+            w->pending = true;
+            w->cancelled = false;
+            fy_p2p_cancel_send(b->req);
+            return true;
+        }
+    return false; /* gone: sent and received */
+}
+
+/* MPI_Ibsend's request: complete from the start; MPI_Cancel makes it wait
+ * for the receiver's answer. */
+struct bsend_req {
+    struct fy_mreq_ext x;
+    uint64_t id;
+    struct fy_bsend_watch w;
+};
+
+static void breq_progress(struct fy_mreq_ext *x)
+{
+    struct bsend_req *q = (struct bsend_req *)x;
+    fy_bsend_poll();
+    if (!q->w.pending) {
+        x->cancelled = q->w.cancelled;
+        x->complete = true;
+    }
+}
+
+static int breq_free(struct fy_mreq_ext *x)
+{
+    free(x);
+    return MPI_SUCCESS;
+}
+
+static int breq_cancel(struct fy_mreq_ext *x)
+{
+    struct bsend_req *q = (struct bsend_req *)x;
+    if (!x->cancelled && fy_bsend_cancel(q->id, &q->w))
+        x->complete = false;
+    return MPI_SUCCESS;
+}
+
+static int breq_query(struct fy_mreq_ext *x, MPI_Status *st)
+{
+    fy_mreq_status_send(st, x->cancelled, MPI_SUCCESS);
+    return MPI_SUCCESS;
+}
+
+static const struct fy_mreq_ext_ops breq_ops = {.progress = breq_progress,
+                                                .free = breq_free,
+                                                .cancel = breq_cancel,
+                                                .query = breq_query};
+
+int fy_bsend_request(uint64_t id, struct fy_comm *comm, MPI_Request *out)
+{
+    struct bsend_req *q = calloc(1, sizeof(*q));
+    if (!q)
+        return -ENOMEM;
+    q->x.ops = &breq_ops;
+    q->x.comm = comm;
+    q->x.complete = true;
+    q->id = id;
+    if (fy_mreq_ext_register(&q->x, out)) {
+        free(q);
+        return -ENOMEM;
+    }
+    return 0;
 }
 
 void fy_bsend_flush(void)

@@ -210,7 +210,7 @@ FY_API int PMPI_Bsend(const void *buf, int count, MPI_Datatype datatype,
         if (rc)
             return rc == FY_PT2PT_PROC_NULL ? MPI_SUCCESS : rc;
     }
-    return fy_bsend_start(__func__, buf, count, dt, dest, tag, c);
+    return fy_bsend_start(__func__, buf, count, dt, dest, tag, c, NULL);
 }
 FY_ALIAS(MPI_Bsend)
 
@@ -227,7 +227,7 @@ FY_API int PMPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype,
         if (rc)
             return rc == FY_PT2PT_PROC_NULL ? MPI_SUCCESS : rc;
     }
-    return fy_bsend_start(__func__, buf, count, dt, dest, tag, c);
+    return fy_bsend_start(__func__, buf, count, dt, dest, tag, c, NULL);
 }
 FY_ALIAS(MPI_Bsend_c)
 
@@ -374,28 +374,41 @@ FY_API int PMPI_Irsend_c(const void *buf, MPI_Count count,
 FY_ALIAS(MPI_Irsend_c)
 
 /* MPI_Ibsend completes as soon as the message sits in the attached buffer,
- * which happens before we return: the request is born complete. */
+ * which happens before we return: the request is born complete (until
+ * MPI_Cancel asks the message back: bsend.c). */
+FY_INLINE int ibsend_common(const char *fn, const void *buf, MPI_Count count,
+                            MPI_Datatype datatype, int dest, int tag,
+                            MPI_Comm comm, MPI_Request *request)
+{
+    FY_CHECK_INIT(fn);
+    FY_GET_COMM(c, comm, fn);
+    FY_CHECK_REQ_PTR(request, c, fn);
+    struct fy_dtype *dt = fy_dtype_get(datatype);
+    int rc = MPI_SUCCESS;
+    if (!fy_pt2pt_send_ok(c, buf, count, dt, dest, tag))
+        rc = fy_mpi_pt2pt_check(fn, c, buf, count, &dt, datatype, dest, tag,
+                                false);
+    if (rc == FY_PT2PT_PROC_NULL) {
+        if (fy_mreq_register(FY_MREQ_DONE_SEND, request))
+            return report_nomem(fn, c);
+        return MPI_SUCCESS;
+    }
+    uint64_t id = 0;
+    if (rc == 0)
+        rc = fy_bsend_start(fn, buf, count, dt, dest, tag, c, &id);
+    if (rc)
+        return rc;
+    if (fy_bsend_request(id, c, request))
+        return report_nomem(fn, c);
+    return MPI_SUCCESS;
+}
+
 FY_API int PMPI_Ibsend(const void *buf, int count, MPI_Datatype datatype,
                        int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
     FY_MT_ENTER();
-    FY_CHECK_INIT(__func__);
-    FY_GET_COMM(c, comm, __func__);
-    FY_CHECK_REQ_PTR(request, c, __func__);
-    struct fy_dtype *dt = fy_dtype_get(datatype);
-    int rc = MPI_SUCCESS;
-    if (!fy_pt2pt_send_ok(c, buf, count, dt, dest, tag))
-        rc = fy_mpi_pt2pt_check(__func__, c, buf, count, &dt, datatype, dest,
-                                tag, false);
-    if (rc == 0)
-        rc = fy_bsend_start(__func__, buf, count, dt, dest, tag, c);
-    else if (rc == FY_PT2PT_PROC_NULL)
-        rc = MPI_SUCCESS;
-    if (rc)
-        return rc;
-    if (fy_mreq_register(FY_MREQ_DONE_SEND, request))
-        return report_nomem(__func__, c);
-    return MPI_SUCCESS;
+    return ibsend_common(__func__, buf, count, datatype, dest, tag, comm,
+                         request);
 }
 FY_ALIAS(MPI_Ibsend)
 
@@ -404,23 +417,8 @@ FY_API int PMPI_Ibsend_c(const void *buf, MPI_Count count,
                          MPI_Comm comm, MPI_Request *request)
 {
     FY_MT_ENTER();
-    FY_CHECK_INIT(__func__);
-    FY_GET_COMM(c, comm, __func__);
-    FY_CHECK_REQ_PTR(request, c, __func__);
-    struct fy_dtype *dt = fy_dtype_get(datatype);
-    int rc = MPI_SUCCESS;
-    if (!fy_pt2pt_send_ok(c, buf, count, dt, dest, tag))
-        rc = fy_mpi_pt2pt_check(__func__, c, buf, count, &dt, datatype, dest,
-                                tag, false);
-    if (rc == 0)
-        rc = fy_bsend_start(__func__, buf, count, dt, dest, tag, c);
-    else if (rc == FY_PT2PT_PROC_NULL)
-        rc = MPI_SUCCESS;
-    if (rc)
-        return rc;
-    if (fy_mreq_register(FY_MREQ_DONE_SEND, request))
-        return report_nomem(__func__, c);
-    return MPI_SUCCESS;
+    return ibsend_common(__func__, buf, count, datatype, dest, tag, comm,
+                         request);
 }
 FY_ALIAS(MPI_Ibsend_c)
 
@@ -1455,6 +1453,8 @@ int fy_preq_start(const char *fn, struct fy_preq *p)
 {
     int err = 0;
     p->r = NULL;
+    p->bwatch = (struct fy_bsend_watch){0};
+    p->bsend_id = 0;
     if (p->coll)
         return fy_pcoll_start(fn, p);
     if (p->kind == FY_PREQ_PSEND || p->kind == FY_PREQ_PRECV)
@@ -1474,7 +1474,7 @@ int fy_preq_start(const char *fn, struct fy_preq *p)
         break;
     case FY_PREQ_BSEND: {
         int cls = fy_bsend_start(fn, p->buf, p->count, p->dt, p->peer, p->tag,
-                                 p->comm);
+                                 p->comm, &p->bsend_id);
         if (cls)
             return cls;
         break;

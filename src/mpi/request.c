@@ -123,7 +123,7 @@ int fy_mreq_peek(uintptr_t w, MPI_Status *st)
         if (is_recv)
             status_proc_null(st);
         else
-            fy_mreq_status_send(st, false, MPI_SUCCESS);
+            fy_mreq_status_send(st, p->bwatch.cancelled, MPI_SUCCESS);
         return MPI_SUCCESS;
     }
     case FY_MREQ_EXT: {
@@ -213,9 +213,10 @@ void fy_mreq_wait_done(uintptr_t w)
         return;
     case FY_MREQ_PERSIST: {
         struct fy_preq *p = o;
-        if (p->coll || p->held)
+        if (p->coll || p->held || p->bwatch.pending)
             wait_polling(w); /* a held partitioned send: MPI_Pready from
-                                another thread (MPI 4.0 4.2.4) */
+                                another thread (MPI 4.0 4.2.4); a buffered
+                                send being cancelled */
         else if (p->active && p->r)
             (void)fy_req_wait(p->r);
         return;
@@ -347,6 +348,11 @@ int fy_mreq_cancel(uintptr_t w)
         struct fy_preq *p = o;
         if (p->active && p->r && fy_preq_is_recv(p) && !p->r->complete)
             fy_p2p_cancel_recv(p->r);
+        else if (p->active && p->r && p->kind == FY_PREQ_SEND)
+            fy_p2p_cancel_send(p->r);
+        else if (p->active && !p->r && p->kind == FY_PREQ_BSEND &&
+                 !p->bwatch.pending && !p->bwatch.cancelled)
+            fy_bsend_cancel(p->bsend_id, &p->bwatch);
         return MPI_SUCCESS;
     }
     case FY_MREQ_EXT: {
@@ -355,11 +361,13 @@ int fy_mreq_cancel(uintptr_t w)
          * 'complete' argument). */
         return x->ops->cancel ? x->ops->cancel(x) : MPI_SUCCESS;
     }
+    case FY_MREQ_SEND:
+        /* Even a complete one: its message may still be unmatched at
+         * the receiver (p2p/cancel.c asks it). */
+        fy_p2p_cancel_send(o);
+        return MPI_SUCCESS;
     default:
-        /* Sends: MPI lets a cancel fail; Ferry sends are never cancelled
-         * (the envelope may already sit in the receiver's queue, and
-         * retracting it would need a round trip with the receiver). The
-         * send completes normally and MPI_Test_cancelled says false. */
+        /* Sends born complete (MPI_PROC_NULL, buffered: bsend.c). */
         return MPI_SUCCESS;
     }
 }

@@ -48,6 +48,13 @@ enum fy_preq_kind {
     FY_PREQ_PRECV, /* partitioned receive (part.c) */
 };
 
+/* A buffered send being cancelled (bsend.c). */
+struct fy_bsend_watch {
+    bool pending;   /* the receiver's answer is not in yet */
+    bool cancelled; /* the outcome, once not pending */
+};
+void fy_bsend_poll(void);
+
 /* A persistent collective (pcoll.c); only its functions look inside. */
 struct fy_pcoll;
 /* A partitioned send waiting to be matched (part.c). */
@@ -81,7 +88,11 @@ struct fy_preq {
     struct fy_req *part_ann;       /* a receive's announcement, in flight */
     struct fy_part_claim *part_cl; /* a send's place in the match queue */
     int part_err;                  /* a deferred send's failure, or 0 */
-    int32_t part_annv[2];          /* the announcement: {tag, rid} */
+    /* FY_PREQ_BSEND: the activation's message in the buffer, and its
+     * cancellation (fy_bsend_cancel). */
+    uint64_t bsend_id;
+    struct fy_bsend_watch bwatch;
+    int32_t part_annv[2]; /* the announcement: {tag, rid} */
 };
 
 static inline bool fy_preq_is_recv(const struct fy_preq *p)
@@ -175,6 +186,10 @@ static inline bool fy_mreq_poll(uintptr_t w)
             return !p->active || fy_pcoll_test(p->coll);
         if (FY_UNLIKELY(p->held))
             return fy_part_poll(p);
+        if (FY_UNLIKELY(p->bwatch.pending)) {
+            fy_bsend_poll();
+            return !p->bwatch.pending;
+        }
         return !p->active || p->r == NULL || p->r->complete;
     }
     case FY_MREQ_EXT: {
@@ -333,8 +348,16 @@ static inline bool fy_pt2pt_recv_ok(const struct fy_comm *c, const void *buf,
  * there. Arguments are already checked; dest is not MPI_PROC_NULL. Returns
  * MPI_SUCCESS or an error class after reporting it as 'fn'. */
 int fy_bsend_start(const char *fn, const void *buf, MPI_Count count,
-                   struct fy_dtype *dt, int dest, int tag,
-                   struct fy_comm *comm);
+                   struct fy_dtype *dt, int dest, int tag, struct fy_comm *comm,
+                   uint64_t *id_out);
+/* MPI_Cancel of a buffered send: its message (id_out of fy_bsend_start)
+ * is asked back from the receiver (p2p/cancel.c) if it is still in the
+ * buffer. Returns true if so: w->pending is then true until the answer is
+ * in (fy_bsend_poll clears it), w->cancelled tells the outcome. */
+bool fy_bsend_cancel(uint64_t id, struct fy_bsend_watch *w);
+/* The MPI request of an MPI_Ibsend (born complete; cancellable). Returns
+ * 0 or -ENOMEM. */
+int fy_bsend_request(uint64_t id, struct fy_comm *comm, MPI_Request *out);
 /* Wait for every pending buffered send (MPI_Finalize, detach). */
 void fy_bsend_flush(void);
 

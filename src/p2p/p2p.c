@@ -79,6 +79,12 @@ void fy_req_free(struct fy_req *r)
 
 void fy_req_complete(struct fy_req *r)
 {
+    /* A send whose cancel is out completes with the receiver's answer
+     * (p2p/cancel.c). */
+    if (FY_UNLIKELY(r->cancel_wait)) {
+        r->cancel_done = true;
+        return;
+    }
     r->complete = true;
 }
 
@@ -225,13 +231,15 @@ static inline bool opens_message(uint32_t type)
 
 /* Packets that keep their place in the pair's order behind deferred ones:
  * message packets, pushed bytes (they follow their PUSH), and the write
- * protocol's (write.c's W4, W6, W8). The others (CTS, DATA, FIN, SPLIT)
- * may overtake. */
+ * protocol's (write.c's W4, W6, W8), and CANCEL (it must reach the
+ * receiver after the message it names: cancel.c). The others (CTS, DATA,
+ * FIN, SPLIT) may overtake. */
 static inline bool is_ordered(uint32_t type)
 {
     return opens_message(type) || type == FY_PKT_PUSH_DATA ||
            type == FY_PKT_OFFER || type == FY_PKT_WDONE ||
-           type == FY_PKT_REVOKE || type == FY_PKT_REVOKED;
+           type == FY_PKT_REVOKE || type == FY_PKT_REVOKED ||
+           type == FY_PKT_CANCEL;
 }
 
 /* Try to put one packet on the wire now. Returns true if sent. */
@@ -277,6 +285,8 @@ int fy_pkt_send(int peer, uint32_t type, int32_t tag, uint32_t ctx,
     if (opens_message(type)) {
         /* A message sent the normal way: offers are stale (write.c W2). */
         pe->msgs_sent++;
+        if (req)
+            req->msgno = pe->msgs_sent;
         if (FY_UNLIKELY(pe->offer_head != NULL))
             fy_write_offers_drop(peer);
     }
@@ -480,6 +490,7 @@ struct fy_unexp *fy_p2p_unexp_new(const struct fy_pkt *p, uint64_t room,
 
 void fy_p2p_unexp_append(struct fy_unexp *u)
 {
+    u->msgno = fy_p2p.peers[u->src].msgs_seen;
     u->next = NULL;
     u->prev = fy_p2p.unexp_tail;
     if (fy_p2p.unexp_tail)
@@ -489,7 +500,7 @@ void fy_p2p_unexp_append(struct fy_unexp *u)
     fy_p2p.unexp_tail = u;
 }
 
-static void unexp_unlink(struct fy_unexp *u)
+void fy_p2p_unexp_unlink(struct fy_unexp *u)
 {
     if (u->prev)
         u->prev->next = u->next;
@@ -635,6 +646,9 @@ static void handle_pkt(const struct fy_pkt *p)
         break;
     case FY_PKT_SPLIT:
         fy_split_on_pkt(p);
+        break;
+    case FY_PKT_CANCEL:
+        fy_p2p_on_cancel(p);
         break;
     default:
         fy_chan_bad_packet(p->src, "unknown type");
@@ -1032,7 +1046,7 @@ static bool match_unexpected(struct fy_req *r)
         unexp_find(r->wpeer, r->peer == MPI_ANY_SOURCE, r->tag, r->ctx);
     if (!u)
         return false;
-    unexp_unlink(u);
+    fy_p2p_unexp_unlink(u);
     deliver_unexp(r, u);
     return true;
 }
@@ -1258,7 +1272,7 @@ int fy_p2p_improbe(int src, int tag, struct fy_comm *comm, uint32_t ctx,
     struct fy_unexp *u = unexp_find(w, src == MPI_ANY_SOURCE, tag, ctx);
     if (!u)
         return 0;
-    unexp_unlink(u);
+    fy_p2p_unexp_unlink(u);
     *flag_out = true;
     *msg_out = u;
     *source_out = fy_comm_rank_of(comm, u->src);

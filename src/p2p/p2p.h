@@ -52,7 +52,10 @@ struct fy_req {
     void *pack;           /* packed copy of a non-contiguous buffer, or NULL */
     MPI_Count bytes;      /* packed size of the operation */
     MPI_Count done;       /* bytes moved so far (pipelined protocols) */
-    uint32_t seq;         /* per-pair sequence number of the envelope */
+    uint64_t msgno;       /* sender: this message's number among those
+                           * opened to its peer the ordinary way
+                           * (fy_peer.msgs_sent), 0: none (a write into an
+                           * offer, a self-send matched at once) */
     uint32_t proto;       /* protocol/state word */
     uint64_t cookie;      /* identifies a rendezvous across processes */
     uint64_t peer_cookie; /* the other side's cookie (pipelined paths) */
@@ -82,6 +85,14 @@ struct fy_req {
     bool offer_later; /* a blocking receive: offered once it has waited
                        * FY_OFFER_WAIT_NS (fy_req_wait) */
     bool revoking;    /* cancelled; waiting for the sender's REVOKED */
+    /* Send cancellation (p2p/cancel.c), sender: MPI_Cancel was called;
+     * its CANCEL is out and the receiver's answer not yet in (the request
+     * is not complete meanwhile); the protocol finished the send in that
+     * time (it completes with the answer); the answer's cookie. */
+    bool cancel_asked;
+    bool cancel_wait;
+    bool cancel_done;
+    uint64_t ccookie;
     uint64_t offer_seen;
     struct fy_req *next, *prev;
 };
@@ -171,6 +182,13 @@ int fy_p2p_imrecv(void *buf, MPI_Count count, struct fy_dtype *dt, void *msg,
 /* Cancel a receive that has not matched yet (sets r->cancelled and
  * completes it); a matched one is left alone. */
 void fy_p2p_cancel_recv(struct fy_req *r);
+/* MPI_Cancel of send r (started, complete or not, not yet freed): if its
+ * message is still unmatched at the receiver, the receiver drops it and r
+ * completes with r->cancelled set; otherwise r completes as it would have.
+ * Either way r is complete only once the receiver answered (it answers
+ * from its own progress engine, whatever MPI call it is in). A self-send
+ * is settled at once. A second call does nothing. */
+void fy_p2p_cancel_send(struct fy_req *r);
 
 /* Progress hooks: the layers above p2p (which it does not call by name)
  * advance their own state at the end of every progress pass, in this

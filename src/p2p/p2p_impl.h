@@ -108,6 +108,9 @@ struct fy_unexp {
     uint32_t ctx;
     struct fy_ctl ctl;
     struct fy_req *self_sync; /* self-send Ssend waiting for the match */
+    uint64_t msgno;           /* its number among the messages from src
+                               * (fy_peer.msgs_seen when it came): what a
+                               * CANCEL names (p2p/cancel.c) */
     uint64_t len;             /* bytes in data[] */
     uint64_t kept;            /* PUSH: room in data[] (0: pushed bytes are
                                * dropped and pulled again) */
@@ -226,6 +229,9 @@ void fy_rndv_on_data(const struct fy_pkt *p);
 /* Where a DATA packet's payload belongs (fy_chan_steer_fn), or NULL. */
 uint8_t *fy_rndv_steer(const struct fy_pkt *p);
 void fy_rndv_on_fin(const struct fy_pkt *p);
+/* Send r's receiver answered its RTS, PUSH or EAGER_SYNC for good (FIN, or
+ * its message was cancelled): forget the cookie and the RTS owed. */
+void fy_rndv_send_over(struct fy_req *r);
 int fy_rndv_progress(void);
 bool fy_rndv_work_visible(void);
 
@@ -273,8 +279,13 @@ struct fy_unexp *fy_p2p_unexp_new(const struct fy_pkt *p, uint64_t room,
  * (NULL when out of memory); fy_p2p_unexp_free gives it back. */
 struct fy_unexp *fy_p2p_unexp_alloc(uint64_t room);
 void fy_p2p_unexp_free(struct fy_unexp *u);
-/* Queue a message no receive matched yet (takes ownership of u). */
+/* Queue a message no receive matched yet (takes ownership of u); it is
+ * the latest message handed up from u->src (u->msgno is set here). */
 void fy_p2p_unexp_append(struct fy_unexp *u);
+/* Take u off the unexpected queue (the caller owns it then). */
+void fy_p2p_unexp_unlink(struct fy_unexp *u);
+/* A CANCEL packet (p2p/cancel.c). */
+void fy_p2p_on_cancel(const struct fy_pkt *p);
 /* Copy a whole message of 'len' bytes into matched receive r, set its
  * status (truncation included) and complete it. */
 void fy_p2p_deliver_bytes(struct fy_req *r, int wsrc, int32_t tag,

@@ -55,6 +55,9 @@ int fy_proto_self_send(struct fy_req *sr)
         u->self_sync = sr; /* completes when matched */
     else
         fy_req_complete(sr);
+    /* Numbered like a peer's message, so MPI_Cancel can find it. */
+    struct fy_peer *pe = &fy_p2p.peers[fy_p2p.me];
+    sr->msgno = pe->msgs_seen = ++pe->msgs_sent;
     fy_p2p_unexp_append(u);
     return 0;
 }

@@ -434,9 +434,14 @@ void fy_rndv_on_fin(const struct fy_pkt *p)
     if (!r || r->wpeer != p->src ||
         (r->proto != FY_RP_RTS_SENT && r->proto != FY_RP_SYNC_WAIT))
         bad_peer(p->src, "FIN for no pending send");
+    fy_rndv_send_over(r);
+    fy_send_done(r);
+}
+
+void fy_rndv_send_over(struct fy_req *r)
+{
     rts_answered(r);
     fy_cookie_drop(r->cookie);
-    fy_send_done(r);
 }
 
 static void rx_done(struct fy_req *r)

@@ -8,7 +8,11 @@
  * (MT_FORGE_MODE: "magic", a wrong magic; "length", a valid header whose
  * payload claims 2^40 bytes; "seq", a repeated pair sequence number).
  * Rank 0 must end the job with "malformed TCP packet header from rank 1"
- * and write nothing anywhere; rank 1 then blocks until it is killed. */
+ * and write nothing anywhere; rank 1 then blocks until it is killed.
+ * Two modes forge a well-formed CANCEL (src/p2p/cancel.c) instead:
+ * "cancel_ahead" asks back a message rank 0 never received,
+ * "cancel_answer" answers a cancel rank 0 never asked; rank 0 must end the
+ * job with "malformed packet from rank 1". */
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <netinet/in.h>
@@ -84,18 +88,29 @@ int main(int argc, char **argv)
                                .type = 1, /* EAGER */
                                .seq = 2,
                                .len = 4};
-        if (!strcmp(mode, "magic"))
+        size_t plen = 4;
+        if (!strcmp(mode, "magic")) {
             h.magic = 0xdeadbeefu;
-        else if (!strcmp(mode, "length"))
+        } else if (!strcmp(mode, "length")) {
             h.len = (uint64_t)1 << 40;
-        else
+        } else if (!strncmp(mode, "cancel_", 7)) {
+            /* FY_PKT_CANCEL: ctl = {message number, cookie echo, answer
+             * cookie, FY_CANCEL_ASK (0) or FY_CANCEL_YES (2)}. */
+            h.type = 15;
+            h.len = 0;
+            plen = 0;
+            h.ctl[0] = 1000;
+            h.ctl[2] = 12345;
+            h.ctl[3] = !strcmp(mode, "cancel_ahead") ? 0 : 2;
+        } else {
             h.seq = 1;
+        }
         int fd = channel_socket();
         uint8_t pkt[sizeof(h) + 4];
         memcpy(pkt, &h, sizeof(h));
         memcpy(pkt + sizeof(h), &x, 4);
-        MT_CHECK(send(fd, pkt, sizeof(pkt), MSG_NOSIGNAL) ==
-                     (ssize_t)sizeof(pkt),
+        MT_CHECK(send(fd, pkt, sizeof(h) + plen, MSG_NOSIGNAL) ==
+                     (ssize_t)(sizeof(h) + plen),
                  "writing the forged header");
         MPI_Recv(&x, 1, MPI_INT, 0, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     } else if (mt_rank == 0) {
