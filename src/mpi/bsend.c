@@ -168,6 +168,14 @@ bool fy_bsend_cancel(uint64_t id, struct fy_bsend_watch *w)
     return false; /* gone: sent and received */
 }
 
+void fy_bsend_forget(struct fy_bsend_watch *w)
+{
+    for (struct bblock *b = bs.head; b; b = b->next)
+        if (b->watch == w)
+            b->watch = NULL;
+    w->pending = false;
+}
+
 /* MPI_Ibsend's request: complete from the start; MPI_Cancel makes it wait
  * for the receiver's answer. */
 struct bsend_req {

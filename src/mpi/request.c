@@ -317,6 +317,8 @@ void fy_mreq_free(MPI_Request *h, uintptr_t w)
         struct fy_preq *p = o;
         if (p->kind == FY_PREQ_PSEND || p->kind == FY_PREQ_PRECV)
             fy_part_release(p);
+        if (p->bwatch.pending)
+            fy_bsend_forget(&p->bwatch);
         if (p->r) {
             if (p->r->complete)
                 fy_req_free(p->r);

@@ -355,6 +355,9 @@ int fy_bsend_start(const char *fn, const void *buf, MPI_Count count,
  * buffer. Returns true if so: w->pending is then true until the answer is
  * in (fy_bsend_poll clears it), w->cancelled tells the outcome. */
 bool fy_bsend_cancel(uint64_t id, struct fy_bsend_watch *w);
+/* The watch w is going away (its persistent request is freed while the
+ * answer is still out): the cancel's outcome is no longer reported. */
+void fy_bsend_forget(struct fy_bsend_watch *w);
 /* The MPI request of an MPI_Ibsend (born complete; cancellable). Returns
  * 0 or -ENOMEM. */
 int fy_bsend_request(uint64_t id, struct fy_comm *comm, MPI_Request *out);

@@ -10,6 +10,8 @@
  *   nonblocking and persistent (restarted afterwards, then delivered); the
  *   receiver then gets the next message on that tag, not the cancelled one;
  * - matched: a send whose message was received is not cancelled;
+ * - freed: a request freed right after its cancel still takes its message
+ *   back;
  * - order: of two sends on one tag, the second cancelled: the receiver gets
  *   the first and then a third (MPICH's scancel_unmatch);
  * - self: sends to ourselves, cancelled while unmatched, kept once matched;
@@ -164,6 +166,42 @@ static void matched(uint8_t *sbuf, uint8_t *rbuf)
                 recv_check(rbuf, 2 * MT_MIB, 0, TAG, n, seed, what);
                 int ack = 1;
                 MT_MPI(MPI_Send(&ack, 1, MPI_INT, 0, CTRL, MPI_COMM_WORLD));
+            }
+            MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
+        }
+}
+
+/* A request freed right after MPI_Cancel, before the receiver answered:
+ * the answer finds the request gone from the program (never from the
+ * library) and the message is still taken back - the receiver, blocked in
+ * another receive meanwhile, handles the cancel before that message. */
+static void freed(uint8_t *sbuf)
+{
+    int last = mt_size - 1;
+    static const enum kind kinds[] = {K_ISEND, K_IBSEND, K_SEND_INIT,
+                                      K_BSEND_INIT};
+    for (int j = 0; j < 4; j++)
+        for (int i = 0; i < NSIZES; i++) {
+            int n = sizes[i];
+            char what[96];
+            snprintf(what, sizeof what, "freed %s of %d bytes",
+                     kind_name[kinds[j]], n);
+            if (mt_rank == 0) {
+                MPI_Request req;
+                mt_fill(sbuf, (size_t)n, 700);
+                start_send(kinds[j], sbuf, n, last, TAG, &req);
+                MT_MPI(MPI_Cancel(&req));
+                MT_MPI(MPI_Request_free(&req));
+                MT_EQ(req, MPI_REQUEST_NULL, what);
+                int go = 1;
+                MT_MPI(MPI_Send(&go, 1, MPI_INT, last, CTRL, MPI_COMM_WORLD));
+            } else if (mt_rank == last) {
+                int go = 0, flag = 1;
+                MT_MPI(MPI_Recv(&go, 1, MPI_INT, 0, CTRL, MPI_COMM_WORLD,
+                                MPI_STATUS_IGNORE));
+                MT_MPI(MPI_Iprobe(0, TAG, MPI_COMM_WORLD, &flag,
+                                  MPI_STATUS_IGNORE));
+                MT_EQ(flag, 0, what);
             }
             MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
         }
@@ -334,6 +372,7 @@ int main(int argc, char **argv)
     MT_MPI(MPI_Buffer_attach(battach, bsize));
     unmatched(sbuf, rbuf);
     matched(sbuf, rbuf);
+    freed(sbuf);
     order(rbuf);
     self(sbuf, rbuf);
     race(sbuf, rbuf, 200);
