@@ -29,8 +29,8 @@ struct fy_chan_state fy_chan;
 
 _Noreturn void fy_chan_bad_packet(int src, const char *what)
 {
-    fy_fatal(1, "malformed packet from rank %d (%s); shared memory corrupted?",
-             src, what);
+    fy_fatal(1, "malformed packet from rank %d (%s); %s corrupted?", src, what,
+             fy_chan_remote(src) ? "its connection" : "shared memory");
 }
 
 _Noreturn void fy_chan_peer_gone(int src)

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Malformed protocol packets from a peer (src/proto/push.c, write.c): a
+/* Malformed protocol packets from a peer (src/proto/push.c, write.c,
+ * src/p2p/cancel.c): a
  * forged packet ends the receiving rank with a clear "malformed ..."
  * error and exit status 1 - never a crash, a hang or a write outside a
  * buffer. Two forked processes run the point-to-point core; rank 0 forges
@@ -27,6 +28,9 @@ enum forged {
     OFFER_BAD_KIND,   /* an offer naming a mechanism that does not exist */
     OFFER_BAD_ADDR,   /* an offer of an address the offerer does not map */
     WDONE_NO_RECEIVE, /* a write into no offered receive */
+    CANCEL_AHEAD,     /* a cancel of a message never received */
+    CANCEL_ANSWER,    /* an answer to a cancel never asked */
+    CANCEL_WHAT,      /* a cancel that neither asks nor answers */
     NCASES
 };
 
@@ -34,6 +38,8 @@ static const char *const case_names[NCASES] = {
     "PUSH_DATA with no push under way", "PUSH longer than its message",
     "OFFER counting unsent messages",   "OFFER naming no mechanism",
     "OFFER of an unmapped buffer",      "WDONE for no offered receive",
+    "CANCEL of an unsent message",      "CANCEL answer to no cancel",
+    "CANCEL saying nothing known",
 };
 
 static int setup(int rank, int fd, struct fy_comm *c, struct fy_group *g,
@@ -97,6 +103,20 @@ static void forger(enum forged k)
     case WDONE_NO_RECEIVE:
         type = FY_PKT_WDONE;
         ctl = (struct fy_ctl){.total = 10, .cookie = 12345, .offset = 10};
+        break;
+    case CANCEL_AHEAD:
+        type = FY_PKT_CANCEL;
+        ctl = (struct fy_ctl){
+            .total = 1000, .cookie = 1, .offset = FY_CANCEL_ASK};
+        break;
+    case CANCEL_ANSWER:
+        type = FY_PKT_CANCEL;
+        ctl = (struct fy_ctl){
+            .total = 1, .cookie = 12345, .offset = FY_CANCEL_YES};
+        break;
+    case CANCEL_WHAT:
+        type = FY_PKT_CANCEL;
+        ctl = (struct fy_ctl){.total = 1, .cookie = 1, .offset = 7};
         break;
     default:
         _exit(3);
