@@ -158,7 +158,8 @@ bool fy_bsend_cancel(uint64_t id, struct fy_bsend_watch *w)
     for (struct bblock *b = bs.head; b; b = b->next)
         if (b->id == id) {
             if (b->watch)
-                return false; /* cancelled already */
+                return false; /* asked already; a block whose answer came
+                               * is reaped before anyone asks again */
             b->watch = w;
             w->pending = true;
             w->cancelled = false;
@@ -203,7 +204,7 @@ static int breq_free(struct fy_mreq_ext *x)
 static int breq_cancel(struct fy_mreq_ext *x)
 {
     struct bsend_req *q = (struct bsend_req *)x;
-    if (!x->cancelled && fy_bsend_cancel(q->id, &q->w))
+    if (fy_bsend_cancel(q->id, &q->w))
         x->complete = false;
     return MPI_SUCCESS;
 }

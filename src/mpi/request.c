@@ -352,9 +352,8 @@ int fy_mreq_cancel(uintptr_t w)
             fy_p2p_cancel_recv(p->r);
         else if (p->active && p->r && p->kind == FY_PREQ_SEND)
             fy_p2p_cancel_send(p->r);
-        else if (p->active && !p->r && p->kind == FY_PREQ_BSEND &&
-                 !p->bwatch.pending && !p->bwatch.cancelled)
-            fy_bsend_cancel(p->bsend_id, &p->bwatch);
+        else if (p->active && !p->r && p->kind == FY_PREQ_BSEND)
+            fy_bsend_cancel(p->bsend_id, &p->bwatch); /* once: bsend.c */
         return MPI_SUCCESS;
     }
     case FY_MREQ_EXT: {
@@ -369,7 +368,8 @@ int fy_mreq_cancel(uintptr_t w)
         fy_p2p_cancel_send(o);
         return MPI_SUCCESS;
     default:
-        /* Sends born complete (MPI_PROC_NULL, buffered: bsend.c). */
+        /* Sends born complete with nothing to take back (MPI_PROC_NULL;
+         * buffered ones are ext requests: bsend.c). */
         return MPI_SUCCESS;
     }
 }
