@@ -37,9 +37,26 @@ RMA_ITERS = ["-i", "1000", "-x", "100"]
 SIZES = (8, 65536, 1048576)
 RANKS = (2, 4)
 CFLAGS = ["-O2"]
-# Fewer iterations than OSU's defaults (1000 small, 100 large): MPICH
-# busy-polls when ranks outnumber cores and needs milliseconds per call.
-ITERS = ["-i", "200", "-x", "20"]
+# The collectives' iterations (--osu-iters): "osu" passes none, so each
+# benchmark runs its own defaults (OSU 5.x: 1000 timed after 200 warm-up
+# up to 8 KiB, 100 after 10 above); "quick" runs fewer (MPICH busy-polls
+# when ranks outnumber cores and needs milliseconds per call, so a full
+# table takes about twice as long with "osu"); or "I:X" for -i I -x X.
+# At "quick" an 8-byte cell between two ranks times only ~30 us in all,
+# and a single interruption moves its mean 2-3x.
+ITERS_QUICK = ["-i", "200", "-x", "20"]
+
+
+def iters_args(spec):
+    """The OSU options of an --osu-iters value, or raise ValueError."""
+    if spec == "osu":
+        return []
+    if spec == "quick":
+        return ITERS_QUICK[:]
+    i, sep, x = spec.partition(":")
+    if not sep or not i.isdigit() or not x.isdigit() or int(i) < 1:
+        raise ValueError("--osu-iters: osu, quick or I:X (e.g. 1000:200)")
+    return ["-i", i, "-x", x]
 LINE_RE = re.compile(r"^\s*(\d+)\s+([0-9.]+)")
 
 
@@ -100,13 +117,14 @@ def build(impl, found, workdir, benches, log):
 
 
 def run_once(impl, exe, bench, nranks, size, timeout, locked, stop_job,
-             args=None):
+             args=None, iters=()):
     """Latency in us (bandwidth in MB/s) or (None, error). args: the
-    benchmark's options (default: the collectives' ITERS and -m size)."""
+    benchmark's options (default: iters, the collectives' iteration
+    options, and -m size)."""
     bind = impl.bind_opts if nranks <= (os.cpu_count() or 1) else \
         impl.nobind_opts
     if args is None:
-        args = ITERS[:]
+        args = list(iters)
         if "barrier" not in bench:
             args += ["-m", "%d:%d" % (size, size)]
     argv = locked([impl.mpiexec, "-n", str(nranks)] + impl.launch_opts +
@@ -186,6 +204,9 @@ def run(args, impls, workdir, cmdline, started, locked, stop_job, machine,
                   name, args.osu, fam.what, fam.anchor, fam.support))
         return 0
     t_start = time.monotonic()
+    coll_iters = iters_args(args.osu_iters)
+    iters_text = " ".join(RMA_ITERS if fam is RMA else coll_iters) or \
+        "none: OSU's own iteration counts"
     log, exes, active = [], {}, []
     benches, cells = (rma_cells if fam is RMA else coll_cells)(args)
     for impl in impls:
@@ -206,7 +227,7 @@ def run(args, impls, workdir, cmdline, started, locked, stop_job, machine,
                 if not exe or len(fails.get(key, [])) >= 2:
                     continue
                 v, err = run_once(impl, exe, b, n, s, args.timeout, locked,
-                                  stop_job, opts)
+                                  stop_job, opts, coll_iters)
                 tag = "run %d/%d osu_%s np%d %s %s%s" % (
                     rnd + 1, args.runs, b, n, s, impl.label,
                     " " + key[4] if key[4] else "")
@@ -267,7 +288,7 @@ def run(args, impls, workdir, cmdline, started, locked, stop_job, machine,
                "highest); `*`: runs spread more than 1.5x. 2 ranks bound "
                "one per core, 4 ranks unbound on the 2 cores. Every run "
                "under `flock /tmp/ferry-bench.lock`." % (
-                   args.runs, " ".join(RMA_ITERS if fam is RMA else ITERS)),
+                   args.runs, iters_text),
                "", "- Machine: %s" % machine]
         for impl in active:
             out.append("- %s: %s" % (impl.label, impl.version))

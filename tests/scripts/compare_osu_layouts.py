@@ -84,5 +84,23 @@ with tempfile.TemporaryDirectory() as t:
     else:
         print("ok - a tree without support sources is refused")
 
+# --osu-iters: the benchmarks' own counts pass no option; bad values are
+# refused before any run.
+for spec, want in (("osu", []), ("quick", ["-i", "200", "-x", "20"]),
+                   ("1000:200", ["-i", "1000", "-x", "200"])):
+    got = osu.iters_args(spec)
+    if got != want:
+        print("not ok - --osu-iters %s gave %r, not %r" % (spec, got, want))
+        failed += 1
+    else:
+        print("ok - --osu-iters %s" % spec)
+for spec in ("", "5", "0:5", "a:b", "10:", "-1:2"):
+    try:
+        osu.iters_args(spec)
+        print("not ok - --osu-iters %r was accepted" % spec)
+        failed += 1
+    except ValueError:
+        print("ok - --osu-iters %r refused" % spec)
+
 print("compare_osu_layouts: %s" % ("FAILED" if failed else "OK"))
 sys.exit(1 if failed else 0)
