@@ -614,6 +614,12 @@ static void handle_pkt(const struct fy_pkt *p)
     case FY_PKT_PUSH:
         if (p->ctx >= FY_CTX_MAX)
             fy_chan_bad_packet(p->src, "context out of range");
+        /* A sender sends every pushed piece of a message before its next
+         * message (they are ordered): one that does not has lost track,
+         * and its pushed bytes must not be taken for another's. */
+        if (FY_UNLIKELY(fy_p2p.peers[p->src].push_active))
+            fy_chan_bad_packet(p->src,
+                               "a message before the pushed bytes of the last");
         fy_p2p.peers[p->src].msgs_seen++;
         on_message(p);
         break;

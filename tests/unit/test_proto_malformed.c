@@ -31,6 +31,7 @@ enum forged {
     CANCEL_AHEAD,     /* a cancel of a message never received */
     CANCEL_ANSWER,    /* an answer to a cancel never asked */
     CANCEL_WHAT,      /* a cancel that neither asks nor answers */
+    PUSH_THEN_MSG,    /* a message before the pushed bytes of the last */
     NCASES
 };
 
@@ -39,7 +40,7 @@ static const char *const case_names[NCASES] = {
     "OFFER counting unsent messages",   "OFFER naming no mechanism",
     "OFFER of an unmapped buffer",      "WDONE for no offered receive",
     "CANCEL of an unsent message",      "CANCEL answer to no cancel",
-    "CANCEL saying nothing known",
+    "CANCEL saying nothing known",      "a message inside a push",
 };
 
 static int setup(int rank, int fd, struct fy_comm *c, struct fy_group *g,
@@ -118,6 +119,18 @@ static void forger(enum forged k)
         type = FY_PKT_CANCEL;
         ctl = (struct fy_ctl){.total = 1, .cookie = 1, .offset = 7};
         break;
+    case PUSH_THEN_MSG: {
+        /* A well-formed PUSH saying more pushed bytes follow, then an
+         * eager message instead of them (found by test_proto_fuzz: a
+         * second PUSH there made the first one's bytes "lost"). */
+        static unsigned char first[64];
+        struct fy_ctl push = {.total = 100000, .cookie = 1, .offset = 50000};
+        while (!fy_chan_try_send(1, FY_PKT_PUSH, tag, 0, &push, first,
+                                 sizeof(first)))
+            fy_progress();
+        type = FY_PKT_EAGER;
+        break;
+    }
     default:
         _exit(3);
     }
