@@ -140,9 +140,9 @@ static void send_raw(uint32_t type, int32_t tag, uint32_t ctx,
  * rounds get past the first packet into matching and the data paths. */
 static void plausible(uint64_t *s, unsigned maybe)
 {
-    static const uint64_t sz[] = {0,    1,     16,     17,    255,   256,
-                                  4096, 65535, 65536,  65537, 100000,
-                                  262144, 262145};
+    static const uint64_t sz[] = {0,      1,      16,    17,    255,
+                                  256,    4096,   65535, 65536, 65537,
+                                  100000, 262144, 262145};
     uint64_t base = (uint64_t)(uintptr_t)fuzz_buf;
     uint64_t total = sz[rnd(s) % (sizeof(sz) / sizeof(sz[0]))];
     int32_t tag = (int32_t)(rnd(s) % 8);
@@ -176,12 +176,15 @@ static void plausible(uint64_t *s, unsigned maybe)
             .total = MAYBE(total),
             .addr = MAYBE(base),
             .cookie = MAYBE(cookie),
-            .offset = MAYBE(pushed | (rnd(s) % 4 == 0 ? (uint64_t)1 << 63 : 0))};
+            .offset =
+                MAYBE(pushed | (rnd(s) % 4 == 0 ? (uint64_t)1 << 63 : 0))};
         send_raw(FY_PKT_PUSH, tag, 0, &ctl, fuzz_buf, first);
         for (uint64_t off = first; off < pushed; off += piece) {
             /* The pieces as sent: a wrong one is a random packet. */
-            struct fy_ctl d = {
-                .total = total, .addr = pushed, .cookie = cookie, .offset = off};
+            struct fy_ctl d = {.total = total,
+                               .addr = pushed,
+                               .cookie = cookie,
+                               .offset = off};
             send_raw(FY_PKT_PUSH_DATA, tag, 0, &d, fuzz_buf + off,
                      FY_MIN(piece, pushed - off));
         }
@@ -233,8 +236,8 @@ static _Noreturn void forger(uint64_t seed)
 
 static struct fy_req *post(unsigned char *buf, int i, struct fy_comm *c)
 {
-    static const MPI_Count sizes[FUZZ_NRECV] = {0,     16,     256,   4096,
-                                                65536, 262144, 17,    100000};
+    static const MPI_Count sizes[FUZZ_NRECV] = {0,     16,     256, 4096,
+                                                65536, 262144, 17,  100000};
     struct fy_req *r = NULL;
     if (fy_p2p_irecv(buf, sizes[i], fy_dtype_get(MPI_BYTE), MPI_ANY_SOURCE,
                      MPI_ANY_TAG, c, 0, &r))
@@ -363,8 +366,7 @@ static int round_with(uint64_t seed)
         return 100;
     if (!forger_alive) {
         TAP_OK(0, "seed %#llx: the forging rank ended (%s %d): %s",
-               (unsigned long long)seed,
-               WIFEXITED(fst) ? "status" : "signal",
+               (unsigned long long)seed, WIFEXITED(fst) ? "status" : "signal",
                WIFEXITED(fst) ? WEXITSTATUS(fst) : WTERMSIG(fst), out);
         return -1;
     }
