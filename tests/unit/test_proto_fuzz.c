@@ -9,13 +9,19 @@
  * inside and outside its own buffer, random payloads - and then one
  * well-formed message with tag FUZZ_END. Rank 1 has receives posted
  * (FUZZ_END first, then any source and tag, 0 B to 256 KiB, reposted as
- * they complete; probes in between) and drives progress until FUZZ_END
- * arrives.
+ * they complete; probes in between) and sends of its own started (eager,
+ * synchronous and rendezvous, half of them cancelled, which rank 0 never
+ * answers but forged control packets may name), and drives progress until
+ * FUZZ_END arrives. By round, its protocol settings change: Push-Zero
+ * with and without pushes, Push-Pull, no receiver-initiated writes.
  *
  * The library may accept a random packet (a well-formed eager message is
  * one), refuse it, or stall on a peer that stops following the protocol;
  * it may never crash. So each round must end with rank 1 either done
- * (status 0), ended by a "malformed ..." error (status 1), or stalled
+ * (status 0), ended by a "malformed ..." error (status 1) - or by "out of
+ * memory" for a pushed message claiming more bytes than this machine can
+ * keep (a sender may push as much as FERRY_PUSH_MAX says, and a receiver
+ * cannot tell such a claim from a forged one) - or stalled
  * (status 2, after FUZZ_STALL_MS of waiting for FUZZ_END): never a
  * signal, another status, or another message. Under the ASan build an
  * out-of-bounds access is a signal (abort) as well. FERRY_FUZZ_ROUNDS
@@ -66,7 +72,7 @@ static unsigned char *fuzz_buf;
 static uint64_t field(uint64_t *s)
 {
     uint64_t base = (uint64_t)(uintptr_t)fuzz_buf;
-    switch (rnd(s) % 12) {
+    switch (rnd(s) % 13) {
     case 0:
         return 0;
     case 1:
@@ -93,6 +99,10 @@ static uint64_t field(uint64_t *s)
         return (rnd(s) % 8) << 56 | rnd(s) % 65536;
     case 10:
         return 4096; /* page 1: never mapped */
+    case 11:
+        /* A cookie as the library makes them (generation << 32 | slot):
+         * forged control packets may name the victim's own sends. */
+        return (1 + rnd(s) % 2) << 32 | rnd(s) % 8;
     default:
         return rnd(s);
     }
@@ -252,13 +262,68 @@ static long ms_now(void)
     return t.tv_sec * 1000L + t.tv_nsec / 1000000L;
 }
 
-/* Rank 1: receives posted, progress until FUZZ_END. */
+/* What the victim's library did in a round, copied into memory the
+ * parent shares at every turn of its loop (a fatal error ends it inside
+ * one): the rounds must reach the paths they are meant to try. */
+enum { COV_EAGER, COV_RNDV, COV_PUSH, COV_PULL, COV_UNEXP, COV_OFFER, NCOV };
+static const char *const cov_names[NCOV] = {
+    "received an eager message",    "read a rendezvous message",
+    "received pushed bytes",        "pulled the rest of a pushed message",
+    "queued an unexpected message", "offered a buffer to be written",
+};
+static uint64_t *cov_shared; /* NCOV counters, MAP_SHARED */
+
+static void cov_copy(void)
+{
+    const struct fy_proto_stats *st = &fy_proto_stats;
+    cov_shared[COV_EAGER] = st->proto[FY_STAT_EAGER_MAILBOX].msgs +
+                            st->proto[FY_STAT_EAGER_CELLS].msgs;
+    cov_shared[COV_RNDV] = st->proto[FY_STAT_RNDV_GET].msgs;
+    cov_shared[COV_PUSH] = st->proto[FY_STAT_PUSH].msgs;
+    cov_shared[COV_PULL] = st->proto[FY_STAT_PULL].msgs;
+    cov_shared[COV_UNEXP] = st->unexpected;
+    cov_shared[COV_OFFER] = st->offers_sent;
+}
+
+/* Rank 1's own sends to rank 0, which never answers them: forged CTS,
+ * FIN, SPLIT and CANCEL answers may name them. Eager, synchronous,
+ * rendezvous; every other one asked to be cancelled. */
+enum { FUZZ_NSEND = 6 };
+
+static void start_sends(struct fy_comm *c, unsigned char *buf,
+                        struct fy_req **reqs)
+{
+    static const struct {
+        MPI_Count n;
+        enum fy_send_mode mode;
+    } sends[FUZZ_NSEND] = {
+        {16, FY_SEND_STANDARD},    {100, FY_SEND_SYNC},
+        {65536, FY_SEND_STANDARD}, {262144, FY_SEND_STANDARD},
+        {4096, FY_SEND_SYNC},      {200000, FY_SEND_SYNC},
+    };
+    for (int i = 0; i < FUZZ_NSEND; i++) {
+        if (fy_p2p_isend(buf, sends[i].n, fy_dtype_get(MPI_BYTE), 0, 50 + i, c,
+                         0, sends[i].mode, &reqs[i]))
+            _exit(5);
+        if (i % 2)
+            fy_p2p_cancel_send(reqs[i]);
+    }
+}
+
+/* Rank 1: receives posted, sends started, progress until FUZZ_END. */
 static int victim(struct fy_comm *c)
 {
     unsigned char endbuf[8];
     struct fy_req *end = NULL;
     if (fy_p2p_irecv(endbuf, 8, fy_dtype_get(MPI_BYTE), 0, FUZZ_END, c, 0,
                      &end))
+        return 5;
+    /* A receive naming its source, large enough for the write protocol
+     * to offer it to rank 0 (forged WDONE and WSPLIT may name it). */
+    unsigned char *wbuf = malloc(FUZZ_BUF);
+    struct fy_req *wreq = NULL;
+    if (!wbuf ||
+        fy_p2p_irecv(wbuf, FUZZ_BUF, fy_dtype_get(MPI_BYTE), 0, 3, c, 0, &wreq))
         return 5;
     unsigned char *bufs[FUZZ_NRECV];
     struct fy_req *reqs[FUZZ_NRECV];
@@ -267,11 +332,20 @@ static int victim(struct fy_comm *c)
             return 5;
         reqs[i] = post(bufs[i], i, c);
     }
+    unsigned char *sbuf = malloc(FUZZ_BUF);
+    struct fy_req *sreqs[FUZZ_NSEND];
+    if (!sbuf)
+        return 5;
+    memset(sbuf, 0xa5, FUZZ_BUF);
+    start_sends(c, sbuf, sreqs);
     long deadline = ms_now() + FUZZ_STALL_MS;
     for (unsigned turn = 0;; turn++) {
+        cov_copy();
         fy_progress();
-        if (fy_req_test(end))
+        if (fy_req_test(end)) {
+            cov_copy();
             return 0;
+        }
         for (int i = 0; i < FUZZ_NRECV; i++) {
             if (fy_req_test(reqs[i])) {
                 fy_req_free(reqs[i]);
@@ -285,6 +359,9 @@ static int victim(struct fy_comm *c)
             fy_p2p_iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, c, 0, &flag, &src, &tag,
                           &n);
         }
+        for (int i = 0; i < FUZZ_NSEND; i++)
+            (void)fy_req_test(sreqs[i]);
+        (void)fy_req_test(wreq);
         if (ms_now() > deadline)
             return 2;
     }
@@ -314,9 +391,27 @@ static int setup(int rank, int fd, struct fy_comm *c, struct fy_group *g,
     return 0;
 }
 
+/* The victim's protocol settings, by round: its sends pushed or not,
+ * Push-Pull, and without the write protocol. */
+static void settings(uint64_t seed)
+{
+    static const char *const sets[][3] = {
+        {"auto", "0", "1"},
+        {"auto", "auto", "1"},
+        {"pushpull", "auto", "1"},
+        {"auto", "auto", "0"},
+    };
+    const char *const *v = sets[(seed / 3) % 4];
+    setenv("FERRY_PROTO", v[0], 1);
+    setenv("FERRY_PUSH_MAX", v[1], 1);
+    setenv("FERRY_RECV_WRITE", v[2], 1);
+}
+
 /* One round: 0 done, 1 malformed, 2 stalled, -1 a failure (reported). */
 static int round_with(uint64_t seed)
 {
+    settings(seed);
+    memset(cov_shared, 0, NCOV * sizeof(*cov_shared));
     int fd = memfd_create("ferry-test-fuzz", 0);
     int errp[2];
     if (fd < 0 || pipe(errp))
@@ -375,11 +470,11 @@ static int round_with(uint64_t seed)
         printf("# seed %#llx: stalled\n", (unsigned long long)seed);
     if (code == 0 || code == 2)
         return code;
-    if (code == 1 && strstr(out, "malformed"))
+    if (code == 1 && (strstr(out, "malformed") || strstr(out, "out of memory")))
         return 1;
     TAP_OK(0,
-           "seed %#llx: rank 1 ended with %s %d, not done, stalled or "
-           "\"malformed\": %s",
+           "seed %#llx: rank 1 ended with %s %d, not done, stalled, "
+           "\"malformed\" or \"out of memory\": %s",
            (unsigned long long)seed, WIFEXITED(st) ? "status" : "signal",
            WIFEXITED(st) ? code : WTERMSIG(st), out);
     return -1;
@@ -394,10 +489,11 @@ int main(void)
     if (rounds < 1)
         rounds = 1;
     alarm((unsigned)(60 + rounds * 3));
-    /* The victim must not push or offer on its own (it sends nothing);
-     * quiet the library's warnings about refused packets' peers. */
-    setenv("FERRY_PUSH_MAX", "0", 1);
-    long n[3] = {0, 0, 0}, failed = 0;
+    cov_shared = mmap(NULL, NCOV * sizeof(*cov_shared), PROT_READ | PROT_WRITE,
+                      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (cov_shared == MAP_FAILED)
+        return 1;
+    long n[3] = {0, 0, 0}, failed = 0, cov[NCOV] = {0};
     for (long i = 0; i < rounds; i++) {
         uint64_t seed = seed0 + (uint64_t)i;
         int rc = round_with(seed);
@@ -409,10 +505,17 @@ int main(void)
             failed++;
         else
             n[rc]++;
+        for (int k = 0; k < NCOV; k++)
+            cov[k] += cov_shared[k] != 0;
     }
     TAP_OK(failed == 0,
            "%ld rounds of %d random packets: %ld done, %ld refused as "
-           "malformed, %ld stalled, %ld otherwise",
+           "malformed (or out of memory), %ld stalled, %ld otherwise",
            rounds, FUZZ_PKTS, n[0], n[1], n[2], failed);
+    /* Every path tried in some round (with the default 1000 rounds each
+     * is reached in tens to hundreds). */
+    for (int k = 0; k < NCOV; k++)
+        TAP_OK(rounds < 200 || cov[k] > 0, "rounds in which rank 1 %s: %ld",
+               cov_names[k], cov[k]);
     return tap_done();
 }
