@@ -14,6 +14,7 @@
 #include "boot/boot.h"
 #include "harness.h"
 #include "p2p/p2p.h"
+#include "pair.h"
 #include "util/util.h"
 
 static const size_t sizes[] = {0,     1,      8,       47,     48,
@@ -29,24 +30,10 @@ static unsigned char pattern(size_t msg, size_t i)
 /* Returns the number of failed checks (the child's exit status). */
 static int run_rank(int rank, int fd)
 {
-    fy_boot.rank = rank;
-    fy_boot.size = 2;
-    fy_boot.shm_fd = fd;
-    fy_boot.ncpus = 2;
-    if (fy_boot_one_node(&fy_boot))
+    struct fy_test_pair pr;
+    if (fy_test_pair_start(rank, fd, &pr))
         return 100;
-    fy_log_rank = rank;
-    if (fy_env_load() || fy_dtype_init() || fy_p2p_init(NULL))
-        return 100;
-    int world[2] = {0, 1};
-    struct fy_group g = {.size = 2, .rank = rank, .world = world};
-    /* refcount 1: this frame holds it; requests take and drop more. */
-    struct fy_comm c = {.refcount = 1,
-                        .ctx = 0,
-                        .rank = rank,
-                        .size = 2,
-                        .group = &g,
-                        .p2p_group = &g};
+    struct fy_comm *c = &pr.c;
     struct fy_dtype *byte = fy_dtype_get(MPI_BYTE);
     int fails = 0;
     size_t max = 4 << 20;
@@ -57,7 +44,7 @@ static int run_rank(int rank, int fd)
         for (size_t m = 0; m < NSIZES; m++) {
             for (size_t i = 0; i < sizes[m]; i++)
                 buf[i] = pattern(m, i);
-            if (fy_p2p_send(buf, (MPI_Count)sizes[m], byte, 1, (int)m, &c, 0,
+            if (fy_p2p_send(buf, (MPI_Count)sizes[m], byte, 1, (int)m, c, 0,
                             FY_SEND_STANDARD))
                 fails++;
         }
@@ -70,7 +57,7 @@ static int run_rank(int rank, int fd)
             for (size_t i = 0; i < sizes[m]; i++)
                 bufs[m][i] = pattern(m + 100, i);
             fails +=
-                fy_p2p_isend(bufs[m], (MPI_Count)sizes[m], byte, 1, 7, &c, 0,
+                fy_p2p_isend(bufs[m], (MPI_Count)sizes[m], byte, 1, 7, c, 0,
                              m % 3 == 2 ? FY_SEND_SYNC : FY_SEND_STANDARD,
                              &reqs[m]) != 0;
         }
@@ -81,23 +68,22 @@ static int run_rank(int rank, int fd)
         }
         for (size_t i = 0; i < (1u << 20); i++)
             buf[i] = 0xab;
-        fails += fy_p2p_send(buf, 1 << 20, byte, 1, 99, &c, 0,
-                             FY_SEND_STANDARD) != 0;
         fails +=
-            fy_p2p_send(buf, 5000, byte, 1, 98, &c, 0, FY_SEND_STANDARD) != 0;
+            fy_p2p_send(buf, 1 << 20, byte, 1, 99, c, 0, FY_SEND_STANDARD) != 0;
         fails +=
-            fy_p2p_send(buf, 40, byte, 1, 97, &c, 0, FY_SEND_STANDARD) != 0;
+            fy_p2p_send(buf, 5000, byte, 1, 98, c, 0, FY_SEND_STANDARD) != 0;
+        fails += fy_p2p_send(buf, 40, byte, 1, 97, c, 0, FY_SEND_STANDARD) != 0;
         /* Token back: the receiver saw everything. */
         int src, tag;
         MPI_Count n;
-        fails += fy_p2p_recv(buf, 1, byte, 1, 1, &c, 0, &src, &tag, &n) != 0;
+        fails += fy_p2p_recv(buf, 1, byte, 1, 1, c, 0, &src, &tag, &n) != 0;
     } else {
         for (size_t m = 0; m < NSIZES; m++) {
             int src, tag;
             MPI_Count n;
             memset(buf, 0, sizes[m] + 64);
             int rc = fy_p2p_recv(buf, (MPI_Count)max, byte, MPI_ANY_SOURCE,
-                                 MPI_ANY_TAG, &c, 0, &src, &tag, &n);
+                                 MPI_ANY_TAG, c, 0, &src, &tag, &n);
             if (rc || src != 0 || tag != (int)m || n != (MPI_Count)sizes[m]) {
                 fprintf(stderr, "stream1 #%zu: rc %d src %d tag %d n %ld\n", m,
                         rc, src, tag, (long)n);
@@ -114,11 +100,11 @@ static int run_rank(int rank, int fd)
         int src, tag;
         MPI_Count n;
         MPI_Count probed = -1;
-        fails += fy_p2p_probe(0, 7, &c, 0, &src, &tag, &probed) != 0;
+        fails += fy_p2p_probe(0, 7, c, 0, &src, &tag, &probed) != 0;
         fails += probed != 0; /* the first of the burst is the 0-byte one */
         for (size_t m = 0; m < NSIZES; m++) {
             memset(buf, 0, sizes[m] + 64);
-            int rc = fy_p2p_recv(buf, (MPI_Count)sizes[m], byte, 0, 7, &c, 0,
+            int rc = fy_p2p_recv(buf, (MPI_Count)sizes[m], byte, 0, 7, c, 0,
                                  &src, &tag, &n);
             if (rc || n != (MPI_Count)sizes[m]) {
                 fprintf(stderr, "stream2 #%zu: rc %d n %ld\n", m, rc, (long)n);
@@ -136,7 +122,7 @@ static int run_rank(int rank, int fd)
         const int trunc_tags[] = {99, 98, 97};
         for (int t = 0; t < 3; t++) {
             memset(buf, 0x11, 64);
-            int rc = fy_p2p_recv(buf, 20, byte, 0, trunc_tags[t], &c, 0, &src,
+            int rc = fy_p2p_recv(buf, 20, byte, 0, trunc_tags[t], c, 0, &src,
                                  &tag, &n);
             if (rc != -EMSGSIZE) {
                 fprintf(stderr, "truncation tag %d: rc %d\n", trunc_tags[t],
@@ -153,7 +139,7 @@ static int run_rank(int rank, int fd)
                     break;
                 }
         }
-        fails += fy_p2p_send(buf, 1, byte, 0, 1, &c, 0, FY_SEND_STANDARD) != 0;
+        fails += fy_p2p_send(buf, 1, byte, 0, 1, c, 0, FY_SEND_STANDARD) != 0;
     }
     fy_p2p_finalize();
     free(buf);

@@ -41,6 +41,7 @@
 #include "boot/boot.h"
 #include "harness.h"
 #include "p2p/p2p_impl.h"
+#include "pair.h"
 #include "proto/proto.h"
 #include "util/util.h"
 
@@ -367,30 +368,6 @@ static int victim(struct fy_comm *c)
     }
 }
 
-static int setup(int rank, int fd, struct fy_comm *c, struct fy_group *g,
-                 int *world)
-{
-    fy_boot.rank = rank;
-    fy_boot.size = 2;
-    fy_boot.shm_fd = fd;
-    fy_boot.ncpus = 2;
-    if (fy_boot_one_node(&fy_boot))
-        return -1;
-    fy_log_rank = rank;
-    if (fy_env_load() || fy_dtype_init() || fy_p2p_init(NULL))
-        return -1;
-    world[0] = 0;
-    world[1] = 1;
-    *g = (struct fy_group){.size = 2, .rank = rank, .world = world};
-    *c = (struct fy_comm){.refcount = 1,
-                          .ctx = 0,
-                          .rank = rank,
-                          .size = 2,
-                          .group = g,
-                          .p2p_group = g};
-    return 0;
-}
-
 /* The victim's protocol settings, by round: its sends pushed or not,
  * Push-Pull, and without the write protocol. */
 static void settings(uint64_t seed)
@@ -422,10 +399,8 @@ static int round_with(uint64_t seed)
             dup2(errp[1], 2);
             close(errp[0]);
             close(errp[1]);
-            struct fy_comm c;
-            struct fy_group g;
-            int world[2];
-            if (setup(r, fd, &c, &g, world))
+            struct fy_test_pair pr;
+            if (fy_test_pair_start(r, fd, &pr))
                 _exit(100);
             if (r == 0) {
                 /* Twice the largest receive: sizes just past it are
@@ -436,7 +411,7 @@ static int round_with(uint64_t seed)
                 memset(fuzz_buf, 0x5a, 2 * FUZZ_BUF);
                 forger(seed);
             }
-            _exit(victim(&c));
+            _exit(victim(&pr.c));
         }
     }
     close(fd);
@@ -451,11 +426,7 @@ static int round_with(uint64_t seed)
         waitpid(pid[0], NULL, 0);
     }
     char out[4096];
-    ssize_t got = 0, m;
-    while (got < (ssize_t)sizeof(out) - 1 &&
-           (m = read(errp[0], out + got, sizeof(out) - 1 - (size_t)got)) > 0)
-        got += m;
-    out[got > 0 ? got : 0] = '\0';
+    fy_test_read_all(errp[0], out, sizeof(out));
     close(errp[0]);
     if (WIFEXITED(st) && WEXITSTATUS(st) == 100)
         return 100;

@@ -18,6 +18,7 @@
 #include "boot/boot.h"
 #include "harness.h"
 #include "p2p/p2p_impl.h"
+#include "pair.h"
 #include "proto/proto.h"
 #include "util/util.h"
 
@@ -42,30 +43,6 @@ static const char *const case_names[NCASES] = {
     "CANCEL of an unsent message",      "CANCEL answer to no cancel",
     "CANCEL saying nothing known",      "a message inside a push",
 };
-
-static int setup(int rank, int fd, struct fy_comm *c, struct fy_group *g,
-                 int *world)
-{
-    fy_boot.rank = rank;
-    fy_boot.size = 2;
-    fy_boot.shm_fd = fd;
-    fy_boot.ncpus = 2;
-    if (fy_boot_one_node(&fy_boot))
-        return -1;
-    fy_log_rank = rank;
-    if (fy_env_load() || fy_dtype_init() || fy_p2p_init(NULL))
-        return -1;
-    world[0] = 0;
-    world[1] = 1;
-    *g = (struct fy_group){.size = 2, .rank = rank, .world = world};
-    *c = (struct fy_comm){.refcount = 1,
-                          .ctx = 0,
-                          .rank = rank,
-                          .size = 2,
-                          .group = g,
-                          .p2p_group = g};
-    return 0;
-}
 
 /* Rank 0: forge the packet, then keep progressing until killed. */
 static void forger(enum forged k)
@@ -184,14 +161,12 @@ int main(void)
                 }
                 close(errp[0]);
                 close(errp[1]);
-                struct fy_comm c;
-                struct fy_group g;
-                int world[2];
-                if (setup(r, fd, &c, &g, world))
+                struct fy_test_pair pr;
+                if (fy_test_pair_start(r, fd, &pr))
                     _exit(100);
                 if (r == 0)
                     forger((enum forged)k);
-                _exit(victim((enum forged)k, &c));
+                _exit(victim((enum forged)k, &pr.c));
             }
         }
         close(fd);
@@ -199,12 +174,7 @@ int main(void)
         int st;
         waitpid(pid[1], &st, 0);
         char out[4096];
-        ssize_t got = 0, m;
-        while (got < (ssize_t)sizeof(out) - 1 &&
-               (m = read(errp[0], out + got, sizeof(out) - 1 - (size_t)got)) >
-                   0)
-            got += m;
-        out[got > 0 ? got : 0] = '\0';
+        fy_test_read_all(errp[0], out, sizeof(out));
         close(errp[0]);
         kill(pid[0], SIGKILL);
         waitpid(pid[0], NULL, 0);
