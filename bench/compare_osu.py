@@ -57,6 +57,8 @@ def iters_args(spec):
     if not sep or not i.isdigit() or not x.isdigit() or int(i) < 1:
         raise ValueError("--osu-iters: osu, quick or I:X (e.g. 1000:200)")
     return ["-i", i, "-x", x]
+
+
 LINE_RE = re.compile(r"^\s*(\d+)\s+([0-9.]+)")
 
 
