@@ -5,6 +5,7 @@
 #ifndef FY_TEST_PAIR_H
 #define FY_TEST_PAIR_H
 
+#include <sys/mman.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -44,6 +45,36 @@ static inline int fy_test_pair_start(int rank, int fd, struct fy_test_pair *p)
                             .group = &p->g,
                             .p2p_group = &p->g};
     return 0;
+}
+
+/* Fork ranks 0 and 1 of a pair on a new segment. Each child starts the
+ * core (exit status 100 if it cannot) and exits with role(rank, &pair,
+ * arg); the standard error of the ranks in 'err_ranks' (bit r for rank r)
+ * goes into a pipe. Returns the pipe's read end, or -1. */
+static inline int
+fy_test_pair_spawn(const char *name, unsigned err_ranks,
+                   int (*role)(int rank, struct fy_test_pair *p, void *arg),
+                   void *arg, pid_t pid[2])
+{
+    int fd = memfd_create(name, 0);
+    int errp[2];
+    if (fd < 0 || pipe(errp))
+        return -1;
+    for (int r = 0; r < 2; r++) {
+        if ((pid[r] = fork()) == 0) {
+            if (err_ranks & (1u << r))
+                dup2(errp[1], 2);
+            close(errp[0]);
+            close(errp[1]);
+            struct fy_test_pair pr;
+            if (fy_test_pair_start(r, fd, &pr))
+                _exit(100);
+            _exit(role(r, &pr, arg));
+        }
+    }
+    close(fd);
+    close(errp[1]);
+    return errp[0];
 }
 
 /* What a child wrote into the pipe 'fd', up to cap - 1 bytes, as a

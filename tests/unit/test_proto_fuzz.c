@@ -398,38 +398,29 @@ static void settings(uint64_t seed)
     setenv("FERRY_RECV_WRITE", v[2], 1);
 }
 
+/* A rank of a round: rank 0 forges (from a buffer twice the largest
+ * receive: sizes just past it are forged too, and pushed from there),
+ * rank 1 is the victim. Both write to the round's error pipe. */
+static int rank_role(int rank, struct fy_test_pair *p, void *arg)
+{
+    if (rank == 1)
+        return victim(&p->c);
+    if (!(fuzz_buf = malloc(2 * FUZZ_BUF)))
+        return 5;
+    memset(fuzz_buf, 0x5a, 2 * FUZZ_BUF);
+    forger(*(const uint64_t *)arg);
+}
+
 /* One round: 0 done, 1 malformed, 2 stalled, -1 a failure (reported). */
 static int round_with(uint64_t seed)
 {
     settings(seed);
     memset(cov_shared, 0, NCOV * sizeof(*cov_shared));
-    int fd = memfd_create("ferry-test-fuzz", 0);
-    int errp[2];
-    if (fd < 0 || pipe(errp))
-        return -1;
     pid_t pid[2];
-    for (int r = 0; r < 2; r++) {
-        if ((pid[r] = fork()) == 0) {
-            dup2(errp[1], 2);
-            close(errp[0]);
-            close(errp[1]);
-            struct fy_test_pair pr;
-            if (fy_test_pair_start(r, fd, &pr))
-                _exit(100);
-            if (r == 0) {
-                /* Twice the largest receive: sizes just past it are
-                 * forged too, and pushed from here. */
-                fuzz_buf = malloc(2 * FUZZ_BUF);
-                if (!fuzz_buf)
-                    _exit(5);
-                memset(fuzz_buf, 0x5a, 2 * FUZZ_BUF);
-                forger(seed);
-            }
-            _exit(victim(&pr.c));
-        }
-    }
-    close(fd);
-    close(errp[1]);
+    int errfd =
+        fy_test_pair_spawn("ferry-test-fuzz", 3u, rank_role, &seed, pid);
+    if (errfd < 0)
+        return -1;
     int st, fst;
     waitpid(pid[1], &st, 0);
     /* The forger waits to be killed: if it ended first, the round tested
@@ -440,8 +431,8 @@ static int round_with(uint64_t seed)
         waitpid(pid[0], NULL, 0);
     }
     char out[4096];
-    fy_test_read_all(errp[0], out, sizeof(out));
-    close(errp[0]);
+    fy_test_read_all(errfd, out, sizeof(out));
+    close(errfd);
     if (WIFEXITED(st) && WEXITSTATUS(st) == 100)
         return 100;
     if (!forger_alive) {

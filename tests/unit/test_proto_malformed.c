@@ -45,7 +45,7 @@ static const char *const case_names[NCASES] = {
 };
 
 /* Rank 0: forge the packet, then keep progressing until killed. */
-static void forger(enum forged k)
+static _Noreturn void forger(enum forged k)
 {
     struct fy_ctl ctl = {0};
     uint32_t type = 0;
@@ -141,6 +141,15 @@ static int victim(enum forged k, struct fy_comm *c)
     return 0; /* not reached: the packet must end the rank */
 }
 
+/* A rank of case *(int *)arg: rank 0 forges, rank 1 is the victim. */
+static int rank_role(int rank, struct fy_test_pair *p, void *arg)
+{
+    enum forged k = (enum forged) * (const int *)arg;
+    if (rank == 0)
+        forger(k);
+    return victim(k, &p->c);
+}
+
 int main(void)
 {
     alarm(120);
@@ -149,33 +158,17 @@ int main(void)
      * slow). */
     setenv("FERRY_PUSH_MAX", "0", 1);
     for (int k = 0; k < NCASES; k++) {
-        int fd = memfd_create("ferry-test-malformed", 0);
-        int errp[2];
-        if (fd < 0 || pipe(errp))
-            return 1;
         pid_t pid[2];
-        for (int r = 0; r < 2; r++) {
-            if ((pid[r] = fork()) == 0) {
-                if (r == 1) {
-                    dup2(errp[1], 2);
-                }
-                close(errp[0]);
-                close(errp[1]);
-                struct fy_test_pair pr;
-                if (fy_test_pair_start(r, fd, &pr))
-                    _exit(100);
-                if (r == 0)
-                    forger((enum forged)k);
-                _exit(victim((enum forged)k, &pr.c));
-            }
-        }
-        close(fd);
-        close(errp[1]);
+        /* Only the victim's errors: the pipe ends with it. */
+        int errfd =
+            fy_test_pair_spawn("ferry-test-malformed", 2u, rank_role, &k, pid);
+        if (errfd < 0)
+            return 1;
         int st;
         waitpid(pid[1], &st, 0);
         char out[4096];
-        fy_test_read_all(errp[0], out, sizeof(out));
-        close(errp[0]);
+        fy_test_read_all(errfd, out, sizeof(out));
+        close(errfd);
         kill(pid[0], SIGKILL);
         waitpid(pid[0], NULL, 0);
         if (WIFEXITED(st) && WEXITSTATUS(st) == 100) {
