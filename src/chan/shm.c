@@ -33,6 +33,46 @@ _Noreturn void fy_chan_bad_packet(int src, const char *what)
              fy_chan_remote(src) ? "its connection" : "shared memory");
 }
 
+/* ---- packets that steer a write ------------------------------------------
+ * An OFFER names the receive buffer its sender (the receiver of the
+ * message) wants written into, a SPLIT the buffer its sender wants
+ * helped into: the packet's receiver then writes into the packet
+ * sender's memory at that address (proto/write.c, proto/split.c). The
+ * sender may name any address of its own, but while the packet waits in
+ * a mailbox slot or a cell any rank can write over it, and a moved
+ * address would have the receiver write elsewhere in the sender's memory.
+ * So through shared memory these two carry a check word over every field
+ * and the sender's local rank: a stray write into the packet (not a forger
+ * that recomputes it) ends the job as malformed before anything is
+ * written. In the mailbox the word follows the control fields (40 of the
+ * first slot's 48 bytes); in a cell it is the payload. Other control
+ * packets steer only reads of their sender's memory or copies bounded by
+ * the receiver's own state. */
+static inline bool steers_write(uint32_t type)
+{
+    return type == FY_PKT_OFFER || type == FY_PKT_SPLIT;
+}
+
+static uint64_t steer_check(uint32_t type, int32_t tag, uint32_t ctx,
+                            const struct fy_ctl *c, int src_local)
+{
+    return FY_SHM_SIG(type, (uint32_t)tag, ctx, c->total, c->addr, c->cookie,
+                      c->offset, (uint64_t)src_local, 0x5354u /* "ST" */);
+}
+
+/* Check a steering packet's word (read once, 'word' bytes at w) against
+ * its fields as handed up. */
+static void steer_verify(const struct fy_pkt *p, const void *w, uint64_t len)
+{
+    uint64_t got;
+    if (len != sizeof(got))
+        fy_chan_bad_packet(p->src, "check word length");
+    memcpy(&got, w, sizeof(got));
+    if (got !=
+        steer_check(p->type, p->tag, p->ctx, &p->ctl, fy_chan_local(p->src)))
+        fy_chan_bad_packet(p->src, "check word of an address to write at");
+}
+
 _Noreturn void fy_chan_peer_gone(int src)
 {
     FY_INFO("rank %d is gone; waiting for mpiexec to end the job", src);
@@ -174,9 +214,13 @@ static bool poll_fastbox(int src)
         p.data = copy + sizeof(p.ctl);
         p.len = len - sizeof(p.ctl);
     } else if (type != FY_PKT_EAGER) {
-        if (len != sizeof(struct fy_ctl))
+        uint64_t want =
+            sizeof(struct fy_ctl) + (steers_write(type) ? sizeof(uint64_t) : 0);
+        if (len != want)
             fy_chan_bad_packet(src, "mailbox control length");
         memcpy(&p.ctl, copy, sizeof(p.ctl));
+        if (steers_write(type))
+            steer_verify(&p, copy + sizeof(p.ctl), sizeof(uint64_t));
         p.len = 0;
     }
     fy_chan_fbox_consume(pe, len);
@@ -215,6 +259,8 @@ uint64_t fy_chan_cell_take(int *src_out)
 void fy_chan_cell_deliver(uint64_t off, int src)
 {
     struct fy_cell *c = fy_cell_at(off);
+    /* Every field read once (fy_chan_cell_take checked the length it
+     * read; the sender, or any rank, may have written it since). */
     struct fy_pkt p = {.src = src,
                        .type = c->type,
                        .tag = c->tag,
@@ -223,6 +269,13 @@ void fy_chan_cell_deliver(uint64_t off, int src)
                        .len = c->len,
                        .ctl = {c->total, c->addr, c->cookie, c->offset},
                        .lane = FY_LANE_CELLS};
+    if (p.len > fy_chan.cell_payload)
+        fy_chan_bad_packet(src, "cell length");
+    if (steers_write(p.type)) {
+        steer_verify(&p, p.data, p.len);
+        p.data = NULL;
+        p.len = 0;
+    }
     fy_chan.deliver(&p);
     fy_chan_cell_return(off);
 }
@@ -277,6 +330,15 @@ static bool shm_try_send(int peer, uint32_t type, int32_t tag, uint32_t ctx,
             memcpy(box + sizeof(*ctl), data, len);
         if (fy_chan_fbox_put(peer, pe, type, tag, ctx, box, sizeof(*ctl) + len))
             return true;
+    } else if (FY_UNLIKELY(steers_write(type))) {
+        /* The control fields and their check word (see steers_write). */
+        uint8_t box[sizeof(*ctl) + sizeof(uint64_t)];
+        uint64_t chk = steer_check(type, tag, ctx, ctl, fy_chan.local_me);
+        memcpy(box, ctl, sizeof(*ctl));
+        memcpy(box + sizeof(*ctl), &chk, sizeof(chk));
+        return fy_chan_fbox_put(peer, pe, type, tag, ctx, box, sizeof(box)) ||
+               fy_chan_cell_put(peer, pe, type, tag, ctx, ctl, &chk,
+                                sizeof(chk));
     } else if (type == FY_PKT_EAGER ? len <= fy_chan.fbox_max : !payload) {
         const void *box = type == FY_PKT_EAGER ? data : (const void *)ctl;
         uint64_t boxlen = type == FY_PKT_EAGER ? len : sizeof(*ctl);

@@ -36,6 +36,9 @@
  *   are the reader's own (from its MPI arguments); a scribbled cell can
  *   only yield wrong values, and a scribbled address only a failed
  *   process_vm_readv of the owner's memory (reported, the job ends).
+ *   The one address that steers a write, the root's receive buffer in
+ *   a reduction shared between two ranks, carries a check word
+ *   (reduce_share).
  * Blocking collectives only: the nonblocking ones run in shm_nb.c, in
  * slots of their own. */
 #define _GNU_SOURCE
@@ -1224,8 +1227,23 @@ static void write_mem(int r, uint64_t addr, uint64_t n, void *buf)
  * written. The root's buffers are the other's to read and write until
  * then: the root waits for it. In place (the root's contribution is its
  * receive buffer) each chunk is read before the same bytes are
- * written. */
+ * written.
+ *
+ * The receive buffer's address is the one thing read from a cell that
+ * steers a write into another process, so it travels with a check word
+ * over the publication (address, tag, contribution, length): a cell
+ * scribbled by any rank (a stray write, not a forger that recomputes it)
+ * ends the job as malformed before the other writes anything, where a
+ * changed address would have had it write the result elsewhere in the
+ * root's memory (tests/mpi/shm_scribble.c, mode "steer"). */
 #define FY_REDUCE_SHARE_MIN ((uint64_t)384 << 10)
+
+/* The check word of a reduction's receive-buffer address (see above). */
+static uint64_t raddr_check(uint64_t raddr, uint64_t tag, uint64_t addr,
+                            uint64_t len)
+{
+    return FY_SHM_SIG(raddr, tag, addr, len, 0x5244u /* "RD" */);
+}
 
 static int reduce_share(const char *in, void *rbuf, MPI_Count count,
                         struct fy_dtype *dt, struct fy_op *op, int root,
@@ -1239,9 +1257,11 @@ static int reduce_share(const char *in, void *rbuf, MPI_Count count,
     MPI_Count h = count - count / 3;
     struct fy_coll_cell *mine = claim();
     if (me == root) {
-        uint64_t raddr = (uint64_t)(uintptr_t)rbuf;
+        uint64_t raddr = (uint64_t)(uintptr_t)rbuf, tag = tag_of(c, seq, 0);
+        uint64_t chk = raddr_check(raddr, tag, (uint64_t)(uintptr_t)in, bytes);
         memcpy(mine->inl, &raddr, sizeof(raddr));
-        publish(c, mine, tag_of(c, seq, 0), 1, in, bytes, other);
+        memcpy(mine->inl + sizeof(raddr), &chk, sizeof(chk));
+        publish(c, mine, tag, 1, in, bytes, other);
         struct fy_coll_cell *x = await(other, tag_of(c, seq, 0));
         int err = 0;
         MPI_Count have;
@@ -1252,12 +1272,20 @@ static int reduce_share(const char *in, void *rbuf, MPI_Count count,
         return err;
     }
     publish(c, mine, tag_of(c, seq, 0), 1, in, bytes, root);
-    struct fy_coll_cell *x = await(root, tag_of(c, seq, 0));
-    int err = 0;
-    MPI_Count have;
-    uint64_t addr = pub_addr(x, bytes, esz, &have, &err);
-    uint64_t raddr;
-    memcpy(&raddr, x->inl, sizeof(raddr)); /* read once */
+    uint64_t tag = tag_of(c, seq, 0);
+    struct fy_coll_cell *x = await(root, tag);
+    /* Each field read once, then checked together. */
+    uint64_t addr = x->addr, len = x->len, raddr, chk;
+    memcpy(&raddr, x->inl, sizeof(raddr));
+    memcpy(&chk, x->inl + sizeof(raddr), sizeof(chk));
+    if (chk != raddr_check(raddr, tag, addr, len))
+        fy_fatal(1,
+                 "malformed reduction publication from rank %d on the shared "
+                 "segment (the address of its receive buffer fails its "
+                 "check); a rank wrote over shared control data",
+                 T()->world[root]);
+    int err = fy_coll_sig(len, bytes);
+    MPI_Count have = (MPI_Count)(FY_MIN(len, bytes) / esz);
     char *theirs = reduce_scratch(), *res = theirs + REDUCE_READ_CHUNK;
     MPI_Count per = (MPI_Count)(REDUCE_READ_CHUNK / esz);
     MPI_Count e1 = FY_MIN(count, have); /* within both vectors */
