@@ -8,7 +8,9 @@
  * claims 4 GiB; "seq", a pair sequence number already used; "short", 20
  * bytes; "huge", a whole 1 MiB packet, more than any receive buffer;
  * "ahead", a valid packet whose sequence number is far ahead; "offer", a
- * write-protocol OFFER whose payload is not its 8-byte key).
+ * write-protocol OFFER whose payload is not its 8-byte key; "random<seed>",
+ * a stream of well-framed random packets, forge_random.h, which must end
+ * "malformed" or "out of memory").
  * Rank 0 must end the job with "malformed OFI packet from rank 1"
  * and write nothing anywhere; rank 1 then blocks until it is killed.
  * libfabric is loaded with dlopen, as the library does; without its
@@ -21,6 +23,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "forge_random.h"
 #include "mpitest.h"
 
 #if __has_include(<rdma/fabric.h>)
@@ -69,9 +72,14 @@ static struct sockaddr_in listen_addr(void)
     return found;
 }
 
-/* Rank 1: send 'len' bytes to 'to' from an endpoint of our own. */
-static void forge_send(const struct sockaddr_in *to, const void *pkt,
-                       size_t len)
+/* Rank 1's endpoint of its own, opened once, and rank 0's address. */
+struct forger {
+    struct fid_ep *ep;
+    struct fid_cq *cq;
+    fi_addr_t dst;
+};
+
+static struct forger forger_open(const struct sockaddr_in *to)
 {
     void *lib = dlopen("libfabric.so.1", RTLD_NOW | RTLD_LOCAL);
     MT_CHECK(lib != NULL, "dlopen libfabric.so.1: %s", dlerror());
@@ -106,19 +114,45 @@ static void forge_send(const struct sockaddr_in *to, const void *pkt,
                  fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV) == 0 &&
                  fi_ep_bind(ep, &av->fid, 0) == 0 && fi_enable(ep) == 0,
              "opening a libfabric endpoint");
-    fi_addr_t dst;
-    MT_CHECK(fi_av_insert(av, to, 1, &dst, 0, NULL) == 1,
+    struct forger f = {.ep = ep, .cq = cq};
+    MT_CHECK(fi_av_insert(av, to, 1, &f.dst, 0, NULL) == 1,
              "inserting rank 0's address");
+    /* The endpoint stays open: closing it could race the delivery. */
+    return f;
+}
+
+/* Send 'len' bytes from our endpoint; false if the send failed (rank 0
+ * has ended the job). */
+static bool forger_send(struct forger *f, const void *pkt, size_t len)
+{
     static struct fi_context ctx;
     ssize_t rc;
-    while ((rc = fi_send(ep, pkt, len, NULL, dst, &ctx)) == -FI_EAGAIN)
-        fi_cq_read(cq, NULL, 0);
-    MT_CHECK(rc == 0, "fi_send: %zd", rc);
+    while ((rc = fi_send(f->ep, pkt, len, NULL, f->dst, &ctx)) == -FI_EAGAIN)
+        fi_cq_read(f->cq, NULL, 0);
+    if (rc != 0)
+        return false;
     struct fi_cq_entry e;
-    while ((rc = fi_cq_read(cq, &e, 1)) == -FI_EAGAIN)
+    while ((rc = fi_cq_read(f->cq, &e, 1)) == -FI_EAGAIN)
         ;
-    MT_CHECK(rc == 1, "the forged send did not complete (%zd)", rc);
-    /* The endpoint stays open: closing it could race the delivery. */
+    return rc == 1;
+}
+
+/* Mode random<seed> (forge_random.h): one packet from our endpoint. */
+static bool ofi_put(void *arg, const struct forge_pkt *p,
+                    const uint8_t *payload)
+{
+    static uint8_t pkt[sizeof(struct forged_hdr) + FORGE_MAXLEN];
+    struct forged_hdr h = {.magic = 0x664f7946u,
+                           .type = p->type,
+                           .src = 1,
+                           .tag = p->tag,
+                           .ctx = p->ctx,
+                           .len = (uint32_t)p->len,
+                           .seq = p->seq};
+    memcpy(h.ctl, p->ctl, sizeof(h.ctl));
+    memcpy(pkt, &h, sizeof(h));
+    memcpy(pkt + sizeof(h), payload, (size_t)p->len);
+    return forger_send(arg, pkt, sizeof(h) + (size_t)p->len);
 }
 
 int main(int argc, char **argv)
@@ -138,6 +172,13 @@ int main(int argc, char **argv)
         MT_MPI(MPI_Send(&x, 1, MPI_INT, 0, 1, MPI_COMM_WORLD));
         MT_MPI(MPI_Recv(&a, sizeof(a), MPI_BYTE, 0, 3, MPI_COMM_WORLD,
                         MPI_STATUS_IGNORE));
+        if (!strncmp(mode, "random", 6)) {
+            /* The sequence number due after rank 1's one message. */
+            struct forger f = forger_open(&a);
+            forge_random(ofi_put, &f, strtoull(mode + 6, NULL, 10), 2);
+            MPI_Recv(&x, 1, MPI_INT, 0, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MT_FAIL("the forged stream (%s) was accepted", mode);
+        }
         struct forged_hdr h = {.magic = 0x664f7946u,
                                .type = 1, /* EAGER */
                                .src = 1,
@@ -165,7 +206,8 @@ int main(int argc, char **argv)
         MT_CHECK(pkt != NULL, "out of memory");
         memcpy(pkt, &h, sizeof(h));
         memcpy(pkt + sizeof(h), &x, 4);
-        forge_send(&a, pkt, len);
+        struct forger f = forger_open(&a);
+        MT_CHECK(forger_send(&f, pkt, len), "the forged send failed");
         MPI_Recv(&x, 1, MPI_INT, 0, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     }
     MT_FAIL("the forged packet (%s) was accepted", mode);

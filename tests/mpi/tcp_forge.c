@@ -26,6 +26,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "forge_random.h"
 #include "mpitest.h"
 
 /* The wire header of src/chan/tcp.c (struct tcp_hdr). */
@@ -79,120 +80,23 @@ static int channel_socket(void)
     return found;
 }
 
-static uint64_t rnd(uint64_t *s)
+/* Mode random<seed> (forge_random.h): one packet on the socket. */
+static bool tcp_put(void *arg, const struct forge_pkt *p,
+                    const uint8_t *payload)
 {
-    uint64_t x = *s; /* xorshift64* */
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    *s = x;
-    return x * 0x2545f4914f6cdd1dull;
-}
-
-/* A control field: boundary values, lengths, addresses of our buffer. */
-static uint64_t field(uint64_t *s, const void *buf, size_t n)
-{
-    switch (rnd(s) % 8) {
-    case 0:
-        return 0;
-    case 1:
-        return rnd(s) % 300;
-    case 2:
-        return (uint64_t)1 << (rnd(s) % 64);
-    case 3:
-        return UINT64_MAX - rnd(s) % 4;
-    case 4:
-        return (uint64_t)(uintptr_t)buf + rnd(s) % n;
-    case 5:
-        return (1 + rnd(s) % 2) << 32 | rnd(s) % 8; /* cookie-shaped */
-    case 6:
-        return 4096 + rnd(s) % 3 - 1;
-    default:
-        return rnd(s);
-    }
-}
-
-/* Mode random<seed>. */
-enum { FORGE_MAXLEN = 96 << 10 }; /* past the channel's steering (32 KiB) */
-static uint8_t forge_pkt[sizeof(struct forged_hdr) + FORGE_MAXLEN];
-
-/* Write one packet (its payload, random, from our buffer); false once
- * rank 0 has ended the job. */
-static bool forge_put(int fd, struct forged_hdr *h, uint64_t *s)
-{
-    for (uint64_t b = 0; b < h->len; b++)
-        forge_pkt[sizeof(*h) + b] = (uint8_t)rnd(s);
-    memcpy(forge_pkt, h, sizeof(*h));
-    size_t n = sizeof(*h) + (size_t)h->len;
-    return send(fd, forge_pkt, n, MSG_NOSIGNAL) == (ssize_t)n;
-}
-
-/* About 24 packets in sequence from 'seq', then one of an unknown type.
- * Half are pushed messages as the library frames them (a PUSH, then
- * pieces of up to 96 KiB - steered into the receive buffer from 32 KiB -
- * with one field of the PUSH in 32 random); the rest eager, synchronous and
- * rendezvous messages or any type, with random fields. Tags avoid 1,
- * which rank 0's receive waits for. */
-static void forge_random(int fd, uint64_t seed, uint64_t seq)
-{
-    uint64_t s = seed * 0x9e3779b97f4a7c15ull + 1;
-    const void *buf = forge_pkt;
-    for (int i = 0; i < 24; i++) {
-        struct forged_hdr h = {.magic = 0x70547946u, .seq = seq++};
-        h.tag = rnd(&s) % 2 ? (int32_t)(2 + rnd(&s) % 8) : (int32_t)rnd(&s);
-        if (h.tag == 1)
-            h.tag = 7;
-        h.ctx = rnd(&s) % 8 ? 0 : (uint32_t)(rnd(&s) & 0xfff);
-        if (rnd(&s) % 2) {
-            /* A push: total, our buffer, a cookie, the bytes pushed. */
-            uint64_t total = rnd(&s) % (4 * FORGE_MAXLEN);
-            uint64_t pushed = rnd(&s) % 2 ? total : total / 2;
-            uint64_t cookie = 1 + rnd(&s) % 64, first = rnd(&s) % 4097;
-            first = first < pushed ? first : pushed;
-#define MAYBE(v) (rnd(&s) % 32 ? (v) : field(&s, buf, sizeof(forge_pkt)))
-            h.type = 8;
-            h.ctl[0] = MAYBE(total);
-            h.ctl[1] = MAYBE((uint64_t)(uintptr_t)buf);
-            h.ctl[2] = MAYBE(cookie);
-            h.ctl[3] = MAYBE(pushed);
-            h.len = first;
-#undef MAYBE
-            if (!forge_put(fd, &h, &s))
-                return;
-            for (uint64_t off = first; off < pushed && i < 24; i++) {
-                uint64_t piece = 1 + rnd(&s) % FORGE_MAXLEN;
-                piece = piece < pushed - off ? piece : pushed - off;
-                struct forged_hdr d = {.magic = 0x70547946u,
-                                       .type = 9,
-                                       .tag = h.tag,
-                                       .ctx = h.ctx,
-                                       .seq = seq++,
-                                       .len = piece};
-                d.ctl[0] = total;
-                d.ctl[1] = pushed;
-                d.ctl[2] = cookie;
-                d.ctl[3] = off;
-                if (!forge_put(fd, &d, &s))
-                    return;
-                off += piece;
-            }
-            continue;
-        }
-        static const uint8_t msg[] = {1, 2, 3};
-        h.type = rnd(&s) % 2 ? msg[rnd(&s) % sizeof(msg)]
-                             : (uint8_t)(1 + rnd(&s) % 15);
-        for (int k = 0; k < 4; k++)
-            h.ctl[k] = field(&s, buf, sizeof(forge_pkt));
-        /* Payloads only where the type has one (else the header is
-         * refused at once, which the other modes cover). */
-        bool payload = h.type == 1 || h.type == 2 || h.type == 5 ||
-                       h.type == 8 || h.type == 9;
-        h.len = !payload ? 0 : rnd(&s) % (FORGE_MAXLEN + 1);
-        if (!forge_put(fd, &h, &s))
-            return;
-    }
-    struct forged_hdr end = {.magic = 0x70547946u, .type = 0, .seq = seq};
-    forge_put(fd, &end, &s); /* unknown: the stream ends malformed */
+    static uint8_t pkt[sizeof(struct forged_hdr) + FORGE_MAXLEN];
+    int fd = *(const int *)arg;
+    struct forged_hdr h = {.magic = 0x70547946u,
+                           .type = p->type,
+                           .tag = p->tag,
+                           .ctx = p->ctx,
+                           .seq = p->seq,
+                           .len = p->len};
+    memcpy(h.ctl, p->ctl, sizeof(h.ctl));
+    memcpy(pkt, &h, sizeof(h));
+    memcpy(pkt + sizeof(h), payload, (size_t)p->len);
+    size_t n = sizeof(h) + (size_t)p->len;
+    return send(fd, pkt, n, MSG_NOSIGNAL) == (ssize_t)n;
 }
 
 int main(int argc, char **argv)
@@ -231,7 +135,7 @@ int main(int argc, char **argv)
         int fd = channel_socket();
         if (!strncmp(mode, "random", 6)) {
             /* The sequence number due, as the cancel modes' (2). */
-            forge_random(fd, strtoull(mode + 6, NULL, 10), 2);
+            forge_random(tcp_put, &fd, strtoull(mode + 6, NULL, 10), 2);
             MPI_Recv(&x, 1, MPI_INT, 0, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             MT_FAIL("the forged stream (%s) was accepted", mode);
         }
