@@ -60,8 +60,8 @@ static uint64_t steer_check(uint32_t type, int32_t tag, uint32_t ctx,
                       c->offset, (uint64_t)src_local, 0x5354u /* "ST" */);
 }
 
-/* Check a steering packet's word (read once, 'word' bytes at w) against
- * its fields as handed up. */
+/* Check a steering packet's check word (the 'len' bytes at w, which must
+ * be one word, read once) against its fields as handed up. */
 static void steer_verify(const struct fy_pkt *p, const void *w, uint64_t len)
 {
     uint64_t got;

@@ -1192,13 +1192,16 @@ static int combine_read(int me, const char *in, char *rbuf, uint64_t addr,
 /* The address in the other's publication x of its 'bytes' bytes, and in
  * *have how many of our elements it holds, both read once (another size
  * is a count that differs from ours: what both hold counts, and *err says
- * which way, fy_coll_sig). */
+ * which way, fy_coll_sig); the length as read in *len_out unless NULL. */
 static uint64_t pub_addr(const struct fy_coll_cell *x, uint64_t bytes,
-                         size_t esz, MPI_Count *have, int *err)
+                         size_t esz, MPI_Count *have, int *err,
+                         uint64_t *len_out)
 {
     uint64_t addr = x->addr, len = x->len; /* read once */
     *err = fy_coll_keep(*err, fy_coll_sig(len, bytes));
     *have = (MPI_Count)(FY_MIN(len, bytes) / esz);
+    if (len_out)
+        *len_out = len;
     return addr;
 }
 
@@ -1255,27 +1258,29 @@ static int reduce_share(const char *in, void *rbuf, MPI_Count count,
     /* The root's share: two thirds (the other reads, combines and writes
      * back each element, the root only reads and combines). */
     MPI_Count h = count - count / 3;
+    uint64_t tag = tag_of(c, seq, 0);
     struct fy_coll_cell *mine = claim();
     if (me == root) {
-        uint64_t raddr = (uint64_t)(uintptr_t)rbuf, tag = tag_of(c, seq, 0);
+        uint64_t raddr = (uint64_t)(uintptr_t)rbuf;
         uint64_t chk = raddr_check(raddr, tag, (uint64_t)(uintptr_t)in, bytes);
         memcpy(mine->inl, &raddr, sizeof(raddr));
         memcpy(mine->inl + sizeof(raddr), &chk, sizeof(chk));
         publish(c, mine, tag, 1, in, bytes, other);
-        struct fy_coll_cell *x = await(other, tag_of(c, seq, 0));
+        struct fy_coll_cell *x = await(other, tag);
         int err = 0;
         MPI_Count have;
-        uint64_t addr = pub_addr(x, bytes, esz, &have, &err);
+        uint64_t addr = pub_addr(x, bytes, esz, &have, &err, NULL);
         err = fy_coll_keep(err, combine_read(me, in, rbuf, addr, x, 0,
                                              FY_MIN(h, have), dt, op));
         done(other, await(other, tag_of(c, seq, 1)));
         return err;
     }
-    publish(c, mine, tag_of(c, seq, 0), 1, in, bytes, root);
-    uint64_t tag = tag_of(c, seq, 0);
+    publish(c, mine, tag, 1, in, bytes, root);
     struct fy_coll_cell *x = await(root, tag);
-    /* Each field read once, then checked together. */
-    uint64_t addr = x->addr, len = x->len, raddr, chk;
+    int err = 0;
+    MPI_Count have;
+    uint64_t len, raddr, chk; /* each read once, then checked together */
+    uint64_t addr = pub_addr(x, bytes, esz, &have, &err, &len);
     memcpy(&raddr, x->inl, sizeof(raddr));
     memcpy(&chk, x->inl + sizeof(raddr), sizeof(chk));
     if (chk != raddr_check(raddr, tag, addr, len))
@@ -1284,8 +1289,6 @@ static int reduce_share(const char *in, void *rbuf, MPI_Count count,
                  "segment (the address of its receive buffer fails its "
                  "check); a rank wrote over shared control data",
                  T()->world[root]);
-    int err = fy_coll_sig(len, bytes);
-    MPI_Count have = (MPI_Count)(FY_MIN(len, bytes) / esz);
     char *theirs = reduce_scratch(), *res = theirs + REDUCE_READ_CHUNK;
     MPI_Count per = (MPI_Count)(REDUCE_READ_CHUNK / esz);
     MPI_Count e1 = FY_MIN(count, have); /* within both vectors */
@@ -1327,7 +1330,7 @@ static int reduce_read(const char *in, void *rbuf, MPI_Count count,
     struct fy_coll_cell *x = await(1 - me, tag);
     int err = 0;
     MPI_Count have;
-    uint64_t addr = pub_addr(x, bytes, esz, &have, &err);
+    uint64_t addr = pub_addr(x, bytes, esz, &have, &err, NULL);
     return fy_coll_keep(err,
                         combine_read(me, in, rbuf, addr, x, 0, have, dt, op));
 }
@@ -1350,7 +1353,7 @@ static int allreduce_read(const char *in, void *rbuf, MPI_Count count,
     struct fy_coll_cell *x = await(other, tag_of(c, seq, 0));
     int err = 0;
     MPI_Count have;
-    uint64_t addr = pub_addr(x, bytes, esz, &have, &err);
+    uint64_t addr = pub_addr(x, bytes, esz, &have, &err, NULL);
     err = fy_coll_keep(
         err, combine_read(me, in, rbuf, addr, x, lo, FY_MIN(hi, have), dt, op));
     /* Round 2: our half of the result, for the other to read. The other
@@ -1361,7 +1364,7 @@ static int allreduce_read(const char *in, void *rbuf, MPI_Count count,
     struct fy_coll_cell *y = await(other, tag_of(c, seq, 1));
     MPI_Count rhave;
     int rerr = 0;
-    uint64_t raddr = pub_addr(y, bytes, esz, &rhave, &rerr);
+    uint64_t raddr = pub_addr(y, bytes, esz, &rhave, &rerr, NULL);
     MPI_Count o0 = me == 0 ? h : 0, o1 = FY_MIN(me == 0 ? count : h, rhave);
     if (o1 > o0) {
         size_t off = (size_t)o0 * esz;
