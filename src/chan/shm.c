@@ -396,7 +396,7 @@ int fy_chan_shm_declare(struct fy_shm_layout *lay, uint32_t slots)
                         offsetof(struct fy_fbox_slot, ctx_type),
                         offsetof(struct fy_fbox_slot, len),
                         offsetof(struct fy_fbox_slot, data), FY_FBOX_PAYLOAD,
-                        FY_FBOX_CONT))) < 0 ||
+                        FY_FBOX_CONT, FY_CHAN_WIRE_REV))) < 0 ||
         (rc = fy_shm_region_add(lay, FY_CHAN_FACK_REGION, FY_SHM_PER_PAIR,
                                 sizeof(struct fy_fbox_ack), 1, FY_SHM_PAGE,
                                 FY_SHM_SIG(sizeof(struct fy_fbox_ack)))) < 0)

@@ -45,6 +45,12 @@ static_assert(offsetof(struct fy_fbox_slot, data) + FY_FBOX_PAYLOAD ==
 static_assert(sizeof(uint64_t) + FY_FBOX_CONT == FY_CACHELINE,
               "a continuation fills the line after seq");
 
+/* What the channel's packets mean beyond the slot's layout, in the
+ * mailbox region's signature, so that builds that read them differently
+ * refuse each other at attach: 2 since OFFER and SPLIT carry a check
+ * word after their control fields (chan/shm.c, steers_write). */
+#define FY_CHAN_WIRE_REV 2u
+
 /* Slots a payload of len bytes occupies. */
 static inline uint32_t fy_fbox_nslots(uint64_t len)
 {
