@@ -27,7 +27,9 @@
  *                protocol); before rank 1 looks, the scribbler moves the
  *                address in the offer waiting in rank 1's mailbox by 64
  *                bytes; rank 1 must refuse the packet ("check word")
- *                instead of writing the message over rank 0's guard.
+ *                instead of writing the message 64 bytes off in rank 0's
+ *                buffer (rank 0 checks every byte it received).
+ *                MT_SCRIBBLE_DRY=1 finds the word and leaves it.
  * A thread of the last rank finds the segment among its mappings (by its
  * magic), reads the region table from the header, and writes 1 to 24
  * values - boundary values, the old value plus or minus a little, a bit
@@ -35,17 +37,20 @@
  * The workload, the same sequence on every rank (from SEED): broadcast,
  * reduce (also in place, two ranks sharing the work above 384 KiB),
  * allreduce, allgather, alltoall, gather, scatter, reduce-scatter, scan,
- * barrier and their nonblocking forms, on the world and on the
+ * barrier, Ibcast, Iallreduce, Ialltoall and Ireduce, on the world and on the
  * communicator of the others (where the scribbler is not a member), plus
  * 1 MiB messages between ranks (rendezvous, the shared copy, the write
  * protocol). Every receive buffer lies between two 64-byte guards.
  *
  * Exit statuses: 0 done; 3 stalled (no step finished for
- * SCRIBBLE_STALL_S seconds); 4 a guard of a victim's buffer was
- * overwritten (the failure this test exists to catch); 5 an MPI call
- * returned an error (printed); 6 a guard of the scribbler's own buffer
- * (which the others write into at addresses it published). The library
- * itself ends the job with status 1 and a message for what it refuses. */
+ * SCRIBBLE_STALL_S seconds); 4 a victim's buffer written where it should
+ * not be (a guard overwritten; in mode offer also a byte out of place:
+ * the failure this test exists to catch); 5 an MPI call returned an
+ * error (printed); 6 a guard of the scribbler's own buffer (which the
+ * others write into at addresses it published); 7 a directed mode did
+ * not find the word it moves (the layout it relies on changed). The
+ * library itself ends the job with status 1 and a message for what it
+ * refuses. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <signal.h>
