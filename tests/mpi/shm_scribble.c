@@ -15,7 +15,9 @@
  *       "any"  - any rank's part of the collective regions, the split
  *                copy's control blocks and the packet cells (a stray
  *                write of one rank into what another publishes);
- *       "all"  - any byte of any region of the segment;
+ *       "all"  - any byte of any region of the segment, and of the
+ *                windows' control blocks (and an allocated window's
+ *                memory);
  *       "steer" - directed (3 ranks): while rank 0, the root of a 1 MiB
  *                reduce on the communicator of ranks 0 and 1, waits for
  *                rank 1, the scribbler moves the receive-buffer address
@@ -40,7 +42,11 @@
  * barrier, Ibcast, Iallreduce, Ialltoall and Ireduce, on the world and on the
  * communicator of the others (where the scribbler is not a member), plus
  * 1 MiB messages between ranks (rendezvous, the shared copy, the write
- * protocol). Every receive buffer lies between two 64-byte guards.
+ * protocol), plus one-sided steps on three windows of the world (an
+ * allocated one under locks, one created over a buffer of each rank
+ * under fences, a dynamic one under lock_all: put, get, accumulate).
+ * Every receive buffer, and the memory of the last two windows, lies
+ * between two 64-byte guards.
  *
  * Exit statuses: 0 done; 3 stalled (no step finished for
  * SCRIBBLE_STALL_S seconds); 4 a victim's buffer written where it should
@@ -96,6 +102,7 @@ static uint64_t rng(uint64_t *s)
 struct target {
     unsigned char *p;
     unsigned char *seen; /* what the last look found there */
+    int hits;            /* writes made here */
     uint64_t len, elem;
     char name[17];
 };
@@ -128,25 +135,57 @@ static void add_target(unsigned char *p, uint64_t len, uint64_t elem,
     snprintf(t->name, sizeof t->name, "%.16s", name);
 }
 
-/* The segment's base among our mappings: a shared mapping starting with
- * the magic. */
+/* A shared, writable mapping of a memfd the library made whose name
+ * starts with 'prefix' ("memfd:ferry-..." ; not "ferry-win-user", user
+ * memory a window moved onto a memfd, whose first bytes may be an
+ * allocator's red zone): its bounds in *lo, *hi. Reads the next line of
+ * maps file f; false at its end. */
+static bool next_mapping(FILE *f, const char *prefix, unsigned long *lo,
+                         unsigned long *hi, bool *match)
+{
+    char line[512], perms[8], path[256] = "";
+    if (!fgets(line, sizeof line, f))
+        return false;
+    *match = false;
+    if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %255s", lo, hi, perms, path) <
+            3 ||
+        strncmp(perms, "rw-s", 4) != 0)
+        return true;
+    *match = strncmp(path, prefix, strlen(prefix)) == 0 &&
+             strncmp(path, "/memfd:ferry-win-user", 21) != 0;
+    return true;
+}
+
+/* The segment's base among our mappings: a memfd of the library starting
+ * with the magic. */
 static unsigned char *find_segment(void)
 {
     FILE *f = fopen("/proc/self/maps", "r");
     MT_CHECK(f, "open /proc/self/maps");
-    char line[512];
     unsigned char *found = NULL;
-    while (!found && fgets(line, sizeof line, f)) {
-        unsigned long lo, hi;
-        char perms[8];
-        if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) != 3 ||
-            strncmp(perms, "rw-s", 4) != 0 || hi - lo < 4096)
-            continue;
-        if (*(const uint64_t *)lo == SEG_MAGIC)
+    unsigned long lo, hi;
+    bool match;
+    while (!found && next_mapping(f, "/memfd:ferry-", &lo, &hi, &match))
+        if (match && hi - lo >= 4096 && *(const uint64_t *)lo == SEG_MAGIC)
             found = (unsigned char *)lo;
-    }
     fclose(f);
     return found;
+}
+
+/* Every window's control block (src/rma/rma.h: FY_RMA_MAGIC at offset 0
+ * of the window's memfd, its data after it for MPI_Win_allocate): the
+ * shared mappings that start with it. */
+#define WIN_MAGIC 0x31304e4957524659ull
+static void add_windows(void)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    MT_CHECK(f, "open /proc/self/maps");
+    unsigned long lo, hi;
+    bool match;
+    while (next_mapping(f, "/memfd:ferry-win", &lo, &hi, &match))
+        if (match && *(const uint64_t *)lo == WIN_MAGIC)
+            add_target((unsigned char *)lo, hi - lo, 64, "window");
+    fclose(f);
 }
 
 static void find_targets(int me, int P)
@@ -185,6 +224,8 @@ static void find_targets(int me, int P)
             add_target(base + r->off, r->len, r->elem, r->name);
         }
     }
+    if (strcmp(mode, "all") == 0)
+        add_windows();
     MT_CHECK(ntargets > 0, "mode %s: no region to scribble on", mode);
 }
 
@@ -265,6 +306,7 @@ static void scribble_once(uint64_t *s)
     } else {
         atomic_store_explicit(w, new_value(old, s), memory_order_relaxed);
     }
+    t->hits++;
     atomic_fetch_add(&writes_done, 1);
 }
 
@@ -313,7 +355,9 @@ static void *gbuf_new(struct gbuf *g, size_t n)
     return g->raw + SCRIBBLE_GUARD;
 }
 
-static void gbuf_check_free(struct gbuf *g, const char *what)
+/* Both guards of g intact, or the job ends (exit 4, or 6 for the
+ * scribbler's own). */
+static void gbuf_check(const struct gbuf *g, const char *what)
 {
     for (size_t i = 0; i < SCRIBBLE_GUARD; i++)
         if (g->raw[i] != SCRIBBLE_GUARD_BYTE ||
@@ -326,6 +370,11 @@ static void gbuf_check_free(struct gbuf *g, const char *what)
                     i);
             _exit(is_scribbler ? 6 : 4);
         }
+}
+
+static void gbuf_check_free(struct gbuf *g, const char *what)
+{
+    gbuf_check(g, what);
     free(g->raw);
 }
 
@@ -350,6 +399,102 @@ static void lin(void *in, void *inout, int *len, MPI_Datatype *dt)
         b[i] = 2 * a[i] + b[i];
 }
 
+/* Three windows on the world, made before the scribbling starts:
+ * allocated (its memory on the window's memfd), created over a guarded
+ * buffer of ours (others' puts reach it by CMA or /proc/<pid>/mem), and
+ * dynamic with a guarded buffer of ours attached (dyn_at[r]: its address
+ * in rank r). Others write into the last two, so their guards are
+ * checked after every step. */
+enum { WIN_BYTES = 256 << 10 };
+static MPI_Win win_alloc, win_create, win_dyn;
+static struct gbuf wc_buf, wd_buf;
+static MPI_Aint *dyn_at;
+
+static void windows_open(void)
+{
+    void *base;
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Win_allocate(WIN_BYTES, 1, info, MPI_COMM_WORLD, &base, &win_alloc);
+    void *wc = gbuf_new(&wc_buf, WIN_BYTES);
+    MPI_Win_create(wc, WIN_BYTES, 1, info, MPI_COMM_WORLD, &win_create);
+    MPI_Win_create_dynamic(info, MPI_COMM_WORLD, &win_dyn);
+    void *wd = gbuf_new(&wd_buf, WIN_BYTES);
+    MPI_Win_attach(win_dyn, wd, WIN_BYTES);
+    MPI_Info_free(&info);
+    dyn_at = malloc(sizeof(*dyn_at) * (size_t)P);
+    MT_CHECK(dyn_at, "malloc");
+    MPI_Aint mine;
+    MPI_Get_address(wd, &mine);
+    MPI_Allgather(&mine, 1, MPI_AINT, dyn_at, 1, MPI_AINT, MPI_COMM_WORLD);
+    MPI_Win_set_errhandler(win_alloc, MPI_ERRORS_RETURN);
+    MPI_Win_set_errhandler(win_create, MPI_ERRORS_RETURN);
+    MPI_Win_set_errhandler(win_dyn, MPI_ERRORS_RETURN);
+}
+
+static void windows_close(void)
+{
+    MPI_Win_free(&win_alloc);
+    MPI_Win_free(&win_create);
+    MPI_Win_detach(win_dyn, wd_buf.raw + SCRIBBLE_GUARD);
+    MPI_Win_free(&win_dyn);
+    gbuf_check_free(&wc_buf, "Win_create window");
+    gbuf_check_free(&wd_buf, "dynamic window");
+    free(dyn_at);
+}
+
+/* One step of one-sided traffic on the world: n bytes at displacement
+ * 'disp' of rank 'target', by kind 0 (allocated window, a lock of either
+ * kind, put, get, accumulate), 1 (created window, fence epochs,
+ * accumulate and get) or 2 (dynamic window, lock_all, put, flush, get). */
+static void rma_step(int kind, int target, size_t n, size_t disp,
+                     unsigned char *sb, unsigned char *rb, bool excl)
+{
+    int ints = (int)(n / sizeof(int));
+    switch (kind) {
+    case 0:
+        check_rc(MPI_Win_lock(excl ? MPI_LOCK_EXCLUSIVE : MPI_LOCK_SHARED,
+                              target, 0, win_alloc),
+                 "MPI_Win_lock");
+        check_rc(MPI_Put(sb, (int)n, MPI_BYTE, target, (MPI_Aint)disp, (int)n,
+                         MPI_BYTE, win_alloc),
+                 "MPI_Put");
+        check_rc(MPI_Get(rb, (int)n, MPI_BYTE, target, (MPI_Aint)disp, (int)n,
+                         MPI_BYTE, win_alloc),
+                 "MPI_Get");
+        check_rc(MPI_Accumulate(sb, ints, MPI_INT, target, (MPI_Aint)disp, ints,
+                                MPI_INT, MPI_SUM, win_alloc),
+                 "MPI_Accumulate");
+        check_rc(MPI_Win_unlock(target, win_alloc), "MPI_Win_unlock");
+        break;
+    case 1:
+        check_rc(MPI_Win_fence(0, win_create), "MPI_Win_fence");
+        check_rc(MPI_Accumulate(sb, ints, MPI_INT, target, (MPI_Aint)disp, ints,
+                                MPI_INT, MPI_SUM, win_create),
+                 "MPI_Accumulate");
+        check_rc(MPI_Get(rb, (int)n, MPI_BYTE, (target + 1) % P, (MPI_Aint)disp,
+                         (int)n, MPI_BYTE, win_create),
+                 "MPI_Get");
+        check_rc(MPI_Win_fence(0, win_create), "MPI_Win_fence");
+        break;
+    default:
+        check_rc(MPI_Win_lock_all(0, win_dyn), "MPI_Win_lock_all");
+        check_rc(MPI_Put(sb, (int)n, MPI_BYTE, target,
+                         dyn_at[target] + (MPI_Aint)disp, (int)n, MPI_BYTE,
+                         win_dyn),
+                 "MPI_Put");
+        check_rc(MPI_Win_flush(target, win_dyn), "MPI_Win_flush");
+        check_rc(MPI_Get(rb, (int)n, MPI_BYTE, target,
+                         dyn_at[target] + (MPI_Aint)disp, (int)n, MPI_BYTE,
+                         win_dyn),
+                 "MPI_Get");
+        check_rc(MPI_Win_unlock_all(win_dyn), "MPI_Win_unlock_all");
+        break;
+    }
+    gbuf_check(&wc_buf, "Win_create window");
+    gbuf_check(&wd_buf, "dynamic window");
+}
+
 static const size_t sizes[] = {0,      1,      7,     24,     40,
                                41,     1000,   32768, 32769,  100003,
                                393216, 400000, 65536, 1 << 20};
@@ -362,7 +507,7 @@ static void step(MPI_Comm c, uint64_t *s, MPI_Op noncomm)
     MPI_Comm_size(c, &cs);
     size_t bytes = sizes[rng(s) % (sizeof sizes / sizeof *sizes)];
     int root = (int)(rng(s) % (uint64_t)cs);
-    int which = (int)(rng(s) % 16);
+    int which = (int)(rng(s) % 19);
     bool dbl = rng(s) % 2;
     MPI_Datatype dt = dbl ? MPI_DOUBLE : MPI_INT;
     size_t esz = dbl ? sizeof(double) : sizeof(int);
@@ -434,6 +579,18 @@ static void step(MPI_Comm c, uint64_t *s, MPI_Op noncomm)
         check_rc(MPI_Ireduce(sb, rb, count, dt, op, root, c, &req),
                  "MPI_Ireduce");
         check_rc(MPI_Wait(&req, MPI_STATUS_IGNORE), "MPI_Wait(Ireduce)");
+        break;
+    case 16:
+    case 17:
+    case 18:
+        if (c == MPI_COMM_WORLD) {
+            /* One-sided, the windows being the world's. */
+            size_t n = bytes < WIN_BYTES / 2 ? bytes : WIN_BYTES / 2;
+            size_t disp = (size_t)(rng(s) % (WIN_BYTES - n + 1)) & ~(size_t)3;
+            rma_step(which - 16, root, n, disp, sb, rb, rng(s) % 2);
+        } else {
+            check_rc(MPI_Barrier(c), "MPI_Barrier");
+        }
         break;
     default: {
         /* A message from member 'root' to the next: eager, rendezvous,
@@ -653,6 +810,7 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 0;
     }
+    windows_open();
     pthread_t th;
     bool scribbling = is_scribbler && strcmp(mode, "none") != 0;
     if (scribbling) {
@@ -673,9 +831,15 @@ int main(int argc, char **argv)
     }
     if (scribbling) {
         pthread_join(th, NULL);
-        printf("shm_scribble: seed %llu mode %s: %d writes, workload done\n",
+        printf("shm_scribble: seed %llu mode %s: %d writes, workload done; "
+               "scribbled on:",
                (unsigned long long)seed, mode, atomic_load(&writes_done));
+        for (int i = 0; i < ntargets; i++)
+            printf(" %s%s", targets[i].name, targets[i].hits ? "*" : "");
+        printf("\n");
     }
+    alarm(SCRIBBLE_STALL_S);
+    windows_close();
     MPI_Op_free(&noncomm);
     if (others != MPI_COMM_NULL)
         MPI_Comm_free(&others);
