@@ -242,8 +242,6 @@ uint64_t fy_chan_cell_take(int *src_out)
     struct fy_cell *c = fy_cell_at(off);
     if (c->src != (uint32_t)owner)
         fy_chan_bad_packet(src, "cell owner");
-    if (c->len > s->cell_payload)
-        fy_chan_bad_packet(src, "cell length");
     struct fy_chan_peer *pe = &s->peers[src];
     /* Earlier packets of this sender that took its mailbox are already
      * visible (it published them before this cell): take them first. */
@@ -259,18 +257,15 @@ uint64_t fy_chan_cell_take(int *src_out)
 void fy_chan_cell_deliver(uint64_t off, int src)
 {
     struct fy_cell *c = fy_cell_at(off);
-    /* Every field read once (fy_chan_cell_take checked the length it
-     * read; the sender, or any rank, may have written it since). */
+    /* Every field read once. */
     struct fy_pkt p = {.src = src,
                        .type = c->type,
                        .tag = c->tag,
                        .ctx = c->ctx,
                        .data = (uint8_t *)c + FY_CELL_HDR,
-                       .len = c->len,
+                       .len = fy_chan_cell_len(c, src),
                        .ctl = {c->total, c->addr, c->cookie, c->offset},
                        .lane = FY_LANE_CELLS};
-    if (p.len > fy_chan.cell_payload)
-        fy_chan_bad_packet(src, "cell length");
     if (steers_write(p.type)) {
         steer_verify(&p, p.data, p.len);
         p.data = NULL;

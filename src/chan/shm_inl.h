@@ -150,10 +150,23 @@ static inline bool fy_chan_cell_waiting(void)
     return fy_cellq_peek(fy_chan.recv_tail);
 }
 
-/* Take our next cell, checked (owner, length, and the pair order: earlier
+/* Take our next cell, checked (owner, and the pair order: earlier
  * mailbox packets of its sender are handed up first). Returns its offset
- * and the sender's world rank in *src_out, or 0 when the queue is empty. */
+ * and the sender's world rank in *src_out, or 0 when the queue is empty.
+ * Its length is checked where it is read (fy_chan_cell_len): the sender,
+ * or any rank, may write it again after the take. */
 uint64_t fy_chan_cell_take(int *src_out);
+
+/* The payload length of taken cell c from world rank src, read once:
+ * more than a cell holds ends the job as malformed. Callers use this
+ * value, never c->len again. */
+static inline uint64_t fy_chan_cell_len(const struct fy_cell *c, int src)
+{
+    uint64_t len = c->len;
+    if (len > fy_chan.cell_payload)
+        fy_chan_bad_packet(src, "cell length");
+    return len;
+}
 /* Hand a taken cell up and give it back to its owner. */
 void fy_chan_cell_deliver(uint64_t off, int src);
 /* Give a taken cell back to its owner without handing it up (the caller

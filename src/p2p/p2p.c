@@ -1180,22 +1180,26 @@ int fy_p2p_recv(void *buf, MPI_Count count, struct fy_dtype *dt, int src,
                     if (!off)
                         break;
                     struct fy_cell *c = fy_cell_at(off);
-                    if (csrc == w && c->type == FY_PKT_EAGER && c->ctx == ctx &&
-                        (c->tag == tag || tag == MPI_ANY_TAG) &&
-                        c->len <= cap && !s->unexp_head && !s->posted_head) {
+                    /* Read the header once, as the mailbox's above. */
+                    uint32_t ctype = c->type, cctx = c->ctx;
+                    int32_t t = c->tag;
+                    uint64_t len = fy_chan_cell_len(c, csrc);
+                    if (csrc == w && ctype == FY_PKT_EAGER && cctx == ctx &&
+                        (t == tag || tag == MPI_ANY_TAG) && len <= cap &&
+                        !s->unexp_head && !s->posted_head) {
                         if (hinted)
                             hint_off();
-                        if (c->len)
-                            fy_copy(buf, (uint8_t *)c + FY_CELL_HDR, c->len);
+                        if (len)
+                            fy_copy(buf, (uint8_t *)c + FY_CELL_HDR, len);
                         s->peers[w].msgs_seen++;
-                        fy_proto_count(FY_STAT_EAGER_CELLS, c->len);
+                        fy_proto_count(FY_STAT_EAGER_CELLS, len);
                         if (spins) {
                             fy_proto_stats.early_direct++;
-                            fy_proto_stats.early_direct_bytes += c->len;
+                            fy_proto_stats.early_direct_bytes += len;
                         }
                         *source_out = src;
-                        *tag_out = c->tag;
-                        *bytes_out = (MPI_Count)c->len;
+                        *tag_out = t;
+                        *bytes_out = (MPI_Count)len;
                         fy_chan_cell_return(off);
                         return 0;
                     }
