@@ -139,6 +139,16 @@ static inline size_t mt_find_bad(const void *buf, size_t n, uint32_t seed)
                         mt_i_, mt_b_[mt_i_], (unsigned)(uint8_t)(v));          \
     } while (0)
 
+/* A 64-bit pseudo-random number from the state *x (splitmix64), for the
+ * randomised tests: seeded, so a failing run can be repeated. */
+static inline uint64_t mt_splitmix(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
 static inline void *mt_malloc(size_t n)
 {
     void *p = malloc(n ? n : 1);

@@ -20,6 +20,16 @@
  * each other; a thread waits in Waitsome only with a receive posted for
  * every sending thread it still expects messages from. A monitor thread
  * ends the job with each thread's state if nothing progresses for 60 s.
+ *
+ * --pool: a task farm instead. Every thread of a rank takes whatever
+ * message comes next from MPI_ANY_SOURCE with MPI_ANY_TAG (Irecv,
+ * Improbe+Mrecv or Imrecv, or an Irecv cancelled at once), the threads
+ * competing for the same messages; the tag names the message (sending
+ * thread, index), which must arrive exactly once on one thread of the
+ * rank it was sent to, whole. The thread that takes the rank's last
+ * message sends each other thread a zero-byte message with tag POOL_STOP
+ * (nothing else is left for their posted receives to match).
+ *
  * Safe with more ranks and threads than cores: blocked threads wait in the
  * library, which gives the core up. */
 #include <pthread.h>
@@ -32,25 +42,25 @@
 enum { MAXT = 8, SLOTS = 4, IDLE_TURNS = 64, STALL_S = 60 };
 enum { K_SEND, K_ISEND, K_SSEND, K_ISSEND, K_PERSIST, NKINDS };
 enum { R_ANY, R_SRC, R_PROBE, R_MPROBE, R_IMRECV, R_CANCEL, NRMETHODS };
+/* --pool: tag = sending thread * POOL_IDX + index; POOL_STOP above them
+ * all, within the 32767 every MPI allows. */
+enum { POOL_IDX = 4096, POOL_MAXT = 7, POOL_STOP = 32767 };
 
 static int s_threads = 3, s_n = 200;
 static size_t s_max = 256 * 1024;
 static uint64_t s_seed = 1;
 static atomic_long s_progress;
 static atomic_int s_done;
+static int s_pool;
+/* --pool: messages this rank still expects, and which arrived (a byte per
+ * (source rank, source thread, index)). */
+static atomic_long s_pool_left;
+static atomic_uchar *s_pool_got;
 
 struct plan {
     int dest, dthread, kind;
     size_t len;
 };
-
-static uint64_t splitmix(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
 
 /* Message i of thread st of rank src: a pure function, so every rank
  * knows what it will receive without communicating. */
@@ -58,25 +68,25 @@ static struct plan plan_of(int src, int st, int i)
 {
     uint64_t x = s_seed * 0x100000001b3ull ^ (uint64_t)src << 48 ^
                  (uint64_t)st << 40 ^ (uint64_t)i;
-    splitmix(&x);
+    mt_splitmix(&x);
     struct plan p;
-    p.dest = (int)(splitmix(&x) % (uint64_t)mt_size);
-    p.dthread = (int)(splitmix(&x) % (uint64_t)s_threads);
+    p.dest = (int)(mt_splitmix(&x) % (uint64_t)mt_size);
+    p.dthread = (int)(mt_splitmix(&x) % (uint64_t)s_threads);
     if (p.dest == src && p.dthread == st) { /* never to itself */
         if (s_threads > 1)
             p.dthread = (p.dthread + 1) % s_threads;
         else
             p.dest = (p.dest + 1) % mt_size;
     }
-    p.kind = (int)(splitmix(&x) % NKINDS);
-    if (splitmix(&x) % 100 < 70) {
-        p.len = (size_t)(splitmix(&x) % 257);
+    p.kind = (int)(mt_splitmix(&x) % NKINDS);
+    if (mt_splitmix(&x) % 100 < 70) {
+        p.len = (size_t)(mt_splitmix(&x) % 257);
     } else { /* an octave above 256 B, then a size within it */
         int oct = 0;
         while (((size_t)256 << oct) < s_max)
             oct++;
-        size_t lo = (size_t)256 << (splitmix(&x) % (uint64_t)oct);
-        p.len = lo + 1 + (size_t)(splitmix(&x) % lo);
+        size_t lo = (size_t)256 << (mt_splitmix(&x) % (uint64_t)oct);
+        p.len = lo + 1 + (size_t)(mt_splitmix(&x) % lo);
     }
     if (p.len > s_max)
         p.len = s_max;
@@ -110,11 +120,26 @@ struct thr {
     unsigned char *sbuf[SLOTS + 1]; /* the last one for blocking sends */
     int sidx[SLOTS];
     int spersist[SLOTS];
+    int pool_stopped; /* --pool: this thread receives no more */
     long recvd, cancelled, waits;
 };
 static struct thr s_thr[MAXT];
 
 static int tag_of(int dthread, int st) { return dthread * MAXT + st; }
+
+/* Message i of thread st of rank src, as received. */
+static void check_message(struct thr *h, int src, int st, int i, int count,
+                          const unsigned char *buf)
+{
+    struct plan p = plan_of(src, st, i);
+    MT_EQ(count, (long long)p.len, "received length");
+    char what[96];
+    snprintf(what, sizeof what, "thread %d: message %d of rank %d thread %d",
+             h->t, i, src, st);
+    MT_VERIFY(buf, (size_t)count, seed_of(src, st, i), what);
+    h->recvd++;
+    atomic_fetch_add(&s_progress, 1);
+}
 
 /* A message from thread st of rank src arrived in buf: it must be the
  * next one that thread sends us, whole and unaltered. */
@@ -128,16 +153,9 @@ static void accept(struct thr *h, int st, int src, int count,
              "sends us",
              h->t, src, st, h->count[k]);
     int i = h->list[k][h->next[k]++];
-    struct plan p = plan_of(src, st, i);
-    MT_EQ(count, (long long)p.len, "received length");
-    char what[96];
-    snprintf(what, sizeof what, "thread %d: message %d of rank %d thread %d",
-             h->t, i, src, st);
-    MT_VERIFY(buf, (size_t)count, seed_of(src, st, i), what);
+    check_message(h, src, st, i, count, buf);
     h->left_st[st]--;
     h->left--;
-    h->recvd++;
-    atomic_fetch_add(&s_progress, 1);
 }
 
 static void accept_status(struct thr *h, int st, const MPI_Status *s)
@@ -151,7 +169,7 @@ static void accept_status(struct thr *h, int st, const MPI_Status *s)
 /* A source that still owes thread st's stream a message, at random. */
 static int some_source(struct thr *h, int st)
 {
-    int start = (int)(splitmix(&h->rng) % (uint64_t)mt_size);
+    int start = (int)(mt_splitmix(&h->rng) % (uint64_t)mt_size);
     for (int j = 0; j < mt_size; j++) {
         int r = (start + j) % mt_size;
         int k = r * s_threads + st;
@@ -198,7 +216,7 @@ static int recv_turn(struct thr *h, int post_only)
             continue;
         unsigned char *buf = h->rbuf[st];
         int m = post_only ? R_ANY
-                          : (int)(splitmix(&h->rng) % (uint64_t)NRMETHODS);
+                          : (int)(mt_splitmix(&h->rng) % (uint64_t)NRMETHODS);
         MPI_Message msg;
         switch (m) {
         case R_PROBE:
@@ -259,16 +277,102 @@ static int recv_turn(struct thr *h, int post_only)
     return progress;
 }
 
+/* --pool: a message this thread took from the rank's common pool. */
+static void pool_accept(struct thr *h, const MPI_Status *s)
+{
+    int count = -1, src = s->MPI_SOURCE, tag = s->MPI_TAG;
+    MT_MPI(MPI_Get_count(s, MPI_BYTE, &count));
+    if (tag == POOL_STOP) {
+        MT_EQ(src, mt_rank, "stop message's source");
+        MT_EQ(count, 0, "stop message's length");
+        h->pool_stopped = 1;
+        return;
+    }
+    int st = tag / POOL_IDX, i = tag % POOL_IDX;
+    MT_CHECK(src >= 0 && src < mt_size && tag >= 0 && st < s_threads &&
+                 i < s_n && plan_of(src, st, i).dest == mt_rank,
+             "thread %d: tag %d from rank %d names no message sent here",
+             h->t, tag, src);
+    size_t k = ((size_t)src * (size_t)s_threads + (size_t)st) * (size_t)s_n +
+               (size_t)i;
+    MT_CHECK(atomic_exchange(&s_pool_got[k], 1) == 0,
+             "thread %d: message %d of rank %d thread %d received twice", h->t,
+             i, src, st);
+    check_message(h, src, st, i, count, h->rbuf[0]);
+    if (atomic_fetch_sub(&s_pool_left, 1) == 1) {
+        /* The rank's last message: the other threads' receives get a stop
+         * message each (this thread has none posted now). */
+        for (int t = 1; t < s_threads; t++)
+            MT_MPI(MPI_Send(NULL, 0, MPI_BYTE, mt_rank, POOL_STOP,
+                            MPI_COMM_WORLD));
+        h->pool_stopped = 1;
+    }
+}
+
+/* --pool: take the next message of any source and tag now (matched
+ * probe, a receive cancelled at once that matched first) or post a
+ * receive for it (with 'post_only', before a blocking Waitsome). */
+static int pool_turn(struct thr *h, int post_only)
+{
+    if (h->pool_stopped || h->req[0] != MPI_REQUEST_NULL)
+        return 0;
+    static const int methods[] = {R_ANY, R_MPROBE, R_IMRECV, R_CANCEL};
+    int m = post_only ? R_ANY : methods[mt_splitmix(&h->rng) % 4];
+    int flag = 0;
+    MPI_Status s;
+    MPI_Message msg;
+    if (m == R_MPROBE || m == R_IMRECV) {
+        MT_MPI(MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag,
+                           &msg, &s));
+        if (!flag)
+            m = R_ANY;
+        else {
+            int count = -1;
+            MT_MPI(MPI_Get_count(&s, MPI_BYTE, &count));
+            MT_CHECK(count >= 0 && (size_t)count <= s_max, "probed length %d",
+                     count);
+            if (m == R_IMRECV) { /* completed by Testsome/Waitsome */
+                MT_MPI(MPI_Imrecv(h->rbuf[0], count, MPI_BYTE, &msg,
+                                  &h->req[0]));
+                return 1;
+            }
+            MT_MPI(MPI_Mrecv(h->rbuf[0], count, MPI_BYTE, &msg, &s));
+            pool_accept(h, &s);
+            return 1;
+        }
+    }
+    MT_MPI(MPI_Irecv(h->rbuf[0], (int)s_max, MPI_BYTE, MPI_ANY_SOURCE,
+                     MPI_ANY_TAG, MPI_COMM_WORLD, &h->req[0]));
+    if (m != R_CANCEL)
+        return 0;
+    MT_MPI(MPI_Cancel(&h->req[0]));
+    MT_MPI(MPI_Wait(&h->req[0], &s));
+    MT_MPI(MPI_Test_cancelled(&s, &flag));
+    if (flag) {
+        h->cancelled++;
+        return 0;
+    }
+    pool_accept(h, &s); /* matched before the cancel */
+    return 1;
+}
+
+static int receiving(const struct thr *h)
+{
+    return s_pool ? !h->pool_stopped : h->left > 0;
+}
+
 static int send_turn(struct thr *h)
 {
     if (h->sent >= s_n)
         return 0;
     int i = h->sent;
     struct plan p = plan_of(mt_rank, h->t, i);
-    int tag = tag_of(p.dthread, h->t);
+    int tag = s_pool ? h->t * POOL_IDX + i : tag_of(p.dthread, h->t);
     int kind = p.kind;
-    /* Blocking only towards a lower (rank, thread). */
-    if (id_of(p.dest, p.dthread) > id_of(mt_rank, h->t)) {
+    /* Blocking only towards a lower (rank, thread); a lower rank in a
+     * pool. */
+    if (s_pool ? p.dest >= mt_rank
+               : id_of(p.dest, p.dthread) > id_of(mt_rank, h->t)) {
         if (kind == K_SEND)
             kind = K_ISEND;
         else if (kind == K_SSEND)
@@ -322,7 +426,10 @@ static void retire(struct thr *h, int n, const int *idx, MPI_Status *st)
         int q = idx[j];
         if (q < MAXT) {
             h->rspec[q] = 0;
-            accept_status(h, q, &st[j]);
+            if (s_pool)
+                pool_accept(h, &st[j]);
+            else
+                accept_status(h, q, &st[j]);
             continue;
         }
         int k = q - MAXT;
@@ -339,8 +446,9 @@ static void *thread_main(void *arg)
     struct thr *h = arg;
     int idle = 0, n = 0, idx[MAXT + SLOTS];
     MPI_Status st[MAXT + SLOTS];
-    while (h->sent < s_n || h->sends_out > 0 || h->left > 0) {
-        int progress = send_turn(h) + recv_turn(h, 0);
+    while (h->sent < s_n || h->sends_out > 0 || receiving(h)) {
+        int progress =
+            send_turn(h) + (s_pool ? pool_turn(h, 0) : recv_turn(h, 0));
         MT_MPI(MPI_Testsome(MAXT + SLOTS, h->req, &n, idx, st));
         if (n != MPI_UNDEFINED && n > 0) {
             retire(h, n, idx, st);
@@ -355,8 +463,11 @@ static void *thread_main(void *arg)
         idle = 0;
         /* Nothing to do: wait in the library, with a receive posted for
          * every stream still owed (a sender blocked on us completes). */
-        recv_turn(h, 1);
-        if (h->sends_out == 0 && h->left == 0)
+        if (s_pool)
+            pool_turn(h, 1);
+        else
+            recv_turn(h, 1);
+        if (h->sends_out == 0 && !receiving(h))
             continue; /* sends left to start (their slot just freed) */
         h->waits++;
         MT_MPI(MPI_Waitsome(MAXT + SLOTS, h->req, &n, idx, st));
@@ -462,10 +573,13 @@ int main(int argc, char **argv)
             s_max = (size_t)arg_long(argv[i], v, 0, 64 << 20);
         else if (!strcmp(argv[i], "--seed"))
             s_seed = (uint64_t)arg_long(argv[i], v, 0, 1L << 40);
-        else {
+        else if (!strcmp(argv[i], "--pool")) {
+            s_pool = 1;
+            continue;
+        } else {
             fprintf(stderr,
                     "usage: mt_mixed [--threads 1-8] [--n N] [--max BYTES] "
-                    "[--seed S]\n");
+                    "[--seed S] [--pool]\n");
             return 2;
         }
         i++;
@@ -476,10 +590,26 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &mt_size);
     MT_EQ(provided, MPI_THREAD_MULTIPLE, "provided thread level");
     MT_CHECK(mt_size * s_threads >= 2, "needs two threads in all");
+    if (s_pool) {
+        MT_CHECK(s_threads <= POOL_MAXT && s_n <= POOL_IDX,
+                 "--pool takes at most %d threads and %d messages each",
+                 POOL_MAXT, POOL_IDX);
+        size_t all = (size_t)mt_size * (size_t)s_threads * (size_t)s_n;
+        s_pool_got = calloc(all ? all : 1, sizeof(*s_pool_got));
+        MT_CHECK(s_pool_got, "out of memory");
+        long mine = 0;
+        for (int r = 0; r < mt_size; r++)
+            for (int st = 0; st < s_threads; st++)
+                for (int i = 0; i < s_n; i++)
+                    mine += plan_of(r, st, i).dest == mt_rank;
+        atomic_store(&s_pool_left, mine);
+    }
 
     pthread_t th[MAXT], mon;
-    for (int t = 0; t < s_threads; t++)
+    for (int t = 0; t < s_threads; t++) {
         setup(&s_thr[t], t);
+        s_thr[t].pool_stopped = s_pool && atomic_load(&s_pool_left) == 0;
+    }
     MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
     MT_CHECK(pthread_create(&mon, NULL, monitor_main, NULL) == 0,
              "pthread_create");
@@ -500,11 +630,15 @@ int main(int argc, char **argv)
     long sums[2] = {(long)s_n * s_threads, recvd}, tot[2] = {0, 0};
     MT_MPI(MPI_Allreduce(sums, tot, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD));
     MT_EQ(tot[1], tot[0], "messages received in the job");
+    if (s_pool)
+        MT_EQ(atomic_load(&s_pool_left), 0, "messages left in the pool");
+    free(s_pool_got);
     for (int t = 0; t < s_threads; t++)
         teardown(&s_thr[t]);
     if (mt_rank == 0)
-        printf("# %d threads, %d messages each, %ld received here, %ld "
+        printf("# %d threads%s, %d messages each, %ld received here, %ld "
                "receives cancelled, %ld waits\n",
-               s_threads, s_n, recvd, cancelled, waits);
+               s_threads, s_pool ? " (pool)" : "", s_n, recvd, cancelled,
+               waits);
     return mt_finish("mt_mixed");
 }

@@ -89,14 +89,6 @@ struct seg_layout {
     struct seg_region region[16];
 };
 
-static uint64_t rng(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 /* ---- the scribbler ------------------------------------------------------ */
 
 struct target {
@@ -246,19 +238,19 @@ static uint64_t new_value(uint64_t old, uint64_t *s)
                                        1ull << 20,
                                        (1ull << 20) + 1,
                                        1ull << 40};
-    switch (rng(s) % 6) {
+    switch (mt_splitmix(s) % 6) {
     case 0:
-        return special[rng(s) % (sizeof special / sizeof *special)];
+        return special[mt_splitmix(s) % (sizeof special / sizeof *special)];
     case 1:
-        return old + 8 * (1 + rng(s) % 512);
+        return old + 8 * (1 + mt_splitmix(s) % 512);
     case 2:
-        return old - 8 * (1 + rng(s) % 512);
+        return old - 8 * (1 + mt_splitmix(s) % 512);
     case 3:
-        return old ^ 1ull << (rng(s) % 64);
+        return old ^ 1ull << (mt_splitmix(s) % 64);
     case 4:
         return old + 1;
     default:
-        return rng(s);
+        return mt_splitmix(s);
     }
 }
 
@@ -266,7 +258,7 @@ static uint64_t new_value(uint64_t old, uint64_t *s)
  * random place on, wrapping), or ~0 if none did; the look is kept. */
 static uint64_t live_word(struct target *t, uint64_t *s)
 {
-    uint64_t words = t->len / 8, start = rng(s) % words, hit = ~0ull;
+    uint64_t words = t->len / 8, start = mt_splitmix(s) % words, hit = ~0ull;
     for (uint64_t i = 0; i < words && hit == ~0ull; i++) {
         uint64_t off = (start + i) % words * 8;
         if (memcmp(t->p + off, t->seen + off, 8) != 0)
@@ -281,26 +273,26 @@ static uint64_t live_word(struct target *t, uint64_t *s)
  * element (headers), else anywhere in the region. */
 static void scribble_once(uint64_t *s)
 {
-    struct target *t = &targets[rng(s) % (uint64_t)ntargets];
-    uint64_t off = rng(s) % 4 != 0 ? live_word(t, s) : ~0ull;
+    struct target *t = &targets[mt_splitmix(s) % (uint64_t)ntargets];
+    uint64_t off = mt_splitmix(s) % 4 != 0 ? live_word(t, s) : ~0ull;
     if (off != ~0ull) {
         /* the live word */
-    } else if (rng(s) % 2 != 0) {
+    } else if (mt_splitmix(s) % 2 != 0) {
         uint64_t nelem = t->len / t->elem;
         uint64_t head = t->elem < 256 ? t->elem : 256;
-        off = (rng(s) % nelem) * t->elem + rng(s) % head;
+        off = (mt_splitmix(s) % nelem) * t->elem + mt_splitmix(s) % head;
     } else {
-        off = rng(s) % t->len;
+        off = mt_splitmix(s) % t->len;
     }
     off &= ~7ull;
     if (off + 8 > t->len)
         return;
     _Atomic uint64_t *w = (_Atomic uint64_t *)(void *)(t->p + off);
     uint64_t old = atomic_load_explicit(w, memory_order_relaxed);
-    if (rng(s) % 3 == 0) {
+    if (mt_splitmix(s) % 3 == 0) {
         /* A 32-bit field: one half of the word. */
         _Atomic uint32_t *h =
-            (_Atomic uint32_t *)(void *)(t->p + off + 4 * (rng(s) % 2));
+            (_Atomic uint32_t *)(void *)(t->p + off + 4 * (mt_splitmix(s) % 2));
         atomic_store_explicit(h, (uint32_t)new_value(atomic_load(h), s),
                               memory_order_relaxed);
     } else {
@@ -314,11 +306,11 @@ static void *scribbler(void *arg)
 {
     (void)arg;
     uint64_t s = seed * 7919 + 17;
-    int n = 1 + (int)(rng(&s) % SCRIBBLE_MAX_WRITES);
+    int n = 1 + (int)(mt_splitmix(&s) % SCRIBBLE_MAX_WRITES);
     for (int i = 0; i < n; i++) {
         /* 0 to 3 ms apart: some land early, some in the middle of a
          * collective, a few after the workload. */
-        struct timespec ts = {0, (long)(rng(&s) % 3000) * 1000};
+        struct timespec ts = {0, (long)(mt_splitmix(&s) % 3000) * 1000};
         nanosleep(&ts, NULL);
         scribble_once(&s);
     }
@@ -505,15 +497,15 @@ static void step(MPI_Comm c, uint64_t *s, MPI_Op noncomm)
     int cr, cs;
     MPI_Comm_rank(c, &cr);
     MPI_Comm_size(c, &cs);
-    size_t bytes = sizes[rng(s) % (sizeof sizes / sizeof *sizes)];
-    int root = (int)(rng(s) % (uint64_t)cs);
-    int which = (int)(rng(s) % 19);
-    bool dbl = rng(s) % 2;
+    size_t bytes = sizes[mt_splitmix(s) % (sizeof sizes / sizeof *sizes)];
+    int root = (int)(mt_splitmix(s) % (uint64_t)cs);
+    int which = (int)(mt_splitmix(s) % 19);
+    bool dbl = mt_splitmix(s) % 2;
     MPI_Datatype dt = dbl ? MPI_DOUBLE : MPI_INT;
     size_t esz = dbl ? sizeof(double) : sizeof(int);
     int count = (int)(bytes / esz);
-    MPI_Op op = rng(s) % 3 == 0 ? (dbl ? MPI_MAX : noncomm) : MPI_SUM;
-    bool in_place = rng(s) % 4 == 0;
+    MPI_Op op = mt_splitmix(s) % 3 == 0 ? (dbl ? MPI_MAX : noncomm) : MPI_SUM;
+    bool in_place = mt_splitmix(s) % 4 == 0;
     struct gbuf gs, gr;
     size_t per = bytes / (size_t)cs / esz * esz; /* a block per member */
     int pc = (int)(per / esz);
@@ -586,8 +578,8 @@ static void step(MPI_Comm c, uint64_t *s, MPI_Op noncomm)
         if (c == MPI_COMM_WORLD) {
             /* One-sided, the windows being the world's. */
             size_t n = bytes < WIN_BYTES / 2 ? bytes : WIN_BYTES / 2;
-            size_t disp = (size_t)(rng(s) % (WIN_BYTES - n + 1)) & ~(size_t)3;
-            rma_step(which - 16, root, n, disp, sb, rb, rng(s) % 2);
+            size_t disp = (size_t)(mt_splitmix(s) % (WIN_BYTES - n + 1)) & ~(size_t)3;
+            rma_step(which - 16, root, n, disp, sb, rb, mt_splitmix(s) % 2);
         } else {
             check_rc(MPI_Barrier(c), "MPI_Barrier");
         }
@@ -822,8 +814,8 @@ int main(int argc, char **argv)
     for (int i = 0; i < SCRIBBLE_STEPS; i++) {
         alarm(SCRIBBLE_STALL_S);
         /* Same draws on every rank: which communicator, then the step. */
-        bool world = P == 2 || rng(&s) % 2;
-        uint64_t sub = rng(&s);
+        bool world = P == 2 || mt_splitmix(&s) % 2;
+        uint64_t sub = mt_splitmix(&s);
         if (world)
             step(MPI_COMM_WORLD, &sub, noncomm);
         else if (others != MPI_COMM_NULL)
