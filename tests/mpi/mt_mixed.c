@@ -99,7 +99,10 @@ static uint32_t seed_of(int src, int st, int i)
            (uint32_t)s_seed;
 }
 
-static int id_of(int rank, int t) { return rank * s_threads + t; }
+static int id_of(int rank, int t)
+{
+    return rank * s_threads + t;
+}
 
 struct thr {
     int t;
@@ -125,7 +128,10 @@ struct thr {
 };
 static struct thr s_thr[MAXT];
 
-static int tag_of(int dthread, int st) { return dthread * MAXT + st; }
+static int tag_of(int dthread, int st)
+{
+    return dthread * MAXT + st;
+}
 
 /* Message i of thread st of rank src, as received. */
 static void check_message(struct thr *h, int src, int st, int i, int count,
@@ -291,8 +297,8 @@ static void pool_accept(struct thr *h, const MPI_Status *s)
     int st = tag / POOL_IDX, i = tag % POOL_IDX;
     MT_CHECK(src >= 0 && src < mt_size && tag >= 0 && st < s_threads &&
                  i < s_n && plan_of(src, st, i).dest == mt_rank,
-             "thread %d: tag %d from rank %d names no message sent here",
-             h->t, tag, src);
+             "thread %d: tag %d from rank %d names no message sent here", h->t,
+             tag, src);
     size_t k = ((size_t)src * (size_t)s_threads + (size_t)st) * (size_t)s_n +
                (size_t)i;
     MT_CHECK(atomic_exchange(&s_pool_got[k], 1) == 0,
@@ -332,8 +338,8 @@ static int pool_turn(struct thr *h, int post_only)
             MT_CHECK(count >= 0 && (size_t)count <= s_max, "probed length %d",
                      count);
             if (m == R_IMRECV) { /* completed by Testsome/Waitsome */
-                MT_MPI(MPI_Imrecv(h->rbuf[0], count, MPI_BYTE, &msg,
-                                  &h->req[0]));
+                MT_MPI(
+                    MPI_Imrecv(h->rbuf[0], count, MPI_BYTE, &msg, &h->req[0]));
                 return 1;
             }
             MT_MPI(MPI_Mrecv(h->rbuf[0], count, MPI_BYTE, &msg, &s));
@@ -383,8 +389,8 @@ static int send_turn(struct thr *h)
         unsigned char *b = h->sbuf[SLOTS];
         mt_fill(b, p.len, seed);
         if (kind == K_SEND)
-            MT_MPI(MPI_Send(b, (int)p.len, MPI_BYTE, p.dest, tag,
-                            MPI_COMM_WORLD));
+            MT_MPI(
+                MPI_Send(b, (int)p.len, MPI_BYTE, p.dest, tag, MPI_COMM_WORLD));
         else
             MT_MPI(MPI_Ssend(b, (int)p.len, MPI_BYTE, p.dest, tag,
                              MPI_COMM_WORLD));

@@ -578,7 +578,8 @@ static void step(MPI_Comm c, uint64_t *s, MPI_Op noncomm)
         if (c == MPI_COMM_WORLD) {
             /* One-sided, the windows being the world's. */
             size_t n = bytes < WIN_BYTES / 2 ? bytes : WIN_BYTES / 2;
-            size_t disp = (size_t)(mt_splitmix(s) % (WIN_BYTES - n + 1)) & ~(size_t)3;
+            size_t disp =
+                (size_t)(mt_splitmix(s) % (WIN_BYTES - n + 1)) & ~(size_t)3;
             rma_step(which - 16, root, n, disp, sb, rb, mt_splitmix(s) % 2);
         } else {
             check_rc(MPI_Barrier(c), "MPI_Barrier");
