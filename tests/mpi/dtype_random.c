@@ -142,8 +142,8 @@ static struct ty *gen(int depth)
         }
         t = ty_blocks(cs, (int)cnt, bl, disp);
         if (kind == 1)
-            MT_MPI(MPI_Type_vector((int)cnt, (int)b, (int)stride, c->dt,
-                                   &t->dt));
+            MT_MPI(
+                MPI_Type_vector((int)cnt, (int)b, (int)stride, c->dt, &t->dt));
         else
             MT_MPI(MPI_Type_create_hvector((int)cnt, (int)b, stride, c->dt,
                                            &t->dt));
@@ -167,11 +167,11 @@ static struct ty *gen(int depth)
         if (kind == 3)
             MT_MPI(MPI_Type_indexed((int)cnt, ibl, idisp, c->dt, &t->dt));
         else if (kind == 4)
-            MT_MPI(MPI_Type_create_hindexed((int)cnt, ibl, adisp, c->dt,
-                                            &t->dt));
+            MT_MPI(
+                MPI_Type_create_hindexed((int)cnt, ibl, adisp, c->dt, &t->dt));
         else
-            MT_MPI(MPI_Type_create_indexed_block((int)cnt, (int)b, idisp,
-                                                 c->dt, &t->dt));
+            MT_MPI(MPI_Type_create_indexed_block((int)cnt, (int)b, idisp, c->dt,
+                                                 &t->dt));
         break;
     }
     case 6: { /* struct of this child and others (MPI_INT or new ones) */
@@ -407,8 +407,8 @@ static void one_round(uint32_t round)
         MT_MPI(MPI_Send(s.base, (int)count, a->dt, 1, 1, MPI_COMM_WORLD));
         if (disjoint(o, n)) {
             memset(s.mem, 0xEE, s.len);
-            MT_MPI(MPI_Recv(s.base, (int)count, a->dt, 1, 2, MPI_COMM_WORLD,
-                            &st));
+            MT_MPI(
+                MPI_Recv(s.base, (int)count, a->dt, 1, 2, MPI_COMM_WORLD, &st));
             MT_MPI(MPI_Get_elements(&st, MPI_INT, &got));
             MT_EQ(got, n, "ints received through the type");
             check_scattered(&s, o, n, seq, round, "plain to typed");
@@ -429,8 +429,7 @@ static void one_round(uint32_t round)
     if (bcount * (b->ub - b->lb) > SPAN)
         bcount = 0; /* too wide: no typed-to-typed exchange this round */
     long blo, bhi, *bo = offsets(b, bcount, &blo, &bhi);
-    if (mt_rank <= 1 && (n == 0 || bcount > 0) &&
-        disjoint(bo, b->n * bcount)) {
+    if (mt_rank <= 1 && (n == 0 || bcount > 0) && disjoint(bo, b->n * bcount)) {
         struct tbuf s = tbuf_new(lo, hi), r = tbuf_new(blo, bhi);
         fill_scattered(&s, o, n, round);
         int peer = 1 - mt_rank;
