@@ -6,22 +6,28 @@
  * (fence; lock/unlock per operation, shared or exclusive; lock_all with
  * flushes and request-based Rput/Rget; post/start/complete/wait), the
  * sixteen combinations in turn. In each epoch every rank issues up to
- * four operations to random targets (itself too): Put, Get, Accumulate
- * (MPI_SUM, MPI_REPLACE), Get_accumulate (MPI_SUM), Fetch_and_op,
- * Compare_and_swap (matching or not), with random derived datatypes on
- * both sides (tests/mpi/dtype_gen.h; contiguous ints half the time), from
- * one int to hundreds of KiB. The plan is a function of the seed, so
- * every rank knows every operation; an operation whose target ints would
+ * four operations (4 T with --threads T) to random targets (itself too): Put,
+ * Get, Accumulate (MPI_SUM, MPI_REPLACE), Get_accumulate (MPI_SUM),
+ * Fetch_and_op, Compare_and_swap (matching or not), with random derived
+ * datatypes on both sides (tests/mpi/dtype_gen.h; contiguous ints half the
+ * time), from one int to hundreds of KiB. The plan is a function of the seed,
+ * so every rank knows every operation; an operation whose target ints would
  * make the epoch's outcome depend on timing (a write beside any other
  * access; a read beside a write; MPI_SUM accumulates may share ints) is
  * left out. After each epoch every rank compares its window memory with
  * the model, int for int, and every origin its fetched values (Get into
  * its datatype's ints, with the holes and guards untouched; the results
  * of Get_accumulate, Fetch_and_op and Compare_and_swap) with the values
- * before the epoch. --rounds N (default 16), --seed S. */
+ * before the epoch. --rounds N (default 16), --seed S; --threads T
+ * (MPI_THREAD_MULTIPLE): each rank's operations of an epoch are issued by
+ * T threads at once, between the synchronisation calls of the main one. */
+#include <pthread.h>
+#include <stdatomic.h>
+
 #include "dtype_gen.h"
 
 enum { W = 1 << 17, EPOCHS = 3, MAXOPS = 4, ORIGIN_SPAN = 8 << 20 };
+enum { MAXT = 8, MAXPLAN = 512 };
 enum { OP_PUT, OP_GET, OP_SUM, OP_REPLACE, OP_GACC, OP_FOP, OP_CAS, NOPS };
 enum { S_FENCE, S_LOCK, S_LOCKALL, S_PSCW, NSYNC };
 enum { F_ALLOCATE, F_CREATE, F_DYNAMIC, F_SHARED, NFLAV };
@@ -42,7 +48,8 @@ static const char *const flav_name[NFLAV] = {"allocate", "create", "dynamic",
 
 static uint64_t s_seed = 1;
 static int s_rounds = 16;
-static long s_nops, s_ints, s_typed; /* issued by this rank */
+static int s_threads = 1;
+static atomic_long s_nops, s_ints, s_typed; /* issued by this rank */
 
 struct op {
     int kind, origin, target, excl, flush, request, cas_hit;
@@ -248,6 +255,47 @@ static void issue(struct op *o, MPI_Win win, const MPI_Aint *dbase, int flav,
     }
 }
 
+/* One thread's share of this rank's operations in an epoch: with
+ * --threads T, thread k issues those of index k mod T (under per-operation
+ * locks, those to targets k mod T: a process holds one lock per target,
+ * so one thread locks a target at a time). */
+struct issuer {
+    struct op *ops;
+    const int *mine;
+    int nmine, k, sync, flav;
+    MPI_Win win;
+    const MPI_Aint *dbase;
+    uint64_t vbase;
+};
+
+static void *issuer_main(void *arg)
+{
+    struct issuer *c = arg;
+    for (int j = 0; j < c->nmine; j++) {
+        struct op *o = &c->ops[c->mine[j]];
+        if ((c->sync == S_LOCK ? o->target : j) % s_threads != c->k)
+            continue;
+        if (c->sync == S_LOCK)
+            MT_MPI(MPI_Win_lock(o->excl ? MPI_LOCK_EXCLUSIVE : MPI_LOCK_SHARED,
+                                o->target, 0, c->win));
+        issue(o, c->win, c->dbase, c->flav, c->vbase + (uint64_t)c->mine[j]);
+        atomic_fetch_add(&s_nops, 1);
+        atomic_fetch_add(&s_ints, o->m);
+        atomic_fetch_add(&s_typed, o->ta || o->tb);
+        if (c->sync == S_LOCK)
+            MT_MPI(MPI_Win_unlock(o->target, c->win));
+        else if (c->sync == S_LOCKALL) {
+            if (o->request)
+                MT_MPI(MPI_Wait(&o->rq, MPI_STATUS_IGNORE));
+            if (o->flush == 1)
+                MT_MPI(MPI_Win_flush(o->target, c->win));
+            else if (o->flush == 2)
+                MT_MPI(MPI_Win_flush_local(o->target, c->win));
+        }
+    }
+    return NULL;
+}
+
 /* The model after the epoch's operations (in any order: what they touch
  * is disjoint but for MPI_SUM, which commutes). */
 static void apply(const struct op *o)
@@ -352,10 +400,11 @@ static void one_round(int round, bool node_shared)
         dg_rng = s_seed * 0x100000001b3ull ^ (uint64_t)(round * 64 + epoch);
         memset(use, 0, (size_t)mt_size * W);
         uint64_t vbase = s_seed ^ (uint64_t)(round * 1000 + epoch * 64);
-        struct op ops[64];
-        int nops = 0, mine[64], nmine = 0;
+        static struct op ops[MAXPLAN];
+        int nops = 0, mine[MAXPLAN], nmine = 0;
         for (int r = 0; r < mt_size; r++)
-            for (int k = (int)dg_rnd(0, MAXOPS); k > 0 && nops < 64; k--)
+            for (int k = (int)dg_rnd(0, MAXOPS * s_threads);
+                 k > 0 && nops < MAXPLAN; k--)
                 if (plan_op(&ops[nops], r, sync))
                     nops++;
         for (int j = 0; j < nops; j++) {
@@ -373,7 +422,8 @@ static void one_round(int round, bool node_shared)
                 mine[nmine++] = j;
         }
         /* Who this rank reaches, who reaches it (post/start/complete/wait). */
-        int to[64], nto = 0, from[64], nfrom = 0;
+        int *to = mt_malloc(sizeof(int) * (size_t)mt_size), nto = 0;
+        int *from = mt_malloc(sizeof(int) * (size_t)mt_size), nfrom = 0;
         for (int r = 0; r < mt_size; r++) {
             bool t = false, f = false;
             for (int j = 0; j < nops; j++) {
@@ -395,27 +445,25 @@ static void one_round(int round, bool node_shared)
             MT_MPI(MPI_Win_post(gfrom, 0, win));
             MT_MPI(MPI_Win_start(gto, 0, win));
         }
-        for (int k = 0; k < nmine; k++) {
-            struct op *o = &ops[mine[k]];
-            if (sync == S_LOCK)
-                MT_MPI(
-                    MPI_Win_lock(o->excl ? MPI_LOCK_EXCLUSIVE : MPI_LOCK_SHARED,
-                                 o->target, 0, win));
-            issue(o, win, dbase, flav, vbase + (uint64_t)mine[k]);
-            s_nops++;
-            s_ints += o->m;
-            s_typed += o->ta || o->tb;
-            if (sync == S_LOCK)
-                MT_MPI(MPI_Win_unlock(o->target, win));
-            else if (sync == S_LOCKALL) {
-                if (o->request)
-                    MT_MPI(MPI_Wait(&o->rq, MPI_STATUS_IGNORE));
-                if (o->flush == 1)
-                    MT_MPI(MPI_Win_flush(o->target, win));
-                else if (o->flush == 2)
-                    MT_MPI(MPI_Win_flush_local(o->target, win));
-            }
+        struct issuer is[MAXT];
+        pthread_t th[MAXT];
+        for (int k = 0; k < s_threads; k++) {
+            is[k] = (struct issuer){.ops = ops,
+                                    .mine = mine,
+                                    .nmine = nmine,
+                                    .k = k,
+                                    .sync = sync,
+                                    .flav = flav,
+                                    .win = win,
+                                    .dbase = dbase,
+                                    .vbase = vbase};
+            if (k > 0)
+                MT_CHECK(pthread_create(&th[k], NULL, issuer_main, &is[k]) == 0,
+                         "pthread_create");
         }
+        issuer_main(&is[0]);
+        for (int k = 1; k < s_threads; k++)
+            pthread_join(th[k], NULL);
         if (sync == S_FENCE)
             MT_MPI(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
         else if (sync == S_LOCKALL)
@@ -453,6 +501,8 @@ static void one_round(int round, bool node_shared)
         }
         MT_MPI(MPI_Group_free(&gto));
         MT_MPI(MPI_Group_free(&gfrom));
+        free(to);
+        free(from);
     }
     if (flav == F_DYNAMIC)
         MT_MPI(MPI_Win_detach(win, mem));
@@ -464,15 +514,31 @@ static void one_round(int round, bool node_shared)
 
 int main(int argc, char **argv)
 {
-    mt_init(&argc, &argv);
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--rounds"))
             s_rounds = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--seed"))
             s_seed = strtoull(argv[i + 1], NULL, 0);
-        else
-            MT_FAIL("usage: rma_random [--rounds N] [--seed S]");
+        else if (!strcmp(argv[i], "--threads"))
+            s_threads = atoi(argv[i + 1]);
+        else {
+            fprintf(stderr, "usage: rma_random [--rounds N] [--seed S] "
+                            "[--threads 1-8]\n");
+            return 2;
+        }
     }
+    if (s_threads < 1 || s_threads > MAXT) {
+        fprintf(stderr, "rma_random: --threads takes 1 to %d\n", MAXT);
+        return 2;
+    }
+    int provided = -1;
+    MT_MPI(MPI_Init_thread(
+        &argc, &argv, s_threads > 1 ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE,
+        &provided));
+    MPI_Comm_rank(MPI_COMM_WORLD, &mt_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &mt_size);
+    if (s_threads > 1)
+        MT_EQ(provided, MPI_THREAD_MULTIPLE, "provided thread level");
     MPI_Comm node;
     int nsize = 0;
     MT_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0,
@@ -490,11 +556,13 @@ int main(int argc, char **argv)
         one_round(r, node_shared);
     free(model);
     free(use);
-    long mine[3] = {s_nops, s_ints, s_typed}, tot[3];
+    long mine[3] = {atomic_load(&s_nops), atomic_load(&s_ints),
+                    atomic_load(&s_typed)},
+         tot[3];
     MT_MPI(MPI_Reduce(mine, tot, 3, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD));
     if (mt_rank == 0)
-        printf("# %d rounds: %ld operations (%ld with a derived datatype), "
-               "%ld ints\n",
-               s_rounds, tot[0], tot[2], tot[1]);
+        printf("# %d rounds, %d thread(s) per rank: %ld operations (%ld with "
+               "a derived datatype), %ld ints\n",
+               s_rounds, s_threads, tot[0], tot[2], tot[1]);
     return mt_finish("rma_random");
 }
