@@ -75,6 +75,12 @@ void *fy_sched_tmp(struct fy_sched *s, MPI_Count count,
  * start it and hand it over in *nb_out (0), or free it and return the
  * build error. */
 int fy_sched_finish(struct fy_sched *s, struct fy_sched **nb_out);
+/* When the schedule ends without error, unpack 'bytes' of packed data at
+ * src into 'count' elements of dt at dst (at once if it has ended). */
+void fy_sched_unpack_after(struct fy_sched *s, const void *src, MPI_Count bytes,
+                           void *dst, MPI_Count count, struct fy_dtype *dt);
+/* Hand an allocation to the schedule, freed with it. */
+void fy_sched_adopt(struct fy_sched *s, void *p);
 
 /* A nonblocking schedule may instead run a state machine: step advances
  * it as far as it can without waiting for another rank and returns true

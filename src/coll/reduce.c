@@ -133,9 +133,9 @@ void fy_coll_build_reduce(struct fy_sched *s, const void *in, void *rbuf,
     fy_sched_wait(s);
 }
 
-int fy_coll_reduce(const void *sbuf, void *rbuf, MPI_Count count,
-                   struct fy_dtype *dt, struct fy_op *op, int root,
-                   struct fy_comm *c, struct fy_sched **nb)
+static int reduce_given(const void *sbuf, void *rbuf, MPI_Count count,
+                        struct fy_dtype *dt, struct fy_op *op, int root,
+                        struct fy_comm *c, struct fy_sched **nb)
 {
     if (!nb) {
         int rc = FY_COLL_SHM_ONE(
@@ -161,9 +161,9 @@ int fy_coll_reduce(const void *sbuf, void *rbuf, MPI_Count count,
     return fy_sched_finish(s, nb);
 }
 
-int fy_coll_allreduce(const void *sbuf, void *rbuf, MPI_Count count,
-                      struct fy_dtype *dt, struct fy_op *op, struct fy_comm *c,
-                      struct fy_sched **nb)
+static int allreduce_given(const void *sbuf, void *rbuf, MPI_Count count,
+                           struct fy_dtype *dt, struct fy_op *op,
+                           struct fy_comm *c, struct fy_sched **nb)
 {
     if (!nb) {
         int rc = FY_COLL_SHM_ONE(
@@ -216,9 +216,10 @@ static int fy_coll_reduce_scatter_common(const void *sbuf, void *rbuf,
     return fy_sched_finish(s, nb);
 }
 
-int fy_coll_reduce_scatter_block(const void *sbuf, void *rbuf, MPI_Count count,
-                                 struct fy_dtype *dt, struct fy_op *op,
-                                 struct fy_comm *c, struct fy_sched **nb)
+static int reduce_scatter_block_given(const void *sbuf, void *rbuf,
+                                      MPI_Count count, struct fy_dtype *dt,
+                                      struct fy_op *op, struct fy_comm *c,
+                                      struct fy_sched **nb)
 {
     int rc = nb ? fy_coll_shm_ireduce_scatter(sbuf, rbuf, FY_VEC_NONE, count,
                                               dt, op, c, nb)
@@ -231,10 +232,10 @@ int fy_coll_reduce_scatter_block(const void *sbuf, void *rbuf, MPI_Count count,
                                          dt, op, c, nb);
 }
 
-int fy_coll_reduce_scatter(const void *sbuf, void *rbuf,
-                           struct fy_coll_vec rcounts, struct fy_dtype *dt,
-                           struct fy_op *op, struct fy_comm *c,
-                           struct fy_sched **nb)
+static int reduce_scatter_given(const void *sbuf, void *rbuf,
+                                struct fy_coll_vec rcounts, struct fy_dtype *dt,
+                                struct fy_op *op, struct fy_comm *c,
+                                struct fy_sched **nb)
 {
     int rc =
         nb ? fy_coll_shm_ireduce_scatter(sbuf, rbuf, rcounts, 0, dt, op, c, nb)
@@ -263,9 +264,9 @@ int fy_coll_reduce_scatter(const void *sbuf, void *rbuf,
     return rc;
 }
 
-int fy_coll_scan(const void *sbuf, void *rbuf, MPI_Count count,
-                 struct fy_dtype *dt, struct fy_op *op, struct fy_comm *c,
-                 struct fy_sched **nb)
+static int scan_given(const void *sbuf, void *rbuf, MPI_Count count,
+                      struct fy_dtype *dt, struct fy_op *op, struct fy_comm *c,
+                      struct fy_sched **nb)
 {
     if (!nb) {
         int rc =
@@ -297,9 +298,9 @@ int fy_coll_scan(const void *sbuf, void *rbuf, MPI_Count count,
     return fy_sched_finish(s, nb);
 }
 
-int fy_coll_exscan(const void *sbuf, void *rbuf, MPI_Count count,
-                   struct fy_dtype *dt, struct fy_op *op, struct fy_comm *c,
-                   struct fy_sched **nb)
+static int exscan_given(const void *sbuf, void *rbuf, MPI_Count count,
+                        struct fy_dtype *dt, struct fy_op *op,
+                        struct fy_comm *c, struct fy_sched **nb)
 {
     if (!nb) {
         int rc = FY_COLL_SHM_ONE(
@@ -338,4 +339,155 @@ int fy_coll_exscan(const void *sbuf, void *rbuf, MPI_Count count,
         }
     }
     return fy_sched_finish(s, nb);
+}
+
+/* A predefined op over a derived datatype of one basic type (allowed
+ * here; MPI defines the predefined ops on predefined types): members may
+ * lay the same signature out differently (one a vector, another plain
+ * ints), while the algorithms choose by layout (contiguous or not, the
+ * element's size) and so would part ways and wait for each other for
+ * ever. Each member reduces the stream of basic elements instead: a
+ * contiguous layout where it is, any other packed into a temporary and
+ * the result unpacked when the collective ends. */
+struct red_norm {
+    struct fy_dtype *dt; /* the basic type */
+    MPI_Count scale;     /* its elements in one of the user's */
+    const void *sbuf;    /* what the algorithm gets */
+    void *rbuf;
+    void *tin, *tout; /* packed input and output, or NULL */
+};
+
+/* False: reduce (nin elements in, nout out) as given. */
+static bool red_norm_begin(struct red_norm *n, const void *sbuf, void *rbuf,
+                           MPI_Count nin, MPI_Count nout, struct fy_dtype *dt,
+                           const struct fy_op *op)
+{
+    n->dt = op->builtin && !dt->builtin ? fy_dtype_single_basic(dt) : NULL;
+    if (!n->dt || dt->size <= 0)
+        return false;
+    n->scale = dt->size / n->dt->size;
+    n->tin = n->tout = NULL;
+    if (dt->contig) {
+        n->sbuf = sbuf;
+        n->rbuf = rbuf;
+        return true;
+    }
+    size_t sz = (size_t)dt->size;
+    n->tin = malloc(nin > 0 ? (size_t)nin * sz : 1);
+    n->tout = malloc(nout > 0 ? (size_t)nout * sz : 1);
+    if (!n->tin || !n->tout)
+        fy_fatal(1,
+                 "reduction: out of memory packing %lld elements of a "
+                 "derived datatype",
+                 (long long)(nin > nout ? nin : nout));
+    const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+    if (nin > 0)
+        fy_dtype_pack(in, nin, dt, n->tin);
+    n->sbuf = n->tin;
+    n->rbuf = n->tout;
+    return true;
+}
+
+/* After the algorithm: the result into rbuf (nout elements, when 'out'),
+ * now or when the nonblocking collective ends. */
+static int red_norm_end(struct red_norm *n, int rc, void *rbuf, MPI_Count nout,
+                        struct fy_dtype *dt, bool out, struct fy_sched **nb)
+{
+    if (!n->tin)
+        return rc;
+    MPI_Count bytes = nout * dt->size;
+    if (nb && rc == 0) {
+        if (out && nout > 0)
+            fy_sched_unpack_after(*nb, n->tout, bytes, rbuf, nout, dt);
+        fy_sched_adopt(*nb, n->tin);
+        fy_sched_adopt(*nb, n->tout);
+        return rc;
+    }
+    if (rc == 0 && out && nout > 0)
+        fy_dtype_unpack(n->tout, bytes, rbuf, nout, dt);
+    free(n->tin);
+    free(n->tout);
+    return rc;
+}
+
+int fy_coll_reduce(const void *sbuf, void *rbuf, MPI_Count count,
+                   struct fy_dtype *dt, struct fy_op *op, int root,
+                   struct fy_comm *c, struct fy_sched **nb)
+{
+    struct red_norm n;
+    bool out = c->rank == root;
+    if (!red_norm_begin(&n, sbuf, rbuf, count, out ? count : 0, dt, op))
+        return reduce_given(sbuf, rbuf, count, dt, op, root, c, nb);
+    int rc =
+        reduce_given(n.sbuf, n.rbuf, count * n.scale, n.dt, op, root, c, nb);
+    return red_norm_end(&n, rc, rbuf, count, dt, out, nb);
+}
+
+int fy_coll_allreduce(const void *sbuf, void *rbuf, MPI_Count count,
+                      struct fy_dtype *dt, struct fy_op *op, struct fy_comm *c,
+                      struct fy_sched **nb)
+{
+    struct red_norm n;
+    if (!red_norm_begin(&n, sbuf, rbuf, count, count, dt, op))
+        return allreduce_given(sbuf, rbuf, count, dt, op, c, nb);
+    int rc = allreduce_given(n.sbuf, n.rbuf, count * n.scale, n.dt, op, c, nb);
+    return red_norm_end(&n, rc, rbuf, count, dt, true, nb);
+}
+
+int fy_coll_reduce_scatter_block(const void *sbuf, void *rbuf, MPI_Count count,
+                                 struct fy_dtype *dt, struct fy_op *op,
+                                 struct fy_comm *c, struct fy_sched **nb)
+{
+    struct red_norm n;
+    if (!red_norm_begin(&n, sbuf, rbuf, count * c->size, count, dt, op))
+        return reduce_scatter_block_given(sbuf, rbuf, count, dt, op, c, nb);
+    int rc = reduce_scatter_block_given(n.sbuf, n.rbuf, count * n.scale, n.dt,
+                                        op, c, nb);
+    return red_norm_end(&n, rc, rbuf, count, dt, true, nb);
+}
+
+int fy_coll_reduce_scatter(const void *sbuf, void *rbuf,
+                           struct fy_coll_vec rcounts, struct fy_dtype *dt,
+                           struct fy_op *op, struct fy_comm *c,
+                           struct fy_sched **nb)
+{
+    MPI_Count total = 0, mine = fy_vec_at(rcounts, c->rank);
+    for (int i = 0; i < c->size; i++)
+        total += fy_vec_at(rcounts, i);
+    struct red_norm n;
+    if (!red_norm_begin(&n, sbuf, rbuf, total, mine, dt, op))
+        return reduce_scatter_given(sbuf, rbuf, rcounts, dt, op, c, nb);
+    /* The counts in basic elements (read while the collective is built). */
+    MPI_Aint *scaled = malloc((size_t)c->size * sizeof(*scaled));
+    if (!scaled)
+        fy_fatal(1, "reduce_scatter: out of memory for %d counts", c->size);
+    for (int i = 0; i < c->size; i++)
+        scaled[i] = fy_vec_at(rcounts, i) * (MPI_Aint)n.scale;
+    int rc = reduce_scatter_given(n.sbuf, n.rbuf, fy_vec_wide(scaled), n.dt, op,
+                                  c, nb);
+    free(scaled);
+    return red_norm_end(&n, rc, rbuf, mine, dt, true, nb);
+}
+
+int fy_coll_scan(const void *sbuf, void *rbuf, MPI_Count count,
+                 struct fy_dtype *dt, struct fy_op *op, struct fy_comm *c,
+                 struct fy_sched **nb)
+{
+    struct red_norm n;
+    if (!red_norm_begin(&n, sbuf, rbuf, count, count, dt, op))
+        return scan_given(sbuf, rbuf, count, dt, op, c, nb);
+    int rc = scan_given(n.sbuf, n.rbuf, count * n.scale, n.dt, op, c, nb);
+    return red_norm_end(&n, rc, rbuf, count, dt, true, nb);
+}
+
+int fy_coll_exscan(const void *sbuf, void *rbuf, MPI_Count count,
+                   struct fy_dtype *dt, struct fy_op *op, struct fy_comm *c,
+                   struct fy_sched **nb)
+{
+    struct red_norm n;
+    if (!red_norm_begin(&n, sbuf, rbuf, count, count, dt, op))
+        return exscan_given(sbuf, rbuf, count, dt, op, c, nb);
+    int rc = exscan_given(n.sbuf, n.rbuf, count * n.scale, n.dt, op, c, nb);
+    /* Rank 0's receive buffer is left alone (MPI leaves it undefined). */
+    return red_norm_end(&n, rc, rbuf, count, dt, c->rank > 0, nb);
 }

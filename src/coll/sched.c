@@ -62,7 +62,27 @@ struct fy_sched {
     void *mst;
     bool listed;                  /* on the active list */
     struct fy_sched *prev, *next; /* active nonblocking schedules */
+    /* fy_sched_unpack_after: packed data unpacked into the program's
+     * buffer when the schedule ends (post_dt NULL: none). */
+    const void *post_src;
+    MPI_Count post_bytes, post_count;
+    void *post_dst;
+    struct fy_dtype *post_dt;
 };
+
+/* The schedule has ended: what fy_sched_unpack_after asked for. */
+static void fy_sched_ended(struct fy_sched *s)
+{
+    s->done = true;
+    if (!s->post_dt)
+        return;
+    if (!s->err)
+        fy_dtype_unpack(s->post_src, s->post_bytes, s->post_dst, s->post_count,
+                        s->post_dt);
+    if (!s->post_dt->builtin)
+        fy_dtype_release(s->post_dt);
+    s->post_dt = NULL;
+}
 
 /* Nonblocking schedules not yet done, so the progress hook can advance
  * them while the program blocks somewhere else. */
@@ -340,13 +360,13 @@ static void fy_sched_advance(struct fy_sched *s, bool block)
                 spins = 0;
         }
         s->err = fy_coll_keep(s->err, err);
-        s->done = true;
+        fy_sched_ended(s);
         goto out;
     }
     while (!s->done) {
         if (s->cur == s->nsteps) {
             if (fy_sched_reap(s, block))
-                s->done = true;
+                fy_sched_ended(s);
             break;
         }
         const struct fy_sched_step *st = &s->steps[s->cur];
@@ -412,12 +432,45 @@ void fy_sched_free(struct fy_sched *s)
     /* Requests still running (the program freed an incomplete nonblocking
      * collective) must finish before their buffers go away. */
     fy_sched_reap(s, true);
+    if (s->post_dt && !s->post_dt->builtin) /* never ended */
+        fy_dtype_release(s->post_dt);
     for (uint32_t i = 0; i < s->ntmps; i++)
         free(s->tmps[i]);
     free(s->tmps);
     free(s->reqs);
     free(s->steps);
     fy_objcache_put(&s_sched_cache, s);
+}
+
+void fy_sched_unpack_after(struct fy_sched *s, const void *src, MPI_Count bytes,
+                           void *dst, MPI_Count count, struct fy_dtype *dt)
+{
+    assert(!s->post_dt);
+    if (s->done) {
+        if (!s->err)
+            fy_dtype_unpack(src, bytes, dst, count, dt);
+        return;
+    }
+    if (!dt->builtin)
+        fy_dtype_retain(dt);
+    s->post_src = src;
+    s->post_bytes = bytes;
+    s->post_dst = dst;
+    s->post_count = count;
+    s->post_dt = dt;
+}
+
+void fy_sched_adopt(struct fy_sched *s, void *p)
+{
+    if (s->ntmps == s->tmpcap &&
+        !fy_sched_grow((void **)&s->tmps, &s->tmpcap, sizeof(*s->tmps))) {
+        /* Out of memory for the list: let the schedule finish with
+         * it first. */
+        fy_sched_advance(s, true);
+        free(p);
+        return;
+    }
+    s->tmps[s->ntmps++] = p;
 }
 
 void fy_sched_set_mach(struct fy_sched *s, const struct fy_sched_mach *m,

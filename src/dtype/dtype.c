@@ -192,9 +192,14 @@ static void finish_layout(struct fy_dtype *dt)
     dt->contig = packed_order && dt->extent == dt->size;
 }
 
+/* A predefined type per basic type (the first in the table with it), for
+ * fy_dtype_single_basic. */
+static struct fy_dtype *builtin_by_basic[FY_B_COUNT_OF];
+
 static int builtins_setup(void)
 {
     memset(builtin_by_index, 0, sizeof(builtin_by_index));
+    memset(builtin_by_basic, 0, sizeof(builtin_by_basic));
     for (size_t k = 0; k < NBUILTIN; k++) {
         const struct builtin_desc *d = &builtin_descs[k];
         struct fy_dtype *dt = &builtin_objs[k];
@@ -215,6 +220,8 @@ static int builtins_setup(void)
             dt->nsegs = 1;
             dt->ub = dt->extent = dt->true_ub = (MPI_Aint)bs;
             dt->align = (int)fy_basic_tab[d->basic].align;
+            if (!builtin_by_basic[d->basic])
+                builtin_by_basic[d->basic] = dt;
         } else if (d->pair) {
             size_t vs = fy_basic_tab[d->vbasic].size;
             size_t is = fy_basic_tab[d->ibasic].size;
@@ -258,6 +265,17 @@ static int builtins_setup(void)
         }
     }
     return 0;
+}
+
+struct fy_dtype *fy_dtype_single_basic(const struct fy_dtype *dt)
+{
+    if (dt->pair || dt->nsegs == 0)
+        return NULL;
+    uint32_t b = dt->segs[0].basic;
+    for (uint32_t i = 1; i < dt->nsegs; i++)
+        if (dt->segs[i].basic != b)
+            return NULL;
+    return b < FY_B_COUNT_OF ? builtin_by_basic[b] : NULL;
 }
 
 int fy_dtype_init(void)

@@ -113,6 +113,10 @@ struct fy_dtype *fy_dtype_get(MPI_Datatype h);
 int fy_dtype_init(void);
 void fy_dtype_finalize(void);
 
+/* The predefined type of dt's elements when its type map holds one basic
+ * type only (and it is not a MINLOC/MAXLOC pair type), else NULL. */
+struct fy_dtype *fy_dtype_single_basic(const struct fy_dtype *dt);
+
 /* Size in bytes of one basic type. */
 size_t fy_basic_size(enum fy_basic b);
 
