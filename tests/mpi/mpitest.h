@@ -187,6 +187,18 @@ static inline unsigned long long mt_pvar(const char *name)
     return v;
 }
 
+/* How many ranks of MPI_COMM_WORLD share this rank's node. */
+static inline int mt_node_size(void)
+{
+    MPI_Comm node;
+    int n = 0;
+    MT_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0,
+                               MPI_INFO_NULL, &node));
+    MT_MPI(MPI_Comm_size(node, &n));
+    MT_MPI(MPI_Comm_free(&node));
+    return n;
+}
+
 /* MPI_Init plus rank/size. */
 static inline void mt_init(int *argc, char ***argv)
 {

@@ -62,13 +62,8 @@ static int buffers_32k(void)
  * off its core and the sender pushes regardless. */
 static int hints_on(void)
 {
-    MPI_Comm node;
-    int local = 0;
-    MT_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0,
-                               MPI_INFO_NULL, &node));
-    MT_MPI(MPI_Comm_size(node, &local));
-    MT_MPI(MPI_Comm_free(&node));
-    return !getenv("FERRY_WAIT") && local <= sysconf(_SC_NPROCESSORS_ONLN);
+    return !getenv("FERRY_WAIT") &&
+           mt_node_size() <= sysconf(_SC_NPROCESSORS_ONLN);
 }
 
 static void early_late(unsigned char *b, int late)

@@ -539,17 +539,11 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &mt_size);
     if (s_threads > 1)
         MT_EQ(provided, MPI_THREAD_MULTIPLE, "provided thread level");
-    MPI_Comm node;
-    int nsize = 0;
-    MT_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0,
-                               MPI_INFO_NULL, &node));
-    MT_MPI(MPI_Comm_size(node, &nsize));
-    MT_MPI(MPI_Comm_free(&node));
-    bool node_shared = true;
-    int all = nsize == mt_size;
+    /* Win_allocate_shared where every rank shares the node. */
+    int all = mt_node_size() == mt_size;
     MT_MPI(MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_LAND,
                          MPI_COMM_WORLD));
-    node_shared = all;
+    bool node_shared = all;
     model = mt_malloc(sizeof(int32_t) * (size_t)mt_size * W);
     use = mt_malloc((size_t)mt_size * W);
     for (int r = 0; r < s_rounds; r++)
