@@ -509,16 +509,11 @@ static void one_round(uint32_t round)
 int main(int argc, char **argv)
 {
     mt_init(&argc, &argv);
-    for (int i = 1; i < argc; i += 2) {
-        if (!strcmp(argv[i], "--derived-reductions")) {
+    for (int i = 1; i < argc; i++) {
+        if (dg_common_opt(argc, argv, &i, &s_rounds, &s_seed))
+            continue;
+        if (!strcmp(argv[i], "--derived-reductions"))
             s_derived_red = true;
-            i--;
-        } else if (i + 1 == argc)
-            MT_FAIL("%s takes a value", argv[i]);
-        else if (!strcmp(argv[i], "--rounds"))
-            s_rounds = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--seed"))
-            s_seed = strtoull(argv[i + 1], NULL, 0);
         else
             MT_FAIL("usage: coll_random [--rounds N] [--seed S] "
                     "[--derived-reductions]");

@@ -312,4 +312,26 @@ static inline struct dg_buf dg_buf_new(long lo, long hi)
     return b;
 }
 
+/* --rounds N and --seed S, the randomised tests' common options: true
+ * when argv[*i] is one of them (*i then at its value). A missing or
+ * malformed value ends the job with the reason. */
+static inline bool dg_common_opt(int argc, char **argv, int *i, int *rounds,
+                                 uint64_t *seed)
+{
+    const char *a = argv[*i];
+    if (strcmp(a, "--rounds") != 0 && strcmp(a, "--seed") != 0)
+        return false;
+    MT_CHECK(*i + 1 < argc, "%s takes a value", a);
+    const char *v = argv[++*i];
+    char *end = NULL;
+    unsigned long long x = strtoull(v, &end, 0);
+    MT_CHECK(*v && !*end && (a[2] != 'r' || x <= 1000000),
+             "%s takes a number, not '%s'", a, v);
+    if (a[2] == 'r')
+        *rounds = (int)x;
+    else
+        *seed = x;
+    return true;
+}
+
 #endif /* FY_DTYPE_GEN_H */

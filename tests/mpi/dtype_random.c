@@ -172,13 +172,11 @@ static void one_round(uint32_t round)
 int main(int argc, char **argv)
 {
     mt_init(&argc, &argv);
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "--rounds"))
-            s_rounds = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--seed"))
-            s_seed = strtoull(argv[i + 1], NULL, 0);
-        else if (!strcmp(argv[i], "--max"))
-            s_max = atol(argv[i + 1]);
+    for (int i = 1; i < argc; i++) {
+        if (dg_common_opt(argc, argv, &i, &s_rounds, &s_seed))
+            continue;
+        if (!strcmp(argv[i], "--max") && i + 1 < argc)
+            s_max = atol(argv[++i]);
         else
             MT_FAIL("usage: dtype_random [--rounds N] [--seed S] [--max B]");
     }

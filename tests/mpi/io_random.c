@@ -249,14 +249,9 @@ static void one_round(MPI_File fh, uint32_t round)
 int main(int argc, char **argv)
 {
     mt_init(&argc, &argv);
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "--rounds"))
-            s_rounds = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--seed"))
-            s_seed = strtoull(argv[i + 1], NULL, 0);
-        else
+    for (int i = 1; i < argc; i++)
+        if (!dg_common_opt(argc, argv, &i, &s_rounds, &s_seed))
             MT_FAIL("usage: io_random [--rounds N] [--seed S]");
-    }
     MT_CHECK(mt_size <= 64, "at most 64 ranks");
     /* One file in a directory of rank 0's, removed at the end. */
     char dir[256] = "", path[300];

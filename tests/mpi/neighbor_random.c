@@ -307,14 +307,9 @@ static void one_round(uint32_t round)
 int main(int argc, char **argv)
 {
     mt_init(&argc, &argv);
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "--rounds"))
-            s_rounds = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--seed"))
-            s_seed = strtoull(argv[i + 1], NULL, 0);
-        else
+    for (int i = 1; i < argc; i++)
+        if (!dg_common_opt(argc, argv, &i, &s_rounds, &s_seed))
             MT_FAIL("usage: neighbor_random [--rounds N] [--seed S]");
-    }
     for (int r = 0; r < s_rounds; r++)
         one_round((uint32_t)r);
     return mt_finish("neighbor_random");

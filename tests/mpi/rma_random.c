@@ -514,13 +514,11 @@ static void one_round(int round, bool node_shared)
 
 int main(int argc, char **argv)
 {
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "--rounds"))
-            s_rounds = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--seed"))
-            s_seed = strtoull(argv[i + 1], NULL, 0);
-        else if (!strcmp(argv[i], "--threads"))
-            s_threads = atoi(argv[i + 1]);
+    for (int i = 1; i < argc; i++) {
+        if (dg_common_opt(argc, argv, &i, &s_rounds, &s_seed))
+            continue;
+        if (!strcmp(argv[i], "--threads") && i + 1 < argc)
+            s_threads = atoi(argv[++i]);
         else {
             fprintf(stderr, "usage: rma_random [--rounds N] [--seed S] "
                             "[--threads 1-8]\n");
