@@ -410,6 +410,24 @@ static int red_norm_end(struct red_norm *n, int rc, void *rbuf, MPI_Count nout,
     return rc;
 }
 
+/* Allreduce, Reduce_scatter_block, Scan and Exscan, which share a
+ * signature: 'nin' elements in, 'count' out (into rbuf when 'out'). */
+typedef int red_fn(const void *sbuf, void *rbuf, MPI_Count count,
+                   struct fy_dtype *dt, struct fy_op *op, struct fy_comm *c,
+                   struct fy_sched **nb);
+
+static int red_uniform(red_fn *fn, const void *sbuf, void *rbuf,
+                       MPI_Count count, MPI_Count nin, struct fy_dtype *dt,
+                       struct fy_op *op, struct fy_comm *c,
+                       struct fy_sched **nb, bool out)
+{
+    struct red_norm n;
+    if (!red_norm_begin(&n, sbuf, rbuf, nin, count, dt, op))
+        return fn(sbuf, rbuf, count, dt, op, c, nb);
+    int rc = fn(n.sbuf, n.rbuf, count * n.scale, n.dt, op, c, nb);
+    return red_norm_end(&n, rc, rbuf, count, dt, out, nb);
+}
+
 int fy_coll_reduce(const void *sbuf, void *rbuf, MPI_Count count,
                    struct fy_dtype *dt, struct fy_op *op, int root,
                    struct fy_comm *c, struct fy_sched **nb)
@@ -427,23 +445,16 @@ int fy_coll_allreduce(const void *sbuf, void *rbuf, MPI_Count count,
                       struct fy_dtype *dt, struct fy_op *op, struct fy_comm *c,
                       struct fy_sched **nb)
 {
-    struct red_norm n;
-    if (!red_norm_begin(&n, sbuf, rbuf, count, count, dt, op))
-        return allreduce_given(sbuf, rbuf, count, dt, op, c, nb);
-    int rc = allreduce_given(n.sbuf, n.rbuf, count * n.scale, n.dt, op, c, nb);
-    return red_norm_end(&n, rc, rbuf, count, dt, true, nb);
+    return red_uniform(allreduce_given, sbuf, rbuf, count, count, dt, op, c, nb,
+                       true);
 }
 
 int fy_coll_reduce_scatter_block(const void *sbuf, void *rbuf, MPI_Count count,
                                  struct fy_dtype *dt, struct fy_op *op,
                                  struct fy_comm *c, struct fy_sched **nb)
 {
-    struct red_norm n;
-    if (!red_norm_begin(&n, sbuf, rbuf, count * c->size, count, dt, op))
-        return reduce_scatter_block_given(sbuf, rbuf, count, dt, op, c, nb);
-    int rc = reduce_scatter_block_given(n.sbuf, n.rbuf, count * n.scale, n.dt,
-                                        op, c, nb);
-    return red_norm_end(&n, rc, rbuf, count, dt, true, nb);
+    return red_uniform(reduce_scatter_block_given, sbuf, rbuf, count,
+                       count * c->size, dt, op, c, nb, true);
 }
 
 int fy_coll_reduce_scatter(const void *sbuf, void *rbuf,
@@ -473,21 +484,15 @@ int fy_coll_scan(const void *sbuf, void *rbuf, MPI_Count count,
                  struct fy_dtype *dt, struct fy_op *op, struct fy_comm *c,
                  struct fy_sched **nb)
 {
-    struct red_norm n;
-    if (!red_norm_begin(&n, sbuf, rbuf, count, count, dt, op))
-        return scan_given(sbuf, rbuf, count, dt, op, c, nb);
-    int rc = scan_given(n.sbuf, n.rbuf, count * n.scale, n.dt, op, c, nb);
-    return red_norm_end(&n, rc, rbuf, count, dt, true, nb);
+    return red_uniform(scan_given, sbuf, rbuf, count, count, dt, op, c, nb,
+                       true);
 }
 
 int fy_coll_exscan(const void *sbuf, void *rbuf, MPI_Count count,
                    struct fy_dtype *dt, struct fy_op *op, struct fy_comm *c,
                    struct fy_sched **nb)
 {
-    struct red_norm n;
-    if (!red_norm_begin(&n, sbuf, rbuf, count, count, dt, op))
-        return exscan_given(sbuf, rbuf, count, dt, op, c, nb);
-    int rc = exscan_given(n.sbuf, n.rbuf, count * n.scale, n.dt, op, c, nb);
     /* Rank 0's receive buffer is left alone (MPI leaves it undefined). */
-    return red_norm_end(&n, rc, rbuf, count, dt, c->rank > 0, nb);
+    return red_uniform(exscan_given, sbuf, rbuf, count, count, dt, op, c, nb,
+                       c->rank > 0);
 }
