@@ -1003,7 +1003,10 @@ static int rma_acc(const void *obuf, MPI_Count ocount, MPI_Datatype otype,
                 check_target(w, trank, tdisp, tcount, dt, &addr, &skip, fn);
             if (rc || skip)
                 return rc;
-            rc = fy_rma_acc_flat_shm(obuf, rbuf, addr, tcount, dt, o);
+            /* Not for a target on another node (active messages). */
+            rc = w->peers[trank].direct
+                     ? fy_rma_acc_flat_shm(obuf, rbuf, addr, tcount, dt, o)
+                     : -EAGAIN;
             if (rc != -EAGAIN)
                 return op_done(w, rc, fn);
         }

@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: MIT */
-/* One-sided operations by active messages, for windows on user memory
- * (MPI_Win_create, dynamic windows) when no single-copy mechanism reaches
- * the target (FERRY_XFER=shmbuf|queue|net, ptrace restrictions): the
+/* One-sided operations by active messages, for targets on another node
+ * (any flavour but shared), and for windows on user memory (MPI_Win_create,
+ * dynamic windows) when no single-copy mechanism reaches the target
+ * (FERRY_XFER=shmbuf|queue|net, ptrace restrictions): the
  * origin sends request packets through point-to-point on the window's
  * private context, and the target applies them in its progress engine
  * (any MPI call, or the optional progress thread below), after checking
  * every field against its own window. Locks and PSCW counters stay in the
- * window's shared control block (win.c): they need no target. */
+ * window's shared control block (win.c): they need no target - but for
+ * an origin on another node, which asks the target to act on its node's
+ * block for it (FY_RMA_AM_LOCK, UNLOCK, POST, DONE). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
@@ -43,6 +46,8 @@ struct am_send {
  *   except while the hook handles what it delivered;
  * - err[o]: the first error of origin o's requests since the last reply
  *   to o (target side);
+ * - held[o]: the lock on this rank's window that remote origin o took by
+ *   FY_RMA_AM_LOCK and has not released (an UNLOCK must match it);
  * - origin side, per target t: nsent[t] counts the requests sent to t,
  *   nacked[t] the highest of those known applied (a reply to request k
  *   means t applied 1..k: it serves one origin in order); flush asks t
@@ -59,6 +64,7 @@ struct fy_rma_am {
     char *scratch; /* target: the target's current bytes (FY_RMA_AM_CHUNK) */
     struct am_send *sends; /* target: replies on their way */
     int *err;
+    uint8_t *held; /* target: [o] lock remote origin o holds (1 shared, 2) */
     uint64_t *nsent, *nacked;
     struct am_send *tx;
     int ntx;
@@ -169,6 +175,37 @@ static int combine(struct fy_op *op, struct fy_dtype *u, const char *data,
     return rc;
 }
 
+/* An accumulate (ACC, GACC) or CAS on a window that spans nodes, by the
+ * discipline of atomic.c when the memory is in the shared mapping; -EAGAIN
+ * when the caller must apply it under the accumulate lock instead. The
+ * pieces were checked against the window. */
+static int spanning_acc(struct fy_rma_win *w, const struct fy_rma_am_hdr *h,
+                        const struct fy_rma_am_seg *sg, const char *data,
+                        char *scratch, struct fy_op *op, struct fy_dtype *u)
+{
+    if (!fy_rma_acc_atomic(w) || u->pair)
+        return -EAGAIN;
+    if (h->kind == FY_RMA_AM_CAS) /* -EAGAIN: an A2 element */
+        return fy_rma_cas_shm(w, data, data + h->bytes, scratch, u, w->rank,
+                              sg[0].addr);
+    for (uint32_t i = 0; i < h->nseg; i++)
+        if (sg[i].len % (uint64_t)u->size)
+            return -EPROTO; /* a piece that splits an element */
+    bool no_op = op->handle == MPI_NO_OP;
+    bool gacc = h->kind == FY_RMA_AM_GACC;
+    uint64_t off = 0;
+    for (uint32_t i = 0; i < h->nseg; i++) {
+        MPI_Count k = (MPI_Count)(sg[i].len / (uint64_t)u->size);
+        int rc = fy_rma_acc_shm(w, no_op ? NULL : data + off, k, u,
+                                gacc ? scratch + off : NULL, k, u, w->rank,
+                                sg[i].addr, k, u, op);
+        if (rc)
+            return rc;
+        off += sg[i].len;
+    }
+    return 0;
+}
+
 int fy_rma_am_serve(struct fy_rma_win *w, const void *pkt, uint64_t n,
                     char *scratch, uint32_t *kind_out, uint64_t *reply_out)
 {
@@ -245,6 +282,20 @@ int fy_rma_am_serve(struct fy_rma_win *w, const void *pkt, uint64_t n,
         err = -EPROTO;
         goto done;
     }
+    /* A window that spans nodes has origins on this node too, which
+     * combine elements of our memory themselves under atomic.c's
+     * discipline: follow it (A1 by hardware atomics in shared mappings,
+     * A2 under our accumulate lock). Elsewhere every origin of ours comes
+     * here, serialised by the engine lock. */
+    bool acc_locked = false;
+    if (w->spans && u) {
+        err = spanning_acc(w, &h, sg, data, scratch, op, u);
+        if (err != -EAGAIN)
+            goto done;
+        err = 0;
+        fy_rma_acc_lock(w, w->rank);
+        acc_locked = true;
+    }
     switch (h.kind) {
     case FY_RMA_AM_PUT:
         scatter(sg, h.nseg, data);
@@ -289,23 +340,76 @@ int fy_rma_am_serve(struct fy_rma_win *w, const void *pkt, uint64_t n,
         break;
     }
     }
+    if (acc_locked)
+        fy_rma_acc_unlock(w, w->rank);
 done:
     *reply_out = h.kind == FY_RMA_AM_FLUSH || err ? 0 : h.bytes;
     return err;
 }
 
+/* A synchronisation request of remote origin o (n bytes, header h) on a
+ * window that spans nodes: act on this node's control block for it.
+ * Returns 0, -EBUSY (LOCK: held by others; the origin asks again) or
+ * -EPROTO. */
+static int serve_sync(struct fy_rma_am *am, int o,
+                      const struct fy_rma_am_hdr *h, uint64_t n)
+{
+    struct fy_rma_win *w = am->w;
+    if (n != sizeof(*h) || !w->spans || o == w->rank || h->nseg || h->bytes)
+        return -EPROTO;
+    size_t size = (size_t)w->size;
+    switch (h->kind) {
+    case FY_RMA_AM_LOCK:
+        if ((h->op != 0 && h->op != 1) || am->held[o])
+            return -EPROTO;
+        if (!fy_rma_lock_try_local(w, h->op == 1))
+            return -EBUSY;
+        am->held[o] = (uint8_t)(h->op == 1 ? 2 : 1);
+        return 0;
+    case FY_RMA_AM_UNLOCK:
+        if ((h->op != 0 && h->op != 1) || am->held[o] != (h->op == 1 ? 2 : 1))
+            return -EPROTO; /* not the lock it holds */
+        am->held[o] = 0;
+        fy_rma_unlock_local(w, h->op == 1);
+        return 0;
+    case FY_RMA_AM_POST: /* P1 of win.c, for a target on another node */
+        atomic_fetch_add_explicit(
+            &w->posted[(size_t)o * size + (size_t)w->rank], 1,
+            memory_order_release);
+        return 0;
+    default: /* FY_RMA_AM_DONE */
+        atomic_fetch_add_explicit(&w->done[(size_t)w->rank * size + (size_t)o],
+                                  1, memory_order_release);
+        return 0;
+    }
+}
+
+static bool sync_kind(uint32_t kind)
+{
+    return kind >= FY_RMA_AM_LOCK && kind <= FY_RMA_AM_DONE;
+}
+
 /* Serve one request of origin o (n bytes in rxbuf) and answer it. */
 static void handle(struct fy_rma_am *am, int o, uint64_t n)
 {
-    uint32_t kind;
-    uint64_t rbytes;
-    int err = fy_rma_am_serve(am->w, am->rxbuf, n, am->scratch, &kind, &rbytes);
-    if (err && err != -ERANGE)
+    uint32_t kind = 0;
+    uint64_t rbytes = 0;
+    struct fy_rma_am_hdr sh;
+    int err;
+    if (n >= sizeof(sh) && (memcpy(&sh, am->rxbuf, sizeof(sh)), 1) &&
+        sync_kind(sh.kind)) {
+        kind = sh.kind;
+        err = serve_sync(am, o, &sh, n);
+    } else {
+        err = fy_rma_am_serve(am->w, am->rxbuf, n, am->scratch, &kind, &rbytes);
+    }
+    if (err && err != -ERANGE && err != -EBUSY)
         FY_WARN("MPI one-sided: bad request from rank %d (kind %u, %llu "
                 "bytes): %s",
                 o, kind, (unsigned long long)n, strerror(-err));
     bool replies = kind == FY_RMA_AM_GET || kind == FY_RMA_AM_GACC ||
-                   kind == FY_RMA_AM_CAS || kind == FY_RMA_AM_FLUSH;
+                   kind == FY_RMA_AM_CAS || kind == FY_RMA_AM_FLUSH ||
+                   kind == FY_RMA_AM_LOCK || kind == FY_RMA_AM_UNLOCK;
     struct fy_rma_am_hdr h = {0};
     if (n >= sizeof(h))
         memcpy(&h, am->rxbuf, sizeof(h));
@@ -333,6 +437,11 @@ static void reap_sends(struct fy_rma_am *am)
 bool fy_rma_am_any(void)
 {
     return s_ams != NULL;
+}
+
+bool fy_rma_am_in_hook(void)
+{
+    return s_in_hook;
 }
 
 /* From the progress engine's hook (ho.c): apply every request that
@@ -377,6 +486,7 @@ static void am_release(struct fy_rma_am *am)
     free(am->rxbuf);
     free(am->scratch);
     free(am->err);
+    free(am->held);
     free(am->nsent);
     free(am->nacked);
     free(am);
@@ -391,11 +501,13 @@ int fy_rma_am_init(struct fy_rma_win *w)
     am->rxbuf = malloc(AM_PKT_MAX);
     am->scratch = malloc(FY_RMA_AM_CHUNK);
     am->err = calloc((size_t)w->size, sizeof(int));
+    am->held = calloc((size_t)w->size, 1);
     am->nsent = calloc((size_t)w->size, sizeof(uint64_t));
     am->nacked = calloc((size_t)w->size, sizeof(uint64_t));
     am->tag = FY_RMA_AM_TAG_REPLY;
     int rc = -ENOMEM;
-    if (am->rxbuf && am->scratch && am->err && am->nsent && am->nacked)
+    if (am->rxbuf && am->scratch && am->err && am->held && am->nsent &&
+        am->nacked)
         rc = post_rx(am);
     if (rc) {
         am_release(am);
@@ -903,6 +1015,71 @@ int fy_rma_am_flush(struct fy_rma_win *w, int target)
     reap_tx(am, false);
     note_err(am, first);
     return am->origin_err;
+}
+
+/* ---- synchronisation across nodes ----------------------------------------
+ * A remote origin cannot reach the target's lock word: it asks the target
+ * to take it (FY_RMA_AM_LOCK), and while others hold it asks again after
+ * a pause that grows from LOCK_NAP_MIN_NS to LOCK_NAP_MAX_NS, progressing
+ * (serving requests to itself) meanwhile. */
+#define LOCK_NAP_MIN_NS 2000
+#define LOCK_NAP_MAX_NS 1000000
+
+static uint64_t now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static int sync_roundtrip(struct fy_rma_am *am, int target, uint32_t kind,
+                          bool exclusive)
+{
+    alignas(8) struct fy_rma_am_hdr h = {.kind = kind, .op = exclusive};
+    alignas(8) char reply[sizeof(struct fy_rma_am_reply)];
+    const char *data;
+    return roundtrip(am, target, (char *)&h, sizeof(h), NULL, reply, 0, &data);
+}
+
+int fy_rma_am_lock(struct fy_rma_win *w, int target, bool exclusive)
+{
+    AM_ENGINE_LOCK();
+    struct fy_rma_am *am = w->am;
+    uint64_t nap = LOCK_NAP_MIN_NS;
+    for (;;) {
+        int rc = sync_roundtrip(am, target, FY_RMA_AM_LOCK, exclusive);
+        if (rc != -EBUSY) {
+            note_err(am, rc);
+            return rc;
+        }
+        uint64_t until = now_ns() + nap;
+        do {
+            if (!fy_progress())
+                sched_yield();
+        } while (now_ns() < until);
+        nap = FY_MIN(nap * 2, (uint64_t)LOCK_NAP_MAX_NS);
+    }
+}
+
+int fy_rma_am_unlock(struct fy_rma_win *w, int target, bool exclusive)
+{
+    AM_ENGINE_LOCK();
+    struct fy_rma_am *am = w->am;
+    int rc = sync_roundtrip(am, target, FY_RMA_AM_UNLOCK, exclusive);
+    reap_tx(am, false);
+    note_err(am, rc);
+    return rc;
+}
+
+int fy_rma_am_signal(struct fy_rma_win *w, int target, uint32_t kind)
+{
+    AM_ENGINE_LOCK();
+    struct fy_rma_am *am = w->am;
+    alignas(8) struct fy_rma_am_hdr h = {.kind = kind};
+    uint64_t seq;
+    int rc = send_req(am, target, (char *)&h, sizeof(h), NULL, &seq);
+    note_err(am, rc);
+    return rc;
 }
 
 int fy_rma_am_error(struct fy_rma_win *w)

@@ -1,14 +1,18 @@
 /* SPDX-License-Identifier: MIT */
-/* One-sided communication: windows and RMA operations within one node.
- * Every window has a control block in a memfd that all its ranks map
- * (locks, the accumulate lock, PSCW counters, attached regions); window
- * memory of MPI_Win_allocate(_shared) lives in the same memfd, so origins
- * reach it with loads and stores. User memory (MPI_Win_create, dynamic
- * windows) is reached through the one-sided mechanism (CMA, then
+/* One-sided communication: windows and RMA operations. Every window has a
+ * control block in a memfd that all its ranks of one node map (locks, the
+ * accumulate lock, PSCW counters, attached regions); window memory of
+ * MPI_Win_allocate(_shared) lives in the same memfd, so origins on the
+ * node reach it with loads and stores. User memory (MPI_Win_create,
+ * dynamic windows) is reached through the one-sided mechanism (CMA, then
  * /proc/<pid>/mem), or, for small operations to a target that is inside
- * MPI, handed over to it (ho.c). Arguments are validated by the MPI layer;
- * functions return 0 or a negative errno. Not thread safe (the MPI layer
- * serialises calls). */
+ * MPI, handed over to it (ho.c). A window whose ranks are on several
+ * nodes has one control block per node (made by the node's lowest rank
+ * of the window); ranks on other nodes are reached by active messages
+ * (am.c), which also carry their lock requests and PSCW signals: the
+ * target acts on its node's control block for them. Arguments are validated by
+ * the MPI layer; functions return 0 or a negative errno. Not thread safe (the
+ * MPI layer serialises calls). */
 #ifndef FY_RMA_H
 #define FY_RMA_H
 
@@ -36,7 +40,9 @@
 #define FY_RMA_ATTACH_MAX (1u << 24)
 #define FY_RMA_WRITER 0x80000000u /* lock word: exclusive holder */
 
-/* Shared control block, at offset 0 of the window's memfd.
+/* Shared control block, at offset 0 of the window's memfd (one per node
+ * the window spans; a slot or counter is meaningful only in the block of
+ * the node that acts on it, as said below).
  * Invariants:
  * - hdr is written by the creator (comm rank 0) before any rank maps it
  *   (ftruncate zero-fills the rest), read-only afterwards;
@@ -55,7 +61,12 @@
  *   exposure epochs target t opened to origin o (written by t), and
  *   done[t * n + o] the access epochs o completed at t (written by o);
  *   each side compares with its own private count of how many it
- *   expects. Release on increment, acquire on the waiting load. */
+ *   expects. Release on increment, acquire on the waiting load.
+ * - across nodes: slot[t] lives in t's node's block; a remote origin's
+ *   lock requests are applied to it by t (am.c, FY_RMA_AM_LOCK/UNLOCK).
+ *   posted[t * n + o] lives in o's node's block and done[t * n + o] in
+ *   t's: a remote increment is a message (FY_RMA_AM_POST/DONE) that the
+ *   waiting rank applies to its own block. */
 struct fy_rma_hdr {
     uint64_t magic;
     uint32_t nranks;
@@ -84,6 +95,8 @@ struct fy_rma_peer {
     pid_t pid;
     int world; /* world rank (wake-ups) */
     bool direct;
+    bool remote;  /* on another node: nothing shared with it */
+    bool am;      /* reached by active messages (remote, or no mechanism) */
     void *mirror; /* remap.c: our mapping of the peer's remapped pages */
     size_t mirror_len;
     /* Dynamic windows: our copy of the peer's region table when it has
@@ -173,9 +186,11 @@ struct fy_rma_win {
     struct fy_attr *attrs;
     MPI_Errhandler errhandler;
     struct fy_info *info;
-    /* Set when other ranks' user memory is reached by active messages
-     * (am.c): no single-copy mechanism works or is allowed. */
+    /* Set when some member is reached by active messages (am.c): it is
+     * on another node (spans), or no single-copy mechanism reaches the
+     * others' user memory (then every peer is). peers[].am says which. */
     struct fy_rma_am *am;
+    bool spans; /* members on more than one node */
     /* Every member's window memory is in mappings all members share
      * (allocate, shared, or Win_create memory remap.c moved). */
     bool in_map;
@@ -211,7 +226,9 @@ static inline struct fy_rma_win *fy_rma_win_get(MPI_Win h)
  *   page-aligned per rank otherwise) and returned in w->base;
  * - MPI_WIN_FLAVOR_CREATE: 'base' (size bytes of user memory) is exposed;
  * - MPI_WIN_FLAVOR_DYNAMIC: no memory until fy_rma_attach.
- * Returns 0, -ENOTSUP (a member on another node), -EPERM (this machine
+ * Members on other nodes are reached by active messages (not for
+ * SHARED). Returns 0, -ENOTSUP (SHARED, a member on another node), -EPERM
+ * (this machine
  * lets neither the memfd be shared nor the peers' memory be reached;
  * logged), -ENOMEM, or a collective's error. All members get the same
  * result. */
@@ -351,6 +368,12 @@ enum fy_rma_am_kind {
     FY_RMA_AM_GACC, /* get-accumulate and fetch-and-op: old contents replied */
     FY_RMA_AM_CAS,
     FY_RMA_AM_FLUSH, /* reply once everything before it is applied */
+    /* Synchronisation with a target on another node (windows that span
+     * nodes; no data, no pieces; handled before fy_rma_am_serve): */
+    FY_RMA_AM_LOCK,   /* op: 1 exclusive, 0 shared; reply 0 or -EBUSY */
+    FY_RMA_AM_UNLOCK, /* op as the lock's; reply once released */
+    FY_RMA_AM_POST,   /* the origin opened an exposure epoch to us */
+    FY_RMA_AM_DONE,   /* the origin completed an access epoch at us */
 };
 
 struct fy_rma_am_hdr {
@@ -406,6 +429,21 @@ int fy_rma_am_acc(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
                   MPI_Count tcount, struct fy_dtype *tdt, struct fy_op *op);
 int fy_rma_am_cas(struct fy_rma_win *w, const void *obuf, const void *cbuf,
                   void *rbuf, struct fy_dtype *dt, int target, uint64_t taddr);
+/* Windows that span nodes: take (retrying while another holds it) and
+ * release target's window lock by request, and signal a PSCW post or
+ * complete (FY_RMA_AM_POST / FY_RMA_AM_DONE) to it. The unlock's reply
+ * also means every earlier request was applied. Return 0 or a negative
+ * errno (also kept for fy_rma_am_error). */
+int fy_rma_am_lock(struct fy_rma_win *w, int target, bool exclusive);
+int fy_rma_am_unlock(struct fy_rma_win *w, int target, bool exclusive);
+int fy_rma_am_signal(struct fy_rma_win *w, int target, uint32_t kind);
+/* Target side of the lock requests (win.c): try to take this rank's
+ * window lock for a remote origin / release it (waking local waiters). */
+bool fy_rma_lock_try_local(struct fy_rma_win *w, bool exclusive);
+void fy_rma_unlock_local(struct fy_rma_win *w, bool exclusive);
+/* Whether the caller is inside the active-message hook (serving a
+ * request): waits there must not progress (fy_rma_acc_lock spins). */
+bool fy_rma_am_in_hook(void);
 /* Wait until 'target' (-1: every target) has applied and acknowledged
  * every request this process sent it. Returns 0 or the first error
  * reported (also kept for fy_rma_am_error). No-op on other windows. */

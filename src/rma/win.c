@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: MIT */
-/* Windows: creation (a memfd made by rank 0 of the window and opened by
- * the others through /proc/<pid>/fd), the epochs (fence, locks, PSCW) on
- * the shared control block described in rma.h, and the data movement:
- * loads and stores for memory in the shared mapping, the one-sided
- * mechanism (CMA or /proc/<pid>/mem) for user memory, or active messages
- * (am.c) where neither reaches the other ranks. */
+/* Windows: creation (a memfd made by the lowest rank of the window on each
+ * node and opened by the node's others through /proc/<pid>/fd), the epochs
+ * (fence, locks, PSCW) on the shared control block described in rma.h, and
+ * the data movement: loads and stores for memory in the shared mapping,
+ * the one-sided mechanism (CMA or /proc/<pid>/mem) for user memory, or
+ * active messages (am.c) to ranks on other nodes and where no mechanism
+ * reaches the other ranks. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,13 +147,14 @@ static int agree(struct fy_comm *c, int err)
     return rc ? rc : -worst;
 }
 
-/* Rank 0 makes the memfd; the others open it through /proc (the same
- * permission as reading its memory: same user, not ptrace-protected). */
-static int map_shared(struct fy_rma_win *w, size_t len)
+/* The node's lowest rank of the window ('leader') makes the memfd; the
+ * node's others open it through /proc (the same permission as reading its
+ * memory: same user, not ptrace-protected). */
+static int map_shared(struct fy_rma_win *w, size_t len, int leader)
 {
     struct creator_info ci = {.pid = (int32_t)getpid(), .fd = -1, .err = 0};
     int fd = -1;
-    if (w->rank == 0) {
+    if (w->rank == leader) {
         fd = memfd_create("ferry-win", MFD_CLOEXEC);
         if (fd < 0 || ftruncate(fd, (off_t)len) != 0) {
             ci.err = -errno;
@@ -159,20 +162,34 @@ static int map_shared(struct fy_rma_win *w, size_t len)
         }
         ci.fd = fd;
     }
-    int rc = fy_coll_bcast(&ci, sizeof(ci), fy_dtype_get(MPI_BYTE), 0, w->comm,
+    int rc;
+    if (!w->spans) {
+        rc = fy_coll_bcast(&ci, sizeof(ci), fy_dtype_get(MPI_BYTE), 0, w->comm,
                            NULL);
+    } else {
+        /* Each node's leader: everyone's, ours picked out. */
+        struct creator_info *all = calloc((size_t)w->size, sizeof(*all));
+        rc = agree(w->comm, all ? 0 : -ENOMEM);
+        if (!rc)
+            rc = fy_coll_allgather(&ci, sizeof(ci), fy_dtype_get(MPI_BYTE), all,
+                                   sizeof(ci), fy_dtype_get(MPI_BYTE), w->comm,
+                                   NULL);
+        if (!rc)
+            ci = all[leader];
+        free(all);
+    }
     if (rc)
         goto close_fd;
     int err = ci.err;
-    if (!err && w->rank != 0) {
+    if (!err && w->rank != leader) {
         char path[64];
         snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)ci.pid, (int)ci.fd);
         fd = open(path, O_RDWR | O_CLOEXEC);
         if (fd < 0) {
             err = -errno;
-            FY_ERROR("MPI window: cannot open rank 0's window memory %s: %m "
+            FY_ERROR("MPI window: cannot open rank %d's window memory %s: %m "
                      "(ptrace restrictions forbid sharing it)",
-                     path);
+                     leader, path);
         }
     }
     if (!err) {
@@ -248,7 +265,7 @@ static int check_remote(struct fy_rma_win *w, const struct member_info *mi)
         return -EPERM;
     }
     for (int i = 0; i < w->size; i++) {
-        if (i == w->rank)
+        if (i == w->rank || w->peers[i].remote)
             continue;
         uint64_t magic = 0;
         if (s_small != ops &&
@@ -366,13 +383,23 @@ int fy_rma_win_create(struct fy_comm *parent, int flavor, MPI_Aint size,
                       int disp_unit, bool noncontig, void *base,
                       struct fy_rma_win **out)
 {
-    for (int i = 0; i < parent->size; i++)
+    /* Members on other nodes; this node's lowest rank of the window makes
+     * its control block. The same answer on every member. */
+    bool spans = false;
+    int leader = -1;
+    for (int i = 0; i < parent->size; i++) {
         if (fy_boot_local(fy_comm_world_rank(parent, i)) < 0)
-            return -ENOTSUP;
+            spans = true;
+        else if (leader < 0)
+            leader = i;
+    }
+    if (spans && flavor == MPI_WIN_FLAVOR_SHARED)
+        return -ENOTSUP;
     struct fy_rma_win *w = calloc(1, sizeof(*w));
     if (!w)
         return -ENOMEM;
     w->flavor = flavor;
+    w->spans = spans;
     w->errhandler = MPI_ERRORS_ARE_FATAL;
     w->remap.fd = -1;
     int rc = fy_comm_create_from_group(parent, parent->group, &w->comm);
@@ -405,8 +432,10 @@ int fy_rma_win_create(struct fy_comm *parent, int flavor, MPI_Aint size,
                              .pid = (int32_t)getpid(),
                              .rfd = -1,
                              .rerr = -ENOTSUP};
-    /* Win_create: our pages onto a memfd the others will map (remap.c). */
-    if (!err && flavor == MPI_WIN_FLAVOR_CREATE && n > 1 && remap_wanted()) {
+    /* Win_create: our pages onto a memfd the others will map (remap.c);
+     * not for windows that span nodes (nothing shared with the others). */
+    if (!err && flavor == MPI_WIN_FLAVOR_CREATE && n > 1 && !spans &&
+        remap_wanted()) {
         me.rerr = fy_rma_remap_own(base, (size_t)w->wsize, &w->remap);
         me.rfd = (int32_t)w->remap.fd;
         me.rlo = (uint64_t)w->remap.lo;
@@ -420,7 +449,7 @@ int fy_rma_win_create(struct fy_comm *parent, int flavor, MPI_Aint size,
     if (rc)
         goto undo;
 
-    if (flavor == MPI_WIN_FLAVOR_CREATE && n > 1) {
+    if (flavor == MPI_WIN_FLAVOR_CREATE && n > 1 && !spans) {
         rc = share_user_memory(w, mi);
         if (rc)
             goto undo;
@@ -443,13 +472,15 @@ int fy_rma_win_create(struct fy_comm *parent, int flavor, MPI_Aint size,
             goto undo;
         }
         for (int i = 0; i < n; i++) {
+            if (fy_boot_local(fy_comm_world_rank(parent, i)) < 0)
+                continue; /* its memory is on its node */
             if (!contig)
                 off = round_up(off, pg);
             offs[i] = off;
             off += mi[i].size;
         }
     }
-    rc = map_shared(w, round_up(off ? off : 1, pg));
+    rc = map_shared(w, round_up(off ? off : 1, pg), leader);
     if (rc) {
         free(offs);
         goto undo;
@@ -462,7 +493,7 @@ int fy_rma_win_create(struct fy_comm *parent, int flavor, MPI_Aint size,
         w->beats = (struct fy_rma_beat *)(w->map + ho_off);
         w->boxes = (struct fy_rma_box *)(w->beats + n);
     }
-    if (w->rank == 0) {
+    if (w->rank == leader) {
         w->hdr->magic = FY_RMA_MAGIC;
         w->hdr->nranks = (uint32_t)n;
     }
@@ -472,8 +503,10 @@ int fy_rma_win_create(struct fy_comm *parent, int flavor, MPI_Aint size,
         p->disp_unit = mi[i].disp_unit;
         p->pid = mi[i].pid;
         p->world = fy_comm_world_rank(parent, i);
-        p->direct = w->in_map || i == w->rank;
-        p->base = in_shm      ? (uint64_t)(uintptr_t)(w->map + offs[i])
+        p->remote = fy_boot_local(p->world) < 0;
+        p->direct = (w->in_map && !p->remote) || i == w->rank;
+        p->base = p->remote   ? mi[i].base /* its own address: below */
+                  : in_shm    ? (uint64_t)(uintptr_t)(w->map + offs[i])
                   : p->mirror ? (uint64_t)(uintptr_t)p->mirror +
                                     (mi[i].base - mi[i].rlo)
                               : mi[i].base;
@@ -483,10 +516,16 @@ int fy_rma_win_create(struct fy_comm *parent, int flavor, MPI_Aint size,
                   ? NULL
                   : (void *)(uintptr_t)w->peers[w->rank].base;
     /* The magic is written before the others read it: the allgather below
-     * orders rank 0's store before their copies. */
+     * orders the leader's store before their copies. It also tells ranks
+     * on other nodes where our window memory is in our address space. */
     me.ctl = (uint64_t)(uintptr_t)w->map;
+    me.base = (uint64_t)(uintptr_t)w->base;
     rc = fy_coll_allgather(&me, sizeof(me), fy_dtype_get(MPI_BYTE), mi,
                            sizeof(me), fy_dtype_get(MPI_BYTE), w->comm, NULL);
+    for (int i = 0; !rc && i < n; i++)
+        if (w->peers[i].remote)
+            w->peers[i].base = mi[i].base;
+    bool all_am = false;
     if (!rc && user &&
         agree(w->comm, remote_ops() ? check_remote(w, mi) : -EPERM) != 0) {
         /* No single-copy mechanism reaches every member: the targets
@@ -500,11 +539,18 @@ int fy_rma_win_create(struct fy_comm *parent, int flavor, MPI_Aint size,
                      "FERRY_XFER_REQUIRE: %s does not reach the window's "
                      "ranks; not falling back to active messages",
                      fy_xfer_registry[forced]->name);
-        rc = agree(w->comm, fy_rma_am_init(w));
-        if (!rc)
-            FY_INFO("MPI window on user memory: active messages (no cma or "
-                    "procmem between its ranks)");
+        all_am = true;
+        FY_INFO("MPI window on user memory: active messages (no cma or "
+                "procmem between its ranks)");
     }
+    if (!rc && (all_am || spans)) {
+        rc = agree(w->comm, fy_rma_am_init(w));
+        if (!rc && spans)
+            FY_INFO("MPI window spanning nodes: active messages to the ranks "
+                    "on other nodes");
+    }
+    for (int i = 0; i < n; i++)
+        w->peers[i].am = !w->peers[i].direct && (w->peers[i].remote || all_am);
     if (!rc && user && !w->am)
         rc = agree(w->comm, fy_rma_ho_init(w));
     if (rc)
@@ -593,13 +639,18 @@ static bool lock_peek(void *arg)
     return t->exclusive ? v == 0 : (v & FY_RMA_WRITER) == 0;
 }
 
+/* A target on another node takes and releases its lock for us (am.c). */
 static void lock_one(struct fy_rma_win *w, int target, bool exclusive)
 {
+    if (w->peers[target].remote) {
+        (void)fy_rma_am_lock(w, target, exclusive); /* errors: am_error */
+        return;
+    }
     struct lock_try t = {&w->slot[target].lock, exclusive};
     wait_until(lock_try, lock_peek, &t);
 }
 
-static void unlock_one(struct fy_rma_win *w, int target, bool exclusive)
+static void unlock_word(struct fy_rma_win *w, int target, bool exclusive)
 {
     /* U1: release pairs with L1: our stores happen before the next
      * holder's accesses. */
@@ -608,6 +659,27 @@ static void unlock_one(struct fy_rma_win *w, int target, bool exclusive)
     else
         atomic_fetch_sub_explicit(&w->slot[target].lock, 1,
                                   memory_order_release);
+}
+
+/* After every operation of the epoch was applied (flushed). */
+static void unlock_one(struct fy_rma_win *w, int target, bool exclusive)
+{
+    if (w->peers[target].remote)
+        (void)fy_rma_am_unlock(w, target, exclusive);
+    else
+        unlock_word(w, target, exclusive);
+}
+
+bool fy_rma_lock_try_local(struct fy_rma_win *w, bool exclusive)
+{
+    struct lock_try t = {&w->slot[w->rank].lock, exclusive};
+    return lock_try(&t);
+}
+
+void fy_rma_unlock_local(struct fy_rma_win *w, bool exclusive)
+{
+    unlock_word(w, w->rank, exclusive);
+    wake_all(w);
 }
 
 void fy_rma_lock(struct fy_rma_win *w, int type, int target, int assert)
@@ -623,7 +695,10 @@ void fy_rma_lock(struct fy_rma_win *w, int type, int target, int assert)
 void fy_rma_unlock(struct fy_rma_win *w, int target)
 {
     fy_rma_ho_settle(w, target);
-    (void)fy_rma_am_flush(w, target); /* applied before the lock goes */
+    /* Applied before the lock goes (a remote target's unlock reply says
+     * so by itself). */
+    if (!w->peers[target].remote || w->nocheck[target])
+        (void)fy_rma_am_flush(w, target);
     atomic_thread_fence(memory_order_seq_cst); /* the epoch's operations */
     if (!w->nocheck[target]) {
         unlock_one(w, target, w->lockmode[target] == 2);
@@ -671,6 +746,10 @@ void fy_rma_post(struct fy_rma_win *w, int n, const int *ranks)
         int o = ranks[i];
         w->exposed[o] = true;
         w->npost[o]++;
+        if (w->peers[o].remote) {
+            (void)fy_rma_am_signal(w, o, FY_RMA_AM_POST);
+            continue;
+        }
         atomic_fetch_add_explicit(&w->posted[(size_t)w->rank * w->size + o], 1,
                                   memory_order_release);
         fy_wake(w->peers[o].world);
@@ -715,6 +794,11 @@ void fy_rma_complete(struct fy_rma_win *w)
         if (!w->access[t])
             continue;
         w->access[t] = false;
+        if (w->peers[t].remote) {
+            /* After the epoch's requests to t: applied before it counts. */
+            (void)fy_rma_am_signal(w, t, FY_RMA_AM_DONE);
+            continue;
+        }
         atomic_fetch_add_explicit(&w->done[(size_t)t * w->size + w->rank], 1,
                                   memory_order_release);
         fy_wake(w->peers[t].world);
@@ -956,8 +1040,10 @@ static int attached(const struct fy_rma_win *w, int target, uint64_t lo,
         fy_mt_leave(&locked);
         return in ? 0 : -ERANGE;
     }
-    struct fy_rma_slot *s = &w->slot[target];
     const struct fy_rma_peer *p = &w->peers[target];
+    if (p->remote)
+        return 0; /* its table is on its node: the target checks (am.c) */
+    struct fy_rma_slot *s = &w->slot[target];
     for (;;) {
         /* A2: pairs with A1. */
         uint32_t q = atomic_load_explicit(&s->aseq, memory_order_acquire);
@@ -973,7 +1059,7 @@ static int attached(const struct fy_rma_win *w, int target, uint64_t lo,
         } else if (p->rtab_ok && p->rtab_seq == q) {
             return fy_rma_regions_cover(p->rtab, p->rtab_n, lo, hi) ? 0
                                                                     : -ERANGE;
-        } else if (w->am) {
+        } else if (p->am) {
             return 0; /* unreadable from here: the target checks (am.c) */
         } else {
             int rc = regions_fetch(w, target, q, n, table);
@@ -1049,7 +1135,7 @@ int fy_rma_put(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
     const struct fy_rma_peer *p = &w->peers[target];
     MPI_Count bytes = ocount * odt->size;
     void *dst = (void *)(uintptr_t)taddr;
-    if (w->am && !p->direct)
+    if (p->am)
         return bytes ? fy_rma_am_put(w, obuf, ocount, odt, target, taddr,
                                      tcount, tdt)
                      : 0;
@@ -1090,7 +1176,7 @@ int fy_rma_get(struct fy_rma_win *w, void *obuf, MPI_Count ocount,
     const struct fy_rma_peer *p = &w->peers[target];
     MPI_Count bytes = tcount * tdt->size;
     const void *src = (const void *)(uintptr_t)taddr;
-    if (w->am && !p->direct)
+    if (p->am)
         return bytes ? fy_rma_am_get(w, obuf, ocount, odt, target, taddr,
                                      tcount, tdt)
                      : 0;
@@ -1144,7 +1230,16 @@ static bool acc_peek(void *arg)
 
 void fy_rma_acc_lock(struct fy_rma_win *w, int target)
 {
-    wait_until(acc_try, acc_peek, (void *)&w->slot[target].acc);
+    _Atomic uint32_t *word = &w->slot[target].acc;
+    if (fy_rma_am_in_hook()) {
+        /* Serving a request from the progress engine (am.c): no progress
+         * from here. The holder is an origin of this node that holds the
+         * lock only around copies and combines, never waiting on us. */
+        while (!acc_try((void *)word))
+            sched_yield();
+        return;
+    }
+    wait_until(acc_try, acc_peek, (void *)word);
 }
 
 void fy_rma_acc_unlock(struct fy_rma_win *w, int target)
@@ -1235,12 +1330,12 @@ int fy_rma_acc(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
     MPI_Count bytes = tcount * tdt->size;
     if (bytes == 0)
         return 0;
+    if (p->am)
+        return fy_rma_am_acc(w, obuf, ocount, odt, rbuf, rcount, rdt, target,
+                             taddr, tcount, tdt, op);
     if (fy_rma_acc_atomic(w) && !tdt->pair)
         return fy_rma_acc_shm(w, obuf, ocount, odt, rbuf, rcount, rdt, target,
                               taddr, tcount, tdt, op);
-    if (w->am && !p->direct)
-        return fy_rma_am_acc(w, obuf, ocount, odt, rbuf, rcount, rdt, target,
-                             taddr, tcount, tdt, op);
     if (w->ho && !p->direct) {
         int rc = fy_rma_ho_acc(w, obuf, ocount, odt, rbuf, rcount, rdt, target,
                                taddr, tcount, tdt, op);
@@ -1310,13 +1405,13 @@ int fy_rma_cas(struct fy_rma_win *w, const void *obuf, const void *cbuf,
     char old[64];
     if (n > sizeof(old))
         return -EINVAL;
+    if (p->am)
+        return fy_rma_am_cas(w, obuf, cbuf, rbuf, dt, target, taddr);
     if (fy_rma_acc_atomic(w)) {
         int rc = fy_rma_cas_shm(w, obuf, cbuf, rbuf, dt, target, taddr);
         if (rc != -EAGAIN)
             return rc;
     }
-    if (w->am && !p->direct)
-        return fy_rma_am_cas(w, obuf, cbuf, rbuf, dt, target, taddr);
     if (w->ho && !p->direct) {
         int rc = fy_rma_ho_cas(w, obuf, cbuf, rbuf, dt, target, taddr);
         if (rc != -EAGAIN)

@@ -199,6 +199,24 @@ static inline int mt_node_size(void)
     return n;
 }
 
+/* Whether world rank r shares this process's node (collective over
+ * MPI_COMM_WORLD). */
+static inline int mt_same_node(int r)
+{
+    MPI_Comm node;
+    MPI_Group wg, ng;
+    int tr = MPI_UNDEFINED;
+    MT_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0,
+                               MPI_INFO_NULL, &node));
+    MT_MPI(MPI_Comm_group(MPI_COMM_WORLD, &wg));
+    MT_MPI(MPI_Comm_group(node, &ng));
+    MT_MPI(MPI_Group_translate_ranks(wg, 1, &r, ng, &tr));
+    MT_MPI(MPI_Group_free(&wg));
+    MT_MPI(MPI_Group_free(&ng));
+    MT_MPI(MPI_Comm_free(&node));
+    return tr != MPI_UNDEFINED;
+}
+
 /* MPI_Init plus rank/size. */
 static inline void mt_init(int *argc, char ***argv)
 {

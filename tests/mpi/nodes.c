@@ -2,13 +2,14 @@
 /* Several nodes (FERRY_NODES=<n> under Ferry's mpiexec; one node
  * otherwise, and under any other MPI): MPI_Comm_split_type(SHARED) gives
  * each rank its node, a contiguous block of ranks (the first size % n
- * blocks one larger); windows on a node communicator work, on one that
- * spans nodes Win_allocate fails with MPI_ERR_RMA_SHARED (nothing
- * hangs); collectives over the world and over a communicator that mixes
- * nodes agree with a reference; every pair exchanges a message of each
- * protocol's size (mailbox, cell, rendezvous, 3 MiB) both ways, and a
- * truncated rendezvous across nodes is MPI_ERR_TRUNCATE with nothing
- * written past the buffer. */
+ * blocks one larger); windows on a node communicator work, and on the
+ * world across nodes (puts by fence, Fetch_and_op and an exclusive lock
+ * on every rank's memory), while Win_allocate_shared across nodes fails
+ * with MPI_ERR_RMA_SHARED (nothing hangs); collectives over the world and over
+ * a communicator that mixes nodes agree with a reference; every pair exchanges
+ * a message of each protocol's size (mailbox, cell, rendezvous, 3 MiB) both
+ * ways, and a truncated rendezvous across nodes is MPI_ERR_TRUNCATE with
+ * nothing written past the buffer. */
 #include "mpitest.h"
 
 static int nodes_of_env(void)
@@ -34,7 +35,8 @@ static void check_node(int nodes)
     MT_EQ(nsize, me < extra ? base + 1 : base, "node size");
     MT_EQ(nrank, mt_rank - first, "rank in the node");
 
-    /* A window on the node works; one on the world only with one node. */
+    /* A window on the node works; and one on the world; a shared one on
+     * the world only with one node. */
     MPI_Win w;
     int *mem;
     MT_MPI(MPI_Win_allocate(sizeof(int), sizeof(int), MPI_INFO_NULL, node, &mem,
@@ -46,11 +48,44 @@ static void check_node(int nodes)
     MT_MPI(MPI_Win_fence(0, w));
     MT_EQ(*mem, first + (nrank + nsize - 1) % nsize, "put within the node");
     MT_MPI(MPI_Win_free(&w));
+    int *wm;
+    MT_MPI(MPI_Win_allocate(2 * sizeof(int), sizeof(int), MPI_INFO_NULL,
+                            MPI_COMM_WORLD, &wm, &w));
+    wm[0] = -1;
+    wm[1] = 0;
+    MT_MPI(MPI_Win_fence(0, w));
+    MT_MPI(MPI_Put(&v, 1, MPI_INT, (mt_rank + 1) % mt_size, 0, 1, MPI_INT, w));
+    MT_MPI(MPI_Win_fence(0, w));
+    MT_EQ(wm[0], (mt_rank + mt_size - 1) % mt_size, "put across the world");
+    /* Every rank adds its rank + 1 to every rank's counter, half of them
+     * under an exclusive lock with a get and a put (read-modify-write that
+     * only the lock makes safe), half by Fetch_and_op under a shared one. */
+    for (int t = 0; t < mt_size; t++) {
+        if (mt_rank % 2) {
+            int cur = 0;
+            MT_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, t, 0, w));
+            MT_MPI(MPI_Get(&cur, 1, MPI_INT, t, 1, 1, MPI_INT, w));
+            MT_MPI(MPI_Win_flush(t, w));
+            cur += mt_rank + 1;
+            MT_MPI(MPI_Put(&cur, 1, MPI_INT, t, 1, 1, MPI_INT, w));
+            MT_MPI(MPI_Win_unlock(t, w));
+        } else {
+            int add = mt_rank + 1, old;
+            MT_MPI(MPI_Win_lock(MPI_LOCK_SHARED, t, 0, w));
+            MT_MPI(MPI_Fetch_and_op(&add, &old, MPI_INT, t, 1, MPI_SUM, w));
+            MT_MPI(MPI_Win_unlock(t, w));
+        }
+    }
+    MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    MT_MPI(MPI_Win_lock(MPI_LOCK_SHARED, mt_rank, 0, w));
+    MT_EQ(wm[1], mt_size * (mt_size + 1) / 2, "counter after every rank's add");
+    MT_MPI(MPI_Win_unlock(mt_rank, w));
+    MT_MPI(MPI_Win_free(&w));
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    int rc = MPI_Win_allocate(sizeof(int), sizeof(int), MPI_INFO_NULL,
-                              MPI_COMM_WORLD, &mem, &w);
+    int rc = MPI_Win_allocate_shared(sizeof(int), sizeof(int), MPI_INFO_NULL,
+                                     MPI_COMM_WORLD, &mem, &w);
     if (nodes > 1)
-        MT_ERRCLASS(rc, MPI_ERR_RMA_SHARED, "Win_allocate across nodes");
+        MT_ERRCLASS(rc, MPI_ERR_RMA_SHARED, "Win_allocate_shared across nodes");
     else if (rc == MPI_SUCCESS)
         MT_MPI(MPI_Win_free(&w));
 
