@@ -54,6 +54,9 @@ struct am_send {
  *   only when nsent[t] > nacked[t];
  * - tx: this origin's requests still being sent (their buffers), at most
  *   AM_DEPTH;
+ * - data_rx: while set, rx is not posted: requests are served in the
+ *   order they came, so an origin's flush, unlock or complete after a
+ *   PUT_DIRECT is answered only once its bytes are in the window;
  * - every reply comes back with the tag its request named (a fresh one
  *   per request), so replies never depend on the order receives were
  *   posted in (threads of a MULTIPLE program may interleave). */
@@ -68,6 +71,10 @@ struct fy_rma_am {
     uint64_t *nsent, *nacked;
     struct am_send *tx;
     int ntx;
+    /* target: a PUT_DIRECT's data receive into the window (or swallowing
+     * a refused one's bytes); no request is served until it completes. */
+    struct fy_req *data_rx;
+    int data_src, data_err;
     int tag;        /* last reply tag handed out */
     int origin_err; /* first error a reply brought back (origin side) */
     struct fy_rma_am *next;
@@ -386,7 +393,67 @@ static int serve_sync(struct fy_rma_am *am, int o,
 
 static bool sync_kind(uint32_t kind)
 {
-    return kind >= FY_RMA_AM_LOCK && kind <= FY_RMA_AM_DONE;
+    return kind >= FY_RMA_AM_LOCK && kind <= FY_RMA_AM_GET_DIRECT;
+}
+
+static bool tag_ok(uint32_t tag)
+{
+    return tag >= FY_RMA_AM_TAG_REPLY && tag <= FY_RMA_AM_TAG_MAX;
+}
+
+/* PUT_DIRECT / GET_DIRECT of origin o (n bytes, header h): check the one
+ * piece against the window, then receive the bytes into it or send them
+ * from it. A refused put's bytes are swallowed (a receive of 0 bytes);
+ * a refused get is answered on its status tag. Returns 0 or the error
+ * (the caller keeps it for o's next reply). */
+static int serve_direct(struct fy_rma_am *am, int o,
+                        const struct fy_rma_am_hdr *h, uint64_t n)
+{
+    struct fy_rma_win *w = am->w;
+    struct fy_rma_am_seg sg = {0, 0};
+    bool get = h->kind == FY_RMA_AM_GET_DIRECT;
+    int err = 0;
+    if (n != sizeof(*h) + sizeof(sg) || h->nseg != 1 || !tag_ok(h->tag) ||
+        (get ? !tag_ok((uint32_t)h->op) : h->tag < FY_RMA_AM_TAG_DATA))
+        err = -EPROTO;
+    if (!err) {
+        memcpy(&sg, am->rxbuf + sizeof(*h), sizeof(sg));
+        if (sg.len != h->bytes || sg.len > (uint64_t)INT64_MAX)
+            err = -EPROTO;
+        else if (!fy_rma_in_window(w, sg.addr, sg.len))
+            err = -ERANGE;
+    }
+    if (get) {
+        if (err) {
+            if (tag_ok((uint32_t)h->op))
+                reply(am, o, h->op, err, NULL, 0);
+            return err == -EPROTO && !tag_ok((uint32_t)h->op) ? err : 0;
+        }
+        struct am_send *s = malloc(sizeof(*s));
+        int rc =
+            s ? fy_p2p_isend((void *)(uintptr_t)sg.addr, (MPI_Count)sg.len,
+                             fy_dtype_get(MPI_BYTE), o, (int)h->tag, w->comm,
+                             w->comm->ctx, FY_SEND_STANDARD, &s->req)
+              : -ENOMEM;
+        if (rc)
+            fy_fatal(1,
+                     "MPI one-sided: cannot send a get's data to rank %d: %s",
+                     o, strerror(-rc));
+        s->next = am->sends;
+        am->sends = s;
+        return 0;
+    }
+    if (err && (!tag_ok(h->tag) || h->tag < FY_RMA_AM_TAG_DATA))
+        return err; /* no data message can be told apart: nothing to swallow */
+    int rc = fy_p2p_irecv(err ? am->scratch : (void *)(uintptr_t)sg.addr,
+                          err ? 0 : (MPI_Count)sg.len, fy_dtype_get(MPI_BYTE),
+                          o, (int)h->tag, w->comm, w->comm->ctx, &am->data_rx);
+    if (rc)
+        fy_fatal(1, "MPI one-sided: cannot receive a put from rank %d: %s", o,
+                 strerror(-rc));
+    am->data_src = o;
+    am->data_err = err;
+    return err;
 }
 
 /* Serve one request of origin o (n bytes in rxbuf) and answer it. */
@@ -399,7 +466,8 @@ static void handle(struct fy_rma_am *am, int o, uint64_t n)
     if (n >= sizeof(sh) && (memcpy(&sh, am->rxbuf, sizeof(sh)), 1) &&
         sync_kind(sh.kind)) {
         kind = sh.kind;
-        err = serve_sync(am, o, &sh, n);
+        err = kind >= FY_RMA_AM_PUT_DIRECT ? serve_direct(am, o, &sh, n)
+                                           : serve_sync(am, o, &sh, n);
     } else {
         err = fy_rma_am_serve(am->w, am->rxbuf, n, am->scratch, &kind, &rbytes);
     }
@@ -454,7 +522,24 @@ void fy_rma_am_progress(void)
     for (struct fy_rma_am *am = s_ams; am; am = am->next) {
         if (am->sends)
             reap_sends(am);
-        while (am->rx && am->rx->complete) {
+        for (;;) {
+            if (am->data_rx) {
+                if (!am->data_rx->complete)
+                    break; /* nothing else until the put's bytes are in */
+                int o = am->data_src;
+                /* A refused put's swallowing receive truncates: its error
+                 * was kept when the request was refused. */
+                if (am->data_rx->err && !am->data_err && !am->err[o])
+                    am->err[o] = am->data_rx->err;
+                fy_req_free(am->data_rx);
+                am->data_rx = NULL;
+                int rc = post_rx(am);
+                if (rc)
+                    fy_fatal(1, "MPI one-sided: cannot post a receive: %s",
+                             strerror(-rc));
+            }
+            if (!am->rx || !am->rx->complete)
+                break;
             struct fy_req *r = am->rx;
             int src = r->st_source;
             uint64_t n = (uint64_t)r->st_bytes;
@@ -469,6 +554,8 @@ void fy_rma_am_progress(void)
             } else {
                 handle(am, src, n);
             }
+            if (am->data_rx)
+                continue; /* rx is posted once the put's bytes are in */
             int rc = post_rx(am);
             if (rc)
                 fy_fatal(1, "MPI one-sided: cannot post a receive: %s",
@@ -531,12 +618,16 @@ void fy_rma_am_free(struct fy_rma_win *w)
             break;
         }
     fy_rma_hook_update();
-    if (am->rx) {
+    for (int k = 0; k < 2; k++) {
+        struct fy_req **rp = k ? &am->data_rx : &am->rx;
+        if (!*rp)
+            continue;
         /* A request that matched already (an erroneous program's, sent
          * after the window's last epoch) still lands in rxbuf: let it. */
-        fy_p2p_cancel_recv(am->rx);
-        fy_req_wait(am->rx);
-        fy_req_free(am->rx);
+        fy_p2p_cancel_recv(*rp);
+        fy_req_wait(*rp);
+        fy_req_free(*rp);
+        *rp = NULL;
     }
     /* Replies were received before their origins let the window go (the
      * window's free is collective); wait for the last sends to finish. */
@@ -606,8 +697,8 @@ static void note_err(struct fy_rma_am *am, int err)
 
 static int next_tag(struct fy_rma_am *am)
 {
-    am->tag =
-        am->tag >= FY_RMA_AM_TAG_MAX ? FY_RMA_AM_TAG_REPLY + 1 : am->tag + 1;
+    am->tag = am->tag >= FY_RMA_AM_TAG_DATA - 1 ? FY_RMA_AM_TAG_REPLY + 1
+                                                : am->tag + 1;
     return am->tag;
 }
 
@@ -636,6 +727,20 @@ static void ring(struct fy_rma_am *am, int target)
     fy_wake_slow(am->w->peers[target].world);
 }
 
+/* Progress until fewer than AM_DEPTH of ours are on their way (not
+ * fy_req_wait on one of them: under MULTIPLE another thread may reap it
+ * meanwhile). */
+static void tx_slot(struct fy_rma_am *am)
+{
+    unsigned spins = 0;
+    for (reap_tx(am, false); am->ntx >= AM_DEPTH; reap_tx(am, false)) {
+        if (fy_progress())
+            spins = 0;
+        else
+            fy_progress_idle(&spins);
+    }
+}
+
 /* Send a request of len bytes at pkt (its header already in place).
  * Small ones go at once from the caller's buffer; 'heap' ones (an
  * am_send whose buf is pkt) go asynchronously and are owned by am->tx
@@ -650,15 +755,7 @@ static int send_req(struct fy_rma_am *am, int target, char *pkt, uint64_t len,
                          FY_RMA_AM_TAG_REQ, w->comm, w->comm->ctx,
                          FY_SEND_STANDARD);
     } else {
-        /* Progress until one of ours is out (not fy_req_wait on one of
-         * them: under MULTIPLE another thread may reap it meanwhile). */
-        unsigned spins = 0;
-        for (reap_tx(am, false); am->ntx >= AM_DEPTH; reap_tx(am, false)) {
-            if (fy_progress())
-                spins = 0;
-            else
-                fy_progress_idle(&spins);
-        }
+        tx_slot(am);
         rc = fy_p2p_isend(pkt, (MPI_Count)len, fy_dtype_get(MPI_BYTE), target,
                           FY_RMA_AM_TAG_REQ, w->comm, w->comm->ctx,
                           FY_SEND_STANDARD, &heap->req);
@@ -797,11 +894,135 @@ static int send_data(struct fy_rma_win *w, uint32_t kind, int32_t op,
     return 0;
 }
 
+/* Whether a put or get of tcount elements of tdt goes direct: a target
+ * on another node, at least FY_RMA_AM_DIRECT_MIN bytes, one contiguous
+ * range there. */
+static bool direct_ok(const struct fy_rma_win *w, int target, MPI_Count tcount,
+                      const struct fy_dtype *tdt)
+{
+    MPI_Count bytes = tcount * tdt->size;
+    return w->peers[target].remote && bytes >= FY_RMA_AM_DIRECT_MIN &&
+           fy_rma_flat(tcount, tdt, bytes);
+}
+
+/* The request of a direct put or get: one piece, the data's tag, and for
+ * a get the tag of a refusal. */
+static int direct_req(struct fy_rma_am *am, int target, uint32_t kind,
+                      uint64_t taddr, uint64_t bytes, int tag, int status)
+{
+    alignas(8) char
+        pkt[sizeof(struct fy_rma_am_hdr) + sizeof(struct fy_rma_am_seg)];
+    struct fy_rma_am_hdr h = {.kind = kind,
+                              .nseg = 1,
+                              .bytes = bytes,
+                              .op = status,
+                              .tag = (uint32_t)tag};
+    struct fy_rma_am_seg sg = {taddr, bytes};
+    memcpy(pkt, &h, sizeof(h));
+    memcpy(pkt + sizeof(h), &sg, sizeof(sg));
+    uint64_t seq;
+    return send_req(am, target, pkt, sizeof(pkt), NULL, &seq);
+}
+
+/* A direct put: the request, then the bytes as a message of their own,
+ * from the origin's buffer when it is laid out flat, else packed. The
+ * put returns once they are sent: request-based puts (MPI_Rput) are
+ * complete when the call returns, and the buffer is the user's again. */
+static int put_direct(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
+                      struct fy_dtype *odt, int target, uint64_t taddr,
+                      MPI_Count bytes)
+{
+    struct fy_rma_am *am = w->am;
+    bool flat = fy_rma_flat(ocount, odt, bytes);
+    char *packed = flat ? NULL : malloc((size_t)bytes);
+    if (!flat && !packed)
+        return -ENOMEM;
+    if (packed)
+        fy_dtype_pack(obuf, ocount, odt, packed);
+    int tag = FY_RMA_AM_TAG_DATA + next_tag(am);
+    struct fy_req *r = NULL;
+    int rc = direct_req(am, target, FY_RMA_AM_PUT_DIRECT, taddr,
+                        (uint64_t)bytes, tag, 0);
+    if (!rc)
+        rc = fy_p2p_isend(packed ? packed : obuf, bytes, fy_dtype_get(MPI_BYTE),
+                          target, tag, w->comm, w->comm->ctx, FY_SEND_STANDARD,
+                          &r);
+    if (!rc) {
+        rc = fy_req_wait(r);
+        fy_req_free(r);
+    }
+    free(packed);
+    if (rc) /* the target waits for these bytes: the pair cannot go on */
+        fy_fatal(1, "MPI one-sided: cannot send a put to rank %d: %s", target,
+                 strerror(-rc));
+    return 0;
+}
+
+/* A direct get: the bytes into the origin's buffer when it is flat (else
+ * a temporary), or a refusal on the status tag. */
+static int get_direct(struct fy_rma_win *w, void *obuf, MPI_Count ocount,
+                      struct fy_dtype *odt, int target, uint64_t taddr,
+                      MPI_Count bytes)
+{
+    struct fy_rma_am *am = w->am;
+    bool flat = fy_rma_flat(ocount, odt, bytes);
+    char *dst = flat ? obuf : malloc((size_t)bytes);
+    if (!dst)
+        return -ENOMEM;
+    int tag = next_tag(am), status = next_tag(am);
+    alignas(8) char st[sizeof(struct fy_rma_am_reply)];
+    struct fy_req *rd = NULL, *rs = NULL;
+    int rc = fy_p2p_irecv(dst, bytes, fy_dtype_get(MPI_BYTE), target, tag,
+                          w->comm, w->comm->ctx, &rd);
+    if (!rc)
+        rc = post_reply(am, target, status, st, sizeof(st), &rs);
+    if (!rc)
+        rc = direct_req(am, target, FY_RMA_AM_GET_DIRECT, taddr,
+                        (uint64_t)bytes, tag, status);
+    if (!rc) {
+        unsigned spins = 0;
+        while (!rd->complete && !rs->complete) {
+            if (fy_progress())
+                spins = 0;
+            else
+                fy_progress_idle(&spins);
+        }
+        if (rd->complete) {
+            rc = rd->err ? rd->err : rd->st_bytes != bytes ? -EPROTO : 0;
+        } else {
+            struct fy_rma_am_reply rp;
+            memcpy(&rp, st, sizeof(rp));
+            if (rp.earlier)
+                note_err(am, rp.earlier < 0 ? rp.earlier : -EPROTO);
+            rc = rs->err ? rs->err : rp.err < 0 ? rp.err : -EPROTO;
+        }
+    }
+    for (int k = 0; k < 2; k++) {
+        struct fy_req *r = k ? rs : rd;
+        if (!r)
+            continue;
+        if (!r->complete) {
+            fy_p2p_cancel_recv(r);
+            fy_req_wait(r);
+        }
+        fy_req_free(r);
+    }
+    if (!flat) {
+        if (!rc)
+            fy_dtype_unpack(dst, bytes, obuf, ocount, odt);
+        free(dst);
+    }
+    return rc;
+}
+
 int fy_rma_am_put(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
                   struct fy_dtype *odt, int target, uint64_t taddr,
                   MPI_Count tcount, struct fy_dtype *tdt)
 {
     AM_ENGINE_LOCK();
+    if (direct_ok(w, target, tcount, tdt))
+        return put_direct(w, obuf, ocount, odt, target, taddr,
+                          tcount * tdt->size);
     return send_data(w, FY_RMA_AM_PUT, 0, 0, 1, obuf, ocount, odt, true, target,
                      taddr, tcount, tdt);
 }
@@ -819,6 +1040,9 @@ int fy_rma_am_get(struct fy_rma_win *w, void *obuf, MPI_Count ocount,
                   MPI_Count tcount, struct fy_dtype *tdt)
 {
     AM_ENGINE_LOCK();
+    if (direct_ok(w, target, tcount, tdt))
+        return get_direct(w, obuf, ocount, odt, target, taddr,
+                          tcount * tdt->size);
     struct fy_rma_am *am = w->am;
     MPI_Count bytes = tcount * tdt->size, sent = 0;
     struct get_chunk q[AM_GET_DEPTH];

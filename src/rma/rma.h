@@ -358,6 +358,12 @@ int fy_rma_cas(struct fy_rma_win *w, const void *obuf, const void *cbuf,
 #define FY_RMA_AM_TAG_REQ 1
 #define FY_RMA_AM_TAG_REPLY 2 /* replies: tags 2 .. TAG_MAX */
 #define FY_RMA_AM_TAG_MAX (1 << 30)
+/* Tags an origin hands out come from its own sequence, 2 .. TAG_DATA - 1
+ * (replies, a direct get's bytes and refusal); a direct put's bytes go
+ * with TAG_DATA + such a tag: the same pair carries, the other way, the
+ * replies to the target's own requests, whose tags follow the target's
+ * sequence and could equal it. */
+#define FY_RMA_AM_TAG_DATA (1 << 29)
 #define FY_RMA_AM_CHUNK (64 * 1024)
 #define FY_RMA_AM_NSEG 64
 
@@ -374,7 +380,16 @@ enum fy_rma_am_kind {
     FY_RMA_AM_UNLOCK, /* op as the lock's; reply once released */
     FY_RMA_AM_POST,   /* the origin opened an exposure epoch to us */
     FY_RMA_AM_DONE,   /* the origin completed an access epoch at us */
+    /* Large contiguous puts and gets to a target on another node: one
+     * piece, no data in the request; the bytes travel as one message of
+     * their own with tag 'tag', received straight into the window (PUT)
+     * or sent straight from it (GET; a refusal is a reply with tag 'op'
+     * instead). Handled before fy_rma_am_serve. */
+    FY_RMA_AM_PUT_DIRECT,
+    FY_RMA_AM_GET_DIRECT,
 };
+/* Contiguous puts and gets from this size go direct to a remote target. */
+#define FY_RMA_AM_DIRECT_MIN (64 * 1024)
 
 struct fy_rma_am_hdr {
     uint32_t kind;  /* enum fy_rma_am_kind */

@@ -434,6 +434,19 @@ static void range(MPI_Win win)
         RANGE_ERR(
             MPI_Put(v, 1, MPI_INT, right, bases[right] - 64, 1, MPI_INT, win),
             "put before the attached region");
+    /* Large ones (straight into and out of the window between nodes):
+     * 128 KiB from 64 KiB before the end. */
+    const int LN = 32 * 1024;
+    int *lv = mt_malloc(sizeof(int) * LN);
+    for (int i = 0; i < LN; i++)
+        lv[i] = 0x77;
+    RANGE_ERR(MPI_Put(lv, LN, MPI_INT, right, end - LN * 2, LN, MPI_INT, win),
+              "large put across the end");
+    MT_ERRCLASS(MPI_Get(lv, LN, MPI_INT, right, end - LN * 2, LN, MPI_INT, win),
+                MPI_ERR_RMA_RANGE, "large get across the end");
+    for (int i = 0; i < LN; i++)
+        MT_EQ(lv[i], 0x77, "a refused large get leaves the buffer alone");
+    free(lv);
     if (late_seen)
         MT_ERRCLASS(MPI_Win_unlock(right, win), MPI_ERR_RMA_RANGE,
                     "unlock after refused puts to another node");
