@@ -925,36 +925,47 @@ static int direct_req(struct fy_rma_am *am, int target, uint32_t kind,
 }
 
 /* A direct put: the request, then the bytes as a message of their own,
- * from the origin's buffer when it is laid out flat, else packed. The
- * put returns once they are sent: request-based puts (MPI_Rput) are
- * complete when the call returns, and the buffer is the user's again. */
+ * from the origin's buffer when it is laid out flat, else packed. Bytes
+ * sent from the origin's buffer may be read until the next flush (which
+ * the target answers only once they are in: MPI lets the buffer be reused
+ * only then), but for request-based puts (w->local_done), which wait. */
 static int put_direct(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
                       struct fy_dtype *odt, int target, uint64_t taddr,
                       MPI_Count bytes)
 {
     struct fy_rma_am *am = w->am;
     bool flat = fy_rma_flat(ocount, odt, bytes);
-    char *packed = flat ? NULL : malloc((size_t)bytes);
-    if (!flat && !packed)
+    struct am_send *s = malloc(sizeof(*s) + (flat ? 0 : (size_t)bytes));
+    if (!s)
         return -ENOMEM;
-    if (packed)
-        fy_dtype_pack(obuf, ocount, odt, packed);
+    const void *src = obuf;
+    if (!flat) {
+        fy_dtype_pack(obuf, ocount, odt, s->buf);
+        src = s->buf;
+    }
     int tag = FY_RMA_AM_TAG_DATA + next_tag(am);
-    struct fy_req *r = NULL;
     int rc = direct_req(am, target, FY_RMA_AM_PUT_DIRECT, taddr,
                         (uint64_t)bytes, tag, 0);
-    if (!rc)
-        rc = fy_p2p_isend(packed ? packed : obuf, bytes, fy_dtype_get(MPI_BYTE),
-                          target, tag, w->comm, w->comm->ctx, FY_SEND_STANDARD,
-                          &r);
     if (!rc) {
-        rc = fy_req_wait(r);
-        fy_req_free(r);
+        tx_slot(am);
+        rc = fy_p2p_isend(src, bytes, fy_dtype_get(MPI_BYTE), target, tag,
+                          w->comm, w->comm->ctx, FY_SEND_STANDARD, &s->req);
     }
-    free(packed);
     if (rc) /* the target waits for these bytes: the pair cannot go on */
         fy_fatal(1, "MPI one-sided: cannot send a put to rank %d: %s", target,
                  strerror(-rc));
+    if (flat && w->local_done) {
+        rc = fy_req_wait(s->req);
+        fy_req_free(s->req);
+        free(s);
+        if (rc)
+            fy_fatal(1, "MPI one-sided: cannot send a put to rank %d: %s",
+                     target, strerror(-rc));
+        return 0;
+    }
+    s->next = am->tx;
+    am->tx = s;
+    am->ntx++;
     return 0;
 }
 
