@@ -1188,8 +1188,8 @@ static int check_req(MPI_Win win, int rank, MPI_Request *request,
  * call returns (w->local_done: rma/am.c's direct puts wait for their
  * bytes to be sent). */
 static int rput(const void *obuf, MPI_Count ocount, MPI_Datatype otype,
-                int trank, MPI_Aint tdisp, MPI_Count tcount,
-                MPI_Datatype ttype, MPI_Win win, const char *fn)
+                int trank, MPI_Aint tdisp, MPI_Count tcount, MPI_Datatype ttype,
+                MPI_Win win, const char *fn)
 {
     struct fy_rma_win *w = fy_rma_win_get(win); /* check_req found it */
     w->local_done = true;

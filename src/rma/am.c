@@ -54,6 +54,10 @@ struct am_send {
  *   only when nsent[t] > nacked[t];
  * - tx: this origin's requests still being sent (their buffers), at most
  *   AM_DEPTH;
+ * - batch[t]: requests counted in nsent[t] but not sent yet; every
+ *   request to t that is sent carries them first, in order. Only puts
+ *   and accumulates wait there: each needs a later flush, unlock, fence
+ *   or complete to complete, and each of those sends a request to t;
  * - data_rx: while set, rx is not posted: requests are served in the
  *   order they came, so an origin's flush, unlock or complete after a
  *   PUT_DIRECT is answered only once its bytes are in the window;
@@ -71,6 +75,11 @@ struct fy_rma_am {
     uint64_t *nsent, *nacked;
     struct am_send *tx;
     int ntx;
+    /* origin: per target on another node, small one-way requests held
+     * back (batch[t], batch_len[t] bytes of batch_n[t] items) until the
+     * next request to t, which carries them (send_req). */
+    char **batch;
+    uint32_t *batch_len, *batch_n;
     /* target: a PUT_DIRECT's data receive into the window (or swallowing
      * a refused one's bytes); no request is served until it completes. */
     struct fy_req *data_rx;
@@ -406,7 +415,7 @@ static bool tag_ok(uint32_t tag)
  * from it. A refused put's bytes are swallowed (a receive of 0 bytes);
  * a refused get is answered on its status tag. Returns 0 or the error
  * (the caller keeps it for o's next reply). */
-static int serve_direct(struct fy_rma_am *am, int o,
+static int serve_direct(struct fy_rma_am *am, int o, const char *pkt,
                         const struct fy_rma_am_hdr *h, uint64_t n)
 {
     struct fy_rma_win *w = am->w;
@@ -417,7 +426,7 @@ static int serve_direct(struct fy_rma_am *am, int o,
         (get ? !tag_ok((uint32_t)h->op) : h->tag < FY_RMA_AM_TAG_DATA))
         err = -EPROTO;
     if (!err) {
-        memcpy(&sg, am->rxbuf + sizeof(*h), sizeof(sg));
+        memcpy(&sg, pkt + sizeof(*h), sizeof(sg));
         if (sg.len != h->bytes || sg.len > (uint64_t)INT64_MAX)
             err = -EPROTO;
         else if (!fy_rma_in_window(w, sg.addr, sg.len))
@@ -456,20 +465,22 @@ static int serve_direct(struct fy_rma_am *am, int o,
     return err;
 }
 
-/* Serve one request of origin o (n bytes in rxbuf) and answer it. */
-static void handle(struct fy_rma_am *am, int o, uint64_t n)
+/* Serve one request of origin o (n bytes at pkt, 8-aligned) and answer
+ * it. */
+static void handle_one(struct fy_rma_am *am, int o, const char *pkt, uint64_t n)
 {
     uint32_t kind = 0;
     uint64_t rbytes = 0;
-    struct fy_rma_am_hdr sh;
+    struct fy_rma_am_hdr h = {0};
+    if (n >= sizeof(h))
+        memcpy(&h, pkt, sizeof(h));
     int err;
-    if (n >= sizeof(sh) && (memcpy(&sh, am->rxbuf, sizeof(sh)), 1) &&
-        sync_kind(sh.kind)) {
-        kind = sh.kind;
-        err = kind >= FY_RMA_AM_PUT_DIRECT ? serve_direct(am, o, &sh, n)
-                                           : serve_sync(am, o, &sh, n);
+    if (n >= sizeof(h) && sync_kind(h.kind)) {
+        kind = h.kind;
+        err = kind >= FY_RMA_AM_PUT_DIRECT ? serve_direct(am, o, pkt, &h, n)
+                                           : serve_sync(am, o, &h, n);
     } else {
-        err = fy_rma_am_serve(am->w, am->rxbuf, n, am->scratch, &kind, &rbytes);
+        err = fy_rma_am_serve(am->w, pkt, n, am->scratch, &kind, &rbytes);
     }
     if (err && err != -ERANGE && err != -EBUSY)
         FY_WARN("MPI one-sided: bad request from rank %d (kind %u, %llu "
@@ -478,14 +489,61 @@ static void handle(struct fy_rma_am *am, int o, uint64_t n)
     bool replies = kind == FY_RMA_AM_GET || kind == FY_RMA_AM_GACC ||
                    kind == FY_RMA_AM_CAS || kind == FY_RMA_AM_FLUSH ||
                    kind == FY_RMA_AM_LOCK || kind == FY_RMA_AM_UNLOCK;
-    struct fy_rma_am_hdr h = {0};
-    if (n >= sizeof(h))
-        memcpy(&h, am->rxbuf, sizeof(h));
     if (replies && h.tag >= FY_RMA_AM_TAG_REPLY && h.tag <= FY_RMA_AM_TAG_MAX)
         reply(am, o, (int)h.tag, err, am->scratch, rbytes);
     else if (err && !am->err[o])
         am->err[o] = err;
     s_handled++;
+}
+
+/* The packet of n bytes in rxbuf from origin o: one request, or a batch
+ * of them served in order. A malformed batch is refused from the first
+ * item that does not add up (those before it were served); so is an item
+ * after one that started a direct put's receive (the origin sends that
+ * request last). */
+static void handle(struct fy_rma_am *am, int o, uint64_t n)
+{
+    struct fy_rma_am_hdr h = {0};
+    if (n >= sizeof(h))
+        memcpy(&h, am->rxbuf, sizeof(h));
+    if (n < sizeof(h) || h.kind != FY_RMA_AM_BATCH) {
+        handle_one(am, o, am->rxbuf, n);
+        return;
+    }
+    int err = 0;
+    uint64_t off = sizeof(h);
+    if (h.bytes != n - sizeof(h) || h.nseg == 0)
+        err = -EPROTO;
+    for (uint32_t i = 0; !err && i < h.nseg; i++) {
+        uint32_t len;
+        struct fy_rma_am_hdr ih;
+        if (n - off < 8 || am->data_rx) {
+            err = -EPROTO;
+            break;
+        }
+        memcpy(&len, am->rxbuf + off, sizeof(len));
+        off += 8;
+        uint64_t padded = ((uint64_t)len + 7) & ~(uint64_t)7;
+        if (len < sizeof(ih) || padded > n - off) {
+            err = -EPROTO;
+            break;
+        }
+        memcpy(&ih, am->rxbuf + off, sizeof(ih));
+        if (ih.kind == FY_RMA_AM_BATCH) {
+            err = -EPROTO;
+            break;
+        }
+        handle_one(am, o, am->rxbuf + off, len);
+        off += padded;
+    }
+    if (!err && off != n)
+        err = -EPROTO;
+    if (err) {
+        FY_WARN("MPI one-sided: bad request batch from rank %d (%llu bytes)", o,
+                (unsigned long long)n);
+        if (!am->err[o])
+            am->err[o] = err;
+    }
 }
 
 static void reap_sends(struct fy_rma_am *am)
@@ -574,6 +632,11 @@ static void am_release(struct fy_rma_am *am)
     free(am->scratch);
     free(am->err);
     free(am->held);
+    for (int t = 0; am->batch && t < am->w->size; t++)
+        free(am->batch[t]);
+    free(am->batch);
+    free(am->batch_len);
+    free(am->batch_n);
     free(am->nsent);
     free(am->nacked);
     free(am);
@@ -593,8 +656,14 @@ int fy_rma_am_init(struct fy_rma_win *w)
     am->nacked = calloc((size_t)w->size, sizeof(uint64_t));
     am->tag = FY_RMA_AM_TAG_REPLY;
     int rc = -ENOMEM;
+    if (w->spans) {
+        am->batch = calloc((size_t)w->size, sizeof(char *));
+        am->batch_len = calloc((size_t)w->size, sizeof(uint32_t));
+        am->batch_n = calloc((size_t)w->size, sizeof(uint32_t));
+    }
+    bool batch_ok = !w->spans || (am->batch && am->batch_len && am->batch_n);
     if (am->rxbuf && am->scratch && am->err && am->held && am->nsent &&
-        am->nacked)
+        am->nacked && batch_ok)
         rc = post_rx(am);
     if (rc) {
         am_release(am);
@@ -741,12 +810,123 @@ static void tx_slot(struct fy_rma_am *am)
     }
 }
 
+/* Batches: requests of up to AM_BATCH_ITEM bytes wait in batch[t], at
+ * most AM_BATCH bytes of items; a request of up to AM_SMALL bytes takes
+ * them along in its packet (larger ones send them first on their own). */
+#define AM_BATCH 4096
+#define AM_BATCH_ITEM 512
+
+static uint32_t item_bytes(uint64_t len)
+{
+    return 8 + (uint32_t)((len + 7) & ~(uint64_t)7);
+}
+
+static bool batchable(const struct fy_rma_am *am, int target, const char *pkt,
+                      uint64_t len)
+{
+    uint32_t kind;
+    memcpy(&kind, pkt, sizeof(kind));
+    return am->batch && am->w->peers[target].remote && len <= AM_BATCH_ITEM &&
+           (kind == FY_RMA_AM_PUT || kind == FY_RMA_AM_ACC);
+}
+
+static void batch_add(char *b, uint32_t *blen, const char *pkt, uint64_t len)
+{
+    uint32_t l = (uint32_t)len;
+    memset(b + *blen, 0, item_bytes(len));
+    memcpy(b + *blen, &l, sizeof(l));
+    memcpy(b + *blen + 8, pkt, (size_t)len);
+    *blen += item_bytes(len);
+}
+
+/* The batch to target t plus, if pkt, that request: one packet
+ * (malloc'd, *len_out bytes); the batch is empty afterwards. NULL when
+ * out of memory. */
+static char *batch_packet(struct fy_rma_am *am, int t, const char *pkt,
+                          uint64_t len, uint64_t *len_out)
+{
+    uint32_t blen = am->batch_len[t] + (pkt ? item_bytes(len) : 0);
+    char *p = malloc(sizeof(struct fy_rma_am_hdr) + blen);
+    if (!p)
+        return NULL;
+    struct fy_rma_am_hdr h = {.kind = FY_RMA_AM_BATCH,
+                              .nseg = am->batch_n[t] + (pkt ? 1 : 0),
+                              .bytes = blen};
+    memcpy(p, &h, sizeof(h));
+    memcpy(p + sizeof(h), am->batch[t], am->batch_len[t]);
+    uint32_t at = am->batch_len[t];
+    if (pkt)
+        batch_add(p + sizeof(h), &at, pkt, len);
+    am->batch_len[t] = am->batch_n[t] = 0;
+    *len_out = sizeof(h) + blen;
+    return p;
+}
+
+static int send_one(struct fy_rma_am *am, int target, char *pkt, uint64_t len,
+                    struct am_send *heap);
+
+/* Send what waits in target's batch, alone. */
+static int batch_send(struct fy_rma_am *am, int target)
+{
+    uint64_t len;
+    char *p = batch_packet(am, target, NULL, 0, &len);
+    if (!p)
+        return -ENOMEM;
+    int rc = send_one(am, target, p, len, NULL);
+    free(p);
+    return rc;
+}
+
 /* Send a request of len bytes at pkt (its header already in place).
  * Small ones go at once from the caller's buffer; 'heap' ones (an
  * am_send whose buf is pkt) go asynchronously and are owned by am->tx
  * from here on. Counts the request: *seq_out gets its number. */
 static int send_req(struct fy_rma_am *am, int target, char *pkt, uint64_t len,
                     struct am_send *heap, uint64_t *seq_out)
+{
+    int rc = 0;
+    if (batchable(am, target, pkt, len)) {
+        if (am->batch_len[target] + item_bytes(len) > AM_BATCH)
+            rc = batch_send(am, target);
+        if (!rc && !am->batch[target] &&
+            !(am->batch[target] = malloc(AM_BATCH)))
+            rc = -ENOMEM;
+        free(heap);
+        if (rc)
+            return rc;
+        batch_add(am->batch[target], &am->batch_len[target], pkt, len);
+        am->batch_n[target]++;
+        *seq_out = ++am->nsent[target];
+        return 0;
+    }
+    if (am->batch && am->batch_len[target]) {
+        if (len <= AM_SMALL) {
+            /* This request and those waiting: one packet. */
+            uint64_t blen;
+            char *p = batch_packet(am, target, pkt, len, &blen);
+            rc = p ? send_one(am, target, p, blen, NULL) : -ENOMEM;
+            free(p);
+            free(heap);
+            if (!rc)
+                *seq_out = ++am->nsent[target];
+            return rc;
+        }
+        rc = batch_send(am, target);
+        if (rc) {
+            free(heap);
+            return rc;
+        }
+    }
+    rc = send_one(am, target, pkt, len, heap);
+    if (!rc)
+        *seq_out = ++am->nsent[target];
+    return rc;
+}
+
+/* Put one packet on its way: at once from the caller's buffer, or
+ * asynchronously from 'heap' (then owned by am->tx). Rings the target. */
+static int send_one(struct fy_rma_am *am, int target, char *pkt, uint64_t len,
+                    struct am_send *heap)
 {
     struct fy_rma_win *w = am->w;
     int rc;
@@ -768,8 +948,6 @@ static int send_req(struct fy_rma_am *am, int target, char *pkt, uint64_t len,
         }
     }
     ring(am, target);
-    if (!rc)
-        *seq_out = ++am->nsent[target];
     return rc;
 }
 

@@ -390,6 +390,11 @@ enum fy_rma_am_kind {
      * instead). Handled before fy_rma_am_serve. */
     FY_RMA_AM_PUT_DIRECT,
     FY_RMA_AM_GET_DIRECT,
+    /* Several requests in one packet (to a target on another node, small
+     * puts and accumulates held back until the next request to it): nseg
+     * items, 'bytes' of them after the header, each a uint32_t length, 4
+     * bytes of padding, the request, padding to 8 bytes. */
+    FY_RMA_AM_BATCH,
 };
 /* Contiguous puts and gets from this size go direct to a remote target. */
 #define FY_RMA_AM_DIRECT_MIN (64 * 1024)
