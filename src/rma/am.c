@@ -415,23 +415,35 @@ static bool tag_ok(uint32_t tag)
  * from it. A refused put's bytes are swallowed (a receive of 0 bytes);
  * a refused get is answered on its status tag. Returns 0 or the error
  * (the caller keeps it for o's next reply). */
+int fy_rma_am_direct_check(const struct fy_rma_win *w, const void *pkt,
+                           uint64_t n, struct fy_rma_am_seg *sg_out)
+{
+    struct fy_rma_am_hdr h;
+    struct fy_rma_am_seg sg;
+    if (n != sizeof(h) + sizeof(sg))
+        return -EPROTO;
+    memcpy(&h, pkt, sizeof(h));
+    memcpy(&sg, (const char *)pkt + sizeof(h), sizeof(sg));
+    bool get = h.kind == FY_RMA_AM_GET_DIRECT;
+    if ((!get && h.kind != FY_RMA_AM_PUT_DIRECT) || h.nseg != 1 ||
+        !tag_ok(h.tag) ||
+        (get ? !tag_ok((uint32_t)h.op) || h.tag >= FY_RMA_AM_TAG_DATA
+             : h.tag < FY_RMA_AM_TAG_DATA) ||
+        sg.len != h.bytes || sg.len > (uint64_t)INT64_MAX)
+        return -EPROTO;
+    if (!fy_rma_in_window(w, sg.addr, sg.len))
+        return -ERANGE;
+    *sg_out = sg;
+    return 0;
+}
+
 static int serve_direct(struct fy_rma_am *am, int o, const char *pkt,
                         const struct fy_rma_am_hdr *h, uint64_t n)
 {
     struct fy_rma_win *w = am->w;
     struct fy_rma_am_seg sg = {0, 0};
     bool get = h->kind == FY_RMA_AM_GET_DIRECT;
-    int err = 0;
-    if (n != sizeof(*h) + sizeof(sg) || h->nseg != 1 || !tag_ok(h->tag) ||
-        (get ? !tag_ok((uint32_t)h->op) : h->tag < FY_RMA_AM_TAG_DATA))
-        err = -EPROTO;
-    if (!err) {
-        memcpy(&sg, pkt + sizeof(*h), sizeof(sg));
-        if (sg.len != h->bytes || sg.len > (uint64_t)INT64_MAX)
-            err = -EPROTO;
-        else if (!fy_rma_in_window(w, sg.addr, sg.len))
-            err = -ERANGE;
-    }
+    int err = fy_rma_am_direct_check(w, pkt, n, &sg);
     if (get) {
         if (err) {
             if (tag_ok((uint32_t)h->op))
@@ -501,6 +513,30 @@ static void handle_one(struct fy_rma_am *am, int o, const char *pkt, uint64_t n)
  * item that does not add up (those before it were served); so is an item
  * after one that started a direct put's receive (the origin sends that
  * request last). */
+int fy_rma_am_batch_item(const void *pkt, uint64_t n, uint64_t *off,
+                         const void **item, uint64_t *len)
+{
+    const char *p = pkt;
+    if (*off == n)
+        return 0;
+    if (*off > n || n - *off < 8)
+        return -EPROTO;
+    uint32_t l;
+    memcpy(&l, p + *off, sizeof(l));
+    uint64_t at = *off + 8;
+    uint64_t padded = ((uint64_t)l + 7) & ~(uint64_t)7;
+    struct fy_rma_am_hdr ih;
+    if (l < sizeof(ih) || padded > n - at)
+        return -EPROTO;
+    memcpy(&ih, p + at, sizeof(ih));
+    if (ih.kind == FY_RMA_AM_BATCH)
+        return -EPROTO;
+    *item = p + at;
+    *len = l;
+    *off = at + padded;
+    return 1;
+}
+
 static void handle(struct fy_rma_am *am, int o, uint64_t n)
 {
     struct fy_rma_am_hdr h = {0};
@@ -510,34 +546,24 @@ static void handle(struct fy_rma_am *am, int o, uint64_t n)
         handle_one(am, o, am->rxbuf, n);
         return;
     }
-    int err = 0;
+    int err = h.bytes != n - sizeof(h) || h.nseg == 0 ? -EPROTO : 0;
     uint64_t off = sizeof(h);
-    if (h.bytes != n - sizeof(h) || h.nseg == 0)
-        err = -EPROTO;
-    for (uint32_t i = 0; !err && i < h.nseg; i++) {
-        uint32_t len;
-        struct fy_rma_am_hdr ih;
-        if (n - off < 8 || am->data_rx) {
+    uint32_t served = 0;
+    while (!err) {
+        const void *item;
+        uint64_t len;
+        int rc = fy_rma_am_batch_item(am->rxbuf, n, &off, &item, &len);
+        if (rc <= 0) {
+            err = rc < 0 || served != h.nseg ? -EPROTO : 0;
+            break;
+        }
+        if (am->data_rx || served == h.nseg) {
             err = -EPROTO;
             break;
         }
-        memcpy(&len, am->rxbuf + off, sizeof(len));
-        off += 8;
-        uint64_t padded = ((uint64_t)len + 7) & ~(uint64_t)7;
-        if (len < sizeof(ih) || padded > n - off) {
-            err = -EPROTO;
-            break;
-        }
-        memcpy(&ih, am->rxbuf + off, sizeof(ih));
-        if (ih.kind == FY_RMA_AM_BATCH) {
-            err = -EPROTO;
-            break;
-        }
-        handle_one(am, o, am->rxbuf + off, len);
-        off += padded;
+        handle_one(am, o, item, len);
+        served++;
     }
-    if (!err && off != n)
-        err = -EPROTO;
     if (err) {
         FY_WARN("MPI one-sided: bad request batch from rank %d (%llu bytes)", o,
                 (unsigned long long)n);

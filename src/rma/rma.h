@@ -432,6 +432,20 @@ static_assert(sizeof(struct fy_rma_am_reply) == 16, "reply header layout");
 int fy_rma_am_serve(struct fy_rma_win *w, const void *pkt, uint64_t n,
                     char *scratch, uint32_t *kind_out, uint64_t *reply_out);
 
+/* A PUT_DIRECT or GET_DIRECT request (n bytes at pkt) checked against
+ * this rank's window w: 0 with its piece in *sg_out, -ERANGE (outside the
+ * window) or -EPROTO (malformed: length, piece count, byte total, a tag
+ * outside its range). */
+int fy_rma_am_direct_check(const struct fy_rma_win *w, const void *pkt,
+                           uint64_t n, struct fy_rma_am_seg *sg_out);
+/* The next item of a FY_RMA_AM_BATCH packet of n bytes at pkt; *off is
+ * where its length word is (sizeof(struct fy_rma_am_hdr) for the first).
+ * Returns 1 with the item (8-aligned in an 8-aligned packet) and its
+ * length, *off moved past it; 0 at the end (*off == n); -EPROTO when the
+ * item does not fit, is shorter than a request header, or is a batch. */
+int fy_rma_am_batch_item(const void *pkt, uint64_t n, uint64_t *off,
+                         const void **item, uint64_t *len);
+
 /* Post the window's request receive and hook the progress engine (local).
  * Returns 0 or -ENOMEM. */
 int fy_rma_am_init(struct fy_rma_win *w);

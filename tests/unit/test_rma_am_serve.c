@@ -8,8 +8,11 @@
  * outside every attached region, or only the second of two pieces) is
  * -ERANGE, a wrong length, piece count, kind or byte total -EPROTO, an op
  * or type the target does not accept -EINVAL - and a refused request
- * writes nothing, anywhere. Runs in one process without MPI_Init. */
+ * writes nothing, anywhere. Also the checks of the requests between nodes
+ * (fy_rma_am_direct_check, fy_rma_am_batch_item). Runs in one process
+ * without MPI_Init. */
 #include <errno.h>
+#include <stdalign.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -260,6 +263,115 @@ int main(void)
     refused(&w, build(FY_RMA_AM_FLUSH, 0, 0, 0, 0, sg, NULL, 0), -EPROTO,
             "flush naming a reply tag beyond the range");
     reply_tag = FY_RMA_AM_TAG_REPLY;
+
+    /* Requests between nodes that fy_rma_am_serve does not take: the
+     * synchronisation kinds, and direct puts and gets, which
+     * fy_rma_am_direct_check checks (one piece; a put's tag in the data
+     * range, a get's data and status tags in the reply range). */
+    for (uint32_t k = FY_RMA_AM_LOCK; k <= FY_RMA_AM_BATCH; k++)
+        refused(&w, build(k, 0, 0, 0, 0, sg, NULL, 0), -EPROTO,
+                "a kind between nodes, not served here");
+    struct fy_rma_am_seg dsg;
+    sg[0] = (struct fy_rma_am_seg){A(16), 128};
+    reply_tag = FY_RMA_AM_TAG_DATA + 5;
+    n = build(FY_RMA_AM_PUT_DIRECT, 0, 0, 128, 1, sg, NULL, 0);
+    TAP_EQ_INT(fy_rma_am_direct_check(&w, pkt, n, &dsg), 0, "direct put");
+    TAP_EQ_INT((int)(dsg.addr == A(16) && dsg.len == 128), 1,
+               "direct put: its piece");
+    TAP_EQ_INT(fy_rma_am_direct_check(&w, pkt, n + 1, &dsg), -EPROTO,
+               "direct put one byte long");
+    TAP_EQ_INT(fy_rma_am_direct_check(&w, pkt, n - 16, &dsg), -EPROTO,
+               "direct put without its piece");
+    n = build(FY_RMA_AM_PUT_DIRECT, 0, 0, 127, 1, sg, NULL, 0);
+    TAP_EQ_INT(fy_rma_am_direct_check(&w, pkt, n, &dsg), -EPROTO,
+               "direct put: byte count not its piece's");
+    sg[1] = sg[0];
+    n = build(FY_RMA_AM_PUT_DIRECT, 0, 0, 128, 2, sg, NULL, 0);
+    TAP_EQ_INT(fy_rma_am_direct_check(&w, pkt, n, &dsg), -EPROTO,
+               "direct put of two pieces");
+    sg[0] = (struct fy_rma_am_seg){A(WIN - 64), 128};
+    n = build(FY_RMA_AM_PUT_DIRECT, 0, 0, 128, 1, sg, NULL, 0);
+    TAP_EQ_INT(fy_rma_am_direct_check(&w, pkt, n, &dsg), -ERANGE,
+               "direct put across the end");
+    sg[0] = (struct fy_rma_am_seg){UINT64_MAX - 63, 128};
+    n = build(FY_RMA_AM_PUT_DIRECT, 0, 0, 128, 1, sg, NULL, 0);
+    TAP_EQ_INT(fy_rma_am_direct_check(&w, pkt, n, &dsg), -ERANGE,
+               "direct put wrapping around the address space");
+    sg[0] = (struct fy_rma_am_seg){A(16), 128};
+    reply_tag = FY_RMA_AM_TAG_REPLY + 5;
+    n = build(FY_RMA_AM_PUT_DIRECT, 0, 0, 128, 1, sg, NULL, 0);
+    TAP_EQ_INT(fy_rma_am_direct_check(&w, pkt, n, &dsg), -EPROTO,
+               "direct put with a reply's tag");
+    n = build(FY_RMA_AM_GET_DIRECT, FY_RMA_AM_TAG_REPLY + 6, 0, 128, 1, sg,
+              NULL, 0);
+    TAP_EQ_INT(fy_rma_am_direct_check(&w, pkt, n, &dsg), 0, "direct get");
+    n = build(FY_RMA_AM_GET_DIRECT, 0, 0, 128, 1, sg, NULL, 0);
+    TAP_EQ_INT(fy_rma_am_direct_check(&w, pkt, n, &dsg), -EPROTO,
+               "direct get with status tag 0");
+    reply_tag = FY_RMA_AM_TAG_DATA + 5;
+    n = build(FY_RMA_AM_GET_DIRECT, FY_RMA_AM_TAG_REPLY + 6, 0, 128, 1, sg,
+              NULL, 0);
+    TAP_EQ_INT(fy_rma_am_direct_check(&w, pkt, n, &dsg), -EPROTO,
+               "direct get with a data tag");
+    n = build(FY_RMA_AM_GET, 0, 0, 128, 1, sg, NULL, 0);
+    TAP_EQ_INT(fy_rma_am_direct_check(&w, pkt, n, &dsg), -EPROTO,
+               "not a direct kind");
+    reply_tag = FY_RMA_AM_TAG_REPLY;
+
+    /* Batches: items walked one by one, each bounded by the packet. */
+    {
+        alignas(8) unsigned char b[256];
+        struct fy_rma_am_hdr bh = {.kind = FY_RMA_AM_BATCH, .nseg = 2};
+        struct fy_rma_am_hdr ih = {.kind = FY_RMA_AM_PUT, .nseg = 1};
+        uint32_t l1 = 32 + 16 + 4, l2 = 32;
+        memset(b, 0, sizeof(b));
+        memcpy(b, &bh, sizeof(bh));
+        uint64_t at = sizeof(bh);
+        memcpy(b + at, &l1, 4);
+        memcpy(b + at + 8, &ih, sizeof(ih));
+        at += 8 + 56; /* 52 padded to 56 */
+        memcpy(b + at, &l2, 4);
+        memcpy(b + at + 8, &ih, sizeof(ih));
+        at += 8 + 32;
+        uint64_t off = sizeof(bh), len = 0;
+        const void *item = NULL;
+        TAP_EQ_INT(fy_rma_am_batch_item(b, at, &off, &item, &len), 1,
+                   "batch: first item");
+        TAP_EQ_INT((int)(item == b + 40 && len == l1), 1,
+                   "batch: first item's place and length");
+        TAP_EQ_INT(fy_rma_am_batch_item(b, at, &off, &item, &len), 1,
+                   "batch: second item");
+        TAP_EQ_INT((int)(item == b + 104 && len == l2), 1,
+                   "batch: second item after the padding");
+        TAP_EQ_INT(fy_rma_am_batch_item(b, at, &off, &item, &len), 0,
+                   "batch: the end");
+        off = sizeof(bh);
+        TAP_EQ_INT(fy_rma_am_batch_item(b, at - 1, &off, &item, &len), 1,
+                   "batch one byte short: first item still whole");
+        TAP_EQ_INT(fy_rma_am_batch_item(b, at - 1, &off, &item, &len), -EPROTO,
+                   "batch one byte short: second item refused");
+        off = sizeof(bh);
+        TAP_EQ_INT(fy_rma_am_batch_item(b, sizeof(bh) + 4, &off, &item, &len),
+                   -EPROTO, "batch: a length word cut short");
+        uint32_t big = 0xfffffff0u;
+        memcpy(b + sizeof(bh), &big, 4);
+        off = sizeof(bh);
+        TAP_EQ_INT(fy_rma_am_batch_item(b, at, &off, &item, &len), -EPROTO,
+                   "batch: an item longer than the packet");
+        uint32_t tiny = 8;
+        memcpy(b + sizeof(bh), &tiny, 4);
+        off = sizeof(bh);
+        TAP_EQ_INT(fy_rma_am_batch_item(b, at, &off, &item, &len), -EPROTO,
+                   "batch: an item shorter than a request header");
+        memcpy(b + sizeof(bh), &l1, 4);
+        memcpy(b + sizeof(bh) + 8, &bh, sizeof(bh));
+        off = sizeof(bh);
+        TAP_EQ_INT(fy_rma_am_batch_item(b, at, &off, &item, &len), -EPROTO,
+                   "batch: a batch inside a batch");
+        off = at + 8;
+        TAP_EQ_INT(fy_rma_am_batch_item(b, at, &off, &item, &len), -EPROTO,
+                   "batch: an offset past the end");
+    }
 
     /* A dynamic window: three attached regions, the first two adjoining
      * (one access may span them), a gap before the third. */
