@@ -357,9 +357,11 @@ static void pending_read(int fd)
     struct tcp_peer *tp = &tcp.peers[src];
     if (ask) {
         /* It carries nothing more: open the pair's connection, if we have
-         * not already. */
+         * not already. An ask read late - after we opened the connection
+         * for our own packets, and the pair said goodbye and closed it -
+         * is stale: src may be gone, listener and all. */
         pending_drop(i);
-        if (tp->out < 0)
+        if (tp->out < 0 && !tp->bye_in && !tp->bye_out)
             tcp_connect(src, false);
         return;
     }
