@@ -465,7 +465,17 @@ int main(int argc, char **argv)
            "                         in force here (FERRY_XFER=%s): %s\n"
            "                         hand-over (FERRY_RMA_AM_MAX=%lld): %s\n"
            "                         split copies (FERRY_RMA_SPLIT_MIN=%lld): "
-           "%s\n\n",
+           "%s\n"
+           "  across nodes           any flavour but Win_allocate_shared "
+           "(MPI_ERR_RMA_SHARED): ranks of the\n"
+           "                         same node as above, ranks of other "
+           "nodes by active messages over\n"
+           "                         the network channel (locks and PSCW "
+           "asked of the target; contiguous\n"
+           "                         transfers from %d KiB straight into "
+           "and out of the window; small puts\n"
+           "                         and accumulates batched until the next "
+           "request to their target)\n\n",
            fy_env_int(FY_ENV_RMA_REMAP), fy_env_str(FY_ENV_XFER),
            remap ? "each rank's window pages are moved onto shared memory "
                    "the others map\n"
@@ -478,7 +488,7 @@ int main(int argc, char **argv)
                  : "off: the path below",
            single ? single : am, am, fy_env_str(FY_ENV_XFER),
            in_force ? in_force : "active messages", am_max, handover, split_min,
-           splitdesc);
+           splitdesc, FY_RMA_AM_DIRECT_MIN / 1024);
 
     /* MPI_Comm_split_type by hardware (src/comm/hw.c). */
     printf("Hardware split types (MPI_COMM_TYPE_HW_GUIDED/_UNGUIDED):\n");

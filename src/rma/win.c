@@ -462,8 +462,11 @@ int fy_rma_win_create(struct fy_comm *parent, int flavor, MPI_Aint size,
         w->in_map = true;
     /* User memory some rank reaches by a mechanism: hand-over boxes. */
     bool user = !w->in_map && n > 1;
+    /* Hand-over boxes (n x n of them) only where ho.c may use them: not
+     * on windows that span nodes (active messages instead). */
+    bool boxes = user && !spans;
     size_t ho_off;
-    uint64_t off = round_up(ctl_bytes(n, user, &ho_off), pg);
+    uint64_t off = round_up(ctl_bytes(n, boxes, &ho_off), pg);
     uint64_t *offs = NULL;
     if (in_shm) {
         offs = calloc((size_t)n, sizeof(*offs));
@@ -489,7 +492,7 @@ int fy_rma_win_create(struct fy_comm *parent, int flavor, MPI_Aint size,
     w->slot = (struct fy_rma_slot *)w->map + 1;
     w->posted = (_Atomic uint32_t *)(w->slot + n);
     w->done = w->posted + (size_t)n * (size_t)n;
-    if (user) {
+    if (boxes) {
         w->beats = (struct fy_rma_beat *)(w->map + ho_off);
         w->boxes = (struct fy_rma_box *)(w->beats + n);
     }
