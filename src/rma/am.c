@@ -222,6 +222,12 @@ static int spanning_acc(struct fy_rma_win *w, const struct fy_rma_am_hdr *h,
     return 0;
 }
 
+/* Whether a request names a tag an origin hands out (replies, data). */
+static bool tag_ok(uint32_t tag)
+{
+    return tag >= FY_RMA_AM_TAG_REPLY && tag <= FY_RMA_AM_TAG_MAX;
+}
+
 int fy_rma_am_serve(struct fy_rma_win *w, const void *pkt, uint64_t n,
                     char *scratch, uint32_t *kind_out, uint64_t *reply_out)
 {
@@ -247,7 +253,7 @@ int fy_rma_am_serve(struct fy_rma_win *w, const void *pkt, uint64_t n,
     }
     if ((h.kind == FY_RMA_AM_GET || h.kind == FY_RMA_AM_GACC ||
          h.kind == FY_RMA_AM_CAS || h.kind == FY_RMA_AM_FLUSH) &&
-        (h.tag < FY_RMA_AM_TAG_REPLY || h.tag > FY_RMA_AM_TAG_MAX)) {
+        !tag_ok(h.tag)) {
         err = -EPROTO;
         goto done;
     }
@@ -405,11 +411,6 @@ static bool sync_kind(uint32_t kind)
     return kind >= FY_RMA_AM_LOCK && kind <= FY_RMA_AM_GET_DIRECT;
 }
 
-static bool tag_ok(uint32_t tag)
-{
-    return tag >= FY_RMA_AM_TAG_REPLY && tag <= FY_RMA_AM_TAG_MAX;
-}
-
 /* PUT_DIRECT / GET_DIRECT of origin o (n bytes, header h): check the one
  * piece against the window, then receive the bytes into it or send them
  * from it. A refused put's bytes are swallowed (a receive of 0 bytes);
@@ -501,7 +502,7 @@ static void handle_one(struct fy_rma_am *am, int o, const char *pkt, uint64_t n)
     bool replies = kind == FY_RMA_AM_GET || kind == FY_RMA_AM_GACC ||
                    kind == FY_RMA_AM_CAS || kind == FY_RMA_AM_FLUSH ||
                    kind == FY_RMA_AM_LOCK || kind == FY_RMA_AM_UNLOCK;
-    if (replies && h.tag >= FY_RMA_AM_TAG_REPLY && h.tag <= FY_RMA_AM_TAG_MAX)
+    if (replies && tag_ok(h.tag))
         reply(am, o, (int)h.tag, err, am->scratch, rbytes);
     else if (err && !am->err[o])
         am->err[o] = err;
