@@ -823,18 +823,34 @@ static void ring(struct fy_rma_am *am, int target)
     fy_wake_slow(am->w->peers[target].world);
 }
 
+/* One step of a wait that polls its own condition: progress, or idle. */
+static void progress_step(unsigned *spins)
+{
+    if (fy_progress())
+        *spins = 0;
+    else
+        fy_progress_idle(spins);
+}
+
+/* Take back a posted receive that is not complete (and may never be):
+ * cancel it, let a match already under way finish, free it. */
+static void drop_recv(struct fy_req *r)
+{
+    if (!r->complete) {
+        fy_p2p_cancel_recv(r);
+        fy_req_wait(r);
+    }
+    fy_req_free(r);
+}
+
 /* Progress until fewer than AM_DEPTH of ours are on their way (not
  * fy_req_wait on one of them: under MULTIPLE another thread may reap it
  * meanwhile). */
 static void tx_slot(struct fy_rma_am *am)
 {
     unsigned spins = 0;
-    for (reap_tx(am, false); am->ntx >= AM_DEPTH; reap_tx(am, false)) {
-        if (fy_progress())
-            spins = 0;
-        else
-            fy_progress_idle(&spins);
-    }
+    for (reap_tx(am, false); am->ntx >= AM_DEPTH; reap_tx(am, false))
+        progress_step(&spins);
 }
 
 /* Batches: requests of up to AM_BATCH_ITEM bytes wait in batch[t], at
@@ -1052,9 +1068,7 @@ static int roundtrip(struct fy_rma_am *am, int target, char *pkt, uint64_t len,
     uint64_t seq = 0;
     rc = send_req(am, target, pkt, len, heap, &seq);
     if (rc) {
-        fy_p2p_cancel_recv(r);
-        fy_req_wait(r);
-        fy_req_free(r);
+        drop_recv(r);
         return rc;
     }
     return await_reply(am, target, r, rbuf, want, seq, data_out);
@@ -1197,12 +1211,8 @@ static int get_direct(struct fy_rma_win *w, void *obuf, MPI_Count ocount,
                         (uint64_t)bytes, tag, status);
     if (!rc) {
         unsigned spins = 0;
-        while (!rd->complete && !rs->complete) {
-            if (fy_progress())
-                spins = 0;
-            else
-                fy_progress_idle(&spins);
-        }
+        while (!rd->complete && !rs->complete)
+            progress_step(&spins);
         if (rd->complete) {
             rc = rd->err ? rd->err : rd->st_bytes != bytes ? -EPROTO : 0;
         } else {
@@ -1213,16 +1223,10 @@ static int get_direct(struct fy_rma_win *w, void *obuf, MPI_Count ocount,
             rc = rs->err ? rs->err : rp.err < 0 ? rp.err : -EPROTO;
         }
     }
-    for (int k = 0; k < 2; k++) {
-        struct fy_req *r = k ? rs : rd;
-        if (!r)
-            continue;
-        if (!r->complete) {
-            fy_p2p_cancel_recv(r);
-            fy_req_wait(r);
-        }
-        fy_req_free(r);
-    }
+    if (rd)
+        drop_recv(rd);
+    if (rs)
+        drop_recv(rs);
     if (!flat) {
         if (!rc)
             fy_dtype_unpack(dst, bytes, obuf, ocount, odt);
@@ -1288,11 +1292,8 @@ int fy_rma_am_get(struct fy_rma_win *w, void *obuf, MPI_Count ocount,
             if (!rc) {
                 rc = send_req(am, target, pkt, sizeof(h) + h.nseg * sizeof(*sg),
                               NULL, &g->seq);
-                if (rc) {
-                    fy_p2p_cancel_recv(g->r);
-                    fy_req_wait(g->r);
-                    fy_req_free(g->r);
-                }
+                if (rc)
+                    drop_recv(g->r);
             }
             if (rc) {
                 free(g->buf);
@@ -1432,11 +1433,8 @@ int fy_rma_am_flush(struct fy_rma_win *w, int target)
         int rc = post_reply(am, t, (int)h.tag, f->buf, sizeof(f->buf), &f->r);
         if (!rc) {
             rc = send_req(am, t, (char *)&h, sizeof(h), NULL, &f->seq);
-            if (rc) {
-                fy_p2p_cancel_recv(f->r);
-                fy_req_wait(f->r);
-                fy_req_free(f->r);
-            }
+            if (rc)
+                drop_recv(f->r);
         }
         if (rc) {
             first = first ? first : rc;
