@@ -58,6 +58,17 @@ struct am_send {
  *   request to t that is sent carries them first, in order. Only puts
  *   and accumulates wait there: each needs a later flush, unlock, fence
  *   or complete to complete, and each of those sends a request to t;
+ * - lk[t] (origin, windows that span nodes): the lock this origin holds
+ *   or is to take on remote target t (struct am_lock). MPI_Win_lock only
+ *   notes it; the first request to t puts a LOCK item at the head of
+ *   batch[t], and the packet that carries the batch out takes the lock:
+ *   quietly when its last request has an answer (send_quiet; that answer
+ *   means granted), else awaiting the LOCK's own answer (send_locked). A
+ *   refused LOCK makes the target drop the rest of its packet, which the
+ *   origin sends again after a pause. No other request goes to t before
+ *   the grant is known (lock_settle). An epoch that sent nothing never
+ *   reaches the target; a lock_all reaches only the targets it uses. The
+ *   LOCK item is not counted in nsent[t] (a flush has nothing to ask);
  * - data_rx: while set, rx is not posted: requests are served in the
  *   order they came, so an origin's flush, unlock or complete after a
  *   PUT_DIRECT is answered only once its bytes are in the window;
@@ -80,6 +91,7 @@ struct fy_rma_am {
      * next request to t, which carries them (send_req). */
     char **batch;
     uint32_t *batch_len, *batch_n;
+    struct am_lock *lk; /* origin: [t] */
     /* target: a PUT_DIRECT's data receive into the window (or swallowing
      * a refused one's bytes); no request is served until it completes. */
     struct fy_req *data_rx;
@@ -87,6 +99,30 @@ struct fy_rma_am {
     int tag;        /* last reply tag handed out */
     int origin_err; /* first error a reply brought back (origin side) */
     struct fy_rma_am *next;
+};
+
+/* The origin's lock on a remote target (lk[t]). */
+enum am_lk_state {
+    LK_NONE,
+    LK_SHARED,  /* noted by MPI_Win_lock, nothing sent yet */
+    LK_EXCL,    /* the same, exclusive */
+    LK_QUEUED,  /* the LOCK item heads batch[t] */
+    LK_SENDING, /* a packet with the LOCK is out, its answer awaited */
+    LK_PENDING, /* a packet with a quiet LOCK is out (am_lock) */
+    LK_HELD
+};
+
+/* A lock on its way to a remote target. A packet whose last request has
+ * an answer asks for the lock quietly (FY_RMA_AM_LOCK_QUIET): the target
+ * answers the LOCK only to refuse it, so a granted lock costs no message
+ * of its own; the answer to the last request (r) says it was granted. */
+struct am_lock {
+    uint8_t st;        /* enum am_lk_state */
+    struct fy_req *rx; /* LK_PENDING: the receive of a refusal */
+    struct fy_req *r;  /* LK_PENDING: the last request's answer */
+    char *pkt;         /* LK_PENDING: the packet, to send again */
+    uint64_t len, nap; /* its length; the next pause */
+    alignas(8) char rxbuf[sizeof(struct fy_rma_am_reply)];
 };
 
 /* Origin-side operations run under the engine lock: the entry point's
@@ -381,13 +417,15 @@ static int serve_sync(struct fy_rma_am *am, int o,
         return -EPROTO;
     size_t size = (size_t)w->size;
     switch (h->kind) {
-    case FY_RMA_AM_LOCK:
-        if ((h->op != 0 && h->op != 1) || am->held[o])
+    case FY_RMA_AM_LOCK: {
+        bool excl = (h->op & 1) != 0;
+        if ((h->op & ~(1 | FY_RMA_AM_LOCK_QUIET)) || am->held[o])
             return -EPROTO;
-        if (!fy_rma_lock_try_local(w, h->op == 1))
+        if (!fy_rma_lock_try_local(w, excl))
             return -EBUSY;
-        am->held[o] = (uint8_t)(h->op == 1 ? 2 : 1);
+        am->held[o] = (uint8_t)(excl ? 2 : 1);
         return 0;
+    }
     case FY_RMA_AM_UNLOCK:
         if ((h->op != 0 && h->op != 1) || am->held[o] != (h->op == 1 ? 2 : 1))
             return -EPROTO; /* not the lock it holds */
@@ -480,7 +518,7 @@ static int serve_direct(struct fy_rma_am *am, int o, const char *pkt,
 
 /* Serve one request of origin o (n bytes at pkt, 8-aligned) and answer
  * it. */
-static void handle_one(struct fy_rma_am *am, int o, const char *pkt, uint64_t n)
+static int handle_one(struct fy_rma_am *am, int o, const char *pkt, uint64_t n)
 {
     uint32_t kind = 0;
     uint64_t rbytes = 0;
@@ -502,11 +540,15 @@ static void handle_one(struct fy_rma_am *am, int o, const char *pkt, uint64_t n)
     bool replies = kind == FY_RMA_AM_GET || kind == FY_RMA_AM_GACC ||
                    kind == FY_RMA_AM_CAS || kind == FY_RMA_AM_FLUSH ||
                    kind == FY_RMA_AM_LOCK || kind == FY_RMA_AM_UNLOCK;
+    /* A quiet LOCK is answered only when refused (am_lock). */
+    if (kind == FY_RMA_AM_LOCK && (h.op & FY_RMA_AM_LOCK_QUIET) && !err)
+        replies = false;
     if (replies && tag_ok(h.tag))
         reply(am, o, (int)h.tag, err, am->scratch, rbytes);
     else if (err && !am->err[o])
         am->err[o] = err;
     s_handled++;
+    return kind == FY_RMA_AM_LOCK ? err : 0;
 }
 
 /* The packet of n bytes in rxbuf from origin o: one request, or a batch
@@ -544,7 +586,7 @@ static void handle(struct fy_rma_am *am, int o, uint64_t n)
     if (n >= sizeof(h))
         memcpy(&h, am->rxbuf, sizeof(h));
     if (n < sizeof(h) || h.kind != FY_RMA_AM_BATCH) {
-        handle_one(am, o, am->rxbuf, n);
+        (void)handle_one(am, o, am->rxbuf, n);
         return;
     }
     int err = h.bytes != n - sizeof(h) || h.nseg == 0 ? -EPROTO : 0;
@@ -562,7 +604,10 @@ static void handle(struct fy_rma_am *am, int o, uint64_t n)
             err = -EPROTO;
             break;
         }
-        handle_one(am, o, item, len);
+        /* A LOCK refused while others hold the lock: nothing after it
+         * is applied; the origin sends the batch again (am_lk). */
+        if (handle_one(am, o, item, len) == -EBUSY)
+            return;
         served++;
     }
     if (err) {
@@ -664,6 +709,7 @@ static void am_release(struct fy_rma_am *am)
     free(am->batch);
     free(am->batch_len);
     free(am->batch_n);
+    free(am->lk);
     free(am->nsent);
     free(am->nacked);
     free(am);
@@ -687,8 +733,10 @@ int fy_rma_am_init(struct fy_rma_win *w)
         am->batch = calloc((size_t)w->size, sizeof(char *));
         am->batch_len = calloc((size_t)w->size, sizeof(uint32_t));
         am->batch_n = calloc((size_t)w->size, sizeof(uint32_t));
+        am->lk = calloc((size_t)w->size, sizeof(struct am_lock));
     }
-    bool batch_ok = !w->spans || (am->batch && am->batch_len && am->batch_n);
+    bool batch_ok =
+        !w->spans || (am->batch && am->batch_len && am->batch_n && am->lk);
     if (am->rxbuf && am->scratch && am->err && am->held && am->nsent &&
         am->nacked && batch_ok)
         rc = post_rx(am);
@@ -907,6 +955,203 @@ static char *batch_packet(struct fy_rma_am *am, int t, const char *pkt,
 
 static int send_one(struct fy_rma_am *am, int target, char *pkt, uint64_t len,
                     struct am_send *heap);
+static int post_reply(struct fy_rma_am *am, int target, int tag, char *buf,
+                      uint64_t cap, struct fy_req **out);
+static int await_reply(struct fy_rma_am *am, int target, struct fy_req *r,
+                       const char *buf, uint64_t want, uint64_t seq,
+                       const char **data_out);
+
+/* A remote origin cannot reach the target's lock word: the target takes
+ * it (FY_RMA_AM_LOCK), and while others hold it the origin asks again
+ * after a pause that grows from LOCK_NAP_MIN_NS to LOCK_NAP_MAX_NS,
+ * progressing (serving requests to itself) meanwhile. */
+#define LOCK_NAP_MIN_NS 2000
+#define LOCK_NAP_MAX_NS 1000000
+
+static uint64_t now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static void lock_nap(uint64_t *nap)
+{
+    uint64_t until = now_ns() + *nap;
+    do {
+        if (!fy_progress())
+            sched_yield();
+    } while (now_ns() < until);
+    *nap = FY_MIN(*nap * 2, (uint64_t)LOCK_NAP_MAX_NS);
+}
+
+/* The lock noted for target t goes at the head of its batch (am_lk). */
+static int lock_queue(struct fy_rma_am *am, int t)
+{
+    uint32_t need = item_bytes(sizeof(struct fy_rma_am_hdr));
+    if (!am->batch[t] && !(am->batch[t] = malloc(AM_BATCH)))
+        return -ENOMEM;
+    if (am->batch_len[t] + need > AM_BATCH)
+        return -ENOBUFS; /* puts before MPI_Win_lock (see MPI layer) */
+    memmove(am->batch[t] + need, am->batch[t], am->batch_len[t]);
+    struct fy_rma_am_hdr h = {.kind = FY_RMA_AM_LOCK,
+                              .op = am->lk[t].st == LK_EXCL};
+    uint32_t at = 0;
+    batch_add(am->batch[t], &at, (const char *)&h, sizeof(h));
+    am->batch_len[t] += need;
+    am->batch_n[t]++;
+    am->lk[t].st = LK_QUEUED;
+    return 0;
+}
+
+/* Set the LOCK item at the head of packet p: a fresh answer tag, quiet
+ * or not. Returns the tag. */
+static int lock_item(struct fy_rma_am *am, char *p, bool quiet)
+{
+    char *item = p + sizeof(struct fy_rma_am_hdr) + 8;
+    struct fy_rma_am_hdr h;
+    memcpy(&h, item, sizeof(h));
+    h.tag = (uint32_t)next_tag(am);
+    h.op = (h.op & 1) | (quiet ? FY_RMA_AM_LOCK_QUIET : 0);
+    memcpy(item, &h, sizeof(h));
+    return (int)h.tag;
+}
+
+/* Send a batch packet p (len bytes) whose first item is a queued LOCK:
+ * again, with a fresh answer tag, until the target grants the lock. */
+static int send_locked(struct fy_rma_am *am, int t, char *p, uint64_t len)
+{
+    uint64_t nap = LOCK_NAP_MIN_NS;
+    am->lk[t].st = LK_SENDING;
+    for (;;) {
+        int tag = lock_item(am, p, false);
+        alignas(8) char rbuf[sizeof(struct fy_rma_am_reply)];
+        struct fy_req *r;
+        int rc = post_reply(am, t, tag, rbuf, sizeof(rbuf), &r);
+        if (!rc && (rc = send_one(am, t, p, len, NULL)))
+            drop_recv(r);
+        if (rc) {
+            am->lk[t].st = LK_HELD; /* the epoch goes on; the error is kept */
+            return rc;
+        }
+        const char *data;
+        rc = await_reply(am, t, r, rbuf, 0, 0, &data);
+        if (rc != -EBUSY) {
+            /* Another error: the target went on with the batch. */
+            am->lk[t].st = LK_HELD;
+            note_err(am, rc);
+            return 0;
+        }
+        lock_nap(&nap);
+    }
+}
+
+/* Send packet p (len bytes, malloc'd: kept until the lock is known) with a
+ * quiet LOCK at its head; r awaits the answer to its last request. */
+static int send_quiet(struct fy_rma_am *am, int t, char *p, uint64_t len,
+                      struct fy_req *r)
+{
+    struct am_lock *l = &am->lk[t];
+    int tag = lock_item(am, p, true);
+    int rc = post_reply(am, t, tag, l->rxbuf, sizeof(l->rxbuf), &l->rx);
+    if (!rc && (rc = send_one(am, t, p, len, NULL)))
+        drop_recv(l->rx);
+    if (rc) {
+        free(p);
+        l->st = LK_HELD; /* the epoch goes on; the error is kept */
+        return rc;
+    }
+    l->st = LK_PENDING;
+    l->r = r;
+    l->pkt = p;
+    l->len = len;
+    l->nap = LOCK_NAP_MIN_NS;
+    return 0;
+}
+
+/* The lock to t is held: forget the packet that asked for it. */
+static void lock_held(struct fy_rma_am *am, int t)
+{
+    struct am_lock *l = &am->lk[t];
+    if (l->rx->complete) {
+        /* A LOCK refused for another reason than a holder: the target
+         * went on with the packet; keep the error. */
+        struct fy_rma_am_reply rp;
+        memcpy(&rp, l->rxbuf, sizeof(rp));
+        note_err(am, l->rx->err ? l->rx->err : rp.err ? rp.err : -EPROTO);
+    }
+    drop_recv(l->rx);
+    free(l->pkt);
+    l->rx = l->r = NULL;
+    l->pkt = NULL;
+    l->st = LK_HELD;
+}
+
+/* One step towards knowing whether the quiet LOCK to t was granted: its
+ * refusal came (send the packet again after a pause), the last request's
+ * answer came (granted), or neither yet (progress). */
+static void lock_step(struct fy_rma_am *am, int t, unsigned *spins)
+{
+    struct am_lock *l = &am->lk[t];
+    if (l->rx->complete) {
+        struct fy_rma_am_reply rp;
+        memcpy(&rp, l->rxbuf, sizeof(rp));
+        if (l->rx->err || rp.err != -EBUSY) {
+            lock_held(am, t);
+            return;
+        }
+        if (rp.earlier)
+            note_err(am, rp.earlier < 0 ? rp.earlier : -EPROTO);
+        fy_req_free(l->rx);
+        l->rx = NULL;
+        lock_nap(&l->nap);
+        int tag = lock_item(am, l->pkt, true);
+        int rc = post_reply(am, t, tag, l->rxbuf, sizeof(l->rxbuf), &l->rx);
+        if (rc)
+            fy_fatal(1, "MPI one-sided: cannot ask rank %d for its lock: %s", t,
+                     strerror(-rc));
+        rc = send_one(am, t, l->pkt, l->len, NULL);
+        if (rc)
+            fy_fatal(1, "MPI one-sided: cannot ask rank %d for its lock: %s", t,
+                     strerror(-rc));
+        return;
+    }
+    if (l->r->complete) {
+        lock_held(am, t);
+        return;
+    }
+    progress_step(spins);
+}
+
+/* Until no packet of ours to t waits to learn about its lock: one with
+ * a quiet LOCK, or ('sending') one that send_locked awaits (another
+ * thread's, under MPI_THREAD_MULTIPLE). */
+static void lock_settle(struct fy_rma_am *am, int t, bool sending)
+{
+    unsigned spins = 0;
+    for (;;) {
+        uint8_t st = am->lk ? am->lk[t].st : LK_NONE;
+        if (st == LK_PENDING)
+            lock_step(am, t, &spins);
+        else if (st == LK_SENDING && sending)
+            progress_step(&spins);
+        else
+            return;
+    }
+}
+
+/* A batch packet p of len bytes to target t on its way (p is freed here);
+ * r: the answer to its last request, if it has one. */
+static int send_batch_pkt(struct fy_rma_am *am, int t, char *p, uint64_t len,
+                          struct fy_req *r)
+{
+    if (am->lk[t].st == LK_QUEUED && r)
+        return send_quiet(am, t, p, len, r);
+    int rc = am->lk[t].st == LK_QUEUED ? send_locked(am, t, p, len)
+                                       : send_one(am, t, p, len, NULL);
+    free(p);
+    return rc;
+}
 
 /* Send what waits in target's batch, alone. */
 static int batch_send(struct fy_rma_am *am, int target)
@@ -915,19 +1160,24 @@ static int batch_send(struct fy_rma_am *am, int target)
     char *p = batch_packet(am, target, NULL, 0, &len);
     if (!p)
         return -ENOMEM;
-    int rc = send_one(am, target, p, len, NULL);
-    free(p);
-    return rc;
+    return send_batch_pkt(am, target, p, len, NULL);
 }
 
 /* Send a request of len bytes at pkt (its header already in place).
  * Small ones go at once from the caller's buffer; 'heap' ones (an
  * am_send whose buf is pkt) go asynchronously and are owned by am->tx
  * from here on. Counts the request: *seq_out gets its number. */
-static int send_req(struct fy_rma_am *am, int target, char *pkt, uint64_t len,
-                    struct am_send *heap, uint64_t *seq_out)
+static int send_req_r(struct fy_rma_am *am, int target, char *pkt, uint64_t len,
+                      struct am_send *heap, uint64_t *seq_out, struct fy_req *r)
 {
     int rc = 0;
+    lock_settle(am, target, true);
+    if (am->lk &&
+        (am->lk[target].st == LK_SHARED || am->lk[target].st == LK_EXCL) &&
+        (rc = lock_queue(am, target))) {
+        free(heap);
+        return rc;
+    }
     if (batchable(am, target, pkt, len)) {
         if (am->batch_len[target] + item_bytes(len) > AM_BATCH)
             rc = batch_send(am, target);
@@ -947,8 +1197,7 @@ static int send_req(struct fy_rma_am *am, int target, char *pkt, uint64_t len,
             /* This request and those waiting: one packet. */
             uint64_t blen;
             char *p = batch_packet(am, target, pkt, len, &blen);
-            rc = p ? send_one(am, target, p, blen, NULL) : -ENOMEM;
-            free(p);
+            rc = p ? send_batch_pkt(am, target, p, blen, r) : -ENOMEM;
             free(heap);
             if (!rc)
                 *seq_out = ++am->nsent[target];
@@ -964,6 +1213,12 @@ static int send_req(struct fy_rma_am *am, int target, char *pkt, uint64_t len,
     if (!rc)
         *seq_out = ++am->nsent[target];
     return rc;
+}
+
+static int send_req(struct fy_rma_am *am, int target, char *pkt, uint64_t len,
+                    struct am_send *heap, uint64_t *seq_out)
+{
+    return send_req_r(am, target, pkt, len, heap, seq_out, NULL);
 }
 
 /* Put one packet on its way: at once from the caller's buffer, or
@@ -1025,6 +1280,9 @@ static int await_reply(struct fy_rma_am *am, int target, struct fy_req *r,
                        const char *buf, uint64_t want, uint64_t seq,
                        const char **data_out)
 {
+    /* A quiet LOCK's answer (or this one) tells first whether the packet
+     * was applied or must go again. */
+    lock_settle(am, target, false);
     int rc = fy_req_wait(r);
     uint64_t got = (uint64_t)r->st_bytes;
     fy_req_free(r);
@@ -1066,7 +1324,7 @@ static int roundtrip(struct fy_rma_am *am, int target, char *pkt, uint64_t len,
         return rc;
     }
     uint64_t seq = 0;
-    rc = send_req(am, target, pkt, len, heap, &seq);
+    rc = send_req_r(am, target, pkt, len, heap, &seq, r);
     if (rc) {
         drop_recv(r);
         return rc;
@@ -1290,8 +1548,9 @@ int fy_rma_am_get(struct fy_rma_win *w, void *obuf, MPI_Count ocount,
             rc = post_reply(am, target, (int)h.tag, g->buf,
                             sizeof(struct fy_rma_am_reply) + h.bytes, &g->r);
             if (!rc) {
-                rc = send_req(am, target, pkt, sizeof(h) + h.nseg * sizeof(*sg),
-                              NULL, &g->seq);
+                rc = send_req_r(am, target, pkt,
+                                sizeof(h) + h.nseg * sizeof(*sg), NULL, &g->seq,
+                                g->r);
                 if (rc)
                     drop_recv(g->r);
             }
@@ -1432,7 +1691,7 @@ int fy_rma_am_flush(struct fy_rma_win *w, int target)
         struct flush_wait *f = &fw[nt];
         int rc = post_reply(am, t, (int)h.tag, f->buf, sizeof(f->buf), &f->r);
         if (!rc) {
-            rc = send_req(am, t, (char *)&h, sizeof(h), NULL, &f->seq);
+            rc = send_req_r(am, t, (char *)&h, sizeof(h), NULL, &f->seq, f->r);
             if (rc)
                 drop_recv(f->r);
         }
@@ -1456,19 +1715,7 @@ int fy_rma_am_flush(struct fy_rma_win *w, int target)
 }
 
 /* ---- synchronisation across nodes ----------------------------------------
- * A remote origin cannot reach the target's lock word: it asks the target
- * to take it (FY_RMA_AM_LOCK), and while others hold it asks again after
- * a pause that grows from LOCK_NAP_MIN_NS to LOCK_NAP_MAX_NS, progressing
- * (serving requests to itself) meanwhile. */
-#define LOCK_NAP_MIN_NS 2000
-#define LOCK_NAP_MAX_NS 1000000
-
-static uint64_t now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
+ * Locks of remote targets: see am_lk (taken with the first request). */
 
 static int sync_roundtrip(struct fy_rma_am *am, int target, uint32_t kind,
                           bool exclusive)
@@ -1483,27 +1730,25 @@ int fy_rma_am_lock(struct fy_rma_win *w, int target, bool exclusive)
 {
     AM_ENGINE_LOCK();
     struct fy_rma_am *am = w->am;
-    uint64_t nap = LOCK_NAP_MIN_NS;
-    for (;;) {
-        int rc = sync_roundtrip(am, target, FY_RMA_AM_LOCK, exclusive);
-        if (rc != -EBUSY) {
-            note_err(am, rc);
-            return rc;
-        }
-        uint64_t until = now_ns() + nap;
-        do {
-            if (!fy_progress())
-                sched_yield();
-        } while (now_ns() < until);
-        nap = FY_MIN(nap * 2, (uint64_t)LOCK_NAP_MAX_NS);
-    }
+    if (am->lk[target].st != LK_NONE) /* the MPI layer refuses a 2nd lock */
+        return -EPROTO;
+    am->lk[target].st = exclusive ? LK_EXCL : LK_SHARED;
+    return 0;
 }
 
 int fy_rma_am_unlock(struct fy_rma_win *w, int target, bool exclusive)
 {
     AM_ENGINE_LOCK();
     struct fy_rma_am *am = w->am;
+    lock_settle(am, target, true);
+    uint8_t st = am->lk[target].st;
+    if (st != LK_QUEUED && st != LK_HELD) {
+        am->lk[target].st = LK_NONE; /* nothing went to the target under it */
+        return 0;
+    }
+    /* (A queued lock goes along with the UNLOCK.) */
     int rc = sync_roundtrip(am, target, FY_RMA_AM_UNLOCK, exclusive);
+    am->lk[target].st = LK_NONE;
     reap_tx(am, false);
     note_err(am, rc);
     return rc;

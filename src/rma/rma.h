@@ -379,7 +379,10 @@ enum fy_rma_am_kind {
     FY_RMA_AM_FLUSH, /* reply once everything before it is applied */
     /* Synchronisation with a target on another node (windows that span
      * nodes; no data, no pieces; handled before fy_rma_am_serve): */
-    FY_RMA_AM_LOCK,   /* op: 1 exclusive, 0 shared; reply 0 or -EBUSY */
+    /* op bit 0: exclusive (else shared); FY_RMA_AM_LOCK_QUIET: answered
+     * only when refused. Reply 0 or -EBUSY (refused: held by others; in a
+     * batch, nothing after it is applied). */
+    FY_RMA_AM_LOCK,
     FY_RMA_AM_UNLOCK, /* op as the lock's; reply once released */
     FY_RMA_AM_POST,   /* the origin opened an exposure epoch to us */
     FY_RMA_AM_DONE,   /* the origin completed an access epoch at us */
@@ -396,6 +399,7 @@ enum fy_rma_am_kind {
      * bytes of padding, the request, padding to 8 bytes. */
     FY_RMA_AM_BATCH,
 };
+#define FY_RMA_AM_LOCK_QUIET 2
 /* Contiguous puts and gets from this size go direct to a remote target. */
 #define FY_RMA_AM_DIRECT_MIN (64 * 1024)
 
