@@ -470,12 +470,14 @@ int main(int argc, char **argv)
            "(MPI_ERR_RMA_SHARED): ranks of the\n"
            "                         same node as above, ranks of other "
            "nodes by active messages over\n"
-           "                         the network channel (locks and PSCW "
-           "asked of the target; contiguous\n"
-           "                         transfers from %d KiB straight into "
-           "and out of the window; small puts\n"
-           "                         and accumulates batched until the next "
-           "request to their target)\n\n",
+           "                         the network channel (PSCW asked of "
+           "the target; a lock travels with the\n"
+           "                         epoch's first packet to its target; "
+           "contiguous transfers from %d KiB\n"
+           "                         straight into and out of the window; "
+           "small puts and accumulates\n"
+           "                         batched until the next request to "
+           "their target)\n\n",
            fy_env_int(FY_ENV_RMA_REMAP), fy_env_str(FY_ENV_XFER),
            remap ? "each rank's window pages are moved onto shared memory "
                    "the others map\n"
