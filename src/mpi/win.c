@@ -1184,17 +1184,18 @@ static int check_req(MPI_Win win, int rank, MPI_Request *request,
     return MPI_SUCCESS;
 }
 
-/* A request-based put: complete, its buffer the user's again, when the
- * call returns (w->local_done: rma/am.c's direct puts wait for their
- * bytes to be sent). */
-static int rput(const void *obuf, MPI_Count ocount, MPI_Datatype otype,
-                int trank, MPI_Aint tdisp, MPI_Count tcount, MPI_Datatype ttype,
-                MPI_Win win, const char *fn)
+/* A request-based put or get: complete, its buffer the user's again,
+ * when the call returns (w->local_done: rma/am.c's direct puts wait for
+ * their bytes to be sent, its direct gets for their bytes to arrive). */
+static int req_put_get(void *obuf, MPI_Count ocount, MPI_Datatype otype,
+                       int trank, MPI_Aint tdisp, MPI_Count tcount,
+                       MPI_Datatype ttype, MPI_Win win, bool get,
+                       const char *fn)
 {
     struct fy_rma_win *w = fy_rma_win_get(win); /* check_req found it */
     w->local_done = true;
     int rc = rma_put_get(obuf, ocount, otype, trank, tdisp, tcount, ttype, win,
-                         false, fn);
+                         get, fn);
     w->local_done = false;
     return rc;
 }
@@ -1208,8 +1209,9 @@ FY_API int PMPI_Rput(const void *origin_addr, int origin_count,
     FY_MT_WIN(win);
     int rc = check_req(win, target_rank, request, __func__);
     if (!rc)
-        rc = rput(origin_addr, origin_count, origin_datatype, target_rank,
-                  target_disp, target_count, target_datatype, win, __func__);
+        rc = req_put_get((void *)origin_addr, origin_count, origin_datatype,
+                         target_rank, target_disp, target_count,
+                         target_datatype, win, false, __func__);
     return rc ? rc : born_done(win, rc, request, __func__);
 }
 FY_ALIAS(MPI_Rput)
@@ -1223,8 +1225,9 @@ FY_API int PMPI_Rput_c(const void *origin_addr, MPI_Count origin_count,
     FY_MT_WIN(win);
     int rc = check_req(win, target_rank, request, __func__);
     if (!rc)
-        rc = rput(origin_addr, origin_count, origin_datatype, target_rank,
-                  target_disp, target_count, target_datatype, win, __func__);
+        rc = req_put_get((void *)origin_addr, origin_count, origin_datatype,
+                         target_rank, target_disp, target_count,
+                         target_datatype, win, false, __func__);
     return rc ? rc : born_done(win, rc, request, __func__);
 }
 FY_ALIAS(MPI_Rput_c)
@@ -1238,7 +1241,7 @@ FY_API int PMPI_Rget(void *origin_addr, int origin_count,
     FY_MT_WIN(win);
     int rc = check_req(win, target_rank, request, __func__);
     if (!rc)
-        rc = rma_put_get(origin_addr, origin_count, origin_datatype,
+        rc = req_put_get(origin_addr, origin_count, origin_datatype,
                          target_rank, target_disp, target_count,
                          target_datatype, win, true, __func__);
     return rc ? rc : born_done(win, rc, request, __func__);
@@ -1254,7 +1257,7 @@ FY_API int PMPI_Rget_c(void *origin_addr, MPI_Count origin_count,
     FY_MT_WIN(win);
     int rc = check_req(win, target_rank, request, __func__);
     if (!rc)
-        rc = rma_put_get(origin_addr, origin_count, origin_datatype,
+        rc = req_put_get(origin_addr, origin_count, origin_datatype,
                          target_rank, target_disp, target_count,
                          target_datatype, win, true, __func__);
     return rc ? rc : born_done(win, rc, request, __func__);

@@ -69,6 +69,12 @@ struct am_send {
  *   the grant is known (lock_settle). An epoch that sent nothing never
  *   reaches the target; a lock_all reaches only the targets it uses. The
  *   LOCK item is not counted in nsent[t] (a flush has nothing to ask);
+ * - gets: direct gets (64 KiB or more, into a flat origin buffer, to a
+ *   window whose ranges the origin checked: not dynamic) return once
+ *   asked for; their bytes are awaited by the next flush or unlock (to
+ *   any target: flush_gets), by MPI_Win_free, or when AM_GETS_MAX are in
+ *   flight. Request-based gets (local_done) and MPI_THREAD_MULTIPLE wait
+ *   at once (several threads must not await one get);
  * - data_rx: while set, rx is not posted: requests are served in the
  *   order they came, so an origin's flush, unlock or complete after a
  *   PUT_DIRECT is answered only once its bytes are in the window;
@@ -92,6 +98,10 @@ struct fy_rma_am {
     char **batch;
     uint32_t *batch_len, *batch_n;
     struct am_lock *lk; /* origin: [t] */
+    /* origin: direct gets whose bytes are still on their way (oldest
+     * first), ngets of them. */
+    struct am_get *gets, **gets_tail;
+    int ngets;
     /* target: a PUT_DIRECT's data receive into the window (or swallowing
      * a refused one's bytes); no request is served until it completes. */
     struct fy_req *data_rx;
@@ -125,12 +135,25 @@ struct am_lock {
     alignas(8) char rxbuf[sizeof(struct fy_rma_am_reply)];
 };
 
+/* A direct get in flight: its bytes arrive on rd straight into the
+ * origin's buffer, or its refusal on rs. */
+struct am_get {
+    struct am_get *next;
+    struct fy_req *rd, *rs;
+    MPI_Count bytes;
+    int target;
+    alignas(8) char st[sizeof(struct fy_rma_am_reply)];
+};
+
 /* Origin-side operations run under the engine lock: the entry point's
  * window-lock guard (FY_MT_WIN) does not cover point-to-point, and window
  * -> engine is the lock order of util/mt.h. */
 #define AM_ENGINE_LOCK() FY_MT_ENTER()
 
 static struct fy_rma_am *s_ams; /* every window served by active messages */
+/* The progress thread (below): running; wanted; fy_mt_on before it
+ * started (whether the program's own threads may call MPI at once). */
+static bool s_thread_on, s_thread_wanted, s_mt_before;
 static bool s_in_hook;
 static unsigned long s_handled; /* requests applied (progress thread) */
 
@@ -728,6 +751,7 @@ int fy_rma_am_init(struct fy_rma_win *w)
     am->nsent = calloc((size_t)w->size, sizeof(uint64_t));
     am->nacked = calloc((size_t)w->size, sizeof(uint64_t));
     am->tag = FY_RMA_AM_TAG_REPLY;
+    am->gets_tail = &am->gets;
     int rc = -ENOMEM;
     if (w->spans) {
         am->batch = calloc((size_t)w->size, sizeof(char *));
@@ -751,11 +775,14 @@ int fy_rma_am_init(struct fy_rma_win *w)
     return 0;
 }
 
+static void flush_gets(struct fy_rma_am *am);
+
 void fy_rma_am_free(struct fy_rma_win *w)
 {
     struct fy_rma_am *am = w->am;
     if (!am)
         return;
+    flush_gets(am); /* an erroneous program's gets after its last epoch */
     for (struct fy_rma_am **pp = &s_ams; *pp; pp = &(*pp)->next)
         if (*pp == am) {
             *pp = am->next;
@@ -1446,45 +1473,105 @@ static int put_direct(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
     return 0;
 }
 
+/* Direct gets in flight at most (each a posted receive into the user's
+ * buffer); the oldest is awaited before another is asked. */
+#define AM_GETS_MAX 64
+
+/* Await direct get g's bytes or its refusal; frees g. Returns 0 or the
+ * error. */
+static int get_end(struct fy_rma_am *am, struct am_get *g)
+{
+    unsigned spins = 0;
+    int rc = 0;
+    if (g->rs) {
+        while (!g->rd->complete && !g->rs->complete)
+            progress_step(&spins);
+        if (g->rd->complete) {
+            rc = g->rd->err                    ? g->rd->err
+                 : g->rd->st_bytes != g->bytes ? -EPROTO
+                                               : 0;
+        } else {
+            struct fy_rma_am_reply rp;
+            memcpy(&rp, g->st, sizeof(rp));
+            if (rp.earlier)
+                note_err(am, rp.earlier < 0 ? rp.earlier : -EPROTO);
+            rc = g->rs->err ? g->rs->err : rp.err < 0 ? rp.err : -EPROTO;
+        }
+    }
+    if (g->rd)
+        drop_recv(g->rd);
+    if (g->rs)
+        drop_recv(g->rs);
+    free(g);
+    return rc;
+}
+
+/* Await every direct get in flight (their errors are kept for the next
+ * synchronisation to report). */
+static void flush_gets(struct fy_rma_am *am)
+{
+    while (am->gets) {
+        struct am_get *g = am->gets;
+        am->gets = g->next;
+        if (!am->gets)
+            am->gets_tail = &am->gets;
+        am->ngets--;
+        note_err(am, get_end(am, g));
+    }
+}
+
 /* A direct get: the bytes into the origin's buffer when it is flat (else
- * a temporary), or a refusal on the status tag. */
+ * a temporary), or a refusal on the status tag. Into a flat buffer of a
+ * window the origin checked, it returns once asked for (am->gets). */
 static int get_direct(struct fy_rma_win *w, void *obuf, MPI_Count ocount,
                       struct fy_dtype *odt, int target, uint64_t taddr,
                       MPI_Count bytes)
 {
     struct fy_rma_am *am = w->am;
     bool flat = fy_rma_flat(ocount, odt, bytes);
+    bool user_threads = s_thread_on ? s_mt_before : fy_mt_on;
+    bool later = flat && !w->local_done && !user_threads &&
+                 w->flavor != MPI_WIN_FLAVOR_DYNAMIC;
+    if (later && am->ngets >= AM_GETS_MAX) {
+        struct am_get *old = am->gets;
+        am->gets = old->next;
+        if (!am->gets)
+            am->gets_tail = &am->gets;
+        am->ngets--;
+        note_err(am, get_end(am, old));
+    }
+    struct am_get *g = calloc(1, sizeof(*g));
     char *dst = flat ? obuf : malloc((size_t)bytes);
-    if (!dst)
+    if (!g || !dst) {
+        free(g);
+        if (!flat)
+            free(dst);
         return -ENOMEM;
+    }
+    g->bytes = bytes;
+    g->target = target;
     int tag = next_tag(am), status = next_tag(am);
-    alignas(8) char st[sizeof(struct fy_rma_am_reply)];
-    struct fy_req *rd = NULL, *rs = NULL;
     int rc = fy_p2p_irecv(dst, bytes, fy_dtype_get(MPI_BYTE), target, tag,
-                          w->comm, w->comm->ctx, &rd);
+                          w->comm, w->comm->ctx, &g->rd);
     if (!rc)
-        rc = post_reply(am, target, status, st, sizeof(st), &rs);
+        rc = post_reply(am, target, status, g->st, sizeof(g->st), &g->rs);
     if (!rc)
         rc = direct_req(am, target, FY_RMA_AM_GET_DIRECT, taddr,
                         (uint64_t)bytes, tag, status);
-    if (!rc) {
-        unsigned spins = 0;
-        while (!rd->complete && !rs->complete)
-            progress_step(&spins);
-        if (rd->complete) {
-            rc = rd->err ? rd->err : rd->st_bytes != bytes ? -EPROTO : 0;
-        } else {
-            struct fy_rma_am_reply rp;
-            memcpy(&rp, st, sizeof(rp));
-            if (rp.earlier)
-                note_err(am, rp.earlier < 0 ? rp.earlier : -EPROTO);
-            rc = rs->err ? rs->err : rp.err < 0 ? rp.err : -EPROTO;
+    if (rc) {
+        if (g->rs) {
+            drop_recv(g->rs);
+            g->rs = NULL;
         }
+        (void)get_end(am, g); /* takes back the data receive */
+    } else if (later) {
+        *am->gets_tail = g;
+        am->gets_tail = &g->next;
+        am->ngets++;
+        return 0;
+    } else {
+        rc = get_end(am, g);
     }
-    if (rd)
-        drop_recv(rd);
-    if (rs)
-        drop_recv(rs);
     if (!flat) {
         if (!rc)
             fy_dtype_unpack(dst, bytes, obuf, ocount, odt);
@@ -1709,6 +1796,7 @@ int fy_rma_am_flush(struct fy_rma_win *w, int target)
         first = first ? first : rc;
     }
     free(fw);
+    flush_gets(am);
     reap_tx(am, false);
     note_err(am, first);
     return am->origin_err;
@@ -1749,6 +1837,7 @@ int fy_rma_am_unlock(struct fy_rma_win *w, int target, bool exclusive)
     /* (A queued lock goes along with the UNLOCK.) */
     int rc = sync_roundtrip(am, target, FY_RMA_AM_UNLOCK, exclusive);
     am->lk[target].st = LK_NONE;
+    flush_gets(am);
     reap_tx(am, false);
     note_err(am, rc);
     return rc;
@@ -1791,7 +1880,6 @@ int fy_rma_am_error(struct fy_rma_win *w)
 #define AM_YIELDS 16
 
 static pthread_t s_thread;
-static bool s_thread_on, s_thread_wanted, s_mt_before;
 static _Atomic bool s_thread_stop;
 
 void fy_rma_thread_want(bool am_window)

@@ -191,8 +191,9 @@ struct fy_rma_win {
      * others' user memory (then every peer is). peers[].am says which. */
     struct fy_rma_am *am;
     bool spans; /* members on more than one node */
-    /* The put in progress must be complete at the origin when it returns
-     * (MPI_Rput); otherwise its buffer may be read until the next flush. */
+    /* The put or get in progress must be complete at the origin when it
+     * returns (MPI_Rput, MPI_Rget); otherwise a put's buffer may be read,
+     * and a get's filled, until the next flush or unlock. */
     bool local_done;
     /* Every member's window memory is in mappings all members share
      * (allocate, shared, or Win_create memory remap.c moved). */
