@@ -1506,18 +1506,23 @@ static int get_end(struct fy_rma_am *am, struct am_get *g)
     return rc;
 }
 
-/* Await every direct get in flight (their errors are kept for the next
+/* Await the oldest direct get in flight (its error is kept for the next
  * synchronisation to report). */
+static void oldest_get_end(struct fy_rma_am *am)
+{
+    struct am_get *g = am->gets;
+    am->gets = g->next;
+    if (!am->gets)
+        am->gets_tail = &am->gets;
+    am->ngets--;
+    note_err(am, get_end(am, g));
+}
+
+/* Await every direct get in flight. */
 static void flush_gets(struct fy_rma_am *am)
 {
-    while (am->gets) {
-        struct am_get *g = am->gets;
-        am->gets = g->next;
-        if (!am->gets)
-            am->gets_tail = &am->gets;
-        am->ngets--;
-        note_err(am, get_end(am, g));
-    }
+    while (am->gets)
+        oldest_get_end(am);
 }
 
 /* A direct get: the bytes into the origin's buffer when it is flat (else
@@ -1532,14 +1537,8 @@ static int get_direct(struct fy_rma_win *w, void *obuf, MPI_Count ocount,
     bool user_threads = s_thread_on ? s_mt_before : fy_mt_on;
     bool later = flat && !w->local_done && !user_threads &&
                  w->flavor != MPI_WIN_FLAVOR_DYNAMIC;
-    if (later && am->ngets >= AM_GETS_MAX) {
-        struct am_get *old = am->gets;
-        am->gets = old->next;
-        if (!am->gets)
-            am->gets_tail = &am->gets;
-        am->ngets--;
-        note_err(am, get_end(am, old));
-    }
+    if (later && am->ngets >= AM_GETS_MAX)
+        oldest_get_end(am);
     struct am_get *g = calloc(1, sizeof(*g));
     char *dst = flat ? obuf : malloc((size_t)bytes);
     if (!g || !dst) {
