@@ -1753,6 +1753,44 @@ int fy_rma_am_cas(struct fy_rma_win *w, const void *obuf, const void *cbuf,
     return rc;
 }
 
+/* A request without data whose answer is collected later (flush,
+ * unlock: asked of every target first, then awaited). */
+struct reply_wait {
+    struct fy_req *r;
+    uint64_t seq;
+    int t;
+    alignas(8) char buf[sizeof(struct fy_rma_am_reply)];
+};
+
+/* Send the bare request h (its tag set) to t; u awaits its answer. */
+static int reply_ask(struct fy_rma_am *am, int t, struct fy_rma_am_hdr *h,
+                     struct reply_wait *u)
+{
+    int rc = post_reply(am, t, (int)h->tag, u->buf, sizeof(u->buf), &u->r);
+    if (rc)
+        return rc;
+    rc = send_req_r(am, t, (char *)h, sizeof(*h), NULL, &u->seq, u->r);
+    if (rc)
+        drop_recv(u->r);
+    u->t = t;
+    return rc;
+}
+
+/* Await the answers of the nt requests asked (unlocks: the lock is gone
+ * then). Returns first, else the first error. */
+static int replies_collect(struct fy_rma_am *am, struct reply_wait *u, int nt,
+                           bool unlocks, int first)
+{
+    for (int i = 0; i < nt; i++) {
+        const char *data;
+        int rc = await_reply(am, u[i].t, u[i].r, u[i].buf, 0, u[i].seq, &data);
+        if (unlocks)
+            am->lk[u[i].t].st = LK_NONE;
+        first = first ? first : rc;
+    }
+    return first;
+}
+
 int fy_rma_am_flush(struct fy_rma_win *w, int target)
 {
     AM_ENGINE_LOCK();
@@ -1761,12 +1799,7 @@ int fy_rma_am_flush(struct fy_rma_win *w, int target)
         return 0;
     int first = 0, nt = 0;
     /* Ask every target first, then collect: the round trips overlap. */
-    struct flush_wait {
-        struct fy_req *r;
-        uint64_t seq;
-        int t;
-        alignas(8) char buf[sizeof(struct fy_rma_am_reply)];
-    } *fw = calloc((size_t)w->size, sizeof(*fw));
+    struct reply_wait *fw = calloc((size_t)w->size, sizeof(*fw));
     if (!fw)
         return -ENOMEM;
     for (int t = 0; t < w->size; t++) {
@@ -1774,26 +1807,14 @@ int fy_rma_am_flush(struct fy_rma_win *w, int target)
             continue;
         struct fy_rma_am_hdr h = {.kind = FY_RMA_AM_FLUSH,
                                   .tag = (uint32_t)next_tag(am)};
-        struct flush_wait *f = &fw[nt];
-        int rc = post_reply(am, t, (int)h.tag, f->buf, sizeof(f->buf), &f->r);
-        if (!rc) {
-            rc = send_req_r(am, t, (char *)&h, sizeof(h), NULL, &f->seq, f->r);
-            if (rc)
-                drop_recv(f->r);
-        }
+        int rc = reply_ask(am, t, &h, &fw[nt]);
         if (rc) {
             first = first ? first : rc;
             continue;
         }
-        f->t = t;
         nt++;
     }
-    for (int i = 0; i < nt; i++) {
-        const char *data;
-        int rc =
-            await_reply(am, fw[i].t, fw[i].r, fw[i].buf, 0, fw[i].seq, &data);
-        first = first ? first : rc;
-    }
+    first = replies_collect(am, fw, nt, false, first);
     free(fw);
     flush_gets(am);
     reap_tx(am, false);
@@ -1803,15 +1824,6 @@ int fy_rma_am_flush(struct fy_rma_win *w, int target)
 
 /* ---- synchronisation across nodes ----------------------------------------
  * Locks of remote targets: see am_lk (taken with the first request). */
-
-static int sync_roundtrip(struct fy_rma_am *am, int target, uint32_t kind,
-                          bool exclusive)
-{
-    alignas(8) struct fy_rma_am_hdr h = {.kind = kind, .op = exclusive};
-    alignas(8) char reply[sizeof(struct fy_rma_am_reply)];
-    const char *data;
-    return roundtrip(am, target, (char *)&h, sizeof(h), NULL, reply, 0, &data);
-}
 
 int fy_rma_am_lock(struct fy_rma_win *w, int target, bool exclusive)
 {
@@ -1827,19 +1839,41 @@ int fy_rma_am_unlock(struct fy_rma_win *w, int target, bool exclusive)
 {
     AM_ENGINE_LOCK();
     struct fy_rma_am *am = w->am;
-    lock_settle(am, target, true);
-    uint8_t st = am->lk[target].st;
-    if (st != LK_QUEUED && st != LK_HELD) {
-        am->lk[target].st = LK_NONE; /* nothing went to the target under it */
-        return 0;
+    int lo = target < 0 ? 0 : target, hi = target < 0 ? w->size : target + 1;
+    struct reply_wait one,
+        *uw = target < 0 ? calloc((size_t)w->size, sizeof(*uw)) : &one;
+    if (!uw)
+        return -ENOMEM;
+    int first = 0, nt = 0;
+    /* Ask every target first, then collect: the round trips overlap. */
+    for (int t = lo; t < hi; t++) {
+        if (!w->peers[t].remote)
+            continue;
+        lock_settle(am, t, true);
+        uint8_t st = am->lk[t].st;
+        if (st != LK_QUEUED && st != LK_HELD) {
+            am->lk[t].st = LK_NONE; /* nothing went to t under it */
+            continue;
+        }
+        /* (A queued lock goes along with the UNLOCK.) */
+        struct fy_rma_am_hdr h = {.kind = FY_RMA_AM_UNLOCK,
+                                  .op = exclusive,
+                                  .tag = (uint32_t)next_tag(am)};
+        int rc = reply_ask(am, t, &h, &uw[nt]);
+        if (rc) {
+            am->lk[t].st = LK_NONE;
+            first = first ? first : rc;
+            continue;
+        }
+        nt++;
     }
-    /* (A queued lock goes along with the UNLOCK.) */
-    int rc = sync_roundtrip(am, target, FY_RMA_AM_UNLOCK, exclusive);
-    am->lk[target].st = LK_NONE;
+    first = replies_collect(am, uw, nt, true, first);
+    if (uw != &one)
+        free(uw);
     flush_gets(am);
     reap_tx(am, false);
-    note_err(am, rc);
-    return rc;
+    note_err(am, first);
+    return first;
 }
 
 int fy_rma_am_signal(struct fy_rma_win *w, int target, uint32_t kind)

@@ -471,11 +471,13 @@ int fy_rma_am_acc(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
                   MPI_Count tcount, struct fy_dtype *tdt, struct fy_op *op);
 int fy_rma_am_cas(struct fy_rma_win *w, const void *obuf, const void *cbuf,
                   void *rbuf, struct fy_dtype *dt, int target, uint64_t taddr);
-/* Windows that span nodes: take (retrying while another holds it) and
- * release target's window lock by request, and signal a PSCW post or
- * complete (FY_RMA_AM_POST / FY_RMA_AM_DONE) to it. The unlock's reply
- * also means every earlier request was applied. Return 0 or a negative
- * errno (also kept for fy_rma_am_error). */
+/* Windows that span nodes: note a lock on target's window (the target
+ * takes it with the epoch's first request to it, am.c's am_lock), release
+ * it by request (target < 0: every remote target's, MPI_Win_unlock_all's
+ * shared ones, the round trips overlapping), and signal a PSCW post or
+ * complete (FY_RMA_AM_POST / FY_RMA_AM_DONE). The unlock's reply also
+ * means every earlier request was applied. Return 0 or a negative errno
+ * (also kept for fy_rma_am_error). */
 int fy_rma_am_lock(struct fy_rma_win *w, int target, bool exclusive);
 int fy_rma_am_unlock(struct fy_rma_win *w, int target, bool exclusive);
 int fy_rma_am_signal(struct fy_rma_win *w, int target, uint32_t kind);

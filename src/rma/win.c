@@ -726,8 +726,12 @@ void fy_rma_unlock_all(struct fy_rma_win *w)
     (void)fy_rma_am_flush(w, -1);
     atomic_thread_fence(memory_order_seq_cst);
     if (!w->lock_all_nocheck) {
+        /* Remote targets all at once (their round trips overlap). */
+        if (w->spans)
+            (void)fy_rma_am_unlock(w, -1, false); /* errors: am_error */
         for (int t = 0; t < w->size; t++)
-            unlock_one(w, t, false);
+            if (!w->peers[t].remote)
+                unlock_word(w, t, false);
         wake_all(w);
     }
     w->lock_all = false;

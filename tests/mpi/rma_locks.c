@@ -12,7 +12,8 @@
  * - accumulates and fetch-and-op under shared locks: exact sums, every
  *   fetched value seen once;
  * - epochs that send nothing (lock and unlock alone, lock_all with a flush
- *   and no operation) and a lock_all that uses one target. */
+ *   and no operation), a lock_all that uses one target, and one that
+ *   accumulates to every rank (unlock_all releases them all at once). */
 #include "mpitest.h"
 
 #define K 40
@@ -101,7 +102,7 @@ static void shared_ops(MPI_Win win, int *mem, int t)
 }
 
 /* Epochs that send nothing, and a lock_all that reads one target. */
-static void quiet_epochs(MPI_Win win)
+static void quiet_epochs(MPI_Win win, const int *mem)
 {
     for (int t = 0; t < np; t++) {
         MT_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, t, 0, win));
@@ -119,6 +120,18 @@ static void quiet_epochs(MPI_Win win)
     MT_MPI(MPI_Win_unlock_all(win));
     for (int i = 0; i < 16; i++)
         MT_EQ(vals[i], next * 100 + i, "lock_all read of the next rank");
+    /* A lock_all whose unlock_all releases every target at once, each
+     * lock travelling with the accumulate it carries. */
+    int one = 1;
+    MT_MPI(MPI_Win_lock_all(0, win));
+    for (int t = 0; t < np; t++)
+        MT_MPI(MPI_Accumulate(&one, 1, MPI_INT, t, AT_OWN + 16, 1, MPI_INT,
+                              MPI_SUM, win));
+    MT_MPI(MPI_Win_unlock_all(win));
+    MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    MT_MPI(MPI_Win_lock(MPI_LOCK_SHARED, me, 0, win));
+    MT_EQ(mem[AT_OWN + 16], np, "one accumulate from every rank");
+    MT_MPI(MPI_Win_unlock(me, win));
     MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
 }
 
@@ -136,7 +149,7 @@ static void run(int *mem, MPI_Win win)
         blocks(win, targets[i]);
         shared_ops(win, mem, targets[i]);
     }
-    quiet_epochs(win);
+    quiet_epochs(win, mem);
 }
 
 int main(int argc, char **argv)
