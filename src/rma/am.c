@@ -1031,9 +1031,12 @@ static int lock_queue(struct fy_rma_am *am, int t)
     return 0;
 }
 
-/* Set the LOCK item at the head of packet p: a fresh answer tag, quiet
- * or not. Returns the tag. */
-static int lock_item(struct fy_rma_am *am, char *p, bool quiet)
+/* Send packet p (len bytes) to t with the LOCK item at its head given a
+ * fresh answer tag, quiet or not; *rx receives that answer into rbuf
+ * (sizeof(struct fy_rma_am_reply) bytes). Returns 0 or the error (*rx
+ * taken back). */
+static int lock_send(struct fy_rma_am *am, int t, char *p, uint64_t len,
+                     bool quiet, char *rbuf, struct fy_req **rx)
 {
     char *item = p + sizeof(struct fy_rma_am_hdr) + 8;
     struct fy_rma_am_hdr h;
@@ -1041,7 +1044,11 @@ static int lock_item(struct fy_rma_am *am, char *p, bool quiet)
     h.tag = (uint32_t)next_tag(am);
     h.op = (h.op & 1) | (quiet ? FY_RMA_AM_LOCK_QUIET : 0);
     memcpy(item, &h, sizeof(h));
-    return (int)h.tag;
+    int rc =
+        post_reply(am, t, (int)h.tag, rbuf, sizeof(struct fy_rma_am_reply), rx);
+    if (!rc && (rc = send_one(am, t, p, len, NULL)))
+        drop_recv(*rx);
+    return rc;
 }
 
 /* Send a batch packet p (len bytes) whose first item is a queued LOCK:
@@ -1051,12 +1058,9 @@ static int send_locked(struct fy_rma_am *am, int t, char *p, uint64_t len)
     uint64_t nap = LOCK_NAP_MIN_NS;
     am->lk[t].st = LK_SENDING;
     for (;;) {
-        int tag = lock_item(am, p, false);
         alignas(8) char rbuf[sizeof(struct fy_rma_am_reply)];
         struct fy_req *r;
-        int rc = post_reply(am, t, tag, rbuf, sizeof(rbuf), &r);
-        if (!rc && (rc = send_one(am, t, p, len, NULL)))
-            drop_recv(r);
+        int rc = lock_send(am, t, p, len, false, rbuf, &r);
         if (rc) {
             am->lk[t].st = LK_HELD; /* the epoch goes on; the error is kept */
             return rc;
@@ -1079,10 +1083,7 @@ static int send_quiet(struct fy_rma_am *am, int t, char *p, uint64_t len,
                       struct fy_req *r)
 {
     struct am_lock *l = &am->lk[t];
-    int tag = lock_item(am, p, true);
-    int rc = post_reply(am, t, tag, l->rxbuf, sizeof(l->rxbuf), &l->rx);
-    if (!rc && (rc = send_one(am, t, p, len, NULL)))
-        drop_recv(l->rx);
+    int rc = lock_send(am, t, p, len, true, l->rxbuf, &l->rx);
     if (rc) {
         free(p);
         l->st = LK_HELD; /* the epoch goes on; the error is kept */
@@ -1132,13 +1133,8 @@ static void lock_step(struct fy_rma_am *am, int t, unsigned *spins)
         fy_req_free(l->rx);
         l->rx = NULL;
         lock_nap(&l->nap);
-        int tag = lock_item(am, l->pkt, true);
-        int rc = post_reply(am, t, tag, l->rxbuf, sizeof(l->rxbuf), &l->rx);
-        if (rc)
-            fy_fatal(1, "MPI one-sided: cannot ask rank %d for its lock: %s", t,
-                     strerror(-rc));
-        rc = send_one(am, t, l->pkt, l->len, NULL);
-        if (rc)
+        int rc = lock_send(am, t, l->pkt, l->len, true, l->rxbuf, &l->rx);
+        if (rc) /* the packet's last request is awaited: it cannot go on */
             fy_fatal(1, "MPI one-sided: cannot ask rank %d for its lock: %s", t,
                      strerror(-rc));
         return;
