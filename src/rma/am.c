@@ -141,7 +141,6 @@ struct am_get {
     struct am_get *next;
     struct fy_req *rd, *rs;
     MPI_Count bytes;
-    int target;
     alignas(8) char st[sizeof(struct fy_rma_am_reply)];
 };
 
@@ -1544,7 +1543,6 @@ static int get_direct(struct fy_rma_win *w, void *obuf, MPI_Count ocount,
         return -ENOMEM;
     }
     g->bytes = bytes;
-    g->target = target;
     int tag = next_tag(am), status = next_tag(am);
     int rc = fy_p2p_irecv(dst, bytes, fy_dtype_get(MPI_BYTE), target, tag,
                           w->comm, w->comm->ctx, &g->rd);
