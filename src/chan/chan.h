@@ -139,6 +139,9 @@ struct fy_chan_ops {
     ssize_t (*write)(int peer, const uint8_t *src, uint64_t addr, uint64_t key,
                      uint64_t off, uint64_t len);
     void (*offer_end)(int peer, uint64_t cookie);
+    /* Optional (NULL: none): hold small packets back while on, write them
+     * together when taken off (nested; fy_chan_cork). */
+    void (*cork)(bool on);
     /* Messages handed up by this channel (FERRY_STATS). */
     struct fy_chan_counts *counts;
     /* Largest payload of one DATA packet (rendezvous streaming). */
@@ -267,6 +270,14 @@ static inline bool fy_chan_try_send(int peer, uint32_t type, int32_t tag,
 static inline bool fy_chan_remote(int peer)
 {
     return fy_chan.of[peer] != &fy_chan_shm_ops;
+}
+
+/* Hold small packets to other nodes back from here to the matching
+ * fy_chan_cork(false), which writes them together (fy_chan_ops.cork). */
+static inline void fy_chan_cork(bool on)
+{
+    if (fy_chan.net && fy_chan.net->cork)
+        fy_chan.net->cork(on);
 }
 
 /* The network channel's half of fy_chan_init/finalize (chan/tcp.c):

@@ -47,6 +47,9 @@
  * at most this many times the push crossover of pushed bytes wait at a
  * receiver per sender between two of its replies). */
 #define FY_PUSH_BURST 2
+/* Nonblocking sends to another node pushed whole up to this size (and
+ * FERRY_NET_PUSH_MAX): see fy_push_auto. */
+#define FY_NET_PUSH_NB ((uint64_t)128 << 10)
 
 static _Noreturn void bad_peer(int src, const char *what)
 {
@@ -192,7 +195,13 @@ bool fy_push_auto(const struct fy_req *r)
      * bounds what a receiver must hold for one sender. A burst of 16
      * pushed windows of 4 sends 1.4-2.7x faster, but made the mixed
      * traffic 5-10 % slower at 4 and 8 ranks on 2 cores (bench/README.md,
-     * "Unexpected pushed messages"), so it stays 2. */
+     * "Unexpected pushed messages"), so it stays 2. To a rank on another
+     * node every nonblocking send up to FY_NET_PUSH_NB is pushed whole:
+     * there the rendezvous costs a round trip over the network, longer
+     * than moving such a message (a stream of 64 KiB ones ran at half the
+     * rate); larger ones keep it (one-sided puts of 1 MiB, whose bytes
+     * then arrive before the target posts their receive, ran at half the
+     * rate pushed; bench/README.md, "Between nodes"). */
     struct fy_p2p_state *s = &fy_p2p;
     if (r->mode != FY_SEND_STANDARD)
         return false;
@@ -218,6 +227,9 @@ bool fy_push_auto(const struct fy_req *r)
         }
         return !(reply && hint_soon(pe, l, r));
     }
+    if (fy_chan_remote(r->wpeer) &&
+        n <= FY_MIN(s->net_push_max, FY_NET_PUSH_NB))
+        return true;
     struct fy_peer *pe = &s->peers[r->wpeer];
     if (pe->burst_seen != pe->msgs_seen) {
         pe->burst_seen = pe->msgs_seen;

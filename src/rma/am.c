@@ -69,12 +69,16 @@ struct am_send {
  *   the grant is known (lock_settle). An epoch that sent nothing never
  *   reaches the target; a lock_all reaches only the targets it uses. The
  *   LOCK item is not counted in nsent[t] (a flush has nothing to ask);
- * - gets: direct gets (64 KiB or more, into a flat origin buffer, to a
- *   window whose ranges the origin checked: not dynamic) return once
- *   asked for; their bytes are awaited by the next flush or unlock (to
- *   any target: flush_gets), by MPI_Win_free, or when AM_GETS_MAX are in
- *   flight. Request-based gets (local_done) and MPI_THREAD_MULTIPLE wait
- *   at once (several threads must not await one get);
+ * - gets: direct gets (64 KiB or more, into a flat origin buffer) and
+ *   small ones (one request; any origin datatype, retained) to a window
+ *   whose ranges the origin checked (not dynamic) return once asked for;
+ *   their bytes are awaited by the next flush or unlock (to any target:
+ *   flush_gets), by MPI_Win_free, or when AM_GETS_MAX are in flight.
+ *   Request-based gets (local_done) and MPI_THREAD_MULTIPLE wait at once
+ *   (several threads must not await one get). getseq[t] is the number of
+ *   the last small get asked of t: while it is the last request sent to t
+ *   and in flight, its answer will say that t applied everything before
+ *   it, so a flush need not ask t;
  * - data_rx: while set, rx is not posted: requests are served in the
  *   order they came, so an origin's flush, unlock or complete after a
  *   PUT_DIRECT is answered only once its bytes are in the window;
@@ -89,7 +93,7 @@ struct fy_rma_am {
     struct am_send *sends; /* target: replies on their way */
     int *err;
     uint8_t *held; /* target: [o] lock remote origin o holds (1 shared, 2) */
-    uint64_t *nsent, *nacked;
+    uint64_t *nsent, *nacked, *getseq;
     struct am_send *tx;
     int ntx;
     /* origin: per target on another node, small one-way requests held
@@ -98,8 +102,8 @@ struct fy_rma_am {
     char **batch;
     uint32_t *batch_len, *batch_n;
     struct am_lock *lk; /* origin: [t] */
-    /* origin: direct gets whose bytes are still on their way (oldest
-     * first), ngets of them. */
+    /* origin: gets whose bytes are still on their way (oldest first),
+     * ngets of them. */
     struct am_get *gets, **gets_tail;
     int ngets;
     /* target: a PUT_DIRECT's data receive into the window (or swallowing
@@ -135,13 +139,20 @@ struct am_lock {
     alignas(8) char rxbuf[sizeof(struct fy_rma_am_reply)];
 };
 
-/* A direct get in flight: its bytes arrive on rd straight into the
- * origin's buffer, or its refusal on rs. */
+/* A get in flight. Direct (odt NULL): its bytes arrive on rd straight
+ * into the origin's buffer, or its refusal on rs, into st. Small (one
+ * request, odt retained): its answer, header and bytes, arrives on rd into
+ * st and is unpacked into obuf when awaited. */
 struct am_get {
     struct am_get *next;
     struct fy_req *rd, *rs;
     MPI_Count bytes;
-    alignas(8) char st[sizeof(struct fy_rma_am_reply)];
+    void *obuf;
+    MPI_Count ocount;
+    struct fy_dtype *odt;
+    uint64_t seq;
+    int target;
+    alignas(8) char st[]; /* a reply's header (+ a small get's bytes) */
 };
 
 /* Origin-side operations run under the engine lock: the entry point's
@@ -614,6 +625,8 @@ static void handle(struct fy_rma_am *am, int o, uint64_t n)
     int err = h.bytes != n - sizeof(h) || h.nseg == 0 ? -EPROTO : 0;
     uint64_t off = sizeof(h);
     uint32_t served = 0;
+    /* The answers to the batch's gets go out in one write. */
+    fy_chan_cork(true);
     while (!err) {
         const void *item;
         uint64_t len;
@@ -629,9 +642,10 @@ static void handle(struct fy_rma_am *am, int o, uint64_t n)
         /* A LOCK refused while others hold the lock: nothing after it
          * is applied; the origin sends the batch again (am_lk). */
         if (handle_one(am, o, item, len) == -EBUSY)
-            return;
+            break;
         served++;
     }
+    fy_chan_cork(false);
     if (err) {
         FY_WARN("MPI one-sided: bad request batch from rank %d (%llu bytes)", o,
                 (unsigned long long)n);
@@ -734,6 +748,7 @@ static void am_release(struct fy_rma_am *am)
     free(am->lk);
     free(am->nsent);
     free(am->nacked);
+    free(am->getseq);
     free(am);
 }
 
@@ -749,6 +764,7 @@ int fy_rma_am_init(struct fy_rma_win *w)
     am->held = calloc((size_t)w->size, 1);
     am->nsent = calloc((size_t)w->size, sizeof(uint64_t));
     am->nacked = calloc((size_t)w->size, sizeof(uint64_t));
+    am->getseq = calloc((size_t)w->size, sizeof(uint64_t));
     am->tag = FY_RMA_AM_TAG_REPLY;
     am->gets_tail = &am->gets;
     int rc = -ENOMEM;
@@ -761,7 +777,7 @@ int fy_rma_am_init(struct fy_rma_win *w)
     bool batch_ok =
         !w->spans || (am->batch && am->batch_len && am->batch_n && am->lk);
     if (am->rxbuf && am->scratch && am->err && am->held && am->nsent &&
-        am->nacked && batch_ok)
+        am->nacked && am->getseq && batch_ok)
         rc = post_rx(am);
     if (rc) {
         am_release(am);
@@ -930,8 +946,8 @@ static void tx_slot(struct fy_rma_am *am)
 /* Batches: requests of up to AM_BATCH_ITEM bytes wait in batch[t], at
  * most AM_BATCH bytes of items; a request of up to AM_SMALL bytes takes
  * them along in its packet (larger ones send them first on their own). */
-#define AM_BATCH 4096
-#define AM_BATCH_ITEM 512
+#define AM_BATCH 65536
+#define AM_BATCH_ITEM (16384 + 128)
 
 static uint32_t item_bytes(uint64_t len)
 {
@@ -939,12 +955,20 @@ static uint32_t item_bytes(uint64_t len)
 }
 
 static bool batchable(const struct fy_rma_am *am, int target, const char *pkt,
-                      uint64_t len)
+                      uint64_t len, bool later)
 {
     uint32_t kind;
     memcpy(&kind, pkt, sizeof(kind));
     return am->batch && am->w->peers[target].remote && len <= AM_BATCH_ITEM &&
-           (kind == FY_RMA_AM_PUT || kind == FY_RMA_AM_ACC);
+           (kind == FY_RMA_AM_PUT || kind == FY_RMA_AM_ACC ||
+            (kind == FY_RMA_AM_GET && later));
+}
+
+/* The requests waiting in batch[t] that are counted in nsent[t] (all
+ * but a LOCK at its head). */
+static uint32_t batch_counted(const struct fy_rma_am *am, int t)
+{
+    return am->batch_n[t] - (am->lk[t].st == LK_QUEUED);
 }
 
 static void batch_add(char *b, uint32_t *blen, const char *pkt, uint64_t len)
@@ -1175,22 +1199,38 @@ static int send_batch_pkt(struct fy_rma_am *am, int t, char *p, uint64_t len,
     return rc;
 }
 
+/* The answer to the last request waiting in target's batch, when that
+ * is a small get (whose answer then says a quiet LOCK was granted). */
+static struct fy_req *batch_answer(struct fy_rma_am *am, int target)
+{
+    if (!batch_counted(am, target) || am->getseq[target] != am->nsent[target])
+        return NULL;
+    for (struct am_get *g = am->gets; g; g = g->next)
+        if (g->odt && g->target == target && g->seq == am->getseq[target])
+            return g->rd;
+    return NULL;
+}
+
 /* Send what waits in target's batch, alone. */
 static int batch_send(struct fy_rma_am *am, int target)
 {
     uint64_t len;
+    struct fy_req *r = batch_answer(am, target);
     char *p = batch_packet(am, target, NULL, 0, &len);
     if (!p)
         return -ENOMEM;
-    return send_batch_pkt(am, target, p, len, NULL);
+    return send_batch_pkt(am, target, p, len, r);
 }
 
 /* Send a request of len bytes at pkt (its header already in place).
  * Small ones go at once from the caller's buffer; 'heap' ones (an
  * am_send whose buf is pkt) go asynchronously and are owned by am->tx
- * from here on. Counts the request: *seq_out gets its number. */
+ * from here on. Counts the request: *seq_out gets its number. r: the
+ * answer to it, if it has one; 'later': a get whose answer is awaited
+ * later (get_small), which may wait in the batch like a put. */
 static int send_req_r(struct fy_rma_am *am, int target, char *pkt, uint64_t len,
-                      struct am_send *heap, uint64_t *seq_out, struct fy_req *r)
+                      struct am_send *heap, uint64_t *seq_out, struct fy_req *r,
+                      bool later)
 {
     int rc = 0;
     lock_settle(am, target, true);
@@ -1200,16 +1240,17 @@ static int send_req_r(struct fy_rma_am *am, int target, char *pkt, uint64_t len,
         free(heap);
         return rc;
     }
-    if (batchable(am, target, pkt, len)) {
+    if (batchable(am, target, pkt, len, later)) {
         if (am->batch_len[target] + item_bytes(len) > AM_BATCH)
             rc = batch_send(am, target);
         if (!rc && !am->batch[target] &&
             !(am->batch[target] = malloc(AM_BATCH)))
             rc = -ENOMEM;
-        free(heap);
+        if (!rc)
+            batch_add(am->batch[target], &am->batch_len[target], pkt, len);
+        free(heap); /* (pkt may be its buffer) */
         if (rc)
             return rc;
-        batch_add(am->batch[target], &am->batch_len[target], pkt, len);
         am->batch_n[target]++;
         *seq_out = ++am->nsent[target];
         return 0;
@@ -1240,16 +1281,24 @@ static int send_req_r(struct fy_rma_am *am, int target, char *pkt, uint64_t len,
 static int send_req(struct fy_rma_am *am, int target, char *pkt, uint64_t len,
                     struct am_send *heap, uint64_t *seq_out)
 {
-    return send_req_r(am, target, pkt, len, heap, seq_out, NULL);
+    return send_req_r(am, target, pkt, len, heap, seq_out, NULL, false);
 }
 
 /* Put one packet on its way: at once from the caller's buffer, or
- * asynchronously from 'heap' (then owned by am->tx). Rings the target. */
+ * asynchronously from 'heap' (then owned by am->tx). Rings the target.
+ * To another node always at once: a blocking send there is pushed whole
+ * (FERRY_NET_PUSH_MAX), where a stream of nonblocking ones would each
+ * wait for a rendezvous round trip over the network. */
 static int send_one(struct fy_rma_am *am, int target, char *pkt, uint64_t len,
                     struct am_send *heap)
 {
     struct fy_rma_win *w = am->w;
     int rc;
+    if (heap && w->peers[target].remote) {
+        rc = send_one(am, target, pkt, len, NULL);
+        free(heap);
+        return rc;
+    }
     if (!heap) {
         rc = fy_p2p_send(pkt, (MPI_Count)len, fy_dtype_get(MPI_BYTE), target,
                          FY_RMA_AM_TAG_REQ, w->comm, w->comm->ctx,
@@ -1326,32 +1375,41 @@ static int await_reply(struct fy_rma_am *am, int target, struct fy_req *r,
     return 0;
 }
 
-/* One request with a reply of 'want' data bytes: the packet at pkt (len
- * bytes, header in place; its tag is set here), the reply into rbuf
- * (sizeof(reply) + want bytes). */
-static int roundtrip(struct fy_rma_am *am, int target, char *pkt, uint64_t len,
-                     struct am_send *heap, char *rbuf, uint64_t want,
-                     const char **data_out)
+/* Ask a request with a reply of 'want' data bytes: the packet at pkt
+ * (len bytes, header in place; its tag is set here), the reply into rbuf
+ * (sizeof(reply) + want bytes) by *r, to await with await_reply(*seq);
+ * 'later' as for send_req_r. */
+static int ask(struct fy_rma_am *am, int target, char *pkt, uint64_t len,
+               struct am_send *heap, char *rbuf, uint64_t want,
+               struct fy_req **r, uint64_t *seq, bool later)
 {
     struct fy_rma_am_hdr h;
     memcpy(&h, pkt, sizeof(h));
     h.tag = (uint32_t)next_tag(am);
     memcpy(pkt, &h, sizeof(h));
-    struct fy_req *r;
     /* Posted first: the reply may come while a large request is sent. */
     int rc = post_reply(am, target, (int)h.tag, rbuf,
-                        sizeof(struct fy_rma_am_reply) + want, &r);
+                        sizeof(struct fy_rma_am_reply) + want, r);
     if (rc) {
         free(heap);
         return rc;
     }
-    uint64_t seq = 0;
-    rc = send_req_r(am, target, pkt, len, heap, &seq, r);
-    if (rc) {
-        drop_recv(r);
-        return rc;
-    }
-    return await_reply(am, target, r, rbuf, want, seq, data_out);
+    *seq = 0;
+    rc = send_req_r(am, target, pkt, len, heap, seq, *r, later);
+    if (rc)
+        drop_recv(*r);
+    return rc;
+}
+
+/* One request with a reply (ask), awaited. */
+static int roundtrip(struct fy_rma_am *am, int target, char *pkt, uint64_t len,
+                     struct am_send *heap, char *rbuf, uint64_t want,
+                     const char **data_out)
+{
+    struct fy_req *r;
+    uint64_t seq;
+    int rc = ask(am, target, pkt, len, heap, rbuf, want, &r, &seq, false);
+    return rc ? rc : await_reply(am, target, r, rbuf, want, seq, data_out);
 }
 
 /* Put and accumulate: requests without a reply, chunk by chunk. */
@@ -1472,12 +1530,26 @@ static int put_direct(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
  * buffer); the oldest is awaited before another is asked. */
 #define AM_GETS_MAX 64
 
-/* Await direct get g's bytes or its refusal; frees g. Returns 0 or the
- * error. */
+/* Await get g's bytes or its refusal (a small get's bytes go into the
+ * origin's buffer here); frees g. Returns 0 or the error. */
 static int get_end(struct fy_rma_am *am, struct am_get *g)
 {
     unsigned spins = 0;
     int rc = 0;
+    if (g->odt) {
+        int t = g->target;
+        if (am->batch && g->seq > am->nsent[t] - batch_counted(am, t))
+            note_err(am, batch_send(am, t)); /* it waits there still */
+        const char *data;
+        rc = await_reply(am, g->target, g->rd, g->st, (uint64_t)g->bytes,
+                         g->seq, &data);
+        if (!rc)
+            fy_dtype_unpack_range(data, 0, g->bytes, g->obuf, g->ocount,
+                                  g->odt);
+        fy_dtype_release(g->odt);
+        free(g);
+        return rc;
+    }
     if (g->rs) {
         while (!g->rd->complete && !g->rs->complete)
             progress_step(&spins);
@@ -1513,28 +1585,46 @@ static void oldest_get_end(struct fy_rma_am *am)
     note_err(am, get_end(am, g));
 }
 
-/* Await every direct get in flight. */
+/* Await every get in flight. */
 static void flush_gets(struct fy_rma_am *am)
 {
     while (am->gets)
         oldest_get_end(am);
 }
 
+/* Whether a get of w may return before its bytes are in (am->gets):
+ * not a request-based one, not in a program whose threads call MPI at
+ * once, not to a dynamic window (the target checks its ranges, and the
+ * get itself reports their error). Makes room in am->gets if so. */
+static bool get_later(struct fy_rma_win *w)
+{
+    bool user_threads = s_thread_on ? s_mt_before : fy_mt_on;
+    if (w->local_done || user_threads || w->flavor == MPI_WIN_FLAVOR_DYNAMIC)
+        return false;
+    if (w->am->ngets >= AM_GETS_MAX)
+        oldest_get_end(w->am);
+    return true;
+}
+
+/* g joins the gets in flight. */
+static void get_queue(struct fy_rma_am *am, struct am_get *g)
+{
+    *am->gets_tail = g;
+    am->gets_tail = &g->next;
+    am->ngets++;
+}
+
 /* A direct get: the bytes into the origin's buffer when it is flat (else
- * a temporary), or a refusal on the status tag. Into a flat buffer of a
- * window the origin checked, it returns once asked for (am->gets). */
+ * a temporary), or a refusal on the status tag. Into a flat buffer, it
+ * returns once asked for where get_later allows. */
 static int get_direct(struct fy_rma_win *w, void *obuf, MPI_Count ocount,
                       struct fy_dtype *odt, int target, uint64_t taddr,
                       MPI_Count bytes)
 {
     struct fy_rma_am *am = w->am;
     bool flat = fy_rma_flat(ocount, odt, bytes);
-    bool user_threads = s_thread_on ? s_mt_before : fy_mt_on;
-    bool later = flat && !w->local_done && !user_threads &&
-                 w->flavor != MPI_WIN_FLAVOR_DYNAMIC;
-    if (later && am->ngets >= AM_GETS_MAX)
-        oldest_get_end(am);
-    struct am_get *g = calloc(1, sizeof(*g));
+    bool later = flat && get_later(w);
+    struct am_get *g = calloc(1, sizeof(*g) + sizeof(struct fy_rma_am_reply));
     char *dst = flat ? obuf : malloc((size_t)bytes);
     if (!g || !dst) {
         free(g);
@@ -1547,7 +1637,8 @@ static int get_direct(struct fy_rma_win *w, void *obuf, MPI_Count ocount,
     int rc = fy_p2p_irecv(dst, bytes, fy_dtype_get(MPI_BYTE), target, tag,
                           w->comm, w->comm->ctx, &g->rd);
     if (!rc)
-        rc = post_reply(am, target, status, g->st, sizeof(g->st), &g->rs);
+        rc = post_reply(am, target, status, g->st,
+                        sizeof(struct fy_rma_am_reply), &g->rs);
     if (!rc)
         rc = direct_req(am, target, FY_RMA_AM_GET_DIRECT, taddr,
                         (uint64_t)bytes, tag, status);
@@ -1558,9 +1649,7 @@ static int get_direct(struct fy_rma_win *w, void *obuf, MPI_Count ocount,
         }
         (void)get_end(am, g); /* takes back the data receive */
     } else if (later) {
-        *am->gets_tail = g;
-        am->gets_tail = &g->next;
-        am->ngets++;
+        get_queue(am, g);
         return 0;
     } else {
         rc = get_end(am, g);
@@ -1593,6 +1682,64 @@ struct get_chunk {
     uint64_t seq;
 };
 
+#define GET_PKT_MAX                                                            \
+    (sizeof(struct fy_rma_am_hdr) +                                            \
+     FY_RMA_AM_NSEG * sizeof(struct fy_rma_am_seg))
+
+/* The request (into pkt, GET_PKT_MAX bytes; *len its length) for the
+ * chunk of the packed bytes of tcount elements of tdt at taddr that
+ * starts at 'sent'. Returns the chunk's bytes or a negative errno. */
+static int64_t get_pkt(char *pkt, uint64_t taddr, MPI_Count tcount,
+                       const struct fy_dtype *tdt, MPI_Count sent,
+                       uint64_t *len)
+{
+    struct fy_rma_am_hdr h = {.kind = FY_RMA_AM_GET};
+    struct fy_rma_am_seg *sg = (struct fy_rma_am_seg *)(pkt + sizeof(h));
+    int64_t c =
+        pieces(taddr, tcount, tdt, sent, FY_RMA_AM_CHUNK, 1, sg, &h.nseg);
+    if (c < 0)
+        return c;
+    h.bytes = (uint64_t)c;
+    memcpy(pkt, &h, sizeof(h));
+    *len = sizeof(h) + h.nseg * sizeof(*sg);
+    return c;
+}
+
+/* A get that one request covers, returned once asked for (am->gets; its
+ * bytes unpacked into obuf by get_end). Returns 1, having asked nothing,
+ * when it needs more than one request. */
+static int get_small(struct fy_rma_am *am, void *obuf, MPI_Count ocount,
+                     struct fy_dtype *odt, int target, uint64_t taddr,
+                     MPI_Count tcount, struct fy_dtype *tdt)
+{
+    alignas(8) char pkt[GET_PKT_MAX];
+    uint64_t len;
+    int64_t c = get_pkt(pkt, taddr, tcount, tdt, 0, &len);
+    if (c < 0)
+        return (int)c;
+    if (c != tcount * tdt->size)
+        return 1;
+    struct am_get *g =
+        calloc(1, sizeof(*g) + sizeof(struct fy_rma_am_reply) + (size_t)c);
+    if (!g)
+        return -ENOMEM;
+    int rc = ask(am, target, pkt, len, NULL, g->st, (uint64_t)c, &g->rd,
+                 &g->seq, true);
+    if (rc) {
+        free(g);
+        return rc;
+    }
+    g->bytes = c;
+    g->obuf = obuf;
+    g->ocount = ocount;
+    g->odt = odt;
+    g->target = target;
+    fy_dtype_retain(odt);
+    am->getseq[target] = g->seq;
+    get_queue(am, g);
+    return 0;
+}
+
 int fy_rma_am_get(struct fy_rma_win *w, void *obuf, MPI_Count ocount,
                   struct fy_dtype *odt, int target, uint64_t taddr,
                   MPI_Count tcount, struct fy_dtype *tdt)
@@ -1603,37 +1750,28 @@ int fy_rma_am_get(struct fy_rma_win *w, void *obuf, MPI_Count ocount,
                           tcount * tdt->size);
     struct fy_rma_am *am = w->am;
     MPI_Count bytes = tcount * tdt->size, sent = 0;
+    if (bytes <= FY_RMA_AM_CHUNK && get_later(w)) {
+        int rc = get_small(am, obuf, ocount, odt, target, taddr, tcount, tdt);
+        if (rc <= 0)
+            return rc;
+    }
     struct get_chunk q[AM_GET_DEPTH];
     int head = 0, n = 0, rc = 0;
     /* Keep up to AM_GET_DEPTH chunks asked for, the oldest awaited. */
     while ((sent < bytes && !rc) || n) {
         if (sent < bytes && !rc && n < AM_GET_DEPTH) {
             struct get_chunk *g = &q[(head + n) % AM_GET_DEPTH];
-            alignas(8) char pkt[sizeof(struct fy_rma_am_hdr) +
-                                FY_RMA_AM_NSEG * sizeof(struct fy_rma_am_seg)];
-            struct fy_rma_am_hdr h = {.kind = FY_RMA_AM_GET};
-            struct fy_rma_am_seg *sg =
-                (struct fy_rma_am_seg *)(pkt + sizeof(h));
-            int64_t c = pieces(taddr, tcount, tdt, sent, FY_RMA_AM_CHUNK, 1, sg,
-                               &h.nseg);
+            alignas(8) char pkt[GET_PKT_MAX];
+            uint64_t len;
+            int64_t c = get_pkt(pkt, taddr, tcount, tdt, sent, &len);
             g->buf = c > 0 ? malloc(sizeof(struct fy_rma_am_reply) + (size_t)c)
                            : NULL;
             if (c < 0 || !g->buf) {
                 rc = c < 0 ? (int)c : -ENOMEM;
                 continue;
             }
-            h.bytes = (uint64_t)c;
-            h.tag = (uint32_t)next_tag(am);
-            memcpy(pkt, &h, sizeof(h));
-            rc = post_reply(am, target, (int)h.tag, g->buf,
-                            sizeof(struct fy_rma_am_reply) + h.bytes, &g->r);
-            if (!rc) {
-                rc = send_req_r(am, target, pkt,
-                                sizeof(h) + h.nseg * sizeof(*sg), NULL, &g->seq,
-                                g->r);
-                if (rc)
-                    drop_recv(g->r);
-            }
+            rc = ask(am, target, pkt, len, NULL, g->buf, (uint64_t)c, &g->r,
+                     &g->seq, false);
             if (rc) {
                 free(g->buf);
                 continue;
@@ -1763,7 +1901,7 @@ static int reply_ask(struct fy_rma_am *am, int t, struct fy_rma_am_hdr *h,
     int rc = post_reply(am, t, (int)h->tag, u->buf, sizeof(u->buf), &u->r);
     if (rc)
         return rc;
-    rc = send_req_r(am, t, (char *)h, sizeof(*h), NULL, &u->seq, u->r);
+    rc = send_req_r(am, t, (char *)h, sizeof(*h), NULL, &u->seq, u->r, false);
     if (rc)
         drop_recv(u->r);
     u->t = t;
@@ -1799,6 +1937,13 @@ int fy_rma_am_flush(struct fy_rma_win *w, int target)
     for (int t = 0; t < w->size; t++) {
         if ((target >= 0 && t != target) || am->nsent[t] <= am->nacked[t])
             continue;
+        /* A small get as t's last request answers for all (sent now if
+         * it waits in the batch: its answer is awaited below). */
+        if (am->getseq[t] == am->nsent[t]) {
+            if (am->batch && batch_counted(am, t))
+                note_err(am, batch_send(am, t));
+            continue;
+        }
         struct fy_rma_am_hdr h = {.kind = FY_RMA_AM_FLUSH,
                                   .tag = (uint32_t)next_tag(am)};
         int rc = reply_ask(am, t, &h, &fw[nt]);
