@@ -69,7 +69,7 @@ struct am_send {
  *   the grant is known (lock_settle). An epoch that sent nothing never
  *   reaches the target; a lock_all reaches only the targets it uses. The
  *   LOCK item is not counted in nsent[t] (a flush has nothing to ask);
- * - gets: direct gets (64 KiB or more, into a flat origin buffer) and
+ * - gets: direct gets (16 KiB or more, into a flat origin buffer) and
  *   small ones (one request; any origin datatype, retained) to a window
  *   whose ranges the origin checked (not dynamic) return once asked for;
  *   their bytes are awaited by the next flush or unlock (to any target:
@@ -1452,13 +1452,13 @@ static int send_data(struct fy_rma_win *w, uint32_t kind, int32_t op,
 }
 
 /* Whether a put or get of tcount elements of tdt goes direct: a target
- * on another node, at least FY_RMA_AM_DIRECT_MIN bytes, one contiguous
- * range there. */
+ * on another node, at least 'min' bytes (FY_RMA_AM_DIRECT_MIN,
+ * FY_RMA_AM_GET_DIRECT_MIN), one contiguous range there. */
 static bool direct_ok(const struct fy_rma_win *w, int target, MPI_Count tcount,
-                      const struct fy_dtype *tdt)
+                      const struct fy_dtype *tdt, MPI_Count min)
 {
     MPI_Count bytes = tcount * tdt->size;
-    return w->peers[target].remote && bytes >= FY_RMA_AM_DIRECT_MIN &&
+    return w->peers[target].remote && bytes >= min &&
            fy_rma_flat(tcount, tdt, bytes);
 }
 
@@ -1667,7 +1667,7 @@ int fy_rma_am_put(struct fy_rma_win *w, const void *obuf, MPI_Count ocount,
                   MPI_Count tcount, struct fy_dtype *tdt)
 {
     AM_ENGINE_LOCK();
-    if (direct_ok(w, target, tcount, tdt))
+    if (direct_ok(w, target, tcount, tdt, FY_RMA_AM_DIRECT_MIN))
         return put_direct(w, obuf, ocount, odt, target, taddr,
                           tcount * tdt->size);
     return send_data(w, FY_RMA_AM_PUT, 0, 0, 1, obuf, ocount, odt, true, target,
@@ -1745,7 +1745,7 @@ int fy_rma_am_get(struct fy_rma_win *w, void *obuf, MPI_Count ocount,
                   MPI_Count tcount, struct fy_dtype *tdt)
 {
     AM_ENGINE_LOCK();
-    if (direct_ok(w, target, tcount, tdt))
+    if (direct_ok(w, target, tcount, tdt, FY_RMA_AM_GET_DIRECT_MIN))
         return get_direct(w, obuf, ocount, odt, target, taddr,
                           tcount * tdt->size);
     struct fy_rma_am *am = w->am;

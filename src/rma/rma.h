@@ -401,8 +401,14 @@ enum fy_rma_am_kind {
     FY_RMA_AM_BATCH,
 };
 #define FY_RMA_AM_LOCK_QUIET 2
-/* Contiguous puts and gets from this size go direct to a remote target. */
+/* Contiguous puts from this size go direct to a remote target, gets from
+ * FY_RMA_AM_GET_DIRECT_MIN: a put carried in its request costs one copy
+ * more and no second message, and at 16-64 KiB ran up to 2.7x faster
+ * (bench/README.md, "Small gets and puts between nodes"); a get's answer
+ * sent from the window and received into the origin's buffer saves two
+ * copies against one from the target's scratch into a reply. */
 #define FY_RMA_AM_DIRECT_MIN (64 * 1024)
+#define FY_RMA_AM_GET_DIRECT_MIN (16 * 1024)
 
 struct fy_rma_am_hdr {
     uint32_t kind;  /* enum fy_rma_am_kind */

@@ -8,7 +8,7 @@
  * - gets of sizes from 1 byte to past the direct threshold (64 KiB) at
  *   scattered offsets, and more 8-byte ones than may be in flight at once,
  *   all awaited by one flush;
- * - a get into a vector origin type freed right after the call (the
+ * - gets into a vector origin type freed right after the call (the
  *   pending get holds it): every other byte written, the others not;
  * - a get as the first operation of an exclusive epoch (the lock travels
  *   with it), and a put, flush, get of the same bytes (the get sees the
@@ -74,21 +74,28 @@ static void test_sizes(MPI_Win win, int t)
     for (int k = 0; k < NSMALL; k++)
         check_bytes(small + 8 * k, t, smoff[k], 8, "8-byte get");
 
-    /* Into every other byte, through a type freed at once. */
-    const int n = 3000;
-    unsigned char *sparse = mt_malloc(2 * (size_t)n);
-    memset(sparse, 0xee, 2 * (size_t)n);
-    MPI_Datatype vec;
-    MT_MPI(MPI_Type_vector(n, 1, 2, MPI_BYTE, &vec));
-    MT_MPI(MPI_Type_commit(&vec));
-    MT_MPI(MPI_Get(sparse, 1, vec, t, 777, n, MPI_BYTE, win));
-    MT_MPI(MPI_Type_free(&vec));
-    MT_MPI(MPI_Win_unlock(t, win));
-    for (int i = 0; i < n; i++) {
-        MT_EQ(sparse[2 * i], pat(t, 777 + (size_t)i), "vector get, byte");
-        MT_EQ(sparse[2 * i + 1], 0xee, "vector get, gap untouched");
+    /* Into every other byte, through a type freed at once: one request,
+     * and one past the direct threshold. */
+    static const int vn[2] = {3000, 20000};
+    unsigned char *sparse[2];
+    for (int v = 0; v < 2; v++) {
+        sparse[v] = mt_malloc(2 * (size_t)vn[v]);
+        memset(sparse[v], 0xee, 2 * (size_t)vn[v]);
+        MPI_Datatype vec;
+        MT_MPI(MPI_Type_vector(vn[v], 1, 2, MPI_BYTE, &vec));
+        MT_MPI(MPI_Type_commit(&vec));
+        MT_MPI(MPI_Get(sparse[v], 1, vec, t, 777, vn[v], MPI_BYTE, win));
+        MT_MPI(MPI_Type_free(&vec));
     }
-    free(sparse);
+    MT_MPI(MPI_Win_unlock(t, win));
+    for (int v = 0; v < 2; v++) {
+        for (int i = 0; i < vn[v]; i++) {
+            MT_EQ(sparse[v][2 * i], pat(t, 777 + (size_t)i),
+                  "vector get, byte");
+            MT_EQ(sparse[v][2 * i + 1], 0xee, "vector get, gap untouched");
+        }
+        free(sparse[v]);
+    }
     free(small);
     free(out);
 }
