@@ -473,11 +473,17 @@ int main(int argc, char **argv)
            "                         the network channel (PSCW asked of "
            "the target; a lock travels with the\n"
            "                         epoch's first packet to its target; "
-           "contiguous transfers from %d KiB\n"
-           "                         straight into and out of the window; "
-           "small puts and accumulates\n"
-           "                         batched until the next request to "
-           "their target)\n\n",
+           "contiguous puts from %d KiB and\n"
+           "                         gets from %d KiB straight into and out "
+           "of the window; puts, accumulates\n"
+           "                         and gets of up to 16 KiB batched until "
+           "the next request to their target\n"
+           "                         or the next flush, a batch's answers "
+           "in one write; gets return at\n"
+           "                         once (not MPI_Rget's, a dynamic "
+           "window's or under MPI_THREAD_MULTIPLE),\n"
+           "                         their bytes awaited by the next flush, "
+           "unlock, fence or complete)\n\n",
            fy_env_int(FY_ENV_RMA_REMAP), fy_env_str(FY_ENV_XFER),
            remap ? "each rank's window pages are moved onto shared memory "
                    "the others map\n"
@@ -490,7 +496,8 @@ int main(int argc, char **argv)
                  : "off: the path below",
            single ? single : am, am, fy_env_str(FY_ENV_XFER),
            in_force ? in_force : "active messages", am_max, handover, split_min,
-           splitdesc, FY_RMA_AM_DIRECT_MIN / 1024);
+           splitdesc, FY_RMA_AM_DIRECT_MIN / 1024,
+           FY_RMA_AM_GET_DIRECT_MIN / 1024);
 
     /* MPI_Comm_split_type by hardware (src/comm/hw.c). */
     printf("Hardware split types (MPI_COMM_TYPE_HW_GUIDED/_UNGUIDED):\n");
