@@ -244,7 +244,8 @@ static void print_protocols(long long fbox, long long eager)
            "FERRY_AUTO_PUSH_MAX and FERRY_PUSH_MAX - to another node up to "
            "FERRY_NET_PUSH_MAX where larger -, nonblocking ones up to "
            "FERRY_PUSH_MAX while among the first two to a peer since its "
-           "last message), pushpull, pushzero (rendezvous) or pushall\n",
+           "last message - to another node every one up to 128 KiB -), "
+           "pushpull, pushzero (rendezvous) or pushall\n",
            above, proto, psrc);
     print_push_max(proto);
     print_size_setting("FERRY_BTP", FY_ENV_BTP,

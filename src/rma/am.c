@@ -968,7 +968,8 @@ static bool batchable(const struct fy_rma_am *am, int target, const char *pkt,
  * but a LOCK at its head). */
 static uint32_t batch_counted(const struct fy_rma_am *am, int t)
 {
-    return am->batch_n[t] - (am->lk[t].st == LK_QUEUED);
+    return am->batch_n[t] && am->lk[t].st == LK_QUEUED ? am->batch_n[t] - 1
+                                                       : am->batch_n[t];
 }
 
 static void batch_add(char *b, uint32_t *blen, const char *pkt, uint64_t len)

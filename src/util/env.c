@@ -110,7 +110,9 @@ struct fy_env_var fy_env[FY_ENV_COUNT] = {
                              "rendezvous round trip over the network, and a "
                              "late receiver does not hold its sender; a "
                              "quarter of FERRY_PUSH_BUF's default; 0: the "
-                             "limits of one node)"},
+                             "limits of one node), and so is every "
+                             "nonblocking one up to 128 KiB where this "
+                             "is larger"},
     [FY_ENV_PUSH_MAX] = {"FERRY_PUSH_MAX", FY_ENV_STRING, "auto",
                          "FERRY_PROTO=auto: a blocking send that finds no "
                          "receive buffer offered is pushed whole up to "
