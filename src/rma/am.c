@@ -100,7 +100,7 @@ struct fy_rma_am {
      * back (batch[t], batch_len[t] bytes of batch_n[t] items) until the
      * next request to t, which carries them (send_req). */
     char **batch;
-    uint32_t *batch_len, *batch_n;
+    uint32_t *batch_len, *batch_cap, *batch_n;
     struct am_lock *lk; /* origin: [t] */
     /* origin: gets whose bytes are still on their way (oldest first),
      * ngets of them. */
@@ -744,6 +744,7 @@ static void am_release(struct fy_rma_am *am)
         free(am->batch[t]);
     free(am->batch);
     free(am->batch_len);
+    free(am->batch_cap);
     free(am->batch_n);
     free(am->lk);
     free(am->nsent);
@@ -771,11 +772,12 @@ int fy_rma_am_init(struct fy_rma_win *w)
     if (w->spans) {
         am->batch = calloc((size_t)w->size, sizeof(char *));
         am->batch_len = calloc((size_t)w->size, sizeof(uint32_t));
+        am->batch_cap = calloc((size_t)w->size, sizeof(uint32_t));
         am->batch_n = calloc((size_t)w->size, sizeof(uint32_t));
         am->lk = calloc((size_t)w->size, sizeof(struct am_lock));
     }
-    bool batch_ok =
-        !w->spans || (am->batch && am->batch_len && am->batch_n && am->lk);
+    bool batch_ok = !w->spans || (am->batch && am->batch_len && am->batch_cap &&
+                                  am->batch_n && am->lk);
     if (am->rxbuf && am->scratch && am->err && am->held && am->nsent &&
         am->nacked && am->getseq && batch_ok)
         rc = post_rx(am);
@@ -945,13 +947,34 @@ static void tx_slot(struct fy_rma_am *am)
 
 /* Batches: requests of up to AM_BATCH_ITEM bytes wait in batch[t], at
  * most AM_BATCH bytes of items; a request of up to AM_SMALL bytes takes
- * them along in its packet (larger ones send them first on their own). */
+ * them along in its packet (larger ones send them first on their own).
+ * batch[t] holds batch_cap[t] bytes, from AM_BATCH_MIN doubling as
+ * needed: a program that puts a little to each of many ranks keeps 4
+ * KiB per target, not 64. */
 #define AM_BATCH 65536
+#define AM_BATCH_MIN 4096
 #define AM_BATCH_ITEM (16384 + 128)
 
 static uint32_t item_bytes(uint64_t len)
 {
     return 8 + (uint32_t)((len + 7) & ~(uint64_t)7);
+}
+
+/* Room in batch[t] for 'more' bytes beyond those in it (the caller has
+ * checked they stay within AM_BATCH). 0 or -ENOMEM. */
+static int batch_room(struct fy_rma_am *am, int t, uint32_t more)
+{
+    uint32_t need = am->batch_len[t] + more, cap = am->batch_cap[t];
+    if (am->batch[t] && need <= cap)
+        return 0;
+    while (cap < need)
+        cap = cap ? 2 * cap : AM_BATCH_MIN;
+    char *b = realloc(am->batch[t], FY_MIN(cap, (uint32_t)AM_BATCH));
+    if (!b)
+        return -ENOMEM;
+    am->batch[t] = b;
+    am->batch_cap[t] = FY_MIN(cap, (uint32_t)AM_BATCH);
+    return 0;
 }
 
 static bool batchable(const struct fy_rma_am *am, int target, const char *pkt,
@@ -1040,10 +1063,10 @@ static void lock_nap(uint64_t *nap)
 static int lock_queue(struct fy_rma_am *am, int t)
 {
     uint32_t need = item_bytes(sizeof(struct fy_rma_am_hdr));
-    if (!am->batch[t] && !(am->batch[t] = malloc(AM_BATCH)))
-        return -ENOMEM;
     if (am->batch_len[t] + need > AM_BATCH)
         return -ENOBUFS; /* puts before MPI_Win_lock (see MPI layer) */
+    if (batch_room(am, t, need))
+        return -ENOMEM;
     memmove(am->batch[t] + need, am->batch[t], am->batch_len[t]);
     struct fy_rma_am_hdr h = {.kind = FY_RMA_AM_LOCK,
                               .op = am->lk[t].st == LK_EXCL};
@@ -1244,9 +1267,8 @@ static int send_req_r(struct fy_rma_am *am, int target, char *pkt, uint64_t len,
     if (batchable(am, target, pkt, len, later)) {
         if (am->batch_len[target] + item_bytes(len) > AM_BATCH)
             rc = batch_send(am, target);
-        if (!rc && !am->batch[target] &&
-            !(am->batch[target] = malloc(AM_BATCH)))
-            rc = -ENOMEM;
+        if (!rc)
+            rc = batch_room(am, target, item_bytes(len));
         if (!rc)
             batch_add(am->batch[target], &am->batch_len[target], pkt, len);
         free(heap); /* (pkt may be its buffer) */
