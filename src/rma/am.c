@@ -1308,20 +1308,12 @@ static int send_req(struct fy_rma_am *am, int target, char *pkt, uint64_t len,
 }
 
 /* Put one packet on its way: at once from the caller's buffer, or
- * asynchronously from 'heap' (then owned by am->tx). Rings the target.
- * To another node always at once: a blocking send there is pushed whole
- * (FERRY_NET_PUSH_MAX), where a stream of nonblocking ones would each
- * wait for a rendezvous round trip over the network. */
+ * asynchronously from 'heap' (then owned by am->tx). Rings the target. */
 static int send_one(struct fy_rma_am *am, int target, char *pkt, uint64_t len,
                     struct am_send *heap)
 {
     struct fy_rma_win *w = am->w;
     int rc;
-    if (heap && w->peers[target].remote) {
-        rc = send_one(am, target, pkt, len, NULL);
-        free(heap);
-        return rc;
-    }
     if (!heap) {
         rc = fy_p2p_send(pkt, (MPI_Count)len, fy_dtype_get(MPI_BYTE), target,
                          FY_RMA_AM_TAG_REQ, w->comm, w->comm->ctx,
