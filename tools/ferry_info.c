@@ -280,6 +280,9 @@ static void print_collectives(void)
                        "broadcasts from here: single copy from the root");
     print_size_setting("FERRY_COLL_SLICE_MIN", FY_ENV_COLL_SLICE_MIN,
                        "reductions from here: a slice per member");
+    print_size_setting("FERRY_COLL_DIRECT_MIN", FY_ENV_COLL_DIRECT_MIN,
+                       "reductions of 3+ ranks from here: read from "
+                       "buffers");
     printf("  nonblocking            over shared memory: inline up to %u B, "
            "then single copy (else point-to-point)\n",
            FY_COLL_SLOT_DATA);

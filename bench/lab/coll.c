@@ -6,6 +6,10 @@
  *   (FERRY_COLL_CMA_MIN, tuning key coll_cma_min);
  * - allreduce combining the whole vector on every member vs a slice per
  *   member (FERRY_COLL_SLICE_MIN, tuning key coll_slice_min);
+ * - allreduce among more than two ranks through the cells vs each member
+ *   reading its slice of the others' buffers (FERRY_COLL_DIRECT_MIN,
+ *   tuning key coll_direct_min; the same threshold serves Reduce), at 3
+ *   and 4 ranks;
  * each against the point-to-point algorithms (FERRY_COLL=p2p), which the
  * table shows but no key selects. Repeats are the outer loop, so a slow
  * spell of the machine hits every setting alike; the figure is the median
@@ -32,12 +36,11 @@
 #define COLL_REPS 7
 #define COLL_NEVER FY_TUNING_XFER_MAX_BYTES
 
-static const int nps[COLL_NP] = {2, 4};
-
 struct coll_exp {
-    const char *op;  /* bench_coll --op */
-    const char *key; /* tuning key */
-    const char *var; /* its FERRY_* variable */
+    const char *op;   /* bench_coll --op */
+    const char *key;  /* tuning key */
+    int nps[COLL_NP]; /* rank counts */
+    const char *var;  /* its FERRY_* variable */
     const char *label[COLL_SETS];
     const char *env[COLL_SETS];
     size_t sizes[COLL_SIZES];
@@ -55,6 +58,7 @@ struct coll_exp {
 static struct coll_exp exps[] = {
     {.op = "bcast",
      .key = "coll_cma_min",
+     .nps = {2, 4},
      .var = "FERRY_COLL_CMA_MIN",
      .label = {"p2p", "cells", "single copy"},
      .env = {"FERRY_COLL=p2p", "FERRY_COLL=auto;FERRY_COLL_CMA_MIN=1G",
@@ -66,6 +70,7 @@ static struct coll_exp exps[] = {
      .nquick = 3},
     {.op = "allreduce",
      .key = "coll_slice_min",
+     .nps = {2, 4},
      .var = "FERRY_COLL_SLICE_MIN",
      .label = {"p2p", "whole", "slices"},
      .env = {"FERRY_COLL=p2p", "FERRY_COLL=auto;FERRY_COLL_SLICE_MIN=1G",
@@ -73,6 +78,17 @@ static struct coll_exp exps[] = {
      .sizes = {64, 256, 1024, 2048, 4096, 8192, 16384, 32768, 131072, 1048576},
      .nsizes = 10,
      .quick_sizes = {256, 4096, 32768},
+     .nquick = 3},
+    {.op = "allreduce",
+     .key = "coll_direct_min",
+     .nps = {3, 4},
+     .var = "FERRY_COLL_DIRECT_MIN",
+     .label = {"p2p", "cells", "direct"},
+     .env = {"FERRY_COLL=p2p", "FERRY_COLL=auto;FERRY_COLL_DIRECT_MIN=1G",
+             "FERRY_COLL=auto;FERRY_COLL_DIRECT_MIN=0"},
+     .sizes = {32768, 65536, 131072, 262144, 524288, 1048576, 4194304},
+     .nsizes = 7,
+     .quick_sizes = {65536, 262144, 1048576},
      .nquick = 3},
 };
 
@@ -178,7 +194,7 @@ static void report(FILE *f, int reps, bool quick)
                     v[s] = e->us[s][p][k];
                 if (v[0] < 0 && v[1] < 0 && v[2] < 0)
                     continue;
-                fprintf(f, "| %s | %d | %s |", e->op, nps[p], sz);
+                fprintf(f, "| %s | %d | %s |", e->op, e->nps[p], sz);
                 for (int s = 0; s < COLL_SETS; s++)
                     if (v[s] < 0)
                         fprintf(f, " - |");
@@ -273,13 +289,13 @@ int lab_coll_run(const struct lab_opts *o, FILE *out)
                     fprintf(stderr,
                             "\rferry-bench: coll %s, %d ranks, %s, run %d/%d  "
                             "      ",
-                            e->op, nps[p], e->label[s], r + 1, reps);
+                            e->op, e->nps[p], e->label[s], r + 1, reps);
                     char *args[] = {prog,      "--op", (char *)e->op,
                                     "--sizes", sizes,  quick ? "--quick" : NULL,
                                     NULL};
                     char *text = NULL, err[300];
                     int rc =
-                        lab_run_mpi(mpiexec, nps[p], args, e->env[s], tuning,
+                        lab_run_mpi(mpiexec, e->nps[p], args, e->env[s], tuning,
                                     quick ? 60 : 300, &text, err, sizeof(err));
                     jobs++;
                     int rows = text ? parse(e, s, p, r, text, &verified) : 0;
@@ -289,7 +305,8 @@ int lab_coll_run(const struct lab_opts *o, FILE *out)
                         if (!fail[0])
                             snprintf(fail, sizeof(fail),
                                      "%s %d ranks %s: exit %d, %d rows: %.300s",
-                                     e->op, nps[p], e->label[s], rc, rows, err);
+                                     e->op, e->nps[p], e->label[s], rc, rows,
+                                     err);
                     }
                 }
         }
@@ -317,6 +334,8 @@ int lab_coll_run(const struct lab_opts *o, FILE *out)
     tf.coll_cma_min = exps[0].chosen;
     tf.has_coll_slice_min = true;
     tf.coll_slice_min = exps[1].chosen;
+    tf.has_coll_direct_min = true;
+    tf.coll_direct_min = exps[2].chosen;
     int rc = fy_tuning_save(tune_path, &tf,
                             "written by ferry-bench --coll --tune (the "
                             "collectives' keys; other keys kept)");

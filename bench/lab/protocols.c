@@ -66,7 +66,8 @@ static const char *const scrub[] = {
     "FERRY_RANK",           "FERRY_SIZE",
     "FERRY_SHM_FD",         "FERRY_JOBID",
     "FERRY_NCPUS",          "FERRY_COLL",
-    "FERRY_COLL_CMA_MIN",   "FERRY_COLL_SLICE_MIN"};
+    "FERRY_COLL_CMA_MIN",   "FERRY_COLL_SLICE_MIN",
+    "FERRY_COLL_DIRECT_MIN"};
 
 static cpu_set_t saved_cpus;
 static bool have_saved_cpus;

@@ -1386,6 +1386,8 @@ int lab_write_tuning(struct lab *L, const char *path)
         out.coll_cma_min = old.coll_cma_min;
         out.has_coll_slice_min = old.has_coll_slice_min;
         out.coll_slice_min = old.coll_slice_min;
+        out.has_coll_direct_min = old.has_coll_direct_min;
+        out.coll_direct_min = old.coll_direct_min;
     }
     for (int k = 0; k < t->nrules && k < FY_TUNING_MAX_RULES; k++) {
         out.rules[k].min_bytes = t->rules[k].min;

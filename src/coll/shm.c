@@ -111,6 +111,7 @@ struct coll_thread {
     int *loc, *world;
     int cap;
     struct fy_coll_cell **x; /* the members' cells (reductions) */
+    uint64_t *addr;          /* and their buffers' addresses, as read once */
     int xcap;
     char *scratch; /* combine_read's two chunks of REDUCE_READ_CHUNK */
     uint32_t next; /* our next cell, round robin within the slot */
@@ -169,6 +170,8 @@ int fy_coll_shm_init(void)
     fy_coll_shm.cma_min = (uint64_t)fy_tuned_value(FY_ENV_COLL_CMA_MIN, NULL);
     fy_coll_shm.slice_min =
         (uint64_t)fy_tuned_value(FY_ENV_COLL_SLICE_MIN, NULL);
+    fy_coll_shm.direct_min =
+        (uint64_t)fy_tuned_value(FY_ENV_COLL_DIRECT_MIN, NULL);
     for (unsigned i = 0; i < FY_COLL_TSLOTS; i++) {
         s_th[i].next = 0;
         s_th[i].slot = i;
@@ -183,6 +186,7 @@ void fy_coll_shm_finalize(void)
         free(t->loc);
         free(t->world);
         free(t->x);
+        free(t->addr);
         free(t->scratch);
         *t = (struct coll_thread){.slot = i};
     }
@@ -1110,6 +1114,10 @@ static struct fy_coll_cell **cells_array(int P)
         if (!x)
             return NULL;
         t->x = x;
+        uint64_t *a = realloc(t->addr, (size_t)P * sizeof(*a));
+        if (!a)
+            return NULL;
+        t->addr = a;
         t->xcap = P;
     }
     return t->x;
@@ -1248,6 +1256,36 @@ static uint64_t raddr_check(uint64_t raddr, uint64_t tag, uint64_t addr,
     return FY_SHM_SIG(raddr, tag, addr, len, 0x5244u /* "RD" */);
 }
 
+/* The root's side: its receive buffer's address and the check word in
+ * the inline bytes of its publication 'mine' (tag, contribution in,
+ * bytes), before it publishes. */
+static void raddr_put(struct fy_coll_cell *mine, uint64_t tag, const void *rbuf,
+                      const void *in, uint64_t bytes)
+{
+    uint64_t raddr = (uint64_t)(uintptr_t)rbuf;
+    uint64_t chk = raddr_check(raddr, tag, (uint64_t)(uintptr_t)in, bytes);
+    memcpy(mine->inl, &raddr, sizeof(raddr));
+    memcpy(mine->inl + sizeof(raddr), &chk, sizeof(chk));
+}
+
+/* The other side: the address in the root's publication x, whose
+ * contribution at addr of len bytes was read from it once; both words
+ * read once, then checked together. A failed check ends the job. */
+static uint64_t raddr_take(const struct fy_coll_cell *x, uint64_t tag,
+                           uint64_t addr, uint64_t len, int root)
+{
+    uint64_t raddr, chk;
+    memcpy(&raddr, x->inl, sizeof(raddr));
+    memcpy(&chk, x->inl + sizeof(raddr), sizeof(chk));
+    if (chk != raddr_check(raddr, tag, addr, len))
+        fy_fatal(1,
+                 "malformed reduction publication from rank %d on the shared "
+                 "segment (the address of its receive buffer fails its "
+                 "check); a rank wrote over shared control data",
+                 T()->world[root]);
+    return raddr;
+}
+
 static int reduce_share(const char *in, void *rbuf, MPI_Count count,
                         struct fy_dtype *dt, struct fy_op *op, int root,
                         struct fy_comm *c, uint32_t seq)
@@ -1261,10 +1299,7 @@ static int reduce_share(const char *in, void *rbuf, MPI_Count count,
     uint64_t tag = tag_of(c, seq, 0);
     struct fy_coll_cell *mine = claim();
     if (me == root) {
-        uint64_t raddr = (uint64_t)(uintptr_t)rbuf;
-        uint64_t chk = raddr_check(raddr, tag, (uint64_t)(uintptr_t)in, bytes);
-        memcpy(mine->inl, &raddr, sizeof(raddr));
-        memcpy(mine->inl + sizeof(raddr), &chk, sizeof(chk));
+        raddr_put(mine, tag, rbuf, in, bytes);
         publish(c, mine, tag, 1, in, bytes, other);
         struct fy_coll_cell *x = await(other, tag);
         int err = 0;
@@ -1279,16 +1314,9 @@ static int reduce_share(const char *in, void *rbuf, MPI_Count count,
     struct fy_coll_cell *x = await(root, tag);
     int err = 0;
     MPI_Count have;
-    uint64_t len, raddr, chk; /* each read once, then checked together */
+    uint64_t len;
     uint64_t addr = pub_addr(x, bytes, esz, &have, &err, &len);
-    memcpy(&raddr, x->inl, sizeof(raddr));
-    memcpy(&chk, x->inl + sizeof(raddr), sizeof(chk));
-    if (chk != raddr_check(raddr, tag, addr, len))
-        fy_fatal(1,
-                 "malformed reduction publication from rank %d on the shared "
-                 "segment (the address of its receive buffer fails its "
-                 "check); a rank wrote over shared control data",
-                 T()->world[root]);
+    uint64_t raddr = raddr_take(x, tag, addr, len, root);
     char *theirs = reduce_scratch(), *res = theirs + REDUCE_READ_CHUNK;
     MPI_Count per = (MPI_Count)(REDUCE_READ_CHUNK / esz);
     MPI_Count e1 = FY_MIN(count, have); /* within both vectors */
@@ -1380,6 +1408,136 @@ static int allreduce_read(const char *in, void *rbuf, MPI_Count count,
     return fy_coll_keep(err, rerr);
 }
 
+/* Reductions among more than two members from fy_coll_shm.direct_min
+ * bytes (FERRY_COLL_DIRECT_MIN) where the kernel's single copy works:
+ * each member combines its slice of the vector (elements [count * me / P,
+ * count * (me + 1) / P)) by reading that slice of every other
+ * contribution from its owner's buffer, a chunk at a time, then the
+ * members of an allreduce read the others' slices of the result from
+ * their receive buffers, and those of a reduce write theirs into the
+ * root's (its address published with a check word, as in
+ * reduce_share). Each member publishes twice in all, where the cells
+ * need two publications of every member per 32 KiB round; with ranks
+ * outnumbering cores each wait is a hand-over of a core. osu_allreduce
+ * at 1 MiB on the 2 cores, three alternations each (us): 3 ranks
+ * 403-682 against 937-1384 through the cells, 4 ranks 624-683 against
+ * 1152-1290 (Open MPI 1241-1387), 8 ranks 1716-1772 against 3093-3111;
+ * at 64 KiB the cells stay faster (66-98 against 65-68 at 4 ranks) and
+ * 64 KiB chunks were slower than 256 KiB ones (bench/README.md,
+ * "Reductions among three or more ranks by single copy").
+ *
+ * In place, a member's contribution is its receive buffer: it writes its
+ * own slice there only after saving each chunk of its contribution, and
+ * the other slices (allreduce) only once their owners have published
+ * their results, i.e. read what they needed of ours; a reduce's root
+ * has its slice r written by member r alone, chunk by chunk after
+ * member r read the same chunk of it. */
+static int reduce_direct(const char *in, void *rbuf, MPI_Count count,
+                         struct fy_dtype *dt, struct fy_op *op, int root,
+                         struct fy_comm *c, uint32_t seq)
+{
+    struct coll_thread *t = T();
+    int P = c->size, me = c->rank;
+    bool all = root < 0, into_rbuf = all || me == root;
+    size_t esz = (size_t)dt->size;
+    uint64_t bytes = (uint64_t)count * esz;
+    uint64_t tag = tag_of(c, seq, 0), rtag = tag_of(c, seq, 1);
+    struct fy_coll_cell **x = t->x, *mine = claim();
+    uint64_t *addr = t->addr, raddr = 0;
+    if (!all && me == root)
+        raddr_put(mine, tag, rbuf, in, bytes);
+    publish(c, mine, tag, (uint32_t)P - 1, in, bytes, -1);
+    int err = 0;
+    MPI_Count have = count; /* elements every member holds */
+    for (int r = 0; r < P; r++) {
+        if (r == me)
+            continue;
+        x[r] = await(r, tag);
+        MPI_Count h;
+        uint64_t len;
+        addr[r] = pub_addr(x[r], bytes, esz, &h, &err, &len);
+        have = FY_MIN(have, h);
+        if (!all && r == root)
+            raddr = raddr_take(x[r], tag, addr[r], len, root);
+    }
+    /* Our slice: acc = c_{P-1}, then acc = c_r op acc down to r = 0 (the
+     * order of combine()), each chunk while it is in the cache. */
+    char *tmp = reduce_scratch(), *keep = tmp + REDUCE_READ_CHUNK;
+    MPI_Count per = (MPI_Count)(REDUCE_READ_CHUNK / esz);
+    MPI_Count s0 = FY_MIN(count * me / P, have);
+    MPI_Count s1 = FY_MIN(count * (me + 1) / P, have);
+    for (MPI_Count e = s0; e < s1; e += per) {
+        MPI_Count m = FY_MIN(per, s1 - e);
+        size_t off = (size_t)e * esz, n = (size_t)m * esz;
+        const char *own = in + off;
+        char *acc = into_rbuf ? (char *)rbuf + off : keep;
+        if (acc == own) { /* in place: keep c_me before acc changes */
+            fy_copy(keep, own, n);
+            own = keep;
+        }
+        if (me == P - 1) {
+            if (acc != own)
+                fy_copy(acc, own, n);
+        } else {
+            err = fy_coll_keep(
+                err, read_mem(P - 1, addr[P - 1] + off, n, acc, m, dt));
+        }
+        for (int r = P - 2; r >= 0; r--) {
+            const char *src = own;
+            if (r != me) {
+                err = fy_coll_keep(err,
+                                   read_mem(r, addr[r] + off, n, tmp, m, dt));
+                src = tmp;
+            }
+            err = fy_coll_keep(err, fy_op_apply(op, src, acc, m, dt));
+        }
+        if (!into_rbuf)
+            write_mem(root, raddr + off, n, acc);
+        if (e + per < s1)
+            fy_progress();
+    }
+    for (int r = 0; r < P; r++)
+        if (r != me)
+            done(r, x[r]);
+    if (!all) {
+        if (me != root) {
+            /* Our slice of the result is in the root's buffer. */
+            publish(c, claim(), rtag, 1, NULL, 0, root);
+        } else {
+            for (int r = 0; r < P; r++)
+                if (r != me)
+                    done(r, await(r, rtag));
+        }
+        wait_readers(mine);
+        return err;
+    }
+    /* Allreduce: the others' slices of the result, each from its owner's
+     * receive buffer. */
+    struct fy_coll_cell *res = claim();
+    publish(c, res, rtag, (uint32_t)P - 1, rbuf, bytes, -1);
+    for (int i = 1; i < P; i++) {
+        int r = (me + i) % P;
+        struct fy_coll_cell *y = await(r, rtag);
+        MPI_Count rhave;
+        uint64_t ra = pub_addr(y, bytes, esz, &rhave, &err, NULL);
+        MPI_Count lim = FY_MIN(have, rhave);
+        MPI_Count r0 = FY_MIN(count * r / P, lim);
+        MPI_Count r1 = FY_MIN(count * (r + 1) / P, lim);
+        if (r1 > r0) {
+            size_t off = (size_t)r0 * esz;
+            err = fy_coll_keep(err,
+                               read_mem(r, ra + off, (uint64_t)(r1 - r0) * esz,
+                                        (char *)rbuf + off, r1 - r0, dt));
+        }
+        done(r, y);
+    }
+    /* Our contribution and our slice of the result are the others' to
+     * read until they are done with them. */
+    wait_readers(mine);
+    wait_readers(res);
+    return err;
+}
+
 /* The members' contributions x[] (ours at me) against our 'total' bytes:
  * the first mismatch (fy_coll_sig). Their cells are combined as ours,
  * within each cell: a mismatch that changes the number of rounds is not
@@ -1418,6 +1576,9 @@ static int shm_reduce(const void *sbuf, void *rbuf, MPI_Count count,
                : (uint64_t)count * esz >= FY_REDUCE_SHARE_MIN
                    ? reduce_share(in, rbuf, count, dt, op, root, c, seq)
                    : reduce_read(in, rbuf, count, dt, op, root, c, seq);
+    if (P > 2 && single_copy() &&
+        (uint64_t)count * esz >= fy_coll_shm.direct_min)
+        return reduce_direct(in, rbuf, count, dt, op, root, c, seq);
     MPI_Count per = cell_elems(dt);
     uint64_t total = (uint64_t)count * esz; /* each round's cells say it */
     int err = 0;

@@ -156,6 +156,9 @@ struct fy_coll_shm {
     bool cma;                   /* process_vm_readv works job-wide */
     uint64_t cma_min;   /* broadcasts from this size read the root's buffer */
     uint64_t slice_min; /* reductions from this size combine slices */
+    /* reductions among more than two members from this size read the
+     * members' buffers (reduce_direct) */
+    uint64_t direct_min;
 };
 extern struct fy_coll_shm fy_coll_shm;
 

@@ -75,6 +75,12 @@ struct fy_env_var fy_env[FY_ENV_COUNT] = {
                                "slice per member, smaller ones the whole "
                                "vector (or the tuning file's "
                                "coll_slice_min)"},
+    [FY_ENV_COLL_DIRECT_MIN] = {"FERRY_COLL_DIRECT_MIN", FY_ENV_SIZE, "262144",
+                                "reductions among more than two ranks of "
+                                "this many bytes and more: each member "
+                                "combines its slice reading the others' "
+                                "buffers (process_vm_readv), no cells (or "
+                                "the tuning file's coll_direct_min)"},
     [FY_ENV_PROTO] = {"FERRY_PROTO", FY_ENV_STRING, "auto",
                       "protocol above the eager limit: auto (Push-Zero here, "
                       "or the tuning file's), pushpull (push "

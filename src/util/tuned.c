@@ -95,6 +95,10 @@ long long fy_tuned_value(enum fy_env_id id, const char **source_out)
         has = tuning.has_coll_slice_min;
         v = tuning.coll_slice_min;
         break;
+    case FY_ENV_COLL_DIRECT_MIN:
+        has = tuning.has_coll_direct_min;
+        v = tuning.coll_direct_min;
+        break;
     default:
         break;
     }

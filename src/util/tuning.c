@@ -29,7 +29,7 @@ struct parse_ctx {
      * and cross-check messages. */
     int line_eager, line_fastbox, line_cell, line_shmbuf, line_split;
     int line_proto, line_btp, line_btp1, line_rw, line_rw_min;
-    int line_coll_cma, line_coll_slice;
+    int line_coll_cma, line_coll_slice, line_coll_direct;
     int rule_line[FY_TUNING_MAX_RULES];
 };
 
@@ -227,6 +227,10 @@ static int parse_line(struct parse_ctx *c, struct fy_tuning *t, char *s)
         return check_scalar(c, key, &c->line_coll_slice, &t->has_coll_slice_min,
                             &t->coll_slice_min, val, 0,
                             FY_TUNING_XFER_MAX_BYTES, 1);
+    if (!strcmp(key, "coll_direct_min"))
+        return check_scalar(c, key, &c->line_coll_direct,
+                            &t->has_coll_direct_min, &t->coll_direct_min, val,
+                            0, FY_TUNING_XFER_MAX_BYTES, 1);
     if (!strcmp(key, "recv_write_min"))
         return check_scalar(c, key, &c->line_rw_min, &t->has_recv_write_min,
                             &t->recv_write_min, val, 0,
@@ -236,8 +240,8 @@ static int parse_line(struct parse_ctx *c, struct fy_tuning *t, char *s)
     return bad(c, c->line,
                "unknown key '%s' (expected eager_max, fastbox_max, "
                "cell_size, shmbuf_size, split_min, xfer.<min_bytes>, proto, "
-               "btp, btp1, recv_write, recv_write_min, coll_cma_min or "
-               "coll_slice_min)",
+               "btp, btp1, recv_write, recv_write_min, coll_cma_min, "
+               "coll_slice_min or coll_direct_min)",
                key);
 }
 
@@ -480,6 +484,9 @@ int fy_tuning_save(const char *path, const struct fy_tuning *t,
     if (t->has_coll_slice_min)
         fprintf(f, "coll_slice_min = %llu\n",
                 (unsigned long long)t->coll_slice_min);
+    if (t->has_coll_direct_min)
+        fprintf(f, "coll_direct_min = %llu\n",
+                (unsigned long long)t->coll_direct_min);
     for (int i = 0; i < t->nrules; i++)
         fprintf(f, "xfer.%llu = %s\n",
                 (unsigned long long)t->rules[i].min_bytes, t->rules[i].mech);

@@ -24,6 +24,8 @@
  *                             # root's buffer from here (single copy)
  *     coll_slice_min = 2K     # reductions over shared memory combine a
  *                             # slice per member from here (whole below)
+ *     coll_direct_min = 256K  # reductions among more than two ranks read
+ *                             # the members' buffers from here (no cells)
  *
  * Every key is optional and may appear once. A message of n bytes uses the
  * rule with the largest min_bytes <= n. Mechanism names are checked for
@@ -64,7 +66,7 @@ struct fy_tuning {
     bool has_eager_max, has_fastbox_max, has_cell_size, has_shmbuf_size,
         has_split_min;
     bool has_proto, has_btp, has_btp1, has_recv_write, has_recv_write_min;
-    bool has_coll_cma_min, has_coll_slice_min;
+    bool has_coll_cma_min, has_coll_slice_min, has_coll_direct_min;
     uint64_t eager_max;
     uint64_t fastbox_max;
     uint64_t cell_size;
@@ -74,9 +76,10 @@ struct fy_tuning {
     uint64_t btp, btp1;              /* Push-Pull's pushed bytes, first part */
     uint64_t recv_write;             /* 0 or 1 */
     uint64_t recv_write_min;
-    uint64_t coll_cma_min;   /* FERRY_COLL_CMA_MIN */
-    uint64_t coll_slice_min; /* FERRY_COLL_SLICE_MIN */
-    int nrules;              /* sorted by min_bytes */
+    uint64_t coll_cma_min;    /* FERRY_COLL_CMA_MIN */
+    uint64_t coll_slice_min;  /* FERRY_COLL_SLICE_MIN */
+    uint64_t coll_direct_min; /* FERRY_COLL_DIRECT_MIN */
+    int nrules;               /* sorted by min_bytes */
     struct fy_tuning_rule rules[FY_TUNING_MAX_RULES];
 };
 

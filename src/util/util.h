@@ -93,6 +93,7 @@ enum fy_env_id {
     FY_ENV_COLL,
     FY_ENV_COLL_CMA_MIN,
     FY_ENV_COLL_SLICE_MIN,
+    FY_ENV_COLL_DIRECT_MIN,
     FY_ENV_PROTO,
     FY_ENV_BTP,
     FY_ENV_BTP1,

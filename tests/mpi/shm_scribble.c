@@ -18,12 +18,14 @@
  *       "all"  - any byte of any region of the segment, and of the
  *                windows' control blocks (and an allocated window's
  *                memory);
- *       "steer" - directed (3 ranks): while rank 0, the root of a 1 MiB
- *                reduce on the communicator of ranks 0 and 1, waits for
- *                rank 1, the scribbler moves the receive-buffer address
- *                rank 0 published 64 bytes on; rank 1 must refuse the
- *                publication ("malformed reduction publication") instead
- *                of writing the result over rank 0's guard;
+ *       "steer" - directed (3 ranks or more): while rank 0, the root of
+ *                a 1 MiB reduce on the communicator of the others (ranks
+ *                0 and 1: two members share the combining; 0, 1 and 2:
+ *                each combines a slice, reduce_direct), waits for them,
+ *                the scribbler moves the receive-buffer address rank 0
+ *                published 64 bytes on; they must refuse the publication
+ *                ("malformed reduction publication") instead of writing
+ *                the result over rank 0's guard;
  *       "offer" - directed (3 ranks): rank 0 posts a 1 MiB receive from
  *                rank 1, which offers its buffer to rank 1 (the write
  *                protocol); before rank 1 looks, the scribbler moves the
@@ -613,8 +615,9 @@ static void step(MPI_Comm c, uint64_t *s, MPI_Op noncomm)
 
 /* The facts of struct fy_coll_cell (src/coll/shm.h) the directed scribble
  * relies on: the inline payload at byte 24 of a cell, where a reduction
- * between two ranks by single copy puts the root's receive-buffer
- * address; the first two cells of a rank are its blocking collectives'. */
+ * by single copy (two ranks sharing the combining, or reduce_direct)
+ * puts the root's receive-buffer address; the first two cells of a rank
+ * are its blocking collectives'. */
 enum { CELL_INL = 24, STEER_BYTES = 1 << 20, STEER_SHIFT = 64 };
 
 static struct target *target_named(const char *name)
@@ -628,7 +631,7 @@ static struct target *target_named(const char *name)
 static void steer(MPI_Comm others)
 {
     int count = STEER_BYTES / (int)sizeof(int);
-    if (me == 2) {
+    if (is_scribbler) {
         struct target *coll = target_named("coll");
         MT_CHECK(coll && coll->elem >= 2 * CELL_INL, "no collective cells");
         uint64_t want;
@@ -655,7 +658,8 @@ static void steer(MPI_Comm others)
         atomic_store(hit, want + STEER_SHIFT);
         atomic_fetch_add(&writes_done, 1);
         int go = 1;
-        MPI_Send(&go, 1, MPI_INT, 1, 2, MPI_COMM_WORLD);
+        for (int r = 1; r < P - 1; r++)
+            MPI_Send(&go, 1, MPI_INT, r, 2, MPI_COMM_WORLD);
         return;
     }
     struct gbuf gs, gr;
@@ -664,10 +668,10 @@ static void steer(MPI_Comm others)
         sb[i] = i + me;
     if (me == 0) {
         uint64_t a = (uint64_t)(uintptr_t)rb;
-        MPI_Send(&a, 1, MPI_UINT64_T, 2, 1, MPI_COMM_WORLD);
+        MPI_Send(&a, 1, MPI_UINT64_T, P - 1, 1, MPI_COMM_WORLD);
     } else {
         int go;
-        MPI_Recv(&go, 1, MPI_INT, 2, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Recv(&go, 1, MPI_INT, P - 1, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     }
     check_rc(MPI_Reduce(sb, rb, count, MPI_INT, MPI_SUM, 0, others),
              "MPI_Reduce");
@@ -784,8 +788,9 @@ int main(int argc, char **argv)
     signal(SIGALRM, on_alarm);
 
     if (strcmp(mode, "steer") == 0 || strcmp(mode, "offer") == 0) {
-        if (P != 3) {
-            fprintf(stderr, "shm_scribble: mode steer takes 3 ranks\n");
+        if (mode[0] == 's' ? P < 3 : P != 3) {
+            fprintf(stderr, "shm_scribble: mode %s takes %s ranks\n", mode,
+                    mode[0] == 's' ? "3 or more" : "3");
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
         if (is_scribbler)

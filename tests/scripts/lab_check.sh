@@ -32,8 +32,9 @@
 #   lab_check.sh coll FERRY_BENCH FILE
 #     --coll --quick --tune --out FILE over a FILE holding another key:
 #     every job ran and checked its results, the report has both tables
-#     with numbers, FILE holds coll_cma_min and coll_slice_min and still
-#     the other key, and ferry-info shows both from the tuning file.
+#     with numbers, FILE holds coll_cma_min, coll_slice_min and
+#     coll_direct_min and still the other key, and ferry-info shows the
+#     three from the tuning file.
 #   lab_check.sh pin FERRY_BENCH FILE
 #     --pin --quick: FILE gets the pin-down cache table with a non-zero
 #     MB/s at 100 % and 0 % hits for each size, 4 KiB to 4 MiB, and the
@@ -169,9 +170,14 @@ coll)
                 <<<"$report" || mt_fail "no complete $op row at $np ranks"
         done
     done
+    # The direct reductions' table: 3 ranks (and 4).
+    grep -Eq "^\| allreduce \| 3 \| [0-9]+ [KM]?i?B \|( $num \|){4}\$" \
+        <<<"$report" || mt_fail "no complete allreduce row at 3 ranks"
     cma=$(sed -n 's/^coll_cma_min = \([0-9]*\)$/\1/p' "$out")
     slice=$(sed -n 's/^coll_slice_min = \([0-9]*\)$/\1/p' "$out")
-    [[ -n $cma && -n $slice ]] || mt_fail "no coll_* keys in $out"
+    direct=$(sed -n 's/^coll_direct_min = \([0-9]*\)$/\1/p' "$out")
+    [[ -n $cma && -n $slice && -n $direct ]] ||
+        mt_fail "no coll_* keys in $out"
     grep -q '^eager_max = 4000$' "$out" || mt_fail "the other key was lost"
     info=$(FERRY_TUNING=$out "$(dirname "$bench")/ferry-info") ||
         mt_fail "ferry-info rejects the tuning file"
@@ -179,6 +185,8 @@ coll)
         mt_fail "ferry-info does not show coll_cma_min $cma from the file"
     grep -Eq "FERRY_COLL_SLICE_MIN +$slice B \(tuning file\)" <<<"$info" ||
         mt_fail "ferry-info does not show coll_slice_min $slice from the file"
+    grep -Eq "FERRY_COLL_DIRECT_MIN +$direct B \(tuning file\)" <<<"$info" ||
+        mt_fail "ferry-info does not show coll_direct_min $direct from the file"
     cat "$out"
     ;;
 pin)

@@ -30,7 +30,7 @@ int main(void)
     fputs("eager_max = 8K\nsplit_min = 80K\nxfer.0 = cma\n"
           "proto = pushzero\nbtp = 32K\nbtp1 = 1K\nrecv_write = 0\n"
           "recv_write_min = 256K\ncoll_cma_min = 128K\n"
-          "coll_slice_min = 1K\n",
+          "coll_slice_min = 1K\ncoll_direct_min = 1M\n",
           f);
     fclose(f);
 
@@ -44,7 +44,10 @@ int main(void)
     unsetenv("FERRY_TUNING");
     unsetenv("FERRY_COLL_CMA_MIN");
     unsetenv("FERRY_COLL_SLICE_MIN");
+    unsetenv("FERRY_COLL_DIRECT_MIN");
     TAP_EQ_INT(fy_env_load(), 0, "environment loads");
+    TAP_EQ_INT(fy_tuned_value(FY_ENV_COLL_DIRECT_MIN, &src), 262144,
+               "coll_direct_min before any file: the built-in 256 KiB");
     long long def = fy_tuned_value(FY_ENV_SPLIT_MIN, &src);
     TAP_OK(def > 0, "the built-in default turns the shared copy on (%lld)",
            def);
@@ -82,6 +85,9 @@ int main(void)
     TAP_EQ_INT(fy_tuned_value(FY_ENV_COLL_SLICE_MIN, &src), 1024,
                "coll_slice_min from the file");
     TAP_EQ_STR(src, "tuning file", "coll_slice_min's source: the file");
+    TAP_EQ_INT(fy_tuned_value(FY_ENV_COLL_DIRECT_MIN, &src), 1048576,
+               "coll_direct_min from the file");
+    TAP_EQ_STR(src, "tuning file", "coll_direct_min's source: the file");
     setenv("FERRY_COLL_SLICE_MIN", "3K", 1);
     TAP_EQ_INT(fy_env_load(), 0, "environment with FERRY_COLL_SLICE_MIN");
     TAP_EQ_INT(fy_tuned_value(FY_ENV_COLL_SLICE_MIN, &src), 3072,

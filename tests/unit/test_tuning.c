@@ -243,12 +243,15 @@ int main(void)
     /* ---- the collectives' thresholds (ferry-bench --coll --tune) ---- */
     memset(&t, 0xa5, sizeof(t));
     TAP_EQ_INT(fy_tuning_parse("t.conf",
-                               "coll_cma_min = 48K\ncoll_slice_min = 4096\n",
+                               "coll_cma_min = 48K\ncoll_slice_min = 4096\n"
+                               "coll_direct_min = 512K\n",
                                &t, err, sizeof(err)),
                0, "collective keys parse (%s)", err);
     TAP_OK(t.has_coll_cma_min && t.coll_cma_min == 49152, "coll_cma_min = 48K");
     TAP_OK(t.has_coll_slice_min && t.coll_slice_min == 4096,
            "coll_slice_min = 4096");
+    TAP_OK(t.has_coll_direct_min && t.coll_direct_min == 524288,
+           "coll_direct_min = 512K");
     TAP_OK(!t.has_eager_max && !t.has_btp && t.nrules == 0,
            "the other keys stay unset");
     TAP_EQ_INT(
@@ -260,6 +263,9 @@ int main(void)
                "coll_cma_min not a size");
     expect_bad("coll_slice_min = -5\n", 1, "is not a size",
                "coll_slice_min negative");
+    expect_bad("coll_direct_min = 1K\ncoll_direct_min = 2K\n", 2,
+               "duplicate key 'coll_direct_min' (first set on line 1)",
+               "coll_direct_min twice");
     expect_bad("coll_slice_min = 1K\ncoll_slice_min = 2K\n", 2,
                "duplicate key 'coll_slice_min' (first set on line 1)",
                "coll_slice_min twice");
@@ -357,6 +363,8 @@ int main(void)
     w.coll_cma_min = 0;
     w.has_coll_slice_min = true;
     w.coll_slice_min = 8192;
+    w.has_coll_direct_min = true;
+    w.coll_direct_min = 0;
     snprintf(path, sizeof(path), "%s/sub/dir/tuning.conf", dir);
     TAP_EQ_INT(fy_tuning_save(path, &w, "written by test_tuning\n\nline 3"), 0,
                "save creates parents and writes");
@@ -374,8 +382,10 @@ int main(void)
                t.recv_write_min == 65536,
            "round trip keeps the protocol keys (btp1 = 0 set, not unset)");
     TAP_OK(t.has_coll_cma_min && t.coll_cma_min == 0 && t.has_coll_slice_min &&
-               t.coll_slice_min == 8192,
-           "round trip keeps the collective keys (coll_cma_min = 0 set)");
+               t.coll_slice_min == 8192 && t.has_coll_direct_min &&
+               t.coll_direct_min == 0,
+           "round trip keeps the collective keys (coll_cma_min = 0 and "
+           "coll_direct_min = 0 set)");
 
     char cmd[600];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
