@@ -1408,6 +1408,79 @@ static int allreduce_read(const char *in, void *rbuf, MPI_Count count,
     return fy_coll_keep(err, rerr);
 }
 
+/* Elements [e0, e1) of c_0 op c_1 op ... op c_{P-1} (the order of
+ * combine()), chunk by chunk while each is in the cache, we being member
+ * me: member r's contribution read from addr[r] in its memory, ours at
+ * in. The result goes to out (element e0 first) or, with out NULL, each
+ * chunk into member wroot's memory at waddr plus its offset in the
+ * vector. out may be our contribution (in place): each chunk of it is
+ * saved before it is overwritten. Returns 0 or the first error. */
+static int combine_direct(const char *in, char *out, MPI_Count e0, MPI_Count e1,
+                          const uint64_t *addr, int P, int me, int wroot,
+                          uint64_t waddr, struct fy_dtype *dt, struct fy_op *op)
+{
+    size_t esz = (size_t)dt->size;
+    char *tmp = reduce_scratch(), *keep = tmp + REDUCE_READ_CHUNK;
+    MPI_Count per = (MPI_Count)(REDUCE_READ_CHUNK / esz);
+    int err = 0;
+    for (MPI_Count e = e0; e < e1; e += per) {
+        MPI_Count m = FY_MIN(per, e1 - e);
+        size_t off = (size_t)e * esz, n = (size_t)m * esz;
+        const char *own = in + off;
+        char *acc = out ? out + (size_t)(e - e0) * esz : keep;
+        if (acc == own) { /* in place: keep c_me before acc changes */
+            fy_copy(keep, own, n);
+            own = keep;
+        }
+        if (me == P - 1) {
+            if (acc != own)
+                fy_copy(acc, own, n);
+        } else {
+            err = fy_coll_keep(
+                err, read_mem(P - 1, addr[P - 1] + off, n, acc, m, dt));
+        }
+        for (int r = P - 2; r >= 0; r--) {
+            const char *src = own;
+            if (r != me) {
+                err = fy_coll_keep(err,
+                                   read_mem(r, addr[r] + off, n, tmp, m, dt));
+                src = tmp;
+            }
+            err = fy_coll_keep(err, fy_op_apply(op, src, acc, m, dt));
+        }
+        if (!out)
+            write_mem(wroot, waddr + off, n, acc);
+        if (e + per < e1)
+            fy_progress();
+    }
+    return err;
+}
+
+/* The other members' publications 'tag' of their contributions (ours
+ * of 'bytes' bytes is published): their cells in T()->x and their
+ * buffers' addresses in T()->addr, each read once, and member root's
+ * receive buffer's address in *raddr (root < 0: none). Returns the
+ * elements of esz bytes every member holds; another size goes to *err
+ * (fy_coll_sig). */
+static MPI_Count direct_addrs(struct fy_comm *c, uint64_t tag, uint64_t bytes,
+                              size_t esz, int root, uint64_t *raddr, int *err)
+{
+    struct coll_thread *t = T();
+    MPI_Count have = (MPI_Count)(bytes / esz);
+    for (int r = 0; r < c->size; r++) {
+        if (r == c->rank)
+            continue;
+        t->x[r] = await(r, tag);
+        MPI_Count h;
+        uint64_t len;
+        t->addr[r] = pub_addr(t->x[r], bytes, esz, &h, err, &len);
+        have = FY_MIN(have, h);
+        if (r == root)
+            *raddr = raddr_take(t->x[r], tag, t->addr[r], len, root);
+    }
+    return have;
+}
+
 /* Reductions among more than two members from fy_coll_shm.direct_min
  * bytes (FERRY_COLL_DIRECT_MIN) where the kernel's single copy works:
  * each member combines its slice of the vector (elements [count * me / P,
@@ -1443,59 +1516,19 @@ static int reduce_direct(const char *in, void *rbuf, MPI_Count count,
     uint64_t bytes = (uint64_t)count * esz;
     uint64_t tag = tag_of(c, seq, 0), rtag = tag_of(c, seq, 1);
     struct fy_coll_cell **x = t->x, *mine = claim();
-    uint64_t *addr = t->addr, raddr = 0;
+    uint64_t raddr = 0;
     if (!all && me == root)
         raddr_put(mine, tag, rbuf, in, bytes);
     publish(c, mine, tag, (uint32_t)P - 1, in, bytes, -1);
     int err = 0;
-    MPI_Count have = count; /* elements every member holds */
-    for (int r = 0; r < P; r++) {
-        if (r == me)
-            continue;
-        x[r] = await(r, tag);
-        MPI_Count h;
-        uint64_t len;
-        addr[r] = pub_addr(x[r], bytes, esz, &h, &err, &len);
-        have = FY_MIN(have, h);
-        if (!all && r == root)
-            raddr = raddr_take(x[r], tag, addr[r], len, root);
-    }
-    /* Our slice: acc = c_{P-1}, then acc = c_r op acc down to r = 0 (the
-     * order of combine()), each chunk while it is in the cache. */
-    char *tmp = reduce_scratch(), *keep = tmp + REDUCE_READ_CHUNK;
-    MPI_Count per = (MPI_Count)(REDUCE_READ_CHUNK / esz);
+    MPI_Count have =
+        direct_addrs(c, tag, bytes, esz, all ? -1 : root, &raddr, &err);
     MPI_Count s0 = FY_MIN(count * me / P, have);
     MPI_Count s1 = FY_MIN(count * (me + 1) / P, have);
-    for (MPI_Count e = s0; e < s1; e += per) {
-        MPI_Count m = FY_MIN(per, s1 - e);
-        size_t off = (size_t)e * esz, n = (size_t)m * esz;
-        const char *own = in + off;
-        char *acc = into_rbuf ? (char *)rbuf + off : keep;
-        if (acc == own) { /* in place: keep c_me before acc changes */
-            fy_copy(keep, own, n);
-            own = keep;
-        }
-        if (me == P - 1) {
-            if (acc != own)
-                fy_copy(acc, own, n);
-        } else {
-            err = fy_coll_keep(
-                err, read_mem(P - 1, addr[P - 1] + off, n, acc, m, dt));
-        }
-        for (int r = P - 2; r >= 0; r--) {
-            const char *src = own;
-            if (r != me) {
-                err = fy_coll_keep(err,
-                                   read_mem(r, addr[r] + off, n, tmp, m, dt));
-                src = tmp;
-            }
-            err = fy_coll_keep(err, fy_op_apply(op, src, acc, m, dt));
-        }
-        if (!into_rbuf)
-            write_mem(root, raddr + off, n, acc);
-        if (e + per < s1)
-            fy_progress();
-    }
+    err = fy_coll_keep(
+        err,
+        combine_direct(in, into_rbuf ? (char *)rbuf + (size_t)s0 * esz : NULL,
+                       s0, s1, t->addr, P, me, root, raddr, dt, op));
     for (int r = 0; r < P; r++)
         if (r != me)
             done(r, x[r]);
@@ -2217,6 +2250,42 @@ int fy_coll_shm_alltoallw(const void *sbuf, struct fy_coll_vec scounts,
 
 /* ---- reduce-scatter and scans (contiguous types, as the reductions) ---- */
 
+/* Reduce-scatter from fy_coll_shm.direct_min bytes in all where the
+ * kernel's single copy works, as the first half of reduce_direct: every
+ * member publishes its contribution and combines its own block, reading
+ * it from every other contribution, straight into its receive buffer.
+ * Not in place: there our block of the result would overwrite the start
+ * of our contribution while the others read it (the rounds below keep
+ * that order). osu_reduce_scatter, 4 ranks on the 2 cores: see
+ * bench/README.md, "Reductions among three or more ranks by single
+ * copy". */
+static int reduce_scatter_direct(const char *in, void *rbuf,
+                                 struct fy_coll_vec counts, MPI_Count count,
+                                 MPI_Count total, struct fy_dtype *dt,
+                                 struct fy_op *op, struct fy_comm *c)
+{
+    int P = c->size, me = c->rank;
+    size_t esz = (size_t)dt->size;
+    uint64_t bytes = (uint64_t)total * esz, none = 0;
+    uint64_t tag = tag_of(c, fy_coll_begin(c), 0);
+    struct fy_coll_cell *mine = claim();
+    publish(c, mine, tag, (uint32_t)P - 1, in, bytes, -1);
+    int err = 0;
+    MPI_Count have = direct_addrs(c, tag, bytes, esz, -1, &none, &err);
+    MPI_Count start = 0;
+    for (int j = 0; j < me; j++)
+        start += counts.p ? fy_vec_at(counts, j) : count;
+    MPI_Count n = counts.p ? fy_vec_at(counts, me) : count;
+    MPI_Count e0 = FY_MIN(start, have), e1 = FY_MIN(start + n, have);
+    err = fy_coll_keep(
+        err, combine_direct(in, rbuf, e0, e1, T()->addr, P, me, -1, 0, dt, op));
+    for (int r = 0; r < P; r++)
+        if (r != me)
+            done(r, T()->x[r]);
+    wait_readers(mine);
+    return err;
+}
+
 /* Reduce-scatter: member j gets elements [start_j, start_j + counts[j])
  * of the reduction (counts NULL: 'count' each). In each round every
  * member publishes one cell holding, for every member j, the next piece
@@ -2232,9 +2301,12 @@ static int shm_reduce_scatter(const void *sbuf, void *rbuf,
                               struct fy_comm *c)
 {
     int P = c->size, me = c->rank;
-    MPI_Count maxc = 0;
-    for (int j = 0; j < P; j++)
-        maxc = FY_MAX(maxc, counts.p ? fy_vec_at(counts, j) : count);
+    MPI_Count maxc = 0, total = 0;
+    for (int j = 0; j < P; j++) {
+        MPI_Count cj = counts.p ? fy_vec_at(counts, j) : count;
+        maxc = FY_MAX(maxc, cj);
+        total += cj;
+    }
     if (!reducible(maxc, dt))
         return FY_COLL_SHM_NO;
     MPI_Count q = cell_elems(dt) / P;
@@ -2245,6 +2317,9 @@ static int shm_reduce_scatter(const void *sbuf, void *rbuf,
         fy_fatal(1, "reduce-scatter: out of memory for %d members", P);
     const char *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
     size_t esz = (size_t)dt->size;
+    if (sbuf != MPI_IN_PLACE && single_copy() &&
+        (uint64_t)total * esz >= fy_coll_shm.direct_min)
+        return reduce_scatter_direct(in, rbuf, counts, count, total, dt, op, c);
     uint32_t seq = fy_coll_begin(c);
     MPI_Count mine_n = counts.p ? fy_vec_at(counts, me) : count;
     int err = 0;
