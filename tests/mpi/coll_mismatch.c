@@ -315,6 +315,17 @@ int main(int argc, char **argv)
             in_step(++round);
         }
     }
+    /* A blocking gather whose root and other members disagree across the
+     * cell (32 KiB): beyond it the root asks the others to write their
+     * blocks into its buffer, and a member whose block fits a cell never
+     * reads that ask (20000 bytes against 280000); the root takes what
+     * both hold either way. Not the nonblocking form, which is still
+     * subject to coll/shm.h's limit above. */
+    for (int swap = 0; swap < 2 && !s_nb; swap++)
+        for (int root = 0; root < n; root++) {
+            test_gather(swap ? 70000 : 5000, swap ? 5000 : 70000, root);
+            in_step(++round);
+        }
     /* Broadcasts of several cells and read from the root's buffer (from
      * 64 KiB by default): blocking, the receivers follow the root's
      * choice even across that size (40000 and 80000 bytes); the
