@@ -1270,19 +1270,21 @@ static void raddr_put(struct fy_coll_cell *mine, uint64_t tag, const void *rbuf,
 
 /* The other side: the address in the root's publication x, whose
  * contribution at addr of len bytes was read from it once; both words
- * read once, then checked together. A failed check ends the job. */
+ * read once, then checked together. A failed check ends the job ('what':
+ * the collective, for the message). */
 static uint64_t raddr_take(const struct fy_coll_cell *x, uint64_t tag,
-                           uint64_t addr, uint64_t len, int root)
+                           uint64_t addr, uint64_t len, int root,
+                           const char *what)
 {
     uint64_t raddr, chk;
     memcpy(&raddr, x->inl, sizeof(raddr));
     memcpy(&chk, x->inl + sizeof(raddr), sizeof(chk));
     if (chk != raddr_check(raddr, tag, addr, len))
         fy_fatal(1,
-                 "malformed reduction publication from rank %d on the shared "
+                 "malformed %s publication from rank %d on the shared "
                  "segment (the address of its receive buffer fails its "
                  "check); a rank wrote over shared control data",
-                 T()->world[root]);
+                 what, T()->world[root]);
     return raddr;
 }
 
@@ -1316,7 +1318,7 @@ static int reduce_share(const char *in, void *rbuf, MPI_Count count,
     MPI_Count have;
     uint64_t len;
     uint64_t addr = pub_addr(x, bytes, esz, &have, &err, &len);
-    uint64_t raddr = raddr_take(x, tag, addr, len, root);
+    uint64_t raddr = raddr_take(x, tag, addr, len, root, "reduction");
     char *theirs = reduce_scratch(), *res = theirs + REDUCE_READ_CHUNK;
     MPI_Count per = (MPI_Count)(REDUCE_READ_CHUNK / esz);
     MPI_Count e1 = FY_MIN(count, have); /* within both vectors */
@@ -1476,7 +1478,8 @@ static MPI_Count direct_addrs(struct fy_comm *c, uint64_t tag, uint64_t bytes,
         t->addr[r] = pub_addr(t->x[r], bytes, esz, &h, err, &len);
         have = FY_MIN(have, h);
         if (r == root)
-            *raddr = raddr_take(t->x[r], tag, t->addr[r], len, root);
+            *raddr =
+                raddr_take(t->x[r], tag, t->addr[r], len, root, "reduction");
     }
     return have;
 }
@@ -1911,7 +1914,7 @@ int fy_coll_shm_gather(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
         struct fy_coll_cell *a = find_pub(t->loc[root], ask);
         if (a) {
             uint64_t addr = a->addr, len = a->len; /* read once */
-            uint64_t raddr = raddr_take(a, ask, addr, len, root);
+            uint64_t raddr = raddr_take(a, ask, addr, len, root, "gather");
             write_mem(root, raddr + (uint64_t)me * len, FY_MIN(bytes, len),
                       (void *)(uintptr_t)img);
             done(root, a);
