@@ -1249,13 +1249,6 @@ static void write_mem(int r, uint64_t addr, uint64_t n, void *buf)
  * root's memory (tests/mpi/shm_scribble.c, mode "steer"). */
 #define FY_REDUCE_SHARE_MIN ((uint64_t)384 << 10)
 
-/* The check word of a reduction's receive-buffer address (see above). */
-static uint64_t raddr_check(uint64_t raddr, uint64_t tag, uint64_t addr,
-                            uint64_t len)
-{
-    return FY_SHM_SIG(raddr, tag, addr, len, 0x5244u /* "RD" */);
-}
-
 /* The root's side: its receive buffer's address and the check word in
  * the inline bytes of its publication 'mine' (tag, contribution in,
  * bytes), before it publishes. */
@@ -1263,7 +1256,8 @@ static void raddr_put(struct fy_coll_cell *mine, uint64_t tag, const void *rbuf,
                       const void *in, uint64_t bytes)
 {
     uint64_t raddr = (uint64_t)(uintptr_t)rbuf;
-    uint64_t chk = raddr_check(raddr, tag, (uint64_t)(uintptr_t)in, bytes);
+    uint64_t chk =
+        fy_coll_raddr_check(raddr, tag, (uint64_t)(uintptr_t)in, bytes);
     memcpy(mine->inl, &raddr, sizeof(raddr));
     memcpy(mine->inl + sizeof(raddr), &chk, sizeof(chk));
 }
@@ -1279,7 +1273,7 @@ static uint64_t raddr_take(const struct fy_coll_cell *x, uint64_t tag,
     uint64_t raddr, chk;
     memcpy(&raddr, x->inl, sizeof(raddr));
     memcpy(&chk, x->inl + sizeof(raddr), sizeof(chk));
-    if (chk != raddr_check(raddr, tag, addr, len))
+    if (chk != fy_coll_raddr_check(raddr, tag, addr, len))
         fy_fatal(1,
                  "malformed %s publication from rank %d on the shared "
                  "segment (the address of its receive buffer fails its "

@@ -15,6 +15,7 @@
 
 #include "coll/coll.h"
 #include "dtype/dtype.h"
+#include "shm/shm.h"
 #include "util/util.h"
 
 /* One publication of a rank to the members of a collective. */
@@ -161,6 +162,18 @@ struct fy_coll_shm {
     uint64_t direct_min;
 };
 extern struct fy_coll_shm fy_coll_shm;
+
+/* The check word over a receive buffer's address that a root publishes
+ * for the others to write into (a reduce's result slices, a gather's
+ * blocks): address, tag, and the publication's address and length. The
+ * one thing read from shared memory that steers a write into another
+ * process travels with it, so a scribbled address (a stray write, not a
+ * forger that recomputes it) ends the job as malformed instead. */
+static inline uint64_t fy_coll_raddr_check(uint64_t raddr, uint64_t tag,
+                                           uint64_t addr, uint64_t len)
+{
+    return FY_SHM_SIG(raddr, tag, addr, len, 0x5244u /* "RD" */);
+}
 
 static inline struct fy_coll_flag *fy_coll_flag_of(int local, uint32_t ctxi,
                                                    int which)

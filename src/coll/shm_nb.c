@@ -96,6 +96,7 @@ struct nb {
     int err;           /* first error */
     bool inl;          /* our data inline in our slot (else by address) */
     bool whole;        /* allreduce by address: whole vectors, no slices */
+    bool ask;          /* gather's root: the others write their blocks */
     bool ex;           /* exclusive scan */
     const void *sbuf;
     void *rbuf;
@@ -121,6 +122,9 @@ struct nb {
      * NULL: nothing another rank sets (our turn on c). */
     const struct fy_coll_slot *wslot;
     uint64_t wtag;
+    /* And, waiting for that publication, our slot drained too (a gather's
+     * member: its block read, or the root asks it to write; NULL: no). */
+    const struct fy_coll_slot *wdrain;
     /* Or the barrier counters' line whose nonblocking gen we wait to
      * move from wgen (NULL: not waiting there). */
     const struct fy_coll_bar *wbar;
@@ -877,7 +881,51 @@ static bool run_alltoall(struct nb *n)
 
 /* Gather: every other member publishes its block (its send count;
  * inline, up to a slot of it, when its count fits a slot) to the root,
- * which reads them into place. */
+ * which reads them into place - or, beyond a slot and where its receive
+ * type is one run, asks them (its publication 1: its receive buffer's
+ * address with the check word of shm.c's raddr_put) to write their
+ * blocks there themselves, each on its own core, as the blocking gather
+ * does. A member that published inline never reads the ask: the root
+ * takes its block from the slot and counts it out of the writers. */
+
+/* A member's wait beyond a slot: our block read (our slot drained) or
+ * the root's ask there (then in *ask). */
+static bool read_or_asked(struct nb *n, const struct fy_coll_slot **ask)
+{
+    n->wdrain = NULL;
+    if (slot_drained(mine(n)))
+        return true;
+    if ((*ask = nb_find(n, n->root, 1)) != NULL)
+        return true;
+    n->wdrain = mine(n); /* slot_drained() asked its last reader to wake us */
+    return false;
+}
+
+/* The member's write into the root's buffer, as the ask x says. */
+static void gather_write(struct nb *n, const struct fy_coll_slot *x)
+{
+    uint64_t addr = x->addr, len = x->len, raddr, chk; /* read once */
+    memcpy(&raddr, x->data, sizeof(raddr));
+    memcpy(&chk, x->data + sizeof(raddr), sizeof(chk));
+    if (chk != fy_coll_raddr_check(raddr, ntag(n, 1), addr, len))
+        fy_fatal(1,
+                 "malformed gather publication from rank %d on the shared "
+                 "segment (the address of its receive buffer fails its "
+                 "check); a rank wrote over shared control data",
+                 n->world[n->root]);
+    const void *img = n->tmp ? n->tmp : n->sbuf;
+    uint64_t m = FY_MIN(n->bytes, len);
+    ssize_t put = fy_xfer_cma_ops.copy_remote(
+        fy_shm.pid[n->loc[n->root]], (void *)(uintptr_t)img,
+        raddr + (uint64_t)n->me * len, (size_t)m, false);
+    if (put != (ssize_t)m)
+        fy_fatal(1,
+                 "collective: writing %llu bytes into rank %d's buffer "
+                 "failed: %s",
+                 (unsigned long long)m, n->world[n->root],
+                 strerror(put < 0 ? (int)-put : EFAULT));
+}
+
 static bool run_gather(struct nb *n)
 {
     const struct fy_coll_slot *x = NULL;
@@ -895,11 +943,35 @@ static bool run_gather(struct nb *n)
                 nb_publish(n, 0, 1, img, n->bytes, n->root);
             }
         }
-        if (!n->inl)
-            NB_WAIT(n, mine_free(n));
+        if (n->inl)
+            goto end;
+        NB_WAIT(n, read_or_asked(n, &x));
+        n->wdrain = NULL;
+        /* The root publishes its ask before it lets our publication go
+         * unread: with our slot drained, the ask is there if there is
+         * one. */
+        if (!x)
+            x = nb_find(n, n->root, 1);
+        if (x) {
+            gather_write(n, x);
+            nb_done(n, n->root, x);
+        }
         goto end;
     }
     NB_WAIT(n, turn(n));
+    n->ask = !n->inl && n->rdt->contig;
+    if (n->ask) {
+        NB_WAIT(n, ready(n));
+        {
+            struct fy_coll_slot *w = nb_claim(n);
+            uint64_t raddr = (uint64_t)(uintptr_t)n->rbuf;
+            uint64_t chk =
+                fy_coll_raddr_check(raddr, ntag(n, 1), raddr, n->bytes);
+            memcpy(w->data, &raddr, sizeof(raddr));
+            memcpy(w->data + sizeof(raddr), &chk, sizeof(chk));
+            nb_publish(n, 1, (uint32_t)n->P - 1, n->rbuf, n->bytes, -1);
+        }
+    }
     if (n->sbuf != MPI_IN_PLACE)
         n->err =
             fy_coll_copy(n->sbuf, n->scount, n->sdt,
@@ -909,13 +981,25 @@ static bool run_gather(struct nb *n)
         NB_WAIT(n, (x = nb_find(n, (n->me + n->i) % n->P, 0)) != NULL);
         {
             int r = (n->me + n->i) % n->P;
-            n->err = fy_coll_keep(
-                n->err, nb_take(n, r, x, -1,
-                                fy_coll_block_at(n->rbuf, r, n->rcount, n->rdt),
-                                n->rcount, n->rdt));
+            void *blk = fy_coll_block_at(n->rbuf, r, n->rcount, n->rdt);
+            if (!n->ask) {
+                n->err = fy_coll_keep(
+                    n->err, nb_take(n, r, x, -1, blk, n->rcount, n->rdt));
+            } else if (x->addr) {
+                /* It writes (or wrote) its block; its size against ours. */
+                n->err = fy_coll_keep(n->err, fy_coll_sig(x->len, n->bytes));
+            } else {
+                /* Inline: it will not write. */
+                n->err = fy_coll_keep(
+                    n->err, nb_take(n, r, x, -1, blk, n->rcount, n->rdt));
+                atomic_fetch_sub_explicit(&mine(n)->readers, 1,
+                                          memory_order_release);
+            }
             nb_done(n, r, x);
         }
     }
+    if (n->ask)
+        NB_WAIT(n, mine_free(n));
 end:
     NB_END(n);
 }
@@ -1513,6 +1597,8 @@ static bool nb_visible(const void *st)
         return bar_moved(n);
     if (n->wflag)
         return atomic_load_explicit(n->wflag, memory_order_acquire) >= n->wv;
+    if (n->wdrain && slot_free(n->wdrain))
+        return true;
     if (!n->wslot)
         return false;
     if (n->wtag == 0)

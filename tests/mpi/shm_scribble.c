@@ -26,6 +26,9 @@
  *                published 64 bytes on; they must refuse the publication
  *                ("malformed reduction publication") instead of writing
  *                the result over rank 0's guard;
+ *       "steer_gather" - the same for a 1 MiB gather to rank 0, whose
+ *                receive-buffer address the others write their blocks at
+ *                ("malformed gather publication");
  *       "offer" - directed (3 ranks): rank 0 posts a 1 MiB receive from
  *                rank 1, which offers its buffer to rank 1 (the write
  *                protocol); before rank 1 looks, the scribbler moves the
@@ -33,7 +36,8 @@
  *                bytes; rank 1 must refuse the packet ("check word")
  *                instead of writing the message 64 bytes off in rank 0's
  *                buffer (rank 0 checks every byte it received).
- *                MT_SCRIBBLE_DRY=1 finds the word and leaves it.
+ *                In these three modes MT_SCRIBBLE_DRY=1 finds the word and
+ *                leaves it (the job must then finish).
  * A thread of the last rank finds the segment among its mappings (by its
  * magic), reads the region table from the header, and writes 1 to 24
  * values - boundary values, the old value plus or minus a little, a bit
@@ -200,7 +204,7 @@ static void find_targets(int me, int P)
         if (strcmp(mode, "offer") == 0) {
             if (strncmp(r->name, "fbox", 16) == 0)
                 add_target(base + r->off, r->len, r->elem, r->name);
-        } else if (strcmp(mode, "steer") == 0) {
+        } else if (strncmp(mode, "steer", 5) == 0) {
             /* Rank 0's collective cells. */
             if (strncmp(r->name, "coll", 16) == 0)
                 add_target(base + r->off, r->count * r->elem, r->elem, r->name);
@@ -655,8 +659,10 @@ static void steer(MPI_Comm others)
                             "receive buffer's address\n");
             _exit(7);
         }
-        atomic_store(hit, want + STEER_SHIFT);
-        atomic_fetch_add(&writes_done, 1);
+        if (!getenv("MT_SCRIBBLE_DRY")) {
+            atomic_store(hit, want + STEER_SHIFT);
+            atomic_fetch_add(&writes_done, 1);
+        }
         int go = 1;
         for (int r = 1; r < P - 1; r++)
             MPI_Send(&go, 1, MPI_INT, r, 2, MPI_COMM_WORLD);
@@ -673,8 +679,18 @@ static void steer(MPI_Comm others)
         int go;
         MPI_Recv(&go, 1, MPI_INT, P - 1, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     }
-    check_rc(MPI_Reduce(sb, rb, count, MPI_INT, MPI_SUM, 0, others),
-             "MPI_Reduce");
+    if (strcmp(mode, "steer") == 0) {
+        check_rc(MPI_Reduce(sb, rb, count, MPI_INT, MPI_SUM, 0, others),
+                 "MPI_Reduce");
+    } else {
+        /* A gather of blocks that fill rb: the moved address would put
+         * the last block 64 bytes over rb's end. */
+        int members;
+        MPI_Comm_size(others, &members);
+        check_rc(MPI_Gather(sb, count / members, MPI_INT, rb, count / members,
+                            MPI_INT, 0, others),
+                 "MPI_Gather");
+    }
     gbuf_check_free(&gs, "send buffer");
     gbuf_check_free(&gr, "receive buffer");
 }
@@ -787,7 +803,8 @@ int main(int argc, char **argv)
     MPI_Op_create(lin, 0, &noncomm);
     signal(SIGALRM, on_alarm);
 
-    if (strcmp(mode, "steer") == 0 || strcmp(mode, "offer") == 0) {
+    if (strcmp(mode, "steer") == 0 || strcmp(mode, "steer_gather") == 0 ||
+        strcmp(mode, "offer") == 0) {
         if (mode[0] == 's' ? P < 3 : P != 3) {
             fprintf(stderr, "shm_scribble: mode %s takes %s ranks\n", mode,
                     mode[0] == 's' ? "3 or more" : "3");

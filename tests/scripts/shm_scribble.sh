@@ -13,10 +13,12 @@
 #   exit 6    the scribbler's own buffer was written where it said it was.
 # Anything else fails: a signal (a crash, an ASan report's abort), a
 # guard of a victim's buffer overwritten (exit 4), another status. Mode
-# "none" (no scribbles) must exit 0; modes "steer" and "offer" (directed
-# scribbles of the address a reduction writes its result at, and of the
-# address in a write-protocol offer) must be refused as a malformed
-# reduction publication / a packet failing its check word. No rank may
+# "none" (no scribbles) must exit 0; modes "steer", "steer_gather" and
+# "offer" (directed scribbles of the address a reduction writes its
+# result at, of the address a gather's members write their blocks at,
+# and of the address in a write-protocol offer) must be refused as a
+# malformed reduction / gather publication or a packet failing its check
+# word. No rank may
 # outlive its job and
 # /dev/shm must hold nothing new.
 # Usage: shm_scribble.sh NP PROGRAM MODE SEED...   (launcher from MT_MPIEXEC)
@@ -46,8 +48,9 @@ for seed in "$@"; do
         what="FAIL: a rank was killed by a signal"
     elif [[ $mode == none ]]; then
         [[ $rc -eq 0 ]] && what=done || what="FAIL: exit $rc without scribbles"
-    elif [[ $mode == steer || $mode == offer ]]; then
+    elif [[ $mode == steer || $mode == steer_gather || $mode == offer ]]; then
         want="fatal: malformed reduction publication"
+        [[ $mode == steer_gather ]] && want="fatal: malformed gather publication"
         [[ $mode == offer ]] && want="check word of an address to write at"
         if [[ $rc -eq 1 ]] && grep -q "$want" "$err"; then
             what="refused: $want"
