@@ -1249,37 +1249,22 @@ static void write_mem(int r, uint64_t addr, uint64_t n, void *buf)
  * root's memory (tests/mpi/shm_scribble.c, mode "steer"). */
 #define FY_REDUCE_SHARE_MIN ((uint64_t)384 << 10)
 
-/* The root's side: its receive buffer's address and the check word in
- * the inline bytes of its publication 'mine' (tag, contribution in,
- * bytes), before it publishes. */
+/* The root's side of reduce_share's check word: its receive buffer's
+ * address in the inline bytes of its publication 'mine' (tag,
+ * contribution in, bytes), before it publishes. */
 static void raddr_put(struct fy_coll_cell *mine, uint64_t tag, const void *rbuf,
                       const void *in, uint64_t bytes)
 {
-    uint64_t raddr = (uint64_t)(uintptr_t)rbuf;
-    uint64_t chk =
-        fy_coll_raddr_check(raddr, tag, (uint64_t)(uintptr_t)in, bytes);
-    memcpy(mine->inl, &raddr, sizeof(raddr));
-    memcpy(mine->inl + sizeof(raddr), &chk, sizeof(chk));
+    fy_coll_raddr_put(mine->inl, tag, rbuf, (uint64_t)(uintptr_t)in, bytes);
 }
 
 /* The other side: the address in the root's publication x, whose
- * contribution at addr of len bytes was read from it once; both words
- * read once, then checked together. A failed check ends the job ('what':
- * the collective, for the message). */
+ * contribution at addr of len bytes was read from it once. */
 static uint64_t raddr_take(const struct fy_coll_cell *x, uint64_t tag,
                            uint64_t addr, uint64_t len, int root,
                            const char *what)
 {
-    uint64_t raddr, chk;
-    memcpy(&raddr, x->inl, sizeof(raddr));
-    memcpy(&chk, x->inl + sizeof(raddr), sizeof(chk));
-    if (chk != fy_coll_raddr_check(raddr, tag, addr, len))
-        fy_fatal(1,
-                 "malformed %s publication from rank %d on the shared "
-                 "segment (the address of its receive buffer fails its "
-                 "check); a rank wrote over shared control data",
-                 what, T()->world[root]);
-    return raddr;
+    return fy_coll_raddr_take(x->inl, tag, addr, len, what, T()->world[root]);
 }
 
 static int reduce_share(const char *in, void *rbuf, MPI_Count count,

@@ -163,16 +163,50 @@ struct fy_coll_shm {
 };
 extern struct fy_coll_shm fy_coll_shm;
 
-/* The check word over a receive buffer's address that a root publishes
- * for the others to write into (a reduce's result slices, a gather's
- * blocks): address, tag, and the publication's address and length. The
- * one thing read from shared memory that steers a write into another
- * process travels with it, so a scribbled address (a stray write, not a
- * forger that recomputes it) ends the job as malformed instead. */
+/* A receive buffer's address that a root publishes for the others to
+ * write into (a reduce's result slices, a gather's blocks), in the 16
+ * bytes at 'words' of its publication (a cell's inline bytes, a slot's
+ * data), with a check word over the address, the tag and the
+ * publication's address and length. The one thing read from shared
+ * memory that steers a write into another process travels with it, so a
+ * scribbled address (a stray write, not a forger that recomputes it)
+ * ends the job as malformed instead. */
 static inline uint64_t fy_coll_raddr_check(uint64_t raddr, uint64_t tag,
                                            uint64_t addr, uint64_t len)
 {
     return FY_SHM_SIG(raddr, tag, addr, len, 0x5244u /* "RD" */);
+}
+
+/* The root's side, before it publishes. */
+static inline void fy_coll_raddr_put(unsigned char *words, uint64_t tag,
+                                     const void *rbuf, uint64_t addr,
+                                     uint64_t len)
+{
+    uint64_t raddr = (uint64_t)(uintptr_t)rbuf;
+    uint64_t chk = fy_coll_raddr_check(raddr, tag, addr, len);
+    memcpy(words, &raddr, sizeof(raddr));
+    memcpy(words + sizeof(raddr), &chk, sizeof(chk));
+}
+
+/* The others' side: the address, both words read once and checked
+ * against the publication's address and length as read once by the
+ * caller; a failed check ends the job ('what': the collective, 'root':
+ * its world rank, for the message). */
+static inline uint64_t fy_coll_raddr_take(const unsigned char *words,
+                                          uint64_t tag, uint64_t addr,
+                                          uint64_t len, const char *what,
+                                          int root)
+{
+    uint64_t raddr, chk;
+    memcpy(&raddr, words, sizeof(raddr));
+    memcpy(&chk, words + sizeof(raddr), sizeof(chk));
+    if (chk != fy_coll_raddr_check(raddr, tag, addr, len))
+        fy_fatal(1,
+                 "malformed %s publication from rank %d on the shared "
+                 "segment (the address of its receive buffer fails its "
+                 "check); a rank wrote over shared control data",
+                 what, root);
+    return raddr;
 }
 
 static inline struct fy_coll_flag *fy_coll_flag_of(int local, uint32_t ctxi,

@@ -883,7 +883,7 @@ static bool run_alltoall(struct nb *n)
  * inline, up to a slot of it, when its count fits a slot) to the root,
  * which reads them into place - or, beyond a slot and where its receive
  * type is one run, asks them (its publication 1: its receive buffer's
- * address with the check word of shm.c's raddr_put) to write their
+ * address with the check word, fy_coll_raddr_put) to write their
  * blocks there themselves, each on its own core, as the blocking gather
  * does. A member that published inline never reads the ask: the root
  * takes its block from the slot and counts it out of the writers. */
@@ -904,15 +904,9 @@ static bool read_or_asked(struct nb *n, const struct fy_coll_slot **ask)
 /* The member's write into the root's buffer, as the ask x says. */
 static void gather_write(struct nb *n, const struct fy_coll_slot *x)
 {
-    uint64_t addr = x->addr, len = x->len, raddr, chk; /* read once */
-    memcpy(&raddr, x->data, sizeof(raddr));
-    memcpy(&chk, x->data + sizeof(raddr), sizeof(chk));
-    if (chk != fy_coll_raddr_check(raddr, ntag(n, 1), addr, len))
-        fy_fatal(1,
-                 "malformed gather publication from rank %d on the shared "
-                 "segment (the address of its receive buffer fails its "
-                 "check); a rank wrote over shared control data",
-                 n->world[n->root]);
+    uint64_t addr = x->addr, len = x->len; /* read once */
+    uint64_t raddr = fy_coll_raddr_take(x->data, ntag(n, 1), addr, len,
+                                        "gather", n->world[n->root]);
     const void *img = n->tmp ? n->tmp : n->sbuf;
     uint64_t m = FY_MIN(n->bytes, len);
     ssize_t put = fy_xfer_cma_ops.copy_remote(
@@ -964,11 +958,8 @@ static bool run_gather(struct nb *n)
         NB_WAIT(n, ready(n));
         {
             struct fy_coll_slot *w = nb_claim(n);
-            uint64_t raddr = (uint64_t)(uintptr_t)n->rbuf;
-            uint64_t chk =
-                fy_coll_raddr_check(raddr, ntag(n, 1), raddr, n->bytes);
-            memcpy(w->data, &raddr, sizeof(raddr));
-            memcpy(w->data + sizeof(raddr), &chk, sizeof(chk));
+            fy_coll_raddr_put(w->data, ntag(n, 1), n->rbuf,
+                              (uint64_t)(uintptr_t)n->rbuf, n->bytes);
             nb_publish(n, 1, (uint32_t)n->P - 1, n->rbuf, n->bytes, -1);
         }
     }
