@@ -288,9 +288,23 @@ static void nb_done(const struct nb *n, int r, const struct fy_coll_slot *x)
         fy_wake(n->world[r]);
 }
 
+/* Move len bytes between buf and addr in member r's memory (get: from
+ * it). A failed move ends the job, as in shm.c: the owner's memory went
+ * away under a collective it is in. */
+static void nb_move(const struct nb *n, int r, void *buf, uint64_t addr,
+                    uint64_t len, bool get)
+{
+    ssize_t got = fy_xfer_cma_ops.copy_remote(fy_shm.pid[n->loc[r]], buf, addr,
+                                              (size_t)len, get);
+    if (got != (ssize_t)len)
+        fy_fatal(1, "collective: %s %llu bytes %s rank %d's buffer failed: %s",
+                 get ? "reading" : "writing", (unsigned long long)len,
+                 get ? "of" : "into", n->world[r],
+                 strerror(got < 0 ? (int)-got : EFAULT));
+}
+
 /* Read n bytes at addr in member r's memory into count elements of dt at
- * buf (n no more than they hold). A failed read ends the job, as in
- * shm.c: the owner's memory went away under a collective it is in. */
+ * buf (n no more than they hold). */
 static void nb_read(const struct nb *n, int r, uint64_t addr, uint64_t len,
                     void *buf, MPI_Count count, const struct fy_dtype *dt)
 {
@@ -300,14 +314,7 @@ static void nb_read(const struct nb *n, int r, uint64_t addr, uint64_t len,
     if (!dt->contig && !(dst = tmp = malloc((size_t)len)))
         fy_fatal(1, "collective: out of memory for %llu bytes",
                  (unsigned long long)len);
-    ssize_t got = fy_xfer_cma_ops.copy_remote(fy_shm.pid[n->loc[r]], dst, addr,
-                                              (size_t)len, true);
-    if (got != (ssize_t)len)
-        fy_fatal(1,
-                 "collective: reading %llu bytes of rank %d's buffer "
-                 "failed: %s",
-                 (unsigned long long)len, n->world[r],
-                 strerror(got < 0 ? (int)-got : EFAULT));
+    nb_move(n, r, dst, addr, len, true);
     if (tmp) {
         fy_dtype_unpack(tmp, (MPI_Count)len, buf, count, dt);
         free(tmp);
@@ -908,16 +915,8 @@ static void gather_write(struct nb *n, const struct fy_coll_slot *x)
     uint64_t raddr = fy_coll_raddr_take(x->data, ntag(n, 1), addr, len,
                                         "gather", n->world[n->root]);
     const void *img = n->tmp ? n->tmp : n->sbuf;
-    uint64_t m = FY_MIN(n->bytes, len);
-    ssize_t put = fy_xfer_cma_ops.copy_remote(
-        fy_shm.pid[n->loc[n->root]], (void *)(uintptr_t)img,
-        raddr + (uint64_t)n->me * len, (size_t)m, false);
-    if (put != (ssize_t)m)
-        fy_fatal(1,
-                 "collective: writing %llu bytes into rank %d's buffer "
-                 "failed: %s",
-                 (unsigned long long)m, n->world[n->root],
-                 strerror(put < 0 ? (int)-put : EFAULT));
+    nb_move(n, n->root, (void *)(uintptr_t)img, raddr + (uint64_t)n->me * len,
+            FY_MIN(n->bytes, len), false);
 }
 
 static bool run_gather(struct nb *n)
