@@ -96,6 +96,8 @@ struct nb {
     int err;           /* first error */
     bool inl;          /* our data inline in our slot (else by address) */
     bool whole;        /* allreduce by address: whole vectors, no slices */
+    bool spread;       /* reduce by address: a slice per member, written
+                          into the root's rbuf (run_reduce_large) */
     bool ask;          /* gather's root: the others write their blocks */
     bool ex;           /* exclusive scan */
     const void *sbuf;
@@ -138,6 +140,11 @@ struct nb {
     uint64_t wv;
     int loc_small[16];        /* loc and world for up to 8 members */
     size_t acc_cap, part_cap; /* acc and part from scratch_get() */
+    /* A spread reduce's member: the root's publication of its input,
+     * held (not done) until our slice is written into its rbuf at raddr,
+     * whose bytes (rlen, as checked) bound the write. */
+    const struct fy_coll_slot *rpub;
+    uint64_t raddr, rlen;
 };
 
 /* Allreduces by address of this many bytes and more combine a slice per
@@ -646,7 +653,7 @@ static void slice(const struct nb *n, int j, MPI_Count upto, MPI_Count *lo,
 /* Our part of a large reduction's result: [lo, hi) of our vector. */
 static void own_part(const struct nb *n, MPI_Count *lo, MPI_Count *hi)
 {
-    if (n->root < 0 && !n->whole)
+    if ((n->root < 0 && !n->whole) || n->spread)
         slice(n, n->me, n->rcount, lo, hi);
     else
         *lo = 0, *hi = n->rcount;
@@ -687,13 +694,42 @@ static void take_part(struct nb *n, const struct fy_coll_slot *x,
                                    hi - lo, n->rdt) /
                         esz);
         n->err = fy_coll_keep(n->err, fy_coll_sig(len, n->bytes));
-        nb_done(n, n->i, x);
+        if (n->spread && n->i == n->root)
+            n->rpub = x; /* done once our slice is written (rput()) */
+        else
+            nb_done(n, n->i, x);
     }
     if (k < n->m)
         n->m = k;
     if (n->i != n->P - 1 && n->m > 0)
         n->err = fy_coll_keep(
             n->err, fy_op_apply(n->op, n->part, n->acc, n->m, n->rdt));
+}
+
+/* A spread reduce's member: the root's receive buffer from its
+ * publication x of its input (the address with its check word,
+ * fy_coll_raddr_take; the length as checked bounds our write). */
+static void raddr_of_root(struct nb *n, const struct fy_coll_slot *x)
+{
+    uint64_t addr = x->addr, len = x->len; /* read once */
+    n->raddr = fy_coll_raddr_take(x->data, ntag(n, 0), addr, len, "reduction",
+                                  n->world[n->root]);
+    n->rlen = len;
+}
+
+/* And our slice of the result, elements [lo, lo + n->m), written there
+ * (within the root's count), then the root's publication let go: the
+ * root's wait for its readers is its wait for our write. */
+static void rput(struct nb *n, MPI_Count lo)
+{
+    uint64_t esz = (uint64_t)n->rdt->size, off = (uint64_t)lo * esz;
+    uint64_t len = (uint64_t)n->m * esz;
+    if (off < n->rlen && len > 0)
+        nb_move(n, n->root, n->acc, n->raddr + off, FY_MIN(len, n->rlen - off),
+                false);
+    if (n->rpub)
+        nb_done(n, n->root, n->rpub);
+    n->rpub = NULL;
 }
 
 /* Member r's combined slice (publication x) into our rbuf: what every
@@ -712,7 +748,11 @@ static void take_slice(struct nb *n, int r, const struct fy_coll_slot *x)
 /* Larger reductions, by address: every member publishes its input; an
  * allreduce's members each read their slice of every input, combine it
  * in rank order, then read the others' combined slices from their rbuf;
- * a reduce's root reads and combines the whole vectors. In place, a
+ * a reduce's root reads and combines the whole vectors - or, spread
+ * (three or more members, from FERRY_COLL_DIRECT_MIN), each member its
+ * slice, which it writes into the root's rbuf (the address published
+ * with the root's input under a check word, fy_coll_raddr_put; the
+ * root's publication is let go only once the write is done). In place, a
  * member writes its own slice of its rbuf only once the others read its
  * input (its slot drained), and a slice j of it only after member j
  * published its result, which it does once it has read every input.
@@ -727,18 +767,21 @@ static bool run_reduce_large(struct nb *n)
     own_part(n, &lo, &hi);
     NB_BEGIN(n);
     NB_WAIT(n, ready(n));
-    if (n->root >= 0 && n->me != n->root) {
+    if (n->root >= 0 && n->me != n->root && !n->spread) {
         nb_claim(n);
         nb_publish(n, 0, 1, in, n->bytes, n->root);
         NB_WAIT(n, mine_free(n));
         goto end;
     }
-    if (n->root < 0) {
-        nb_claim(n);
+    if (n->root < 0 || n->spread) {
+        struct fy_coll_slot *w = nb_claim(n);
+        if (n->spread && n->me == n->root)
+            fy_coll_raddr_put(w->data, ntag(n, 0), n->rbuf,
+                              (uint64_t)(uintptr_t)in, n->bytes);
         nb_publish(n, 0, (uint32_t)n->P - 1, in, n->bytes, -1);
     }
     n->least = n->rcount;
-    if (n->root < 0 && !n->whole && n->me != n->P - 1) {
+    if ((n->root < 0 || n->spread) && !n->whole && n->me != n->P - 1) {
         /* The slices are cut from member P-1's count, the first input
          * every member reads: the same cut everywhere, whatever the
          * counts (in a correct program, everyone's). */
@@ -752,6 +795,8 @@ static bool run_reduce_large(struct nb *n)
     for (n->i = n->P - 1; hi > lo && n->i >= 0; n->i--) {
         if (n->i != n->me)
             NB_WAIT(n, (x = nb_find(n, n->i, 0)) != NULL);
+        if (n->spread && n->i == n->root && n->i != n->me)
+            raddr_of_root(n, x);
         take_part(n, x, in, lo, hi);
     }
     /* With nothing to combine (more members than elements), still
@@ -767,6 +812,18 @@ static bool run_reduce_large(struct nb *n)
             n->least = (MPI_Count)FY_MIN((uint64_t)n->least, len / esz);
         }
         nb_done(n, n->i, x);
+    }
+    if (n->spread) {
+        /* Slice j of the root's rbuf is written by member j alone, after
+         * it read slice j of every input (in place, the root's too). */
+        if (n->me != n->root)
+            rput(n, lo);
+        else if (n->m > 0)
+            fy_copy((char *)n->rbuf + (size_t)lo * esz, n->acc,
+                    (size_t)n->m * esz);
+        /* Ours read by everyone; at the root, every slice written. */
+        NB_WAIT(n, mine_free(n));
+        goto end;
     }
     if (n->root >= 0) {
         fy_copy(n->rbuf, n->acc, (size_t)n->m * esz);
@@ -1743,11 +1800,18 @@ int fy_coll_shm_ireduce(const void *sbuf, void *rbuf, MPI_Count count,
      * reads and combines the whole vectors (one round), above, a slice
      * each and then the others' slices (two rounds, 1/P of the work). */
     n->whole = !inl && root < 0 && bytes < FY_COLL_NB_SLICE_MIN;
+    /* A reduce among three or more members from FERRY_COLL_DIRECT_MIN
+     * (as the blocking one, reduce_direct in shm.c): a slice each,
+     * written into the root's rbuf, where the root alone combined every
+     * vector (4 ranks on the 2 cores, 1 MiB, MPI_Ireduce + MPI_Wait:
+     * the root's 386-392 us against 228-300 for MPI_Reduce). */
+    n->spread =
+        !inl && root >= 0 && c->size > 2 && bytes >= fy_coll_shm.direct_min;
     n->cut = count;
-    bool get = root < 0 || c->rank == root;
+    bool get = root < 0 || c->rank == root || n->spread;
     if (get) {
         /* Whole vectors at a reduce's root or inline; else a slice. */
-        size_t part = root >= 0 || inl || n->whole
+        size_t part = (root >= 0 && !n->spread) || inl || n->whole
                           ? (size_t)bytes
                           : (size_t)((count + c->size - 1) / c->size + 1) *
                                 (size_t)dt->size;

@@ -79,8 +79,10 @@ struct fy_env_var fy_env[FY_ENV_COUNT] = {
                                 "reductions among more than two ranks of "
                                 "this many bytes and more: each member "
                                 "combines its slice reading the others' "
-                                "buffers (process_vm_readv), no cells (or "
-                                "the tuning file's coll_direct_min)"},
+                                "buffers (process_vm_readv), no cells; "
+                                "Ireduce: a slice per member, not the root "
+                                "alone (or the tuning file's "
+                                "coll_direct_min)"},
     [FY_ENV_PROTO] = {"FERRY_PROTO", FY_ENV_STRING, "auto",
                       "protocol above the eager limit: auto (Push-Zero here, "
                       "or the tuning file's), pushpull (push "

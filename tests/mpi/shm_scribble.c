@@ -26,6 +26,9 @@
  *                published 64 bytes on; they must refuse the publication
  *                ("malformed reduction publication") instead of writing
  *                the result over rank 0's guard;
+ *       "steer_ireduce" - the same for a 1 MiB MPI_Ireduce (4 ranks or
+ *                more: three members, each writing its slice of the
+ *                result at the address rank 0 published in its slot);
  *       "steer_gather" - the same for a 1 MiB gather to rank 0, whose
  *                receive-buffer address the others write their blocks at
  *                ("malformed gather publication");
@@ -36,7 +39,7 @@
  *                bytes; rank 1 must refuse the packet ("check word")
  *                instead of writing the message 64 bytes off in rank 0's
  *                buffer (rank 0 checks every byte it received).
- *                In these three modes MT_SCRIBBLE_DRY=1 finds the word and
+ *                In these four modes MT_SCRIBBLE_DRY=1 finds the word and
  *                leaves it (the job must then finish).
  * A thread of the last rank finds the segment among its mappings (by its
  * magic), reads the region table from the header, and writes 1 to 24
@@ -205,8 +208,9 @@ static void find_targets(int me, int P)
             if (strncmp(r->name, "fbox", 16) == 0)
                 add_target(base + r->off, r->len, r->elem, r->name);
         } else if (strncmp(mode, "steer", 5) == 0) {
-            /* Rank 0's collective cells. */
-            if (strncmp(r->name, "coll", 16) == 0)
+            /* Rank 0's collective cells, and its nonblocking slots. */
+            if (strncmp(r->name, "coll", 16) == 0 ||
+                strncmp(r->name, "ncoll", 16) == 0)
                 add_target(base + r->off, r->count * r->elem, r->elem, r->name);
         } else if (strcmp(mode, "own") == 0) {
             if (!named(r, coll))
@@ -623,6 +627,10 @@ static void step(MPI_Comm c, uint64_t *s, MPI_Op noncomm)
  * puts the root's receive-buffer address; the first two cells of a rank
  * are its blocking collectives'. */
 enum { CELL_INL = 24, STEER_BYTES = 1 << 20, STEER_SHIFT = 64 };
+/* And of struct fy_coll_slot: its data from byte 128, where a spread
+ * MPI_Ireduce's root puts its receive-buffer address first; a rank's
+ * slots lie back to back, one per context. */
+enum { SLOT_DATA = 128 };
 
 static struct target *target_named(const char *name)
 {
@@ -636,21 +644,23 @@ static void steer(MPI_Comm others)
 {
     int count = STEER_BYTES / (int)sizeof(int);
     if (is_scribbler) {
-        struct target *coll = target_named("coll");
-        MT_CHECK(coll && coll->elem >= 2 * CELL_INL, "no collective cells");
+        bool nb = strcmp(mode, "steer_ireduce") == 0;
+        struct target *coll = target_named(nb ? "ncoll" : "coll");
+        size_t at = nb ? SLOT_DATA : CELL_INL;
+        MT_CHECK(coll && coll->elem >= at + 16, "no collective cells");
         uint64_t want;
         MPI_Recv(&want, 1, MPI_UINT64_T, 0, 1, MPI_COMM_WORLD,
                  MPI_STATUS_IGNORE);
-        /* Rank 0's part of the region: the first of its cells. */
+        /* Rank 0's part of the region: the first two of its cells, or
+         * every slot (its context's is one of them). */
         unsigned char *cells = coll->p;
+        size_t ncells = nb ? coll->len / coll->elem : 2;
         _Atomic uint64_t *hit = NULL;
         double t0 = MPI_Wtime();
         while (!hit && MPI_Wtime() - t0 < 5)
-            for (int i = 0; i < 2 && !hit; i++) {
+            for (size_t i = 0; i < ncells && !hit; i++) {
                 _Atomic uint64_t *w =
-                    (_Atomic uint64_t *)(void *)(cells +
-                                                 (size_t)i * coll->elem +
-                                                 CELL_INL);
+                    (_Atomic uint64_t *)(void *)(cells + i * coll->elem + at);
                 if (atomic_load(w) == want)
                     hit = w;
             }
@@ -682,6 +692,11 @@ static void steer(MPI_Comm others)
     if (strcmp(mode, "steer") == 0) {
         check_rc(MPI_Reduce(sb, rb, count, MPI_INT, MPI_SUM, 0, others),
                  "MPI_Reduce");
+    } else if (strcmp(mode, "steer_ireduce") == 0) {
+        MPI_Request rq;
+        check_rc(MPI_Ireduce(sb, rb, count, MPI_INT, MPI_SUM, 0, others, &rq),
+                 "MPI_Ireduce");
+        check_rc(MPI_Wait(&rq, MPI_STATUS_IGNORE), "MPI_Wait");
     } else {
         /* A gather of blocks that fill rb: the moved address would put
          * the last block 64 bytes over rb's end. */
@@ -804,10 +819,11 @@ int main(int argc, char **argv)
     signal(SIGALRM, on_alarm);
 
     if (strcmp(mode, "steer") == 0 || strcmp(mode, "steer_gather") == 0 ||
-        strcmp(mode, "offer") == 0) {
-        if (mode[0] == 's' ? P < 3 : P != 3) {
-            fprintf(stderr, "shm_scribble: mode %s takes %s ranks\n", mode,
-                    mode[0] == 's' ? "3 or more" : "3");
+        strcmp(mode, "steer_ireduce") == 0 || strcmp(mode, "offer") == 0) {
+        int least = strcmp(mode, "steer_ireduce") == 0 ? 4 : 3;
+        if (mode[0] == 's' ? P < least : P != 3) {
+            fprintf(stderr, "shm_scribble: mode %s takes %d%s ranks\n", mode,
+                    least, mode[0] == 's' ? " or more" : "");
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
         if (is_scribbler)

@@ -13,9 +13,10 @@
 #   exit 6    the scribbler's own buffer was written where it said it was.
 # Anything else fails: a signal (a crash, an ASan report's abort), a
 # guard of a victim's buffer overwritten (exit 4), another status. Mode
-# "none" (no scribbles) must exit 0; modes "steer", "steer_gather" and
-# "offer" (directed scribbles of the address a reduction writes its
-# result at, of the address a gather's members write their blocks at,
+# "none" (no scribbles) must exit 0; modes "steer", "steer_ireduce",
+# "steer_gather" and "offer" (directed scribbles of the address a
+# reduction, blocking or not, writes its result at, of the address a
+# gather's members write their blocks at,
 # and of the address in a write-protocol offer) must be refused as a
 # malformed reduction / gather publication or a packet failing its check
 # word. No rank may
@@ -48,7 +49,8 @@ for seed in "$@"; do
         what="FAIL: a rank was killed by a signal"
     elif [[ $mode == none ]]; then
         [[ $rc -eq 0 ]] && what=done || what="FAIL: exit $rc without scribbles"
-    elif [[ $mode == steer || $mode == steer_gather || $mode == offer ]]; then
+    elif [[ $mode == steer || $mode == steer_gather || $mode == steer_ireduce ||
+            $mode == offer ]]; then
         want="fatal: malformed reduction publication"
         [[ $mode == steer_gather ]] && want="fatal: malformed gather publication"
         [[ $mode == offer ]] && want="check word of an address to write at"
