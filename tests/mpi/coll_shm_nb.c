@@ -363,39 +363,6 @@ static void test_ireduce_scatter(MPI_Comm comm, const char *what)
         }
     }
     free(counts);
-    /* Elements of 50 pairs (400 bytes, more than a slot holds), fewer
-     * than members or barely more: beyond a slot and spread over the
-     * members (FERRY_COLL_CMA_MIN=0 FERRY_COLL_DIRECT_MIN=0), some
-     * members' slices are empty. */
-    MPI_Datatype blk;
-    MT_MPI(MPI_Type_contiguous(50, pair, &blk));
-    MT_MPI(MPI_Type_commit(&blk));
-    for (int m = 1; m <= cn + 1; m++) {
-        size_t bytes = 400 * (size_t)m;
-        uint32_t *in = mt_malloc(bytes), *out = mt_malloc(bytes + GUARD);
-        uint32_t *ref = mt_malloc(bytes);
-        for (int k = 0; k < 100 * m; k += 2) {
-            in[k] = aff_a(cme, k);
-            in[k + 1] = aff_b(cme, k);
-        }
-        p2p_reference(in, ref, m, 400, blk, aff, comm);
-        for (int root = 0; root < cn; root++) {
-            MPI_Request r;
-            memset(out, 0, bytes);
-            guard_set(out, bytes);
-            MT_MPI(MPI_Ireduce(in, out, m, blk, aff, root, comm, &r));
-            MT_MPI(MPI_Wait(&r, MPI_STATUS_IGNORE));
-            if (cme == root && memcmp(out, ref, bytes) != 0)
-                MT_FAIL("%s Ireduce of %d 400-byte elements at root %d "
-                        "differs from the reference",
-                        what, m, root);
-            guard_check(out, bytes, "guard after Ireduce of 400-byte elements");
-        }
-        free(in);
-        free(out);
-        free(ref);
-    }
-    MT_MPI(MPI_Type_free(&blk));
     MT_MPI(MPI_Op_free(&aff));
     MT_MPI(MPI_Type_free(&pair));
 }
