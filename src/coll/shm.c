@@ -2104,6 +2104,38 @@ static bool v_here(struct fy_comm *c, int nblocks)
     return single_copy() && table_fits(nblocks) && members(c);
 }
 
+bool fy_coll_gatherv_asks(const struct fy_coll_layout *dst, int P, int me,
+                          uint64_t cap)
+{
+    if (!dst->dt->contig || (uint64_t)P * FY_COLL_VASK_ENT > cap)
+        return false;
+    for (int r = 0; r < P; r++)
+        if (r != me &&
+            (uint64_t)fy_vec_at(dst->counts, r) * (uint64_t)dst->dt->size >
+                cap - sizeof(struct fy_coll_desc))
+            return true;
+    return false;
+}
+
+void fy_coll_vask_fill(unsigned char *data, const struct fy_coll_layout *dst,
+                       int P, uint64_t tag)
+{
+    for (int r = 0; r < P; r++) {
+        struct fy_coll_block b = fy_coll_layout_block(dst, r);
+        uint64_t len = (uint64_t)b.count * (uint64_t)b.dt->size;
+        unsigned char *w = data + (size_t)r * FY_COLL_VASK_ENT;
+        fy_coll_raddr_put(w, tag, b.ptr, (uint64_t)r, len);
+        memcpy(w + 2 * sizeof(uint64_t), &len, sizeof(len));
+    }
+}
+
+/* Gatherv: every other member publishes its block (one descriptor:
+ * inline while it fits its cell, else by address) and the root reads
+ * them into place - or, where fy_coll_gatherv_asks(), first publishes where
+ * each block goes (fy_coll_vask_fill) and the members whose blocks are by
+ * address write them there themselves, each on its own core, as in
+ * fy_coll_shm_gather (bench/README.md, "Gatherv by the members'
+ * writes"). */
 int fy_coll_shm_gatherv(const void *sbuf, MPI_Count scount,
                         struct fy_dtype *sdt, void *rbuf,
                         struct fy_coll_vec rcounts, struct fy_coll_vec displs,
@@ -2111,8 +2143,10 @@ int fy_coll_shm_gatherv(const void *sbuf, MPI_Count scount,
 {
     if (!v_here(c, 1))
         return FY_COLL_SHM_NO;
-    uint64_t tag = tag_of(c, fy_coll_begin(c), 0);
+    uint32_t seq = fy_coll_begin(c);
+    uint64_t tag = tag_of(c, seq, 0), ask = tag_of(c, seq, 1);
     int P = c->size, me = c->rank;
+    struct coll_thread *t = T();
     if (me != root) {
         struct fy_coll_cell *mine = claim();
         struct fy_coll_layout l = {.buf = sbuf, .count = scount, .dt = sdt};
@@ -2120,14 +2154,36 @@ int fy_coll_shm_gatherv(const void *sbuf, MPI_Count scount,
         bool by_addr;
         int err = put_blocks(mine, &l, 1, -1, &tmp, &by_addr);
         publish(c, mine, tag, 1, NULL, 0, root);
-        if (by_addr)
-            wait_readers(mine);
+        if (!by_addr)
+            return err;
+        t->wait.cell = mine;
+        t->wait.owner = t->loc[root];
+        t->wait.tag = ask;
+        if (!read_or_asked())
+            wait_for(read_or_asked);
+        /* As in the gather: seeing our cell free, we see the ask if the
+         * root made one. */
+        struct fy_coll_cell *a = find_pub(t->loc[root], ask);
+        if (a) {
+            uint64_t len;
+            uint64_t at =
+                fy_coll_vask_take(a->data, me, ask, t->world[root], &len);
+            uint64_t bytes = (uint64_t)scount * (uint64_t)sdt->size;
+            write_mem(root, at, FY_MIN(bytes, len), tmp ? tmp : (void *)sbuf);
+            done(root, a);
+        }
         free(tmp);
         return err;
     }
     struct fy_coll_layout dst = {
         .buf = rbuf, .counts = rcounts, .displs = displs, .dt = rdt};
     int err = 0;
+    struct fy_coll_cell *a = NULL;
+    if (fy_coll_gatherv_asks(&dst, P, me, FY_COLL_DATA)) {
+        a = claim();
+        fy_coll_vask_fill(a->data, &dst, P, ask);
+        publish(c, a, ask, (uint32_t)P - 1, NULL, 0, -1);
+    }
     if (sbuf != MPI_IN_PLACE) {
         struct fy_coll_block b = fy_coll_layout_block(&dst, me);
         err = fy_coll_copy(sbuf, scount, sdt, b.ptr, b.count, b.dt);
@@ -2136,9 +2192,22 @@ int fy_coll_shm_gatherv(const void *sbuf, MPI_Count scount,
         int r = (me + i) % P;
         struct fy_coll_block b = fy_coll_layout_block(&dst, r);
         struct fy_coll_cell *x = await(r, tag);
-        err = fy_coll_keep(err, take_block(r, x, 0, b.ptr, b.count, b.dt));
+        struct fy_coll_desc d;
+        memcpy(&d, x->data, sizeof(d)); /* read once */
+        if (a && d.addr != 0) {
+            /* It writes (or wrote) what fits our block; more is cut, as
+             * take_block() reports it. */
+            if (d.len > (uint64_t)b.count * (uint64_t)rdt->size)
+                err = fy_coll_keep(err, -EMSGSIZE);
+        } else {
+            err = fy_coll_keep(err, take_block(r, x, 0, b.ptr, b.count, b.dt));
+            if (a) /* it will not write */
+                done_quiet(a);
+        }
         done(r, x);
     }
+    if (a)
+        wait_readers(a);
     return err;
 }
 

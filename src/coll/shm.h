@@ -209,6 +209,32 @@ static inline uint64_t fy_coll_raddr_take(const unsigned char *words,
     return raddr;
 }
 
+/* A gatherv root's ask, its receive type one run (coll/shm.c,
+ * shm_nb.c): entry r of the table in its publication's data tells member
+ * r where in the root's memory to write its block and how many bytes -
+ * FY_COLL_VASK_ENT bytes: the address and check word of
+ * fy_coll_raddr_put (over the member's index and the length), then the
+ * length. fy_coll_gatherv_asks() says whether the root asks: its receive
+ * type is one run, the table fits its publication (cap bytes), and some
+ * block is beyond what a member publishes inline (the root's counts; a
+ * member decides by its own, and the root follows each member's choice);
+ * fy_coll_vask_fill() writes the table (tag: the ask's). */
+#define FY_COLL_VASK_ENT 24
+bool fy_coll_gatherv_asks(const struct fy_coll_layout *dst, int P, int me,
+                          uint64_t cap);
+void fy_coll_vask_fill(unsigned char *data, const struct fy_coll_layout *dst,
+                       int P, uint64_t tag);
+
+/* Member r's entry: the address (*len: the bytes), each word read once
+ * and checked; a failed check ends the job (root: its world rank). */
+static inline uint64_t fy_coll_vask_take(const unsigned char *data, int r,
+                                         uint64_t tag, int root, uint64_t *len)
+{
+    const unsigned char *w = data + (size_t)r * FY_COLL_VASK_ENT;
+    memcpy(len, w + 2 * sizeof(uint64_t), sizeof(*len));
+    return fy_coll_raddr_take(w, tag, (uint64_t)r, *len, "gatherv", root);
+}
+
 static inline struct fy_coll_flag *fy_coll_flag_of(int local, uint32_t ctxi,
                                                    int which)
 {

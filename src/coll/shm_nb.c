@@ -1134,6 +1134,11 @@ static void nb_take_next(struct nb *n, const struct fy_coll_slot *x, int i)
     nb_done(n, r, x);
 }
 
+/* Igatherv: as the blocking one (shm.c) - every other member publishes
+ * its block, inline or by address, and the root reads them, or, where
+ * fy_coll_gatherv_asks(), publishes the table of where each block goes
+ * (its publication 1) and the members whose blocks are by address write
+ * them there, as Igather's do. */
 static bool run_gatherv(struct nb *n)
 {
     const struct fy_coll_slot *x = NULL;
@@ -1141,19 +1146,58 @@ static bool run_gatherv(struct nb *n)
     if (n->me != n->root) {
         NB_WAIT(n, ready(n));
         nb_put_blocks(n, &n->src, 1, -1, 1, n->root);
-        if (!n->inl)
-            NB_WAIT(n, mine_free(n));
+        if (n->inl)
+            goto end;
+        NB_WAIT(n, read_or_asked(n, &x));
+        n->wdrain = NULL;
+        /* As in run_gather: with our slot drained, an ask is there. */
+        if (!x)
+            x = nb_find(n, n->root, 1);
+        if (x) {
+            uint64_t len;
+            uint64_t at = fy_coll_vask_take(x->data, n->me, ntag(n, 1),
+                                            n->world[n->root], &len);
+            uint64_t bytes = (uint64_t)n->scount * (uint64_t)n->sdt->size;
+            nb_move(n, n->root, n->tmp ? n->tmp : (void *)n->sbuf, at,
+                    FY_MIN(bytes, len), false);
+            nb_done(n, n->root, x);
+        }
         goto end;
     }
     NB_WAIT(n, turn(n));
+    n->ask = fy_coll_gatherv_asks(&n->dst, n->P, n->me, FY_COLL_SLOT_DATA);
+    if (n->ask) {
+        NB_WAIT(n, ready(n));
+        fy_coll_vask_fill(nb_claim(n)->data, &n->dst, n->P, ntag(n, 1));
+        nb_publish(n, 1, (uint32_t)n->P - 1, NULL, 0, -1);
+    }
     if (n->sbuf != MPI_IN_PLACE) {
         struct fy_coll_block b = fy_coll_layout_block(&n->dst, n->me);
         n->err = fy_coll_copy(n->sbuf, n->scount, n->sdt, b.ptr, b.count, b.dt);
     }
     for (n->i = 1; n->i < n->P; n->i++) {
         NB_WAIT(n, (x = nb_find(n, (n->me + n->i) % n->P, 0)) != NULL);
-        nb_take_next(n, x, 0);
+        {
+            struct fy_coll_desc d;
+            memcpy(&d, x->data, sizeof(d)); /* read once */
+            if (!n->ask || d.addr == 0) {
+                nb_take_next(n, x, 0);
+                if (n->ask) /* it will not write */
+                    atomic_fetch_sub_explicit(&mine(n)->readers, 1,
+                                              memory_order_release);
+            } else {
+                /* It writes (or wrote) what fits its block; more is cut,
+                 * as fy_coll_take_block() reports it. */
+                int r = (n->me + n->i) % n->P;
+                struct fy_coll_block b = fy_coll_layout_block(&n->dst, r);
+                if (d.len > (uint64_t)b.count * (uint64_t)b.dt->size)
+                    n->err = fy_coll_keep(n->err, -EMSGSIZE);
+                nb_done(n, r, x);
+            }
+        }
     }
+    if (n->ask)
+        NB_WAIT(n, mine_free(n));
 end:
     NB_END(n);
 }

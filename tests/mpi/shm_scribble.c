@@ -32,6 +32,11 @@
  *       "steer_gather" - the same for a 1 MiB gather to rank 0, whose
  *                receive-buffer address the others write their blocks at
  *                ("malformed gather publication");
+ *       "steer_gatherv" - the same for a 1 MiB gatherv, the address of
+ *                the last member's block in rank 0's table of where the
+ *                members write ("malformed gatherv publication");
+ *                "steer_igatherv" for MPI_Igatherv (the table in rank 0's
+ *                nonblocking slot);
  *       "offer" - directed (3 ranks): rank 0 posts a 1 MiB receive from
  *                rank 1, which offers its buffer to rank 1 (the write
  *                protocol); before rank 1 looks, the scribbler moves the
@@ -39,7 +44,7 @@
  *                bytes; rank 1 must refuse the packet ("check word")
  *                instead of writing the message 64 bytes off in rank 0's
  *                buffer (rank 0 checks every byte it received).
- *                In these four modes MT_SCRIBBLE_DRY=1 finds the word and
+ *                In these six modes MT_SCRIBBLE_DRY=1 finds the word and
  *                leaves it (the job must then finish).
  * A thread of the last rank finds the segment among its mappings (by its
  * magic), reads the region table from the header, and writes 1 to 24
@@ -631,6 +636,9 @@ enum { CELL_INL = 24, STEER_BYTES = 1 << 20, STEER_SHIFT = 64 };
  * MPI_Ireduce's root puts its receive-buffer address first; a rank's
  * slots lie back to back, one per context. */
 enum { SLOT_DATA = 128 };
+/* And of a cell: its data from byte 128, where a gatherv's root puts
+ * its table of 24-byte entries, member r's address first in entry r. */
+enum { CELL_DATA = 128, VASK_ENT = 24 };
 
 static struct target *target_named(const char *name)
 {
@@ -644,9 +652,15 @@ static void steer(MPI_Comm others)
 {
     int count = STEER_BYTES / (int)sizeof(int);
     if (is_scribbler) {
-        bool nb = strcmp(mode, "steer_ireduce") == 0;
+        bool nb = strcmp(mode, "steer_ireduce") == 0 ||
+                  strcmp(mode, "steer_igatherv") == 0;
+        bool gv = strstr(mode, "gatherv") != NULL;
         struct target *coll = target_named(nb ? "ncoll" : "coll");
-        size_t at = nb ? SLOT_DATA : CELL_INL;
+        /* gatherv: the last member's entry (members 0..P-2) */
+        size_t at = (nb ? SLOT_DATA : CELL_DATA) +
+                    (gv ? (size_t)(P - 2) * VASK_ENT : 0);
+        if (!nb && !gv)
+            at = CELL_INL;
         MT_CHECK(coll && coll->elem >= at + 16, "no collective cells");
         uint64_t want;
         MPI_Recv(&want, 1, MPI_UINT64_T, 0, 1, MPI_COMM_WORLD,
@@ -682,8 +696,13 @@ static void steer(MPI_Comm others)
     int *sb = gbuf_new(&gs, STEER_BYTES), *rb = gbuf_new(&gr, STEER_BYTES);
     for (int i = 0; i < count; i++)
         sb[i] = i + me;
+    int members;
+    MPI_Comm_size(others, &members);
+    int per = count / members;
     if (me == 0) {
         uint64_t a = (uint64_t)(uintptr_t)rb;
+        if (strstr(mode, "gatherv")) /* the last block's */
+            a += (uint64_t)(members - 1) * (uint64_t)per * sizeof(int);
         MPI_Send(&a, 1, MPI_UINT64_T, P - 1, 1, MPI_COMM_WORLD);
     } else {
         int go;
@@ -697,13 +716,29 @@ static void steer(MPI_Comm others)
         check_rc(MPI_Ireduce(sb, rb, count, MPI_INT, MPI_SUM, 0, others, &rq),
                  "MPI_Ireduce");
         check_rc(MPI_Wait(&rq, MPI_STATUS_IGNORE), "MPI_Wait");
+    } else if (strstr(mode, "gatherv")) {
+        /* Blocks back to back that fill rb but for the remainder: the
+         * moved entry would put the last one 64 bytes further. */
+        int counts[64], displs[64];
+        for (int r = 0; r < members; r++) {
+            counts[r] = per;
+            displs[r] = r * per;
+        }
+        if (strcmp(mode, "steer_gatherv") == 0) {
+            check_rc(MPI_Gatherv(sb, per, MPI_INT, rb, counts, displs,
+                                 MPI_INT, 0, others),
+                     "MPI_Gatherv");
+        } else {
+            MPI_Request rq;
+            check_rc(MPI_Igatherv(sb, per, MPI_INT, rb, counts, displs,
+                                  MPI_INT, 0, others, &rq),
+                     "MPI_Igatherv");
+            check_rc(MPI_Wait(&rq, MPI_STATUS_IGNORE), "MPI_Wait");
+        }
     } else {
         /* A gather of blocks that fill rb: the moved address would put
          * the last block 64 bytes over rb's end. */
-        int members;
-        MPI_Comm_size(others, &members);
-        check_rc(MPI_Gather(sb, count / members, MPI_INT, rb, count / members,
-                            MPI_INT, 0, others),
+        check_rc(MPI_Gather(sb, per, MPI_INT, rb, per, MPI_INT, 0, others),
                  "MPI_Gather");
     }
     gbuf_check_free(&gs, "send buffer");
@@ -819,6 +854,8 @@ int main(int argc, char **argv)
     signal(SIGALRM, on_alarm);
 
     if (strcmp(mode, "steer") == 0 || strcmp(mode, "steer_gather") == 0 ||
+        strcmp(mode, "steer_gatherv") == 0 ||
+        strcmp(mode, "steer_igatherv") == 0 ||
         strcmp(mode, "steer_ireduce") == 0 || strcmp(mode, "offer") == 0) {
         int least = strcmp(mode, "steer_ireduce") == 0 ? 4 : 3;
         if (mode[0] == 's' ? P < least : P != 3) {

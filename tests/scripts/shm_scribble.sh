@@ -14,11 +14,12 @@
 # Anything else fails: a signal (a crash, an ASan report's abort), a
 # guard of a victim's buffer overwritten (exit 4), another status. Mode
 # "none" (no scribbles) must exit 0; modes "steer", "steer_ireduce",
-# "steer_gather" and "offer" (directed scribbles of the address a
-# reduction, blocking or not, writes its result at, of the address a
-# gather's members write their blocks at,
-# and of the address in a write-protocol offer) must be refused as a
-# malformed reduction / gather publication or a packet failing its check
+# "steer_gather", "steer_gatherv", "steer_igatherv" and "offer"
+# (directed scribbles of the address a reduction, blocking or not, writes
+# its result at, of the address a gather's or gatherv's members write
+# their blocks at, and of the address in a write-protocol offer) must be
+# refused as a malformed reduction / gather / gatherv publication or a
+# packet failing its check
 # word. No rank may
 # outlive its job and
 # /dev/shm must hold nothing new.
@@ -50,9 +51,12 @@ for seed in "$@"; do
     elif [[ $mode == none ]]; then
         [[ $rc -eq 0 ]] && what=done || what="FAIL: exit $rc without scribbles"
     elif [[ $mode == steer || $mode == steer_gather || $mode == steer_ireduce ||
+            $mode == steer_gatherv || $mode == steer_igatherv ||
             $mode == offer ]]; then
         want="fatal: malformed reduction publication"
         [[ $mode == steer_gather ]] && want="fatal: malformed gather publication"
+        [[ $mode == steer_gatherv || $mode == steer_igatherv ]] &&
+            want="fatal: malformed gatherv publication"
         [[ $mode == offer ]] && want="check word of an address to write at"
         if [[ $rc -eq 1 ]] && grep -q "$want" "$err"; then
             what="refused: $want"
