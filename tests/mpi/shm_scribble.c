@@ -725,13 +725,13 @@ static void steer(MPI_Comm others)
             displs[r] = r * per;
         }
         if (strcmp(mode, "steer_gatherv") == 0) {
-            check_rc(MPI_Gatherv(sb, per, MPI_INT, rb, counts, displs,
-                                 MPI_INT, 0, others),
+            check_rc(MPI_Gatherv(sb, per, MPI_INT, rb, counts, displs, MPI_INT,
+                                 0, others),
                      "MPI_Gatherv");
         } else {
             MPI_Request rq;
-            check_rc(MPI_Igatherv(sb, per, MPI_INT, rb, counts, displs,
-                                  MPI_INT, 0, others, &rq),
+            check_rc(MPI_Igatherv(sb, per, MPI_INT, rb, counts, displs, MPI_INT,
+                                  0, others, &rq),
                      "MPI_Igatherv");
             check_rc(MPI_Wait(&rq, MPI_STATUS_IGNORE), "MPI_Wait");
         }
