@@ -2134,8 +2134,8 @@ void fy_coll_vask_fill(unsigned char *data, const struct fy_coll_layout *dst,
  * them into place - or, where fy_coll_gatherv_asks(), first publishes where
  * each block goes (fy_coll_vask_fill) and the members whose blocks are by
  * address write them there themselves, each on its own core, as in
- * fy_coll_shm_gather (bench/README.md, "Gatherv by the members'
- * writes"). */
+ * fy_coll_shm_gather (bench/README.md, "Ireduce spread over the members;
+ * Gatherv by the members' writes"). */
 int fy_coll_shm_gatherv(const void *sbuf, MPI_Count scount,
                         struct fy_dtype *sdt, void *rbuf,
                         struct fy_coll_vec rcounts, struct fy_coll_vec displs,
