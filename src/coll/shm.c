@@ -2367,11 +2367,11 @@ int fy_coll_shm_alltoallw(const void *sbuf, struct fy_coll_vec scounts,
  * kernel's single copy works, as the first half of reduce_direct: every
  * member publishes its contribution and combines its own block, reading
  * it from every other contribution, straight into its receive buffer.
- * Not in place: there our block of the result would overwrite the start
- * of our contribution while the others read it (the rounds below keep
- * that order). osu_reduce_scatter, 4 ranks on the 2 cores: see
- * bench/README.md, "Reductions among three or more ranks by single
- * copy". */
+ * In place (in == rbuf) our block of the result would overwrite the
+ * start of our contribution while the others read it: it is combined
+ * into a buffer of its own and copied into rbuf once they are done.
+ * osu_reduce_scatter, 4 ranks on the 2 cores: see bench/README.md,
+ * "Reductions among three or more ranks by single copy". */
 static int reduce_scatter_direct(const char *in, void *rbuf,
                                  struct fy_coll_vec counts, MPI_Count count,
                                  MPI_Count total, struct fy_dtype *dt,
@@ -2390,12 +2390,20 @@ static int reduce_scatter_direct(const char *in, void *rbuf,
         start += counts.p ? fy_vec_at(counts, j) : count;
     MPI_Count n = counts.p ? fy_vec_at(counts, me) : count;
     MPI_Count e0 = FY_MIN(start, have), e1 = FY_MIN(start + n, have);
+    size_t out_bytes = (size_t)(e1 - e0) * esz;
+    char *out = rbuf;
+    if (in == rbuf && out_bytes > 0 && !(out = malloc(out_bytes)))
+        fy_fatal(1, "reduce-scatter: out of memory for %zu bytes", out_bytes);
     err = fy_coll_keep(
-        err, combine_direct(in, rbuf, e0, e1, T()->addr, P, me, -1, 0, dt, op));
+        err, combine_direct(in, out, e0, e1, T()->addr, P, me, -1, 0, dt, op));
     for (int r = 0; r < P; r++)
         if (r != me)
             done(r, T()->x[r]);
     wait_readers(mine);
+    if (out != rbuf) {
+        fy_copy(rbuf, out, out_bytes);
+        free(out);
+    }
     return err;
 }
 
@@ -2430,8 +2438,7 @@ static int shm_reduce_scatter(const void *sbuf, void *rbuf,
         fy_fatal(1, "reduce-scatter: out of memory for %d members", P);
     const char *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
     size_t esz = (size_t)dt->size;
-    if (sbuf != MPI_IN_PLACE && single_copy() &&
-        (uint64_t)total * esz >= fy_coll_shm.direct_min)
+    if (single_copy() && (uint64_t)total * esz >= fy_coll_shm.direct_min)
         return reduce_scatter_direct(in, rbuf, counts, count, total, dt, op, c);
     uint32_t seq = fy_coll_begin(c);
     MPI_Count mine_n = counts.p ? fy_vec_at(counts, me) : count;
