@@ -298,9 +298,10 @@ static void test_ireduce(MPI_Comm comm, const char *what)
 
 /* Ireduce_scatter (counts differ by rank, one of them 0) and
  * Ireduce_scatter_block with the non-commutative op, in place and not,
- * totals inline in a slot (up to 48 pairs) and beyond (the point-to-point
- * schedule); each block checked against the rank-order reference of the
- * whole vector, and nothing written past the block. */
+ * totals inline in a slot (up to 48 pairs), beyond (the point-to-point
+ * schedule) and from 64 KiB (by address: 9000 pairs per block); each
+ * block checked against the rank-order reference of the whole vector,
+ * and nothing written past the block. */
 static void test_ireduce_scatter(MPI_Comm comm, const char *what)
 {
     int cn, cme;
@@ -312,7 +313,7 @@ static void test_ireduce_scatter(MPI_Comm comm, const char *what)
     MT_MPI(MPI_Type_contiguous(2, MPI_UINT32_T, &pair));
     MT_MPI(MPI_Type_commit(&pair));
     int *counts = mt_malloc(sizeof(int) * (size_t)cn);
-    static const int scale[] = {1, 3, 40};
+    static const int scale[] = {1, 3, 40, 9000};
     for (size_t si = 0; si < sizeof(scale) / sizeof(scale[0]); si++) {
         for (int block = 0; block < 2; block++) {
             int total = 0, start = 0;
