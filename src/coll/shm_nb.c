@@ -757,7 +757,9 @@ static void take_slice(struct nb *n, int r, const struct fy_coll_slot *x)
  * (three or more members, from FERRY_COLL_DIRECT_MIN), each member its
  * slice, which it writes into the root's rbuf (the address published
  * with the root's input under a check word, fy_coll_raddr_put; the
- * root's publication is let go only once the write is done). In place, a
+ * root's publication is let go only once the write is done); a
+ * reduce-scatter's (rscat) each its own block of every input, written
+ * at the start of its rbuf once its input is read. In place, a
  * member writes its own slice of its rbuf only once the others read its
  * input (its slot drained), and a slice j of it only after member j
  * published its result, which it does once it has read every input.
