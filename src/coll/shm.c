@@ -1856,6 +1856,23 @@ static bool read_or_asked(void)
     return cell_free() || pub_visible();
 }
 
+/* A member of a gather(v) whose block went by address (publication
+ * 'mine'): wait until the root read it or asked (publication 'ask' of
+ * member root), and return the ask or NULL. The root publishes its ask
+ * before it lets our publication go unread: seeing our cell free, we see
+ * the ask if there is one. */
+static struct fy_coll_cell *await_ask(struct fy_coll_cell *mine, int root,
+                                      uint64_t ask)
+{
+    struct coll_thread *t = T();
+    t->wait.cell = mine;
+    t->wait.owner = t->loc[root];
+    t->wait.tag = ask;
+    if (!read_or_asked())
+        wait_for(read_or_asked);
+    return find_pub(t->loc[root], ask);
+}
+
 int fy_coll_shm_gather(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
                        void *rbuf, MPI_Count rcount, struct fy_dtype *rdt,
                        int root, struct fy_comm *c)
@@ -1868,7 +1885,6 @@ int fy_coll_shm_gather(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
         return FY_COLL_SHM_NO;
     uint32_t seq = fy_coll_begin(c);
     uint64_t tag = tag_of(c, seq, 0), ask = tag_of(c, seq, 1);
-    struct coll_thread *t = T();
     if (me != root) {
         struct fy_coll_cell *mine = claim();
         if (cells) {
@@ -1883,14 +1899,7 @@ int fy_coll_shm_gather(const void *sbuf, MPI_Count scount, struct fy_dtype *sdt,
             fy_fatal(1, "gather: out of memory packing %llu bytes",
                      (unsigned long long)bytes);
         publish(c, mine, tag, 1, img, bytes, root);
-        t->wait.cell = mine;
-        t->wait.owner = t->loc[root];
-        t->wait.tag = ask;
-        if (!read_or_asked())
-            wait_for(read_or_asked);
-        /* The root publishes its ask before it lets our publication go
-         * unread: seeing our cell free, we see the ask if there is one. */
-        struct fy_coll_cell *a = find_pub(t->loc[root], ask);
+        struct fy_coll_cell *a = await_ask(mine, root, ask);
         if (a) {
             uint64_t addr = a->addr, len = a->len; /* read once */
             uint64_t raddr = raddr_take(a, ask, addr, len, root, "gather");
@@ -2146,7 +2155,6 @@ int fy_coll_shm_gatherv(const void *sbuf, MPI_Count scount,
     uint32_t seq = fy_coll_begin(c);
     uint64_t tag = tag_of(c, seq, 0), ask = tag_of(c, seq, 1);
     int P = c->size, me = c->rank;
-    struct coll_thread *t = T();
     if (me != root) {
         struct fy_coll_cell *mine = claim();
         struct fy_coll_layout l = {.buf = sbuf, .count = scount, .dt = sdt};
@@ -2156,18 +2164,11 @@ int fy_coll_shm_gatherv(const void *sbuf, MPI_Count scount,
         publish(c, mine, tag, 1, NULL, 0, root);
         if (!by_addr)
             return err;
-        t->wait.cell = mine;
-        t->wait.owner = t->loc[root];
-        t->wait.tag = ask;
-        if (!read_or_asked())
-            wait_for(read_or_asked);
-        /* As in the gather: seeing our cell free, we see the ask if the
-         * root made one. */
-        struct fy_coll_cell *a = find_pub(t->loc[root], ask);
+        struct fy_coll_cell *a = await_ask(mine, root, ask);
         if (a) {
             uint64_t len;
             uint64_t at =
-                fy_coll_vask_take(a->data, me, ask, t->world[root], &len);
+                fy_coll_vask_take(a->data, me, ask, T()->world[root], &len);
             uint64_t bytes = (uint64_t)scount * (uint64_t)sdt->size;
             write_mem(root, at, FY_MIN(bytes, len), tmp ? tmp : (void *)sbuf);
             done(root, a);
