@@ -117,10 +117,70 @@ static bool fy_sched_grow(void **arr, uint32_t *cap, size_t elem)
 
 static struct fy_objcache s_sched_cache = {.size = sizeof(struct fy_sched)};
 
+/* Large temporaries (fy_sched_tmp, from TMP_KEEP_MIN to TMP_KEEP_MAX
+ * bytes) are kept for the next schedule, up to TMP_KEEP blocks, below
+ * MPI_THREAD_MULTIPLE: malloc'd per collective, glibc gave each one back
+ * to the kernel (brk, munmap) and the next faulted its pages in again
+ * while the other ranks waited (reduce-scatter of 1 MiB between two ranks
+ * over these schedules: 1716-1744 us, 169-177 with the block kept;
+ * bench/README.md). A kept block starts with a header holding its size
+ * and is listed in s->tmps with its low bit set. */
+#define TMP_KEEP_MIN ((size_t)64 << 10)
+#define TMP_KEEP_MAX ((size_t)8 << 20)
+#define TMP_KEEP 4
+#define TMP_HDR ((size_t)64) /* keeps the data 16-byte aligned */
+static struct {
+    void *p;
+    size_t cap;
+} s_tmp_keep[TMP_KEEP];
+
+/* A block of at least 'bytes' after a header (NULL: out of memory). */
+static void *tmp_take(size_t bytes)
+{
+    for (int i = 0; i < TMP_KEEP; i++)
+        if (s_tmp_keep[i].p && s_tmp_keep[i].cap >= bytes) {
+            void *p = s_tmp_keep[i].p;
+            s_tmp_keep[i].p = NULL;
+            return p;
+        }
+    char *p = malloc(TMP_HDR + bytes);
+    if (p)
+        memcpy(p, &bytes, sizeof(bytes));
+    return p;
+}
+
+/* Keep block p (from tmp_take) in an empty place, else in place of the
+ * smallest kept one if smaller; else free it. */
+static void tmp_give(void *p)
+{
+    size_t cap;
+    memcpy(&cap, p, sizeof(cap));
+    int at = -1;
+    for (int i = 0; i < TMP_KEEP; i++)
+        if (!s_tmp_keep[i].p) {
+            at = i;
+            break;
+        } else if (s_tmp_keep[i].cap < cap &&
+                   (at < 0 || s_tmp_keep[i].cap < s_tmp_keep[at].cap)) {
+            at = i;
+        }
+    if (at < 0 || fy_mt_on) {
+        free(p);
+        return;
+    }
+    free(s_tmp_keep[at].p);
+    s_tmp_keep[at].p = p;
+    s_tmp_keep[at].cap = cap;
+}
+
 void fy_coll_caches_drain(void)
 {
     fy_objcache_drain(&s_sched_cache);
     fy_coll_shm_nb_caches_drain();
+    for (int i = 0; i < TMP_KEEP; i++) {
+        free(s_tmp_keep[i].p);
+        s_tmp_keep[i].p = NULL;
+    }
 }
 
 void fy_sched_exact(struct fy_sched *s)
@@ -278,6 +338,20 @@ void *fy_sched_tmp(struct fy_sched *s, MPI_Count count,
         s->err = -ENOMEM;
         return NULL;
     }
+    MPI_Aint span = 0;
+    if (count > 0)
+        span = (MPI_Aint)(count - 1) * dt->extent + (dt->true_ub - dt->true_lb);
+    if ((size_t)span >= TMP_KEEP_MIN && (size_t)span <= TMP_KEEP_MAX &&
+        !fy_mt_on) {
+        char *p = tmp_take((size_t)span);
+        if (!p) {
+            s->err = -ENOMEM;
+            return NULL;
+        }
+        s->tmps[s->ntmps++] = (void *)((uintptr_t)p | 1);
+        /* The first byte of data is at buf + true_lb. */
+        return p + TMP_HDR - dt->true_lb;
+    }
     void *base;
     void *buf = fy_coll_tmp_alloc(count, dt, &base);
     if (!buf) {
@@ -434,8 +508,13 @@ void fy_sched_free(struct fy_sched *s)
     fy_sched_reap(s, true);
     if (s->post_dt && !s->post_dt->builtin) /* never ended */
         fy_dtype_release(s->post_dt);
-    for (uint32_t i = 0; i < s->ntmps; i++)
-        free(s->tmps[i]);
+    for (uint32_t i = 0; i < s->ntmps; i++) {
+        uintptr_t t = (uintptr_t)s->tmps[i];
+        if (t & 1)
+            tmp_give((void *)(t & ~(uintptr_t)1));
+        else
+            free(s->tmps[i]);
+    }
     free(s->tmps);
     free(s->reqs);
     free(s->steps);
