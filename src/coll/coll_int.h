@@ -114,6 +114,10 @@ void fy_sched_set_mach(struct fy_sched *s, const struct fy_sched_mach *m,
  * neighbourhood forms accept a shorter message, as a receive does. */
 void fy_sched_exact(struct fy_sched *s);
 
+/* The bytes count elements of dt span in a user buffer, from the first
+ * element's true lower bound (holes included). */
+MPI_Aint fy_coll_tmp_span(MPI_Count count, const struct fy_dtype *dt);
+
 /* A buffer for count elements of dt laid out as in a user buffer (holes
  * included): returns the address to use as the buffer and the allocation
  * to free in *base_out, or NULL. */

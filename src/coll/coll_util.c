@@ -8,12 +8,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+MPI_Aint fy_coll_tmp_span(MPI_Count count, const struct fy_dtype *dt)
+{
+    if (count <= 0)
+        return 0;
+    return (MPI_Aint)(count - 1) * dt->extent + (dt->true_ub - dt->true_lb);
+}
+
 void *fy_coll_tmp_alloc(MPI_Count count, const struct fy_dtype *dt,
                         void **base_out)
 {
-    MPI_Aint span = 0;
-    if (count > 0)
-        span = (MPI_Aint)(count - 1) * dt->extent + (dt->true_ub - dt->true_lb);
+    MPI_Aint span = fy_coll_tmp_span(count, dt);
     char *base = malloc((size_t)FY_MAX(span, (MPI_Aint)1));
     if (!base)
         return NULL;

@@ -338,9 +338,7 @@ void *fy_sched_tmp(struct fy_sched *s, MPI_Count count,
         s->err = -ENOMEM;
         return NULL;
     }
-    MPI_Aint span = 0;
-    if (count > 0)
-        span = (MPI_Aint)(count - 1) * dt->extent + (dt->true_ub - dt->true_lb);
+    MPI_Aint span = fy_coll_tmp_span(count, dt);
     if ((size_t)span >= TMP_KEEP_MIN && (size_t)span <= TMP_KEEP_MAX &&
         !fy_mt_on) {
         char *p = tmp_take((size_t)span);
